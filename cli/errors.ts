@@ -1,0 +1,46 @@
+import { ConfigError } from '../config/index.js';
+import { scrubText } from '../worker/redact.js';
+
+/** A failure the user can fix from what we print; exitCode 2 means bad input. */
+export class UserError extends Error {
+  override readonly name = 'UserError';
+  readonly retryable = false;
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Prints one clear line per problem (never a stack trace unless EBSYNC_DEBUG is set) and
+ * returns the exit code: 2 for bad input, 1 otherwise.
+ */
+export function reportFailure(error: unknown): number {
+  const write = (line: string): void => {
+    process.stderr.write(`ebsync: ${scrubText(line)}\n`);
+  };
+  if (error instanceof ConfigError) {
+    for (const line of error.lines) write(line);
+    return 2;
+  }
+  if (error instanceof UserError) {
+    write(error.message);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  write(message.split('\n')[0] ?? 'unknown error');
+  if (process.env.EBSYNC_DEBUG && error instanceof Error && error.stack) {
+    process.stderr.write(`${scrubText(error.stack)}\n`);
+  }
+  return 1;
+}
+
+export async function runAction(action: () => Promise<void>): Promise<void> {
+  try {
+    await action();
+  } catch (error) {
+    process.exitCode = reportFailure(error);
+  }
+}

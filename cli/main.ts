@@ -1,0 +1,45 @@
+import { Command, CommanderError, Option } from 'commander';
+import { VERSION } from '../worker/version.js';
+import { registerDevCommands } from './temporal.js';
+import { registerWorkerCommands } from './worker.js';
+
+const program = new Command()
+  .name('ebsync')
+  .description(
+    'Connector and sync worker for the Event Business Service, on Temporal.\n' +
+      'Configuration comes from environment variables (see README "Configuration").',
+  )
+  .version(VERSION, '-v, --version', 'print the ebsync version')
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride();
+
+program.addOption(
+  new Option('--log-level <level>', 'override EBSYNC_LOG_LEVEL').choices([
+    'trace',
+    'debug',
+    'info',
+    'warn',
+    'error',
+    'fatal',
+    'silent',
+  ]),
+);
+program.hook('preAction', (command) => {
+  const level = command.opts<{ logLevel?: string }>().logLevel;
+  if (level) process.env.EBSYNC_LOG_LEVEL = level;
+});
+
+registerWorkerCommands(program);
+registerDevCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // Commander already printed its one line; help and version are successes.
+    const ok = ['commander.helpDisplayed', 'commander.version', 'commander.help'];
+    process.exitCode = ok.includes(error.code) ? 0 : 2;
+  } else {
+    throw error;
+  }
+}

@@ -1,0 +1,120 @@
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig } from '../config/index.js';
+import { startDevServer, canConnect, type DevServer } from '../worker/dev-server.js';
+import { loggerFor, runWorker } from './worker.js';
+import { runAction, UserError } from './errors.js';
+
+interface ServerFlags {
+  ip: string;
+  port: string;
+  uiPort?: string;
+  dbFilename?: string;
+  namespace: string;
+}
+
+function parsePort(flag: string, value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new UserError(`${flag}='${value}' is not allowed: expected a port from 1 to 65535`, 2);
+  }
+  return port;
+}
+
+async function startFromFlags(flags: ServerFlags, dataDir: string): Promise<DevServer> {
+  const port = parsePort('--port', flags.port);
+  const uiPort = flags.uiPort === undefined ? port + 1000 : parsePort('--ui-port', flags.uiPort);
+  const dbFilename = flags.dbFilename ?? join(dataDir, 'temporal.db');
+  try {
+    return await startDevServer({
+      ip: flags.ip,
+      port,
+      uiPort,
+      dbFilename,
+      namespace: flags.namespace,
+      onProgress: (line) => process.stderr.write(`${line}\n`),
+    });
+  } catch (error) {
+    throw new UserError((error as Error).message);
+  }
+}
+
+function addServerFlags(command: Command): Command {
+  return command
+    .option('--ip <ip>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'frontend (gRPC) port', '7233')
+    .option('--ui-port <port>', 'web UI port (default: port + 1000)')
+    .option(
+      '--db-filename <file>',
+      'SQLite file of the server (default: <EBSYNC_DATA_DIR>/temporal.db)',
+    )
+    .option('--namespace <name>', 'namespace created at start', 'default');
+}
+
+function untilSignal(server: DevServer): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (): void => {
+      void server.stop().then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    void server.exited.then(() => resolve());
+  });
+}
+
+export function registerDevCommands(program: Command): void {
+  addServerFlags(
+    program
+      .command('temporal')
+      .description(
+        'Run a local Temporal dev server whose data persists in SQLite (under EBSYNC_DATA_DIR).',
+      ),
+  ).action((flags: ServerFlags) =>
+    runAction(async () => {
+      const config = loadConfig();
+      const server = await startFromFlags(flags, config.dataDir);
+      process.stdout.write(
+        `Temporal dev server ready at ${server.address} (namespace ${flags.namespace})\n` +
+          `  UI:   ${server.uiUrl}\n  data: ${server.dbFilename}\n  stop: Ctrl-C\n`,
+      );
+      await untilSignal(server);
+    }),
+  );
+
+  addServerFlags(
+    program
+      .command('dev')
+      .description(
+        'Run the local stack in one process: a Temporal dev server (unless one already answers at ' +
+          'TEMPORAL_ADDRESS) and a worker.',
+      ),
+  ).action((flags: ServerFlags) =>
+    runAction(async () => {
+      const config = loadConfig();
+      const logger = loggerFor(config);
+      const [host = 'localhost', portText = '7233'] = config.temporal.address.split(':');
+      let server: DevServer | undefined;
+      if (await canConnect(host, Number(portText))) {
+        logger.info(
+          { address: config.temporal.address },
+          'using the Temporal server already running',
+        );
+      } else {
+        server = await startFromFlags(
+          { ...flags, ip: host === 'localhost' ? '127.0.0.1' : host, port: portText },
+          config.dataDir,
+        );
+        logger.info(
+          { address: server.address, ui: server.uiUrl, db: server.dbFilename },
+          'Temporal dev server started',
+        );
+        process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
+      }
+      try {
+        await runWorker(config, logger);
+      } finally {
+        await server?.stop();
+      }
+    }),
+  );
+}

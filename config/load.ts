@@ -1,0 +1,134 @@
+import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+import { configSchema, type Config } from './schema.js';
+import { SETTINGS, settingByPath, type Setting } from './settings.js';
+
+/** Bad configuration: never retryable, the user has to change a setting. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly retryable = false;
+  /** One line per bad setting, each naming the setting, its (masked) value and what is allowed. */
+  readonly lines: readonly string[];
+  constructor(lines: readonly string[]) {
+    super(lines.join('\n'));
+    this.lines = lines;
+  }
+}
+
+type Source = { kind: 'env'; setting: Setting } | { kind: 'file'; file: string; path: string };
+
+/** Shows that a secret was set, and how long it is, but none of its characters. */
+export function maskSecret(value: string): string {
+  return `****(${value.length} chars)`;
+}
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1] ?? path] = value;
+}
+
+function getPath(source: unknown, path: string): unknown {
+  let node = source;
+  for (const part of path.split('.')) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new ConfigError([
+      `EBSYNC_CONFIG='${file}' cannot be read (${code}); expected a JSON file`,
+    ]);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError([
+      `EBSYNC_CONFIG='${file}' is not valid JSON (${(error as Error).message}); expected an object of settings`,
+    ]);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError([`EBSYNC_CONFIG='${file}' must hold a JSON object of settings`]);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function describeValue(value: unknown, secret: boolean): string {
+  if (value === undefined) return '(missing)';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return `'${secret ? maskSecret(text) : text}'`;
+}
+
+/**
+ * Reads configuration from an optional JSON file (EBSYNC_CONFIG) overlaid by environment
+ * variables. Empty environment variables count as unset. Throws ConfigError on bad input.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  const sources = new Map<string, Source>();
+
+  const file = env.EBSYNC_CONFIG;
+  if (file) {
+    const fromFile = readConfigFile(file);
+    for (const setting of SETTINGS) {
+      const value = getPath(fromFile, setting.path);
+      if (value !== undefined) {
+        setPath(raw, setting.path, value);
+        sources.set(setting.path, { kind: 'file', file, path: setting.path });
+      }
+    }
+    const known = new Set(SETTINGS.map((s) => s.path.split('.')[0]));
+    for (const key of Object.keys(fromFile)) {
+      if (!known.has(key)) {
+        throw new ConfigError([
+          `EBSYNC_CONFIG='${file}' has an unknown setting '${key}'; allowed: ${[...known].join(', ')}`,
+        ]);
+      }
+    }
+  }
+  for (const setting of SETTINGS) {
+    const value = env[setting.env];
+    if (value !== undefined && value !== '') {
+      setPath(raw, setting.path, value);
+      sources.set(setting.path, { kind: 'env', setting });
+    }
+  }
+
+  const result = configSchema.safeParse(raw);
+  if (result.success) return result.data;
+  throw new ConfigError(formatIssues(result.error, raw, sources));
+}
+
+function formatIssues(
+  error: z.ZodError,
+  raw: Record<string, unknown>,
+  sources: Map<string, Source>,
+): string[] {
+  const lines = new Map<string, string>();
+  for (const issue of error.issues) {
+    const path = issue.path.map(String).join('.');
+    if (lines.has(path)) continue;
+    const setting = settingByPath(path);
+    const source = sources.get(path);
+    const name =
+      source?.kind === 'file'
+        ? `${source.path} in ${source.file}`
+        : (setting?.env ?? (path || 'configuration'));
+    const value = describeValue(getPath(raw, path), setting?.secret ?? false);
+    lines.set(path, `${name}=${value} is not allowed: ${issue.message}`);
+  }
+  return [...lines.values()];
+}

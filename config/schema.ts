@@ -1,0 +1,137 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { parseDuration } from './duration.js';
+
+const boolSetting = z.union([z.boolean(), z.stringbool()], {
+  error: 'expected true or false',
+});
+
+const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const ms = parseDuration(value);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'expected a duration such as 500ms, 30s, 2m or 1h' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const positiveInt = z.coerce
+  .number({ error: 'expected a whole number' })
+  .int({ error: 'expected a whole number' })
+  .min(1, { error: 'expected a whole number of at least 1' });
+
+const optionalText = z.string().min(1).optional();
+
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}
+
+const SERVICE_URL_RULE =
+  'expected an https:// URL ending in /api/v1/ (http:// only to loopback with EBS_ALLOW_HTTP=true)';
+
+const serviceUrl = z.string().transform((value, ctx) => {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: SERVICE_URL_RULE });
+    return z.NEVER;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    ctx.addIssue({ code: 'custom', message: SERVICE_URL_RULE });
+    return z.NEVER;
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'credentials, query and fragment are not allowed in the service URL',
+    });
+    return z.NEVER;
+  }
+  if (!/\/api\/v1\/?$/.test(url.pathname)) {
+    ctx.addIssue({ code: 'custom', message: SERVICE_URL_RULE });
+    return z.NEVER;
+  }
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url.toString();
+});
+
+const authUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' });
+
+export const configSchema = z
+  .object({
+    configFile: optionalText,
+    mode: z
+      .enum(['development', 'production'], { error: 'expected development or production' })
+      .default('development'),
+    dataDir: z.string().min(1).default('.ebsync'),
+    log: z
+      .object({
+        level: z
+          .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
+            error: 'expected one of trace, debug, info, warn, error, fatal, silent',
+          })
+          .default('info'),
+      })
+      .prefault({}),
+    service: z
+      .object({
+        baseUrl: serviceUrl.optional(),
+        authUrl: authUrl.optional(),
+        apiKey: z
+          .string()
+          .regex(/^ik_\S+$/, { error: 'expected an integration key starting with ik_' })
+          .optional(),
+        caFile: optionalText,
+        allowHttp: boolSetting.default(false),
+      })
+      .prefault({}),
+    temporal: z
+      .object({
+        address: z
+          .string()
+          .regex(/^[^\s:/]+:\d{1,5}$/, { error: 'expected host:port, for example localhost:7233' })
+          .default('localhost:7233'),
+        namespace: z.string().min(1).default('default'),
+        taskQueue: z.string().min(1).default('ebsync'),
+        tls: boolSetting.default(false),
+        tlsCertFile: optionalText,
+        tlsKeyFile: optionalText,
+        tlsCaFile: optionalText,
+        tlsServerName: optionalText,
+        apiKey: optionalText,
+        cliPath: optionalText,
+      })
+      .prefault({}),
+    worker: z
+      .object({
+        shutdownGrace: duration.default(30_000),
+        maxConcurrentActivities: positiveInt.default(100),
+      })
+      .prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    const base = config.service.baseUrl;
+    if (base !== undefined) {
+      const url = new URL(base);
+      const plainHttpAllowed =
+        config.service.allowHttp && config.mode === 'development' && isLoopbackHost(url.hostname);
+      if (url.protocol === 'http:' && !plainHttpAllowed) {
+        ctx.addIssue({ code: 'custom', path: ['service', 'baseUrl'], message: SERVICE_URL_RULE });
+      }
+    }
+    const t = config.temporal;
+    if ((t.tlsCertFile === undefined) !== (t.tlsKeyFile === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['temporal', t.tlsCertFile === undefined ? 'tlsCertFile' : 'tlsKeyFile'],
+        message: 'TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together; set both or neither',
+      });
+    }
+  });
+
+export type Config = z.output<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;

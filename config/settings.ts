@@ -1,0 +1,155 @@
+/**
+ * Every setting ebsync reads, in one table: its environment variable, where it sits in the
+ * config file, whether it is a secret, and what it means. The loader, the error messages
+ * and the README's configuration table all come from this list, so they cannot drift.
+ */
+export interface Setting {
+  /** Environment variable name. */
+  readonly env: string;
+  /** Dotted path inside the config file and the parsed config object. */
+  readonly path: string;
+  /** Masked in every error message and log line. */
+  readonly secret?: boolean;
+  /** Default shown in docs (the schema holds the real default). */
+  readonly default?: string;
+  readonly description: string;
+}
+
+export const SETTINGS: readonly Setting[] = [
+  {
+    env: 'EBSYNC_CONFIG',
+    path: 'configFile',
+    description: 'Path of a JSON config file; environment variables override its values.',
+  },
+  {
+    env: 'EBSYNC_MODE',
+    path: 'mode',
+    default: 'development',
+    description:
+      '`development` or `production`. Production refuses plain-HTTP service addresses, even on loopback.',
+  },
+  {
+    env: 'EBSYNC_DATA_DIR',
+    path: 'dataDir',
+    default: '.ebsync',
+    description: 'Local state: dev-server database, development keys, SQLite store.',
+  },
+  {
+    env: 'EBSYNC_LOG_LEVEL',
+    path: 'log.level',
+    default: 'info',
+    description: 'One of trace, debug, info, warn, error, fatal, silent.',
+  },
+  {
+    env: 'EBS_BASE_URL',
+    path: 'service.baseUrl',
+    default: '(none)',
+    description:
+      'Service address up to and including `/api/v1/`. HTTPS; `http://` only to loopback when `EBS_ALLOW_HTTP=true`.',
+  },
+  {
+    env: 'EBS_AUTH_URL',
+    path: 'service.authUrl',
+    default: '(none)',
+    description: 'Authorization server of installed apps (OAuth).',
+  },
+  {
+    env: 'EBS_API_KEY',
+    path: 'service.apiKey',
+    secret: true,
+    default: '(none)',
+    description: 'Integration key (starts with `ik_`).',
+  },
+  {
+    env: 'EBS_CA_FILE',
+    path: 'service.caFile',
+    default: '(none)',
+    description: 'PEM file of an extra certificate authority to trust (the sandbox writes one).',
+  },
+  {
+    env: 'EBS_ALLOW_HTTP',
+    path: 'service.allowHttp',
+    default: 'false',
+    description: 'Allow plain `http://` service addresses, and only on loopback.',
+  },
+  {
+    env: 'TEMPORAL_ADDRESS',
+    path: 'temporal.address',
+    default: 'localhost:7233',
+    description: 'Temporal frontend, `host:port`.',
+  },
+  {
+    env: 'TEMPORAL_NAMESPACE',
+    path: 'temporal.namespace',
+    default: 'default',
+    description: 'Temporal namespace.',
+  },
+  {
+    env: 'TEMPORAL_TASK_QUEUE',
+    path: 'temporal.taskQueue',
+    default: 'ebsync',
+    description: 'Task queue the worker polls and clients start workflows on.',
+  },
+  {
+    env: 'TEMPORAL_TLS',
+    path: 'temporal.tls',
+    default: 'false',
+    description:
+      'Connect to Temporal over TLS (implied by the other TLS settings and the API key).',
+  },
+  {
+    env: 'TEMPORAL_TLS_CERT',
+    path: 'temporal.tlsCertFile',
+    default: '(none)',
+    description: 'Client certificate PEM file for mTLS.',
+  },
+  {
+    env: 'TEMPORAL_TLS_KEY',
+    path: 'temporal.tlsKeyFile',
+    default: '(none)',
+    description: 'Client private key PEM file for mTLS.',
+  },
+  {
+    env: 'TEMPORAL_TLS_CA',
+    path: 'temporal.tlsCaFile',
+    default: '(none)',
+    description: 'Server CA PEM file, when the server certificate is not publicly trusted.',
+  },
+  {
+    env: 'TEMPORAL_TLS_SERVER_NAME',
+    path: 'temporal.tlsServerName',
+    default: '(none)',
+    description: 'Override of the TLS server name.',
+  },
+  {
+    env: 'TEMPORAL_API_KEY',
+    path: 'temporal.apiKey',
+    secret: true,
+    default: '(none)',
+    description: 'API key for Temporal Cloud (sent as a bearer credential over TLS).',
+  },
+  {
+    env: 'TEMPORAL_CLI_PATH',
+    path: 'temporal.cliPath',
+    default: '(search)',
+    description:
+      'Path of the `temporal` CLI. Otherwise PATH, then `~/.cache/ebsync/temporal-1.5.1`, then a build with Go.',
+  },
+  {
+    env: 'EBSYNC_SHUTDOWN_GRACE',
+    path: 'worker.shutdownGrace',
+    default: '30s',
+    description:
+      'On SIGINT/SIGTERM, how long running activities may finish before they are cancelled (`500ms`, `30s`, `2m`).',
+  },
+  {
+    env: 'EBSYNC_MAX_ACTIVITIES',
+    path: 'worker.maxConcurrentActivities',
+    default: '100',
+    description: 'Activities one worker runs at once.',
+  },
+];
+
+export function settingByPath(path: string): Setting | undefined {
+  return SETTINGS.find((s) => s.path === path);
+}

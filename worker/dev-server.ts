@@ -1,0 +1,162 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.js';
+
+/** A port someone else holds: the user picks another; retrying will not help. */
+export class PortInUseError extends Error {
+  override readonly name = 'PortInUseError';
+  readonly retryable = false;
+}
+
+export interface DevServerOptions {
+  ip: string;
+  port: number;
+  uiPort: number;
+  dbFilename: string;
+  namespace: string;
+  onProgress?: (line: string) => void;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string;
+  dbFilename: string;
+  /** Resolves when the server process ends (by stop() or on its own). */
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+export async function assertPortFree(ip: string, port: number, flag: string): Promise<void> {
+  await new Promise<void>((resolvePromise, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') {
+        reject(
+          new PortInUseError(
+            `port ${port} on ${ip} is already in use (another Temporal server?); stop it or choose another with ${flag}`,
+          ),
+        );
+      } else reject(error);
+    });
+    probe.listen(port, ip, () => probe.close(() => resolvePromise()));
+  });
+}
+
+export function canConnect(host: string, port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolvePromise(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+async function waitForPort(
+  host: string,
+  port: number,
+  child: ChildProcess,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new Error(`the Temporal dev server exited with code ${child.exitCode} while starting`);
+    }
+    if (await canConnect(host, port)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(
+    `the Temporal dev server did not open ${host}:${port} within ${timeoutMs / 1000}s`,
+  );
+}
+
+/**
+ * Starts `temporal server start-dev` with SQLite persistence, so workflows survive restarts.
+ * Without a CLI binary it falls back to the SDK's download (machines with internet).
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  await assertPortFree(options.ip, options.port, '--port');
+  await assertPortFree(options.ip, options.uiPort, '--ui-port');
+  const dbFilename = resolve(options.dbFilename);
+  mkdirSync(dirname(dbFilename), { recursive: true });
+  const executable = await findTemporalCli(
+    options.onProgress ? { onProgress: options.onProgress } : {},
+  );
+  const address = `${options.ip}:${options.port}`;
+  const uiUrl = `http://${options.ip}:${options.uiPort}`;
+
+  if (executable.type === 'cached-download') {
+    let env: TestWorkflowEnvironment;
+    try {
+      env = await TestWorkflowEnvironment.createLocal({
+        server: {
+          ip: options.ip,
+          port: options.port,
+          ui: true,
+          uiPort: options.uiPort,
+          dbFilename,
+          namespace: options.namespace,
+        },
+      });
+    } catch (error) {
+      throw new TemporalCliError(`${NO_CLI_HINT} (download failed: ${(error as Error).message})`);
+    }
+    let release: (code: number | null) => void = () => undefined;
+    const exited = new Promise<number | null>((r) => (release = r));
+    return {
+      address,
+      uiUrl,
+      dbFilename,
+      exited,
+      async stop() {
+        await env.teardown();
+        release(0);
+      },
+    };
+  }
+
+  const child = spawn(
+    executable.path,
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      options.ip,
+      '--port',
+      String(options.port),
+      '--ui-port',
+      String(options.uiPort),
+      '--db-filename',
+      dbFilename,
+      '--namespace',
+      options.namespace,
+      '--log-level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  try {
+    await waitForPort(options.ip, options.port, child, 60_000);
+  } catch (error) {
+    child.kill('SIGTERM');
+    throw error;
+  }
+  return {
+    address,
+    uiUrl,
+    dbFilename,
+    exited,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Redaction of secrets before anything is logged. Two nets: keys whose name says "secret"
+ * (authorization, api key, token, password...) have their values replaced wholesale, and
+ * string values anywhere are scrubbed of credential shapes (Bearer tokens, ik_ keys), so a
+ * secret that ends up inside a message or an error text is caught too.
+ */
+export const REDACTED = '[redacted]';
+
+const SECRET_KEY =
+  /^(authorization|proxy-authorization|cookie|set-cookie|api[-_]?key|app[-_]?secret|x-api-key|password|passwd|secret|client[-_]?secret|access[-_]?token|refresh[-_]?token|id[-_]?token|token|code[-_]?verifier|private[-_]?key|encryption[-_]?keys?)$/i;
+
+const SECRET_PATTERNS: readonly RegExp[] = [
+  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi,
+  /\bik_[A-Za-z0-9_-]+/g,
+  /\b(access_token|refresh_token|code_verifier|client_secret|api_key|token)=([^&\s"']+)/gi,
+];
+
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY.test(key);
+}
+
+export function scrubText(text: string): string {
+  let out = text;
+  for (const pattern of SECRET_PATTERNS) {
+    out = out.replace(pattern, (match: string, ...groups: unknown[]) => {
+      const first = groups[0];
+      if (typeof first === 'string' && /^(bearer|basic)$/i.test(first))
+        return `${first} ${REDACTED}`;
+      if (typeof first === 'string' && match.includes('=')) return `${first}=${REDACTED}`;
+      return REDACTED;
+    });
+  }
+  return out;
+}
+
+/** Deep copy of a value with secrets removed; cycles and depth are bounded. */
+export function redact(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
+  if (typeof value === 'string') return scrubText(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > 12) return '[depth limit]';
+  if (seen.has(value)) return '[circular]';
+  seen.add(value);
+  if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1, seen));
+  if (value instanceof Error) {
+    const out: Record<string, unknown> = {
+      type: value.name,
+      message: scrubText(value.message),
+    };
+    if (value.stack) out.stack = scrubText(value.stack);
+    for (const [key, item] of Object.entries(value)) {
+      out[key] = isSecretKey(key) ? REDACTED : redact(item, depth + 1, seen);
+    }
+    if (value.cause !== undefined) out.cause = redact(value.cause, depth + 1, seen);
+    return out;
+  }
+  if (value instanceof Map) {
+    return redact(Object.fromEntries(value), depth + 1, seen);
+  }
+  if (value instanceof Date || value instanceof URL) return scrubText(value.toString());
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] =
+      isSecretKey(key) && item !== null && item !== undefined
+        ? REDACTED
+        : redact(item, depth + 1, seen);
+  }
+  return out;
+}

@@ -1,0 +1,66 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Config } from '../config/index.js';
+import { createActivities } from '../activities/index.js';
+import { installRuntime } from './runtime.js';
+import { temporalConnectionOptions } from './temporal-connection.js';
+import type { Logger } from './logger.js';
+import { VERSION } from './version.js';
+
+/** Source of the workflow bundle: .ts when run from source, .js from dist. */
+export function workflowsPath(): string {
+  for (const ext of ['.ts', '.js']) {
+    const path = fileURLToPath(new URL(`../workflows/index${ext}`, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error('workflows/index is missing next to the worker');
+}
+
+export interface WorkerHandle {
+  worker: Worker;
+  connection: NativeConnection;
+  /** Resolves when the worker has stopped (after a signal or shutdown()). */
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+export interface CreateWorkerOptions {
+  config: Config;
+  logger: Logger;
+  /** A prebuilt bundle (tests build one once); otherwise workflows are bundled at start. */
+  workflowBundle?: WorkflowBundleOption;
+  taskQueue?: string;
+}
+
+export async function createWorker(options: CreateWorkerOptions): Promise<WorkerHandle> {
+  const { config, logger } = options;
+  installRuntime(logger);
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
+  const activities = createActivities({ version: VERSION, startedAt: Date.now() });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: options.taskQueue ?? config.temporal.taskQueue,
+    activities,
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: workflowsPath() }),
+    shutdownGraceTime: config.worker.shutdownGrace,
+    maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+  });
+  return {
+    worker,
+    connection,
+    async run() {
+      try {
+        await worker.run();
+      } finally {
+        await connection.close();
+      }
+    },
+    shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    },
+  };
+}

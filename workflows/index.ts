@@ -1,0 +1,1 @@
+export { healthCheckWorkflow, type HealthReport } from './health.js';
