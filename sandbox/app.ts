@@ -1,0 +1,202 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import { ROUTES, type RouteDef } from '../api/routes.js';
+import { authenticate, requirePermission, type Caller } from './auth.js';
+import type { Handlers, SandboxContext } from './context.js';
+import { ApiError, badRequest, forbidden, generalError } from './errors.js';
+
+export interface AppOptions {
+  https?: { key: string; cert: string };
+  /** Extra routes outside /api/v1 (OAuth server, admin API). */
+  plugins?: ((app: FastifyInstance) => void)[];
+  onInternalError?: (error: unknown) => void;
+}
+
+/** `/api/v1/leads/{lead_id}` → `/api/v1/leads/:lead_id` */
+function fastifyPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+function send(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply.code(error.statusCode).headers(error.headers).send(error.body);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    routeId?: string;
+  }
+}
+
+export function buildApp(
+  ctx: SandboxContext,
+  handlers: Handlers,
+  options: AppOptions = {},
+): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 1_048_576,
+    ...(options.https ? { https: options.https } : {}),
+    // The spec's query arrays (`category_ids[]=1&category_ids[]=2`) keep their brackets.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  }) as unknown as FastifyInstance;
+
+  // Tolerate JSON bodies sent without a JSON content type, as Rails apps do.
+  app.addContentTypeParser(
+    ['application/x-www-form-urlencoded', 'text/plain'],
+    { parseAs: 'string' },
+    (request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (request.url.startsWith('/oauth/')) {
+        done(null, Object.fromEntries(new URLSearchParams(text)));
+        return;
+      }
+      try {
+        done(null, text.trim() === '' ? {} : JSON.parse(text));
+      } catch {
+        done(badRequest('malformed_json', 'The request body is not valid JSON'), undefined);
+      }
+    },
+  );
+
+  app.setErrorHandler((error: FastifyError | ApiError, _request, reply) => {
+    if (error instanceof ApiError) return send(reply, error);
+    const status = error.statusCode ?? 500;
+    if (status === 400 && /JSON/i.test(error.message)) {
+      return send(reply, badRequest('malformed_json', 'The request body is not valid JSON'));
+    }
+    if (status === 415) {
+      return send(
+        reply,
+        generalError(
+          415,
+          'unsupported_media_type',
+          'content_type_unsupported',
+          'Send the body as application/json',
+        ),
+      );
+    }
+    if (status === 413) {
+      return send(
+        reply,
+        generalError(
+          413,
+          'payload_too_large',
+          'body_too_large',
+          'The request body is larger than 1 MB',
+        ),
+      );
+    }
+    if (status >= 400 && status < 500) {
+      return send(reply, badRequest('bad_request', error.message));
+    }
+    options.onInternalError?.(error);
+    return send(
+      reply,
+      generalError(500, 'error', 'internal_error', 'The sandbox failed to handle this request'),
+    );
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    send(
+      reply,
+      generalError(
+        404,
+        'not_found',
+        'route_not_found',
+        `No route for ${request.method} ${request.url.split('?')[0]}`,
+      ),
+    ),
+  );
+
+  app.addHook('onResponse', (request, reply, done) => {
+    const routeId =
+      request.routeOptions.config.routeId ??
+      (request.routeOptions.url ? `${request.method} ${request.routeOptions.url}` : 'unmatched');
+    ctx.counters.countRequest(routeId, reply.statusCode);
+    done();
+  });
+
+  for (const route of ROUTES as readonly RouteDef[]) {
+    const handler = handlers[route.id];
+    if (!handler) continue;
+    app.route({
+      method: route.method,
+      url: fastifyPath(route.path),
+      config: { routeId: route.id },
+      handler: async (request, reply) => {
+        const faults = ctx.faults;
+        if (faults.latencyMs > 0) await sleep(faults.latencyMs);
+        if (faults.dropRate > 0 && Math.random() < faults.dropRate) {
+          ctx.counters.faultsInjected += 1;
+          request.raw.socket.destroy();
+          return reply.hijack();
+        }
+        if (faults.errorRate > 0 && Math.random() < faults.errorRate) {
+          ctx.counters.faultsInjected += 1;
+          const statuses = faults.errorStatuses.length > 0 ? faults.errorStatuses : [500];
+          const status = statuses[Math.floor(Math.random() * statuses.length)] ?? 500;
+          return send(
+            reply,
+            generalError(status, 'error', 'injected_fault', `Injected fault: HTTP ${status}`),
+          );
+        }
+        const caller: Caller = authenticate(ctx.db, ctx.clock, request.headers);
+        const wait = ctx.rateLimiter.check(caller.credential, ctx.clock.now());
+        if (wait !== undefined) {
+          ctx.counters.rateLimited += 1;
+          const headers = { 'retry-after': String(wait) };
+          if (ctx.rateLimiter.settings.mode === '403') {
+            throw generalError(
+              403,
+              'forbidden',
+              'rate_limit_exceeded',
+              'Rate limit exceeded; slow down and retry later',
+              headers,
+            );
+          }
+          throw generalError(
+            429,
+            'too_many_requests',
+            'rate_limit_exceeded',
+            'Rate limit exceeded; retry after the delay in Retry-After',
+            headers,
+          );
+        }
+        if (route.appsOnly && caller.kind === 'key') {
+          throw forbidden('apps_only', 'This operation is available to installed apps only');
+        }
+        requirePermission(caller, route.permissions);
+        const params = request.params as Record<string, string>;
+        for (const [name, value] of Object.entries(params)) {
+          if (!/^\d{1,15}$/.test(value)) {
+            throw badRequest(
+              'invalid_parameter',
+              `${name} must be a positive integer, got '${value.slice(0, 40)}'`,
+            );
+          }
+        }
+        let body: unknown = request.body;
+        if (route.method !== 'GET' && route.method !== 'DELETE') {
+          if (body === undefined || body === null) body = {};
+          if (typeof body !== 'object' || Array.isArray(body)) {
+            throw badRequest('invalid_body', 'The request body must be a JSON object');
+          }
+        }
+        const result = await handler({
+          ctx,
+          caller,
+          params,
+          query: request.query as Record<string, unknown>,
+          body,
+        });
+        return reply.code(200).send(result);
+      },
+    });
+  }
+
+  for (const plugin of options.plugins ?? []) plugin(app);
+  return app;
+}

@@ -1,0 +1,265 @@
+import Database from 'better-sqlite3';
+
+/**
+ * The sandbox's storage: one SQLite database per instance. Business records live in one
+ * document table (`records`: type, id, owning business, optional parent, JSON attributes,
+ * soft-delete time) so every resource shares ids, soft deletes and change notification;
+ * identity and auth live in their own tables.
+ */
+export type Db = Database.Database;
+
+export type RecordAttrs = Record<string, unknown>;
+
+export interface StoredRecord<A extends RecordAttrs = RecordAttrs> {
+  type: string;
+  id: number;
+  businessId: number;
+  parentId: number | null;
+  attrs: A;
+  deletedAt: string | null;
+}
+
+export type ChangeAction = 'created' | 'updated' | 'deleted';
+export interface Change {
+  type: string;
+  id: number;
+  businessId: number;
+  action: ChangeAction;
+  occurredAt: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sequences (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS businesses (
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL, time_zone TEXT NOT NULL DEFAULT 'America/New_York',
+  currency TEXT NOT NULL DEFAULT 'USD', created_at TEXT NOT NULL, suspended INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS users (
+  id INTEGER PRIMARY KEY, business_id INTEGER NOT NULL REFERENCES businesses(id),
+  name TEXT NOT NULL, email TEXT NOT NULL, role TEXT NOT NULL, permissions TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+  id INTEGER PRIMARY KEY, key_hash TEXT NOT NULL UNIQUE, key_hint TEXT NOT NULL,
+  business_id INTEGER NOT NULL, user_id INTEGER NOT NULL, name TEXT NOT NULL,
+  permissions TEXT NOT NULL, created_at TEXT NOT NULL, last_used_at TEXT, revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS oauth_apps (
+  id INTEGER PRIMARY KEY, client_id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
+  redirect_uris TEXT NOT NULL, permissions TEXT NOT NULL,
+  legacy_app_id TEXT UNIQUE, legacy_secret_hash TEXT, created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_grants (
+  id INTEGER PRIMARY KEY, app_id INTEGER NOT NULL, business_id INTEGER NOT NULL,
+  user_id INTEGER NOT NULL, scope TEXT NOT NULL, created_at TEXT NOT NULL,
+  revoked_at TEXT, revoked_reason TEXT
+);
+CREATE TABLE IF NOT EXISTS oauth_codes (
+  code_hash TEXT PRIMARY KEY, grant_id INTEGER NOT NULL, redirect_uri TEXT NOT NULL,
+  code_challenge TEXT NOT NULL, expires_at INTEGER NOT NULL, used_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS oauth_tokens (
+  token_hash TEXT PRIMARY KEY, grant_id INTEGER NOT NULL, kind TEXT NOT NULL,
+  expires_at INTEGER, created_at INTEGER NOT NULL, used_at INTEGER, revoked_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS oauth_tokens_grant ON oauth_tokens(grant_id);
+CREATE TABLE IF NOT EXISTS records (
+  type TEXT NOT NULL, id INTEGER NOT NULL, business_id INTEGER NOT NULL,
+  parent_id INTEGER, attrs TEXT NOT NULL, deleted_at TEXT,
+  PRIMARY KEY (type, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_business ON records(business_id, type, id);
+CREATE INDEX IF NOT EXISTS records_parent ON records(type, parent_id);
+CREATE INDEX IF NOT EXISTS records_lead_email
+  ON records(business_id, type, json_extract(attrs, '$.email')) WHERE type = 'lead';
+CREATE INDEX IF NOT EXISTS records_starts_at
+  ON records(business_id, type, json_extract(attrs, '$.starts_at'));
+CREATE TABLE IF NOT EXISTS webhook_endpoints (
+  id INTEGER PRIMARY KEY, business_id INTEGER NOT NULL, url TEXT NOT NULL,
+  secret TEXT NOT NULL, types TEXT, created_at TEXT NOT NULL, disabled_at TEXT
+);
+`;
+
+/** `file` is a path, or ':memory:' for a database that lives as long as the process. */
+export function openDb(file: string): Db {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.exec(SCHEMA);
+  return db;
+}
+
+export function nowIso(): string {
+  return new Date().toISOString();
+}
+
+interface Row {
+  type: string;
+  id: number;
+  business_id: number;
+  parent_id: number | null;
+  attrs: string;
+  deleted_at: string | null;
+}
+
+function fromRow<A extends RecordAttrs>(row: Row): StoredRecord<A> {
+  return {
+    type: row.type,
+    id: row.id,
+    businessId: row.business_id,
+    parentId: row.parent_id,
+    attrs: JSON.parse(row.attrs) as A,
+    deletedAt: row.deleted_at,
+  };
+}
+
+export interface ListQuery {
+  /** Extra SQL condition over `attrs` (use json_extract(attrs, '$.field')) with `?` params. */
+  where?: string;
+  params?: readonly unknown[];
+  parentId?: number;
+  includeDeleted?: boolean;
+  orderBy?: string;
+  limit?: number;
+  offset?: number;
+}
+
+/** The record store every resource module uses; it reports each change to listeners. */
+export class Records {
+  private readonly listeners = new Set<(change: Change) => void>();
+  private readonly getStmt;
+  private readonly insertStmt;
+  private readonly updateStmt;
+  private readonly nextIdStmt;
+
+  constructor(readonly db: Db) {
+    this.getStmt = db.prepare<[string, number], Row>(
+      'SELECT * FROM records WHERE type = ? AND id = ?',
+    );
+    this.insertStmt = db.prepare(
+      'INSERT INTO records (type, id, business_id, parent_id, attrs) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.updateStmt = db.prepare(
+      'UPDATE records SET attrs = ?, deleted_at = ? WHERE type = ? AND id = ?',
+    );
+    this.nextIdStmt = db.prepare<[string], { value: number }>(
+      `INSERT INTO sequences (name, value) VALUES (?, 1)
+       ON CONFLICT(name) DO UPDATE SET value = value + 1 RETURNING value`,
+    );
+  }
+
+  onChange(listener: (change: Change) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(
+    record: { type: string; id: number; businessId: number },
+    action: ChangeAction,
+  ): void {
+    const change: Change = { ...record, action, occurredAt: nowIso() };
+    for (const listener of this.listeners) listener(change);
+  }
+
+  /** Next id of a sequence; ids are global per type, like a real database. */
+  nextId(name: string): number {
+    const row = this.nextIdStmt.get(name);
+    if (!row) throw new Error(`sequence ${name} did not advance`);
+    return row.value;
+  }
+
+  insert<A extends RecordAttrs>(
+    type: string,
+    businessId: number,
+    build: (id: number) => A,
+    options: { parentId?: number | null; silent?: boolean } = {},
+  ): StoredRecord<A> {
+    const id = this.nextId(type);
+    const attrs = build(id);
+    this.insertStmt.run(type, id, businessId, options.parentId ?? null, JSON.stringify(attrs));
+    const record = {
+      type,
+      id,
+      businessId,
+      parentId: options.parentId ?? null,
+      attrs,
+      deletedAt: null,
+    };
+    if (!options.silent) this.emit(record, 'created');
+    return record;
+  }
+
+  /** A live record of this business, or undefined (other businesses' records are invisible). */
+  get<A extends RecordAttrs = RecordAttrs>(
+    type: string,
+    businessId: number,
+    id: number,
+    options: { includeDeleted?: boolean } = {},
+  ): StoredRecord<A> | undefined {
+    const row = this.getStmt.get(type, id);
+    if (!row || row.business_id !== businessId) return undefined;
+    if (row.deleted_at && !options.includeDeleted) return undefined;
+    return fromRow<A>(row);
+  }
+
+  update<A extends RecordAttrs>(record: StoredRecord<A>, patch: Partial<A>): StoredRecord<A> {
+    const attrs = { ...record.attrs, ...patch };
+    this.updateStmt.run(JSON.stringify(attrs), record.deletedAt, record.type, record.id);
+    const updated = { ...record, attrs };
+    this.emit(updated, 'updated');
+    return updated;
+  }
+
+  softDelete(record: StoredRecord): void {
+    this.updateStmt.run(JSON.stringify(record.attrs), nowIso(), record.type, record.id);
+    this.emit(record, 'deleted');
+  }
+
+  hardDelete(record: StoredRecord): void {
+    this.db.prepare('DELETE FROM records WHERE type = ? AND id = ?').run(record.type, record.id);
+    this.emit(record, 'deleted');
+  }
+
+  list<A extends RecordAttrs = RecordAttrs>(
+    type: string,
+    businessId: number,
+    query: ListQuery = {},
+  ): { records: StoredRecord<A>[]; total: number } {
+    const conditions = ['type = ?', 'business_id = ?'];
+    const params: unknown[] = [type, businessId];
+    if (!query.includeDeleted) conditions.push('deleted_at IS NULL');
+    if (query.parentId !== undefined) {
+      conditions.push('parent_id = ?');
+      params.push(query.parentId);
+    }
+    if (query.where) {
+      conditions.push(`(${query.where})`);
+      params.push(...(query.params ?? []));
+    }
+    const where = conditions.join(' AND ');
+    const total = (
+      this.db.prepare(`SELECT count(*) AS n FROM records WHERE ${where}`).get(...params) as {
+        n: number;
+      }
+    ).n;
+    let sql = `SELECT * FROM records WHERE ${where} ORDER BY ${query.orderBy ?? 'id'}`;
+    const pageParams: unknown[] = [];
+    if (query.limit !== undefined) {
+      sql += ' LIMIT ? OFFSET ?';
+      pageParams.push(query.limit, query.offset ?? 0);
+    }
+    const rows = this.db.prepare(sql).all(...params, ...pageParams) as Row[];
+    return { records: rows.map((row) => fromRow<A>(row)), total };
+  }
+
+  /** All live children of a parent, in id order. */
+  children<A extends RecordAttrs = RecordAttrs>(type: string, parentId: number): StoredRecord<A>[] {
+    const rows = this.db
+      .prepare(
+        'SELECT * FROM records WHERE type = ? AND parent_id = ? AND deleted_at IS NULL ORDER BY id',
+      )
+      .all(type, parentId) as Row[];
+    return rows.map((row) => fromRow<A>(row));
+  }
+}

@@ -1,0 +1,130 @@
+import { badRequest } from './errors.js';
+
+/** JSON:API-like envelopes of the spec: string data.id, integer attributes.id. */
+export interface Item {
+  id: string;
+  type: string;
+  attributes: Record<string, unknown>;
+  relationships: Record<string, unknown>;
+}
+
+export function item(
+  type: string,
+  attributes: Record<string, unknown> & { id: number | string },
+  relationships: Record<string, unknown> = {},
+): Item {
+  return { id: String(attributes.id), type, attributes, relationships };
+}
+
+/** Reference inside relationships: { data: { id, type } } or a list of them. */
+export function ref(type: string, id: number | string): { id: string; type: string } {
+  return { id: String(id), type };
+}
+export const refList = (type: string, ids: readonly (number | string)[]) => ({
+  data: ids.map((id) => ref(type, id)),
+});
+export const refOne = (type: string, id: number | string | null | undefined) => ({
+  data: id === null || id === undefined ? null : ref(type, id),
+});
+
+export function single(data: Item, included?: Item[]) {
+  return included && included.length > 0
+    ? { meta: { status: 'ok' as const }, data, included }
+    : { meta: { status: 'ok' as const }, data };
+}
+
+export function ok() {
+  return { meta: { status: 'ok' as const } };
+}
+
+export interface Paging {
+  page: number;
+  per: number;
+  offset: number;
+}
+
+export interface PagingLimits {
+  /** Largest page the service grants; larger requests are clamped and say so in meta.per_page. */
+  maxPer: number;
+  /** Results past this position are never returned, whatever the page. */
+  reachLimit: number;
+}
+
+function positiveInt(name: string, raw: unknown, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const text: unknown = Array.isArray(raw) ? (raw as unknown[])[raw.length - 1] : raw;
+  const value = Number(text);
+  if (typeof text !== 'string' && typeof text !== 'number') {
+    throw badRequest('invalid_parameter', `${name} must be a positive integer`);
+  }
+  if (!Number.isInteger(value) || value < 1) {
+    throw badRequest(
+      'invalid_parameter',
+      `${name} must be a positive integer, got '${String(text)}'`,
+    );
+  }
+  return value;
+}
+
+export function paging(
+  query: Record<string, unknown>,
+  limits: PagingLimits,
+  defaultPer = 25,
+): Paging {
+  const page = positiveInt('page', query.page, 1);
+  const per = Math.min(positiveInt('per', query.per, defaultPer), limits.maxPer);
+  return { page, per, offset: (page - 1) * per };
+}
+
+/**
+ * SQL limit and offset for a page, cut at the reach limit: a page that starts past it is
+ * empty, and one that straddles it is short.
+ */
+export function reachWindow(p: Paging, limits: PagingLimits): { limit: number; offset: number } {
+  if (p.offset >= limits.reachLimit) return { limit: 0, offset: 0 };
+  return { limit: Math.min(p.per, limits.reachLimit - p.offset), offset: p.offset };
+}
+
+export function listBody(data: Item[], total: number, p: Paging, included?: Item[]) {
+  const body: Record<string, unknown> = {
+    meta: {
+      status: 'ok',
+      total_count: total,
+      per_page: p.per,
+      page: p.page,
+      total_pages: Math.ceil(total / p.per),
+    },
+    data,
+  };
+  if (included && included.length > 0) body.included = included;
+  return body;
+}
+
+/** Money as the spec writes it: decimal string plus _cents, _currency and _formatted. */
+export function money(
+  name: string,
+  cents: number | null,
+  currency = 'USD',
+): Record<string, string | number | null> {
+  if (cents === null) {
+    return {
+      [name]: null,
+      [`${name}_cents`]: null,
+      [`${name}_currency`]: null,
+      [`${name}_formatted`]: null,
+    };
+  }
+  const decimal = (cents / 100).toFixed(2);
+  const symbol =
+    currency === 'USD' ? '$' : currency === 'EUR' ? '€' : currency === 'GBP' ? '£' : '';
+  const grouped = Number(decimal).toLocaleString('en-US', {
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 2,
+  });
+  return {
+    [name]: decimal,
+    [`${name}_cents`]: cents,
+    [`${name}_currency`]: currency,
+    [`${name}_formatted`]: symbol ? `${symbol}${grouped}` : `${grouped} ${currency}`,
+  };
+}

@@ -1,0 +1,148 @@
+import { isIP } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import { hashSecret } from './auth.js';
+import { Clock } from './clock.js';
+import type { SandboxContext } from './context.js';
+import { openDb, Records } from './db.js';
+import { allHandlers } from './handlers.js';
+import { Identity } from './identity.js';
+import { PERMISSIONS } from './permissions.js';
+import { createCatalog } from './resources/offerings.js';
+import { sandboxCertificate } from './tls.js';
+import { Counters, NO_FAULTS, RateLimiter } from './traffic.js';
+
+export interface SandboxOptions {
+  /** Port to listen on; 0 (default) picks a free one. */
+  port?: number;
+  host?: string;
+  /** SQLite file, or ':memory:' (default). */
+  db?: string;
+  /** Plain HTTP instead of HTTPS; only on a loopback host. */
+  http?: boolean;
+  /** Where the generated certificate is kept (default: a folder under the OS temp dir). */
+  certDir?: string;
+  /** Fixes the default business's full-permission key (otherwise random). */
+  apiKey?: string;
+  /** Requests per second per credential; 0 (default) = no limit. */
+  rateLimit?: number;
+  rateLimitMode?: '429' | '403';
+  reachLimit?: number;
+  maxPer?: number;
+  accessTokenTtlSeconds?: number;
+  /** Called with unexpected errors (which answer 500); tests fail on them. */
+  onInternalError?: (error: unknown) => void;
+}
+
+export interface Sandbox {
+  /** Origin, e.g. https://127.0.0.1:8443 */
+  url: string;
+  /** {base_url}: origin + /api/v1/ */
+  baseUrl: string;
+  /** {auth_url}: the OAuth server's origin */
+  authUrl: string;
+  /** The default business's full-permission integration key. */
+  apiKey: string;
+  /** PEM to trust for HTTPS (undefined with http). */
+  caFile: string | undefined;
+  businessId: number;
+  userId: number;
+  ctx: SandboxContext;
+  identity: Identity;
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const host = options.host ?? '127.0.0.1';
+  if (options.http && !isLoopback(host)) {
+    throw new Error(`plain HTTP is allowed only on loopback, not on ${host}`);
+  }
+  const db = openDb(options.db ?? ':memory:');
+  const clock = new Clock();
+  const records = new Records(db);
+  const ctx: SandboxContext = {
+    db,
+    records,
+    clock,
+    limits: { maxPer: options.maxPer ?? 100, reachLimit: options.reachLimit ?? 10_000 },
+    counters: new Counters(),
+    rateLimiter: new RateLimiter({
+      perSecond: options.rateLimit ?? 0,
+      mode: options.rateLimitMode ?? '429',
+    }),
+    faults: { ...NO_FAULTS },
+    accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600,
+  };
+  const identity = new Identity(db, clock);
+
+  // The default business: reused when the database file already holds one.
+  const existing = db.prepare('SELECT id FROM businesses ORDER BY id LIMIT 1').get() as
+    { id: number } | undefined;
+  let businessId: number;
+  let userId: number;
+  if (existing) {
+    businessId = existing.id;
+    userId = (
+      db
+        .prepare('SELECT id FROM users WHERE business_id = ? ORDER BY id LIMIT 1')
+        .get(businessId) as { id: number }
+    ).id;
+  } else {
+    businessId = identity.createBusiness({ name: 'Sandbox Photo Booths' }).id;
+    userId = identity.createUser({
+      businessId,
+      name: 'Avery Owner',
+      email: 'owner@sandbox.example',
+      role: 'admin',
+      permissions: PERMISSIONS,
+    }).id;
+    createCatalog(records, businessId);
+  }
+  const fixedKey = options.apiKey;
+  const known =
+    fixedKey !== undefined &&
+    db.prepare('SELECT 1 FROM api_keys WHERE key_hash = ?').get(hashSecret(fixedKey)) !== undefined;
+  const apiKey = known
+    ? fixedKey
+    : identity.createKey({
+        userId,
+        name: 'Sandbox full access',
+        ...(fixedKey ? { key: fixedKey } : {}),
+      }).key;
+
+  const cert = options.http
+    ? undefined
+    : await sandboxCertificate(options.certDir ?? join(tmpdir(), 'ebsync-sandbox-cert'));
+  const app = buildApp(ctx, allHandlers(), {
+    ...(cert ? { https: { key: cert.key, cert: cert.cert } } : {}),
+    ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
+  });
+  await app.listen({ port: options.port ?? 0, host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const hostPart = isIP(host) === 6 ? `[${host}]` : host;
+  const url = `${cert ? 'https' : 'http'}://${hostPart}:${port}`;
+  return {
+    url,
+    baseUrl: `${url}/api/v1/`,
+    authUrl: url,
+    apiKey,
+    caFile: cert?.caFile,
+    businessId,
+    userId,
+    ctx,
+    identity,
+    app,
+    async close() {
+      await app.close();
+      db.close();
+    },
+  };
+}
