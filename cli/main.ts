@@ -1,7 +1,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import { VERSION } from '../worker/version.js';
+import { reportFailure } from './errors.js';
 import { registerDevCommands } from './temporal.js';
 import { registerWorkerCommands } from './worker.js';
+import { registerSandboxCommand } from './sandbox.js';
 
 const program = new Command()
   .name('ebsync')
@@ -10,7 +12,6 @@ const program = new Command()
       'Configuration comes from environment variables (see README "Configuration").',
   )
   .version(VERSION, '-v, --version', 'print the ebsync version')
-  .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
 program.addOption(
@@ -31,6 +32,7 @@ program.hook('preAction', (command) => {
 
 registerWorkerCommands(program);
 registerDevCommands(program);
+registerSandboxCommand(program);
 
 try {
   await program.parseAsync(process.argv);
@@ -40,6 +42,6 @@ try {
     const ok = ['commander.helpDisplayed', 'commander.version', 'commander.help'];
     process.exitCode = ok.includes(error.code) ? 0 : 2;
   } else {
-    throw error;
+    process.exitCode = reportFailure(error);
   }
 }

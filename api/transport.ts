@@ -1,0 +1,235 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { isIP } from 'node:net';
+import got, { RequestError, type Got, type Method } from 'got';
+import type { z } from 'zod';
+import { authHeaders, type ClientAuth } from './auth.js';
+import {
+  errorFromResponse,
+  NetworkError,
+  RequestValidationError,
+  ResponseShapeError,
+  type EbsError,
+} from './errors.js';
+import { fillPath, withRouteOverrides, type RouteDef } from './routes.js';
+
+export interface TransportOptions {
+  /** {base_url}: the service address up to and including /api/v1/. */
+  baseUrl: string;
+  auth: ClientAuth;
+  /** Plain http:// is refused unless this is set and the host is loopback (the sandbox with --http). */
+  allowInsecureLoopback?: boolean;
+  /** Extra certificate authority (PEM), e.g. the sandbox's. */
+  ca?: string | Buffer;
+  /** Per-request timeout in milliseconds (default 30 s). */
+  timeoutMs?: number;
+  /** Overrides of assumed routes: `{ "leadBookings.update": "PUT /api/v1/..." }`. */
+  routeOverrides?: Readonly<Record<string, string>>;
+  userAgent?: string;
+  /** Called after every answered request (metrics, tests). */
+  onResponse?: (info: { operation: string; status: number; durationMs: number }) => void;
+}
+
+/** Bad client options: fix the code or configuration. */
+export class ClientConfigError extends Error {
+  override readonly name = 'ClientConfigError';
+  readonly retryable = false;
+}
+
+export type Query = Readonly<
+  Record<string, string | number | boolean | readonly (string | number)[] | undefined>
+>;
+
+export interface CallOptions<Body, Out> {
+  params?: Readonly<Record<string, string | number>>;
+  query?: Query;
+  body?: Body;
+  /** Strict writer: the body must pass before anything is sent. */
+  bodySchema?: z.ZodType<Body>;
+  /** Query parameters are checked the same way. */
+  querySchema?: z.ZodType;
+  /** Tolerant reader: unknown fields pass through. */
+  responseSchema: z.ZodType<Out>;
+}
+
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+}
+
+function fieldErrors(error: z.ZodError): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const issue of error.issues) {
+    const path = issue.path.map(String).join('.') || '(body)';
+    (out[path] ??= []).push(issue.message);
+  }
+  return out;
+}
+
+function checked(operation: string, what: string, schema: z.ZodType, value: unknown): unknown {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const fields = fieldErrors(parsed.error);
+  const summary = Object.entries(fields)
+    .map(([f, m]) => `${f}: ${m.join(', ')}`)
+    .join('; ');
+  throw new RequestValidationError(`${operation}: invalid ${what} (${summary})`, fields, {
+    operation,
+  });
+}
+
+function toQuery(query: Query | undefined): URLSearchParams {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (value === undefined) continue;
+    if (Array.isArray(value))
+      for (const v of value as readonly (string | number)[]) search.append(name, String(v));
+    else search.append(name, String(value));
+  }
+  return search;
+}
+
+/** One HTTP exchange per call: no retries of its own (Temporal owns retries), keep-alive, typed errors. */
+export class Transport {
+  private readonly http: Got;
+  private readonly routes: ReadonlyMap<string, RouteDef>;
+  readonly baseUrl: URL;
+
+  constructor(private readonly options: TransportOptions) {
+    let base: URL;
+    try {
+      base = new URL(options.baseUrl);
+    } catch {
+      throw new ClientConfigError(`baseUrl '${options.baseUrl}' is not a URL`);
+    }
+    if (
+      base.protocol === 'http:' &&
+      !(options.allowInsecureLoopback && isLoopback(base.hostname))
+    ) {
+      throw new ClientConfigError(
+        `baseUrl must use https:// (plain http only to loopback with allowInsecureLoopback), got ${base.origin}`,
+      );
+    }
+    if (base.protocol !== 'https:' && base.protocol !== 'http:') {
+      throw new ClientConfigError(`baseUrl must use https://, got ${base.protocol}`);
+    }
+    if (!base.pathname.endsWith('/')) base.pathname += '/';
+    if (!/\/api\/v1\/$/.test(base.pathname)) {
+      throw new ClientConfigError(`baseUrl must end with /api/v1/, got ${base.pathname}`);
+    }
+    this.baseUrl = base;
+    this.routes = withRouteOverrides(options.routeOverrides ?? {});
+    this.http = got.extend({
+      agent: {
+        http: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
+        https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
+      },
+      ...(options.ca ? { https: { certificateAuthority: options.ca } } : {}),
+      timeout: { request: options.timeoutMs ?? 30_000 },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      followRedirect: false,
+      responseType: 'text',
+      headers: { accept: 'application/json', 'user-agent': options.userAgent ?? 'ebsync' },
+    });
+  }
+
+  route(id: string): RouteDef {
+    const route = this.routes.get(id);
+    if (!route) throw new ClientConfigError(`unknown operation ${id}`);
+    return route;
+  }
+
+  /** URL of a route: the path below /api/v1 resolved against the configured base. */
+  url(route: RouteDef, params: Readonly<Record<string, string | number>> = {}): URL {
+    const path = fillPath(route.path, params).replace(/^\/api\/v1\//, '');
+    return new URL(path, this.baseUrl);
+  }
+
+  async call<Body, Out>(operation: string, options: CallOptions<Body, Out>): Promise<Out> {
+    const route = this.route(operation);
+    let body: unknown = options.body;
+    if (options.bodySchema && body !== undefined) {
+      body = checked(operation, 'request body', options.bodySchema, body);
+    }
+    let query = options.query;
+    if (options.querySchema && query !== undefined) {
+      query = checked(operation, 'query', options.querySchema, query) as Query;
+    }
+    const url = this.url(route, options.params);
+    const searchParams = toQuery(query);
+
+    let auth = await authHeaders(this.options.auth);
+    let response = await this.send(operation, route.method, url, searchParams, body, auth.headers);
+    if (response.status === 401 && this.options.auth.kind === 'bearer') {
+      // One fresh token, then give up: the token owner decides whether the grant is gone.
+      auth = await authHeaders(this.options.auth, auth.token ? { rejectedToken: auth.token } : {});
+      response = await this.send(operation, route.method, url, searchParams, body, auth.headers);
+    }
+    let json: unknown;
+    try {
+      json = response.text === '' ? undefined : JSON.parse(response.text);
+    } catch {
+      if (response.status >= 200 && response.status < 300) {
+        throw new ResponseShapeError(`${operation}: HTTP ${response.status} answer is not JSON`, {
+          operation,
+          status: response.status,
+        });
+      }
+      json = undefined;
+    }
+    if (response.status < 200 || response.status >= 300) {
+      throw errorFromResponse(response.status, json, response.headers, operation);
+    }
+    const parsed = options.responseSchema.safeParse(json);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      throw new ResponseShapeError(
+        `${operation}: answer does not match the spec at ${first?.path.join('.') || '(root)'}: ${first?.message ?? 'invalid'}`,
+        { operation, status: response.status },
+      );
+    }
+    return parsed.data;
+  }
+
+  private async send(
+    operation: string,
+    method: Method,
+    url: URL,
+    searchParams: URLSearchParams,
+    body: unknown,
+    headers: Record<string, string>,
+  ): Promise<{
+    status: number;
+    text: string;
+    headers: Record<string, string | string[] | undefined>;
+  }> {
+    const started = Date.now();
+    try {
+      const response = await this.http(url, {
+        method,
+        searchParams,
+        headers,
+        ...(body !== undefined && method !== 'GET' ? { json: body } : {}),
+      });
+      this.options.onResponse?.({
+        operation,
+        status: response.statusCode,
+        durationMs: Date.now() - started,
+      });
+      return { status: response.statusCode, text: response.body, headers: response.headers };
+    } catch (error) {
+      throw this.networkError(operation, error);
+    }
+  }
+
+  private networkError(operation: string, error: unknown): EbsError {
+    if (error instanceof RequestError) {
+      return new NetworkError(`${operation}: ${error.code} ${error.message}`, {
+        operation,
+        cause: error,
+      });
+    }
+    return new NetworkError(`${operation}: ${String(error)}`, { operation, cause: error });
+  }
+}

@@ -1,0 +1,122 @@
+import { join } from 'node:path';
+import { Option, type Command } from 'commander';
+import { loadConfig } from '../config/index.js';
+import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
+import { runAction, UserError } from './errors.js';
+import { intFlag, portFlag } from './options.js';
+
+interface SandboxFlags {
+  port: number;
+  host: string;
+  db?: string;
+  http?: boolean;
+  apiKey?: string;
+  rateLimit: number;
+  rateLimitMode: '429' | '403';
+  reachLimit: number;
+  maxPer: number;
+  tokenTtl: number;
+  certDir?: string;
+}
+
+export function registerSandboxCommand(program: Command): void {
+  program
+    .command('sandbox')
+    .description(
+      'Run a local, stateful stand-in for the Event Business Service (API, OAuth server, webhooks, admin API).',
+    )
+    .addOption(
+      new Option('--port <port>', 'port to listen on (0 picks a free one)')
+        .default(4010)
+        .argParser(portFlag()),
+    )
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--db <file>', 'SQLite file to keep data in (default: in memory)')
+    .option('--http', 'plain HTTP instead of HTTPS (loopback only)')
+    .option('--api-key <key>', 'fix the full-permission integration key (ik_...)')
+    .addOption(
+      new Option('--rate-limit <n>', 'requests per second per credential (0 = none)')
+        .default(0)
+        .argParser(intFlag(0)),
+    )
+    .addOption(
+      new Option('--rate-limit-mode <mode>', 'how the limit answers')
+        .choices(['429', '403'])
+        .default('429'),
+    )
+    .addOption(
+      new Option('--reach-limit <n>', 'results past this position are never returned')
+        .default(10_000)
+        .argParser(intFlag(1)),
+    )
+    .addOption(
+      new Option('--max-per <n>', 'largest page size granted').default(100).argParser(intFlag(1)),
+    )
+    .addOption(
+      new Option('--token-ttl <seconds>', 'access-token lifetime of the OAuth server')
+        .default(3600)
+        .argParser(intFlag(1)),
+    )
+    .option(
+      '--cert-dir <dir>',
+      'where the generated certificate is kept (default: <EBSYNC_DATA_DIR>/sandbox)',
+    )
+    .action((flags: SandboxFlags) =>
+      runAction(async () => {
+        const config = loadConfig();
+        if (flags.apiKey !== undefined && !/^ik_[A-Za-z0-9_-]{8,}$/.test(flags.apiKey)) {
+          throw new UserError(
+            "--api-key is not allowed: expected 'ik_' followed by at least 8 letters, digits, _ or -",
+            2,
+          );
+        }
+        const options: SandboxOptions = {
+          port: flags.port,
+          host: flags.host,
+          http: flags.http ?? false,
+          rateLimit: flags.rateLimit,
+          rateLimitMode: flags.rateLimitMode,
+          reachLimit: flags.reachLimit,
+          maxPer: flags.maxPer,
+          accessTokenTtlSeconds: flags.tokenTtl,
+          certDir: flags.certDir ?? join(config.dataDir, 'sandbox'),
+          ...(flags.db ? { db: flags.db } : {}),
+          ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
+        };
+        let sandbox;
+        try {
+          sandbox = await startSandbox(options);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === 'EADDRINUSE') {
+            throw new UserError(
+              `port ${flags.port} on ${flags.host} is already in use; choose another with --port`,
+            );
+          }
+          throw new UserError((error as Error).message);
+        }
+        const lines = [
+          'Event Business Service sandbox ready',
+          `  base URL  ${sandbox.baseUrl}`,
+          `  auth URL  ${sandbox.authUrl}`,
+          `  API key   ${sandbox.apiKey}   (full permissions, business ${sandbox.businessId})`,
+        ];
+        if (sandbox.caFile) lines.push(`  CA file   ${sandbox.caFile}`);
+        lines.push(
+          '',
+          'Point ebsync at it:',
+          `  export EBS_BASE_URL=${sandbox.baseUrl} EBS_AUTH_URL=${sandbox.authUrl} EBS_API_KEY=${sandbox.apiKey}` +
+            (sandbox.caFile ? ` EBS_CA_FILE=${sandbox.caFile}` : ' EBS_ALLOW_HTTP=true'),
+          'Stop: Ctrl-C',
+        );
+        process.stdout.write(`${lines.join('\n')}\n`);
+        await new Promise<void>((resolve) => {
+          const stop = (): void => {
+            void sandbox.close().then(resolve);
+          };
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        });
+      }),
+    );
+}
