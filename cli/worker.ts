@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../config/index.js';
 import { createLogger, type Logger } from '../worker/logger.js';
 import { temporalConnectionOptions } from '../worker/temporal-connection.js';
 import { createWorker } from '../worker/worker.js';
+import { dataConverter, generateKeyLine } from '../worker/data-converter.js';
 import type { HealthReport } from '../workflows/index.js';
 import { runAction, UserError } from './errors.js';
 
@@ -57,6 +58,25 @@ export function registerWorkerCommands(program: Command): void {
     );
 
   program
+    .command('keygen')
+    .description(
+      'Print a new payload-encryption key line for EBSYNC_ENCRYPTION_KEYS (prepend it to rotate).',
+    )
+    .option('--id <id>', 'key id stored with every payload it seals')
+    .action((options: { id?: string }) =>
+      runAction(() => {
+        if (options.id !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(options.id)) {
+          throw new UserError(
+            `--id='${options.id}' is not allowed: expected 1-64 letters, digits, '.', '_' or '-'`,
+            2,
+          );
+        }
+        process.stdout.write(`${generateKeyLine(options.id)}\n`);
+        return Promise.resolve();
+      }),
+    );
+
+  program
     .command('doctor')
     .description('Check that Temporal is reachable and a worker answers on the task queue.')
     .option('--timeout <seconds>', 'how long to wait for a worker', '15')
@@ -80,7 +100,11 @@ export function registerWorkerCommands(program: Command): void {
           throw unreachable(config, error);
         }
         try {
-          const client = new Client({ connection, namespace: config.temporal.namespace });
+          const client = new Client({
+            connection,
+            namespace: config.temporal.namespace,
+            dataConverter: dataConverter(config),
+          });
           const r = await client.workflow
             .execute<() => Promise<HealthReport>>('healthCheckWorkflow', {
               taskQueue: config.temporal.taskQueue,

@@ -61,6 +61,31 @@ const serviceUrl = z.string().transform((value, ctx) => {
 
 const authUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' });
 
+const KEYS_RULE =
+  'expected a comma-separated list of id:base64 entries, each key 32 bytes (generate one with `ebsync keygen`)';
+
+/** `k2:base64,k1:base64`: the first key seals new payloads, all of them open old ones. */
+const encryptionKeys = z.string().transform((value, ctx) => {
+  const keys: { id: string; key: Buffer }[] = [];
+  for (const entry of value
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    const match = /^([A-Za-z0-9_.-]{1,64}):([A-Za-z0-9+/=_-]+)$/.exec(entry);
+    const key = match?.[2] ? Buffer.from(match[2], 'base64') : undefined;
+    if (!match?.[1] || !key || key.length !== 32) {
+      ctx.addIssue({ code: 'custom', message: KEYS_RULE });
+      return z.NEVER;
+    }
+    keys.push({ id: match[1], key });
+  }
+  if (keys.length === 0) {
+    ctx.addIssue({ code: 'custom', message: KEYS_RULE });
+    return z.NEVER;
+  }
+  return keys;
+});
+
 export const configSchema = z
   .object({
     configFile: optionalText,
@@ -106,6 +131,7 @@ export const configSchema = z
         cliPath: optionalText,
       })
       .prefault({}),
+    encryption: z.object({ keys: encryptionKeys.optional() }).prefault({}),
     worker: z
       .object({
         shutdownGrace: duration.default(30_000),

@@ -26,7 +26,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'mode',
     default: 'development',
     description:
-      '`development` or `production`. Production refuses plain-HTTP service addresses, even on loopback.',
+      '`development` or `production`. Production refuses plain-HTTP service addresses, even on loopback, and requires `EBSYNC_ENCRYPTION_KEYS`.',
   },
   {
     env: 'EBSYNC_DATA_DIR',
@@ -134,6 +134,14 @@ export const SETTINGS: readonly Setting[] = [
     default: '(search)',
     description:
       'Path of the `temporal` CLI. Otherwise PATH, then `~/.cache/ebsync/temporal-1.5.1`, then a build with Go.',
+  },
+  {
+    env: 'EBSYNC_ENCRYPTION_KEYS',
+    path: 'encryption.keys',
+    secret: true,
+    default: '(dev: generated)',
+    description:
+      'Keys sealing every Temporal payload (AES-256-GCM): `id:base64,...`, 32-byte keys, the first seals new payloads, all open old ones. Required in production; in development a key is generated under `EBSYNC_DATA_DIR`. Make one with `ebsync keygen`.',
   },
   {
     env: 'EBSYNC_SHUTDOWN_GRACE',

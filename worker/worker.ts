@@ -7,6 +7,7 @@ import { installRuntime } from './runtime.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import type { Logger } from './logger.js';
 import { VERSION } from './version.js';
+import { dataConverter } from './data-converter.js';
 
 /** Source of the workflow bundle: .ts when run from source, .js from dist. */
 export function workflowsPath(): string {
@@ -36,6 +37,7 @@ export interface CreateWorkerOptions {
 export async function createWorker(options: CreateWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
   installRuntime(logger);
+  const converter = dataConverter(config);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const activities = createActivities({ version: VERSION, startedAt: Date.now() });
   const worker = await Worker.create({
@@ -43,6 +45,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     namespace: config.temporal.namespace,
     taskQueue: options.taskQueue ?? config.temporal.taskQueue,
     activities,
+    dataConverter: converter,
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: workflowsPath() }),

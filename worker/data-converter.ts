@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DataConverter } from '@temporalio/common';
+import { ConfigError, configSchema, type Config } from '../config/index.js';
+import { EncryptionCodec, type EncryptionKey } from './codec.js';
+
+export function generateKeyLine(
+  id = `k${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`,
+): string {
+  return `${id}:${randomBytes(32).toString('base64')}`;
+}
+
+/**
+ * The keys of this process: from EBSYNC_ENCRYPTION_KEYS, or in development from a key file
+ * under the data dir, made on first use. Production without keys is a startup error: a
+ * generated key would be lost with the machine, and with it every history.
+ */
+export function encryptionKeys(config: Config): EncryptionKey[] {
+  if (config.encryption.keys) return config.encryption.keys;
+  if (config.mode === 'production') {
+    throw new ConfigError([
+      'EBSYNC_ENCRYPTION_KEYS is not set: production mode needs at least one key (id:base64 of 32 bytes); make one with `ebsync keygen`',
+    ]);
+  }
+  const file = join(config.dataDir, 'encryption-keys');
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, `${generateKeyLine('dev1')}\n`, { mode: 0o600 });
+  }
+  chmodSync(file, 0o600);
+  const parsed = configSchema.shape.encryption.safeParse({
+    keys: readFileSync(file, 'utf8').trim(),
+  });
+  if (!parsed.success || !parsed.data.keys) {
+    throw new ConfigError([`${file} does not hold valid keys; delete it to make a new one`]);
+  }
+  return parsed.data.keys;
+}
+
+/** The data converter every client and worker of ebsync uses. */
+export function dataConverter(config: Config): DataConverter {
+  return { payloadCodecs: [new EncryptionCodec(encryptionKeys(config))] };
+}
