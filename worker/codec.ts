@@ -92,7 +92,7 @@ export class EncryptionCodec implements PayloadCodec {
           `encrypted payload failed authentication with key '${id}'`,
         );
       }
-      return temporal.api.common.v1.Payload.decode(plain) as Payload;
+      return temporal.api.common.v1.Payload.decode(plain);
     });
   }
 }

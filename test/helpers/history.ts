@@ -13,7 +13,7 @@ export function allPayloads(
   if (node instanceof Uint8Array) return out;
   const record = node as Record<string, unknown>;
   if ('data' in record && record.data instanceof Uint8Array && 'metadata' in record) {
-    out.push(record as Payload);
+    out.push(record);
     return out;
   }
   for (const value of Object.values(record)) allPayloads(value, out, seen);
