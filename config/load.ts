@@ -42,6 +42,19 @@ function getPath(source: unknown, path: string): unknown {
   return node;
 }
 
+/**
+ * V8's JSON.parse messages quote the file around the mistake ("Unexpected token 'c', ..."apiKey":
+ * cloud-key-"... is not valid JSON"): that piece can span lines and hold a secret, so keep only
+ * the part before it, on one line.
+ */
+function jsonProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message
+    .replace(/,\s*(?:\.\.\.)?".*$/s, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
   try {
@@ -57,7 +70,7 @@ function readConfigFile(file: string): Record<string, unknown> {
     parsed = JSON.parse(text);
   } catch (error) {
     throw new ConfigError([
-      `EBSYNC_CONFIG='${file}' is not valid JSON (${(error as Error).message}); expected an object of settings`,
+      `EBSYNC_CONFIG='${file}' is not valid JSON (${jsonProblem(error)}); expected an object of settings`,
     ]);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {

@@ -48,6 +48,8 @@ export function redact(value: unknown, depth = 0, seen = new WeakSet<object>()):
     };
     if (value.stack) out.stack = scrubText(value.stack);
     for (const [key, item] of Object.entries(value)) {
+      // An enumerable cause (Temporal's failures have one) is handled once, below.
+      if (key === 'cause') continue;
       out[key] = isSecretKey(key) ? REDACTED : redact(item, depth + 1, seen);
     }
     if (value.cause !== undefined) out.cause = redact(value.cause, depth + 1, seen);

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { CliProcess, PACKAGE_VERSION, freePort, jsonLines, runCli } from '../helpers/cli.js';
+
+/** Each test spawns the CLI (tsx and the Temporal SDK load in it): slow on a busy machine. */
+const SPAWN_TIMEOUT = 120_000;
+
+/** Help text with its line wrapping undone. */
+const flat = (text: string): string => text.replace(/\s+/g, ' ');
+
+describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
+  it('a bad setting prints exactly one stderr line naming it and exits 2', async ({ expect }) => {
+    const result = await runCli(['worker'], { EBS_BASE_URL: 'ftp://x' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      "ebsync: EBS_BASE_URL='ftp://x' is not allowed: expected an https:// URL ending in /api/v1/ " +
+        '(http:// only to loopback with EBS_ALLOW_HTTP=true)\n',
+    );
+    expect(result.stdout).toBe('');
+  });
+
+  it('a bad secret setting is reported without its value', async ({ expect }) => {
+    const secret = 'sk_live_9QxW2topsecret';
+    const result = await runCli(['worker'], { EBS_API_KEY: secret });
+    expect(result.code).toBe(2);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^ebsync: EBS_API_KEY='\*+\(\d+ chars\)' is not allowed: /);
+    expect(result.stderr).not.toContain('topsecret');
+  });
+
+  it.for(['--version', '-v'])(
+    '%s prints the version from package.json',
+    async (flag, { expect }) => {
+      const result = await runCli([flag]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe(`${PACKAGE_VERSION}\n`);
+    },
+  );
+
+  it('--help lists every command and exits 0', async ({ expect }) => {
+    const result = await runCli(['--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: ebsync /);
+    for (const command of ['worker', 'doctor', 'temporal', 'dev']) {
+      expect(result.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
+    }
+  });
+
+  it.for([
+    ['worker', ['Run a worker: polls TEMPORAL_TASK_QUEUE', 'EBSYNC_SHUTDOWN_GRACE']],
+    [
+      'temporal',
+      [
+        'Temporal dev server whose data persists in SQLite',
+        '--port <port>',
+        '--ui-port <port>',
+        '--db-filename <file>',
+        '--ip <ip>',
+        '--namespace <name>',
+      ],
+    ],
+    ['dev', ['Run the local stack in one process', '--port <port>']],
+    ['doctor', ['a worker answers on the task queue', '--timeout <seconds>']],
+  ] as const)(
+    '%s --help describes the command and exits 0',
+    async ([command, fragments], { expect }) => {
+      const result = await runCli([command, '--help']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(new RegExp(`^Usage: ebsync ${command} `));
+      for (const fragment of fragments) expect(flat(result.stdout)).toContain(fragment);
+    },
+  );
+
+  it.for([['--bogus'], ['worker', '--bogus']])(
+    'ebsync %s: an unknown option exits 2 and names the option',
+    async (args, { expect }) => {
+      const result = await runCli(args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("error: unknown option '--bogus'");
+      expect(result.stdout).toBe('');
+    },
+  );
+
+  it('an unknown command exits 2 and names the command', async ({ expect }) => {
+    const result = await runCli(['frobnicate']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("unknown command 'frobnicate'");
+  });
+
+  it('doctor --timeout must be positive (exit 2)', async ({ expect }) => {
+    const result = await runCli(['doctor', '--timeout', '0']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      "ebsync: --timeout='0' is not allowed: expected a positive number of seconds\n",
+    );
+  });
+
+  it('doctor against a port nobody listens on says it cannot reach Temporal and exits 1', async ({
+    expect,
+  }) => {
+    const port = await freePort();
+    const result = await runCli(['doctor'], { TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^ebsync: cannot reach Temporal at 127\.0\.0\.1:\d+ /);
+    expect(lines[0]).toContain(`127.0.0.1:${port}`);
+    expect(lines[0]).toContain("start a local one with 'ebsync temporal' or set TEMPORAL_ADDRESS");
+  });
+});
+
+describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 240_000 }, () => {
+  // Local state (e.g. development keys) of both processes, kept out of the clone.
+  const dataDir = mkdtempSync(join(tmpdir(), 'ebsync-cli-'));
+  let worker: CliProcess | undefined;
+  afterAll(() => {
+    worker?.killAll();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('doctor reports the running worker; SIGTERM stops the worker cleanly', async () => {
+    const env = {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `cli-test-${randomUUID()}`,
+      EBSYNC_SHUTDOWN_GRACE: '5s',
+      EBSYNC_DATA_DIR: dataDir,
+    };
+    worker = new CliProcess(['worker'], env);
+    // tsx startup plus bundling the workflows takes several seconds on a busy machine.
+    await worker.waitForLine(/"msg":"worker started"/, 90_000);
+    const started = jsonLines(worker.stdout).find((line) => line.msg === 'worker started');
+    expect(started).toMatchObject({
+      level: 30,
+      name: 'ebsync',
+      pid: worker.child.pid,
+      address: env.TEMPORAL_ADDRESS,
+      namespace: 'default',
+      taskQueue: env.TEMPORAL_TASK_QUEUE,
+      shutdownGraceMs: 5_000,
+    });
+
+    const doctor = await runCli(['doctor', '--timeout', '60'], env, 120_000);
+    expect(doctor.stderr).toBe('');
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toMatch(/^ok: /);
+    expect(doctor.stdout).toContain(`Temporal ${env.TEMPORAL_ADDRESS} (namespace default)`);
+    expect(doctor.stdout).toContain(`worker ebsync ${PACKAGE_VERSION} on `);
+    expect(doctor.stdout).toContain(` pid ${worker.child.pid},`);
+    expect(doctor.stdout).toContain(`task queue ${env.TEMPORAL_TASK_QUEUE}\n`);
+
+    const stopped = await worker.stop('SIGTERM', 60_000);
+    expect(stopped.stderr).toBe('');
+    expect({ code: stopped.code, signal: stopped.signal }).toEqual({ code: 0, signal: null });
+    const messages = jsonLines(stopped.stdout).map((line) => line.msg);
+    expect(messages).toContain('worker stopped');
+    expect(messages.indexOf('worker stopped')).toBeGreaterThan(messages.indexOf('worker started'));
+  });
+});

@@ -1,0 +1,333 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseDuration } from '../../config/index.js';
+
+/** A RegExp source matching text literally (file paths hold dots). */
+const literal = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+const dir = mkdtempSync(join(tmpdir(), 'ebsync-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let fileCount = 0;
+/** Writes a config file (an object is written as JSON, a string as is) and returns its path. */
+function configFile(content: unknown): string {
+  fileCount += 1;
+  const file = join(dir, `config-${fileCount}.json`);
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  return file;
+}
+
+/** The lines of the ConfigError that loadConfig(env) throws; fails the test if it does not. */
+function errorLines(env: NodeJS.ProcessEnv): readonly string[] {
+  let thrown: unknown;
+  try {
+    loadConfig(env);
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(ConfigError);
+  const error = thrown as ConfigError;
+  expect(error.message).toBe(error.lines.join('\n'));
+  for (const line of error.lines) expect(line).not.toContain('\n');
+  return error.lines;
+}
+
+const URL_RULE =
+  'expected an https:// URL ending in /api/v1/ (http:// only to loopback with EBS_ALLOW_HTTP=true)';
+
+describe('loadConfig defaults', () => {
+  it('gives the documented defaults when nothing is set', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      mode: 'development',
+      dataDir: '.ebsync',
+      log: { level: 'info' },
+      service: { allowHttp: false },
+      temporal: {
+        address: 'localhost:7233',
+        namespace: 'default',
+        taskQueue: 'ebsync',
+        tls: false,
+      },
+      worker: { shutdownGrace: 30_000, maxConcurrentActivities: 100 },
+    });
+    expect(config.configFile).toBeUndefined();
+    expect(config.service).toEqual({ allowHttp: false });
+    expect(config.temporal).toEqual({
+      address: 'localhost:7233',
+      namespace: 'default',
+      taskQueue: 'ebsync',
+      tls: false,
+    });
+  });
+
+  it('treats empty environment variables as unset', () => {
+    const config = loadConfig({ TEMPORAL_ADDRESS: '', EBSYNC_LOG_LEVEL: '', EBS_BASE_URL: '' });
+    expect(config.temporal.address).toBe('localhost:7233');
+    expect(config.log.level).toBe('info');
+    expect(config.service.baseUrl).toBeUndefined();
+  });
+
+  it('reads typed values from the environment', () => {
+    const config = loadConfig({
+      EBSYNC_MODE: 'development',
+      EBSYNC_SHUTDOWN_GRACE: '2m',
+      EBSYNC_MAX_ACTIVITIES: '7',
+      TEMPORAL_TLS: 'true',
+      EBS_API_KEY: 'ik_test_123',
+    });
+    expect(config.mode).toBe('development');
+    expect(config.worker).toEqual({ shutdownGrace: 120_000, maxConcurrentActivities: 7 });
+    expect(config.temporal.tls).toBe(true);
+    expect(config.service.apiKey).toBe('ik_test_123');
+  });
+});
+
+describe('loadConfig with a JSON config file (EBSYNC_CONFIG)', () => {
+  it('takes values from the file and lets environment variables override them', () => {
+    const file = configFile({
+      temporal: { address: 'temporal.internal:7233', taskQueue: 'from-file' },
+      log: { level: 'debug' },
+      worker: { shutdownGrace: '45s', maxConcurrentActivities: 3 },
+    });
+    const config = loadConfig({
+      EBSYNC_CONFIG: file,
+      TEMPORAL_ADDRESS: 'from-env.example:7233',
+      EBSYNC_MAX_ACTIVITIES: '9',
+    });
+    expect(config.configFile).toBe(file);
+    expect(config.temporal.address).toBe('from-env.example:7233');
+    expect(config.temporal.taskQueue).toBe('from-file');
+    expect(config.log.level).toBe('debug');
+    expect(config.worker).toEqual({ shutdownGrace: 45_000, maxConcurrentActivities: 9 });
+  });
+
+  it('keeps the file value when the environment variable is empty', () => {
+    const file = configFile({ temporal: { address: 'temporal.internal:7233' } });
+    expect(loadConfig({ EBSYNC_CONFIG: file, TEMPORAL_ADDRESS: '' }).temporal.address).toBe(
+      'temporal.internal:7233',
+    );
+  });
+
+  it('names a bad value inside the file as `<path> in <file>`', () => {
+    const file = configFile({ worker: { shutdownGrace: 'soon' }, log: { level: 'info' } });
+    expect(errorLines({ EBSYNC_CONFIG: file })).toEqual([
+      `worker.shutdownGrace in ${file}='soon' is not allowed: expected a duration such as 500ms, 30s, 2m or 1h`,
+    ]);
+  });
+
+  it('lets a good environment variable override a bad file value', () => {
+    const file = configFile({ worker: { shutdownGrace: 'soon' } });
+    expect(
+      loadConfig({ EBSYNC_CONFIG: file, EBSYNC_SHUTDOWN_GRACE: '5s' }).worker.shutdownGrace,
+    ).toBe(5_000);
+  });
+
+  it('masks a secret from the file in its error line', () => {
+    const secret = 'sk_from_file_very_secret';
+    const file = configFile({ service: { apiKey: secret } });
+    const lines = errorLines({ EBSYNC_CONFIG: file });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^service\\.apiKey in ${literal(file)}=`));
+    expect(lines[0]).toContain('expected an integration key starting with ik_');
+    expect(lines[0]).not.toContain(secret);
+    expect(lines[0]).not.toContain('very_secret');
+  });
+
+  it('reports invalid JSON in one line, even when the file spans lines', () => {
+    const file = configFile('{\n  "mode":\n}\n');
+    const lines = errorLines({ EBSYNC_CONFIG: file });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(`^EBSYNC_CONFIG='${literal(file)}' is not valid JSON \\(.+\\)`),
+    );
+  });
+
+  it('does not quote the file in a JSON error (a secret may sit next to the mistake)', () => {
+    const secret = 'cloud-key-4f9a8b7c6d5e';
+    // A typical mistake: the secret pasted without quotes.
+    const file = configFile(`{\n  "temporal": {\n    "apiKey": ${secret}\n  }\n}\n`);
+    const lines = errorLines({ EBSYNC_CONFIG: file });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(`^EBSYNC_CONFIG='${literal(file)}' is not valid JSON \\(.+\\)`),
+    );
+    expect(lines[0]).not.toContain('cloud-key');
+  });
+
+  it('reports a file of the wrong JSON shape in one line', () => {
+    const file = configFile('[1, 2, 3]');
+    expect(errorLines({ EBSYNC_CONFIG: file })).toEqual([
+      `EBSYNC_CONFIG='${file}' must hold a JSON object of settings`,
+    ]);
+  });
+
+  it('reports an unknown top-level key in one line naming the key and the allowed ones', () => {
+    const file = configFile({ temporal: { address: 'localhost:7233' }, temporl: { tls: true } });
+    const lines = errorLines({ EBSYNC_CONFIG: file });
+    expect(lines).toHaveLength(1);
+    const match = new RegExp(
+      `^EBSYNC_CONFIG='${literal(file)}' has an unknown setting 'temporl'; allowed: (.+)$`,
+    ).exec(lines[0] ?? '');
+    expect(match?.[1]?.split(', ')).toEqual(
+      expect.arrayContaining(['mode', 'dataDir', 'log', 'service', 'temporal', 'worker']),
+    );
+  });
+
+  it('reports a missing file in one line', () => {
+    const file = join(dir, 'does-not-exist.json');
+    expect(errorLines({ EBSYNC_CONFIG: file })).toEqual([
+      `EBSYNC_CONFIG='${file}' cannot be read (ENOENT); expected a JSON file`,
+    ]);
+  });
+});
+
+describe('loadConfig errors', () => {
+  it('gives exactly one line per bad setting, naming the variable, its value and what is allowed', () => {
+    const lines = errorLines({
+      EBS_BASE_URL: 'ftp://x',
+      TEMPORAL_ADDRESS: 'temporal.internal',
+      EBSYNC_SHUTDOWN_GRACE: 'soon',
+      EBSYNC_LOG_LEVEL: 'loud',
+      TEMPORAL_NAMESPACE: 'fine',
+    });
+    expect([...lines].sort()).toEqual(
+      [
+        `EBS_BASE_URL='ftp://x' is not allowed: ${URL_RULE}`,
+        "TEMPORAL_ADDRESS='temporal.internal' is not allowed: expected host:port, for example localhost:7233",
+        "EBSYNC_SHUTDOWN_GRACE='soon' is not allowed: expected a duration such as 500ms, 30s, 2m or 1h",
+        "EBSYNC_LOG_LEVEL='loud' is not allowed: expected one of trace, debug, info, warn, error, fatal, silent",
+      ].sort(),
+    );
+  });
+
+  it.each([
+    ['EBSYNC_MODE', 'prod', 'expected development or production'],
+    ['EBS_ALLOW_HTTP', 'maybe', 'expected true or false'],
+    ['EBSYNC_MAX_ACTIVITIES', '0', 'expected a whole number of at least 1'],
+    ['EBSYNC_MAX_ACTIVITIES', 'many', 'expected a whole number'],
+    ['TEMPORAL_ADDRESS', 'http://localhost:7233', 'expected host:port'],
+  ])('%s=%s is rejected with "%s"', (name, value, allowed) => {
+    const lines = errorLines({ [name]: value });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`${name}='${value}' is not allowed: ${allowed}`);
+  });
+
+  it('masks a bad EBS_API_KEY: the line names the variable but not one character of the value', () => {
+    const secret = 'sk_live_Zq8topsecretvalue';
+    const lines = errorLines({ EBS_API_KEY: secret });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^EBS_API_KEY='\*+\(\d+ chars\)' is not allowed: /);
+    expect(lines[0]).toContain('expected an integration key starting with ik_');
+    expect(lines[0]).not.toContain(secret);
+    expect(lines[0]).not.toContain('topsecret');
+    expect(lines[0]).not.toContain('sk_live');
+  });
+
+  it('requires TLS certificate and key together', () => {
+    const lines = errorLines({ TEMPORAL_TLS_CERT: '/etc/ebsync/client.pem' });
+    expect(lines).toEqual([
+      'TEMPORAL_TLS_KEY=(missing) is not allowed: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together; set both or neither',
+    ]);
+  });
+});
+
+describe('service base URL (EBS_BASE_URL)', () => {
+  it.each([
+    ['https://ebs.example.com/api/v1', 'https://ebs.example.com/api/v1/'],
+    ['https://ebs.example.com/api/v1/', 'https://ebs.example.com/api/v1/'],
+    ['https://EBS.Example.com:443/tenant/api/v1', 'https://ebs.example.com/tenant/api/v1/'],
+    ['https://ebs.example.com:8443/api/v1', 'https://ebs.example.com:8443/api/v1/'],
+  ])('%s is normalised to %s', (input, normalised) => {
+    expect(loadConfig({ EBS_BASE_URL: input }).service.baseUrl).toBe(normalised);
+  });
+
+  it.each([
+    'https://ebs.example.com/',
+    'https://ebs.example.com/api/v2/',
+    'https://ebs.example.com/api/v1/leads',
+    'ebs.example.com/api/v1/',
+    'ftp://ebs.example.com/api/v1/',
+  ])('%s is rejected', (input) => {
+    expect(errorLines({ EBS_BASE_URL: input })).toEqual([
+      `EBS_BASE_URL='${input}' is not allowed: ${URL_RULE}`,
+    ]);
+  });
+
+  it('rejects credentials, query and fragment in the URL', () => {
+    const lines = errorLines({ EBS_BASE_URL: 'https://ebs.example.com/api/v1/?tenant=1' });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('credentials, query and fragment are not allowed');
+  });
+
+  it('accepts http:// only with EBS_ALLOW_HTTP=true, to loopback, in development', () => {
+    for (const url of [
+      'http://localhost:8080/api/v1',
+      'http://127.0.0.1:8080/api/v1/',
+      'http://[::1]:8080/api/v1/',
+    ]) {
+      const config = loadConfig({ EBS_BASE_URL: url, EBS_ALLOW_HTTP: 'true' });
+      expect(config.service.baseUrl).toBe(url.endsWith('/') ? url : `${url}/`);
+      expect(config.service.allowHttp).toBe(true);
+    }
+  });
+
+  it.each([
+    ['without EBS_ALLOW_HTTP', { EBS_BASE_URL: 'http://localhost:8080/api/v1/' }],
+    [
+      'with EBS_ALLOW_HTTP=false',
+      { EBS_BASE_URL: 'http://localhost:8080/api/v1/', EBS_ALLOW_HTTP: 'false' },
+    ],
+    [
+      'to a host that is not loopback',
+      { EBS_BASE_URL: 'http://ebs.example.com/api/v1/', EBS_ALLOW_HTTP: 'true' },
+    ],
+    [
+      'to a name that only starts like loopback',
+      { EBS_BASE_URL: 'http://127.0.0.1.example.com/api/v1/', EBS_ALLOW_HTTP: 'true' },
+    ],
+    [
+      'in production, even to loopback',
+      {
+        EBS_BASE_URL: 'http://127.0.0.1:8080/api/v1/',
+        EBS_ALLOW_HTTP: 'true',
+        EBSYNC_MODE: 'production',
+      },
+    ],
+  ])('rejects http:// %s', (_label, env) => {
+    const lines = errorLines(env);
+    expect(lines.filter((line) => line.startsWith('EBS_BASE_URL='))).toEqual([
+      `EBS_BASE_URL='${env.EBS_BASE_URL}' is not allowed: ${URL_RULE}`,
+    ]);
+  });
+});
+
+describe('parseDuration', () => {
+  it.each([
+    ['500ms', 500],
+    ['30s', 30_000],
+    ['2m', 120_000],
+    ['1h', 3_600_000],
+    ['1.5s', 1_500],
+    [' 30 s ', 30_000],
+    ['250', 250],
+    ['0', 0],
+    [1200, 1200],
+    [0, 0],
+  ] as const)('%j is %d ms', (input, ms) => {
+    expect(parseDuration(input)).toBe(ms);
+  });
+
+  it.each(['soon', '', '30sec', '1d', '-5s', '5 m s', 's', '1e3', '30S'] as const)(
+    '%j is malformed',
+    (input) => {
+      expect(parseDuration(input)).toBeUndefined();
+    },
+  );
+
+  it.each([-1, Number.NaN, Number.POSITIVE_INFINITY])('the number %d is malformed', (input) => {
+    expect(parseDuration(input)).toBeUndefined();
+  });
+});

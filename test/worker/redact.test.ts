@@ -1,0 +1,343 @@
+import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import { createLogger, type Logger } from '../../worker/logger.js';
+import { REDACTED, redact, scrubText } from '../../worker/redact.js';
+import { PinoTemporalLogger } from '../../worker/runtime.js';
+
+/** A logger at trace level whose JSON lines are kept in memory, as printed. */
+function capture(): { logger: Logger; lines: string[]; output: () => string } {
+  const lines: string[] = [];
+  const logger = createLogger({
+    level: 'trace',
+    destination: {
+      write(line: string) {
+        lines.push(line);
+      },
+    },
+  });
+  return { logger, lines, output: () => lines.join('') };
+}
+
+function parsed(lines: readonly string[]): Record<string, unknown>[] {
+  return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+const SECRETS = {
+  apiKey: 'ik_live_abc123',
+  bearer: 'eyJsecret.token',
+  apiKeyHeader: 'hdr-key-7Qm2',
+  refreshToken: 'rt-9f8e7d6c',
+  password: 'hunter2-pw',
+  clientSecret: 'cs-0a1b2c3d',
+  cookie: 'sid=sess-55aa',
+} as const;
+
+function expectNoSecrets(text: string): void {
+  for (const [name, secret] of Object.entries(SECRETS)) {
+    expect(text, `${name} leaked`).not.toContain(secret);
+  }
+}
+
+describe('the redacting logger', () => {
+  it('hides secret values under secret keys, at any depth and inside arrays, and prints the rest', () => {
+    const { logger, lines, output } = capture();
+    logger.info(
+      {
+        apiKey: SECRETS.apiKey,
+        user: 'bob@example.com',
+        request: {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${SECRETS.bearer}`,
+            'Api-Key': SECRETS.apiKeyHeader,
+            Cookie: SECRETS.cookie,
+            accept: 'application/json',
+          },
+          body: {
+            grant: { refresh_token: SECRETS.refreshToken, scope: 'leads:read' },
+            users: [
+              { name: 'ann', password: SECRETS.password },
+              { name: 'cid', credentials: [{ client_secret: SECRETS.clientSecret }] },
+            ],
+          },
+        },
+      },
+      'calling the service',
+    );
+    expectNoSecrets(output());
+    const [line] = parsed(lines);
+    expect(line).toMatchObject({
+      msg: 'calling the service',
+      user: 'bob@example.com',
+      apiKey: REDACTED,
+      request: {
+        method: 'POST',
+        headers: {
+          authorization: REDACTED,
+          'Api-Key': REDACTED,
+          Cookie: REDACTED,
+          accept: 'application/json',
+        },
+        body: {
+          grant: { refresh_token: REDACTED, scope: 'leads:read' },
+          users: [
+            { name: 'ann', password: REDACTED },
+            { name: 'cid', credentials: [{ client_secret: REDACTED }] },
+          ],
+        },
+      },
+    });
+  });
+
+  it('scrubs credential shapes from strings under ordinary keys', () => {
+    const { logger, lines, output } = capture();
+    logger.warn(
+      {
+        curl: `curl -H 'Authorization: Bearer ${SECRETS.bearer}' https://ebs.example.com/api/v1/leads`,
+        note: `retrying with key ${SECRETS.apiKey}`,
+        callback: `https://app.example.com/cb?state=xyz&refresh_token=${SECRETS.refreshToken}`,
+        list: ['plain', `Bearer ${SECRETS.bearer}`],
+      },
+      'request failed',
+    );
+    expectNoSecrets(output());
+    expect(parsed(lines)[0]).toMatchObject({
+      curl: "curl -H 'Authorization: Bearer [redacted]' https://ebs.example.com/api/v1/leads",
+      note: 'retrying with key [redacted]',
+      callback: 'https://app.example.com/cb?state=xyz&refresh_token=[redacted]',
+      list: ['plain', 'Bearer [redacted]'],
+    });
+  });
+
+  it('scrubs the message string itself and its format arguments', () => {
+    const { logger, lines, output } = capture();
+    logger.info(`using Bearer ${SECRETS.bearer} and ${SECRETS.apiKey}`);
+    logger.info('sent %s with %o', `Bearer ${SECRETS.bearer}`, {
+      headers: { 'api-key': SECRETS.apiKeyHeader, accept: 'json' },
+      password: SECRETS.password,
+    });
+    expectNoSecrets(output());
+    const [first, second] = parsed(lines);
+    expect(first?.msg).toBe('using Bearer [redacted] and [redacted]');
+    expect(second?.msg).toContain('sent Bearer [redacted] with');
+    expect(second?.msg).toContain('"accept":"json"');
+  });
+
+  it('scrubs an Error logged on its own: message, stack and the printed msg', () => {
+    const { logger, lines, output } = capture();
+    logger.error(
+      new TypeError(
+        `call failed: Authorization: Bearer ${SECRETS.bearer}, key ${SECRETS.apiKey}, token=${SECRETS.refreshToken}`,
+      ),
+    );
+    expectNoSecrets(output());
+    const [line] = parsed(lines);
+    expect(line?.msg).toBe(
+      'call failed: Authorization: Bearer [redacted], key [redacted], token=[redacted]',
+    );
+    expect(line?.err).toMatchObject({
+      type: 'TypeError',
+      message: 'call failed: Authorization: Bearer [redacted], key [redacted], token=[redacted]',
+    });
+    expect((line?.err as { stack: string }).stack).toContain('TypeError: call failed');
+  });
+
+  it('scrubs an Error under err when no message is given, and its own secret fields', () => {
+    const { logger, lines, output } = capture();
+    const error = Object.assign(new Error(`upstream rejected ${SECRETS.apiKey}`), {
+      status: 401,
+      config: { headers: { Authorization: `Basic ${SECRETS.password}` } },
+      password: SECRETS.password,
+    });
+    logger.error({ err: error, leadId: 'lead_42' });
+    expectNoSecrets(output());
+    const [line] = parsed(lines);
+    expect(line).toMatchObject({
+      msg: 'upstream rejected [redacted]',
+      leadId: 'lead_42',
+      err: {
+        type: 'Error',
+        message: 'upstream rejected [redacted]',
+        status: 401,
+        password: REDACTED,
+        config: { headers: { Authorization: REDACTED } },
+      },
+    });
+  });
+
+  it("keeps a Temporal failure's cause chain, scrubbed", () => {
+    const { logger, lines, output } = capture();
+    const cause = ApplicationFailure.nonRetryable(
+      `the service answered 401 to Bearer ${SECRETS.bearer}`,
+      'Unauthorized',
+    );
+    const failure = new ActivityFailure(
+      'activity task failed',
+      'syncLeads',
+      '7',
+      RetryState.NON_RETRYABLE_FAILURE,
+      undefined,
+      cause,
+    );
+    logger.error({ err: failure }, 'sync failed');
+    expectNoSecrets(output());
+    const [line] = parsed(lines);
+    expect(line).toMatchObject({
+      msg: 'sync failed',
+      err: {
+        message: 'activity task failed',
+        activityType: 'syncLeads',
+        cause: {
+          message: 'the service answered 401 to Bearer [redacted]',
+          type: 'Unauthorized',
+          nonRetryable: true,
+        },
+      },
+    });
+  });
+
+  it('redacts the bindings of child and grandchild loggers', () => {
+    const { logger, lines, output } = capture();
+    const child = logger.child({
+      connection: 'acme',
+      apiKey: SECRETS.apiKey,
+      password: SECRETS.password,
+    });
+    child.info('child line');
+    child
+      .child({ headers: { authorization: `Bearer ${SECRETS.bearer}` }, leadId: 'lead_1' })
+      .info('grandchild line');
+    expectNoSecrets(output());
+    const [first, second] = parsed(lines);
+    expect(first).toMatchObject({
+      msg: 'child line',
+      connection: 'acme',
+      apiKey: REDACTED,
+      password: REDACTED,
+    });
+    expect(second).toMatchObject({
+      msg: 'grandchild line',
+      connection: 'acme',
+      leadId: 'lead_1',
+      headers: { authorization: REDACTED },
+    });
+  });
+
+  it("redacts the Temporal SDK's log lines forwarded through PinoTemporalLogger", () => {
+    const { logger, lines, output } = capture();
+    new PinoTemporalLogger(logger).warn(`Activity failed with Bearer ${SECRETS.bearer}`, {
+      activityType: 'syncLeads',
+      headers: { authorization: `Bearer ${SECRETS.bearer}` },
+    });
+    expectNoSecrets(output());
+    expect(parsed(lines)[0]).toMatchObject({
+      level: 40,
+      msg: 'Activity failed with Bearer [redacted]',
+      activityType: 'syncLeads',
+      headers: { authorization: REDACTED },
+    });
+  });
+
+  it('logs a cyclic object without crashing', () => {
+    const { logger, lines } = capture();
+    const node: Record<string, unknown> = { name: 'loop', token: 'tok-secret-1' };
+    node.self = node;
+    logger.info({ node }, 'cyclic');
+    expect(parsed(lines)[0]).toMatchObject({
+      node: { name: 'loop', token: REDACTED, self: '[circular]' },
+    });
+  });
+});
+
+describe('scrubText', () => {
+  it.each([
+    ['Authorization: Bearer abc.def-ghi_jkl~/+=', 'Authorization: Bearer [redacted]'],
+    ['authorization: bearer abc', 'authorization: bearer [redacted]'],
+    ['Authorization: Basic dXNlcjpwYXNz', 'Authorization: Basic [redacted]'],
+    ['key ik_live_abc123 rejected', 'key [redacted] rejected'],
+    ['keys ik_a and ik_b-2', 'keys [redacted] and [redacted]'],
+    [
+      'https://x.example/cb?code=1&access_token=abc&state=2',
+      'https://x.example/cb?code=1&access_token=[redacted]&state=2',
+    ],
+    ['refresh_token=r1 client_secret=c2', 'refresh_token=[redacted] client_secret=[redacted]'],
+    ['api_key=k1 and token=t2', 'api_key=[redacted] and token=[redacted]'],
+    ['code_verifier=v1', 'code_verifier=[redacted]'],
+  ])('%j becomes %j', (input, output) => {
+    expect(scrubText(input)).toBe(output);
+  });
+
+  it.each(['lead 42 synced in 30ms', 'task queue ebsync', 'hike_trail', 'token count: 3'])(
+    'leaves %j alone',
+    (text) => {
+      expect(scrubText(text)).toBe(text);
+    },
+  );
+});
+
+describe('redact', () => {
+  it('replaces values under secret keys, whatever their case or separator', () => {
+    const out = redact({
+      Authorization: 'x',
+      'X-API-KEY': 'x',
+      api_key: 'x',
+      apiKey: 'x',
+      accessToken: 'x',
+      'refresh-token': 'x',
+      client_secret: 'x',
+      privateKey: 'x',
+      tokenCount: 3,
+      keyId: 'k1',
+    });
+    expect(out).toEqual({
+      Authorization: REDACTED,
+      'X-API-KEY': REDACTED,
+      api_key: REDACTED,
+      apiKey: REDACTED,
+      accessToken: REDACTED,
+      'refresh-token': REDACTED,
+      client_secret: REDACTED,
+      privateKey: REDACTED,
+      tokenCount: 3,
+      keyId: 'k1',
+    });
+  });
+
+  it('shows absent secrets as absent', () => {
+    expect(redact({ password: null, apiKey: undefined })).toEqual({
+      password: null,
+      apiKey: undefined,
+    });
+  });
+
+  it('does not change its input', () => {
+    const input = { headers: { authorization: 'Bearer abc' }, note: 'ik_live_1' };
+    redact(input);
+    expect(input).toEqual({ headers: { authorization: 'Bearer abc' }, note: 'ik_live_1' });
+  });
+
+  it('handles cycles in objects, arrays and error causes without crashing', () => {
+    const object: Record<string, unknown> = { name: 'a' };
+    object.self = object;
+    const array: unknown[] = ['x'];
+    array.push(array);
+    const error = new Error('loop');
+    (error as { cause?: unknown }).cause = error;
+    expect(redact(object)).toEqual({ name: 'a', self: '[circular]' });
+    expect(redact(array)).toEqual(['x', '[circular]']);
+    expect(redact(error)).toMatchObject({ type: 'Error', message: 'loop', cause: '[circular]' });
+  });
+
+  it('stops at a depth limit instead of overflowing', () => {
+    let deep: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < 50; i += 1) deep = { next: deep };
+    expect(JSON.stringify(redact(deep))).toContain('[depth limit]');
+  });
+
+  it('redacts Map entries by key and scrubs URLs', () => {
+    expect(redact(new Map([['apiKey', 'ik_1']]))).toEqual({ apiKey: REDACTED });
+    expect(redact(new URL('https://x.example/cb?access_token=abc'))).toBe(
+      'https://x.example/cb?access_token=[redacted]',
+    );
+  });
+});
