@@ -17,6 +17,8 @@ interface SandboxFlags {
   maxPer: number;
   tokenTtl: number;
   certDir?: string;
+  autoApprove?: boolean;
+  adminToken?: string;
 }
 
 export function registerSandboxCommand(program: Command): void {
@@ -82,6 +84,8 @@ export function registerSandboxCommand(program: Command): void {
           certDir: flags.certDir ?? join(config.dataDir, 'sandbox'),
           ...(flags.db ? { db: flags.db } : {}),
           ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
+          ...(flags.autoApprove ? { autoApprove: true } : {}),
+          ...(flags.adminToken ? { adminToken: flags.adminToken } : {}),
         };
         let sandbox;
         try {
@@ -102,6 +106,9 @@ export function registerSandboxCommand(program: Command): void {
           `  API key   ${sandbox.apiKey}   (full permissions, business ${sandbox.businessId})`,
         ];
         if (sandbox.caFile) lines.push(`  CA file   ${sandbox.caFile}`);
+        lines.push(
+          `  admin     ${sandbox.url}/admin  (header x-admin-token: ${sandbox.adminToken})`,
+        );
         lines.push(
           '',
           'Point ebsync at it:',

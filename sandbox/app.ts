@@ -41,6 +41,19 @@ export function buildApp(
     ...(options.https ? { https: options.https } : {}),
     // The spec's query arrays (`category_ids[]=1&category_ids[]=2`) keep their brackets.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // The router rejects undecodable (`%zz`) and over-long path segments before any error
+    // handler runs; without this they would answer in Fastify's own shape.
+    frameworkErrors: (error: FastifyError, _request: unknown, reply: FastifyReply): void => {
+      send(
+        reply,
+        badRequest(
+          'invalid_parameter',
+          error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? 'A path parameter is longer than 200 characters'
+            : 'The request path is not validly percent-encoded',
+        ),
+      );
+    },
   }) as unknown as FastifyInstance;
 
   // Tolerate JSON bodies sent without a JSON content type, as Rails apps do.

@@ -13,6 +13,9 @@ import { PERMISSIONS } from './permissions.js';
 import { createCatalog } from './resources/offerings.js';
 import { sandboxCertificate } from './tls.js';
 import { Counters, NO_FAULTS, RateLimiter } from './traffic.js';
+import { OAuthServer } from './oauth.js';
+import { WebhookDispatcher, type WebhookOptions } from './webhooks.js';
+import { SandboxAdmin } from './admin.js';
 
 export interface SandboxOptions {
   /** Port to listen on; 0 (default) picks a free one. */
@@ -34,6 +37,12 @@ export interface SandboxOptions {
   accessTokenTtlSeconds?: number;
   /** Called with unexpected errors (which answer 500); tests fail on them. */
   onInternalError?: (error: unknown) => void;
+  /** OAuth consent without the approve page (tests); the admin API can switch it too. */
+  autoApprove?: boolean;
+  /** Fixes the x-admin-token of the /admin API (otherwise random per instance). */
+  adminToken?: string;
+  /** Outgoing webhook retry and timeout settings (small values make tests fast). */
+  webhooks?: Partial<WebhookOptions>;
 }
 
 export interface Sandbox {
@@ -52,6 +61,10 @@ export interface Sandbox {
   ctx: SandboxContext;
   identity: Identity;
   app: FastifyInstance;
+  /** In-process admin API (the /admin routes call the same object). */
+  admin: SandboxAdmin;
+  /** Value of the x-admin-token header the /admin routes require. */
+  adminToken: string;
   close(): Promise<void>;
 }
 
@@ -120,11 +133,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const cert = options.http
     ? undefined
     : await sandboxCertificate(options.certDir ?? join(tmpdir(), 'ebsync-sandbox-cert'));
+  const oauth = new OAuthServer(ctx, userId, { autoApprove: options.autoApprove ?? false });
+  const webhooks = new WebhookDispatcher(ctx, options.webhooks);
+  const admin = new SandboxAdmin({
+    ctx,
+    identity,
+    oauth,
+    webhooks,
+    defaultBusinessId: businessId,
+    defaultUserId: userId,
+    token: options.adminToken,
+  });
   const app = buildApp(ctx, allHandlers(), {
+    plugins: [oauth.plugin(), admin.plugin()],
     ...(cert ? { https: { key: cert.key, cert: cert.cert } } : {}),
     ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
   });
   await app.listen({ port: options.port ?? 0, host });
+  webhooks.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const hostPart = isIP(host) === 6 ? `[${host}]` : host;
@@ -140,7 +166,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     ctx,
     identity,
     app,
+    admin,
+    adminToken: admin.token,
     async close() {
+      await webhooks.close();
       await app.close();
       db.close();
     },
