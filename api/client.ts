@@ -1,5 +1,17 @@
 import { Transport, type TransportOptions } from './transport.js';
+import { addOnCategoriesResource, addOnsResource } from './resources/add-ons.js';
+import { appointmentsResource } from './resources/appointments.js';
+import { availabilityResource } from './resources/availability.js';
+import {
+  designTemplatesResource,
+  templateSelectionsResource,
+} from './resources/design-templates.js';
+import { eventBookingsResource, eventNotesResource, eventsResource } from './resources/events.js';
+import { expensesResource } from './resources/expenses.js';
+import { leadBookingsResource } from './resources/lead-bookings.js';
 import { leadsResource } from './resources/leads.js';
+import { offeringsResource } from './resources/offerings.js';
+import { questionnairesResource, suggestionListsResource } from './resources/questionnaires.js';
 
 export type ClientOptions = TransportOptions;
 
@@ -13,6 +25,22 @@ export function createClient(options: ClientOptions) {
   return {
     transport,
     leads: leadsResource(transport),
+    leadBookings: leadBookingsResource(transport),
+    events: eventsResource(transport),
+    eventBookings: eventBookingsResource(transport),
+    eventNotes: eventNotesResource(transport),
+    appointments: appointmentsResource(transport),
+    availability: availabilityResource(transport),
+    expenses: expensesResource(transport),
+    /** Questionnaires; `questionnaires.templates` holds the templates. */
+    questionnaires: questionnairesResource(transport),
+    suggestionLists: suggestionListsResource(transport),
+    /** services, packageGroups, packages */
+    offerings: offeringsResource(transport),
+    addOns: addOnsResource(transport),
+    addOnCategories: addOnCategoriesResource(transport),
+    designTemplates: designTemplatesResource(transport),
+    templateSelections: templateSelectionsResource(transport),
   };
 }
 

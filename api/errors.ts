@@ -117,6 +117,8 @@ export function parseRetryAfter(
   if (value === undefined) return undefined;
   const text = value.trim();
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  // An HTTP date names a weekday or month; a bare '-5' is not one (Date.parse would read a year).
+  if (!/[A-Za-z]/.test(text)) return undefined;
   const date = Date.parse(text);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
@@ -132,7 +134,7 @@ interface ErrorBody {
 }
 
 function asErrorBody(body: unknown): ErrorBody {
-  return typeof body === 'object' && body !== null ? (body) : {};
+  return typeof body === 'object' && body !== null ? body : {};
 }
 
 function fieldErrorsOf(errors: unknown): Record<string, string[]> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { itemSchema, nullableBool, nullableInt, nullableString } from './envelope.js';
+import { ymdSchema } from './formats.js';
 
 /** lead attributes (spec: "lead (type lead)"). Nullable where the spec says so, open enums. */
 export const leadAttributesSchema = z.looseObject({
@@ -46,7 +47,7 @@ export type Lead = z.infer<typeof leadSchema>;
 
 export const LEAD_SOURCES = ['Manual Entry', 'Lead Form', 'Online Booking', 'App', 'API'] as const;
 
-const ymd = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD');
+const ymd = ymdSchema;
 
 /** POST /api/v1/leads body (strict writer: unknown fields are refused before sending). */
 export const createLeadBodySchema = z.strictObject({
