@@ -4,6 +4,7 @@ import { reportFailure } from './errors.js';
 import { registerDevCommands } from './temporal.js';
 import { registerWorkerCommands } from './worker.js';
 import { registerSandboxCommand } from './sandbox.js';
+import { registerConnectionCommands } from './connections.js';
 
 const program = new Command()
   .name('ebsync')
@@ -33,6 +34,7 @@ program.hook('preAction', (command) => {
 registerWorkerCommands(program);
 registerDevCommands(program);
 registerSandboxCommand(program);
+registerConnectionCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,10 +1,10 @@
-import { Connection, Client, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
 import { createLogger, type Logger } from '../worker/logger.js';
-import { temporalConnectionOptions } from '../worker/temporal-connection.js';
+import { connectClient } from '../worker/temporal-client.js';
 import { createWorker } from '../worker/worker.js';
-import { dataConverter, generateKeyLine } from '../worker/data-converter.js';
+import { generateKeyLine } from '../worker/data-converter.js';
 import type { HealthReport } from '../workflows/index.js';
 import { runAction, UserError } from './errors.js';
 
@@ -90,21 +90,8 @@ export function registerWorkerCommands(program: Command): void {
             2,
           );
         }
-        let connection: Connection;
+        const { client, close } = await connectClient(config);
         try {
-          connection = await Connection.connect({
-            ...temporalConnectionOptions(config),
-            connectTimeout: '5s',
-          });
-        } catch (error) {
-          throw unreachable(config, error);
-        }
-        try {
-          const client = new Client({
-            connection,
-            namespace: config.temporal.namespace,
-            dataConverter: dataConverter(config),
-          });
           const r = await client.workflow
             .execute<() => Promise<HealthReport>>('healthCheckWorkflow', {
               taskQueue: config.temporal.taskQueue,
@@ -125,7 +112,7 @@ export function registerWorkerCommands(program: Command): void {
               `up ${r.worker.uptimeSeconds}s, task queue ${r.taskQueue}\n`,
           );
         } finally {
-          await connection.close();
+          await close();
         }
       }),
     );

@@ -110,6 +110,7 @@ export const configSchema = z
           .string()
           .regex(/^ik_\S+$/, { error: 'expected an integration key starting with ik_' })
           .optional(),
+        clientId: optionalText,
         caFile: optionalText,
         allowHttp: boolSetting.default(false),
       })

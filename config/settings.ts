@@ -61,6 +61,12 @@ export const SETTINGS: readonly Setting[] = [
     description: 'Integration key (starts with `ik_`).',
   },
   {
+    env: 'EBS_CLIENT_ID',
+    path: 'service.clientId',
+    default: '(none)',
+    description: 'OAuth client id of your installed app (`ebsync connect`).',
+  },
+  {
     env: 'EBS_CA_FILE',
     path: 'service.caFile',
     default: '(none)',

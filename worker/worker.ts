@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Config } from '../config/index.js';
@@ -8,6 +9,7 @@ import { temporalConnectionOptions } from './temporal-connection.js';
 import type { Logger } from './logger.js';
 import { VERSION } from './version.js';
 import { dataConverter } from './data-converter.js';
+import { sqliteTokenJournal } from '../store/token-journal.js';
 
 /** Source of the workflow bundle: .ts when run from source, .js from dist. */
 export function workflowsPath(): string {
@@ -38,8 +40,17 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const { config, logger } = options;
   installRuntime(logger);
   const converter = dataConverter(config);
+  const codec = converter.payloadCodecs?.[0];
+  if (!codec) throw new Error('the data converter has no payload codec');
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
-  const activities = createActivities({ version: VERSION, startedAt: Date.now() });
+  const journal = sqliteTokenJournal(join(config.dataDir, 'token-journal.db'), codec);
+  const ca = config.service.caFile ? readFileSync(config.service.caFile) : undefined;
+  const activities = createActivities({
+    version: VERSION,
+    startedAt: Date.now(),
+    journal,
+    ...(ca ? { ca } : {}),
+  });
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -59,6 +70,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       try {
         await worker.run();
       } finally {
+        journal.close();
         await connection.close();
       }
     },

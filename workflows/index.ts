@@ -1,1 +1,2 @@
 export { healthCheckWorkflow, type HealthReport } from './health.js';
+export { connectionWorkflow } from './connection.js';

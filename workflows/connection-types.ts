@@ -1,0 +1,84 @@
+/**
+ * Shapes shared by the connection workflow, its activities and its callers. Credentials travel
+ * only inside Temporal payloads, which the payload codec encrypts.
+ */
+export type ConnectionKind = 'installed_app' | 'integration_key' | 'legacy_app';
+export type ConnectionState = 'active' | 'needs_reauth' | 'paused' | 'disconnected';
+
+export interface OAuthCredentials {
+  kind: 'oauth';
+  accessToken: string;
+  /** Epoch ms. */
+  accessExpiresAt: number;
+  /** Epoch ms when it was issued; sets how early the next refresh happens. */
+  accessIssuedAt: number;
+  refreshToken: string;
+}
+export interface ApiKeyCredentials {
+  kind: 'apiKey';
+  apiKey: string;
+}
+export interface LegacyAppCredentials {
+  kind: 'legacyApp';
+  appId: string;
+  appSecret: string;
+  franchiseId?: string;
+}
+export type Credentials = OAuthCredentials | ApiKeyCredentials | LegacyAppCredentials;
+
+export interface ConnectionProfile {
+  connectionId: string;
+  kind: ConnectionKind;
+  baseUrl: string;
+  /** OAuth server of installed apps. */
+  authUrl?: string;
+  clientId?: string;
+  businessName?: string;
+  permissions: string[];
+}
+
+export interface ConnectionInput {
+  profile: ConnectionProfile;
+  credentials: Credentials;
+  /** Carried across continue-as-new. */
+  carried?: {
+    state: ConnectionState;
+    lastError: string | null;
+    refreshCount: number;
+    connectedAt: number;
+  };
+}
+
+export interface ConnectionStatus extends ConnectionProfile {
+  state: ConnectionState;
+  lastError: string | null;
+  refreshCount: number;
+  connectedAt: number;
+  /** Epoch ms; installed apps only. */
+  accessExpiresAt?: number;
+}
+
+/** What an activity gets to call the service. */
+export type IssuedCredentials =
+  | { kind: 'oauth'; accessToken: string; expiresAt: number }
+  | ApiKeyCredentials
+  | LegacyAppCredentials;
+
+export interface TokenRequestArgs {
+  /** An access token the service refused (401): never hand it out again. */
+  rejectedToken?: string;
+}
+
+export interface RefreshedTokens {
+  accessToken: string;
+  refreshToken: string;
+  /** Seconds, from the token response. */
+  expiresIn: number;
+  scope: string[];
+}
+
+/** Failure types the workflow and its callers recognise. */
+export const INVALID_GRANT = 'InvalidGrant';
+export const CONNECTION_NOT_ACTIVE = 'ConnectionNotActive';
+
+export const connectionWorkflowId = (connectionId: string): string => `connection-${connectionId}`;

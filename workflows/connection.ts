@@ -1,0 +1,234 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineUpdate,
+  log,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { createConnectionActivities } from '../activities/connections.js';
+import {
+  CONNECTION_NOT_ACTIVE,
+  INVALID_GRANT,
+  type ConnectionInput,
+  type ConnectionStatus,
+  type Credentials,
+  type IssuedCredentials,
+  type TokenRequestArgs,
+} from './connection-types.js';
+
+type ConnectionActivities = ReturnType<typeof createConnectionActivities>;
+
+const { refreshConnectionTokens } = proxyActivities<ConnectionActivities>({
+  startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '20 seconds',
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '30 seconds',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: [INVALID_GRANT],
+  },
+});
+const { revokeConnectionTokens } = proxyActivities<ConnectionActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 3 },
+});
+
+export const getCredentialsUpdate = defineUpdate<IssuedCredentials, [TokenRequestArgs]>(
+  'getCredentials',
+);
+export const reconnectUpdate = defineUpdate<
+  ConnectionStatus,
+  [{ credentials: Credentials; permissions?: string[]; businessName?: string }]
+>('reconnect');
+export const setPausedUpdate = defineUpdate<ConnectionStatus, [boolean]>('setPaused');
+export const disconnectUpdate = defineUpdate<ConnectionStatus, []>('disconnect');
+export const statusQuery = defineQuery<ConnectionStatus>('status');
+
+/** Refresh when this much of the token's life is left (at least 2 s, at most 5 min). */
+function refreshLead(creds: { accessExpiresAt: number; accessIssuedAt: number }): number {
+  const lifetime = Math.max(0, creds.accessExpiresAt - creds.accessIssuedAt);
+  return Math.min(300_000, Math.max(2_000, lifetime * 0.2));
+}
+
+const HISTORY_EVENTS_LIMIT = 2_000;
+
+/**
+ * One per connection, and the only code that refreshes its token (DESIGN decision 2).
+ * Activities ask it for credentials through an Update; a workflow execution runs one
+ * handler at a time, and concurrent askers await the same refresh, so exactly one refresh
+ * happens per rotation across every worker. The rotated refresh token is part of workflow
+ * state (sealed by the payload codec) before any new access token is handed out.
+ */
+export async function connectionWorkflow(input: ConnectionInput): Promise<ConnectionStatus> {
+  const profile = { ...input.profile };
+  let credentials: Credentials = input.credentials;
+  let state = input.carried?.state ?? 'active';
+  let lastError: string | null = input.carried?.lastError ?? null;
+  let refreshCount = input.carried?.refreshCount ?? 0;
+  const connectedAt = input.carried?.connectedAt ?? Date.now();
+  let refreshing: Promise<void> | undefined;
+  let wake = false;
+
+  const status = (): ConnectionStatus => ({
+    ...profile,
+    state,
+    lastError,
+    refreshCount,
+    connectedAt,
+    ...(credentials.kind === 'oauth' ? { accessExpiresAt: credentials.accessExpiresAt } : {}),
+  });
+
+  const refresh = async (): Promise<void> => {
+    if (credentials.kind !== 'oauth') return;
+    const before = credentials;
+    try {
+      const tokens = await refreshConnectionTokens({
+        connectionId: profile.connectionId,
+        authUrl: profile.authUrl ?? '',
+        clientId: profile.clientId ?? '',
+        refreshToken: before.refreshToken,
+      });
+      const now = Date.now();
+      credentials = {
+        kind: 'oauth',
+        accessToken: tokens.accessToken,
+        refreshToken: tokens.refreshToken,
+        accessIssuedAt: now,
+        accessExpiresAt: now + tokens.expiresIn * 1000,
+      };
+      refreshCount += 1;
+      lastError = null;
+    } catch (error) {
+      const cause = error instanceof ActivityFailure ? error.cause : error;
+      const message = cause instanceof Error ? cause.message : String(cause);
+      if (cause instanceof ApplicationFailure && cause.type === INVALID_GRANT) {
+        state = 'needs_reauth';
+        lastError = message;
+        log.warn(
+          'connection needs reauthorization; its syncs are paused until `ebsync connect` runs again',
+          {
+            connectionId: profile.connectionId,
+          },
+        );
+      } else {
+        lastError = `refresh failed: ${message}`;
+      }
+      throw ApplicationFailure.create({
+        type: CONNECTION_NOT_ACTIVE,
+        message: `connection ${profile.connectionId}: ${lastError}`,
+        nonRetryable: state === 'needs_reauth',
+      });
+    }
+  };
+
+  /** One refresh at a time: later callers wait for the one under way. */
+  const refreshOnce = async (): Promise<void> => {
+    refreshing ??= refresh().finally(() => {
+      refreshing = undefined;
+    });
+    await refreshing;
+  };
+
+  const assertActive = (): void => {
+    if (state !== 'active') {
+      throw ApplicationFailure.create({
+        type: CONNECTION_NOT_ACTIVE,
+        message: `connection ${profile.connectionId} is ${state}${lastError ? ` (${lastError})` : ''}`,
+        nonRetryable: true,
+      });
+    }
+  };
+
+  setHandler(statusQuery, status);
+
+  setHandler(getCredentialsUpdate, async ({ rejectedToken }) => {
+    assertActive();
+    if (credentials.kind === 'oauth') {
+      const stale = rejectedToken !== undefined && rejectedToken === credentials.accessToken;
+      const nearExpiry = Date.now() >= credentials.accessExpiresAt - refreshLead(credentials);
+      if (stale || nearExpiry || refreshing) await refreshOnce();
+      assertActive();
+      if (credentials.kind !== 'oauth')
+        throw ApplicationFailure.nonRetryable('credentials changed kind');
+      return {
+        kind: 'oauth',
+        accessToken: credentials.accessToken,
+        expiresAt: credentials.accessExpiresAt,
+      };
+    }
+    return credentials;
+  });
+
+  setHandler(reconnectUpdate, ({ credentials: next, permissions, businessName }) => {
+    if (state === 'disconnected')
+      throw ApplicationFailure.nonRetryable('connection was disconnected; connect anew');
+    credentials = next;
+    if (permissions) profile.permissions = permissions;
+    if (businessName) profile.businessName = businessName;
+    state = 'active';
+    lastError = null;
+    wake = true;
+    return status();
+  });
+
+  setHandler(setPausedUpdate, (paused) => {
+    if (state === 'disconnected' || state === 'needs_reauth') return status();
+    state = paused ? 'paused' : 'active';
+    wake = true;
+    return status();
+  });
+
+  setHandler(disconnectUpdate, async () => {
+    if (state !== 'disconnected') {
+      state = 'disconnected';
+      if (credentials.kind === 'oauth' && profile.authUrl && profile.clientId) {
+        await revokeConnectionTokens({
+          authUrl: profile.authUrl,
+          clientId: profile.clientId,
+          refreshToken: credentials.refreshToken,
+        }).catch((error: unknown) => {
+          lastError = `revoke failed: ${error instanceof Error ? error.message : String(error)}`;
+        });
+      }
+      wake = true;
+    }
+    return status();
+  });
+
+  for (;;) {
+    if (state === 'disconnected') break;
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > HISTORY_EVENTS_LIMIT) {
+      await condition(() => allHandlersFinished() && refreshing === undefined);
+      await continueAsNew<typeof connectionWorkflow>({
+        profile,
+        credentials,
+        carried: { state, lastError, refreshCount, connectedAt },
+      });
+    }
+    wake = false;
+    if (state === 'active' && credentials.kind === 'oauth') {
+      const dueIn = credentials.accessExpiresAt - refreshLead(credentials) - Date.now();
+      if (dueIn <= 0) {
+        const ok = await refreshOnce().then(
+          () => true,
+          () => false,
+        );
+        // A failed refresh already retried with backoff inside its activity; wait before the next round.
+        if (!ok) await condition(() => wake, '1 minute');
+        continue;
+      }
+      await condition(() => wake, dueIn);
+    } else {
+      await condition(() => wake, '1 day');
+    }
+  }
+  await condition(allHandlersFinished);
+  return status();
+}
