@@ -7,10 +7,12 @@ import {
   type TokenRequestArgs,
 } from '../workflows/connection-types.js';
 
-/** The connection cannot be used now (needs reauth, paused, disconnected). Not retryable. */
-export class ConnectionNotActiveError extends Error {
-  override readonly name = 'ConnectionNotActiveError';
-  readonly retryable = false;
+/**
+ * The connection cannot be used now (needs reauth, paused, disconnected): a non-retryable
+ * failure, so Temporal does not retry the activity into a storm of refused requests.
+ */
+export function connectionNotActive(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: CONNECTION_NOT_ACTIVE, message, nonRetryable: true });
 }
 
 /** Hand out tokens this long before they expire at the latest (matches the workflow's lead). */
@@ -34,7 +36,7 @@ export class ConnectionTokens {
 
   async get(connectionId: string, request: TokenRequestArgs = {}): Promise<IssuedCredentials> {
     const verdict = this.inactive.get(connectionId);
-    if (verdict && verdict.until > Date.now()) throw new ConnectionNotActiveError(verdict.message);
+    if (verdict && verdict.until > Date.now()) throw connectionNotActive(verdict.message);
     const cached = this.cache.get(connectionId);
     const rejected =
       request.rejectedToken !== undefined &&
@@ -84,7 +86,7 @@ export class ConnectionTokens {
             until: Date.now() + INACTIVE_TTL_MS,
             message: cause.message,
           });
-        throw new ConnectionNotActiveError(cause.message);
+        throw connectionNotActive(cause.message);
       }
       throw error;
     }

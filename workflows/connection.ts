@@ -26,7 +26,7 @@ type ConnectionActivities = ReturnType<typeof createConnectionActivities>;
 
 const { refreshConnectionTokens } = proxyActivities<ConnectionActivities>({
   startToCloseTimeout: '30 seconds',
-  heartbeatTimeout: '20 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '1 second',
     maximumInterval: '30 seconds',

@@ -1,0 +1,314 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { writeFile } from 'node:fs/promises';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { EncryptionCodec } from '../../worker/codec.js';
+import { createLead } from '../../sandbox/resources/leads.js';
+import {
+  connectionWorkflowId,
+  type ConnectionInput,
+  type ConnectionStatus,
+} from '../../workflows/connection-types.js';
+import { payloadBytes } from '../helpers/history.js';
+import { REPO_ROOT } from '../helpers/cli.js';
+
+/**
+ * Durable connections on a real dev server against the sandbox over HTTPS, with workers in
+ * their own processes (as in production), so that "exactly one refresh" holds across processes.
+ */
+const key = randomBytes(32);
+const KEYS = `k1:${key.toString('base64')}`;
+const dataConverter = { payloadCodecs: [new EncryptionCodec([{ id: 'k1', key }])] };
+const LEAD_EMAIL = 'zoë.sealed@example.com';
+
+let dir: string;
+let bundlePath: string;
+let client: Client;
+let connection: Connection;
+const workers = new Set<ChildProcess>();
+const workflowIds: string[] = [];
+
+interface Env {
+  sb: Sandbox;
+  taskQueue: string;
+  appId: number;
+  clientId: string;
+}
+
+async function makeSandbox(ttlSeconds: number): Promise<Env> {
+  const sb = await startSandbox({ accessTokenTtlSeconds: ttlSeconds, certDir: join(dir, 'cert') });
+  createLead(sb.ctx, sb.businessId, { email: LEAD_EMAIL, first_name: 'Zoë' }, {});
+  const app = sb.admin.createApp({
+    name: 'ebsync test',
+    redirectUris: ['http://127.0.0.1/callback'],
+    permissions: ['lead_read', 'lead_write'],
+  });
+  return {
+    sb,
+    taskQueue: `conn-${randomBytes(4).toString('hex')}`,
+    appId: app.id,
+    clientId: app.client_id,
+  };
+}
+
+function startWorker(e: Env, extra: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/connection-worker.ts'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TASK_QUEUE: e.taskQueue,
+      BUNDLE: bundlePath,
+      BASE_URL: e.sb.baseUrl,
+      CA_FILE: e.sb.caFile ?? '',
+      KEYS,
+      JOURNAL: join(dir, `journal-${e.taskQueue}.db`),
+      ...extra,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  workers.add(child);
+  child.once('exit', () => workers.delete(child));
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      if (d.toString().includes('worker ready')) resolve(child);
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`worker exited ${code} before ready: ${err.slice(-2000)}`)),
+    );
+  });
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function connect(e: Env, connectionId: string): Promise<void> {
+  const tokens = e.sb.admin.install({ appId: e.appId });
+  const now = Date.now();
+  const input: ConnectionInput = {
+    profile: {
+      connectionId,
+      kind: 'installed_app',
+      baseUrl: e.sb.baseUrl,
+      authUrl: e.sb.authUrl,
+      clientId: e.clientId,
+      permissions: tokens.scope.split(' '),
+    },
+    credentials: {
+      kind: 'oauth',
+      accessToken: tokens.access_token,
+      refreshToken: tokens.refresh_token,
+      accessIssuedAt: now,
+      accessExpiresAt: now + tokens.expires_in * 1000,
+    },
+  };
+  workflowIds.push(connectionWorkflowId(connectionId));
+  await client.workflow.start('connectionWorkflow', {
+    taskQueue: e.taskQueue,
+    workflowId: connectionWorkflowId(connectionId),
+    args: [input],
+  });
+}
+
+async function probe(e: Env, connectionId: string, calls: number): Promise<string[]> {
+  const workflowId = `probe-${connectionId}-${randomBytes(4).toString('hex')}`;
+  workflowIds.push(workflowId);
+  return client.workflow.execute('probeConnectionWorkflow', {
+    taskQueue: e.taskQueue,
+    workflowId,
+    args: [connectionId, calls],
+    workflowExecutionTimeout: '90 seconds',
+  });
+}
+
+const status = (connectionId: string) =>
+  client.workflow.getHandle(connectionWorkflowId(connectionId)).query<ConnectionStatus>('status');
+
+const requestsTo = (sb: Sandbox, route: string): Record<string, number> =>
+  sb.ctx.counters.snapshot().requests[route] ?? {};
+const totalRequests = (sb: Sandbox): number =>
+  Object.values(sb.ctx.counters.snapshot().requests)
+    .flatMap((byStatus) => Object.values(byStatus))
+    .reduce((a, b) => a + b, 0);
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-conn-'));
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('../fixtures/workflows.ts', import.meta.url)),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+  });
+  bundlePath = join(dir, 'bundle.js');
+  await writeFile(bundlePath, code);
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  client = new Client({ connection, dataConverter });
+});
+
+afterAll(async () => {
+  await Promise.all([...workers].map(stopWorker));
+  await connection?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('connection workflow: one token owner per connection', () => {
+  it('200 concurrent activities on two worker processes, token expired: exactly one refresh, no reuse, all succeed', async () => {
+    const e = await makeSandbox(3600);
+    try {
+      const w1 = await startWorker(e);
+      const w2 = await startWorker(e);
+      await connect(e, 'two-workers');
+      expect(await probe(e, 'two-workers', 20)).toContain(LEAD_EMAIL);
+      // Every cached access token is now dead at the service, though not by its own clock.
+      e.sb.ctx.clock.advance(3_700_000);
+      e.sb.ctx.counters.reset();
+      const results = await probe(e, 'two-workers', 200);
+      expect(results).toHaveLength(200);
+      expect(new Set(results)).toEqual(new Set([LEAD_EMAIL]));
+      const counters = e.sb.ctx.counters.snapshot();
+      expect(counters.token_refreshes).toBe(1);
+      expect(counters.refresh_token_reuse).toBe(0);
+      expect(counters.grants_revoked).toBe(0);
+      expect((await status('two-workers')).refreshCount).toBe(1);
+      await Promise.all([stopWorker(w1), stopWorker(w2)]);
+    } finally {
+      await e.sb.close();
+    }
+  });
+
+  it('a revoked grant: needs_reauth after at most two requests, then no requests until reconnect', async () => {
+    const e = await makeSandbox(3600);
+    try {
+      const w = await startWorker(e);
+      await connect(e, 'revoked');
+      expect(await probe(e, 'revoked', 3)).toEqual([LEAD_EMAIL, LEAD_EMAIL, LEAD_EMAIL]);
+      for (const grant of e.sb.admin.grants({ appId: e.appId })) e.sb.admin.disconnect(grant.id);
+      e.sb.ctx.counters.reset();
+
+      await expect(probe(e, 'revoked', 1)).rejects.toBeInstanceOf(WorkflowFailedError);
+      expect(totalRequests(e.sb)).toBeLessThanOrEqual(2);
+      const after = await status('revoked');
+      expect(after.state).toBe('needs_reauth');
+      expect(after.lastError).toMatch(/invalid_grant|disconnect|revoked/i);
+
+      const before = totalRequests(e.sb);
+      await expect(probe(e, 'revoked', 5)).rejects.toBeInstanceOf(WorkflowFailedError);
+      expect(totalRequests(e.sb)).toBe(before);
+
+      // Reconnect with a fresh install: the same workflow takes the new tokens and syncs resume.
+      const tokens = e.sb.admin.install({ appId: e.appId });
+      const now = Date.now();
+      await client.workflow.getHandle(connectionWorkflowId('revoked')).executeUpdate('reconnect', {
+        args: [
+          {
+            credentials: {
+              kind: 'oauth',
+              accessToken: tokens.access_token,
+              refreshToken: tokens.refresh_token,
+              accessIssuedAt: now,
+              accessExpiresAt: now + tokens.expires_in * 1000,
+            },
+          },
+        ],
+      });
+      // The worker's cached "not active" verdict lasts 15 s at most; a new worker has none.
+      await stopWorker(w);
+      const w2 = await startWorker(e);
+      expect(await probe(e, 'revoked', 2)).toEqual([LEAD_EMAIL, LEAD_EMAIL]);
+      expect((await status('revoked')).state).toBe('active');
+      await stopWorker(w2);
+    } finally {
+      await e.sb.close();
+    }
+  });
+
+  it('survives a worker killed during a refresh without losing the rotated refresh token', async () => {
+    const e = await makeSandbox(3600);
+    try {
+      const crashing = await startWorker(e, { CRASH_AFTER_ROTATION: '1' });
+      await connect(e, 'crash');
+      expect(await probe(e, 'crash', 1)).toEqual([LEAD_EMAIL]);
+      e.sb.ctx.clock.advance(3_700_000);
+      e.sb.ctx.counters.reset();
+      const died = new Promise<NodeJS.Signals | null>((r) =>
+        crashing.once('exit', (_code, signal) => r(signal)),
+      );
+      const run = probe(e, 'crash', 1);
+      expect(await died).toBe('SIGKILL');
+      // The refresh happened at the service, and its answer died with the worker.
+      expect(e.sb.ctx.counters.snapshot().token_refreshes).toBe(1);
+      const healthy = await startWorker(e);
+      expect(await run).toEqual([LEAD_EMAIL]);
+      const counters = e.sb.ctx.counters.snapshot();
+      expect(counters.token_refreshes).toBe(1);
+      expect(counters.refresh_token_reuse).toBe(0);
+      expect(counters.grants_revoked).toBe(0);
+      const s = await status('crash');
+      expect(s.state).toBe('active');
+      expect(s.refreshCount).toBe(1);
+      await stopWorker(healthy);
+    } finally {
+      await e.sb.close();
+    }
+  }, 120_000);
+
+  it('refreshes a short-lived token ahead of expiry during a long run: no 401 reaches a sync', async () => {
+    const e = await makeSandbox(6);
+    try {
+      const w = await startWorker(e);
+      await connect(e, 'short-lived');
+      const until = Date.now() + 20_000;
+      let calls = 0;
+      while (Date.now() < until) {
+        expect(await probe(e, 'short-lived', 3)).toEqual([LEAD_EMAIL, LEAD_EMAIL, LEAD_EMAIL]);
+        calls += 3;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(calls).toBeGreaterThan(30);
+      expect(requestsTo(e.sb, 'leads.list')['401'] ?? 0).toBe(0);
+      expect(e.sb.ctx.counters.snapshot().token_refreshes).toBeGreaterThanOrEqual(2);
+      expect(e.sb.ctx.counters.snapshot().refresh_token_reuse).toBe(0);
+      await stopWorker(w);
+    } finally {
+      await e.sb.close();
+    }
+  }, 90_000);
+
+  it('keeps tokens and lead emails out of every history in plaintext', async () => {
+    expect(workflowIds.length).toBeGreaterThan(5);
+    const secrets = [LEAD_EMAIL];
+    for (const workflowId of workflowIds) {
+      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      const bytes = payloadBytes(history);
+      expect(bytes.length).toBeGreaterThan(0);
+      for (const secret of secrets) expect(bytes.includes(secret)).toBe(false);
+      const decoded = await Promise.all(
+        [...(history.events ?? [])].map(async (event) => {
+          const payloads = event.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+          return dataConverter.payloadCodecs[0]!.decode(payloads);
+        }),
+      );
+      // Decoding with the key does reveal the credentials: the search above could find them.
+      const plain = Buffer.concat(
+        decoded.flat().map((p) => Buffer.from(p.data ?? new Uint8Array())),
+      );
+      if (workflowId.startsWith('connection-')) expect(plain.toString()).toContain('accessToken');
+      for (const token of plain.toString().match(/"(?:accessToken|refreshToken)":"([^"]+)"/g) ??
+        []) {
+        const value = token.split('":"')[1]!.slice(0, -1);
+        expect(bytes.includes(value)).toBe(false);
+      }
+    }
+  });
+});
