@@ -248,10 +248,15 @@ async function connectKey(
   );
 }
 
-export async function listConnections(client: Client): Promise<ConnectionStatus[]> {
+/** Connections of this deployment: the running connection workflows on its task queue. */
+export async function listConnections(
+  client: Client,
+  taskQueue: string,
+): Promise<ConnectionStatus[]> {
   const out: ConnectionStatus[] = [];
+  const queue = taskQueue.replace(/'/g, "\\'");
   for await (const execution of client.workflow.list({
-    query: "WorkflowType = 'connectionWorkflow' AND ExecutionStatus = 'Running'",
+    query: `WorkflowType = 'connectionWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
   })) {
     try {
       out.push(
@@ -334,8 +339,8 @@ export function registerConnectionCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action((flags: { json?: boolean }) =>
       runAction(() =>
-        withTemporal(async (client) => {
-          const all = await listConnections(client);
+        withTemporal(async (client, config) => {
+          const all = await listConnections(client, config.temporal.taskQueue);
           if (flags.json) process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
           else if (all.length === 0)
             process.stdout.write('no connections; add one with ebsync connect\n');
