@@ -82,7 +82,16 @@ function readConfigFile(file: string): Record<string, unknown> {
 function describeValue(value: unknown, secret: boolean): string {
   if (value === undefined) return '(missing)';
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return `'${secret ? maskSecret(text) : text}'`;
+  // A URL may carry credentials (https://user:secret@host): mask them like any secret.
+  return `'${secret ? maskSecret(text) : text.replace(/(\/\/[^/\s:@]+):([^@\s/]+)@/g, '$1:****@')}'`;
+}
+
+/** Every dotted path in a parsed file, so a misspelt nested key is named, not ignored. */
+function leafPaths(node: unknown, prefix = ''): string[] {
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) return [prefix];
+  return Object.entries(node).flatMap(([key, value]) =>
+    leafPaths(value, prefix ? `${prefix}.${key}` : key),
+  );
 }
 
 /**
@@ -103,13 +112,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         sources.set(setting.path, { kind: 'file', file, path: setting.path });
       }
     }
-    const known = new Set(SETTINGS.map((s) => s.path.split('.')[0]));
-    for (const key of Object.keys(fromFile)) {
-      if (!known.has(key)) {
-        throw new ConfigError([
-          `EBSYNC_CONFIG='${file}' has an unknown setting '${key}'; allowed: ${[...known].join(', ')}`,
-        ]);
-      }
+    const known = new Set(SETTINGS.map((s) => s.path));
+    const unknown = leafPaths(fromFile).filter((path) => !known.has(path));
+    if (unknown.length > 0) {
+      throw new ConfigError(
+        unknown.map(
+          (path) =>
+            `EBSYNC_CONFIG='${file}' has an unknown setting '${path}'; allowed: ${[...known].filter((k) => k !== 'configFile').join(', ')}`,
+        ),
+      );
     }
   }
   for (const setting of SETTINGS) {

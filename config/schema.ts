@@ -147,7 +147,11 @@ export const configSchema = z
       const plainHttpAllowed =
         config.service.allowHttp && config.mode === 'development' && isLoopbackHost(url.hostname);
       if (url.protocol === 'http:' && !plainHttpAllowed) {
-        ctx.addIssue({ code: 'custom', path: ['service', 'baseUrl'], message: SERVICE_URL_RULE });
+        const message =
+          config.mode === 'production' && config.service.allowHttp && isLoopbackHost(url.hostname)
+            ? 'plain http:// is refused in production mode, even on loopback; use https://'
+            : SERVICE_URL_RULE;
+        ctx.addIssue({ code: 'custom', path: ['service', 'baseUrl'], message });
       }
     }
     const t = config.temporal;

@@ -10,9 +10,15 @@ const SECRET_KEY =
   /^(authorization|proxy-authorization|cookie|set-cookie|api[-_]?key|app[-_]?secret|x-api-key|password|passwd|secret|client[-_]?secret|access[-_]?token|refresh[-_]?token|id[-_]?token|token|code[-_]?verifier|private[-_]?key|encryption[-_]?keys?)$/i;
 
 const SECRET_PATTERNS: readonly RegExp[] = [
-  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi,
+  /\b(bearer)\s+[A-Za-z0-9._~+/=-]+/gi,
+  // Basic credentials are base64 of user:password; "the basic plan" is not one.
+  /\b(Basic)\s+[A-Za-z0-9+/]{8,}={0,2}/g,
   /\bik_[A-Za-z0-9_-]+/g,
   /\b(access_token|refresh_token|code_verifier|client_secret|api_key|token)=([^&\s"']+)/gi,
+  // The same names as JSON members, e.g. a logged token response body.
+  /"(access_token|refresh_token|code_verifier|client_secret|api_key|apiKey|accessToken|refreshToken|password)"\s*:\s*"((?:[^"\\]|\\.)*)"/g,
+  // Credentials inside a URL: https://user:secret@host
+  /(\/\/[^/\s:@]+):([^@\s/]+)@/g,
 ];
 
 export function isSecretKey(key: string): boolean {
@@ -26,6 +32,8 @@ export function scrubText(text: string): string {
       const first = groups[0];
       if (typeof first === 'string' && /^(bearer|basic)$/i.test(first))
         return `${first} ${REDACTED}`;
+      if (typeof first === 'string' && match.startsWith('"')) return `"${first}":"${REDACTED}"`;
+      if (typeof first === 'string' && match.startsWith('//')) return `${first}:${REDACTED}@`;
       if (typeof first === 'string' && match.includes('=')) return `${first}=${REDACTED}`;
       return REDACTED;
     });
@@ -33,13 +41,25 @@ export function scrubText(text: string): string {
   return out;
 }
 
-/** Deep copy of a value with secrets removed; cycles and depth are bounded. */
+/**
+ * Deep copy of a value with secrets removed; cycles and depth are bounded. `seen` holds the
+ * ancestors of the value only, so an object referenced twice (not a cycle) prints twice.
+ */
 export function redact(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
+  if (typeof value !== 'object' || value === null) return redactValue(value, depth, seen);
+  if (seen.has(value)) return '[circular]';
+  seen.add(value);
+  try {
+    return redactValue(value, depth, seen);
+  } finally {
+    seen.delete(value);
+  }
+}
+
+function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   if (typeof value === 'string') return scrubText(value);
   if (typeof value !== 'object' || value === null) return value;
   if (depth > 12) return '[depth limit]';
-  if (seen.has(value)) return '[circular]';
-  seen.add(value);
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1, seen));
   if (value instanceof Error) {
     const out: Record<string, unknown> = {

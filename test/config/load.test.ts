@@ -164,15 +164,22 @@ describe('loadConfig with a JSON config file (EBSYNC_CONFIG)', () => {
     ]);
   });
 
-  it('reports an unknown top-level key in one line naming the key and the allowed ones', () => {
-    const file = configFile({ temporal: { address: 'localhost:7233' }, temporl: { tls: true } });
+  it('reports an unknown key, nested ones too, in one line naming it and the allowed ones', () => {
+    const file = configFile({ temporal: { adress: 'localhost:7233' }, temporl: { tls: true } });
     const lines = errorLines({ EBSYNC_CONFIG: file });
-    expect(lines).toHaveLength(1);
-    const match = new RegExp(
-      `^EBSYNC_CONFIG='${literal(file)}' has an unknown setting 'temporl'; allowed: (.+)$`,
-    ).exec(lines[0] ?? '');
-    expect(match?.[1]?.split(', ')).toEqual(
-      expect.arrayContaining(['mode', 'dataDir', 'log', 'service', 'temporal', 'worker']),
+    expect(lines).toHaveLength(2);
+    const named = lines.map(
+      (line) => /has an unknown setting '([^']+)'; allowed: (.+)$/.exec(line)?.slice(1) ?? [],
+    );
+    expect(named.map(([path]) => path)).toEqual(['temporal.adress', 'temporl.tls']);
+    expect(named[0]?.[1]?.split(', ')).toEqual(
+      expect.arrayContaining([
+        'mode',
+        'dataDir',
+        'log.level',
+        'temporal.address',
+        'worker.shutdownGrace',
+      ]),
     );
   });
 
@@ -298,9 +305,20 @@ describe('service base URL (EBS_BASE_URL)', () => {
     ],
   ])('rejects http:// %s', (_label, env) => {
     const lines = errorLines(env);
+    const rule =
+      env.EBSYNC_MODE === 'production'
+        ? 'plain http:// is refused in production mode, even on loopback; use https://'
+        : URL_RULE;
     expect(lines.filter((line) => line.startsWith('EBS_BASE_URL='))).toEqual([
-      `EBS_BASE_URL='${env.EBS_BASE_URL}' is not allowed: ${URL_RULE}`,
+      `EBS_BASE_URL='${env.EBS_BASE_URL}' is not allowed: ${rule}`,
     ]);
+  });
+
+  it('masks credentials inside a service URL', () => {
+    const lines = errorLines({ EBS_BASE_URL: 'https://bob:hunter2@svc.example/api/v1/' });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('bob:****@');
+    expect(lines[0]).not.toContain('hunter2');
   });
 });
 

@@ -341,3 +341,26 @@ describe('redact', () => {
     );
   });
 });
+
+describe('redaction of shapes found in real logs', () => {
+  it('scrubs token members of a logged JSON body and credentials inside a URL', () => {
+    const text = scrubText(
+      'token answer {"access_token":"at_9f8e7d","refresh_token":"rt_1a2b3c"} from https://bob:hunter2@svc.example/x',
+    );
+    expect(text).not.toMatch(/at_9f8e7d|rt_1a2b3c|hunter2/);
+    expect(text).toContain('"access_token":"[redacted]"');
+    expect(text).toContain('https://bob:[redacted]@svc.example/x');
+  });
+
+  it('leaves ordinary words after "basic" alone', () => {
+    expect(scrubText('the basic plan costs less')).toBe('the basic plan costs less');
+  });
+
+  it('prints an object referenced twice (not a cycle) both times', () => {
+    const shared = { venue: 'Hall' };
+    expect(redact({ a: shared, b: shared })).toEqual({
+      a: { venue: 'Hall' },
+      b: { venue: 'Hall' },
+    });
+  });
+});
