@@ -306,7 +306,7 @@ describe('service base URL (EBS_BASE_URL)', () => {
   ])('rejects http:// %s', (_label, env) => {
     const lines = errorLines(env);
     const rule =
-      env.EBSYNC_MODE === 'production'
+      'EBSYNC_MODE' in env && env.EBSYNC_MODE === 'production'
         ? 'plain http:// is refused in production mode, even on loopback; use https://'
         : URL_RULE;
     expect(lines.filter((line) => line.startsWith('EBS_BASE_URL='))).toEqual([
