@@ -162,3 +162,14 @@ export class Identity {
     })) as ReturnType<Identity['keys']>;
   }
 }
+
+/** A user of this business (any role), or undefined: other businesses' users are invisible. */
+export function findUser(
+  db: Db,
+  businessId: number,
+  id: number,
+): { id: number; name: string; email: string; role: string } | undefined {
+  return db
+    .prepare('SELECT id, name, email, role FROM users WHERE id = ? AND business_id = ?')
+    .get(id, businessId) as { id: number; name: string; email: string; role: string } | undefined;
+}

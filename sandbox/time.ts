@@ -179,3 +179,8 @@ export function businessTimeZone(db: Db, businessId: number): string {
     { time_zone: string } | undefined;
   return row?.time_zone ?? 'America/New_York';
 }
+
+/** Now, as the service writes timestamps: ISO 8601 with the business's UTC offset. */
+export function businessNow(ctx: { db: Db; clock: { now(): number } }, businessId: number): string {
+  return zonedIso(ctx.clock.now(), businessTimeZone(ctx.db, businessId));
+}

@@ -2,6 +2,7 @@ import type { StoredRecord } from '../db.js';
 import { defaultBrand } from './leads.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
+import { findUser } from '../identity.js';
 import {
   item,
   listBody,
@@ -23,6 +24,7 @@ import {
   time12,
   ymd,
   zonedIso,
+  businessNow,
 } from '../time.js';
 
 /**
@@ -129,14 +131,7 @@ interface UserRow {
 }
 
 function userOf(ctx: SandboxContext, businessId: number, id: number): UserRow | undefined {
-  return ctx.db
-    .prepare('SELECT id, name, email, role FROM users WHERE id = ? AND business_id = ?')
-    .get(id, businessId) as UserRow | undefined;
-}
-
-/** Now, as the service writes timestamps: ISO 8601 with the business's UTC offset. */
-function stamp(ctx: SandboxContext, businessId: number): string {
-  return zonedIso(ctx.clock.now(), businessTimeZone(ctx.db, businessId));
+  return findUser(ctx.db, businessId, id);
 }
 
 export function createAppointmentCalendar(
@@ -197,7 +192,7 @@ export function createAppointment(
 ): StoredRecord<AppointmentAttrs> {
   const tz = businessTimeZone(ctx.db, businessId);
   const brandId = input.brand_id ?? defaultBrand(ctx, businessId).id;
-  const now = stamp(ctx, businessId);
+  const now = businessNow(ctx, businessId);
   const appointment = ctx.records.insert<AppointmentAttrs>(
     'appointment',
     businessId,
@@ -245,7 +240,7 @@ function notify(
 ): AppointmentNotification[] {
   return [
     ...record.attrs.notifications_sent,
-    { kind, recipient: record.attrs.guest_email, sent_at: stamp(ctx, record.businessId) },
+    { kind, recipient: record.attrs.guest_email, sent_at: businessNow(ctx, record.businessId) },
   ];
 }
 
@@ -257,7 +252,7 @@ export function cancelAppointment(
   if (record.attrs.canceled) return record;
   return ctx.records.update(record, {
     canceled: true,
-    canceled_at: stamp(ctx, record.businessId),
+    canceled_at: businessNow(ctx, record.businessId),
     notifications_sent: notify(ctx, record, 'cancellation'),
   });
 }

@@ -13,7 +13,7 @@ import {
   type Item,
 } from '../envelope.js';
 import { badRequest, FieldErrors, notFound, validationError } from '../errors.js';
-import { businessTimeZone, zonedIso } from '../time.js';
+import { businessNow } from '../time.js';
 
 /**
  * Design templates installed apps publish into a business, their categories, tags and
@@ -72,11 +72,6 @@ export interface TemplateSelectionInput {
 export interface TemplateSelectionAttrs extends TemplateSelectionInput, Record<string, unknown> {
   id: number;
   created_at: string;
-}
-
-/** Now, as the service writes timestamps: ISO 8601 with the business's UTC offset. */
-function stamp(ctx: SandboxContext, businessId: number): string {
-  return zonedIso(ctx.clock.now(), businessTimeZone(ctx.db, businessId));
 }
 
 const TAG = 'design_category_tag';
@@ -170,7 +165,7 @@ export function createDesignTemplate(
       primary_image_url: input.primary_image_url,
       additional_image_urls: input.additional_image_urls ?? [],
       app_id: input.app_id ?? null,
-      created_at: stamp(ctx, businessId),
+      created_at: businessNow(ctx, businessId),
     }),
     { parentId: input.design_template_category_id },
   );
@@ -586,7 +581,7 @@ export function createTemplateSelection(
   return ctx.records.insert<TemplateSelectionAttrs>('template_selection', businessId, (id) => ({
     ...input,
     id,
-    created_at: stamp(ctx, businessId),
+    created_at: businessNow(ctx, businessId),
   }));
 }
 

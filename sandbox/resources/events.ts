@@ -14,7 +14,7 @@ import {
   type Item,
 } from '../envelope.js';
 import { badRequest, humanize, notFound, validationError } from '../errors.js';
-import { Identity } from '../identity.js';
+import { findUser, Identity } from '../identity.js';
 import {
   businessTimeZone,
   formattedRanges,
@@ -292,9 +292,7 @@ interface UserInfo {
 }
 
 function userOf(ctx: SandboxContext, businessId: number, id: number): UserInfo | undefined {
-  return ctx.db
-    .prepare('SELECT id, name, email, role FROM users WHERE id = ? AND business_id = ?')
-    .get(id, businessId) as UserInfo | undefined;
+  return findUser(ctx.db, businessId, id);
 }
 
 function businessName(ctx: SandboxContext, businessId: number): string {

@@ -2,7 +2,7 @@ import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { item, money, ok, refOne, single, type Item } from '../envelope.js';
 import { FieldErrors, notFound } from '../errors.js';
-import { businessTimeZone, parseYmd, zonedIso } from '../time.js';
+import { parseYmd, businessNow } from '../time.js';
 
 /**
  * Expenses a business records (payments to a custom payee or to a staff member).
@@ -33,11 +33,6 @@ export interface ExpenseAttrs extends ExpenseInput, Record<string, unknown> {
   created_at: string;
 }
 
-/** Now, as the service writes timestamps: ISO 8601 with the business's UTC offset. */
-function stamp(ctx: SandboxContext, businessId: number): string {
-  return zonedIso(ctx.clock.now(), businessTimeZone(ctx.db, businessId));
-}
-
 export function createExpense(
   ctx: SandboxContext,
   businessId: number,
@@ -47,7 +42,7 @@ export function createExpense(
   return ctx.records.insert<ExpenseAttrs>(
     'expense',
     businessId,
-    (id) => ({ ...input, id, created_at: stamp(ctx, businessId) }),
+    (id) => ({ ...input, id, created_at: businessNow(ctx, businessId) }),
     opts.silent ? { silent: true } : {},
   );
 }

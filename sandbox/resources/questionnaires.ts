@@ -13,7 +13,7 @@ import {
   type QuestionnaireField,
   type SuggestedSong,
 } from '../../api/questionnaire-answers.js';
-import { businessTimeZone, zonedIso } from '../time.js';
+import { businessNow } from '../time.js';
 
 /**
  * Questionnaires attached to bookings, the templates they are made from, and song
@@ -86,11 +86,6 @@ export interface SuggestionListAttrs extends Record<string, unknown> {
   id: number;
   name: string;
   songs: SuggestionSong[];
-}
-
-/** Now, as the service writes timestamps: ISO 8601 with the business's UTC offset. */
-function stamp(ctx: SandboxContext, businessId: number): string {
-  return zonedIso(ctx.clock.now(), businessTimeZone(ctx.db, businessId));
 }
 
 // ---- defaults -----------------------------------------------------------------------------
@@ -312,7 +307,7 @@ function insertTemplate(
       allow_staff_edit: input.allow_staff_edit ?? true,
       allow_customer_edit: input.allow_customer_edit ?? true,
       show_before_or_after: input.show_before_or_after ?? null,
-      created_at: stamp(ctx, businessId),
+      created_at: businessNow(ctx, businessId),
     }),
     { silent: true },
   );
@@ -373,7 +368,7 @@ export function attachQuestionnaire(
       completed_at: null,
       locked_for_customers: false,
       notifications_sent: [],
-      created_at: stamp(ctx, businessId),
+      created_at: businessNow(ctx, businessId),
     }),
     { parentId: eventId },
   );
@@ -421,7 +416,7 @@ export function createExternalQuestionnaire(
       completed_at: null,
       locked_for_customers: false,
       notifications_sent: [],
-      created_at: stamp(ctx, businessId),
+      created_at: businessNow(ctx, businessId),
     }),
     { parentId: input.event_id },
   );
@@ -437,7 +432,7 @@ export function markQuestionnaireComplete(
   record: StoredRecord<QuestionnaireAttrs>,
 ): StoredRecord<QuestionnaireAttrs> {
   if (record.attrs.completed) return record;
-  const at = stamp(ctx, record.businessId);
+  const at = businessNow(ctx, record.businessId);
   return ctx.records.update(record, {
     completed: true,
     completed_at: at,
