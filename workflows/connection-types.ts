@@ -40,6 +40,8 @@ export interface ConnectionProfile {
 export interface ConnectionInput {
   profile: ConnectionProfile;
   credentials: Credentials;
+  /** Continue as new past this many history events (default 2,000; tests set it low). */
+  historyLimit?: number;
   /** Carried across continue-as-new. */
   carried?: {
     state: ConnectionState;

@@ -201,15 +201,23 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     return status();
   });
 
+  const historyFull = (): boolean => {
+    const info = workflowInfo();
+    return (
+      info.continueAsNewSuggested ||
+      info.historyLength > (input.historyLimit ?? HISTORY_EVENTS_LIMIT)
+    );
+  };
+
   for (;;) {
     if (state === 'disconnected') break;
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > HISTORY_EVENTS_LIMIT) {
+    if (historyFull()) {
       await condition(() => allHandlersFinished() && refreshing === undefined);
       await continueAsNew<typeof connectionWorkflow>({
         profile,
         credentials,
         carried: { state, lastError, refreshCount, connectedAt },
+        ...(input.historyLimit !== undefined ? { historyLimit: input.historyLimit } : {}),
       });
     }
     wake = false;
@@ -221,12 +229,12 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
           () => false,
         );
         // A failed refresh already retried with backoff inside its activity; wait before the next round.
-        if (!ok) await condition(() => wake, '1 minute');
+        if (!ok) await condition(() => wake || historyFull(), '1 minute');
         continue;
       }
-      await condition(() => wake, dueIn);
+      await condition(() => wake || historyFull(), dueIn);
     } else {
-      await condition(() => wake, '1 day');
+      await condition(() => wake || historyFull(), '1 day');
     }
   }
   await condition(allHandlersFinished);

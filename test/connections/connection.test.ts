@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { writeFile } from 'node:fs/promises';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { EncryptionCodec } from '../../worker/codec.js';
@@ -95,7 +95,7 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function connect(e: Env, connectionId: string): Promise<void> {
+async function connect(e: Env, connectionId: string, historyLimit?: number): Promise<void> {
   const tokens = e.sb.admin.install({ appId: e.appId });
   const now = Date.now();
   const input: ConnectionInput = {
@@ -114,6 +114,7 @@ async function connect(e: Env, connectionId: string): Promise<void> {
       accessIssuedAt: now,
       accessExpiresAt: now + tokens.expires_in * 1000,
     },
+    ...(historyLimit !== undefined ? { historyLimit } : {}),
   };
   workflowIds.push(connectionWorkflowId(connectionId));
   await client.workflow.start('connectionWorkflow', {
@@ -284,6 +285,63 @@ describe('connection workflow: one token owner per connection', () => {
       await e.sb.close();
     }
   }, 90_000);
+
+  it('continues as new before its history grows long, keeping tokens and state', async () => {
+    const e = await makeSandbox(3600);
+    try {
+      const w = await startWorker(e);
+      await connect(e, 'long-lived', 30);
+      const handle = client.workflow.getHandle(connectionWorkflowId('long-lived'));
+      const firstRun = (await handle.describe()).runId;
+      const issued = new Set<string>();
+      for (let i = 0; i < 25; i++) {
+        const credentials = await handle.executeUpdate<{ accessToken: string }, [object]>(
+          'getCredentials',
+          {
+            args: [{}],
+          },
+        );
+        issued.add(credentials.accessToken);
+      }
+      expect(issued.size).toBe(1);
+      const latest = await handle.describe();
+      expect(latest.runId).not.toBe(firstRun);
+      expect(latest.status.name).toBe('RUNNING');
+      expect((await status('long-lived')).state).toBe('active');
+      expect(await probe(e, 'long-lived', 2)).toEqual([LEAD_EMAIL, LEAD_EMAIL]);
+      expect(e.sb.ctx.counters.snapshot().token_refreshes).toBe(0);
+      await stopWorker(w);
+    } finally {
+      await e.sb.close();
+    }
+  }, 90_000);
+
+  it('replays every connection history these tests produced', async () => {
+    const histories = [];
+    for (const workflowId of workflowIds.filter((id) => id.startsWith('connection-'))) {
+      for await (const execution of client.workflow.list({
+        query: `WorkflowId = '${workflowId}'`,
+      })) {
+        histories.push({
+          workflowId,
+          history: await client.workflow.getHandle(workflowId, execution.runId).fetchHistory(),
+        });
+      }
+    }
+    expect(histories.length).toBeGreaterThanOrEqual(
+      workflowIds.filter((id) => id.startsWith('connection-')).length,
+    );
+    const results = Worker.runReplayHistories(
+      { workflowBundle: { codePath: bundlePath }, dataConverter },
+      histories,
+    );
+    let replayed = 0;
+    for await (const result of results) {
+      expect(result.error, result.workflowId).toBeUndefined();
+      replayed += 1;
+    }
+    expect(replayed).toBe(histories.length);
+  });
 
   it('keeps tokens and lead emails out of every history in plaintext', async () => {
     expect(workflowIds.length).toBeGreaterThan(5);
