@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
+import type { SeedSummary } from '../sandbox/seed.js';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { runAction, UserError } from './errors.js';
 import { intFlag, portFlag } from './options.js';
@@ -19,6 +20,30 @@ interface SandboxFlags {
   certDir?: string;
   autoApprove?: boolean;
   adminToken?: string;
+  leads?: number;
+  events?: number;
+  seed?: string;
+}
+
+/** A seed is any short text without control characters (numbers are read as text too). */
+function seedFlag(value: string): string {
+  if (!/^[\x20-\x7e]{1,64}$/.test(value) || value.trim() === '') {
+    throw new InvalidArgumentError('Expected 1 to 64 printable ASCII characters.');
+  }
+  return value;
+}
+
+function seedLine(seeded: SeedSummary): string {
+  const n = (count: number) => count.toLocaleString('en-US');
+  const parts = [
+    `${n(seeded.leads)} leads (${n(seeded.leadBookings)} lead bookings)`,
+    `${n(seeded.events)} events`,
+    `${n(seeded.appointments)} appointments`,
+    `${n(seeded.expenses)} expenses`,
+    `${n(seeded.eventNotes)} notes`,
+    `${n(seeded.questionnaires)} questionnaires`,
+  ];
+  return `  data      ${parts.join(', ')}: ${n(seeded.records)} records in ${(seeded.ms / 1000).toFixed(1)} s (seed ${JSON.stringify(seeded.seed)})`;
 }
 
 export function registerSandboxCommand(program: Command): void {
@@ -63,6 +88,23 @@ export function registerSandboxCommand(program: Command): void {
       '--cert-dir <dir>',
       'where the generated certificate is kept (default: <EBSYNC_DATA_DIR>/sandbox)',
     )
+    .addOption(
+      new Option('--leads <n>', 'generate this many leads in a new database').argParser(
+        intFlag(0, 10_000_000),
+      ),
+    )
+    .addOption(
+      new Option(
+        '--events <n>',
+        'generate this many events in a new database (default: one per 25 leads, at most 500)',
+      ).argParser(intFlag(0, 1_000_000)),
+    )
+    .addOption(
+      new Option(
+        '--seed <s>',
+        'seed of the generated data: same seed, same data (default 1)',
+      ).argParser(seedFlag),
+    )
     .action((flags: SandboxFlags) =>
       runAction(async () => {
         const config = loadConfig();
@@ -87,6 +129,19 @@ export function registerSandboxCommand(program: Command): void {
           ...(flags.autoApprove ? { autoApprove: true } : {}),
           ...(flags.adminToken ? { adminToken: flags.adminToken } : {}),
         };
+        const seeding =
+          flags.leads !== undefined || flags.events !== undefined || flags.seed !== undefined;
+        if (seeding) {
+          options.seed = {
+            ...(flags.leads !== undefined ? { leads: flags.leads } : {}),
+            ...(flags.events !== undefined ? { events: flags.events } : {}),
+            ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
+            onProgress: (p) =>
+              process.stderr.write(
+                `generating data: ${p.records.toLocaleString('en-US')} records (${p.leads.toLocaleString('en-US')} of ${p.totalLeads.toLocaleString('en-US')} leads)\n`,
+              ),
+          };
+        }
         let sandbox;
         try {
           sandbox = await startSandbox(options);
@@ -106,6 +161,12 @@ export function registerSandboxCommand(program: Command): void {
           `  API key   ${sandbox.apiKey}   (full permissions, business ${sandbox.businessId})`,
         ];
         if (sandbox.caFile) lines.push(`  CA file   ${sandbox.caFile}`);
+        if (sandbox.seeded) lines.push(seedLine(sandbox.seeded));
+        else if (seeding) {
+          lines.push(
+            `  data      ${flags.db ?? 'the database'} already holds data; --leads/--events/--seed ignored`,
+          );
+        }
         lines.push(
           `  admin     ${sandbox.url}/admin  (header x-admin-token: ${sandbox.adminToken})`,
         );
@@ -116,14 +177,17 @@ export function registerSandboxCommand(program: Command): void {
             (sandbox.caFile ? ` EBS_CA_FILE=${sandbox.caFile}` : ' EBS_ALLOW_HTTP=true'),
           'Stop: Ctrl-C',
         );
-        process.stdout.write(`${lines.join('\n')}\n`);
-        await new Promise<void>((resolve) => {
+        // Listening for the stop signals before saying "ready": a script that stops the
+        // sandbox as soon as it reads the ready lines must get a clean shutdown.
+        const stopped = new Promise<void>((resolve) => {
           const stop = (): void => {
             void sandbox.close().then(resolve);
           };
           process.once('SIGINT', stop);
           process.once('SIGTERM', stop);
         });
+        process.stdout.write(`${lines.join('\n')}\n`);
+        await stopped;
       }),
     );
 }

@@ -16,6 +16,7 @@ import { Counters, NO_FAULTS, RateLimiter } from './traffic.js';
 import { OAuthServer } from './oauth.js';
 import { WebhookDispatcher, type WebhookOptions } from './webhooks.js';
 import { SandboxAdmin } from './admin.js';
+import { seedBusiness, type SeedOptions, type SeedSummary } from './seed.js';
 
 export interface SandboxOptions {
   /** Port to listen on; 0 (default) picks a free one. */
@@ -43,6 +44,11 @@ export interface SandboxOptions {
   adminToken?: string;
   /** Outgoing webhook retry and timeout settings (small values make tests fast). */
   webhooks?: Partial<WebhookOptions>;
+  /**
+   * Generated data (see sandbox/seed.ts), made only when the database is new: re-opening a
+   * file that already holds a business adds nothing.
+   */
+  seed?: SeedOptions;
 }
 
 export interface Sandbox {
@@ -65,6 +71,8 @@ export interface Sandbox {
   admin: SandboxAdmin;
   /** Value of the x-admin-token header the /admin routes require. */
   adminToken: string;
+  /** What options.seed generated; undefined when nothing was (no seed, or an existing file). */
+  seeded: SeedSummary | undefined;
   close(): Promise<void>;
 }
 
@@ -100,6 +108,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     { id: number } | undefined;
   let businessId: number;
   let userId: number;
+  let seeded: SeedSummary | undefined;
   if (existing) {
     businessId = existing.id;
     userId = (
@@ -117,6 +126,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       permissions: PERMISSIONS,
     }).id;
     createCatalog(records, businessId);
+    if (options.seed) seeded = seedBusiness(ctx, businessId, userId, options.seed);
   }
   const fixedKey = options.apiKey;
   const known =
@@ -168,6 +178,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     app,
     admin,
     adminToken: admin.token,
+    seeded,
     async close() {
       await webhooks.close();
       await app.close();

@@ -178,6 +178,8 @@ export interface CreateLeadOptions {
   converted_to_event?: boolean;
   lead_event_type?: string | null;
   times_contacted?: number;
+  /** Zoned ISO time staff last reached the lead (with times_contacted). */
+  last_contact_at?: string | null;
   /** Recorded change notifications (webhooks) are skipped for bulk seeding. */
   silent?: boolean;
 }
@@ -376,6 +378,70 @@ function createdAtIso(option: number | string | undefined, now: number, timeZone
 }
 
 /**
+ * The stored attributes of a new lead: pure, so createLead and the seed generator's bulk path
+ * write the same shape. `stamp` carries what createLead looks up or draws (token, zoned
+ * created_at, brand).
+ */
+export function newLeadAttrs(
+  id: number,
+  input: LeadInput,
+  stamp: { token: string; createdAt: string; brandId: number },
+  options: CreateLeadOptions = {},
+): LeadAttrs {
+  const v = <T>(value: T | null | undefined): T | null => value ?? null;
+  const answers: Record<string, AnswerValue> = mergeAnswers({}, input.custom_questions ?? {});
+  return {
+    id,
+    email: input.email.trim().toLowerCase(),
+    first_name: v(input.first_name),
+    last_name: v(input.last_name),
+    company_name: v(input.company_name),
+    phone: v(input.phone),
+    phone_normalized: normalizePhone(v(input.phone)),
+    staff_id: v(input.staff_id),
+    source: v(input.lead_source),
+    contact_preference: v(input.contact_preference),
+    lead_type: v(input.lead_type),
+    notes: v(input.notes),
+    estimated_budget: v(input.estimated_budget),
+    estimated_number_guests: v(input.estimated_number_guests),
+    venue_name: v(input.venue_name),
+    venue_address: v(input.venue_address),
+    venue_city: v(input.venue_city),
+    venue_state: v(input.venue_state),
+    venue_zip: v(input.venue_zip),
+    venue_latitude: null,
+    venue_longitude: null,
+    venue_place_id: null,
+    indoor_outdoor: v(input.indoor_outdoor),
+    service_id: v(input.service_id),
+    package_id: v(input.package_id),
+    referred_by_user_id: v(input.referred_by_user_id),
+    next_follow_up_on: v(input.next_follow_up_on),
+    subject: v(input.subject),
+    message: v(input.message),
+    utm_source: v(input.utm_source),
+    utm_campaign: v(input.utm_campaign),
+    utm_medium: v(input.utm_medium),
+    utm_term: v(input.utm_term),
+    utm_content: v(input.utm_content),
+    ad_click_id: v(input.ad_click_id),
+    custom_questions: answers,
+    contact_form_id: v(input.contact_form_id),
+    lead_event_type: options.lead_event_type ?? null,
+    origin: options.origin ?? 'API',
+    token: stamp.token,
+    created_at: stamp.createdAt,
+    brand_id: stamp.brandId,
+    spam: options.spam ?? false,
+    archived: options.archived ?? false,
+    converted_to_event: options.converted_to_event ?? false,
+    times_contacted: options.times_contacted ?? 0,
+    last_contact_at: options.last_contact_at ?? null,
+  };
+}
+
+/**
  * Creates a lead (and its primary booking when a date, time, length, package or service is
  * given). Input is trusted: HTTP bodies go through readLeadInput first.
  */
@@ -388,61 +454,21 @@ export function createLead(
   ensureLeadIndexes(ctx.db);
   const timeZone = businessTimeZone(ctx.db, businessId);
   const brand = defaultBrand(ctx, businessId);
-  const v = <T>(value: T | null | undefined): T | null => value ?? null;
-  const answers: Record<string, AnswerValue> = mergeAnswers({}, input.custom_questions ?? {});
   const insertOptions = { silent: options.silent ?? false };
   const lead = ctx.records.insert<LeadAttrs>(
     'lead',
     businessId,
-    (id) => ({
-      id,
-      email: input.email.trim().toLowerCase(),
-      first_name: v(input.first_name),
-      last_name: v(input.last_name),
-      company_name: v(input.company_name),
-      phone: v(input.phone),
-      phone_normalized: normalizePhone(v(input.phone)),
-      staff_id: v(input.staff_id),
-      source: v(input.lead_source),
-      contact_preference: v(input.contact_preference),
-      lead_type: v(input.lead_type),
-      notes: v(input.notes),
-      estimated_budget: v(input.estimated_budget),
-      estimated_number_guests: v(input.estimated_number_guests),
-      venue_name: v(input.venue_name),
-      venue_address: v(input.venue_address),
-      venue_city: v(input.venue_city),
-      venue_state: v(input.venue_state),
-      venue_zip: v(input.venue_zip),
-      venue_latitude: null,
-      venue_longitude: null,
-      venue_place_id: null,
-      indoor_outdoor: v(input.indoor_outdoor),
-      service_id: v(input.service_id),
-      package_id: v(input.package_id),
-      referred_by_user_id: v(input.referred_by_user_id),
-      next_follow_up_on: v(input.next_follow_up_on),
-      subject: v(input.subject),
-      message: v(input.message),
-      utm_source: v(input.utm_source),
-      utm_campaign: v(input.utm_campaign),
-      utm_medium: v(input.utm_medium),
-      utm_term: v(input.utm_term),
-      utm_content: v(input.utm_content),
-      ad_click_id: v(input.ad_click_id),
-      custom_questions: answers,
-      contact_form_id: v(input.contact_form_id),
-      lead_event_type: options.lead_event_type ?? null,
-      origin: options.origin ?? 'API',
-      token: randomLeadToken(),
-      created_at: createdAtIso(options.createdAt, ctx.clock.now(), timeZone),
-      brand_id: brand.id,
-      spam: options.spam ?? false,
-      archived: options.archived ?? false,
-      converted_to_event: options.converted_to_event ?? false,
-      times_contacted: options.times_contacted ?? 0,
-      last_contact_at: null,
-    }),
+    (id) =>
+      newLeadAttrs(
+        id,
+        input,
+        {
+          token: randomLeadToken(),
+          createdAt: createdAtIso(options.createdAt, ctx.clock.now(), timeZone),
+          brandId: brand.id,
+        },
+        options,
+      ),
     insertOptions,
   );
   const booking: LeadBookingInput = {};
