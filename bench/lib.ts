@@ -1,0 +1,346 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+/** Shared pieces of the benchmarks: statistics, tables, sandbox processes, one HTTP GET. */
+
+export const ROOT = new URL('..', import.meta.url).pathname;
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+export interface Table {
+  caption?: string;
+  head: string[];
+  rows: (string | number)[][];
+}
+
+export interface Section {
+  /** One paragraph under the heading: what was measured and how. */
+  method: string;
+  tables: Table[];
+  /** Targets, ratios and observations, one bullet each. */
+  notes: string[];
+}
+
+export interface BenchContext {
+  log(message: string): void;
+  /** Whether `ebsync sandbox` has the --leads and --seed flags (asked once). */
+  leadsFlag(): Promise<boolean>;
+}
+
+export interface Benchmark {
+  name: string;
+  title: string;
+  run(ctx: BenchContext): Promise<Section>;
+}
+
+export class Skipped extends Error {
+  override readonly name = 'Skipped';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+export interface Summary {
+  n: number;
+  min: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+/** Percentile of sorted values, linear between closest ranks (so the median of two is their mean). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const position = (p / 100) * (sorted.length - 1);
+  const lower = Math.floor(position);
+  const low = sorted[lower] as number;
+  const high = sorted[Math.min(sorted.length - 1, lower + 1)] as number;
+  return low + (high - low) * (position - lower);
+}
+
+export function summarize(values: readonly number[]): Summary {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    min: sorted[0] ?? Number.NaN,
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+    mean: sorted.reduce((a, b) => a + b, 0) / (sorted.length || 1),
+  };
+}
+
+export function median(values: readonly number[]): number {
+  return summarize(values).p50;
+}
+
+/** Fixed decimals, with thousands separators for large numbers. */
+export function fmt(value: number, decimals = 1): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  return value.toLocaleString('en-US', {
+    minimumFractionDigits: decimals,
+    maximumFractionDigits: decimals,
+  });
+}
+
+export function ratio(a: number, b: number): string {
+  return `${fmt(a / b, 2)}×`;
+}
+
+export function renderTable(table: Table): string {
+  const lines: string[] = [];
+  if (table.caption) lines.push(table.caption, '');
+  lines.push(`| ${table.head.join(' | ')} |`);
+  // Columns of figures are right-aligned, the rest left.
+  const figure = /^(-?[\d.,]+( %|×| s| ms)?|n\/a|)$/;
+  const numeric = table.head.map((_, i) =>
+    table.rows.every((row) => figure.test(String(row[i] ?? ''))),
+  );
+  lines.push(`| ${numeric.map((n) => (n ? '---:' : '---')).join(' | ')} |`);
+  for (const row of table.rows) lines.push(`| ${row.map(String).join(' | ')} |`);
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sandbox processes
+
+export interface SandboxProcess {
+  child: ChildProcess;
+  /** Milliseconds from spawn to the ready line on stdout. */
+  readyMs: number;
+  baseUrl: string;
+  apiKey: string;
+  caFile: string | undefined;
+  /** Peak and current resident memory of the process at ready (Linux), in MiB. */
+  peakRssMiB: number | undefined;
+  rssMiB: number | undefined;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+const READY = 'Event Business Service sandbox ready';
+const running = new Set<ChildProcess>();
+
+/** Kills every sandbox process still running (on exit or interrupt of the runner). */
+export function killAll(): void {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+}
+
+function memoryMiB(pid: number | undefined): { peak?: number; current?: number } {
+  if (pid === undefined) return {};
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (name: string) => {
+      const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+      return m ? Number(m[1]) / 1024 : undefined;
+    };
+    const peak = kib('VmHWM');
+    const current = kib('VmRSS');
+    return {
+      ...(peak !== undefined ? { peak } : {}),
+      ...(current !== undefined ? { current } : {}),
+    };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Spawns a sandbox and resolves when its ready block is on stdout. `args` go to node; the
+ * clock starts just before spawn, so node start-up, module loading and seeding all count.
+ */
+export function spawnSandbox(args: string[], timeoutMs: number): Promise<SandboxProcess> {
+  const started = performance.now();
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, EBSYNC_LOG_LEVEL: 'warn' },
+  });
+  running.add(child);
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    running.delete(child);
+  };
+
+  return new Promise<SandboxProcess>((resolve, reject) => {
+    let out = '';
+    let readyMs: number | undefined;
+    let settled = false;
+    const fail = (message: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void stop().then(() => reject(new Error(message)));
+    };
+    const timer = setTimeout(
+      () => fail(`not ready within ${timeoutMs / 1000} s; stderr: ${stderr.trim().slice(-500)}`),
+      timeoutMs,
+    );
+    child.once('exit', (code, signal) =>
+      fail(`exited (${code ?? signal}) before ready; stderr: ${stderr.trim().slice(-500)}`),
+    );
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      if (settled) return;
+      if (readyMs === undefined && (out + chunk).includes(READY)) {
+        readyMs = performance.now() - started;
+      }
+      out += chunk;
+      const field = (label: string) => new RegExp(`^\\s*${label}\\s+(\\S+)`, 'm').exec(out)?.[1];
+      const baseUrl = field('base URL');
+      const apiKey = field('API key');
+      const caFile = field('CA file');
+      const complete =
+        baseUrl !== undefined &&
+        apiKey !== undefined &&
+        (baseUrl.startsWith('http:') || caFile !== undefined);
+      if (readyMs !== undefined && complete && /^Stop:/m.test(out)) {
+        settled = true;
+        clearTimeout(timer);
+        const mem = memoryMiB(child.pid);
+        resolve({
+          child,
+          readyMs,
+          baseUrl,
+          apiKey,
+          caFile,
+          peakRssMiB: mem.peak,
+          rssMiB: mem.current,
+          stderr: () => stderr,
+          stop,
+        });
+      }
+    });
+  });
+}
+
+export interface SeededSandboxOptions {
+  leads: number;
+  http: boolean;
+  seed?: number;
+  timeoutMs?: number;
+}
+
+/**
+ * A sandbox process holding `leads` generated leads: `ebsync sandbox --leads` when the CLI has
+ * it, otherwise bench/sandbox-child.ts (startSandbox + createLead in one transaction).
+ */
+export type SeededSandbox = SandboxProcess & { via: string };
+
+/** Seeded sandboxes one benchmark left running for a later one (startup's last 100k run). */
+const idle = new Map<string, SeededSandbox>();
+const poolKey = (o: SeededSandboxOptions) => `${o.leads}/${o.http}/${o.seed ?? 1}`;
+
+export function keepForLater(options: SeededSandboxOptions, sb: SeededSandbox): void {
+  idle.set(poolKey(options), sb);
+}
+
+/** Stops the sandboxes kept for later that nobody took. */
+export async function stopIdle(): Promise<void> {
+  const left = [...idle.values()];
+  idle.clear();
+  await Promise.all(left.map((sb) => sb.stop()));
+}
+
+export async function seededSandbox(
+  ctx: BenchContext,
+  options: SeededSandboxOptions,
+): Promise<SeededSandbox> {
+  const kept = idle.get(poolKey(options));
+  if (kept) {
+    idle.delete(poolKey(options));
+    return { ...kept, via: `${kept.via} (the startup benchmark's last run, reused)` };
+  }
+  const seed = String(options.seed ?? 1);
+  const timeoutMs = options.timeoutMs ?? 150_000;
+  const transport = options.http ? ['--http'] : ['--cert-dir', join(tmpdir(), 'ebsync-bench-cert')];
+  if (await ctx.leadsFlag()) {
+    const args = ['sandbox', '--port', '0', '--leads', String(options.leads), '--seed', seed];
+    const sb = await spawnSandbox(['cli/ebsync.js', ...args, ...transport], timeoutMs);
+    return { ...sb, via: `ebsync ${args.join(' ')} ${transport.join(' ')}` };
+  }
+  const args = ['--leads', String(options.leads), '--seed', seed, ...transport];
+  const sb = await spawnSandbox(['--import', 'tsx', 'bench/sandbox-child.ts', ...args], timeoutMs);
+  return { ...sb, via: `bench/sandbox-child.ts ${args.join(' ')} (in-process createLead)` };
+}
+
+/** Whether `ebsync sandbox --help` lists --leads and --seed. */
+export async function cliHasLeadsFlag(): Promise<boolean> {
+  const child = spawn(process.execPath, ['cli/ebsync.js', 'sandbox', '--help'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => (out += chunk));
+  await new Promise((resolve) => child.once('exit', resolve));
+  return /--leads\b/.test(out) && /--seed\b/.test(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+export interface Getter {
+  /** GET a path below the sandbox origin: status, body text and milliseconds to the last byte. */
+  get(pathAndQuery: string): Promise<{ status: number; text: string; bytes: number; ms: number }>;
+  close(): void;
+}
+
+/** One keep-alive connection (maxSockets 1), so every timed request reuses it. */
+export function getter(baseUrl: string, apiKey: string, ca?: string): Getter {
+  const url = new URL(baseUrl);
+  const secure = url.protocol === 'https:';
+  const agent = secure
+    ? new HttpsAgent({ keepAlive: true, maxSockets: 1, ...(ca ? { ca } : {}) })
+    : new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  const request = secure ? httpsRequest : httpRequest;
+  return {
+    get(pathAndQuery) {
+      return new Promise((resolve, reject) => {
+        const started = performance.now();
+        const req = request(
+          new URL(pathAndQuery, url.origin),
+          { agent, headers: { accept: 'application/json', 'api-key': apiKey } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const ms = performance.now() - started;
+              const body = Buffer.concat(chunks);
+              resolve({
+                status: res.statusCode ?? 0,
+                text: body.toString('utf8'),
+                bytes: body.length,
+                ms,
+              });
+            });
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    },
+    close: () => agent.destroy(),
+  };
+}
