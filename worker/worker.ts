@@ -1,7 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Worker,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
 import type { Config } from '../config/index.js';
 import { createActivities } from '../activities/index.js';
 import { installRuntime } from './runtime.js';
@@ -18,6 +23,27 @@ export function workflowsPath(): string {
     if (existsSync(path)) return path;
   }
   throw new Error('workflows/index is missing next to the worker');
+}
+
+/**
+ * Bundles the workflows with webpack's per-module report kept at debug level: at info it is
+ * one multi-kilobyte log line at every start.
+ */
+async function bundleQuietly(logger: Logger): Promise<WorkflowBundleOption> {
+  const started = Date.now();
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: workflowsPath(),
+    logger: {
+      log: () => undefined,
+      trace: () => undefined,
+      debug: (message) => logger.debug(message),
+      info: (message) => logger.debug(message),
+      warn: (message, meta) => logger.warn(meta ?? {}, message),
+      error: (message, meta) => logger.error(meta ?? {}, message),
+    },
+  });
+  logger.info({ ms: Date.now() - started }, 'workflows bundled');
+  return { code };
 }
 
 export interface WorkerHandle {
@@ -57,9 +83,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     taskQueue: options.taskQueue ?? config.temporal.taskQueue,
     activities,
     dataConverter: converter,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: workflowsPath() }),
+    workflowBundle: options.workflowBundle ?? (await bundleQuietly(logger)),
     shutdownGraceTime: config.worker.shutdownGrace,
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
   });
