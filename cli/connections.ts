@@ -278,6 +278,23 @@ function describe(status: ConnectionStatus): string {
   return `${status.connectionId}  ${status.state}  ${status.kind}  ${who}${expiry}${error}`;
 }
 
+function inspect(status: ConnectionStatus): string {
+  const rows: [string, string][] = [
+    ['connection', status.connectionId],
+    ['state', status.state],
+    ['kind', status.kind],
+    ['business', status.businessName ?? '(not shown by the service)'],
+    ['base URL', status.baseUrl],
+    ['permissions', status.permissions.join(' ') || '(not reported)'],
+    ['connected at', new Date(status.connectedAt).toISOString()],
+    ['refreshes', String(status.refreshCount)],
+  ];
+  if (status.accessExpiresAt)
+    rows.push(['token until', new Date(status.accessExpiresAt).toISOString()]);
+  rows.push(['last error', status.lastError ?? '(none)']);
+  return rows.map(([k, v]) => `${k.padEnd(13)}${v}`).join('\n') + '\n';
+}
+
 async function withTemporal<T>(fn: (client: Client, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const { client, close } = await connectClient(config);
@@ -335,11 +352,27 @@ export function registerConnectionCommands(program: Command): void {
 
   program
     .command('connections')
-    .description('List connections and their state (active, needs_reauth, paused).')
+    .description('List connections and their state (active, needs_reauth, paused), or inspect one.')
+    .argument('[id]', 'a connection to show in full')
     .option('--json', 'print JSON')
-    .action((flags: { json?: boolean }) =>
+    .action((id: string | undefined, flags: { json?: boolean }) =>
       runAction(() =>
         withTemporal(async (client, config) => {
+          if (id !== undefined) {
+            checkName(id);
+            let one: ConnectionStatus;
+            try {
+              one = await client.workflow
+                .getHandle(connectionWorkflowId(id))
+                .query<ConnectionStatus>('status');
+            } catch (error) {
+              if (error instanceof WorkflowNotFoundError)
+                throw new UserError(`no connection named '${id}'`);
+              throw error;
+            }
+            process.stdout.write(flags.json ? `${JSON.stringify(one, null, 2)}\n` : inspect(one));
+            return;
+          }
           const all = await listConnections(client, config.temporal.taskQueue);
           if (flags.json) process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
           else if (all.length === 0)

@@ -100,6 +100,12 @@ describe('ebsync connect', () => {
     ]);
     expect(listed.stdout).not.toMatch(/accessToken|refreshToken|apiKey/);
 
+    const one = await runCli(['connections', 'shop'], env, 60_000);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^state\s+active$/m);
+    expect(one.stdout).toMatch(/^base URL\s+https:\/\/127\.0\.0\.1:\d+\/api\/v1\/$/m);
+    expect(one.stdout).toMatch(/^permissions\s+lead_read offerings_read$/m);
+
     const gone = await runCli(['disconnect', 'shop'], env, 60_000);
     expect(gone.code).toBe(0);
     expect(gone.stdout).toMatch(/disconnected: shop/);
