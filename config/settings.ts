@@ -154,7 +154,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'worker.shutdownGrace',
     default: '30s',
     description:
-      'On SIGINT/SIGTERM, how long running activities may finish before they are cancelled (`500ms`, `30s`, `2m`).',
+      'On SIGINT/SIGTERM, how long running activities may finish before they are asked to cancel (`500ms`, `30s`, `2m`). A token refresh in flight always completes; the worker gives up one minute after the grace.',
   },
   {
     env: 'EBSYNC_MAX_ACTIVITIES',

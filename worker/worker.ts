@@ -85,6 +85,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     dataConverter: converter,
     workflowBundle: options.workflowBundle ?? (await bundleQuietly(logger)),
     shutdownGraceTime: config.worker.shutdownGrace,
+    // After the grace, activities are asked to cancel; one that cannot (a token refresh in
+    // flight must not be abandoned) gets another minute before the worker gives up on it.
+    shutdownForceTime: config.worker.shutdownGrace + 60_000,
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
   });
   return {

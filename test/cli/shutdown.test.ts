@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../../config/index.js';
+import { dataConverter } from '../../worker/data-converter.js';
+import { connectionWorkflowId, type ConnectionInput } from '../../workflows/connection-types.js';
+import { CliProcess } from '../helpers/cli.js';
+
+/**
+ * SIGTERM lets running activities finish within EBSYNC_SHUTDOWN_GRACE. The activity here is a
+ * token refresh against a local authorization server that takes 3 s to answer.
+ */
+let dir: string;
+let oauth: Server;
+let oauthUrl: string;
+let tokenRequests = 0;
+let connection: Connection;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-shutdown-'));
+  oauth = createServer((req, res) => {
+    tokenRequests += 1;
+    req.resume();
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(
+        JSON.stringify({
+          access_token: `at_${randomBytes(8).toString('hex')}`,
+          token_type: 'Bearer',
+          expires_in: 3600,
+          refresh_token: `rt_${randomBytes(8).toString('hex')}`,
+          scope: 'lead_read',
+        }),
+      );
+    }, 3_000);
+  });
+  await new Promise<void>((r) => oauth.listen(0, '127.0.0.1', r));
+  const address = oauth.address();
+  oauthUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+});
+
+afterAll(async () => {
+  await connection?.close();
+  await new Promise((r) => oauth.close(r));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function refreshDuringShutdown(
+  grace: string,
+): Promise<{ completed: boolean; exitMs: number; code: number | null }> {
+  const env = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: `shutdown-${randomBytes(4).toString('hex')}`,
+    EBSYNC_DATA_DIR: join(dir, 'data'),
+    EBSYNC_SHUTDOWN_GRACE: grace,
+  };
+  const config = loadConfig({ ...env, PATH: process.env.PATH ?? '' });
+  const client = new Client({ connection, dataConverter: dataConverter(config) });
+  const worker = new CliProcess(['worker'], env);
+  await worker.waitForLine(/worker started/, 90_000);
+
+  const id = `grace-${randomBytes(4).toString('hex')}`;
+  const now = Date.now();
+  const input: ConnectionInput = {
+    profile: {
+      connectionId: id,
+      kind: 'installed_app',
+      baseUrl: 'https://svc.example/api/v1/',
+      authUrl: oauthUrl,
+      clientId: 'c1',
+      permissions: [],
+    },
+    // Already expired: the first request for credentials refreshes.
+    credentials: {
+      kind: 'oauth',
+      accessToken: 'at_old',
+      refreshToken: 'rt_old',
+      accessIssuedAt: now - 7_200_000,
+      accessExpiresAt: now - 3_600_000,
+    },
+  };
+  const handle = await client.workflow.start('connectionWorkflow', {
+    taskQueue: env.TEMPORAL_TASK_QUEUE,
+    workflowId: connectionWorkflowId(id),
+    args: [input],
+  });
+  const before = tokenRequests;
+  const started = Date.now();
+  while (tokenRequests === before && Date.now() - started < 30_000)
+    await new Promise((r) => setTimeout(r, 50));
+  expect(tokenRequests).toBe(before + 1);
+  const signalled = Date.now();
+  const result = await worker.stop('SIGTERM', 30_000);
+  const exitMs = Date.now() - signalled;
+  const history = await handle.fetchHistory();
+  const completed = (history.events ?? []).some((e) => e.activityTaskCompletedEventAttributes);
+  await handle.terminate('test over');
+  return { completed, exitMs, code: result.code };
+}
+
+describe('ebsync worker shutdown', () => {
+  it('lets a running activity finish within EBSYNC_SHUTDOWN_GRACE before exiting', async () => {
+    const { completed, exitMs, code } = await refreshDuringShutdown('20s');
+    expect(code).toBe(0);
+    expect(completed).toBe(true);
+    expect(exitMs).toBeGreaterThan(1_500);
+  }, 120_000);
+
+  it('never abandons a token refresh in flight, even past a short grace', async () => {
+    // Cutting it off would lose the rotated refresh token the server has already issued.
+    const { completed, exitMs, code } = await refreshDuringShutdown('200ms');
+    expect(code).toBe(0);
+    expect(completed).toBe(true);
+    expect(exitMs).toBeGreaterThan(1_500);
+  }, 120_000);
+});
