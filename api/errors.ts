@@ -50,9 +50,8 @@ export class RateLimitedError extends EbsError {
   }
 }
 
-/** 422 from the service: per-field messages, as the spec's validation shape carries them. */
-export class ValidationError extends EbsError {
-  override readonly name = 'ValidationError';
+/** A request refused field by field: `fieldErrors` maps each field to its messages. */
+abstract class FieldErrors extends EbsError {
   readonly retryable = false;
   constructor(
     message: string,
@@ -63,17 +62,14 @@ export class ValidationError extends EbsError {
   }
 }
 
-/** A request body that fails our own schema: caught before anything is sent. */
-export class RequestValidationError extends EbsError {
+/** 422 from the service: per-field messages, as the spec's validation shape carries them. */
+export class ValidationError extends FieldErrors {
+  override readonly name = 'ValidationError';
+}
+
+/** A request body or query that fails our own schema: caught before anything is sent. */
+export class RequestValidationError extends FieldErrors {
   override readonly name = 'RequestValidationError';
-  readonly retryable = false;
-  constructor(
-    message: string,
-    readonly fieldErrors: Readonly<Record<string, readonly string[]>>,
-    details: ErrorDetails = {},
-  ) {
-    super(message, details);
-  }
 }
 
 /** 404: the id does not exist for this business. */
