@@ -7,6 +7,8 @@ export interface ServiceClientOptions {
   ca?: string | Buffer;
   /** Allow http:// to loopback (the sandbox with --http, development only). */
   allowInsecureLoopback?: boolean;
+  /** EBS_ROUTE_OVERRIDES: assumed routes re-pointed. */
+  routeOverrides?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -25,6 +27,7 @@ export async function clientForConnection(
     baseUrl,
     ...(options.ca ? { ca: options.ca } : {}),
     ...(options.allowInsecureLoopback ? { allowInsecureLoopback: true } : {}),
+    ...(options.routeOverrides ? { routeOverrides: options.routeOverrides } : {}),
   };
   switch (first.kind) {
     case 'oauth':

@@ -28,6 +28,7 @@ function serviceOptions(config: Config): {
   baseUrl: string;
   ca?: Buffer;
   allowInsecureLoopback?: boolean;
+  routeOverrides?: Record<string, string>;
 } {
   const baseUrl = config.service.baseUrl;
   if (!baseUrl)
@@ -39,6 +40,7 @@ function serviceOptions(config: Config): {
     baseUrl,
     ...(config.service.caFile ? { ca: readFileSync(config.service.caFile) } : {}),
     ...(config.service.allowHttp ? { allowInsecureLoopback: true } : {}),
+    ...(config.service.routeOverrides ? { routeOverrides: config.service.routeOverrides } : {}),
   };
 }
 

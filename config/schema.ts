@@ -59,6 +59,49 @@ const serviceUrl = z.string().transform((value, ctx) => {
   return url.toString();
 });
 
+/**
+ * `{"routeId": "METHOD /api/v1/path"}`. The shape is checked here; that each id names an
+ * assumed route is checked by the client against the route table (config imports nothing).
+ */
+const routeOverrides = z
+  .union([z.string(), z.record(z.string(), z.string())])
+  .transform((value, ctx) => {
+    let parsed: unknown = value;
+    if (typeof value === 'string') {
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'expected a JSON object of route id to "METHOD /path"',
+        });
+        return z.NEVER;
+      }
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected a JSON object of route id to "METHOD /path"',
+      });
+      return z.NEVER;
+    }
+    const overrides: Record<string, string> = {};
+    for (const [id, route] of Object.entries(parsed)) {
+      if (
+        typeof route !== 'string' ||
+        !/^(GET|POST|PUT|PATCH|DELETE)\s+\/\S*$/.test(route.trim())
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `route '${id}' must look like "PATCH /api/v1/path/{id}"`,
+        });
+        return z.NEVER;
+      }
+      overrides[id] = route.trim();
+    }
+    return overrides;
+  });
+
 const authUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' });
 
 const KEYS_RULE =
@@ -111,6 +154,7 @@ export const configSchema = z
           .regex(/^ik_\S+$/, { error: 'expected an integration key starting with ik_' })
           .optional(),
         clientId: optionalText,
+        routeOverrides: routeOverrides.optional(),
         caFile: optionalText,
         allowHttp: boolSetting.default(false),
       })

@@ -67,6 +67,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'OAuth client id of your installed app (`ebsync connect`).',
   },
   {
+    env: 'EBS_ROUTE_OVERRIDES',
+    path: 'service.routeOverrides',
+    default: '(none)',
+    description:
+      'JSON object re-pointing routes the spec leaves open (`assumed` in `api/routes.ts`), e.g. `{"leadBookings.update":"PUT /api/v1/lead_bookings/{lead_booking_id}"}`.',
+  },
+  {
     env: 'EBS_CA_FILE',
     path: 'service.caFile',
     default: '(none)',

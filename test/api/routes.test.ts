@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { createClient } from '../../api/client.js';
+import { apiKeyAuth } from '../../api/auth.js';
+import { NotFoundError } from '../../api/errors.js';
+import { ROUTES, withRouteOverrides } from '../../api/routes.js';
+import { loadConfig, ConfigError } from '../../config/index.js';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+
+let sb: Sandbox;
+beforeAll(async () => {
+  sb = await startSandbox();
+});
+afterAll(async () => {
+  await sb.close();
+});
+
+describe('route overrides (EBS_ROUTE_OVERRIDES)', () => {
+  it('re-point an assumed route: the client sends the overridden method and path', async () => {
+    const api = createClient({
+      baseUrl: sb.baseUrl,
+      auth: apiKeyAuth(sb.apiKey),
+      ca: readFileSync(sb.caFile ?? ''),
+      routeOverrides: { 'expenses.get': 'GET /api/v1/spending/{id}' },
+    });
+    expect(api.transport.route('expenses.get')).toMatchObject({
+      method: 'GET',
+      path: '/api/v1/spending/{id}',
+    });
+    // The sandbox serves the spec's assumed path, so the overridden one is unknown to it.
+    const error = await api.expenses.get(1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect((error as NotFoundError).reason).toBe('route_not_found');
+  });
+
+  it('refuse to override a route the spec gives, or an unknown id', () => {
+    expect(() => withRouteOverrides({ 'leads.get': 'GET /x' })).toThrow(/given by the spec/);
+    expect(() => withRouteOverrides({ 'leads.nope': 'GET /x' })).toThrow(
+      /unknown route 'leads.nope'/,
+    );
+    expect(ROUTES.filter((r) => r.source === 'assumed').length).toBeGreaterThan(20);
+  });
+
+  it('are read from the environment as JSON and checked for shape', () => {
+    const config = loadConfig({
+      EBS_ROUTE_OVERRIDES: '{"leadBookings.update":"PUT /api/v1/lead_bookings/{lead_booking_id}"}',
+    });
+    expect(config.service.routeOverrides).toEqual({
+      'leadBookings.update': 'PUT /api/v1/lead_bookings/{lead_booking_id}',
+    });
+    expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '[1]' })).toThrow(ConfigError);
+    expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"x":"FETCH /y"}' })).toThrow(/must look like/);
+  });
+});
