@@ -16,9 +16,10 @@ import { createEventNote } from './resources/event-notes.js';
 import { createEvent, updateEvent, type EventAttrs, type EventPatch } from './resources/events.js';
 import { createExpense, type ExpenseInput } from './resources/expenses.js';
 import {
-  ensureLeadIndexes,
+  bulkLeadIndexing,
   type LeadAddOnAttrs,
   type LeadBookingAttrs,
+  type LeadIndexWriter,
 } from './resources/lead-bookings.js';
 import {
   AUTOMATION_PLATFORM_SOURCE,
@@ -49,9 +50,10 @@ import {
  * for a time-zone lookup, Intl formatting and a sequence round trip per record): their
  * attributes come from the leads module's pure builder (newLeadAttrs) and a booking builder
  * that mirrors addLeadBooking's, ids are taken from the sequences in one block, and the rows
- * go in through one prepared statement inside one transaction. The leads module's triggers
- * on `records` fill its list and search tables as the rows go in. Everything else is made
- * by the resource modules' creators.
+ * go in through one prepared statement inside one transaction, with the secondary indexes
+ * rebuilt afterwards. The leads module's list and search tables are written alongside from
+ * the same attributes (its bulk path, with its triggers off). Everything else is made by the
+ * resource modules' creators.
  */
 
 export interface SeedOptions {
@@ -790,6 +792,7 @@ function seedLeads(
   const firstMs = SEED_EPOCH - span;
 
   const writeBooking = (
+    index: LeadIndexWriter,
     leadId: number,
     createdMs: number,
     plan: BookingPlan,
@@ -825,6 +828,7 @@ function seedLeads(
       created_at: new Date(createdMs).toISOString(),
     };
     insert.run('lead_booking', id, businessId, leadId, JSON.stringify(attrs));
+    index.booking(id, businessId, attrs);
     records += 1;
     bookings += 1;
     if (pkg && catalog.addOns.length > 0 && rng.chance(0.08)) {
@@ -844,7 +848,7 @@ function seedLeads(
     return { id, startMs };
   };
 
-  const loop = () => {
+  const loop = (index: LeadIndexWriter) => {
     for (let n = 0; n < count; n += 1) {
       const id = leadIds.next();
       // Leads arrive steadily over the two years before the epoch, with some jitter.
@@ -952,10 +956,11 @@ function seedLeads(
         options,
       );
       insert.run('lead', id, businessId, null, JSON.stringify(attrs));
+      index.lead(id, businessId, attrs);
       records += 1;
 
       if (plan) {
-        const primary = writeBooking(id, createdMs, plan);
+        const primary = writeBooking(index, id, createdMs, plan);
         if (plan.pkg && primary.startMs !== null && !spam) {
           convertible.push({
             id,
@@ -965,7 +970,7 @@ function seedLeads(
           });
         }
         if (plan.pkg && plan.date && rng.chance(0.05)) {
-          writeBooking(id, createdMs, {
+          writeBooking(index, id, createdMs, {
             ...plan,
             pkg: rng.pick(catalog.packages),
             date: addDays(plan.date, 1),
@@ -976,13 +981,12 @@ function seedLeads(
       progress(records, n + 1);
     }
   };
-  withIndexesRebuilt(ctx.db, loop);
+  // The list and search tables are filled from the attributes in hand, which is much
+  // cheaper than their triggers (or a copy) re-reading each row's JSON.
+  withIndexesRebuilt(ctx.db, () => bulkLeadIndexing(ctx.db, loop));
   leadIds.commit();
   bookingIds.commit();
   addOnIds.commit();
-  // In a new database the list and search tables do not exist yet: made now, they are filled
-  // from the rows in one pass each, which is much cheaper than their triggers row by row.
-  ensureLeadIndexes(ctx.db);
   return { leads: count, bookings, records, convertible };
 }
 

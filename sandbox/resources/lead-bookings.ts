@@ -272,34 +272,51 @@ export function readLeadBookingInput(
 
 const indexed = new WeakSet<Db>();
 
+/** Lead fields the search row holds, in order, then the digits-only phone. */
+const SEARCHABLE = [
+  'first_name',
+  'last_name',
+  'company_name',
+  'email',
+  'phone',
+  'venue_name',
+  'venue_address',
+  'venue_city',
+  'venue_state',
+  'venue_zip',
+  'notes',
+] as const;
+/** The characters the digits-only phone drops, so '5551234567' finds '(555) 123-4567'. */
+const PHONE_PUNCTUATION = ['-', ' ', '(', ')', '.'] as const;
+const SIDE_TABLES = ['lead_index', 'lead_booking_index', 'lead_counts'] as const;
+
+/**
+ * The search text of a lead, as the trigger's SQL builds it from the stored JSON (bulk
+ * writers use this to skip the JSON round trip; the fields are strings or null).
+ */
+export function leadSearchBody(attrs: LeadAttrs): string {
+  let body = '';
+  for (const field of SEARCHABLE) body += `${attrs[field] ?? ''} `;
+  let digits = attrs.phone ?? '';
+  for (const c of PHONE_PUNCTUATION) digits = digits.replaceAll(c, '');
+  return body + digits;
+}
+
 /**
  * What the lead and lead-booking lists filter and page on, kept beside `records` so the
  * lists stay fast at 100k leads: `lead_index` and `lead_booking_index` (plain columns with
- * plain indexes; expression indexes on the WITHOUT ROWID records table still visit every
- * row) and `lead_search`, the full-text table behind the lead list's `text`. Triggers on
- * `records` keep them in step, so a record written by any module (or the seed generator)
- * is listed; records written before they existed are copied in when they are made.
+ * plain indexes; expression indexes on `records` would parse every row's JSON), `lead_search`,
+ * the full-text table behind the lead list's `text`, and `lead_counts`, the live leads and
+ * bookings per business, so an unfiltered list does not count 100k index entries per page.
+ * Triggers on `records` keep them in step, so a record written by any module (or the seed
+ * generator) is listed; records written before they existed are copied in when they are made.
  */
 export function ensureLeadIndexes(db: Db): void {
   if (indexed.has(db)) return;
   const j = (field: string) => `json_extract(new.attrs, '$.${field}')`;
-  const searchable = [
-    'first_name',
-    'last_name',
-    'company_name',
-    'email',
-    'phone',
-    'venue_name',
-    'venue_address',
-    'venue_city',
-    'venue_state',
-    'venue_zip',
-    'notes',
-  ]
-    .map((f) => `coalesce(${j(f)}, '')`)
+  const searchable = SEARCHABLE.map((f) => `coalesce(${j(f)}, '')`)
     .concat(
-      // Digits-only phone, so '5551234567' finds '(555) 123-4567'.
-      `coalesce(replace(replace(replace(replace(replace(${j('phone')}, '-', ''), ' ', ''), '(', ''), ')', ''), '.', ''), '')`,
+      `coalesce(${PHONE_PUNCTUATION.reduce((e, c) => `replace(${e}, '${c}', '')`, j('phone'))}, '')`,
     )
     .join(" || ' ' || ");
   const leadRow = `INSERT OR REPLACE INTO lead_index VALUES (new.id, new.business_id,
@@ -307,10 +324,12 @@ export function ensureLeadIndexes(db: Db): void {
   const searchRow = `INSERT INTO lead_search(rowid, body) VALUES (new.id, ${searchable})`;
   const bookingRow = `INSERT OR REPLACE INTO lead_booking_index VALUES (new.id, new.business_id,
     new.deleted_at IS NULL, ${j('starts_at')}, ${j('brand_id')})`;
+  const count = (row: 'old' | 'new', sign: '+' | '-') =>
+    `INSERT INTO lead_counts VALUES (${row}.type, ${row}.business_id, ${sign}(${row}.deleted_at IS NULL))
+       ON CONFLICT DO UPDATE SET live = live + excluded.live`;
   const exists = (name: string) =>
     db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
-  const hadLeads = exists('lead_index');
-  const hadBookings = exists('lead_booking_index');
+  const had = new Map(SIDE_TABLES.map((name) => [name, exists(name)]));
   db.exec(`
     CREATE TABLE IF NOT EXISTS lead_index (
       id INTEGER PRIMARY KEY, business_id INTEGER NOT NULL, live INTEGER NOT NULL,
@@ -329,6 +348,9 @@ export function ensureLeadIndexes(db: Db): void {
       ON lead_booking_index(business_id, live);
     CREATE INDEX IF NOT EXISTS lead_booking_index_starts
       ON lead_booking_index(business_id, live, starts_at);
+    CREATE TABLE IF NOT EXISTS lead_counts (
+      type TEXT NOT NULL, business_id INTEGER NOT NULL, live INTEGER NOT NULL,
+      PRIMARY KEY (type, business_id));
 
     CREATE TRIGGER IF NOT EXISTS lead_index_insert AFTER INSERT ON records
       WHEN new.type = 'lead' BEGIN ${leadRow}; ${searchRow}; END;
@@ -351,19 +373,91 @@ export function ensureLeadIndexes(db: Db): void {
       WHEN old.type = 'lead_booking' BEGIN
         DELETE FROM lead_booking_index WHERE id = old.id;
       END;
+    CREATE TRIGGER IF NOT EXISTS lead_counts_insert AFTER INSERT ON records
+      WHEN new.type IN ('lead', 'lead_booking') BEGIN ${count('new', '+')}; END;
+    CREATE TRIGGER IF NOT EXISTS lead_counts_update AFTER UPDATE ON records
+      WHEN new.type IN ('lead', 'lead_booking') BEGIN
+        ${count('old', '-')};
+        ${count('new', '+')};
+      END;
+    CREATE TRIGGER IF NOT EXISTS lead_counts_delete AFTER DELETE ON records
+      WHEN old.type IN ('lead', 'lead_booking') BEGIN ${count('old', '-')}; END;
   `);
   const backfill = (type: string, ...rows: string[]) => {
     for (const row of rows) {
       // The trigger bodies read `new.`; the copy selects the existing rows under that name.
       const select = row.replace(/VALUES \(([\s\S]*)\)$/, 'SELECT $1');
-      db.exec(
-        `${select.replace(/^INSERT/, 'INSERT')} FROM records AS new WHERE new.type = '${type}'`,
-      );
+      db.exec(`${select} FROM records AS new WHERE new.type = '${type}'`);
     }
   };
-  if (!hadLeads) backfill('lead', leadRow, searchRow);
-  if (!hadBookings) backfill('lead_booking', bookingRow);
+  if (!had.get('lead_index')) backfill('lead', leadRow, searchRow);
+  if (!had.get('lead_booking_index')) backfill('lead_booking', bookingRow);
+  if (!had.get('lead_counts')) recountLeads(db);
   indexed.add(db);
+}
+
+/** Live leads and bookings per business, counted afresh from the side tables. */
+function recountLeads(db: Db): void {
+  db.exec(`
+    DELETE FROM lead_counts;
+    INSERT INTO lead_counts SELECT 'lead', business_id, count(*) FROM lead_index
+      WHERE live = 1 GROUP BY business_id;
+    INSERT INTO lead_counts SELECT 'lead_booking', business_id, count(*) FROM lead_booking_index
+      WHERE live = 1 GROUP BY business_id;
+  `);
+}
+
+/** Fills the side tables from attributes in hand, for bulkLeadIndexing's callback. */
+export interface LeadIndexWriter {
+  lead(id: number, businessId: number, attrs: LeadAttrs): void;
+  booking(id: number, businessId: number, attrs: LeadBookingAttrs): void;
+}
+
+/**
+ * Runs a bulk insert of live leads and lead bookings (the seed generator's) with the side
+ * tables' triggers and secondary indexes off: `bulk` writes each record's side rows itself
+ * through the writer (no JSON re-parse, no per-row index updates), then the indexes and
+ * triggers are remade from their own stored definitions and the counts recounted. Call it
+ * inside a transaction, so nobody sees the tables without them.
+ */
+export function bulkLeadIndexing(db: Db, bulk: (writer: LeadIndexWriter) => void): void {
+  ensureLeadIndexes(db);
+  const dropped = db
+    .prepare(
+      `SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND (
+         (type = 'trigger' AND tbl_name = 'records' AND (name LIKE 'lead\\_%' ESCAPE '\\'))
+         OR (type = 'index' AND tbl_name IN ('lead_index', 'lead_booking_index')))`,
+    )
+    .all() as { type: string; name: string; sql: string }[];
+  for (const { type, name } of dropped) {
+    db.exec(`DROP ${type === 'trigger' ? 'TRIGGER' : 'INDEX'} "${name.replace(/"/g, '""')}"`);
+  }
+  // Rows are kept and written table by table after the bulk: interleaved with the records
+  // inserts, each table's writes ran at about half the speed.
+  const leads: unknown[][] = [];
+  const bodies: [number, string][] = [];
+  const bookings: unknown[][] = [];
+  try {
+    bulk({
+      lead(id, businessId, a) {
+        leads.push([id, businessId, a.email, a.origin, a.lead_type, a.source]);
+        bodies.push([id, leadSearchBody(a)]);
+      },
+      booking(id, businessId, a) {
+        bookings.push([id, businessId, a.starts_at, a.brand_id]);
+      },
+    });
+    const writeAll = (text: string, rows: unknown[][]) => {
+      const statement = db.prepare(text);
+      for (const row of rows) statement.run(...row);
+    };
+    writeAll('INSERT INTO lead_index VALUES (?, ?, 1, ?, ?, ?, ?)', leads);
+    writeAll('INSERT INTO lead_search(rowid, body) VALUES (?, ?)', bodies);
+    writeAll('INSERT INTO lead_booking_index VALUES (?, ?, 1, ?, ?)', bookings);
+  } finally {
+    for (const { sql: definition } of dropped) db.exec(definition);
+    recountLeads(db);
+  }
 }
 
 export interface IndexFilter {
@@ -373,7 +467,8 @@ export interface IndexFilter {
 
 /**
  * One page of live lead or lead-booking records by id: ids and the count come from the
- * side table (index-only), then the page's records are read by primary key.
+ * side tables (index-only; unfiltered, the count is the maintained one), then the page's
+ * records are read by primary key.
  */
 export function pageOfRecords<A extends RecordAttrs>(
   ctx: SandboxContext,
@@ -386,11 +481,19 @@ export function pageOfRecords<A extends RecordAttrs>(
   const table = type === 'lead' ? 'lead_index' : 'lead_booking_index';
   const where = ['business_id = ?', 'live = 1'].concat(filters.map((f) => f.where)).join(' AND ');
   const params = [businessId, ...filters.flatMap((f) => f.params)];
-  const total = (
-    sql(ctx.db, `SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...params) as {
-      n: number;
-    }
-  ).n;
+  const total =
+    filters.length === 0
+      ? ((
+          sql(ctx.db, 'SELECT live FROM lead_counts WHERE type = ? AND business_id = ?').get(
+            type,
+            businessId,
+          ) as { live: number } | undefined
+        )?.live ?? 0)
+      : (
+          sql(ctx.db, `SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...params) as {
+            n: number;
+          }
+        ).n;
   if (window.limit === 0) return { records: [], total };
   const ids = (
     sql(ctx.db, `SELECT id FROM ${table} WHERE ${where} ORDER BY id LIMIT ? OFFSET ?`).all(
@@ -400,12 +503,11 @@ export function pageOfRecords<A extends RecordAttrs>(
     ) as { id: number }[]
   ).map((r) => r.id);
   if (ids.length === 0) return { records: [], total };
-  const rows = ctx.db
-    .prepare(
-      `SELECT id, business_id, parent_id, attrs FROM records
+  const rows = sql(
+    ctx.db,
+    `SELECT id, business_id, parent_id, attrs FROM records
        WHERE type = '${type}' AND id IN (${ids.map(() => '?').join(',')}) ORDER BY id`,
-    )
-    .all(...ids) as { id: number; business_id: number; parent_id: number | null; attrs: string }[];
+  ).all(...ids) as { id: number; business_id: number; parent_id: number | null; attrs: string }[];
   return {
     total,
     records: rows.map((row) => ({
