@@ -1,10 +1,30 @@
 import { Command, CommanderError, Option } from 'commander';
 import { VERSION } from '../worker/version.js';
 import { reportFailure } from './errors.js';
-import { registerDevCommands } from './temporal.js';
-import { registerWorkerCommands } from './worker.js';
-import { registerSandboxCommand } from './sandbox.js';
-import { registerConnectionCommands } from './connections.js';
+
+type Registrar = (program: Command) => void;
+
+/**
+ * Command groups load on demand: `ebsync sandbox` need not load the Temporal SDK, which
+ * costs about a second at every start. Help and unknown commands load every group.
+ */
+const GROUPS: Record<string, () => Promise<Registrar>> = {
+  worker: async () => (await import('./worker.js')).registerWorkerCommands,
+  temporal: async () => (await import('./temporal.js')).registerDevCommands,
+  sandbox: async () => (await import('./sandbox.js')).registerSandboxCommand,
+  connections: async () => (await import('./connections.js')).registerConnectionCommands,
+};
+const GROUP_OF: Record<string, string> = {
+  worker: 'worker',
+  doctor: 'worker',
+  keygen: 'worker',
+  temporal: 'temporal',
+  dev: 'temporal',
+  sandbox: 'sandbox',
+  connect: 'connections',
+  connections: 'connections',
+  disconnect: 'connections',
+};
 
 const program = new Command()
   .name('ebsync')
@@ -31,10 +51,12 @@ program.hook('preAction', (command) => {
   if (level) process.env.EBSYNC_LOG_LEVEL = level;
 });
 
-registerWorkerCommands(program);
-registerDevCommands(program);
-registerSandboxCommand(program);
-registerConnectionCommands(program);
+const named = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
+const group = named === undefined ? undefined : GROUP_OF[named];
+for (const name of group ? [group] : Object.keys(GROUPS)) {
+  const load = GROUPS[name];
+  if (load) (await load())(program);
+}
 
 try {
   await program.parseAsync(process.argv);
