@@ -209,6 +209,21 @@ function reader(body: Record<string, unknown>, problems: Problems, prefix = '', 
     entry ? `${entry} ${humanize(field).toLowerCase()}` : humanize(field);
   const fail = (field: string, message: string) =>
     problems.add(`${prefix}${field}`, message, label(field));
+  const decimal = (field: string): number | undefined => {
+    const v = body[field];
+    if (blank(v)) return undefined;
+    const n =
+      typeof v === 'number'
+        ? v
+        : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim())
+          ? Number(v)
+          : NaN;
+    if (!Number.isFinite(n)) {
+      fail(field, 'is not a number');
+      return undefined;
+    }
+    return n;
+  };
   return {
     fail,
     str(field: string): string | null {
@@ -244,35 +259,11 @@ function reader(body: Record<string, unknown>, problems: Problems, prefix = '', 
       }
       return n;
     },
-    decimal(field: string): number | undefined {
-      const v = body[field];
-      if (blank(v)) return undefined;
-      const n =
-        typeof v === 'number'
-          ? v
-          : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim())
-            ? Number(v)
-            : NaN;
-      if (!Number.isFinite(n)) {
-        fail(field, 'is not a number');
-        return undefined;
-      }
-      return n;
-    },
+    decimal,
     /** Money as a number or decimal string → cents, never negative. */
     cents(field: string): number | undefined {
-      const v = body[field];
-      if (blank(v)) return undefined;
-      const n =
-        typeof v === 'number'
-          ? v
-          : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim())
-            ? Number(v)
-            : NaN;
-      if (!Number.isFinite(n)) {
-        fail(field, 'is not a number');
-        return undefined;
-      }
+      const n = decimal(field);
+      if (n === undefined) return undefined;
       if (n < 0) {
         fail(field, 'must be greater than or equal to 0');
         return undefined;
