@@ -358,7 +358,7 @@ export class SandboxAdmin {
   deleteRecord(type: string, id: number, options: { hard?: boolean } = {}): void {
     const record = this.stored(type, id, options.hard === true);
     if (options.hard) this.ctx.records.hardDelete(record);
-    else this.ctx.records.softDelete(record);
+    else this.ctx.records.softDelete(record, this.ctx.clock.iso());
   }
 
   // Webhooks

@@ -227,8 +227,9 @@ export class Records {
     return updated;
   }
 
-  softDelete(record: StoredRecord): void {
-    this.updateStmt.run(JSON.stringify(record.attrs), nowIso(), record.type, record.id);
+  /** `at`: the sandbox clock's time (ctx.clock.iso()), so seeded data and moved clocks agree. */
+  softDelete(record: StoredRecord, at: string): void {
+    this.updateStmt.run(JSON.stringify(record.attrs), at, record.type, record.id);
     this.emit(record, 'deleted');
   }
 

@@ -1275,7 +1275,7 @@ function seedExpenses(
     };
     clock.at = Date.UTC(date.year, date.month - 1, date.day, 17, rng.int(0, 59));
     const record = createExpense(ctx, businessId, input);
-    if (deleted.has(k)) ctx.records.softDelete(record);
+    if (deleted.has(k)) ctx.records.softDelete(record, ctx.clock.iso());
   }
   return count;
 }

@@ -435,8 +435,9 @@ export function addOnsHandlers(): Handlers {
 
     'addOnCategories.delete': ({ ctx, caller, params }) => {
       const record = findCategory(ctx, caller.businessId, params.id);
-      for (const addOn of ctx.records.children('add_on', record.id)) ctx.records.softDelete(addOn);
-      ctx.records.softDelete(record);
+      for (const addOn of ctx.records.children('add_on', record.id))
+        ctx.records.softDelete(addOn, ctx.clock.iso());
+      ctx.records.softDelete(record, ctx.clock.iso());
       return ok();
     },
 

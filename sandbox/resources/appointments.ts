@@ -269,7 +269,7 @@ export function deleteAppointment(
   ctx: SandboxContext,
   record: StoredRecord<AppointmentAttrs>,
 ): void {
-  ctx.records.softDelete(record);
+  ctx.records.softDelete(record, ctx.clock.iso());
 }
 
 // ---- presentation -------------------------------------------------------------------------

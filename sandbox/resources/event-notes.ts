@@ -59,7 +59,7 @@ export function eventNotesHandlers(): Handlers {
       if (note.attrs.user_id !== caller.userId) {
         throw forbidden('not_note_author', 'Only the author of a note can delete it');
       }
-      ctx.records.softDelete(note);
+      ctx.records.softDelete(note, ctx.clock.iso());
       return ok();
     },
   };

@@ -1355,7 +1355,7 @@ export function updateEvent(
       record.id,
     );
     for (const member of existing) {
-      if (!wanted.includes(member.attrs.user_id)) ctx.records.softDelete(member);
+      if (!wanted.includes(member.attrs.user_id)) ctx.records.softDelete(member, ctx.clock.iso());
     }
     for (const userId of wanted) {
       if (existing.some((m) => m.attrs.user_id === userId)) continue;

@@ -215,7 +215,7 @@ export function expensesHandlers(): Handlers {
     },
 
     'expenses.delete': ({ ctx, caller, params }) => {
-      ctx.records.softDelete(loadExpense(ctx, caller.businessId, params.id));
+      ctx.records.softDelete(loadExpense(ctx, caller.businessId, params.id), ctx.clock.iso());
       return ok();
     },
   };

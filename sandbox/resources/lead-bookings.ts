@@ -1023,7 +1023,7 @@ export function leadBookingsHandlers(): Handlers {
 
     'leadBookings.remove': ({ ctx, caller, params }) => {
       const record = getBooking(ctx, caller.businessId, params);
-      ctx.records.softDelete(record);
+      ctx.records.softDelete(record, ctx.clock.iso());
       touchLead(ctx, record.businessId, record.attrs.lead_id);
       return ok();
     },

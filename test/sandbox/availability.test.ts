@@ -357,7 +357,7 @@ describe('GET /api/v1/availability/appointment_slots', () => {
     appointment('2032-07-01T10:00:00-04:00', '2032-07-01T11:00:00-04:00');
     appointment('2032-07-01T13:00:00-04:00', '2032-07-01T14:00:00-04:00', true);
     const deleted = appointment('2032-07-01T15:00:00-04:00', '2032-07-01T15:30:00-04:00');
-    t.sb.ctx.records.softDelete(deleted);
+    t.sb.ctx.records.softDelete(deleted, t.sb.ctx.clock.iso());
     const res = await t.request('GET', '/api/v1/availability/appointment_slots', { query });
     const booked = res.body.data.filter((s: any) => s.status === 'booked');
     expect(booked.map((s: any) => s.display_name)).toEqual(['10:00 AM', '10:30 AM']);

@@ -124,7 +124,7 @@ describe('questionnaire templates', () => {
       data: { fieldGroups: [] },
     });
     expect((await templates()).map((x) => x.id)).toContain(String(doomed.id));
-    t.sb.ctx.records.softDelete(doomed);
+    t.sb.ctx.records.softDelete(doomed, t.sb.ctx.clock.iso());
     expect((await templates()).map((x) => x.id)).not.toContain(String(doomed.id));
     expect((await t.request('GET', `/api/v1/questionnaire_templates/${doomed.id}`)).status).toBe(
       404,
@@ -312,7 +312,7 @@ describe('questionnaires of a booking', () => {
       t.sb.businessId,
       Number(external.body.data.id),
     )!;
-    t.sb.ctx.records.softDelete(doomed);
+    t.sb.ctx.records.softDelete(doomed, t.sb.ctx.clock.iso());
     expect(await list(future)).not.toContain('Venue form');
     const res = await t.request('GET', '/api/v1/questionnaires', { query: { event_id: future } });
     const idsInOrder = res.body.data.map((q: any) => Number(q.id));

@@ -116,6 +116,19 @@ describe('generated data: deterministic for a seed', () => {
     );
   });
 
+  it('stores the same rows for the same seed, soft-delete times included', () => {
+    const rows = (t: TestSandbox) =>
+      t.sb.ctx.db
+        .prepare('SELECT * FROM records ORDER BY type, id')
+        .raw()
+        .all()
+        .map((row) => JSON.stringify(row));
+    const left = rows(a);
+    expect(left.length).toBeGreaterThan(LEADS);
+    expect(ids(a, 'expense', 'deleted_at IS NOT NULL').length).toBeGreaterThan(0);
+    expect(rows(twin)).toEqual(left);
+  });
+
   it('gives different data for a different seed', async () => {
     const left = await ok(a, '/api/v1/leads', { per: 50 });
     const right = await ok(other, '/api/v1/leads', { per: 50 });
