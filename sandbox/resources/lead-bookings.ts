@@ -97,7 +97,7 @@ export interface LeadBookingInput {
   staff_id?: number | null;
 }
 
-const DEFAULT_PREVIEW_IMAGE = '/images/packages/default.jpg';
+export const DEFAULT_PREVIEW_IMAGE = '/images/packages/default.jpg';
 
 // ---------------------------------------------------------------------------------------------
 // Body fields, shared by the lead modules
@@ -407,55 +407,67 @@ function recountLeads(db: Db): void {
   `);
 }
 
-/** Fills the side tables from attributes in hand, for bulkLeadIndexing's callback. */
-export interface LeadIndexWriter {
-  lead(id: number, businessId: number, attrs: LeadAttrs): void;
-  booking(id: number, businessId: number, attrs: LeadBookingAttrs): void;
+/**
+ * Side-table rows made from attributes in hand, for bulkLeadIndexing: plain tuples, so a
+ * generator on another thread can make them and send them over.
+ */
+export interface LeadSideRows {
+  /** id, email, origin, lead_type, source */
+  leads: [number, string, string, string | null, string | null][];
+  /** id, search text */
+  search: [number, string][];
+  /** id, starts_at, brand_id */
+  bookings: [number, string | null, number][];
+}
+
+export function emptySideRows(): LeadSideRows {
+  return { leads: [], search: [], bookings: [] };
+}
+
+export function addLeadSideRows(into: LeadSideRows, id: number, a: LeadAttrs): void {
+  into.leads.push([id, a.email, a.origin, a.lead_type, a.source]);
+  into.search.push([id, leadSearchBody(a)]);
+}
+
+export function addBookingSideRows(into: LeadSideRows, id: number, a: LeadBookingAttrs): void {
+  into.bookings.push([id, a.starts_at, a.brand_id]);
 }
 
 /**
- * Runs a bulk insert of live leads and lead bookings (the seed generator's) with the side
- * tables' triggers and secondary indexes off: `bulk` writes each record's side rows itself
- * through the writer (no JSON re-parse, no per-row index updates), then the indexes and
- * triggers are remade from their own stored definitions and the counts recounted. Call it
- * inside a transaction, so nobody sees the tables without them.
+ * Runs a bulk insert of one business's live leads and lead bookings (the seed generator's)
+ * with the side tables' triggers off: `bulk` hands over each batch's side rows itself
+ * through `write` (no JSON re-parse per row), then the triggers are remade from their own
+ * stored definitions and the counts recounted. The side tables' indexes stay: the bulk
+ * writes while a generator thread works, so keeping them up costs no waiting, where a
+ * rebuild at the end did. Call it inside a transaction, so nobody sees the tables without
+ * their triggers.
  */
-export function bulkLeadIndexing(db: Db, bulk: (writer: LeadIndexWriter) => void): void {
+export function bulkLeadIndexing<T>(
+  db: Db,
+  businessId: number,
+  bulk: (write: (side: LeadSideRows) => void) => T,
+): T {
   ensureLeadIndexes(db);
-  const dropped = db
+  const triggers = db
     .prepare(
-      `SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND (
-         (type = 'trigger' AND tbl_name = 'records' AND (name LIKE 'lead\\_%' ESCAPE '\\'))
-         OR (type = 'index' AND tbl_name IN ('lead_index', 'lead_booking_index')))`,
+      `SELECT name, sql FROM sqlite_master
+         WHERE type = 'trigger' AND tbl_name = 'records' AND name LIKE 'lead\\_%' ESCAPE '\\'`,
     )
-    .all() as { type: string; name: string; sql: string }[];
-  for (const { type, name } of dropped) {
-    db.exec(`DROP ${type === 'trigger' ? 'TRIGGER' : 'INDEX'} "${name.replace(/"/g, '""')}"`);
-  }
-  // Rows are kept and written table by table after the bulk: interleaved with the records
-  // inserts, each table's writes ran at about half the speed.
-  const leads: unknown[][] = [];
-  const bodies: [number, string][] = [];
-  const bookings: unknown[][] = [];
+    .all() as { name: string; sql: string }[];
+  for (const { name } of triggers) db.exec(`DROP TRIGGER "${name.replace(/"/g, '""')}"`);
+  const lead = db.prepare('INSERT INTO lead_index VALUES (?, ?, 1, ?, ?, ?, ?)');
+  const search = db.prepare('INSERT INTO lead_search(rowid, body) VALUES (?, ?)');
+  const booking = db.prepare('INSERT INTO lead_booking_index VALUES (?, ?, 1, ?, ?)');
   try {
-    bulk({
-      lead(id, businessId, a) {
-        leads.push([id, businessId, a.email, a.origin, a.lead_type, a.source]);
-        bodies.push([id, leadSearchBody(a)]);
-      },
-      booking(id, businessId, a) {
-        bookings.push([id, businessId, a.starts_at, a.brand_id]);
-      },
+    // Table by table per batch: interleaved row by row with each other, each table's
+    // writes ran at about half the speed.
+    return bulk((side) => {
+      for (const [id, ...rest] of side.leads) lead.run(id, businessId, ...rest);
+      for (const [id, body] of side.search) search.run(id, body);
+      for (const [id, ...rest] of side.bookings) booking.run(id, businessId, ...rest);
     });
-    const writeAll = (text: string, rows: unknown[][]) => {
-      const statement = db.prepare(text);
-      for (const row of rows) statement.run(...row);
-    };
-    writeAll('INSERT INTO lead_index VALUES (?, ?, 1, ?, ?, ?, ?)', leads);
-    writeAll('INSERT INTO lead_search(rowid, body) VALUES (?, ?)', bodies);
-    writeAll('INSERT INTO lead_booking_index VALUES (?, ?, 1, ?, ?)', bookings);
   } finally {
-    for (const { sql: definition } of dropped) db.exec(definition);
+    for (const { sql: definition } of triggers) db.exec(definition);
     recountLeads(db);
   }
 }

@@ -129,6 +129,36 @@ describe('generated data: deterministic for a seed', () => {
     expect(rows(twin)).toEqual(left);
   });
 
+  it('stores the same rows and finds the same leads when leads are made on a worker thread', async () => {
+    const seed = { leads: 1200, seed: 'threads' };
+    const [here, worker] = await Promise.all([
+      startTestSandbox({ seed: { ...seed, workerFrom: Infinity } }),
+      startTestSandbox({ seed: { ...seed, workerFrom: 0 } }),
+    ]);
+    try {
+      const dump = (t: TestSandbox) =>
+        ['records', 'lead_index', 'lead_booking_index', 'lead_counts', 'sequences'].map((table) =>
+          t.sb.ctx.db
+            .prepare(`SELECT * FROM ${table} ORDER BY 1, 2`)
+            .raw()
+            .all()
+            .map((row) => JSON.stringify(row)),
+        );
+      const rows = dump(here);
+      expect(rows[0]?.length).toBeGreaterThan(seed.leads);
+      expect(dump(worker)).toEqual(rows);
+      for (const query of [{ text: 'garcia' }, { text: 'ana' }, { origin: 'Contact Form' }]) {
+        const left = await ok(here, '/api/v1/leads', { ...query, per: 100 });
+        expect(left.meta.total_count, JSON.stringify(query)).toBeGreaterThan(0);
+        expect(
+          withoutClockWords(await ok(worker, '/api/v1/leads', { ...query, per: 100 })),
+        ).toEqual(withoutClockWords(left));
+      }
+    } finally {
+      await Promise.all([here.close(), worker.close()]);
+    }
+  });
+
   it('gives different data for a different seed', async () => {
     const left = await ok(a, '/api/v1/leads', { per: 50 });
     const right = await ok(other, '/api/v1/leads', { per: 50 });
