@@ -41,16 +41,8 @@ import {
   person,
   phone,
 } from './seed-pools.js';
-import {
-  DAY,
-  SEED_EPOCH,
-  ZonedTimes,
-  addDays,
-  dateOfMs,
-  time12Text,
-  ymdText,
-} from './seed-times.js';
-import type { DateParts } from './time.js';
+import { DAY, SEED_EPOCH, addDays, dateOfMs, time12Text, ymdText } from './seed-times.js';
+import { fromZoned, zonedIso, type DateParts } from './time.js';
 
 /**
  * The bulk of a big generated run: leads with their bookings and add-ons, made as rows
@@ -167,7 +159,7 @@ export function generateLeads(
 ): LeadRun {
   const rng = new Rng(`${job.seed}:leads`);
   const { count, catalog, brandId } = job;
-  const times = new ZonedTimes(job.timeZone);
+  const { timeZone } = job;
   const ids = { ...job.lastIds };
   let batchRows = new Batch();
   const convertible: ConvertibleLead[] = [];
@@ -185,7 +177,7 @@ export function generateLeads(
   ): { id: number; startMs: number | null } => {
     const id = (ids.lead_booking += 1);
     const pkg = plan.pkg?.attrs;
-    const startMs = plan.date === null ? null : times.instant(plan.date, plan.minutes ?? 0);
+    const startMs = plan.date === null ? null : fromZoned(plan.date, plan.minutes ?? 0, timeZone);
     const length = plan.length ?? pkg?.default_length_in_minutes ?? null;
     const serviceId = pkg?.service_id ?? plan.serviceId;
     // The shape addLeadBooking writes for a lead created with these fields.
@@ -201,8 +193,9 @@ export function generateLeads(
       package_group_name: pkg ? (catalog.groupNames.get(pkg.package_group_id) ?? null) : null,
       starts_at_date: plan.date === null ? null : ymdText(plan.date),
       starts_at_minutes: plan.minutes,
-      starts_at: startMs === null ? null : times.iso(startMs),
-      ends_at: startMs === null || length === null ? null : times.iso(startMs + length * 60_000),
+      starts_at: startMs === null ? null : zonedIso(startMs, timeZone),
+      ends_at:
+        startMs === null || length === null ? null : zonedIso(startMs + length * 60_000, timeZone),
       length_in_minutes: length,
       length_in_days: null,
       units: null,
@@ -329,14 +322,14 @@ export function generateLeads(
       times_contacted: contacted,
       last_contact_at:
         contacted > 0
-          ? times.iso(Math.min(SEED_EPOCH, createdMs + rng.int(1, 30 * 24) * 3_600_000))
+          ? zonedIso(Math.min(SEED_EPOCH, createdMs + rng.int(1, 30 * 24) * 3_600_000), timeZone)
           : null,
       lead_event_type: leadType !== null && rng.chance(0.2) ? leadType : null,
     };
     const attrs = newLeadAttrs(
       id,
       input,
-      { token: rng.hex(24), createdAt: times.iso(createdMs), brandId },
+      { token: rng.hex(24), createdAt: zonedIso(createdMs, timeZone), brandId },
       options,
     );
     batchRows.add('lead', id, null, attrs);

@@ -3,7 +3,7 @@ import type { SandboxContext } from './context.js';
 import type { StoredRecord } from './db.js';
 import { Identity } from './identity.js';
 import { PERMISSIONS } from './permissions.js';
-import { businessTimeZone } from './time.js';
+import { businessTimeZone, fromZoned } from './time.js';
 import { createAddOn, createAddOnCategory } from './resources/add-ons.js';
 import {
   cancelAppointment,
@@ -60,7 +60,6 @@ import { Rng, shareOf } from './seed-rng.js';
 import {
   DAY,
   SEED_EPOCH,
-  ZonedTimes,
   addDays,
   dateOfMs,
   epochDate,
@@ -122,7 +121,7 @@ export interface SeedSummary {
   ms: number;
 }
 
-export { SEED_EPOCH, ZonedTimes } from './seed-times.js';
+export { SEED_EPOCH } from './seed-times.js';
 export const DEFAULT_SEED = '1';
 const PROGRESS_EVERY = 25_000;
 const MAX_DEFAULT_EVENTS = 500;
@@ -387,7 +386,7 @@ function seedAppointments(
   clock: FrozenClock,
   catalog: Catalog,
   ownerId: number,
-  times: ZonedTimes,
+  timeZone: string,
 ): number {
   if (count === 0) return 0;
   const rng = new Rng(`${seed}:appointments`);
@@ -399,7 +398,7 @@ function seedAppointments(
   for (let k = 0; k < count; k += 1) {
     const who = person(rng);
     const date = epochDate(rng.int(-365, 365));
-    const startsAtMs = times.instant(date, rng.int(18, 33) * 30);
+    const startsAtMs = fromZoned(date, rng.int(18, 33) * 30, timeZone);
     const createdVia = rng.weighted([
       ['widget', 5],
       ['app', 3],
@@ -543,7 +542,7 @@ export function seedBusiness(
   const eventCount = options.events ?? defaultEventCount(leadCount);
   const clock = new FrozenClock();
   const seedCtx: SandboxContext = { ...ctx, clock };
-  const times = new ZonedTimes(businessTimeZone(ctx.db, businessId));
+  const timeZone = businessTimeZone(ctx.db, businessId);
   const countRecords = () =>
     (ctx.db.prepare('SELECT count(*) AS n FROM records').get() as { n: number }).n;
   const before = countRecords();
@@ -571,7 +570,7 @@ export function seedBusiness(
     const leads = seedLeads(
       seedCtx,
       businessId,
-      { seed, count: leadCount, timeZone: times.timeZone, catalog },
+      { seed, count: leadCount, timeZone, catalog },
       options.workerFrom ?? WORKER_FROM,
       report,
     );
@@ -596,7 +595,7 @@ export function seedBusiness(
       clock,
       catalog,
       ownerUserId,
-      times,
+      timeZone,
     );
     const expenses = seedExpenses(
       seedCtx,

@@ -53,33 +53,61 @@ function intlOffset(ms: number, timeZone: string): number {
   return Math.round((asUtc - Math.floor(ms / 1000) * 1000) / 60_000);
 }
 
-const HOUR_MS = 3_600_000;
-/** Offset per zone and UTC hour; `null` marks an hour with a transition inside it. */
-const offsetCache = new Map<string, number | null>();
+const DAY_MS = 86_400_000;
+/** A UTC day's offset, or, in a day with a transition, its first second and both offsets. */
+type DayOffset = number | { at: number; before: number; after: number };
+const offsetCache = new Map<string, Map<number, DayOffset>>();
+let cachedDays = 0;
 
 /**
- * Offset of the zone from UTC at that instant, in minutes. Offsets change at most once in an
- * hour, so one Intl call per zone and hour serves every instant in it; an hour whose start
- * and end disagree holds a transition and is computed exactly each time.
+ * Offset of the zone from UTC at that instant, in minutes, with two Intl calls per zone and
+ * UTC day (Intl costs tens of microseconds a call): offsets change at most once a day, so a
+ * day whose first and last seconds agree has one offset, and in the few days that hold a
+ * transition, its second is found by bisection once.
  */
 function offsetMinutes(ms: number, timeZone: string): number {
-  const hour = Math.floor(ms / HOUR_MS);
-  const key = `${timeZone}|${hour}`;
-  let cached = offsetCache.get(key);
-  if (cached === undefined) {
-    const start = intlOffset(hour * HOUR_MS, timeZone);
-    const end = intlOffset((hour + 1) * HOUR_MS - 1000, timeZone);
-    cached = start === end ? start : null;
-    if (offsetCache.size > 200_000) offsetCache.clear();
-    offsetCache.set(key, cached);
+  const day = Math.floor(ms / DAY_MS);
+  let zone = offsetCache.get(timeZone);
+  if (!zone) offsetCache.set(timeZone, (zone = new Map<number, DayOffset>()));
+  let entry = zone.get(day);
+  if (entry === undefined) {
+    if (cachedDays > 100_000) {
+      offsetCache.clear();
+      offsetCache.set(timeZone, (zone = new Map<number, DayOffset>()));
+      cachedDays = 0;
+    }
+    entry = dayOffset(day, timeZone);
+    zone.set(day, entry);
+    cachedDays += 1;
   }
-  return cached ?? intlOffset(ms, timeZone);
+  if (typeof entry === 'number') return entry;
+  return Math.floor(ms / 1000) * 1000 < entry.at ? entry.before : entry.after;
+}
+
+function dayOffset(day: number, timeZone: string): DayOffset {
+  let lo = day * DAY_MS;
+  let hi = lo + DAY_MS;
+  const before = intlOffset(lo, timeZone);
+  const after = intlOffset(hi - 1000, timeZone);
+  if (before === after) return before;
+  while (hi - lo > 1000) {
+    const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
+    if (intlOffset(mid, timeZone) === before) lo = mid;
+    else hi = mid;
+  }
+  return { at: hi, before, after };
 }
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
-function zonedParts(ms: number, timeZone: string): ZonedParts {
-  const local = new Date(ms + offsetMinutes(ms, timeZone) * 60_000);
+/** An instant's wall-clock parts in a zone, with the zone's offset then (minutes). */
+interface Zoned extends ZonedParts {
+  offset: number;
+}
+
+function zonedParts(ms: number, timeZone: string): Zoned {
+  const offset = offsetMinutes(ms, timeZone);
+  const local = new Date(ms + offset * 60_000);
   return {
     year: local.getUTCFullYear(),
     month: local.getUTCMonth() + 1,
@@ -88,6 +116,7 @@ function zonedParts(ms: number, timeZone: string): ZonedParts {
     minute: local.getUTCMinutes(),
     second: local.getUTCSeconds(),
     weekday: WEEKDAYS[local.getUTCDay()] ?? '',
+    offset,
   };
 }
 
@@ -96,9 +125,8 @@ const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 /** '2026-06-13T14:00:00-04:00' */
 export function zonedIso(ms: number, timeZone: string): string {
   const p = zonedParts(ms, timeZone);
-  const off = offsetMinutes(ms, timeZone);
-  const sign = off < 0 ? '-' : '+';
-  const abs = Math.abs(off);
+  const sign = p.offset < 0 ? '-' : '+';
+  const abs = Math.abs(p.offset);
   return `${p.year}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
 }
 
@@ -157,9 +185,10 @@ export function parseTime12(text: unknown): number | undefined {
   return hour * 60 + minute;
 }
 
+const ymdOf = (p: DateParts): string => `${p.year}-${pad(p.month)}-${pad(p.day)}`;
+
 export function ymd(ms: number, timeZone: string): string {
-  const p = zonedParts(ms, timeZone);
-  return `${p.year}-${pad(p.month)}-${pad(p.day)}`;
+  return ymdOf(zonedParts(ms, timeZone));
 }
 
 /** '06-13-2026' */
@@ -168,26 +197,36 @@ export function mdy(ms: number, timeZone: string): string {
   return `${pad(p.month)}-${pad(p.day)}-${p.year}`;
 }
 
-/** '2:00 PM' */
-export function time12(ms: number, timeZone: string): string {
-  const p = zonedParts(ms, timeZone);
+function time12Of(p: ZonedParts): string {
   const hour = p.hour % 12 === 0 ? 12 : p.hour % 12;
   return `${hour}:${pad(p.minute)} ${p.hour < 12 ? 'AM' : 'PM'}`;
 }
 
+/** '2:00 PM' */
+export function time12(ms: number, timeZone: string): string {
+  return time12Of(zonedParts(ms, timeZone));
+}
+
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+const longDateOf = (p: ZonedParts): string =>
+  `${p.weekday}, ${MONTHS[p.month - 1]} ${p.day}, ${p.year}`;
 
 /** 'Sat, Jun 13, 2026' */
 export function longDate(ms: number, timeZone: string): string {
-  const p = zonedParts(ms, timeZone);
-  return `${p.weekday}, ${MONTHS[p.month - 1]} ${p.day}, ${p.year}`;
+  return longDateOf(zonedParts(ms, timeZone));
 }
 
-/** formatted_date_range, formatted_time_range, formatted_datetime_range; empty without a date. */
+/**
+ * formatted_date_range, formatted_time_range, formatted_datetime_range; empty without a
+ * date; a null end is the start. `timed: false` (a booking with a date and no time) leaves
+ * the times out.
+ */
 export function formattedRanges(
   startMs: number | null,
   endMs: number | null,
   timeZone: string,
+  timed = true,
 ): {
   formatted_date_range: string;
   formatted_time_range: string;
@@ -195,19 +234,28 @@ export function formattedRanges(
 } {
   if (startMs === null)
     return { formatted_date_range: '', formatted_time_range: '', formatted_datetime_range: '' };
-  const end = endMs ?? startMs;
-  const sameDay = ymd(startMs, timeZone) === ymd(end, timeZone);
-  const dateRange = sameDay
-    ? longDate(startMs, timeZone)
-    : `${longDate(startMs, timeZone)} - ${longDate(end, timeZone)}`;
-  const timeRange = `${time12(startMs, timeZone)} - ${time12(end, timeZone)}`;
-  const datetimeRange = sameDay
-    ? `${longDate(startMs, timeZone)} ${timeRange}`
-    : `${longDate(startMs, timeZone)} ${time12(startMs, timeZone)} - ${longDate(end, timeZone)} ${time12(end, timeZone)}`;
+  // Each end broken into parts once: the strings below all read them.
+  const start = zonedParts(startMs, timeZone);
+  const end = endMs === null ? start : zonedParts(endMs, timeZone);
+  const sameDay = ymdOf(start) === ymdOf(end);
+  const startDate = longDateOf(start);
+  const dateRange = sameDay ? startDate : `${startDate} - ${longDateOf(end)}`;
+  if (!timed) {
+    return {
+      formatted_date_range: dateRange,
+      formatted_time_range: '',
+      formatted_datetime_range: dateRange,
+    };
+  }
+  const startTime = time12Of(start);
+  const endTime = time12Of(end);
+  const timeRange = `${startTime} - ${endTime}`;
   return {
     formatted_date_range: dateRange,
     formatted_time_range: timeRange,
-    formatted_datetime_range: datetimeRange,
+    formatted_datetime_range: sameDay
+      ? `${startDate} ${timeRange}`
+      : `${startDate} ${startTime} - ${longDateOf(end)} ${endTime}`,
   };
 }
 

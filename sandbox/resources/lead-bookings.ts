@@ -760,24 +760,16 @@ export class LeadView {
   ranges(booking: LeadBookingAttrs): ReturnType<typeof formattedRanges> {
     const start = LeadView.ms(booking.starts_at);
     const end = LeadView.ms(booking.ends_at);
-    if (start === null) return formattedRanges(null, null, this.timeZone);
-    const full = formattedRanges(start, end ?? start, this.timeZone);
-    if (booking.starts_at_minutes === null) {
-      return {
-        formatted_date_range: full.formatted_date_range,
-        formatted_time_range: '',
-        formatted_datetime_range: full.formatted_date_range,
-      };
+    if (start === null || booking.starts_at_minutes === null || end !== null) {
+      return formattedRanges(start, end, this.timeZone, booking.starts_at_minutes !== null);
     }
-    if (end === null) {
-      const at = time12(start, this.timeZone);
-      return {
-        formatted_date_range: full.formatted_date_range,
-        formatted_time_range: at,
-        formatted_datetime_range: `${longDate(start, this.timeZone)} ${at}`,
-      };
-    }
-    return full;
+    // A time and no length: the start alone.
+    const at = time12(start, this.timeZone);
+    return {
+      formatted_date_range: longDate(start, this.timeZone),
+      formatted_time_range: at,
+      formatted_datetime_range: `${longDate(start, this.timeZone)} ${at}`,
+    };
   }
 }
 

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliProcess, runCli } from '../helpers/cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { SEED_EPOCH, ZonedTimes } from '../../sandbox/seed.js';
-import { fromZoned, zonedIso } from '../../sandbox/time.js';
+import { SEED_EPOCH } from '../../sandbox/seed.js';
 
 type Json = any;
 
@@ -427,29 +426,6 @@ describe('generated data: a database file', () => {
     } finally {
       expect(again.internalErrors).toEqual([]);
       await again.close();
-    }
-  });
-});
-
-describe('generated data: zoned times without Intl per record', () => {
-  it('formats and converts exactly like time.ts, across DST changes', () => {
-    for (const zone of [
-      'America/New_York',
-      'Europe/Berlin',
-      'Australia/Lord_Howe',
-      'Asia/Kolkata',
-    ]) {
-      const times = new ZonedTimes(zone);
-      for (let ms = Date.UTC(2025, 2, 1); ms < Date.UTC(2025, 11, 1); ms += 37 * 60_000 + 7_001) {
-        expect(times.iso(ms)).toBe(zonedIso(ms, zone));
-      }
-      for (let day = 0; day < 400; day += 1) {
-        const d = new Date(Date.UTC(2025, 0, 1 + day));
-        const date = { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
-        for (const minutes of [0, 90, 150, 600, 1439]) {
-          expect(times.instant(date, minutes)).toBe(fromZoned(date, minutes, zone));
-        }
-      }
     }
   });
 });

@@ -41,6 +41,25 @@ describe('sandbox time formats', () => {
     },
   );
 
+  it.each(['America/New_York', 'Europe/Berlin', 'Australia/Lord_Howe', 'Asia/Kolkata'])(
+    'turns wall-clock times in %s into the instants Intl shows them at, gaps aside',
+    (zone) => {
+      const mismatches: string[] = [];
+      for (let day = 0; day < 400; day += 1) {
+        const d = new Date(Date.UTC(2025, 0, 1 + day));
+        const date = { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
+        const ymdText = d.toISOString().slice(0, 10);
+        for (const minutes of [0, 90, 150, 600, 1439]) {
+          const wanted = `${ymdText}T${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}:00`;
+          if (intlIso(fromZoned(date, minutes, zone), zone) !== wanted) mismatches.push(wanted);
+        }
+      }
+      // Only a time that the clock skips (2:30 AM on a spring-forward day) has no instant.
+      expect(mismatches.every((text) => text.endsWith('T02:30:00'))).toBe(true);
+      expect(mismatches.length).toBeLessThanOrEqual(1);
+    },
+  );
+
   it('writes offsets, MM-DD-YYYY, 12-hour times and formatted ranges as the service does', () => {
     const tz = 'America/New_York';
     const start = fromZoned({ year: 2026, month: 6, day: 13 }, parseTime12('2:00 PM') ?? 0, tz);
