@@ -205,7 +205,13 @@ export function buildApp(
           query: request.query as Record<string, unknown>,
           body,
         });
-        return reply.code(200).send(result);
+        if (result === undefined) return reply.code(200).send();
+        // Encoded here, once: given a string, fastify scans it for its UTF-8 length and then
+        // encodes it again to write it (~0.5 ms more for a 180 KiB page of leads).
+        return reply
+          .code(200)
+          .type('application/json; charset=utf-8')
+          .send(Buffer.from(JSON.stringify(result)));
       },
     });
   }
