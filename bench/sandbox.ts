@@ -121,7 +121,7 @@ export const listBenchmark: Benchmark = {
       // Interleaved, so drift on a shared machine hits every kind alike.
       for (let i = 0; i < WARMUP + N; i++) {
         for (const [k, kind] of kinds.entries()) {
-          const r = await http.get(path(kind.page(i), kind.per));
+          const r = await http.time(path(kind.page(i), kind.per));
           if (r.status !== 200) throw new Error(`${path(kind.page(i), kind.per)}: ${r.status}`);
           if (i >= WARMUP) {
             times[k]?.push(r.ms);
