@@ -507,27 +507,25 @@ export function pageOfRecords<A extends RecordAttrs>(
           }
         ).n;
   if (window.limit === 0) return { records: [], total };
-  const ids = (
-    sql(ctx.db, `SELECT id FROM ${table} WHERE ${where} ORDER BY id LIMIT ? OFFSET ?`).all(
-      ...params,
-      window.limit,
-      window.offset,
-    ) as { id: number }[]
-  ).map((r) => r.id);
-  if (ids.length === 0) return { records: [], total };
+  // One statement: the page's ids from the side table, then their rows by primary key. Raw
+  // rows (arrays), since a page is 100 of them.
   const rows = sql(
     ctx.db,
     `SELECT id, business_id, parent_id, attrs FROM records
-       WHERE type = '${type}' AND id IN (${ids.map(() => '?').join(',')}) ORDER BY id`,
-  ).all(...ids) as { id: number; business_id: number; parent_id: number | null; attrs: string }[];
+       WHERE type = '${type}' AND id IN (
+         SELECT id FROM ${table} WHERE ${where} ORDER BY id LIMIT ? OFFSET ?)
+       ORDER BY id`,
+  )
+    .raw()
+    .all(...params, window.limit, window.offset) as [number, number, number | null, string][];
   return {
     total,
-    records: rows.map((row) => ({
+    records: rows.map(([id, business, parent, attrs]) => ({
       type,
-      id: row.id,
-      businessId: row.business_id,
-      parentId: row.parent_id,
-      attrs: JSON.parse(row.attrs) as A,
+      id,
+      businessId: business,
+      parentId: parent,
+      attrs: JSON.parse(attrs) as A,
       deletedAt: null,
     })),
   };
@@ -696,18 +694,20 @@ export function bookingsOfLeads(
     `SELECT id, business_id, parent_id, attrs FROM records INDEXED BY records_parent
        WHERE type = 'lead_booking' AND parent_id IN (${leadIds.map(() => '?').join(',')})
          AND deleted_at IS NULL ORDER BY id`,
-  ).all(...leadIds) as { id: number; business_id: number; parent_id: number; attrs: string }[];
-  for (const row of rows) {
-    const list = byLead.get(row.parent_id) ?? [];
+  )
+    .raw()
+    .all(...leadIds) as [number, number, number, string][];
+  for (const [id, business, parent, attrs] of rows) {
+    let list = byLead.get(parent);
+    if (!list) byLead.set(parent, (list = []));
     list.push({
       type: 'lead_booking',
-      id: row.id,
-      businessId: row.business_id,
-      parentId: row.parent_id,
-      attrs: JSON.parse(row.attrs) as LeadBookingAttrs,
+      id,
+      businessId: business,
+      parentId: parent,
+      attrs: JSON.parse(attrs) as LeadBookingAttrs,
       deletedAt: null,
     });
-    byLead.set(row.parent_id, list);
   }
   return byLead;
 }
