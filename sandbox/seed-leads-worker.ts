@@ -20,5 +20,5 @@ function send(message: WorkerMessage): void {
 try {
   send({ run: generateLeads(job, (rows, done) => send({ rows, done }), 1000) });
 } catch (error) {
-  send({ error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  send({ error: error instanceof Error ? error.message : String(error) });
 }
