@@ -47,7 +47,6 @@ import {
 } from './seed-pools.js';
 import {
   generateLeads,
-  batchRecords,
   generateLeadsOnWorker,
   type Catalog,
   type ConvertibleLead,
@@ -165,9 +164,9 @@ function seedLeads(
   // cheaper than their triggers (or a copy) re-reading each row's JSON.
   const run = bulkLeadIndexing(ctx.db, businessId, (writeSide) => {
     const take = (rows: LeadRows, done: { records: number; leads: number }) => {
-      for (const [type, id, parentId, json] of batchRecords(rows)) {
-        insert.run(type, id, businessId, parentId, json);
-      }
+      rows.ids.forEach((id, k) => {
+        insert.run(rows.types[k], id, businessId, rows.parents[k], rows.json[k]);
+      });
       writeSide(rows.side);
       progress(done.records, done.leads);
     };
