@@ -84,6 +84,26 @@ CREATE TABLE IF NOT EXISTS webhook_endpoints (
 );
 `;
 
+/**
+ * Runs a bulk write with some schema objects dropped (indexes, triggers: those of
+ * sqlite_master matching `where`), then remakes them from their own stored definitions: one
+ * sorted build per index instead of a b-tree update per row. Call it inside a transaction,
+ * so nobody sees the tables without them.
+ */
+export function withSchemaDropped<T>(db: Db, where: string, bulk: () => T): T {
+  const dropped = db
+    .prepare(`SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND (${where})`)
+    .all() as { type: 'index' | 'trigger'; name: string; sql: string }[];
+  for (const { type, name } of dropped) {
+    db.exec(`DROP ${type.toUpperCase()} "${name.replace(/"/g, '""')}"`);
+  }
+  try {
+    return bulk();
+  } finally {
+    for (const { sql } of dropped) db.exec(sql);
+  }
+}
+
 /** `file` is a path, or ':memory:' for a database that lives as long as the process. */
 export function openDb(file: string): Db {
   const db = new Database(file);

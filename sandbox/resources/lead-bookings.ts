@@ -1,7 +1,7 @@
 import { canReadPricing, type Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import type { Statement } from 'better-sqlite3';
-import type { Db, RecordAttrs, StoredRecord } from '../db.js';
+import { withSchemaDropped, type Db, type RecordAttrs, type StoredRecord } from '../db.js';
 import {
   item,
   listBody,
@@ -435,12 +435,10 @@ export function addBookingSideRows(into: LeadSideRows, id: number, a: LeadBookin
 
 /**
  * Runs a bulk insert of one business's live leads and lead bookings (the seed generator's)
- * with the side tables' triggers off: `bulk` hands over each batch's side rows itself
- * through `write` (no JSON re-parse per row), then the triggers are remade from their own
- * stored definitions and the counts recounted. The side tables' indexes stay: the bulk
- * writes while a generator thread works, so keeping them up costs no waiting, where a
- * rebuild at the end did. Call it inside a transaction, so nobody sees the tables without
- * their triggers.
+ * with the side tables' triggers and indexes off: `bulk` hands over each batch's side rows
+ * itself through `write` (no JSON re-parse, no per-row index updates), then the triggers and
+ * indexes are remade and the counts recounted. Call it inside a transaction, so nobody sees
+ * the tables without them.
  */
 export function bulkLeadIndexing<T>(
   db: Db,
@@ -448,26 +446,24 @@ export function bulkLeadIndexing<T>(
   bulk: (write: (side: LeadSideRows) => void) => T,
 ): T {
   ensureLeadIndexes(db);
-  const triggers = db
-    .prepare(
-      `SELECT name, sql FROM sqlite_master
-         WHERE type = 'trigger' AND tbl_name = 'records' AND name LIKE 'lead\\_%' ESCAPE '\\'`,
-    )
-    .all() as { name: string; sql: string }[];
-  for (const { name } of triggers) db.exec(`DROP TRIGGER "${name.replace(/"/g, '""')}"`);
   const lead = db.prepare('INSERT INTO lead_index VALUES (?, ?, 1, ?, ?, ?, ?)');
   const search = db.prepare('INSERT INTO lead_search(rowid, body) VALUES (?, ?)');
   const booking = db.prepare('INSERT INTO lead_booking_index VALUES (?, ?, 1, ?, ?)');
   try {
-    // Table by table per batch: interleaved row by row with each other, each table's
-    // writes ran at about half the speed.
-    return bulk((side) => {
-      for (const [id, ...rest] of side.leads) lead.run(id, businessId, ...rest);
-      for (const [id, body] of side.search) search.run(id, body);
-      for (const [id, ...rest] of side.bookings) booking.run(id, businessId, ...rest);
-    });
+    return withSchemaDropped(
+      db,
+      `(type = 'trigger' AND tbl_name = 'records' AND name LIKE 'lead\\_%' ESCAPE '\\')
+         OR (type = 'index' AND tbl_name IN ('lead_index', 'lead_booking_index'))`,
+      // Table by table per batch: interleaved row by row with each other, each table's
+      // writes ran at about half the speed.
+      () =>
+        bulk((side) => {
+          for (const [id, ...rest] of side.leads) lead.run(id, businessId, ...rest);
+          for (const [id, body] of side.search) search.run(id, body);
+          for (const [id, ...rest] of side.bookings) booking.run(id, businessId, ...rest);
+        }),
+    );
   } finally {
-    for (const { sql: definition } of triggers) db.exec(definition);
     recountLeads(db);
   }
 }
