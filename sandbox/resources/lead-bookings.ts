@@ -340,7 +340,8 @@ export function ensureLeadIndexes(db: Db): void {
     CREATE INDEX IF NOT EXISTS lead_index_type ON lead_index(business_id, live, lead_type);
     CREATE INDEX IF NOT EXISTS lead_index_source ON lead_index(business_id, live, source);
     CREATE VIRTUAL TABLE IF NOT EXISTS lead_search
-      USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+      USING fts5(body, content = '', contentless_delete = 1,
+        tokenize = 'unicode61 remove_diacritics 2');
     CREATE TABLE IF NOT EXISTS lead_booking_index (
       id INTEGER PRIMARY KEY, business_id INTEGER NOT NULL, live INTEGER NOT NULL,
       starts_at TEXT, brand_id INTEGER);

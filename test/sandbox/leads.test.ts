@@ -358,6 +358,24 @@ describe('GET /api/v1/leads/{lead_id}', () => {
     });
   });
 
+  it('keeps text search in step with staff edits and deletions', async () => {
+    const word = `kestrel${Date.now().toString(36)}`;
+    const created = await create({ email: 'search-edit@example.com', last_name: `${word}old` });
+    const id = Number(created.body.data.id);
+    const found = async (text: string) =>
+      (await t.request('GET', '/api/v1/leads', { query: { text } })).body.data.map((d: any) =>
+        Number(d.id),
+      );
+    expect(await found(`${word}old`)).toEqual([id]);
+    const record = t.sb.ctx.records.get<LeadAttrs>('lead', t.sb.businessId, id);
+    if (!record) throw new Error('lead not stored');
+    const edited = updateLead(t.sb.ctx, record, { last_name: `${word}new` });
+    expect(await found(`${word}old`)).toEqual([]);
+    expect(await found(`${word}new`)).toEqual([id]);
+    t.sb.ctx.records.hardDelete(edited);
+    expect(await found(`${word}new`)).toEqual([]);
+  });
+
   it("answers 404 for an unknown id and another business's lead, 400 for a non-integer id", async () => {
     expect((await t.request('GET', '/api/v1/leads/999999')).status).toBe(404);
     const other = t.sb.identity.createBusiness({ name: 'Other Biz' });
