@@ -114,12 +114,17 @@ export class WebhookDispatcher {
   private readonly sleeps = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
+  /** Prepared once: every record change asks it, and preparing cost ~100 µs a write. */
+  private readonly liveEndpoints;
 
   constructor(
     private readonly ctx: SandboxContext,
     options: Partial<WebhookOptions> = {},
   ) {
     this.options = { ...DEFAULT_WEBHOOK_OPTIONS, ...options };
+    this.liveEndpoints = ctx.db.prepare(
+      'SELECT * FROM webhook_endpoints WHERE disabled_at IS NULL AND (@business IS NULL OR business_id = @business) ORDER BY id',
+    );
   }
 
   start(): void {
@@ -170,11 +175,7 @@ export class WebhookDispatcher {
   }
 
   endpoints(businessId?: number): WebhookEndpoint[] {
-    const rows = this.ctx.db
-      .prepare(
-        'SELECT * FROM webhook_endpoints WHERE disabled_at IS NULL AND (@business IS NULL OR business_id = @business) ORDER BY id',
-      )
-      .all({ business: businessId ?? null }) as EndpointRow[];
+    const rows = this.liveEndpoints.all({ business: businessId ?? null }) as EndpointRow[];
     return rows.map(fromRow);
   }
 
@@ -214,13 +215,6 @@ export class WebhookDispatcher {
 
   private enqueue(change: Change): void {
     if (this.closed || !ANNOUNCED.has(change.type)) return;
-    const payload: WebhookPayload = {
-      id: `evt_${randomBytes(12).toString('hex')}`,
-      type: `${change.type}.${change.action}`,
-      occurred_at: change.occurredAt,
-      business_id: change.businessId,
-      data: { record_type: change.type, id: String(change.id), action: change.action },
-    };
     for (const endpoint of this.endpoints(change.businessId)) {
       if (endpoint.types && !endpoint.types.includes(change.type)) continue;
       let queue = this.queues.get(endpoint.id);
@@ -228,8 +222,14 @@ export class WebhookDispatcher {
         queue = { messages: [], running: undefined };
         this.queues.set(endpoint.id, queue);
       }
-      // Each endpoint gets its own message id: they are separate deliveries.
-      queue.messages.push({ ...payload, id: `evt_${randomBytes(12).toString('hex')}` });
+      queue.messages.push({
+        // Each endpoint gets its own message id: they are separate deliveries.
+        id: `evt_${randomBytes(12).toString('hex')}`,
+        type: `${change.type}.${change.action}`,
+        occurred_at: change.occurredAt,
+        business_id: change.businessId,
+        data: { record_type: change.type, id: String(change.id), action: change.action },
+      });
       this.kick(endpoint.id, queue);
     }
   }
