@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db } from './db.js';
+import { sql, type Db } from './db.js';
 import type { Clock } from './clock.js';
 import { forbidden, unauthorized } from './errors.js';
 
@@ -72,14 +72,14 @@ export function authenticate(
   headers: Record<string, string | string[] | undefined>,
 ): Caller {
   const user = (id: number): UserRow => {
-    const row = db.prepare('SELECT id, role, permissions FROM users WHERE id = ?').get(id) as
+    const row = sql(db, 'SELECT id, role, permissions FROM users WHERE id = ?').get(id) as
       UserRow | undefined;
     if (!row)
       throw unauthorized('user_not_found', 'The user behind this credential no longer exists');
     return row;
   };
   const checkBusiness = (businessId: number): void => {
-    const row = db.prepare('SELECT suspended FROM businesses WHERE id = ?').get(businessId) as
+    const row = sql(db, 'SELECT suspended FROM businesses WHERE id = ?').get(businessId) as
       { suspended: number } | undefined;
     if (!row)
       throw unauthorized(
@@ -98,18 +98,17 @@ export function authenticate(
         'The Authorization header must be "Bearer <access token>"',
       );
     }
-    const token = db
-      .prepare(
-        "SELECT grant_id, expires_at, revoked_at FROM oauth_tokens WHERE token_hash = ? AND kind = 'access'",
-      )
-      .get(hashSecret(match[1])) as TokenRow | undefined;
+    const token = sql(
+      db,
+      "SELECT grant_id, expires_at, revoked_at FROM oauth_tokens WHERE token_hash = ? AND kind = 'access'",
+    ).get(hashSecret(match[1])) as TokenRow | undefined;
     if (!token) throw unauthorized('token_invalid', 'The access token is not valid');
     if (token.revoked_at !== null)
       throw unauthorized('token_revoked', 'The access token was revoked');
     if (token.expires_at !== null && token.expires_at <= clock.nowSeconds()) {
       throw unauthorized('token_expired', 'The access token has expired; refresh it');
     }
-    const grant = db.prepare('SELECT * FROM oauth_grants WHERE id = ?').get(token.grant_id) as
+    const grant = sql(db, 'SELECT * FROM oauth_grants WHERE id = ?').get(token.grant_id) as
       GrantRow | undefined;
     if (!grant || grant.revoked_at !== null) {
       throw unauthorized(
@@ -132,15 +131,14 @@ export function authenticate(
 
   const apiKey = header(headers, 'api-key');
   if (apiKey !== undefined) {
-    const key = db
-      .prepare(
-        'SELECT id, business_id, user_id, permissions, revoked_at FROM api_keys WHERE key_hash = ?',
-      )
-      .get(hashSecret(apiKey.trim())) as KeyRow | undefined;
+    const key = sql(
+      db,
+      'SELECT id, business_id, user_id, permissions, revoked_at FROM api_keys WHERE key_hash = ?',
+    ).get(hashSecret(apiKey.trim())) as KeyRow | undefined;
     if (!key) throw unauthorized('api_key_invalid', 'The API key is not valid');
     if (key.revoked_at !== null) throw unauthorized('api_key_revoked', 'The API key was revoked');
     checkBusiness(key.business_id);
-    db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(clock.iso(), key.id);
+    sql(db, 'UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(clock.iso(), key.id);
     const u = user(key.user_id);
     return {
       kind: 'key',
@@ -164,9 +162,10 @@ export function authenticate(
         'App-Id and App-Secret must be sent together',
       );
     }
-    const app = db
-      .prepare('SELECT id, legacy_secret_hash, permissions FROM oauth_apps WHERE legacy_app_id = ?')
-      .get(appId) as { id: number; legacy_secret_hash: string; permissions: string } | undefined;
+    const app = sql(
+      db,
+      'SELECT id, legacy_secret_hash, permissions FROM oauth_apps WHERE legacy_app_id = ?',
+    ).get(appId) as { id: number; legacy_secret_hash: string; permissions: string } | undefined;
     if (!app || app.legacy_secret_hash !== hashSecret(appSecret)) {
       throw unauthorized('app_credentials_invalid', 'The App-Id or App-Secret is not valid');
     }
@@ -177,11 +176,10 @@ export function authenticate(
         'Business-side calls with app credentials need a Franchise-Id header',
       );
     }
-    const grant = db
-      .prepare(
-        'SELECT * FROM oauth_grants WHERE app_id = ? AND business_id = ? AND revoked_at IS NULL ORDER BY id DESC',
-      )
-      .get(app.id, Number(franchise)) as GrantRow | undefined;
+    const grant = sql(
+      db,
+      'SELECT * FROM oauth_grants WHERE app_id = ? AND business_id = ? AND revoked_at IS NULL ORDER BY id DESC',
+    ).get(app.id, Number(franchise)) as GrantRow | undefined;
     if (!grant)
       throw unauthorized('app_not_installed', 'The app is not installed for this business');
     checkBusiness(grant.business_id);

@@ -84,6 +84,25 @@ CREATE TABLE IF NOT EXISTS webhook_endpoints (
 );
 `;
 
+const statements = new WeakMap<Db, Map<string, Database.Statement>>();
+
+/**
+ * A prepared statement, compiled once per database: for the paths that run per request or
+ * per record (preparing costs tens of µs). Callers that switch a statement's mode (raw,
+ * pluck) must own its text.
+ */
+export function sql(db: Db, text: string): Database.Statement {
+  let cache = statements.get(db);
+  if (!cache) statements.set(db, (cache = new Map<string, Database.Statement>()));
+  let statement = cache.get(text);
+  if (!statement) {
+    // Bounded, in case a caller ever builds values into the text.
+    if (cache.size >= 1000) cache.clear();
+    cache.set(text, (statement = db.prepare(text)));
+  }
+  return statement;
+}
+
 /**
  * Runs a bulk write with some schema objects dropped (indexes, triggers: those of
  * sqlite_master matching `where`), then remakes them from their own stored definitions: one
@@ -152,8 +171,6 @@ export interface ListQuery {
 /** The record store every resource module uses; it reports each change to listeners. */
 export class Records {
   private readonly listeners = new Set<(change: Change) => void>();
-  /** Statements by SQL text: list and children build the same few texts over and over. */
-  private readonly statements = new Map<string, Database.Statement>();
   private readonly getStmt;
   private readonly insertStmt;
   private readonly updateStmt;
@@ -175,14 +192,8 @@ export class Records {
     );
   }
 
-  private prepared(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      // Bounded, in case a caller ever builds values into the text.
-      if (this.statements.size >= 500) this.statements.clear();
-      this.statements.set(sql, (statement = this.db.prepare(sql)));
-    }
-    return statement;
+  private prepared(text: string): Database.Statement {
+    return sql(this.db, text);
   }
 
   onChange(listener: (change: Change) => void): () => void {

@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import { sql, type Db } from './db.js';
 
 /**
  * Dates and times as the service writes them, in the business's time zone: ISO 8601 with the
@@ -261,7 +261,7 @@ export function formattedRanges(
 
 /** The time zone of a business (falls back to New York). */
 export function businessTimeZone(db: Db, businessId: number): string {
-  const row = db.prepare('SELECT time_zone FROM businesses WHERE id = ?').get(businessId) as
+  const row = sql(db, 'SELECT time_zone FROM businesses WHERE id = ?').get(businessId) as
     { time_zone: string } | undefined;
   return row?.time_zone ?? 'America/New_York';
 }

@@ -1,7 +1,6 @@
 import { canReadPricing, type Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
-import type { Statement } from 'better-sqlite3';
-import { withSchemaDropped, type Db, type RecordAttrs, type StoredRecord } from '../db.js';
+import { sql, withSchemaDropped, type Db, type RecordAttrs, type StoredRecord } from '../db.js';
 import {
   item,
   listBody,
@@ -189,17 +188,6 @@ export class BodyFields {
     }
     return value;
   }
-}
-
-const statements = new WeakMap<Db, Map<string, Statement>>();
-
-/** A prepared statement, compiled once per database (creators run 100k times when seeding). */
-export function sql(db: Db, text: string): Statement {
-  let cache = statements.get(db);
-  if (!cache) statements.set(db, (cache = new Map<string, Statement>()));
-  let statement = cache.get(text);
-  if (!statement) cache.set(text, (statement = db.prepare(text)));
-  return statement;
 }
 
 /** A user of the business who can be assigned to work (customers cannot). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
-import type { RecordAttrs, StoredRecord } from '../db.js';
+import { sql, type RecordAttrs, type StoredRecord } from '../db.js';
 import { item, listBody, paging, reachWindow, refList, single, type Item } from '../envelope.js';
 import { badRequest, notFound } from '../errors.js';
 import { businessTimeZone, ymd, zonedIso } from '../time.js';
@@ -19,7 +19,6 @@ import {
   LeadView,
   parseInclude,
   referenceExists,
-  sql,
   type LeadBookingAttrs,
   type LeadBookingInput,
 } from './lead-bookings.js';
