@@ -4,7 +4,7 @@
  * within one run, as ratios: these machines are shared and noisy.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -93,6 +93,25 @@ const machine = [
 let leadsFlag: Promise<boolean> | undefined;
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
+/** The machine's CPU time counters (Linux /proc/stat, all cores), or undefined elsewhere. */
+function cpuTicks(): number[] | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+    return line.trim().split(/\s+/).slice(1).map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Share of the interval in `steal` (the 8th counter): a noisy neighbour, made visible. */
+function stealShare(before?: number[], after?: number[]): number | undefined {
+  if (!before || !after || after.length < 8) return undefined;
+  const delta = after.map((v, k) => v - (before[k] ?? 0));
+  // guest and guest_nice (9th, 10th) are already counted in user and nice.
+  const total = delta.slice(0, 8).reduce((a, b) => a + b, 0);
+  return total > 0 ? (delta[7] ?? 0) / total : undefined;
+}
+
 const date = new Date();
 const runStarted = performance.now();
 log(
@@ -104,6 +123,7 @@ let failed = 0;
 for (const bench of selected) {
   const started = performance.now();
   const loadAtStart = os.loadavg()[0] ?? 0;
+  const cpuAtStart = cpuTicks();
   const ctx: BenchContext = {
     log: (message) => log(`[${bench.name}] ${message}`),
     leadsFlag: () => (leadsFlag ??= cliHasLeadsFlag()),
@@ -129,8 +149,13 @@ for (const bench of selected) {
   }
   const seconds = (performance.now() - started) / 1000;
   log(`[${bench.name}] done in ${fmt(seconds, 1)} s`);
+  const steal = stealShare(cpuAtStart, cpuTicks());
+  const stolen =
+    steal === undefined
+      ? ''
+      : `; CPU steal ${fmt(steal * 100, 1)} % (time the hypervisor gave these cores to other machines)`;
   sections.push(
-    `## ${bench.title} (\`${bench.name}\`)\n\n_${fmt(seconds, 0)} s; 1-minute load average ${fmt(loadAtStart, 2)} at its start._\n\n${body}`,
+    `## ${bench.title} (\`${bench.name}\`)\n\n_${fmt(seconds, 0)} s; 1-minute load average ${fmt(loadAtStart, 2)} at its start${stolen}._\n\n${body}`,
   );
 }
 
