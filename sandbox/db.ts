@@ -171,6 +171,7 @@ export interface ListQuery {
 /** The record store every resource module uses; it reports each change to listeners. */
 export class Records {
   private readonly listeners = new Set<(change: Change) => void>();
+  private readonly writes = new Map<string, number>();
   private readonly getStmt;
   private readonly insertStmt;
   private readonly updateStmt;
@@ -209,6 +210,19 @@ export class Records {
     for (const listener of this.listeners) listener(change);
   }
 
+  /**
+   * Writes (of any kind) to records of a type since this store opened: caches of data
+   * derived from them (the lead lists' page anchors) compare it to know they are stale.
+   */
+  writeCount(type: string): number {
+    return this.writes.get(type) ?? 0;
+  }
+
+  /** For writers that bypass this store (the seed generator's bulk insert). */
+  markWritten(type: string): void {
+    this.writes.set(type, this.writeCount(type) + 1);
+  }
+
   /** Next id of a sequence; ids are global per type, like a real database. */
   nextId(name: string): number {
     const row = this.nextIdStmt.get(name);
@@ -225,6 +239,7 @@ export class Records {
     const id = this.nextId(type);
     const attrs = build(id);
     this.insertStmt.run(type, id, businessId, options.parentId ?? null, JSON.stringify(attrs));
+    this.markWritten(type);
     const record = {
       type,
       id,
@@ -253,6 +268,7 @@ export class Records {
   update<A extends RecordAttrs>(record: StoredRecord<A>, patch: Partial<A>): StoredRecord<A> {
     const attrs = { ...record.attrs, ...patch };
     this.updateStmt.run(JSON.stringify(attrs), record.deletedAt, record.type, record.id);
+    this.markWritten(record.type);
     const updated = { ...record, attrs };
     this.emit(updated, 'updated');
     return updated;
@@ -261,11 +277,13 @@ export class Records {
   /** `at`: the sandbox clock's time (ctx.clock.iso()), so seeded data and moved clocks agree. */
   softDelete(record: StoredRecord, at: string): void {
     this.updateStmt.run(JSON.stringify(record.attrs), at, record.type, record.id);
+    this.markWritten(record.type);
     this.emit(record, 'deleted');
   }
 
   hardDelete(record: StoredRecord): void {
     this.prepared('DELETE FROM records WHERE type = ? AND id = ?').run(record.type, record.id);
+    this.markWritten(record.type);
     this.emit(record, 'deleted');
   }
 

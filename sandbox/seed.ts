@@ -176,7 +176,10 @@ function seedLeads(
     `INSERT INTO sequences (name, value) VALUES (?, ?)
      ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)`,
   );
-  for (const name of LEAD_SEQUENCES) move.run(name, run.lastIds[name]);
+  for (const name of LEAD_SEQUENCES) {
+    move.run(name, run.lastIds[name]);
+    ctx.records.markWritten(name);
+  }
   return run;
 }
 

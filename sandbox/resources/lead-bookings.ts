@@ -457,6 +457,48 @@ export function bulkLeadIndexing<T>(
   }
 }
 
+/** Every ANCHOR_STEP-th live id of an unfiltered list, up to the reach limit. */
+const ANCHOR_STEP = 500;
+interface Anchors {
+  writes: number;
+  ids: number[];
+}
+const anchorCache = new WeakMap<Db, Map<string, Anchors>>();
+
+/**
+ * Where an unfiltered page deep in a list starts: the nearest anchor id at or before it and
+ * the offset left from there, so the page skips at most ANCHOR_STEP index entries instead
+ * of all before it (OFFSET 9,900 cost ~0.5 ms a page). Anchors are rebuilt after any write
+ * to the type's records (Records.writeCount), so they never describe a different list.
+ */
+function seek(
+  ctx: SandboxContext,
+  type: 'lead' | 'lead_booking',
+  table: string,
+  businessId: number,
+  offset: number,
+): { fromId: number; offset: number } | undefined {
+  if (offset < ANCHOR_STEP) return undefined;
+  let byList = anchorCache.get(ctx.db);
+  if (!byList) anchorCache.set(ctx.db, (byList = new Map<string, Anchors>()));
+  const key = `${type}:${businessId}`;
+  const writes = ctx.records.writeCount(type);
+  let anchors = byList.get(key);
+  if (anchors?.writes !== writes) {
+    const ids = sql(
+      ctx.db,
+      `SELECT id FROM ${table} WHERE business_id = ? AND live = 1 ORDER BY id LIMIT ?`,
+    )
+      .pluck()
+      .all(businessId, ctx.limits.reachLimit) as number[];
+    anchors = { writes, ids: ids.filter((_, k) => k % ANCHOR_STEP === 0) };
+    byList.set(key, anchors);
+  }
+  const k = Math.min(Math.floor(offset / ANCHOR_STEP), anchors.ids.length - 1);
+  const fromId = anchors.ids[k];
+  return fromId === undefined ? undefined : { fromId, offset: offset - k * ANCHOR_STEP };
+}
+
 export interface IndexFilter {
   where: string;
   params: unknown[];
@@ -492,17 +534,24 @@ export function pageOfRecords<A extends RecordAttrs>(
           }
         ).n;
   if (window.limit === 0) return { records: [], total };
+  const from = filters.length === 0 ? seek(ctx, type, table, businessId, window.offset) : undefined;
   // One statement: the page's ids from the side table, then their rows by primary key. Raw
   // rows (arrays), since a page is 100 of them.
   const rows = sql(
     ctx.db,
     `SELECT id, business_id, parent_id, attrs FROM records
        WHERE type = '${type}' AND id IN (
-         SELECT id FROM ${table} WHERE ${where} ORDER BY id LIMIT ? OFFSET ?)
+         SELECT id FROM ${table} WHERE ${where}${from ? ' AND id >= ?' : ''}
+           ORDER BY id LIMIT ? OFFSET ?)
        ORDER BY id`,
   )
     .raw()
-    .all(...params, window.limit, window.offset) as [number, number, number | null, string][];
+    .all(
+      ...params,
+      ...(from ? [from.fromId] : []),
+      window.limit,
+      from ? from.offset : window.offset,
+    ) as [number, number, number | null, string][];
   return {
     total,
     records: rows.map(([id, business, parent, attrs]) => ({

@@ -78,3 +78,88 @@ describe('unfiltered list totals', () => {
     expect(await total('/api/v1/lead_bookings')).toBe(liveCount('lead_booking'));
   });
 });
+
+/**
+ * Deep pages of unfiltered lists start from page anchors (every 500th live id) instead of
+ * skipping every row before them; these check the pages against the ids a plain OFFSET gives,
+ * as records come and go between reads.
+ */
+describe('deep pages of unfiltered lists', () => {
+  let deep: TestSandbox;
+  beforeAll(async () => {
+    deep = await startTestSandbox({ seed: { leads: 1300, seed: 'anchors' } });
+  });
+  afterAll(async () => {
+    expect(deep.internalErrors).toEqual([]);
+    await deep.close();
+  });
+
+  const expected = (type: string, offset: number, per: number): string[] =>
+    (
+      deep.sb.ctx.db
+        .prepare(
+          `SELECT id FROM records WHERE type = ? AND business_id = ? AND deleted_at IS NULL
+             ORDER BY id LIMIT ? OFFSET ?`,
+        )
+        .pluck()
+        .all(type, deep.sb.businessId, per, offset) as number[]
+    ).map(String);
+
+  async function page(path: string, pageNo: number, per: number): Promise<string[]> {
+    const res = await deep.request('GET', path, {
+      query: { per: String(per), page: String(pageNo) },
+    });
+    expect(res.status).toBe(200);
+    return (res.body as ListBody).data.map((d) => d.id);
+  }
+
+  it('gives the rows a plain OFFSET gives, before and after leads come and go', async () => {
+    const check = async () => {
+      for (const [pageNo, per] of [
+        [6, 100],
+        [8, 100],
+        [12, 100],
+        [11, 50],
+        [26, 50],
+      ] as const) {
+        const want = expected('lead', (pageNo - 1) * per, per);
+        expect(want.length, `page ${pageNo} per ${per}`).toBeGreaterThan(0);
+        expect(await page('/api/v1/leads', pageNo, per), `page ${pageNo} per ${per}`).toEqual(want);
+      }
+    };
+    await check();
+    const early = (id: number) => {
+      const record = deep.sb.ctx.records.get('lead', deep.sb.businessId, id);
+      if (!record) throw new Error(`no lead ${id}`);
+      return record;
+    };
+    const ids = expected('lead', 0, 20).map(Number);
+    // Each change shifts every later page by one; a stale anchor would show it.
+    deep.sb.ctx.records.softDelete(early(ids[3] ?? 0), deep.sb.ctx.clock.iso());
+    await check();
+    deep.sb.ctx.records.hardDelete(early(ids[7] ?? 0));
+    await check();
+    const restored = deep.sb.ctx.records.get('lead', deep.sb.businessId, ids[3] ?? 0, {
+      includeDeleted: true,
+    });
+    if (!restored) throw new Error('deleted lead not found');
+    deep.sb.ctx.records.update({ ...restored, deletedAt: null }, {});
+    await check();
+    const late = await deep.request('POST', '/api/v1/leads', {
+      json: { email: 'late@example.com' },
+    });
+    expect(late.status).toBeLessThan(300);
+    await check();
+  });
+
+  it('pages lead bookings the same way', async () => {
+    for (const [pageNo, per] of [
+      [7, 100],
+      [9, 100],
+    ] as const) {
+      expect(await page('/api/v1/lead_bookings', pageNo, per)).toEqual(
+        expected('lead_booking', (pageNo - 1) * per, per),
+      );
+    }
+  });
+});
