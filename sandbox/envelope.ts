@@ -1,3 +1,5 @@
+import type { SandboxContext } from './context.js';
+import type { ListQuery, RecordAttrs, StoredRecord } from './db.js';
 import { badRequest } from './errors.js';
 
 /** JSON:API-like envelopes of the spec: string data.id, integer attributes.id. */
@@ -83,6 +85,17 @@ export function paging(
 export function reachWindow(p: Paging, limits: PagingLimits): { limit: number; offset: number } {
   if (p.offset >= limits.reachLimit) return { limit: 0, offset: 0 };
   return { limit: Math.min(p.per, limits.reachLimit - p.offset), offset: p.offset };
+}
+
+/** A page of a type's records (ctx.records.list), cut at the reach limit. */
+export function listPage<A extends RecordAttrs>(
+  ctx: SandboxContext,
+  p: Paging,
+  type: string,
+  businessId: number,
+  query: Omit<ListQuery, 'limit' | 'offset'> = {},
+): { records: StoredRecord<A>[]; total: number } {
+  return ctx.records.list<A>(type, businessId, { ...query, ...reachWindow(p, ctx.limits) });
 }
 
 export function listBody(data: Item[], total: number, p: Paging, included?: Item[]) {

@@ -6,7 +6,7 @@ import {
   money,
   ok,
   paging,
-  reachWindow,
+  listPage,
   refList,
   refOne,
   single,
@@ -387,11 +387,12 @@ export function addOnsHandlers(): Handlers {
     'addOnCategories.list': ({ ctx, caller, query }) => {
       const include = includesAddOns(query);
       const p = paging(query, ctx.limits);
-      const { limit, offset } = reachWindow(p, ctx.limits);
-      const { records, total } = ctx.records.list<AddOnCategoryAttrs>(
+      const { records, total } = listPage<AddOnCategoryAttrs>(
+        ctx,
+        p,
         'add_on_category',
         caller.businessId,
-        { orderBy: "json_extract(attrs, '$.position'), id", limit, offset },
+        { orderBy: "json_extract(attrs, '$.position'), id" },
       );
       const currency = businessCurrency(ctx, caller.businessId);
       const included = include
@@ -475,12 +476,9 @@ export function addOnsHandlers(): Handlers {
         params.push(...ids);
       }
       const p = paging(query, ctx.limits);
-      const { limit, offset } = reachWindow(p, ctx.limits);
-      const { records, total } = ctx.records.list<AddOnAttrs>('add_on', caller.businessId, {
+      const { records, total } = listPage<AddOnAttrs>(ctx, p, 'add_on', caller.businessId, {
         ...(conditions.length > 0 ? { where: conditions.join(' AND '), params } : {}),
         orderBy,
-        limit,
-        offset,
       });
       const currency = businessCurrency(ctx, caller.businessId);
       return listBody(

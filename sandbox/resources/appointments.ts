@@ -3,16 +3,7 @@ import { defaultBrand } from './leads.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { findUser } from '../identity.js';
-import {
-  item,
-  listBody,
-  ok,
-  paging,
-  reachWindow,
-  refList,
-  single,
-  type Item,
-} from '../envelope.js';
+import { item, listBody, ok, paging, listPage, refList, single, type Item } from '../envelope.js';
 import { badRequest, FieldErrors, forbidden, notFound } from '../errors.js';
 import {
   businessTimeZone,
@@ -659,12 +650,9 @@ function listAppointments(ctx: SandboxContext, caller: Caller, query: Record<str
     );
     params.push(...columns.map(() => search));
   }
-  const { limit, offset } = reachWindow(p, ctx.limits);
-  const { records, total } = ctx.records.list<AppointmentAttrs>('appointment', businessId, {
+  const { records, total } = listPage<AppointmentAttrs>(ctx, p, 'appointment', businessId, {
     ...(where.length > 0 ? { where: where.map((w) => `(${w})`).join(' AND '), params } : {}),
     orderBy: `${startsAt} ${when === 'past' ? 'DESC' : 'ASC'}, id`,
-    limit,
-    offset,
   });
   return listBody(
     records.map((r) => appointmentItem(ctx, r)),

@@ -6,7 +6,7 @@ import {
   listBody,
   ok,
   paging,
-  reachWindow,
+  listPage,
   refList,
   refOne,
   single,
@@ -594,14 +594,13 @@ export function designTemplatesHandlers(): Handlers {
       const categoryId = queryCategory(query);
       const includes = readIncludes(query);
       const p = paging(query, ctx.limits);
-      const { limit, offset } = reachWindow(p, ctx.limits);
-      const { records, total } = ctx.records.list<DesignTemplateAttrs>(
+      const { records, total } = listPage<DesignTemplateAttrs>(
+        ctx,
+        p,
         'design_template',
         caller.businessId,
         {
           ...(categoryId !== undefined ? { parentId: categoryId } : {}),
-          limit,
-          offset,
         },
       );
       return listBody(
@@ -630,14 +629,12 @@ export function designTemplatesHandlers(): Handlers {
     'designTemplates.categories': ({ ctx, caller, query }) => {
       ensureDesignDefaults(ctx, caller.businessId);
       const p = paging(query, ctx.limits);
-      const { limit, offset } = reachWindow(p, ctx.limits);
-      const { records, total } = ctx.records.list<CategoryAttrs>(
+      const { records, total } = listPage<CategoryAttrs>(
+        ctx,
+        p,
         'design_template_category',
         caller.businessId,
-        {
-          limit,
-          offset,
-        },
+        {},
       );
       return listBody(records.map(categoryItem), total, p);
     },
@@ -646,13 +643,10 @@ export function designTemplatesHandlers(): Handlers {
       ensureDesignDefaults(ctx, caller.businessId);
       const categoryId = queryCategory(query);
       const p = paging(query, ctx.limits);
-      const { limit, offset } = reachWindow(p, ctx.limits);
-      const { records, total } = ctx.records.list<LayoutAttrs>(LAYOUT, caller.businessId, {
+      const { records, total } = listPage<LayoutAttrs>(ctx, p, LAYOUT, caller.businessId, {
         ...(categoryId !== undefined ? { parentId: categoryId } : {}),
         orderBy:
           "json_extract(attrs, '$.design_template_category_id'), json_extract(attrs, '$.position'), id",
-        limit,
-        offset,
       });
       return listBody(records.map(groupingItem(LAYOUT)), total, p);
     },

@@ -7,7 +7,7 @@ import {
   listBody,
   money,
   paging,
-  reachWindow,
+  listPage,
   refList,
   refOne,
   single,
@@ -1448,16 +1448,15 @@ export function eventsHandlers(): Handlers {
         params.push(new Date(fromZoned(nextDay(end), 0, tz)).toISOString());
       }
       const p = paging(query, ctx.limits);
-      const { limit, offset } = reachWindow(p, ctx.limits);
-      const { records, total } = ctx.records.list<EventBookingAttrs>(
+      const { records, total } = listPage<EventBookingAttrs>(
+        ctx,
+        p,
         'event_booking',
         caller.businessId,
         {
           where: conditions.join(' AND '),
           params,
           orderBy: "json_extract(attrs, '$.starts_at'), id",
-          limit,
-          offset,
         },
       );
       const events = new Map<number, StoredRecord<EventAttrs>>();

@@ -1,6 +1,6 @@
 import type { Records, StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
-import { item, listBody, money, paging, reachWindow, type Item } from '../envelope.js';
+import { item, listBody, money, paging, listPage, type Item } from '../envelope.js';
 import { badRequest } from '../errors.js';
 
 /**
@@ -219,12 +219,9 @@ function listOf<A extends Record<string, unknown>>(
   parentId?: number,
 ) {
   const p = paging(query, ctx.limits);
-  const { limit, offset } = reachWindow(p, ctx.limits);
-  const { records, total } = ctx.records.list<A>(type, businessId, {
+  const { records, total } = listPage<A>(ctx, p, type, businessId, {
     ...(parentId !== undefined ? { parentId } : {}),
     orderBy: "json_extract(attrs, '$.position'), id",
-    limit,
-    offset,
   });
   return listBody(records.map(toItem), total, p);
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { StoredRecord } from '../db.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
-import { item, listBody, ok, paging, reachWindow, refOne, single, type Item } from '../envelope.js';
+import { item, listBody, ok, paging, listPage, refOne, single, type Item } from '../envelope.js';
 import { badRequest, FieldErrors, forbidden, notFound, validationError } from '../errors.js';
 import {
   mergeAnswers,
@@ -596,8 +596,9 @@ export function questionnairesHandlers(): Handlers {
     'questionnaireTemplates.list': ({ ctx, caller, query }) => {
       ensurePlanningDefaults(ctx, caller.businessId);
       const p = paging(query, ctx.limits);
-      const { limit, offset } = reachWindow(p, ctx.limits);
-      const { records, total } = ctx.records.list<TemplateAttrs>(
+      const { records, total } = listPage<TemplateAttrs>(
+        ctx,
+        p,
         'questionnaire_template',
         caller.businessId,
         {
@@ -605,8 +606,6 @@ export function questionnairesHandlers(): Handlers {
             ? { where: "json_extract(attrs, '$.allow_staff_view') = 1" }
             : {}),
           orderBy: "lower(json_extract(attrs, '$.title')), id",
-          limit,
-          offset,
         },
       );
       return listBody(records.map(templateItem), total, p);
@@ -721,14 +720,12 @@ export function questionnairesHandlers(): Handlers {
     'suggestionLists.list': ({ ctx, caller, query }) => {
       defaultSuggestionList(ctx, caller.businessId);
       const p = paging(query, ctx.limits);
-      const { limit, offset } = reachWindow(p, ctx.limits);
-      const { records, total } = ctx.records.list<SuggestionListAttrs>(
+      const { records, total } = listPage<SuggestionListAttrs>(
+        ctx,
+        p,
         'suggestion_list',
         caller.businessId,
-        {
-          limit,
-          offset,
-        },
+        {},
       );
       return listBody(records.map(suggestionListItem), total, p);
     },
