@@ -78,6 +78,25 @@ export function paging(
   return { page, per, offset: (page - 1) * per };
 }
 
+/** Parses `include` (comma list, possibly repeated); an unknown name is a 400. */
+export function parseInclude<T extends string>(raw: unknown, allowed: readonly T[]): Set<T> {
+  if (raw === undefined) return new Set();
+  const parts = (Array.isArray(raw) ? raw : [raw]).flatMap((value) =>
+    typeof value === 'string' ? value.split(',') : [String(value)],
+  );
+  const out = new Set<T>();
+  for (const part of parts.map((p) => p.trim()).filter(Boolean)) {
+    if (!(allowed as readonly string[]).includes(part)) {
+      throw badRequest(
+        'invalid_parameter',
+        `include '${part}' is not available; allowed: ${allowed.join(', ')}`,
+      );
+    }
+    out.add(part as T);
+  }
+  return out;
+}
+
 /**
  * SQL limit and offset for a page, cut at the reach limit: a page that starts past it is
  * empty, and one that straddles it is short.

@@ -90,13 +90,16 @@ export const createLeadBodySchema = z.strictObject({
 });
 export type CreateLeadBody = z.input<typeof createLeadBodySchema>;
 
+/** What GET /leads can sideload (the sandbox allows the same). */
+export const LEAD_INCLUDES = ['lead_bookings'] as const;
+
 export const leadListQuerySchema = z.strictObject({
   email: z.string().optional(),
   text: z.string().optional(),
   origin: z.string().optional(),
   lead_type: z.string().optional(),
   source: z.string().optional(),
-  include: z.enum(['lead_bookings']).optional(),
+  include: z.enum(LEAD_INCLUDES).optional(),
   page: z.number().int().positive().optional(),
   per: z.number().int().positive().optional(),
 });

@@ -1,3 +1,7 @@
+import {
+  DESIGN_TEMPLATE_INCLUDES,
+  type DesignTemplateInclude,
+} from '../../api/schemas/design-templates.js';
 import type { StoredRecord } from '../db.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
@@ -6,6 +10,7 @@ import {
   listBody,
   ok,
   paging,
+  parseInclude,
   listPage,
   refList,
   refOne,
@@ -238,36 +243,11 @@ const groupingItem =
   (r: StoredRecord<TagAttrs>): Item =>
     item(type, r.attrs);
 
-const INCLUDES = [
-  'design_template_category',
-  'design_category_tags',
-  'design_category_layouts',
-] as const;
-type Include = (typeof INCLUDES)[number];
-
-function readIncludes(query: Record<string, unknown>): Set<Include> {
-  const raw = query.include;
-  if (raw === undefined || raw === '') return new Set();
-  if (typeof raw !== 'string') throw badRequest('invalid_parameter', 'include must be given once');
-  const names = raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const unknown = names.filter((n) => !(INCLUDES as readonly string[]).includes(n));
-  if (unknown.length > 0) {
-    throw badRequest(
-      'invalid_parameter',
-      `include supports ${INCLUDES.join(', ')}; unknown: ${unknown.join(', ')}`,
-    );
-  }
-  return new Set(names as Include[]);
-}
-
 function sideloads(
   ctx: SandboxContext,
   businessId: number,
   templates: readonly StoredRecord<DesignTemplateAttrs>[],
-  includes: ReadonlySet<Include>,
+  includes: ReadonlySet<DesignTemplateInclude>,
 ): Item[] {
   const out: Item[] = [];
   const seen = new Set<string>();
@@ -592,7 +572,7 @@ export function designTemplatesHandlers(): Handlers {
     'designTemplates.list': ({ ctx, caller, query }) => {
       ensureDesignDefaults(ctx, caller.businessId);
       const categoryId = queryCategory(query);
-      const includes = readIncludes(query);
+      const includes = parseInclude(query.include, DESIGN_TEMPLATE_INCLUDES);
       const p = paging(query, ctx.limits);
       const { records, total } = listPage<DesignTemplateAttrs>(
         ctx,

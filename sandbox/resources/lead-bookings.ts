@@ -1,3 +1,4 @@
+import { LEAD_BOOKING_INCLUDES, type LeadBookingInclude } from '../../api/schemas/lead-bookings.js';
 import { canReadPricing, type Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { sql, withSchemaDropped, type Db, type RecordAttrs, type StoredRecord } from '../db.js';
@@ -7,6 +8,7 @@ import {
   money,
   ok,
   paging,
+  parseInclude,
   reachWindow,
   refList,
   refOne,
@@ -898,34 +900,6 @@ export function leadAddOnItem(view: LeadView, record: StoredRecord<LeadAddOnAttr
     },
     { add_on: refOne('add_on', a.add_on_id) },
   );
-}
-
-export const LEAD_BOOKING_INCLUDES = [
-  'lead_add_ons',
-  'lead_extras',
-  'lead_booking_extra_categories',
-  'lead_booking_extra_categories.lead_extras',
-  'photobooth_background',
-] as const;
-export type LeadBookingInclude = (typeof LEAD_BOOKING_INCLUDES)[number];
-
-/** Parses `include` (comma list, possibly repeated); an unknown name is a 400. */
-export function parseInclude<T extends string>(raw: unknown, allowed: readonly T[]): Set<T> {
-  if (raw === undefined) return new Set();
-  const parts = (Array.isArray(raw) ? raw : [raw]).flatMap((value) =>
-    typeof value === 'string' ? value.split(',') : [String(value)],
-  );
-  const out = new Set<T>();
-  for (const part of parts.map((p) => p.trim()).filter(Boolean)) {
-    if (!(allowed as readonly string[]).includes(part)) {
-      throw badRequest(
-        'invalid_parameter',
-        `include '${part}' is not available; allowed: ${allowed.join(', ')}`,
-      );
-    }
-    out.add(part as T);
-  }
-  return out;
 }
 
 /** Sideloaded records for bookings, each once. */

@@ -1,8 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import { LEAD_INCLUDES } from '../../api/schemas/leads.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { sql, type RecordAttrs, type StoredRecord } from '../db.js';
-import { item, listBody, paging, reachWindow, refList, single, type Item } from '../envelope.js';
+import {
+  item,
+  listBody,
+  paging,
+  parseInclude,
+  reachWindow,
+  refList,
+  single,
+  type Item,
+} from '../envelope.js';
 import { badRequest, notFound } from '../errors.js';
 import { businessTimeZone, ymd, zonedIso } from '../time.js';
 import {
@@ -17,7 +27,6 @@ import {
   leadBookingsHandlers,
   leadDisplayName,
   LeadView,
-  parseInclude,
   referenceExists,
   type LeadBookingAttrs,
   type LeadBookingInput,
@@ -707,8 +716,6 @@ function ftsQuery(text: string): string | undefined {
   if (terms.length === 0) return undefined;
   return terms.map((t) => `"${t}"*`).join(' ');
 }
-
-const LEAD_INCLUDES = ['lead_bookings'] as const;
 
 function listLeads(ctx: SandboxContext, caller: Caller, query: Record<string, unknown>) {
   const include = parseInclude(query.include, LEAD_INCLUDES);
