@@ -6,6 +6,7 @@ import {
   money,
   ok,
   paging,
+  parseInclude,
   listPage,
   refList,
   refOne,
@@ -116,20 +117,7 @@ function categoryItem(
 
 /** `include` as a comma list (or repeated); only add_ons exists. */
 function includesAddOns(query: Record<string, unknown>): boolean {
-  const raw = query.include;
-  if (raw === undefined || raw === '') return false;
-  const values = (Array.isArray(raw) ? raw : [raw])
-    .flatMap((v) => (typeof v === 'string' ? v.split(',') : [String(v)]))
-    .map((v) => v.trim())
-    .filter((v) => v !== '');
-  const unknown = values.filter((v) => v !== 'add_ons');
-  if (unknown.length > 0) {
-    throw badRequest(
-      'invalid_parameter',
-      `include accepts add_ons, got '${unknown.join(',').slice(0, 60)}'`,
-    );
-  }
-  return values.length > 0;
+  return parseInclude(query.include, ['add_ons']).size > 0;
 }
 
 function categoryBody(ctx: SandboxContext, r: StoredRecord<AddOnCategoryAttrs>, include: boolean) {

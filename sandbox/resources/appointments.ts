@@ -3,7 +3,17 @@ import { defaultBrand } from './leads.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { findUser } from '../identity.js';
-import { item, listBody, ok, paging, listPage, refList, single, type Item } from '../envelope.js';
+import {
+  item,
+  listBody,
+  ok,
+  paging,
+  parseInclude,
+  listPage,
+  refList,
+  single,
+  type Item,
+} from '../envelope.js';
 import { badRequest, FieldErrors, forbidden, notFound } from '../errors.js';
 import {
   businessTimeZone,
@@ -662,21 +672,7 @@ function listAppointments(ctx: SandboxContext, caller: Caller, query: Record<str
 }
 
 function includesUserAppointments(query: Record<string, unknown>): boolean {
-  const raw = query.include;
-  if (raw === undefined || raw === '') return false;
-  if (typeof raw !== 'string') throw badRequest('invalid_parameter', 'include must be given once');
-  const names = raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const unknown = names.filter((n) => n !== 'user_appointments');
-  if (unknown.length > 0) {
-    throw badRequest(
-      'invalid_parameter',
-      `include supports user_appointments, not ${unknown.join(', ')}`,
-    );
-  }
-  return names.length > 0;
+  return parseInclude(query.include, ['user_appointments']).size > 0;
 }
 
 function startOf(
