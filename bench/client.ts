@@ -148,8 +148,8 @@ async function interleavedReads(readers: Reader[], maxPages = Infinity): Promise
 async function twoSandboxes(ctx: BenchContext) {
   ctx.log(`starting two sandboxes (HTTPS, HTTP) with ${LEADS.toLocaleString('en-US')} leads each`);
   const [https, http] = await Promise.all([
-    seededSandbox(ctx, { leads: LEADS, http: false }),
-    seededSandbox(ctx, { leads: LEADS, http: true }),
+    seededSandbox({ leads: LEADS, http: false }),
+    seededSandbox({ leads: LEADS, http: true }),
   ]);
   ctx.log(`ready via ${http.via}`);
   return { https, http };

@@ -28,18 +28,12 @@ export interface Section {
 
 export interface BenchContext {
   log(message: string): void;
-  /** Whether `ebsync sandbox` has the --leads and --seed flags (asked once). */
-  leadsFlag(): Promise<boolean>;
 }
 
 export interface Benchmark {
   name: string;
   title: string;
   run(ctx: BenchContext): Promise<Section>;
-}
-
-export class Skipped extends Error {
-  override readonly name = 'Skipped';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,10 +235,7 @@ export interface SeededSandboxOptions {
   timeoutMs?: number;
 }
 
-/**
- * A sandbox process holding `leads` generated leads: `ebsync sandbox --leads` when the CLI has
- * it, otherwise bench/sandbox-child.ts (startSandbox + createLead in one transaction).
- */
+/** A sandbox process holding `leads` generated leads (`ebsync sandbox --leads`). */
 export type SeededSandbox = SandboxProcess & { via: string };
 
 /** Seeded sandboxes one benchmark left running for a later one (startup's last 100k run). */
@@ -262,10 +253,7 @@ export async function stopIdle(): Promise<void> {
   await Promise.all(left.map((sb) => sb.stop()));
 }
 
-export async function seededSandbox(
-  ctx: BenchContext,
-  options: SeededSandboxOptions,
-): Promise<SeededSandbox> {
+export async function seededSandbox(options: SeededSandboxOptions): Promise<SeededSandbox> {
   const kept = idle.get(poolKey(options));
   if (kept) {
     idle.delete(poolKey(options));
@@ -274,27 +262,9 @@ export async function seededSandbox(
   const seed = String(options.seed ?? 1);
   const timeoutMs = options.timeoutMs ?? 150_000;
   const transport = options.http ? ['--http'] : ['--cert-dir', join(tmpdir(), 'ebsync-bench-cert')];
-  if (await ctx.leadsFlag()) {
-    const args = ['sandbox', '--port', '0', '--leads', String(options.leads), '--seed', seed];
-    const sb = await spawnSandbox(['cli/ebsync.js', ...args, ...transport], timeoutMs);
-    return { ...sb, via: `ebsync ${args.join(' ')} ${transport.join(' ')}` };
-  }
-  const args = ['--leads', String(options.leads), '--seed', seed, ...transport];
-  const sb = await spawnSandbox(['--import', 'tsx', 'bench/sandbox-child.ts', ...args], timeoutMs);
-  return { ...sb, via: `bench/sandbox-child.ts ${args.join(' ')} (in-process createLead)` };
-}
-
-/** Whether `ebsync sandbox --help` lists --leads and --seed. */
-export async function cliHasLeadsFlag(): Promise<boolean> {
-  const child = spawn(process.execPath, ['cli/ebsync.js', 'sandbox', '--help'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk: string) => (out += chunk));
-  await new Promise((resolve) => child.once('exit', resolve));
-  return /--leads\b/.test(out) && /--seed\b/.test(out);
+  const args = ['sandbox', '--port', '0', '--leads', String(options.leads), '--seed', seed];
+  const sb = await spawnSandbox(['cli/ebsync.js', ...args, ...transport], timeoutMs);
+  return { ...sb, via: `ebsync ${args.join(' ')} ${transport.join(' ')}` };
 }
 
 // ---------------------------------------------------------------------------------------------

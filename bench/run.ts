@@ -10,12 +10,10 @@ import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clientBenchmark } from './client.js';
 import {
-  cliHasLeadsFlag,
   fmt,
   killAll,
   renderTable,
   ROOT,
-  Skipped,
   stopIdle,
   type BenchContext,
   type Benchmark,
@@ -90,7 +88,6 @@ const machine = [
   ['Commit', commit ? `${commit}${dirty ? ' (with uncommitted changes)' : ''}` : 'unknown'],
 ];
 
-let leadsFlag: Promise<boolean> | undefined;
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
 /** The machine's CPU time counters (Linux /proc/stat, all cores), or undefined elsewhere. */
@@ -126,7 +123,6 @@ for (const bench of selected) {
   const cpuAtStart = cpuTicks();
   const ctx: BenchContext = {
     log: (message) => log(`[${bench.name}] ${message}`),
-    leadsFlag: () => (leadsFlag ??= cliHasLeadsFlag()),
   };
   log(`[${bench.name}] ${bench.title}`);
   let body: string;
@@ -140,12 +136,9 @@ for (const bench of selected) {
       .filter((part) => part !== '')
       .join('\n\n');
   } catch (error) {
-    const skipped = error instanceof Skipped;
-    if (!skipped) failed += 1;
-    body = `**${skipped ? 'skipped' : 'failed'}: ${(error as Error).message}**`;
-    log(
-      `[${bench.name}] ${skipped ? 'skipped' : 'FAILED'}: ${(error as Error).stack ?? String(error)}`,
-    );
+    failed += 1;
+    body = `**failed: ${(error as Error).message}**`;
+    log(`[${bench.name}] FAILED: ${(error as Error).stack ?? String(error)}`);
   }
   const seconds = (performance.now() - started) / 1000;
   log(`[${bench.name}] done in ${fmt(seconds, 1)} s`);

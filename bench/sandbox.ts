@@ -23,7 +23,6 @@ export const startupBenchmark: Benchmark = {
   async run(ctx) {
     const empty = ['cli/ebsync.js', 'sandbox', '--http', '--port', '0'];
     const seeded = [...empty, '--leads', String(LEADS), '--seed', '1'];
-    const hasFlag = await ctx.leadsFlag();
 
     /** Up to `runs` fresh starts, fewer past `budgetMs`; `keep` hands the last one to `list`. */
     const measure = async (
@@ -48,31 +47,23 @@ export const startupBenchmark: Benchmark = {
     };
 
     const emptyRuns = await measure('empty', empty, 3, 20_000);
-    const seededRuns = hasFlag
-      ? await measure('100k', seeded, 3, 30_000, { leads: LEADS, http: true })
-      : [];
+    const seededRuns = await measure('100k', seeded, 3, 30_000, { leads: LEADS, http: true });
 
     const row = (command: string, runs: SandboxProcess[]) => {
       const s = summarize(runs.map((r) => r.readyMs / 1000));
       const peak = median(runs.map((r) => r.peakRssMiB ?? Number.NaN));
       return [command, s.n, fmt(s.p50, 2), fmt(s.min, 2), fmt(s.max, 2), fmt(peak, 0)];
     };
-    const rows: (string | number)[][] = [row(`node ${empty.join(' ')}`, emptyRuns)];
-    const notes: string[] = [];
-    if (hasFlag) {
-      rows.push(row(`node ${seeded.join(' ')}`, seededRuns));
-      const ready = median(seededRuns.map((r) => r.readyMs / 1000));
-      const base = median(emptyRuns.map((r) => r.readyMs / 1000));
-      notes.push(
-        `Target ready < ${READY_TARGET_S} s: **${ready < READY_TARGET_S ? 'met' : 'NOT met'}** (median ${fmt(ready, 2)} s).`,
-        `100k / empty ready time: ${ratio(ready, base)}; seeding adds ${fmt(ready - base, 2)} s, about ${fmt(((ready - base) * 1e6) / LEADS, 0)} µs per lead.`,
-      );
-    } else {
-      rows.push([`node ${seeded.join(' ')}`, 0, 'skipped', '', '', '']);
-      notes.push(
-        '**skipped: --leads not available** (`ebsync sandbox --help` lists no --leads/--seed); only the empty sandbox was timed.',
-      );
-    }
+    const rows = [
+      row(`node ${empty.join(' ')}`, emptyRuns),
+      row(`node ${seeded.join(' ')}`, seededRuns),
+    ];
+    const ready = median(seededRuns.map((r) => r.readyMs / 1000));
+    const base = median(emptyRuns.map((r) => r.readyMs / 1000));
+    const notes = [
+      `Target ready < ${READY_TARGET_S} s: **${ready < READY_TARGET_S ? 'met' : 'NOT met'}** (median ${fmt(ready, 2)} s).`,
+      `100k / empty ready time: ${ratio(ready, base)}; seeding adds ${fmt(ready - base, 2)} s, about ${fmt(((ready - base) * 1e6) / LEADS, 0)} µs per lead.`,
+    ];
     return {
       method:
         'Wall time from spawning the command to the line "Event Business Service sandbox ready" on its stdout (node start-up, TypeScript loading through tsx, seeding and listening all count), then SIGTERM. Peak RSS is VmHWM of the process at ready.',
@@ -93,7 +84,7 @@ export const listBenchmark: Benchmark = {
   title: 'Sandbox list-page latency, 100,000 leads',
   async run(ctx) {
     ctx.log(`starting a sandbox with ${LEADS.toLocaleString('en-US')} leads`);
-    const sb = await seededSandbox(ctx, { leads: LEADS, http: true });
+    const sb = await seededSandbox({ leads: LEADS, http: true });
     ctx.log(`ready in ${fmt(sb.readyMs / 1000, 1)} s via ${sb.via}`);
     const http = getter(sb.baseUrl, sb.apiKey);
     try {
