@@ -13,6 +13,7 @@ import {
   type DateParts,
 } from '../time.js';
 import { getAddOn } from './add-ons.js';
+import { createAppointmentCalendar, type CalendarAttrs } from './appointments.js';
 import { heldBookings, type HeldBooking } from './events.js';
 import { getBackdrop, getPackage, type PackageAttrs } from './offerings.js';
 
@@ -23,21 +24,11 @@ import { getBackdrop, getPackage, type PackageAttrs } from './offerings.js';
  *
  * Reads record types built elsewhere:
  * - 'appointment': { user_id, user_appointment_calendar_id, starts_at, ends_at (ISO), canceled }
- * - 'appointment_calendar': AppointmentCalendarAttrs below (made here by ensureDefaultCalendar,
- *   or by the appointments module).
+ * - 'appointment_calendar': CalendarAttrs of the appointments module (made by its
+ *   createAppointmentCalendar, here through ensureDefaultCalendar).
  *
  * Missing required query parameters answer 422 naming each one; malformed ones answer 400.
  */
-export interface AppointmentCalendarAttrs extends Record<string, unknown> {
-  id: number;
-  user_id: number;
-  name: string;
-  slot_length_in_minutes: number;
-  /** 'HH:MM', 24-hour, business time zone. */
-  day_start: string;
-  day_end: string;
-}
-
 export type InventoryStatus = 'available' | 'partially_available' | 'fully_booked';
 
 /** Time-slot starts offered for a package: every half hour from 8:00 AM to 10:00 PM. */
@@ -51,22 +42,14 @@ export function ensureDefaultCalendar(
   ctx: SandboxContext,
   businessId: number,
   userId: number,
-): StoredRecord<AppointmentCalendarAttrs> {
-  const { records } = ctx.records.list<AppointmentCalendarAttrs>(
-    'appointment_calendar',
-    businessId,
-    { where: "json_extract(attrs, '$.user_id') = ?", params: [userId], limit: 1 },
-  );
+): StoredRecord<CalendarAttrs> {
+  const { records } = ctx.records.list<CalendarAttrs>('appointment_calendar', businessId, {
+    where: "json_extract(attrs, '$.user_id') = ?",
+    params: [userId],
+    limit: 1,
+  });
   return (
-    records[0] ??
-    ctx.records.insert<AppointmentCalendarAttrs>('appointment_calendar', businessId, (id) => ({
-      id,
-      user_id: userId,
-      name: 'Meetings',
-      slot_length_in_minutes: 30,
-      day_start: '09:00',
-      day_end: '17:00',
-    }))
+    records[0] ?? createAppointmentCalendar(ctx, businessId, { user_id: userId, name: 'Meetings' })
   );
 }
 
@@ -497,11 +480,7 @@ function appointmentSlots(ctx: SandboxContext, businessId: number, query: Record
   errors.throwIfAny();
   if (userId === undefined || calendarId === undefined || !date) throw new Error('unreachable');
   userName(ctx, businessId, userId);
-  const calendar = ctx.records.get<AppointmentCalendarAttrs>(
-    'appointment_calendar',
-    businessId,
-    calendarId,
-  );
+  const calendar = ctx.records.get<CalendarAttrs>('appointment_calendar', businessId, calendarId);
   if (!calendar || calendar.attrs.user_id !== userId) {
     throw notFound('Appointment calendar', calendarId);
   }
