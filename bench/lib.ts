@@ -72,6 +72,35 @@ export function summarize(values: readonly number[]): Summary {
   };
 }
 
+/** The machine's CPU time counters (Linux /proc/stat, all cores), or undefined elsewhere. */
+function cpuTicks(): number[] | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+    return line.trim().split(/\s+/).slice(1).map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Share of CPU time in `steal` (the 8th counter) since the meter was made: the time the
+ * hypervisor gave these cores to other machines, a noisy neighbour made visible. Undefined
+ * where /proc/stat is missing.
+ */
+export function stealMeter(): { read(): number | undefined } {
+  const before = cpuTicks();
+  return {
+    read() {
+      const after = cpuTicks();
+      if (!before || !after || after.length < 8) return undefined;
+      const delta = after.map((v, k) => v - (before[k] ?? 0));
+      // guest and guest_nice (9th, 10th) are already counted in user and nice.
+      const total = delta.slice(0, 8).reduce((a, b) => a + b, 0);
+      return total > 0 ? (delta[7] ?? 0) / total : undefined;
+    },
+  };
+}
+
 export function median(values: readonly number[]): number {
   return summarize(values).p50;
 }

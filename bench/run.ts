@@ -4,7 +4,7 @@
  * within one run, as ratios: these machines are shared and noisy.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -14,6 +14,7 @@ import {
   killAll,
   renderTable,
   ROOT,
+  stealMeter,
   stopIdle,
   type BenchContext,
   type Benchmark,
@@ -90,25 +91,6 @@ const machine = [
 
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
-/** The machine's CPU time counters (Linux /proc/stat, all cores), or undefined elsewhere. */
-function cpuTicks(): number[] | undefined {
-  try {
-    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
-    return line.trim().split(/\s+/).slice(1).map(Number);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Share of the interval in `steal` (the 8th counter): a noisy neighbour, made visible. */
-function stealShare(before?: number[], after?: number[]): number | undefined {
-  if (!before || !after || after.length < 8) return undefined;
-  const delta = after.map((v, k) => v - (before[k] ?? 0));
-  // guest and guest_nice (9th, 10th) are already counted in user and nice.
-  const total = delta.slice(0, 8).reduce((a, b) => a + b, 0);
-  return total > 0 ? (delta[7] ?? 0) / total : undefined;
-}
-
 const date = new Date();
 const runStarted = performance.now();
 log(
@@ -120,7 +102,7 @@ let failed = 0;
 for (const bench of selected) {
   const started = performance.now();
   const loadAtStart = os.loadavg()[0] ?? 0;
-  const cpuAtStart = cpuTicks();
+  const steal = stealMeter();
   const ctx: BenchContext = {
     log: (message) => log(`[${bench.name}] ${message}`),
   };
@@ -142,13 +124,13 @@ for (const bench of selected) {
   }
   const seconds = (performance.now() - started) / 1000;
   log(`[${bench.name}] done in ${fmt(seconds, 1)} s`);
-  const steal = stealShare(cpuAtStart, cpuTicks());
-  const stolen =
-    steal === undefined
+  const stolen = steal.read();
+  const stealNote =
+    stolen === undefined
       ? ''
-      : `; CPU steal ${fmt(steal * 100, 1)} % (time the hypervisor gave these cores to other machines)`;
+      : `; CPU steal ${fmt(stolen * 100, 1)} % (time the hypervisor gave these cores to other machines)`;
   sections.push(
-    `## ${bench.title} (\`${bench.name}\`)\n\n_${fmt(seconds, 0)} s; 1-minute load average ${fmt(loadAtStart, 2)} at its start${stolen}._\n\n${body}`,
+    `## ${bench.title} (\`${bench.name}\`)\n\n_${fmt(seconds, 0)} s; 1-minute load average ${fmt(loadAtStart, 2)} at its start${stealNote}._\n\n${body}`,
   );
 }
 

@@ -6,6 +6,7 @@ import {
   ratio,
   seededSandbox,
   spawnSandbox,
+  stealMeter,
   summarize,
   type Benchmark,
   type SandboxProcess,
@@ -15,6 +16,12 @@ import {
 const LEADS = 100_000;
 const READY_TARGET_S = 10;
 const P99_TARGET_MS = 20;
+const WARMUP = 20;
+// p99 of 200 samples is their 2nd-largest: one scheduler hiccup on a shared machine moved it
+// by 10 ms from run to run. 600 put six samples above it.
+const N = 600;
+const ROUNDS = 3;
+const ROUND_GAP_MS = 5_000;
 
 /** (a) `ebsync sandbox` ready time, empty and with 100,000 generated leads. */
 export const startupBenchmark: Benchmark = {
@@ -105,35 +112,50 @@ export const listBenchmark: Benchmark = {
         { label: 'per=100, pages 96..100 (deep)', page: (i: number) => 96 + (i % 5), per: 100 },
         { label: 'per=1, page 1 (what leads.count() asks)', page: () => 1, per: 1 },
       ];
-      const times = kinds.map(() => [] as number[]);
       const bytes = kinds.map(() => 0);
-      const WARMUP = 20;
-      // p99 of 200 samples is their 2nd-largest: one scheduler hiccup on a shared machine
-      // moved it by 10 ms from run to run. 600 put six samples above it.
-      const N = 600;
-      // Interleaved, so drift on a shared machine hits every kind alike.
-      for (let i = 0; i < WARMUP + N; i++) {
-        for (const [k, kind] of kinds.entries()) {
-          const r = await http.time(path(kind.page(i), kind.per));
-          if (r.status !== 200) throw new Error(`${path(kind.page(i), kind.per)}: ${r.status}`);
-          if (i >= WARMUP) {
-            times[k]?.push(r.ms);
-            bytes[k] = r.bytes;
+      // Each round is its own sample of the machine: a burst of CPU steal on this shared VM
+      // lands in one round and moves its p99 by 10 ms or more, so the target is judged on the
+      // median round, with every round shown. Rounds are spaced so one burst rarely spans two.
+      const rounds: { times: number[][]; steal: number | undefined }[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        if (r > 0) await new Promise((resolve) => setTimeout(resolve, ROUND_GAP_MS));
+        const warmup = r === 0 ? WARMUP : 0;
+        const times = kinds.map(() => [] as number[]);
+        const steal = stealMeter();
+        // Interleaved, so drift on a shared machine hits every kind alike.
+        for (let i = 0; i < warmup + N; i++) {
+          if (i === warmup) ctx.log(`round ${r + 1}/${ROUNDS}: timing ${N} requests of each kind`);
+          for (const [k, kind] of kinds.entries()) {
+            const answer = await http.time(path(kind.page(i), kind.per));
+            if (answer.status !== 200) {
+              throw new Error(`${path(kind.page(i), kind.per)}: ${answer.status}`);
+            }
+            if (i >= warmup) {
+              times[k]?.push(answer.ms);
+              bytes[k] = answer.bytes;
+            }
           }
         }
-        if (i === WARMUP) ctx.log(`warm; timing ${N} requests of each kind`);
+        rounds.push({ times, steal: steal.read() });
       }
-      const stats = times.map((t) => summarize(t));
-      const [shallow, deep, one] = stats as [
-        ReturnType<typeof summarize>,
-        ReturnType<typeof summarize>,
-        ReturnType<typeof summarize>,
-      ];
-      const worstP99 = Math.max(shallow.p99, deep.p99);
+      type Stats = ReturnType<typeof summarize>;
+      const pooled = kinds.map((_, k) =>
+        summarize(rounds.flatMap((round) => round.times[k] ?? [])),
+      );
+      const perRound = rounds.map((round) => {
+        const [shallow, deep, one] = round.times.map((t) => summarize(t)) as [Stats, Stats, Stats];
+        return { shallow, deep, one, worst: Math.max(shallow.p99, deep.p99), steal: round.steal };
+      });
+      const judged = median(perRound.map((round) => round.worst));
+      const met = perRound.filter((round) => round.worst < P99_TARGET_MS).length;
+      const [shallow, deep, one] = pooled as [Stats, Stats, Stats];
+      const stealText = (steal: number | undefined) =>
+        steal === undefined ? 'n/a' : `${fmt(steal * 100, 1)} %`;
       return {
-        method: `${sb.via}, ready in ${fmt(sb.readyMs / 1000, 1)} s. Sequential GET /api/v1/leads over one keep-alive HTTP connection (Node http.Agent, maxSockets 1), time to the last byte of the body; ${WARMUP} warm-up rounds, then ${N} requests of each kind, interleaved. Default reach limit 10,000 and max per 100.`,
+        method: `${sb.via}, ready in ${fmt(sb.readyMs / 1000, 1)} s. Sequential GET /api/v1/leads over one keep-alive HTTP connection (Node http.Agent, maxSockets 1), time to the last byte of the body; ${WARMUP} warm-up requests of each kind, then ${ROUNDS} rounds ${ROUND_GAP_MS / 1000} s apart, each of ${N} requests of each kind, interleaved. Default reach limit 10,000 and max per 100.`,
         tables: [
           {
+            caption: `All ${ROUNDS} rounds together:`,
             head: [
               'request',
               'n',
@@ -145,7 +167,7 @@ export const listBenchmark: Benchmark = {
               'body (KiB)',
             ],
             rows: kinds.map((kind, k) => {
-              const s = stats[k] as ReturnType<typeof summarize>;
+              const s = pooled[k] as Stats;
               return [
                 kind.label,
                 s.n,
@@ -158,12 +180,24 @@ export const listBenchmark: Benchmark = {
               ];
             }),
           },
+          {
+            caption: 'Each round (p99 in ms), with the CPU steal during it:',
+            head: ['round', 'CPU steal', 'shallow p50', 'shallow p99', 'deep p99', 'per=1 p99'],
+            rows: perRound.map((round, r) => [
+              r + 1,
+              stealText(round.steal),
+              fmt(round.shallow.p50, 2),
+              fmt(round.shallow.p99, 2),
+              fmt(round.deep.p99, 2),
+              fmt(round.one.p99, 2),
+            ]),
+          },
         ],
         notes: [
-          `Target p99 < ${P99_TARGET_MS} ms at per=100: **${worstP99 < P99_TARGET_MS ? 'met' : 'NOT met'}** (shallow ${fmt(shallow.p99, 2)} ms, deep ${fmt(deep.p99, 2)} ms).`,
+          `Target p99 < ${P99_TARGET_MS} ms at per=100: **${judged < P99_TARGET_MS ? 'met' : 'NOT met'}** (median round: ${fmt(judged, 2)} ms, the worse of shallow and deep); met in ${met} of ${ROUNDS} rounds. All rounds together: shallow ${fmt(shallow.p99, 2)} ms, deep ${fmt(deep.p99, 2)} ms.`,
           `Deep / shallow: p50 ${ratio(deep.p50, shallow.p50)}, p95 ${ratio(deep.p95, shallow.p95)}, p99 ${ratio(deep.p99, shallow.p99)}.`,
           `per=1 / per=100 shallow p50: ${ratio(one.p50, shallow.p50)}: the part of a page that does not depend on its size (auth, routing, the count over all leads).`,
-          `The machine's own tail in this run: the 1.8 KiB per=1 answer's p99 is ${fmt(one.p99, 2)} ms (p50 ${fmt(one.p50, 2)} ms); runs on this shared machine differ mostly in that tail.`,
+          `The machine's own tail: the 1.8 KiB per=1 answer's p99 is ${fmt(one.p99, 2)} ms (p50 ${fmt(one.p50, 2)} ms). Rounds differ mostly in that tail, and it follows the CPU steal.`,
           `Sandbox process RSS at ready: ${fmt(sb.rssMiB ?? Number.NaN, 0)} MiB (peak ${fmt(sb.peakRssMiB ?? Number.NaN, 0)} MiB).`,
         ],
       };
