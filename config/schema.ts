@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { withRouteOverrides } from '../api/routes.js';
 import { parseDuration } from './duration.js';
 
 const boolSetting = z.union([z.boolean(), z.stringbool()], {
@@ -60,8 +61,8 @@ const serviceUrl = z.string().transform((value, ctx) => {
 });
 
 /**
- * `{"routeId": "METHOD /api/v1/path"}`. The shape is checked here; that each id names an
- * assumed route is checked by the client against the route table (config imports nothing).
+ * `{"routeId": "METHOD /api/v1/path"}`, checked against the route table here, so a bad id or
+ * route is reported when the settings load, like any other setting.
  */
 const routeOverrides = z
   .union([z.string(), z.record(z.string(), z.string())])
@@ -71,33 +72,29 @@ const routeOverrides = z
       try {
         parsed = JSON.parse(value);
       } catch {
-        ctx.addIssue({
-          code: 'custom',
-          message: 'expected a JSON object of route id to "METHOD /path"',
-        });
-        return z.NEVER;
+        parsed = undefined;
       }
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    if (
+      typeof parsed !== 'object' ||
+      parsed === null ||
+      Array.isArray(parsed) ||
+      Object.values(parsed).some((route) => typeof route !== 'string')
+    ) {
       ctx.addIssue({
         code: 'custom',
         message: 'expected a JSON object of route id to "METHOD /path"',
       });
       return z.NEVER;
     }
-    const overrides: Record<string, string> = {};
-    for (const [id, route] of Object.entries(parsed)) {
-      if (
-        typeof route !== 'string' ||
-        !/^(GET|POST|PUT|PATCH|DELETE)\s+\/\S*$/.test(route.trim())
-      ) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `route '${id}' must look like "PATCH /api/v1/path/{id}"`,
-        });
-        return z.NEVER;
-      }
-      overrides[id] = route.trim();
+    const overrides = Object.fromEntries(
+      Object.entries(parsed as Record<string, string>).map(([id, route]) => [id, route.trim()]),
+    );
+    try {
+      withRouteOverrides(overrides);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
     }
     return overrides;
   });

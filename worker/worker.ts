@@ -7,8 +7,7 @@ import {
   Worker,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
-import { ConfigError, type Config } from '../config/index.js';
-import { withRouteOverrides } from '../api/routes.js';
+import type { Config } from '../config/index.js';
 import { createActivities } from '../activities/index.js';
 import { installRuntime } from './runtime.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
@@ -47,15 +46,6 @@ async function bundleQuietly(logger: Logger): Promise<WorkflowBundleOption> {
   return { code };
 }
 
-/** A bad EBS_ROUTE_OVERRIDES stops the worker at start, not at its first call. */
-function checkRouteOverrides(config: Config): void {
-  try {
-    withRouteOverrides(config.service.routeOverrides ?? {});
-  } catch (error) {
-    throw new ConfigError([`EBS_ROUTE_OVERRIDES is not allowed: ${(error as Error).message}`]);
-  }
-}
-
 export interface WorkerHandle {
   worker: Worker;
   connection: NativeConnection;
@@ -74,7 +64,6 @@ export interface CreateWorkerOptions {
 
 export async function createWorker(options: CreateWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
-  checkRouteOverrides(config);
   installRuntime(logger);
   const converter = dataConverter(config);
   const codec = converter.payloadCodecs?.[0];

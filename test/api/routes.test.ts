@@ -49,6 +49,15 @@ describe('route overrides (EBS_ROUTE_OVERRIDES)', () => {
       'leadBookings.update': 'PUT /api/v1/lead_bookings/{lead_booking_id}',
     });
     expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '[1]' })).toThrow(ConfigError);
-    expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"x":"FETCH /y"}' })).toThrow(/must look like/);
+    expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"leadBookings.update":"FETCH /y"}' })).toThrow(
+      /must look like/,
+    );
+    expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"x":"GET /y"}' })).toThrow(
+      /unknown route 'x'/,
+    );
+    expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"leads.get":"GET /y"}' })).toThrow(
+      /given by the spec/,
+    );
+    expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"x":' })).toThrow(ConfigError);
   });
 });
