@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import type { Clock } from './clock.js';
 
 /**
  * The sandbox's storage: one SQLite database per instance. Business records live in one
@@ -133,10 +134,6 @@ export function openDb(file: string): Db {
   return db;
 }
 
-export function nowIso(): string {
-  return new Date().toISOString();
-}
-
 interface Row {
   type: string;
   id: number;
@@ -177,7 +174,11 @@ export class Records {
   private readonly updateStmt;
   private readonly nextIdStmt;
 
-  constructor(readonly db: Db) {
+  /** `clock`: the sandbox's, so change times (webhooks' occurred_at) follow a moved clock. */
+  constructor(
+    readonly db: Db,
+    private readonly clock: Clock,
+  ) {
     this.getStmt = db.prepare<[string, number], Row>(
       'SELECT * FROM records WHERE type = ? AND id = ?',
     );
@@ -193,10 +194,6 @@ export class Records {
     );
   }
 
-  private prepared(text: string): Database.Statement {
-    return sql(this.db, text);
-  }
-
   onChange(listener: (change: Change) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -206,7 +203,7 @@ export class Records {
     record: { type: string; id: number; businessId: number },
     action: ChangeAction,
   ): void {
-    const change: Change = { ...record, action, occurredAt: nowIso() };
+    const change: Change = { ...record, action, occurredAt: this.clock.iso() };
     for (const listener of this.listeners) listener(change);
   }
 
@@ -274,7 +271,10 @@ export class Records {
     return updated;
   }
 
-  /** `at`: the sandbox clock's time (ctx.clock.iso()), so seeded data and moved clocks agree. */
+  /**
+   * `at`: the caller's clock time (ctx.clock.iso()). Not this store's clock: the seed
+   * generator writes through this store with a clock of its own, frozen at each record's time.
+   */
   softDelete(record: StoredRecord, at: string): void {
     this.updateStmt.run(JSON.stringify(record.attrs), at, record.type, record.id);
     this.markWritten(record.type);
@@ -282,7 +282,7 @@ export class Records {
   }
 
   hardDelete(record: StoredRecord): void {
-    this.prepared('DELETE FROM records WHERE type = ? AND id = ?').run(record.type, record.id);
+    sql(this.db, 'DELETE FROM records WHERE type = ? AND id = ?').run(record.type, record.id);
     this.markWritten(record.type);
     this.emit(record, 'deleted');
   }
@@ -307,17 +307,17 @@ export class Records {
     }
     const where = conditions.join(' AND ');
     const total = (
-      this.prepared(`SELECT count(*) AS n FROM records WHERE ${where}`).get(...params) as {
+      sql(this.db, `SELECT count(*) AS n FROM records WHERE ${where}`).get(...params) as {
         n: number;
       }
     ).n;
-    let sql = `SELECT * FROM records WHERE ${where} ORDER BY ${query.orderBy ?? 'id'}`;
+    let text = `SELECT * FROM records WHERE ${where} ORDER BY ${query.orderBy ?? 'id'}`;
     const pageParams: unknown[] = [];
     if (query.limit !== undefined) {
-      sql += ' LIMIT ? OFFSET ?';
+      text += ' LIMIT ? OFFSET ?';
       pageParams.push(query.limit, query.offset ?? 0);
     }
-    const rows = this.prepared(sql).all(...params, ...pageParams) as Row[];
+    const rows = sql(this.db, text).all(...params, ...pageParams) as Row[];
     return { records: rows.map((row) => fromRow<A>(row)), total };
   }
 
@@ -326,7 +326,8 @@ export class Records {
    * ORDER BY, the planner would otherwise walk every record of the type by primary key.
    */
   children<A extends RecordAttrs = RecordAttrs>(type: string, parentId: number): StoredRecord<A>[] {
-    const rows = this.prepared(
+    const rows = sql(
+      this.db,
       'SELECT * FROM records INDEXED BY records_parent WHERE type = ? AND parent_id = ? AND deleted_at IS NULL ORDER BY id',
     ).all(type, parentId) as Row[];
     return rows.map((row) => fromRow<A>(row));

@@ -87,7 +87,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   }
   const db = openDb(options.db ?? ':memory:');
   const clock = new Clock();
-  const records = new Records(db);
+  const records = new Records(db, clock);
   const ctx: SandboxContext = {
     db,
     records,

@@ -258,4 +258,21 @@ describe('outgoing webhooks', () => {
         .status,
     ).toBe(404);
   });
+
+  // Last in the file: it moves this sandbox's clock for good.
+  it('stamps occurred_at and deleted_at from the sandbox clock, so a moved clock moves them', async () => {
+    const r = await track(receiver());
+    t.sb.admin.addWebhook({ url: r.url, types: ['lead'] });
+    const twoDays = 2 * 86_400_000;
+    t.sb.admin.advanceClock(twoDays);
+    const lead = insertLead('Clocked');
+    t.sb.ctx.records.softDelete(lead, t.sb.ctx.clock.iso());
+    await until(() => r.received.length === 2);
+    const occurred = r.received.map((d) => Date.parse(JSON.parse(d.body).occurred_at as string));
+    for (const at of occurred) expect(at).toBeGreaterThan(Date.now() + twoDays - 60_000);
+    const row = t.sb.ctx.db
+      .prepare("SELECT deleted_at FROM records WHERE type = 'lead' AND id = ?")
+      .get(lead.id) as { deleted_at: string };
+    expect(Date.parse(row.deleted_at)).toBeGreaterThan(Date.now() + twoDays - 60_000);
+  });
 });
