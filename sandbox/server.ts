@@ -6,7 +6,7 @@ import { buildApp } from './app.js';
 import { hashSecret } from './auth.js';
 import { Clock } from './clock.js';
 import type { SandboxContext } from './context.js';
-import { openDb, Records } from './db.js';
+import { openDb, Records, type Db } from './db.js';
 import { allHandlers } from './handlers.js';
 import { Identity } from './identity.js';
 import { PERMISSIONS } from './permissions.js';
@@ -86,6 +86,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     throw new Error(`plain HTTP is allowed only on loopback, not on ${host}`);
   }
   const db = openDb(options.db ?? ':memory:');
+  try {
+    return await startOn(db, host, options);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+async function startOn(db: Db, host: string, options: SandboxOptions): Promise<Sandbox> {
   const clock = new Clock();
   const records = new Records(db, clock);
   const ctx: SandboxContext = {
@@ -103,31 +112,37 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
   const identity = new Identity(db, clock);
 
-  // The default business: reused when the database file already holds one.
+  // The default business: reused when the database file already holds one. Made in one
+  // transaction with its seed data, so a seed that fails or is interrupted leaves nothing
+  // behind that a later start would take for data and not seed.
   const existing = db.prepare('SELECT id FROM businesses ORDER BY id LIMIT 1').get() as
     { id: number } | undefined;
-  let businessId: number;
-  let userId: number;
-  let seeded: SeedSummary | undefined;
-  if (existing) {
-    businessId = existing.id;
-    userId = (
-      db
-        .prepare('SELECT id FROM users WHERE business_id = ? ORDER BY id LIMIT 1')
-        .get(businessId) as { id: number }
-    ).id;
-  } else {
-    businessId = identity.createBusiness({ name: 'Sandbox Photo Booths' }).id;
-    userId = identity.createUser({
-      businessId,
-      name: 'Avery Owner',
-      email: 'owner@sandbox.example',
-      role: 'admin',
-      permissions: PERMISSIONS,
-    }).id;
-    createCatalog(records, businessId);
-    if (options.seed) seeded = seedBusiness(ctx, businessId, userId, options.seed);
-  }
+  const { businessId, userId, seeded } = existing
+    ? {
+        businessId: existing.id,
+        userId: (
+          db
+            .prepare('SELECT id FROM users WHERE business_id = ? ORDER BY id LIMIT 1')
+            .get(existing.id) as { id: number }
+        ).id,
+        seeded: undefined,
+      }
+    : db.transaction(() => {
+        const business = identity.createBusiness({ name: 'Sandbox Photo Booths' }).id;
+        const owner = identity.createUser({
+          businessId: business,
+          name: 'Avery Owner',
+          email: 'owner@sandbox.example',
+          role: 'admin',
+          permissions: PERMISSIONS,
+        }).id;
+        createCatalog(records, business);
+        return {
+          businessId: business,
+          userId: owner,
+          seeded: options.seed ? seedBusiness(ctx, business, owner, options.seed) : undefined,
+        };
+      })();
   const fixedKey = options.apiKey;
   const known =
     fixedKey !== undefined &&

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliProcess, runCli } from '../helpers/cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { SEED_EPOCH } from '../../sandbox/seed.js';
+import { startSandbox } from '../../sandbox/server.js';
 
 type Json = any;
 
@@ -398,6 +399,31 @@ describe('generated data: found by the lead list filters', () => {
 });
 
 describe('generated data: a database file', () => {
+  it('keeps nothing of a seed that failed, so the next start seeds it', async () => {
+    const file = join(tmp, 'interrupted.db');
+    const seed = { leads: 20_000, seed: 3, workerFrom: Infinity };
+    await expect(
+      startSandbox({
+        http: true,
+        db: file,
+        seed: {
+          ...seed,
+          onProgress: () => {
+            throw new Error('interrupted');
+          },
+        },
+      }),
+    ).rejects.toThrow('interrupted');
+    const again = await startTestSandbox({ db: file, seed });
+    try {
+      expect(again.sb.seeded?.leads).toBe(20_000);
+      expect((await ok(again, '/api/v1/leads', { per: 1 })).meta.total_count).toBe(20_000);
+    } finally {
+      expect(again.internalErrors).toEqual([]);
+      await again.close();
+    }
+  });
+
   it('is seeded once: reopening it adds nothing', async () => {
     const file = join(tmp, 'seeded.db');
     const first = await startTestSandbox({ db: file, seed: { leads: 40, seed: 7 } });
