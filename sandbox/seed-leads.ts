@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import {
   addBookingSideRows,
@@ -388,9 +390,10 @@ export function generateLeadsOnWorker(
 ): LeadRun {
   const signal = new Int32Array(new SharedArrayBuffer(4));
   const { port1, port2 } = new MessageChannel();
-  const worker = new Worker(new URL('./ts-worker.mjs', import.meta.url), {
+  const script = workerScript();
+  const worker = new Worker(script.file, {
     workerData: {
-      entry: new URL('./seed-leads-worker.ts', import.meta.url).href,
+      entry: script.entry,
       job,
       port: port2,
       signal,
@@ -398,6 +401,9 @@ export function generateLeadsOnWorker(
     transferList: [port2],
     // Room for a batch's short-lived objects: fewer scavenges (~0.3 s less per 100k leads).
     resourceLimits: { maxYoungGenerationSizeMb: 96 },
+    // Not the parent's flags: under `node --input-type=module -e …` the worker inherited them
+    // and never ran its script. ts-worker.mjs registers tsx itself.
+    execArgv: [],
   });
   // Failures during the run come through the port; an 'error' event can only fire once this
   // thread is back in its event loop, after the run, and must not take the sandbox down.
@@ -424,6 +430,23 @@ export function generateLeadsOnWorker(
     port1.close();
     void worker.terminate();
   }
+}
+
+/**
+ * The worker's script: compiled next to this module (`npm run build`), or the TypeScript
+ * source through ts-worker.mjs. Checked here because a worker whose file is missing fails
+ * only in its event loop, which this thread does not run while it waits.
+ */
+function workerScript(): { file: URL; entry?: string } {
+  const exists = (url: URL) => existsSync(fileURLToPath(url));
+  const compiled = new URL('./seed-leads-worker.js', import.meta.url);
+  if (exists(compiled)) return { file: compiled };
+  const launcher = new URL('./ts-worker.mjs', import.meta.url);
+  const source = new URL('./seed-leads-worker.ts', import.meta.url);
+  if (exists(launcher) && exists(source)) return { file: launcher, entry: source.href };
+  throw new SeedWorkerError(
+    `its script is missing: no ${fileURLToPath(compiled)} or ${fileURLToPath(source)}`,
+  );
 }
 
 /** How long the worker may stay silent (it reports every batch) before the run fails. */
