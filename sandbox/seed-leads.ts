@@ -43,8 +43,8 @@ import {
   person,
   phone,
 } from './seed-pools.js';
-import { DAY, SEED_EPOCH, addDays, dateOfMs, time12Text, ymdText } from './seed-times.js';
-import { fromZoned, zonedIso, type DateParts } from './time.js';
+import { DAY, SEED_EPOCH } from './seed-times.js';
+import { addDays, clock12, dateOfMs, fromZoned, ymdOf, zonedIso, type DateParts } from './time.js';
 
 /**
  * The bulk of a big generated run: leads with their bookings and add-ons, made as rows
@@ -202,7 +202,7 @@ export function generateLeads(
       name: pkg?.name ?? null,
       service_name: serviceId === null ? null : (catalog.serviceNames.get(serviceId) ?? null),
       package_group_name: pkg ? (catalog.groupNames.get(pkg.package_group_id) ?? null) : null,
-      starts_at_date: plan.date === null ? null : ymdText(plan.date),
+      starts_at_date: plan.date === null ? null : ymdOf(plan.date),
       starts_at_minutes: plan.minutes,
       starts_at: startMs === null ? null : zonedIso(startMs, timeZone),
       ends_at:
@@ -297,7 +297,7 @@ export function generateLeads(
     }
     if (origin === 'Contact Form') input.contact_form_id = rng.int(1, 3);
     if (rng.chance(0.1)) {
-      input.next_follow_up_on = ymdText(addDays(dateOfMs(createdMs), rng.int(1, 14)));
+      input.next_follow_up_on = ymdOf(addDays(dateOfMs(createdMs), rng.int(1, 14)));
     }
     const staff = catalog.staff.length > 0 && rng.chance(0.1) ? rng.pick(catalog.staff) : undefined;
     if (staff) input.staff_id = staff.id;
@@ -320,8 +320,8 @@ export function generateLeads(
         staff,
       };
       if (pkg === undefined && serviceId === null && plan.date === null) plan.length ??= 180;
-      if (plan.date) input.event_date = ymdText(plan.date);
-      if (plan.minutes !== null) input.event_time = time12Text(plan.minutes);
+      if (plan.date) input.event_date = ymdOf(plan.date);
+      if (plan.minutes !== null) input.event_time = clock12(plan.minutes);
       if (plan.length !== null) input.length_in_minutes = plan.length;
       if (pkg) input.package_id = pkg.id;
       if (serviceId !== null) input.service_id = serviceId;

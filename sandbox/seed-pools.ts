@@ -1,6 +1,6 @@
 import { AUTOMATION_PLATFORM_SOURCE } from './resources/leads.js';
 import type { Rng } from './seed-rng.js';
-import { pad } from './seed-times.js';
+import { pad } from './time.js';
 
 /**
  * The generator's word pools and the people made from them: names in many scripts, the

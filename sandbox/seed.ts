@@ -3,7 +3,7 @@ import type { SandboxContext } from './context.js';
 import type { StoredRecord } from './db.js';
 import { Identity } from './identity.js';
 import { PERMISSIONS } from './permissions.js';
-import { businessTimeZone, fromZoned } from './time.js';
+import { addDays, businessTimeZone, clock12, dateOfMs, fromZoned, mdyOf, ymdOf } from './time.js';
 import { createAddOn, createAddOnCategory } from './resources/add-ons.js';
 import {
   cancelAppointment,
@@ -56,16 +56,7 @@ import {
   type LeadRun,
 } from './seed-leads.js';
 import { Rng, shareOf } from './seed-rng.js';
-import {
-  DAY,
-  SEED_EPOCH,
-  addDays,
-  dateOfMs,
-  epochDate,
-  mdyText,
-  time12Text,
-  ymdText,
-} from './seed-times.js';
+import { DAY, SEED_EPOCH, epochDate } from './seed-times.js';
 
 /**
  * Generated data for a new sandbox database: leads (with bookings), events, appointments,
@@ -283,13 +274,13 @@ function seedEvents(
         const pkg = rng.pick(catalog.packages);
         const entry: Record<string, unknown> = {
           event_type_id: pkg.id,
-          starts_at_date: mdyText(b === 0 ? date : addDays(date, rng.int(0, 1))),
-          starts_at_time: time12Text(b === 0 ? minutes : Math.min(minutes + 240, 1380)),
+          starts_at_date: mdyOf(b === 0 ? date : addDays(date, rng.int(0, 1))),
+          starts_at_time: clock12(b === 0 ? minutes : Math.min(minutes + 240, 1380)),
         };
         if (pkg.attrs.custom && rng.chance(0.7)) entry.one_off_custom_title = 'Custom 360° Booth';
         if (pkg.attrs.price_method !== 'daily') {
           if (rng.chance(0.1)) {
-            entry.ends_at_time = time12Text(Math.min(minutes + rng.int(4, 10) * 30, 1410));
+            entry.ends_at_time = clock12(Math.min(minutes + rng.int(4, 10) * 30, 1410));
           } else if (rng.chance(0.2)) {
             entry.length_in_minutes = rng.pick(LENGTHS);
           }
@@ -348,7 +339,7 @@ function seedEvents(
     if (rng.chance(0.08)) body.custom_deposit_amount = rng.pick([100, 200, 300]);
     if (!proposal && rng.chance(0.5)) body.signature_collected = true;
     if (proposal && rng.chance(0.5)) {
-      body.proposal_valid_through = ymdText(dateOfMs(createdMs + rng.int(14, 60) * DAY));
+      body.proposal_valid_through = ymdOf(dateOfMs(createdMs + rng.int(14, 60) * DAY));
     }
 
     clock.at = createdMs;
@@ -419,7 +410,7 @@ function seedAppointments(
       private_notes: rng.chance(0.2) ? rng.pick(NOTES) : null,
       message: rng.chance(0.4) ? rng.pick(MESSAGES) : null,
       custom_title: rng.chance(0.1) ? 'Tasting & walkthrough' : null,
-      event_date: rng.chance(0.4) ? ymdText(addDays(date, rng.int(30, 300))) : null,
+      event_date: rng.chance(0.4) ? ymdOf(addDays(date, rng.int(30, 300))) : null,
       venue_name: rng.chance(0.3) ? rng.pick(VENUES) : null,
       custom_answers: rng.chance(0.3) ? { occasion: rng.pick(LEAD_TYPES) } : {},
     };
@@ -458,7 +449,7 @@ function seedExpenses(
       payee_type: toStaff ? 'staff' : 'custom',
       payee_value: toStaff ? null : rng.pick(PAYEES),
       staff_id: toStaff ? rng.pick(catalog.staff).id : null,
-      payment_date: ymdText(date),
+      payment_date: ymdOf(date),
       payment_method: rng.chance(0.85) ? rng.pick(PAYMENT_METHODS) : null,
       amount_cents: rng.int(5, 2500) * 100 + rng.pick([0, 0, 50, 99]),
       ref_no: rng.chance(0.7) ? `EXP-${1000 + k}` : `CHK #${rng.int(100, 9999)}`,

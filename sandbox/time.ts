@@ -120,7 +120,7 @@ function zonedParts(ms: number, timeZone: string): Zoned {
   };
 }
 
-const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
+export const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
 /** '2026-06-13T14:00:00-04:00' */
 export function zonedIso(ms: number, timeZone: string): string {
@@ -185,7 +185,21 @@ export function parseTime12(text: unknown): number | undefined {
   return hour * 60 + minute;
 }
 
-const ymdOf = (p: DateParts): string => `${p.year}-${pad(p.month)}-${pad(p.day)}`;
+/** '2026-06-13' */
+export const ymdOf = (p: DateParts): string => `${p.year}-${pad(p.month)}-${pad(p.day)}`;
+/** '06-13-2026' */
+export const mdyOf = (p: DateParts): string => `${pad(p.month)}-${pad(p.day)}-${p.year}`;
+
+/** The UTC calendar date of an instant. */
+export function dateOfMs(ms: number): DateParts {
+  const d = new Date(ms);
+  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
+}
+
+/** The calendar date `days` after (or before) `date`. */
+export function addDays(date: DateParts, days: number): DateParts {
+  return dateOfMs(Date.UTC(date.year, date.month - 1, date.day + days));
+}
 
 export function ymd(ms: number, timeZone: string): string {
   return ymdOf(zonedParts(ms, timeZone));
@@ -193,14 +207,16 @@ export function ymd(ms: number, timeZone: string): string {
 
 /** '06-13-2026' */
 export function mdy(ms: number, timeZone: string): string {
-  const p = zonedParts(ms, timeZone);
-  return `${pad(p.month)}-${pad(p.day)}-${p.year}`;
+  return mdyOf(zonedParts(ms, timeZone));
 }
 
-function time12Of(p: ZonedParts): string {
-  const hour = p.hour % 12 === 0 ? 12 : p.hour % 12;
-  return `${hour}:${pad(p.minute)} ${p.hour < 12 ? 'AM' : 'PM'}`;
+/** Minutes after midnight as '6:30 PM'. */
+export function clock12(minutes: number): string {
+  const hour = Math.floor(minutes / 60) % 24;
+  return `${hour % 12 === 0 ? 12 : hour % 12}:${pad(minutes % 60)} ${hour < 12 ? 'AM' : 'PM'}`;
 }
+
+const time12Of = (p: ZonedParts): string => clock12(p.hour * 60 + p.minute);
 
 /** '2:00 PM' */
 export function time12(ms: number, timeZone: string): string {

@@ -2,6 +2,7 @@ import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { badRequest, FieldErrors, notFound } from '../errors.js';
 import {
+  addDays,
   businessTimeZone,
   fromZoned,
   parseMdy,
@@ -86,11 +87,6 @@ function ymdParam(query: Record<string, unknown>, name: string): DateParts | und
 function required<T>(errors: FieldErrors, name: string, value: T | undefined): T | undefined {
   if (value === undefined) errors.add(name, "can't be blank");
   return value;
-}
-
-function addDays(d: DateParts, days: number): DateParts {
-  const next = new Date(Date.UTC(d.year, d.month - 1, d.day + days));
-  return { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate() };
 }
 
 function dayIndex(d: DateParts): number {

@@ -16,6 +16,7 @@ import {
 import { badRequest, humanize, notFound, validationError } from '../errors.js';
 import { findUser, Identity } from '../identity.js';
 import {
+  addDays,
   businessTimeZone,
   formattedRanges,
   fromZoned,
@@ -1385,11 +1386,6 @@ function dateParam(query: Record<string, unknown>, name: string): DateParts | un
   return parsed;
 }
 
-function nextDay(d: DateParts): DateParts {
-  const next = new Date(Date.UTC(d.year, d.month - 1, d.day + 1));
-  return { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate() };
-}
-
 function visibleBooking(
   ctx: SandboxContext,
   caller: Caller,
@@ -1445,7 +1441,7 @@ export function eventsHandlers(): Handlers {
           );
         }
         conditions.push("json_extract(attrs, '$.starts_at') < ?");
-        params.push(new Date(fromZoned(nextDay(end), 0, tz)).toISOString());
+        params.push(new Date(fromZoned(addDays(end, 1), 0, tz)).toISOString());
       }
       const p = paging(query, ctx.limits);
       const { records, total } = listPage<EventBookingAttrs>(

@@ -17,6 +17,7 @@ import {
 } from '../envelope.js';
 import { badRequest, FieldErrors, notFound } from '../errors.js';
 import {
+  addDays,
   businessTimeZone,
   formattedRanges,
   fromZoned,
@@ -24,6 +25,7 @@ import {
   parseTime12,
   parseYmd,
   time12,
+  ymdOf,
   zonedIso,
 } from '../time.js';
 import type { LeadAttrs } from './leads.js';
@@ -818,12 +820,6 @@ export function leadDisplayName(
 }
 
 /** Minutes after midnight → '6:00 PM'. */
-export function clock12(minutes: number): string {
-  const hour = Math.floor(minutes / 60) % 24;
-  const minute = String(minutes % 60).padStart(2, '0');
-  return `${hour % 12 === 0 ? 12 : hour % 12}:${minute} ${hour < 12 ? 'AM' : 'PM'}`;
-}
-
 function formattedUnits(units: number | null): string {
   if (units === null) return '';
   return `${units} ${units === 1 ? 'unit' : 'units'}`;
@@ -959,8 +955,7 @@ function dateParam(query: Record<string, unknown>, name: string): string | undef
 
 function nextDay(date: string): string {
   const parts = parseYmd(date);
-  if (!parts) return date;
-  return new Date(Date.UTC(parts.year, parts.month - 1, parts.day + 1)).toISOString().slice(0, 10);
+  return parts ? ymdOf(addDays(parts, 1)) : date;
 }
 
 function getBooking(

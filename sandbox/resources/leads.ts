@@ -14,12 +14,11 @@ import {
   type Item,
 } from '../envelope.js';
 import { badRequest, notFound } from '../errors.js';
-import { businessTimeZone, ymd, zonedIso } from '../time.js';
+import { businessTimeZone, clock12, ymd, zonedIso } from '../time.js';
 import {
   addLeadBooking,
   BodyFields,
   bookingsOfLeads,
-  clock12,
   ensureLeadIndexes,
   pageOfRecords,
   type IndexFilter,
