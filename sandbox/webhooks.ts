@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { SandboxContext } from './context.js';
-import type { Change } from './db.js';
+import { sql, type Change } from './db.js';
 
 /**
  * Outgoing webhooks, signed per Standard Webhooks (webhook-id, webhook-timestamp,
@@ -114,17 +114,12 @@ export class WebhookDispatcher {
   private readonly sleeps = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
-  /** Prepared once: every record change asks it, and preparing cost ~100 µs a write. */
-  private readonly liveEndpoints;
 
   constructor(
     private readonly ctx: SandboxContext,
     options: Partial<WebhookOptions> = {},
   ) {
     this.options = { ...DEFAULT_WEBHOOK_OPTIONS, ...options };
-    this.liveEndpoints = ctx.db.prepare(
-      'SELECT * FROM webhook_endpoints WHERE disabled_at IS NULL AND (@business IS NULL OR business_id = @business) ORDER BY id',
-    );
   }
 
   start(): void {
@@ -175,7 +170,11 @@ export class WebhookDispatcher {
   }
 
   endpoints(businessId?: number): WebhookEndpoint[] {
-    const rows = this.liveEndpoints.all({ business: businessId ?? null }) as EndpointRow[];
+    // sql(): every record change asks, and preparing cost ~100 µs a write.
+    const rows = sql(
+      this.ctx.db,
+      'SELECT * FROM webhook_endpoints WHERE disabled_at IS NULL AND (@business IS NULL OR business_id = @business) ORDER BY id',
+    ).all({ business: businessId ?? null }) as EndpointRow[];
     return rows.map(fromRow);
   }
 
