@@ -112,13 +112,13 @@ export interface SeedSummary {
 }
 
 export { SEED_EPOCH } from './seed-times.js';
-export const DEFAULT_SEED = '1';
+const DEFAULT_SEED = '1';
 const PROGRESS_EVERY = 25_000;
 const MAX_DEFAULT_EVENTS = 500;
 const WORKER_FROM = 10_000;
 
 /** The number of events generated when only a lead count is given. */
-export function defaultEventCount(leads: number): number {
+function defaultEventCount(leads: number): number {
   return Math.min(MAX_DEFAULT_EVENTS, Math.ceil(leads / 25));
 }
 
@@ -210,11 +210,6 @@ function seedCatalogExtras(ctx: SandboxContext, businessId: number, clock: Froze
   };
 }
 
-interface EventsResult {
-  events: StoredRecord<EventAttrs>[];
-  startMs: Map<number, number>;
-}
-
 function seedEvents(
   ctx: SandboxContext,
   businessId: number,
@@ -223,10 +218,9 @@ function seedEvents(
   clock: FrozenClock,
   catalog: Catalog,
   convertible: ConvertibleLead[],
-): EventsResult {
+): StoredRecord<EventAttrs>[] {
   const rng = new Rng(`${seed}:events`);
   const out: StoredRecord<EventAttrs>[] = [];
-  const startMs = new Map<number, number>();
   const customers: number[] = [];
   const backdrops = ctx.records.list('photobooth_background', businessId).records.map((r) => r.id);
   const canceled = rng.sample(count, shareOf(count, 0.06));
@@ -343,11 +337,11 @@ function seedEvents(
     }
 
     clock.at = createdMs;
+    // A seeded token, not createEvent's random one, keeps URLs stable.
     let event = createEvent(ctx, businessId, body, {
       createdAt: new Date(createdMs).toISOString(),
+      token: rng.hex(24),
     });
-    // createEvent draws its token from the OS; a seeded one keeps URLs stable.
-    event = ctx.records.update(event, { token: rng.hex(24) });
     for (const user of ctx.records.children<{ user_id: number }>('event_user', event.id)) {
       customers.push(user.attrs.user_id);
     }
@@ -366,9 +360,8 @@ function seedEvents(
       event = updateEvent(ctx, event, patch);
     }
     out.push(event);
-    startMs.set(event.id, eventStart);
   }
-  return { events: out, startMs };
+  return out;
 }
 
 function seedAppointments(
@@ -380,8 +373,8 @@ function seedAppointments(
   catalog: Catalog,
   ownerId: number,
   timeZone: string,
-): number {
-  if (count === 0) return 0;
+): void {
+  if (count === 0) return;
   const rng = new Rng(`${seed}:appointments`);
   const hosts = [ownerId, ...catalog.staff.map((s) => s.id)];
   clock.at = SEED_EPOCH - 800 * DAY;
@@ -428,7 +421,6 @@ function seedAppointments(
       deleteAppointment(ctx, record);
     }
   }
-  return count;
 }
 
 function seedExpenses(
@@ -439,7 +431,7 @@ function seedExpenses(
   clock: FrozenClock,
   catalog: Catalog,
   events: readonly StoredRecord<EventAttrs>[],
-): number {
+): void {
   const rng = new Rng(`${seed}:expenses`);
   const deleted = rng.sample(count, shareOf(count, 0.08, 1, 2));
   for (let k = 0; k < count; k += 1) {
@@ -461,7 +453,6 @@ function seedExpenses(
     const record = createExpense(ctx, businessId, input);
     if (deleted.has(k)) ctx.records.softDelete(record, ctx.clock.iso());
   }
-  return count;
 }
 
 function seedNotesAndQuestionnaires(
@@ -471,9 +462,8 @@ function seedNotesAndQuestionnaires(
   clock: FrozenClock,
   catalog: Catalog,
   ownerId: number,
-  events: EventsResult,
+  list: readonly StoredRecord<EventAttrs>[],
 ): { notes: number; questionnaires: number } {
-  const list = events.events;
   if (list.length === 0) return { notes: 0, questionnaires: 0 };
   const rng = new Rng(`${seed}:planning`);
   const authors = [ownerId, ...catalog.staff.map((s) => s.id)];
@@ -580,7 +570,7 @@ export function seedBusiness(
       5000,
       Math.max(6, Math.ceil(eventCount / 2) + Math.ceil(leadCount / 1000)),
     );
-    const appointments = seedAppointments(
+    seedAppointments(
       seedCtx,
       businessId,
       appointmentCount,
@@ -590,15 +580,8 @@ export function seedBusiness(
       ownerUserId,
       timeZone,
     );
-    const expenses = seedExpenses(
-      seedCtx,
-      businessId,
-      Math.min(5000, Math.max(4, Math.ceil(eventCount / 2))),
-      seed,
-      clock,
-      catalog,
-      events.events,
-    );
+    const expenseCount = Math.min(5000, Math.max(4, Math.ceil(eventCount / 2)));
+    seedExpenses(seedCtx, businessId, expenseCount, seed, clock, catalog, events);
     const planning = seedNotesAndQuestionnaires(
       seedCtx,
       businessId,
@@ -612,9 +595,9 @@ export function seedBusiness(
       seed,
       leads: leads.leads,
       leadBookings: leads.bookings,
-      events: events.events.length,
-      appointments,
-      expenses,
+      events: events.length,
+      appointments: appointmentCount,
+      expenses: expenseCount,
       eventNotes: planning.notes,
       questionnaires: planning.questionnaires,
     };

@@ -977,6 +977,8 @@ export interface CreateEventOptions {
   /** Overrides the status that is_proposal / proposal_date_reserved would give. */
   status?: EventStatus;
   createdVia?: string;
+  /** The event's token (its URLs); default random. The seed passes a seeded one. */
+  token?: string;
 }
 
 /**
@@ -1201,7 +1203,7 @@ export function createEvent(
     utm_content: text(l.utm_content),
     ad_click_id: text(l.ad_click_id),
     referred_by_user_id: typeof l.referred_by_user_id === 'number' ? l.referred_by_user_id : null,
-    token: randomBytes(12).toString('hex'),
+    token: options.token ?? randomBytes(12).toString('hex'),
     invoice_number: String(1000 + id),
     starts_at: new Date(startMs).toISOString(),
     ends_at: new Date(endMs).toISOString(),

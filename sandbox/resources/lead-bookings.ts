@@ -286,7 +286,7 @@ const SIDE_TABLES = ['lead_index', 'lead_booking_index', 'lead_counts'] as const
  * The search text of a lead, as the trigger's SQL builds it from the stored JSON (bulk
  * writers use this to skip the JSON round trip; the fields are strings or null).
  */
-export function leadSearchBody(attrs: LeadAttrs): string {
+function leadSearchBody(attrs: LeadAttrs): string {
   let body = '';
   for (const field of SEARCHABLE) body += `${attrs[field] ?? ''} `;
   let digits = attrs.phone ?? '';
@@ -369,7 +369,8 @@ export function ensureLeadIndexes(db: Db): void {
     CREATE TRIGGER IF NOT EXISTS lead_counts_insert AFTER INSERT ON records
       WHEN new.type IN ('lead', 'lead_booking') BEGIN ${count('new', '+')}; END;
     CREATE TRIGGER IF NOT EXISTS lead_counts_update AFTER UPDATE ON records
-      WHEN new.type IN ('lead', 'lead_booking') BEGIN
+      WHEN new.type IN ('lead', 'lead_booking')
+        AND (old.deleted_at IS NULL) <> (new.deleted_at IS NULL) BEGIN
         ${count('old', '-')};
         ${count('new', '+')};
       END;
