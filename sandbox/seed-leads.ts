@@ -9,6 +9,7 @@ import {
   type LeadAddOnAttrs,
   type LeadBookingAttrs,
   type LeadSideRows,
+  scheduleOf,
 } from './resources/lead-bookings.js';
 import {
   CONTACT_PREFERENCES,
@@ -44,7 +45,7 @@ import {
   phone,
 } from './seed-pools.js';
 import { DAY, SEED_EPOCH } from './seed-times.js';
-import { addDays, clock12, dateOfMs, fromZoned, ymdOf, zonedIso, type DateParts } from './time.js';
+import { addDays, clock12, dateOfMs, ymdOf, zonedIso, type DateParts } from './time.js';
 
 /**
  * The bulk of a big generated run: leads with their bookings and add-ons, made as rows
@@ -188,10 +189,13 @@ export function generateLeads(
   ): { id: number; startMs: number | null } => {
     const id = (ids.lead_booking += 1);
     const pkg = plan.pkg?.attrs;
-    const startMs = plan.date === null ? null : fromZoned(plan.date, plan.minutes ?? 0, timeZone);
-    const length = plan.length ?? pkg?.default_length_in_minutes ?? null;
     const serviceId = pkg?.service_id ?? plan.serviceId;
     // The shape addLeadBooking writes for a lead created with these fields.
+    const requested = {
+      starts_at_minutes: plan.minutes,
+      length_in_minutes: plan.length ?? pkg?.default_length_in_minutes ?? null,
+      length_in_days: null,
+    };
     const attrs: LeadBookingAttrs = {
       id,
       lead_id: leadId,
@@ -204,10 +208,8 @@ export function generateLeads(
       package_group_name: pkg ? (catalog.groupNames.get(pkg.package_group_id) ?? null) : null,
       starts_at_date: plan.date === null ? null : ymdOf(plan.date),
       starts_at_minutes: plan.minutes,
-      starts_at: startMs === null ? null : zonedIso(startMs, timeZone),
-      ends_at:
-        startMs === null || length === null ? null : zonedIso(startMs + length * 60_000, timeZone),
-      length_in_minutes: length,
+      ...scheduleOf(plan.date, requested, timeZone),
+      length_in_minutes: requested.length_in_minutes,
       length_in_days: null,
       units: null,
       package_unit_range_id: null,
@@ -235,7 +237,7 @@ export function generateLeads(
       batchRows.add('lead_add_on', addOnId, id, line);
       records += 1;
     }
-    return { id, startMs };
+    return { id, startMs: attrs.starts_at === null ? null : Date.parse(attrs.starts_at) };
   };
 
   for (let n = 0; n < count; n += 1) {

@@ -27,6 +27,7 @@ import {
   time12,
   ymdOf,
   zonedIso,
+  type DateParts,
 } from '../time.js';
 import type { LeadAttrs } from './leads.js';
 import { getBackdrop, getPackage } from './offerings.js';
@@ -584,7 +585,15 @@ function schedule(
   attrs: LeadBookingAttrs,
   timeZone: string,
 ): Pick<LeadBookingAttrs, 'starts_at' | 'ends_at'> {
-  const date = parseYmd(attrs.starts_at_date);
+  return scheduleOf(parseYmd(attrs.starts_at_date), attrs, timeZone);
+}
+
+/** schedule() for a date already parsed (the seed generator has one). */
+export function scheduleOf(
+  date: DateParts | undefined | null,
+  attrs: Pick<LeadBookingAttrs, 'starts_at_minutes' | 'length_in_minutes' | 'length_in_days'>,
+  timeZone: string,
+): Pick<LeadBookingAttrs, 'starts_at' | 'ends_at'> {
   if (!date) return { starts_at: null, ends_at: null };
   const startMs = fromZoned(date, attrs.starts_at_minutes ?? 0, timeZone);
   const minutes =
