@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { isLoopbackHost } from '../config/loopback.js';
 import got, { RequestError } from 'got';
 import * as oauth from 'oauth4webapi';
 import { EbsError, parseRetryAfter, type ErrorDetails } from './errors.js';
@@ -71,11 +71,6 @@ export class AuthorizationCallbackError extends OAuthError {
   override readonly name = 'AuthorizationCallbackError';
 }
 
-function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
-}
-
 function serverOf(authUrl: string): { as: oauth.AuthorizationServer; insecure: boolean } {
   let base: URL;
   try {
@@ -83,7 +78,7 @@ function serverOf(authUrl: string): { as: oauth.AuthorizationServer; insecure: b
   } catch {
     throw new OAuthError(`authUrl '${authUrl}' is not a URL`, undefined);
   }
-  if (base.protocol !== 'https:' && !(base.protocol === 'http:' && isLoopback(base.hostname))) {
+  if (base.protocol !== 'https:' && !(base.protocol === 'http:' && isLoopbackHost(base.hostname))) {
     throw new OAuthError(
       `authUrl must use https:// (plain http only on loopback), got ${base.origin}`,
       undefined,

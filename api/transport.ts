@@ -1,8 +1,8 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { isIP } from 'node:net';
 import got, { RequestError, type Got, type Method } from 'got';
 import type { z } from 'zod';
+import { isLoopbackHost } from '../config/loopback.js';
 import { authHeaders, type ClientAuth } from './auth.js';
 import {
   errorFromResponse,
@@ -52,11 +52,6 @@ export interface CallOptions<Body, Out> {
   responseSchema: z.ZodType<Out>;
 }
 
-function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
-}
-
 function fieldErrors(error: z.ZodError): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const issue of error.issues) {
@@ -104,7 +99,7 @@ export class Transport {
     }
     if (
       base.protocol === 'http:' &&
-      !(options.allowInsecureLoopback && isLoopback(base.hostname))
+      !(options.allowInsecureLoopback && isLoopbackHost(base.hostname))
     ) {
       throw new ClientConfigError(
         `baseUrl must use https:// (plain http only to loopback with allowInsecureLoopback), got ${base.origin}`,

@@ -1,7 +1,9 @@
-import { isIP } from 'node:net';
 import { z } from 'zod';
 import { withRouteOverrides } from '../api/routes.js';
 import { parseDuration } from './duration.js';
+import { isLoopbackHost } from './loopback.js';
+
+export { isLoopbackHost };
 
 const boolSetting = z.union([z.boolean(), z.stringbool()], {
   error: 'expected true or false',
@@ -22,13 +24,6 @@ const positiveInt = z.coerce
   .min(1, { error: 'expected a whole number of at least 1' });
 
 const optionalText = z.string().min(1).optional();
-
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1';
-}
 
 const SERVICE_URL_RULE =
   'expected an https:// URL ending in /api/v1/ (http:// only to loopback with EBS_ALLOW_HTTP=true)';

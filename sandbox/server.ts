@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { isLoopbackHost } from '../config/loopback.js';
 import { buildApp } from './app.js';
 import { hashSecret } from './auth.js';
 import { Clock } from './clock.js';
@@ -76,13 +77,9 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
-}
-
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
-  if (options.http && !isLoopback(host)) {
+  if (options.http && !isLoopbackHost(host)) {
     throw new Error(`plain HTTP is allowed only on loopback, not on ${host}`);
   }
   const db = openDb(options.db ?? ':memory:');
