@@ -240,8 +240,8 @@ function readReachable(
   const perPage = node.perPage ?? plan.per;
   node.pages = Math.floor(plan.reachLimit / perPage);
   node.status = 'reading';
-  const hidden = (node.total ?? 0) - node.pages * perPage;
-  plan.gaps.push({ node: node.id, query: node.query, reason, count: Math.max(0, count ?? hidden) });
+  const hidden = Math.max(0, count ?? (node.total ?? 0) - node.pages * perPage);
+  if (hidden > 0) plan.gaps.push({ node: node.id, query: node.query, reason, count: hidden });
 }
 
 function addChild(
@@ -351,7 +351,12 @@ function settleIfCounted(plan: PartitionPlan, id: number): void {
         : Math.max(exact, estimated);
   if (residual === 0) return;
   if (split.dimension === 'date') {
-    plan.gaps.push({ node: node.id, query: node.query, reason: 'undated', count: residual });
+    // Only an unbounded window holds undated results; elsewhere the counts moved while read.
+    const bounded = Object.values(
+      WINDOW_PARAMS[plan.resource as Exclude<ListResource, 'leads'>],
+    ).some((param) => node.query[param] !== undefined);
+    if (!bounded)
+      plan.gaps.push({ node: node.id, query: node.query, reason: 'undated', count: residual });
     return;
   }
   const perPage = node.perPage ?? plan.per;
