@@ -1,0 +1,186 @@
+import { createHash } from 'node:crypto';
+import { toCents } from '../../api/values.js';
+
+/**
+ * One canonical record per source record: what the ledger hashes and the destinations write.
+ * Plain JSON (no classes, no Dates), so it can cross any boundary unchanged.
+ */
+export type Resource = 'leads' | 'lead_bookings' | 'events' | 'event_bookings' | 'appointments';
+export const RESOURCES: readonly Resource[] = [
+  'leads',
+  'lead_bookings',
+  'events',
+  'event_bookings',
+  'appointments',
+];
+
+export type Scalar = string | number | boolean | null;
+
+export interface CanonicalRecord {
+  resource: Resource;
+  /** The service's id (data.id, a string). */
+  id: string;
+  /** Scalars only: money as integer `_cents`, timestamps as UTC ISO, lists and objects as canonical JSON text. */
+  attributes: Record<string, Scalar>;
+  /** Relationship name → referenced id, ids (in the service's order), or null. */
+  relationships: Record<string, string | string[] | null>;
+  /** sha256 hex of the canonical JSON of everything above except VOLATILE_FIELDS. */
+  hash: string;
+}
+
+/**
+ * Attributes that change on every read although the record did not ("3 days ago"): kept in
+ * `attributes` for destinations that want them, left out of the hash so that they never make
+ * an unchanged record look changed.
+ */
+export const VOLATILE_FIELDS: readonly string[] = [
+  'created_at_description',
+  'booked_at_description',
+];
+
+/**
+ * Amounts the service sends as a bare number, without the `_cents` sibling of its money
+ * quadruples: they become `<name>_cents` like the others.
+ */
+export const BARE_MONEY_FIELDS: Readonly<Partial<Record<Resource, readonly string[]>>> = {
+  leads: ['estimated_budget'],
+};
+
+/** An item as every list and single answer carries it (tolerant: relationships optional). */
+export interface SourceItem {
+  id: string;
+  type: string;
+  attributes: Readonly<Record<string, unknown>>;
+  relationships?: Readonly<Record<string, unknown>> | undefined;
+}
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/;
+
+/** A timestamp with an offset as UTC ISO (`…Z`, milliseconds); any other value unchanged. */
+export function utcTimestamp(value: string): string {
+  if (!TIMESTAMP.test(value)) return value;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? value : new Date(ms).toISOString();
+}
+
+/** JSON with object keys sorted at every depth: equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortedDeep(value));
+}
+
+function sortedDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedDeep);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) out[key] = sortedDeep(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+function cents(value: unknown): number | null {
+  const readable =
+    (typeof value === 'number' && Number.isFinite(value)) ||
+    (typeof value === 'string' && value.trim() !== '');
+  if (!readable) return null;
+  try {
+    return toCents(value);
+  } catch {
+    // More than two decimals or not a number: no honest cents value.
+    return null;
+  }
+}
+
+function scalar(value: unknown): Scalar {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return utcTimestamp(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return value;
+  return canonicalJson(value);
+}
+
+/**
+ * Attributes in canonical form. A money quadruple `x`, `x_cents`, `x_currency`, `x_formatted`
+ * keeps `x_cents` (from the decimal `x` when the service left cents out) and `x_currency`;
+ * the decimal and formatted texts are derived from them and dropped.
+ */
+export function canonicalAttributes(
+  resource: Resource,
+  attributes: Readonly<Record<string, unknown>>,
+): Record<string, Scalar> {
+  const out: Record<string, Scalar> = {};
+  const bare = new Set(BARE_MONEY_FIELDS[resource] ?? []);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined) continue;
+    if (bare.has(name)) {
+      out[`${name}_cents`] = cents(value);
+    } else if (`${name}_cents` in attributes) {
+      const given = attributes[`${name}_cents`];
+      out[`${name}_cents`] =
+        typeof given === 'number' && Number.isInteger(given) ? given : cents(value);
+    } else if (name.endsWith('_cents') && name.slice(0, -'_cents'.length) in attributes) {
+      // Written with its decimal sibling above.
+    } else if (
+      name.endsWith('_formatted') &&
+      `${name.slice(0, -'_formatted'.length)}_cents` in attributes
+    ) {
+      // Derived text of a money quadruple.
+    } else {
+      out[name] = scalar(value);
+    }
+  }
+  return out;
+}
+
+function refId(ref: unknown): string | undefined {
+  if (ref === null || typeof ref !== 'object') return undefined;
+  const id = (ref as { id?: unknown }).id;
+  return typeof id === 'string' ? id : typeof id === 'number' ? String(id) : undefined;
+}
+
+/** `{ name: { data: ref | ref[] | null } }` → `{ name: id | ids | null }`; other shapes are skipped. */
+export function canonicalRelationships(
+  relationships: Readonly<Record<string, unknown>> | undefined,
+): Record<string, string | string[] | null> {
+  const out: Record<string, string | string[] | null> = {};
+  for (const [name, rel] of Object.entries(relationships ?? {})) {
+    if (rel === null || typeof rel !== 'object' || !('data' in rel)) continue;
+    const data = rel.data;
+    if (data === null) out[name] = null;
+    else if (Array.isArray(data)) {
+      out[name] = data.map(refId).filter((id): id is string => id !== undefined);
+    } else {
+      const id = refId(data);
+      if (id !== undefined) out[name] = id;
+    }
+  }
+  return out;
+}
+
+/** sha256 hex over the canonical JSON of a record without its volatile fields. */
+export function recordHash(record: Omit<CanonicalRecord, 'hash'>): string {
+  const attributes: Record<string, Scalar> = {};
+  for (const [name, value] of Object.entries(record.attributes)) {
+    if (!VOLATILE_FIELDS.includes(name)) attributes[name] = value;
+  }
+  const text = canonicalJson({
+    resource: record.resource,
+    id: record.id,
+    attributes,
+    relationships: record.relationships,
+  });
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The canonical record of one item of the service. */
+export function canonicalRecord(resource: Resource, item: SourceItem): CanonicalRecord {
+  const body = {
+    resource,
+    id: item.id,
+    attributes: canonicalAttributes(resource, item.attributes),
+    relationships: canonicalRelationships(item.relationships),
+  };
+  return { ...body, hash: recordHash(body) };
+}

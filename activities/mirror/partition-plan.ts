@@ -1,0 +1,437 @@
+import { z } from 'zod';
+import { dateOf, splitWindow, type DateWindow } from './date-windows.js';
+import {
+  LEAD_DIMENSIONS,
+  discover,
+  rankDimensions,
+  type DimensionChoice,
+  type LeadDimension,
+  type LeadSample,
+} from './lead-dimensions.js';
+
+/**
+ * The partition plan of one list read: which queries to page so that every result is asked
+ * for within the reach limit (DESIGN decision 6). It is plain JSON that holds queries, counts
+ * and filter values, never records, so it can live in an activity's heartbeat or a
+ * checkpoint; its functions do no I/O. A reader asks `readySteps` for pages to fetch (each
+ * one request, see source-pages.ts) and gives each answer's summary to `applyPage`, which
+ * splits a query whose total_count is over the limit as soon as its first page shows it,
+ * before anything past the limit is asked for.
+ */
+export type ListResource = 'leads' | 'lead_bookings' | 'event_bookings' | 'appointments';
+export const LIST_RESOURCES: readonly ListResource[] = [
+  'leads',
+  'lead_bookings',
+  'event_bookings',
+  'appointments',
+];
+
+/** The query parameters of a dated list's window. */
+export const WINDOW_PARAMS: Readonly<
+  Record<Exclude<ListResource, 'leads'>, { start: string; end: string }>
+> = {
+  lead_bookings: { start: 'event_date_start', end: 'event_date_end' },
+  event_bookings: { start: 'event_date_start', end: 'event_date_end' },
+  appointments: { start: 'start_date', end: 'end_date' },
+};
+
+const dimensionSchema = z.enum(LEAD_DIMENSIONS);
+const choiceSchema = z.object({
+  dimension: dimensionSchema,
+  values: z.array(z.string()),
+  coverage: z.number(),
+  /** Share of the sample that neither this nor any earlier choice reaches. */
+  missing: z.number(),
+});
+type Choice = z.infer<typeof choiceSchema>;
+
+const nodeSchema = z.object({
+  id: z.number().int().nonnegative(),
+  parent: z.number().int().nonnegative().nullable(),
+  /** The list's own query parameters (filters, or the window's dates). */
+  query: z.record(z.string(), z.string()),
+  /** Dimensions this query may no longer be cut by. */
+  spent: z.array(dimensionSchema),
+  /**
+   * new: nothing read; reading: pages to read are known; split: cut into children (its first
+   * page was a probe); done: every page read.
+   */
+  status: z.enum(['new', 'reading', 'split', 'done']),
+  total: z.number().int().nonnegative().nullable(),
+  perPage: z.number().int().positive().nullable(),
+  /** Pages to read: all, or only the reachable ones of a query that cannot be cut further. */
+  pages: z.number().int().nonnegative().nullable(),
+  /** Pages whose answers were applied. */
+  done: z.array(z.number().int().positive()),
+  split: z
+    .object({
+      dimension: z.union([dimensionSchema, z.literal('date')]),
+      children: z.array(z.number().int().nonnegative()),
+      coverage: z.number(),
+      missing: z.number(),
+      /** Further cuts of the same query, for what these children miss. */
+      next: z.array(choiceSchema),
+      settled: z.boolean(),
+    })
+    .nullable(),
+});
+export type PlanNode = z.infer<typeof nodeSchema>;
+
+const gapSchema = z.object({
+  node: z.number().int().nonnegative(),
+  query: z.record(z.string(), z.string()),
+  /**
+   * single_day: one day's results exceed the limit; filters_exhausted: no filter left to cut
+   * by (the reachable part is read); residual_skipped: too few results for the requests
+   * another cut would cost; undated: results without a date, outside every window.
+   */
+  reason: z.enum(['single_day', 'filters_exhausted', 'residual_skipped', 'undated']),
+  /** Results no page of this query reaches: exact for dates and equality filters, estimated otherwise. */
+  count: z.number().int().nonnegative(),
+});
+export type PlanGap = z.infer<typeof gapSchema>;
+
+export const partitionPlanSchema = z.object({
+  version: z.literal(1),
+  resource: z.enum(['leads', 'lead_bookings', 'event_bookings', 'appointments']),
+  /** Page size asked for; the service may grant less. */
+  per: z.number().int().positive(),
+  reachLimit: z.number().int().positive(),
+  /** Extra reading for results the cuts miss happens when it should reach this many per request. */
+  minYield: z.number().nonnegative(),
+  nodes: z.array(nodeSchema),
+  /** Filter values seen so far, with counts (leads). */
+  discovered: z.record(z.string(), z.record(z.string(), z.number())),
+  requests: z.number().int().nonnegative(),
+  itemsRead: z.number().int().nonnegative(),
+  gaps: z.array(gapSchema),
+});
+export type PartitionPlan = z.infer<typeof partitionPlanSchema>;
+
+export interface PlanOptions {
+  /** Page size to ask for (default 100); the largest the service grants is best. */
+  per?: number;
+  /** The service's reach limit (default 10,000). */
+  reachLimit?: number;
+  /** See PartitionPlan.minYield (default 1: no worse than reading leads one by one). */
+  minYield?: number;
+  /** Restricts the read: a date window for the dated lists, filters for leads. */
+  query?: Readonly<Record<string, string>>;
+}
+
+export function createPlan(resource: ListResource, options: PlanOptions = {}): PartitionPlan {
+  const reachLimit = options.reachLimit ?? 10_000;
+  return {
+    version: 1,
+    resource,
+    per: Math.min(options.per ?? 100, reachLimit),
+    reachLimit,
+    minYield: options.minYield ?? 1,
+    nodes: [newNode(0, null, { ...options.query }, [])],
+    discovered: {},
+    requests: 0,
+    itemsRead: 0,
+    gaps: [],
+  };
+}
+
+function newNode(
+  id: number,
+  parent: number | null,
+  query: Record<string, string>,
+  spent: LeadDimension[],
+): PlanNode {
+  return {
+    id,
+    parent,
+    query,
+    spent,
+    status: 'new',
+    total: null,
+    perPage: null,
+    pages: null,
+    done: [],
+    split: null,
+  };
+}
+
+/** One request: page `page` of `query` at `per` (exactly what source-pages.ts sends). */
+export interface PageStep {
+  node: number;
+  page: number;
+  per: number;
+  query: Record<string, string>;
+}
+
+export const stepKey = (step: Pick<PageStep, 'node' | 'page'>): string =>
+  `${step.node}:${step.page}`;
+
+/**
+ * Pages that can be fetched now, in plan order: first pages of new queries and the remaining
+ * pages of queries known to fit. `skip` holds keys (stepKey) already in flight.
+ */
+export function readySteps(
+  plan: PartitionPlan,
+  options: { max?: number; skip?: ReadonlySet<string> } = {},
+): PageStep[] {
+  const max = options.max ?? Infinity;
+  const out: PageStep[] = [];
+  for (const node of plan.nodes) {
+    if (out.length >= max) break;
+    if (node.status === 'new') {
+      const step = { node: node.id, page: 1, per: plan.per, query: node.query };
+      if (!options.skip?.has(stepKey(step))) out.push(step);
+    } else if (node.status === 'reading' && node.pages !== null && node.perPage !== null) {
+      for (let page = 1; page <= node.pages && out.length < max; page += 1) {
+        const step = { node: node.id, page, per: node.perPage, query: node.query };
+        if (!node.done.includes(page) && !options.skip?.has(stepKey(step))) out.push(step);
+      }
+    }
+  }
+  return out;
+}
+
+/** What a fetched page tells the plan: counts and the values to cut by, never the records. */
+export interface PageSummary {
+  totalCount: number;
+  /** meta.per_page: the page size granted. */
+  perPage: number;
+  items: number;
+  /** Leads: one entry per lead. */
+  leads?: LeadSample[];
+  /** Dated lists: each result's date (YYYY-MM-DD) or null. */
+  dates?: (string | null)[];
+}
+
+/** Applies the answer of one step (in place). An answer applied twice changes nothing more. */
+export function applyPage(plan: PartitionPlan, step: PageStep, summary: PageSummary): void {
+  const node = plan.nodes[step.node];
+  if (!node) throw new RangeError(`partition plan has no node ${step.node}`);
+  plan.requests += 1;
+  plan.itemsRead += summary.items;
+  if (summary.leads) discover(plan.discovered, summary.leads);
+  if (node.done.includes(step.page)) return;
+  node.done.push(step.page);
+  if (node.total === null) firstPage(plan, node, summary);
+  if (node.status === 'reading' && node.pages !== null && node.done.length >= node.pages) {
+    node.status = 'done';
+  }
+}
+
+function firstPage(plan: PartitionPlan, node: PlanNode, summary: PageSummary): void {
+  node.total = summary.totalCount;
+  node.perPage = summary.perPage;
+  if (node.total <= plan.reachLimit) {
+    node.pages = Math.ceil(node.total / node.perPage);
+    node.status = 'reading';
+  } else if (!cut(plan, node, summary)) {
+    readReachable(plan, node, plan.resource === 'leads' ? 'filters_exhausted' : 'single_day');
+  }
+  if (node.parent !== null) settleIfCounted(plan, node.parent);
+}
+
+/** An uncuttable query over the limit: its reachable pages are read, the rest is a gap. */
+function readReachable(
+  plan: PartitionPlan,
+  node: PlanNode,
+  reason: PlanGap['reason'],
+  count?: number,
+): void {
+  const perPage = node.perPage ?? plan.per;
+  node.pages = Math.floor(plan.reachLimit / perPage);
+  node.status = 'reading';
+  const hidden = Math.max(0, count ?? (node.total ?? 0) - node.pages * perPage);
+  if (hidden > 0) plan.gaps.push({ node: node.id, query: node.query, reason, count: hidden });
+}
+
+function addChild(
+  plan: PartitionPlan,
+  parent: PlanNode,
+  query: Record<string, string>,
+  spent: LeadDimension[],
+): number {
+  const id = plan.nodes.length;
+  plan.nodes.push(newNode(id, parent.id, query, spent));
+  return id;
+}
+
+/** Cuts an over-limit query into children; false when it cannot be cut. */
+function cut(plan: PartitionPlan, node: PlanNode, summary: PageSummary): boolean {
+  if (plan.resource === 'leads') {
+    const ranking = withMissing(
+      rankDimensions(node.spent, summary.leads ?? [], plan.discovered),
+      summary.leads ?? [],
+    );
+    const [first, ...next] = ranking;
+    if (!first) return false;
+    cutBy(plan, node, first, next);
+    return true;
+  }
+  const params = WINDOW_PARAMS[plan.resource];
+  const window: DateWindow = {
+    ...(node.query[params.start] !== undefined ? { start: node.query[params.start] } : {}),
+    ...(node.query[params.end] !== undefined ? { end: node.query[params.end] } : {}),
+  };
+  const parts = splitWindow(window, summary.dates ?? [], node.total ?? 0, plan.reachLimit);
+  if (parts === null) return false;
+  const children = parts.map((part) => {
+    const query = { ...node.query };
+    delete query[params.start];
+    delete query[params.end];
+    if (part.start !== undefined) query[params.start] = part.start;
+    if (part.end !== undefined) query[params.end] = part.end;
+    return addChild(plan, node, query, []);
+  });
+  node.status = 'split';
+  node.split = { dimension: 'date', children, coverage: 1, missing: 0, next: [], settled: false };
+  return true;
+}
+
+function cutBy(plan: PartitionPlan, node: PlanNode, choice: Choice, next: Choice[]): void {
+  const spent = [...node.spent, choice.dimension];
+  const children = choice.values.map((value) =>
+    addChild(plan, node, { ...node.query, [choice.dimension]: value }, spent),
+  );
+  node.status = 'split';
+  node.split = {
+    dimension: choice.dimension,
+    children,
+    coverage: choice.coverage,
+    missing: choice.missing,
+    next,
+    settled: false,
+  };
+}
+
+/** Each choice with the share of the sample that it and every earlier choice still miss. */
+function withMissing(ranking: DimensionChoice[], samples: readonly LeadSample[]): Choice[] {
+  let remaining = samples;
+  return ranking.map((choice) => {
+    const values = new Set(choice.values);
+    remaining = remaining.filter((s) => !reaches(choice.dimension, values, s));
+    return { ...choice, missing: samples.length === 0 ? 0 : remaining.length / samples.length };
+  });
+}
+
+function reaches(dimension: LeadDimension, values: ReadonlySet<string>, s: LeadSample): boolean {
+  if (dimension !== 'text') {
+    const value = s[dimension];
+    return value !== null && values.has(value);
+  }
+  const domain = s.domain;
+  return domain !== null && [...values].some((word) => domain.includes(word));
+}
+
+/**
+ * Once every child of a cut has its total: what the children miss (results without a value,
+ * or with one not discovered) is reached by the next cut of the same query, or by its
+ * reachable pages, when that should bring at least `minYield` results per request; otherwise
+ * it is a gap.
+ */
+function settleIfCounted(plan: PartitionPlan, id: number): void {
+  const node = plan.nodes[id];
+  const split = node?.split;
+  if (!node || !split || split.settled) return;
+  const totals = split.children.map((c) => plan.nodes[c]?.total ?? null);
+  if (totals.some((t) => t === null)) return;
+  split.settled = true;
+  const total = node.total ?? 0;
+  const sum = totals.reduce<number>((a, t) => a + (t ?? 0), 0);
+  const exact = Math.max(0, total - sum);
+  const estimated = Math.round(total * split.missing);
+  const cover = isCover(plan, node);
+  // Disjoint parts (dates, an equality filter) prove the residual by their counts. Text parts
+  // overlap, and a cover's parts also hold what earlier cuts reached: there the sample's
+  // share is the estimate (never below what the counts prove, for a first cut).
+  const residual =
+    split.dimension === 'date' || (split.dimension !== 'text' && !cover)
+      ? exact
+      : cover
+        ? estimated
+        : Math.max(exact, estimated);
+  if (residual === 0) return;
+  if (split.dimension === 'date') {
+    // Only an unbounded window holds undated results; elsewhere the counts moved while read.
+    const bounded = Object.values(
+      WINDOW_PARAMS[plan.resource as Exclude<ListResource, 'leads'>],
+    ).some((param) => node.query[param] !== undefined);
+    if (!bounded)
+      plan.gaps.push({ node: node.id, query: node.query, reason: 'undated', count: residual });
+    return;
+  }
+  const perPage = node.perPage ?? plan.per;
+  if ((residual * perPage) / total < plan.minYield) {
+    plan.gaps.push({
+      node: node.id,
+      query: node.query,
+      reason: 'residual_skipped',
+      count: residual,
+    });
+    return;
+  }
+  const coverId = plan.nodes.length;
+  const coverNode: PlanNode = {
+    ...newNode(coverId, node.id, node.query, [...node.spent, split.dimension]),
+    total,
+    perPage,
+    // The query's first page was read as the probe of `node`.
+    done: [1],
+  };
+  plan.nodes.push(coverNode);
+  const [first, ...rest] = split.next;
+  if (first) {
+    cutBy(plan, coverNode, first, rest);
+    settleIfCounted(plan, coverId);
+  } else {
+    const pages = Math.floor(plan.reachLimit / perPage);
+    readReachable(
+      plan,
+      coverNode,
+      'filters_exhausted',
+      Math.round((residual * (total - pages * perPage)) / total),
+    );
+    if (coverNode.done.length >= (coverNode.pages ?? 0)) coverNode.status = 'done';
+  }
+}
+
+/** A cover repeats its parent's query to reach what the parent's cut missed. */
+function isCover(plan: PartitionPlan, node: PlanNode): boolean {
+  const parent = node.parent === null ? undefined : plan.nodes[node.parent];
+  return parent !== undefined && parent.split?.children.includes(node.id) !== true;
+}
+
+/** Every query read or cut, and every cut settled. */
+export function planComplete(plan: PartitionPlan): boolean {
+  return plan.nodes.every(
+    (n) => n.status === 'done' || (n.status === 'split' && n.split?.settled === true),
+  );
+}
+
+export interface PlanReport {
+  resource: ListResource;
+  complete: boolean;
+  /** total_count of the whole read (the root query); null before its first page. */
+  totalCount: number | null;
+  requests: number;
+  itemsRead: number;
+  queries: number;
+  gaps: PlanGap[];
+}
+
+export function planReport(plan: PartitionPlan): PlanReport {
+  return {
+    resource: plan.resource,
+    complete: planComplete(plan),
+    totalCount: plan.nodes[0]?.total ?? null,
+    requests: plan.requests,
+    itemsRead: plan.itemsRead,
+    queries: plan.nodes.length,
+    gaps: plan.gaps,
+  };
+}
+
+/** A result's date for the window cuts (the start of the booking or appointment). */
+export function sampleDate(attributes: Readonly<Record<string, unknown>>): string | null {
+  const startsAt = attributes.starts_at;
+  return typeof startsAt === 'string' ? dateOf(startsAt) : null;
+}

@@ -1,0 +1,89 @@
+import type { Client } from '../../api/client.js';
+import type { Included, ListMeta } from '../../api/schemas/envelope.js';
+import { canonicalRecord, type CanonicalRecord, type SourceItem } from './canonical.js';
+import { leadSampleOf } from './lead-dimensions.js';
+import {
+  sampleDate,
+  type PageStep,
+  type PageSummary,
+  type PartitionPlan,
+} from './partition-plan.js';
+
+/** A step that would ask for results past the reach limit: a bug in the caller, never sent. */
+export class PastReachError extends Error {
+  override readonly name = 'PastReachError';
+  readonly retryable = false;
+}
+
+export interface FetchedPage {
+  /** The page's records, canonical. */
+  records: CanonicalRecord[];
+  /** Records sideloaded with them: the lead bookings of a page of leads. */
+  included: CanonicalRecord[];
+  /** For applyPage: counts and cut values, no records. */
+  summary: PageSummary;
+}
+
+interface ListAnswer {
+  meta: ListMeta;
+  data: SourceItem[];
+  included?: Included[] | undefined;
+}
+
+const pick = (query: Readonly<Record<string, string>>, names: readonly string[]) =>
+  Object.fromEntries(names.filter((n) => query[n] !== undefined).map((n) => [n, query[n]]));
+
+/** The one list request of a step. */
+function request(client: Client, plan: PartitionPlan, step: PageStep): Promise<ListAnswer> {
+  const paging = { page: step.page, per: step.per };
+  const q = step.query;
+  switch (plan.resource) {
+    case 'leads':
+      return client.leads.list({
+        ...pick(q, ['origin', 'lead_type', 'source', 'text', 'email']),
+        include: 'lead_bookings',
+        ...paging,
+      });
+    case 'lead_bookings':
+      return client.leadBookings.list({
+        ...pick(q, ['event_date_start', 'event_date_end']),
+        ...paging,
+      });
+    case 'event_bookings':
+      return client.eventBookings.list({
+        ...pick(q, ['event_date_start', 'event_date_end']),
+        ...paging,
+      });
+    case 'appointments':
+      return client.appointments.list({ ...pick(q, ['start_date', 'end_date']), ...paging });
+  }
+}
+
+/**
+ * Fetches one page of one partition: exactly one request, never past the reach limit.
+ * Returns the records in canonical form and the summary the plan needs.
+ */
+export async function fetchPage(
+  client: Client,
+  plan: PartitionPlan,
+  step: PageStep,
+): Promise<FetchedPage> {
+  if (step.per > plan.reachLimit || (step.page > 1 && step.page * step.per > plan.reachLimit)) {
+    throw new PastReachError(
+      `page ${step.page} at per ${step.per} asks past the reach limit ${plan.reachLimit}`,
+    );
+  }
+  const answer = await request(client, plan, step);
+  const records = answer.data.map((item) => canonicalRecord(plan.resource, item));
+  const included = (answer.included ?? [])
+    .filter((item) => item.type === 'lead_booking')
+    .map((item) => canonicalRecord('lead_bookings', item));
+  const summary: PageSummary = {
+    totalCount: answer.meta.total_count ?? answer.data.length,
+    perPage: answer.meta.per_page ?? step.per,
+    items: answer.data.length,
+  };
+  if (plan.resource === 'leads') summary.leads = answer.data.map((i) => leadSampleOf(i.attributes));
+  else summary.dates = answer.data.map((i) => sampleDate(i.attributes));
+  return { records, included, summary };
+}

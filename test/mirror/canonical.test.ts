@@ -1,0 +1,204 @@
+import { describe, expect, it } from 'vitest';
+import {
+  VOLATILE_FIELDS,
+  canonicalJson,
+  canonicalRecord,
+  utcTimestamp,
+} from '../../activities/mirror/canonical.js';
+import { splitWindow, type DateWindow } from '../../activities/mirror/date-windows.js';
+import {
+  applyPage,
+  createPlan,
+  partitionPlanSchema,
+  planComplete,
+  readySteps,
+} from '../../activities/mirror/partition-plan.js';
+import { domainWord } from '../../activities/mirror/lead-dimensions.js';
+
+const event = {
+  id: '7',
+  type: 'event',
+  attributes: {
+    id: 7,
+    title: 'Wedding',
+    created_at: '2026-05-01T09:30:00-04:00',
+    starting_balance: '1249.99',
+    starting_balance_cents: 124_999,
+    starting_balance_currency: 'USD',
+    starting_balance_formatted: '$1,249.99',
+    deposit_amount_due: '10.50',
+    deposit_amount_due_cents: null,
+    deposit_amount_due_currency: 'USD',
+    deposit_amount_due_formatted: '$10.50',
+    primary_image: { hero_variant: 'x.jpg', alt: 'a' },
+    booked_at_description: 'Booked today',
+    starts_at_date_iso8601: '2026-06-12',
+  },
+  relationships: {
+    event_bookings: {
+      data: [
+        { id: '3', type: 'event_booking' },
+        { id: '1', type: 'event_booking' },
+      ],
+    },
+    photobooth_background: { data: null },
+    contacts: { links: {} },
+  },
+};
+
+describe('canonical records', () => {
+  it('keeps money as integer cents (from the decimal when cents are missing) and drops derived text', () => {
+    const { attributes } = canonicalRecord('events', event);
+    expect(attributes.starting_balance_cents).toBe(124_999);
+    expect(attributes.deposit_amount_due_cents).toBe(1050);
+    expect(attributes.starting_balance_currency).toBe('USD');
+    for (const gone of ['starting_balance', 'starting_balance_formatted', 'deposit_amount_due']) {
+      expect(attributes).not.toHaveProperty(gone);
+    }
+  });
+
+  it('writes timestamps with an offset as UTC ISO and leaves plain dates alone', () => {
+    const { attributes } = canonicalRecord('events', event);
+    expect(attributes.created_at).toBe('2026-05-01T13:30:00.000Z');
+    expect(attributes.starts_at_date_iso8601).toBe('2026-06-12');
+    expect(utcTimestamp('not a time')).toBe('not a time');
+  });
+
+  it('turns relationships into ids in the service order and objects into sorted JSON text', () => {
+    const record = canonicalRecord('events', event);
+    expect(record.relationships).toEqual({
+      event_bookings: ['3', '1'],
+      photobooth_background: null,
+    });
+    expect(record.attributes.primary_image).toBe('{"alt":"a","hero_variant":"x.jpg"}');
+    expect(canonicalJson({ b: 1, a: { d: 2, c: [3, { f: 1, e: 2 }] } })).toBe(
+      '{"a":{"c":[3,{"e":2,"f":1}],"d":2},"b":1}',
+    );
+  });
+
+  it('hashes over content, not key order, and not over the volatile fields', () => {
+    const base = canonicalRecord('events', event);
+    const reordered = canonicalRecord('events', {
+      ...event,
+      attributes: Object.fromEntries(Object.entries(event.attributes).reverse()),
+    });
+    expect(reordered.hash).toBe(base.hash);
+    expect(base.hash).toMatch(/^[0-9a-f]{64}$/);
+    const volatile = Object.fromEntries(VOLATILE_FIELDS.map((f) => [f, 'changed just now']));
+    const reread = canonicalRecord('events', {
+      ...event,
+      attributes: { ...event.attributes, ...volatile },
+    });
+    expect(reread.hash).toBe(base.hash);
+    const edited = canonicalRecord('events', {
+      ...event,
+      attributes: { ...event.attributes, title: 'Gala' },
+    });
+    expect(edited.hash).not.toBe(base.hash);
+  });
+});
+
+describe('date windows', () => {
+  const covers = (parts: DateWindow[], whole: DateWindow) => {
+    expect(parts[0]?.start).toBe(whole.start);
+    expect(parts.at(-1)?.end).toBe(whole.end);
+    for (let i = 1; i < parts.length; i += 1) {
+      const end = parts[i - 1]?.end ?? '';
+      const next = new Date(Date.parse(`${end}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+      expect(parts[i]?.start).toBe(next);
+    }
+  };
+
+  it('cuts at the sample quantiles into contiguous windows covering the same days', () => {
+    const dates = Array.from({ length: 100 }, (_, i) => `2026-0${1 + (i % 9)}-1${i % 10}`);
+    const parts = splitWindow({}, dates, 1000, 100) ?? [];
+    expect(parts.length).toBeGreaterThan(5);
+    covers(parts, {});
+    const bounded = splitWindow({ start: '2026-01-01', end: '2026-01-02' }, [], 500, 100) ?? [];
+    expect(bounded).toEqual([
+      { start: '2026-01-01', end: '2026-01-01' },
+      { start: '2026-01-02', end: '2026-01-02' },
+    ]);
+  });
+
+  it('cannot cut a single day (a gap, never a loop)', () => {
+    expect(
+      splitWindow({ start: '2026-03-03', end: '2026-03-03' }, ['2026-03-03'], 500, 100),
+    ).toBeNull();
+  });
+});
+
+describe('partition plans', () => {
+  it('split an over-limit window on its first page, read the parts, report a crowded day as a gap', () => {
+    const plan = createPlan('appointments', { reachLimit: 100, per: 50 });
+    const [root] = readySteps(plan);
+    expect(root).toEqual({ node: 0, page: 1, per: 50, query: {} });
+    applyPage(plan, root!, {
+      totalCount: 250,
+      perPage: 50,
+      items: 50,
+      dates: [...Array<string>(25).fill('2026-01-05'), ...Array<string>(25).fill('2026-02-10')],
+    });
+    const parts = readySteps(plan);
+    expect(parts.map((s) => s.query)).toEqual([
+      { end_date: '2026-01-05' },
+      { start_date: '2026-01-06', end_date: '2026-02-10' },
+      { start_date: '2026-02-11' },
+    ]);
+    applyPage(plan, parts[0]!, { totalCount: 120, perPage: 50, items: 50, dates: [] });
+    applyPage(plan, parts[1]!, {
+      totalCount: 130,
+      perPage: 50,
+      items: 50,
+      dates: Array<string>(50).fill('2026-02-10'),
+    });
+    applyPage(plan, parts[2]!, { totalCount: 0, perPage: 50, items: 0, dates: [] });
+    // The JSON survives a heartbeat: parse it back and go on from there.
+    const resumed = partitionPlanSchema.parse(JSON.parse(JSON.stringify(plan)));
+    while (!planComplete(resumed)) {
+      const steps = readySteps(resumed);
+      expect(steps.length).toBeGreaterThan(0);
+      for (const step of steps) {
+        expect(step.page * step.per).toBeLessThanOrEqual(100);
+        applyPage(resumed, step, { totalCount: 65, perPage: 50, items: 50, dates: [] });
+      }
+    }
+    expect(resumed.gaps).toEqual([]);
+  });
+
+  it('reads only the reachable pages of a single day over the limit and reports the rest', () => {
+    const plan = createPlan('lead_bookings', {
+      reachLimit: 100,
+      per: 50,
+      query: { event_date_start: '2026-02-10', event_date_end: '2026-02-10' },
+    });
+    const crowded = {
+      totalCount: 130,
+      perPage: 50,
+      items: 50,
+      dates: Array<string>(50).fill('2026-02-10'),
+    };
+    applyPage(plan, readySteps(plan)[0]!, crowded);
+    const rest = readySteps(plan);
+    expect(rest.map((s) => s.page)).toEqual([2]);
+    applyPage(plan, rest[0]!, crowded);
+    expect(planComplete(plan)).toBe(true);
+    expect(plan.gaps).toEqual([
+      {
+        node: 0,
+        query: { event_date_start: '2026-02-10', event_date_end: '2026-02-10' },
+        reason: 'single_day',
+        count: 30,
+      },
+    ]);
+  });
+});
+
+describe('lead cut values', () => {
+  it('takes the word of a domain that fewest known domains share', () => {
+    const known = ['gmail.com', 'yahoo.com', 'example.com', 'mail.example'];
+    expect(domainWord('gmail.com', known)).toBe('gmail');
+    expect(domainWord('example.com', known)).toBe('example');
+    expect(domainWord('mail.example', known)).toBe('mail');
+  });
+});

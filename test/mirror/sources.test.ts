@@ -1,0 +1,207 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeyAuth, createClient, type Client } from '../../api/index.js';
+import type { CanonicalRecord, Resource } from '../../activities/mirror/canonical.js';
+import { readRecord } from '../../activities/mirror/records-by-id.js';
+import {
+  readEventsAndBookings,
+  readLeadsAndBookings,
+  readList,
+  type EventRead,
+  type LeadRead,
+  type ResourceRead,
+} from '../../activities/mirror/source-pass.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+
+const REACH = 100;
+const LEADS = 2000;
+
+/** Every list request the client sent: page and per asked. */
+interface ListCall {
+  operation: string;
+  page: number;
+  per: number;
+}
+
+let ts: TestSandbox;
+let client: Client;
+const listCalls: ListCall[] = [];
+const seen = new Map<Resource, Map<string, Set<string>>>();
+let leadRead: LeadRead;
+let eventRead: EventRead;
+let appointmentRead: ResourceRead;
+
+function collect(records: CanonicalRecord[]): void {
+  for (const r of records) {
+    const byId = seen.get(r.resource) ?? new Map<string, Set<string>>();
+    seen.set(r.resource, byId);
+    const hashes = byId.get(r.id) ?? new Set<string>();
+    byId.set(r.id, hashes);
+    hashes.add(r.hash);
+  }
+}
+
+/** The sandbox's own rows: live records of the default business. */
+function truth(type: string, extra = ''): Set<string> {
+  const rows = ts.sb.ctx.db
+    .prepare(
+      `SELECT id FROM records WHERE type = ? AND business_id = ? AND deleted_at IS NULL ${extra}`,
+    )
+    .all(type, ts.sb.businessId) as { id: number }[];
+  return new Set(rows.map((r) => String(r.id)));
+}
+
+const idsOf = (resource: Resource) => new Set(seen.get(resource)?.keys() ?? []);
+
+beforeAll(async () => {
+  ts = await startTestSandbox({
+    https: true,
+    reachLimit: REACH,
+    seed: { leads: LEADS, events: 300 },
+  });
+  client = createClient({
+    baseUrl: ts.sb.baseUrl,
+    auth: apiKeyAuth(ts.sb.apiKey),
+    ca: readFileSync(ts.sb.caFile ?? ''),
+  });
+  const call = client.transport.call.bind(client.transport);
+  client.transport.call = (operation, options) => {
+    const query = options.query ?? {};
+    if (operation.endsWith('.list')) {
+      listCalls.push({ operation, page: Number(query.page ?? 1), per: Number(query.per ?? 25) });
+    }
+    return call(operation, options);
+  };
+  ts.sb.admin.resetCounters();
+  const options = { reachLimit: REACH, per: 100, onRecords: collect };
+  leadRead = await readLeadsAndBookings(client, options);
+  eventRead = await readEventsAndBookings(client, options);
+  appointmentRead = await readList(client, 'appointments', options);
+}, 240_000);
+
+afterAll(async () => {
+  await ts.close();
+});
+
+describe('a full read of a sandbox whose reach limit is 100', () => {
+  it('reaches every lead but a reported few: reached + unreachable = total_count, unreachable ≤ 1%', () => {
+    const leads = leadRead.leads;
+    expect(leads.report.totalCount).toBe(LEADS);
+    expect(leads.reached + leads.unreachable).toBe(LEADS);
+    expect(leads.unreachable).toBeLessThanOrEqual(LEADS / 100);
+    expect(leads.report.complete).toBe(true);
+    const reached = idsOf('leads');
+    expect(reached.size).toBe(leads.reached);
+    const live = truth('lead');
+    expect(live.size).toBe(LEADS);
+    expect([...reached].filter((id) => !live.has(id))).toEqual([]);
+    console.log(
+      `leads: ${leads.reached} reached, ${leads.unreachable} unreachable, ${leads.requests} requests ` +
+        `(${(leads.requests / LEADS).toFixed(4)} per lead, ${leads.readById} by id), ` +
+        `${leads.report.queries} queries, gaps ${JSON.stringify(leads.report.gaps)}`,
+    );
+  });
+
+  it('reads lead bookings, event bookings, events and appointments completely', () => {
+    expect(idsOf('lead_bookings')).toEqual(truth('lead_booking'));
+    expect(leadRead.leadBookings.unreachable).toBe(0);
+    const liveEvents = truth('event');
+    expect(liveEvents.size).toBe(300);
+    expect(idsOf('events')).toEqual(liveEvents);
+    expect(eventRead.events.missing).toEqual([]);
+    expect(idsOf('event_bookings')).toEqual(
+      truth(
+        'event_booking',
+        `AND parent_id IN (SELECT id FROM records WHERE type = 'event' AND deleted_at IS NULL)`,
+      ),
+    );
+    expect(eventRead.eventBookings.unreachable).toBe(0);
+    expect(idsOf('appointments')).toEqual(truth('appointment'));
+    expect(appointmentRead.unreachable).toBe(0);
+  });
+
+  it('reads a record read twice in one pass as the same record (one hash per id)', () => {
+    for (const [resource, byId] of seen) {
+      const differing = [...byId].filter(([, hashes]) => hashes.size !== 1).map(([id]) => id);
+      expect({ resource, differing }).toEqual({ resource, differing: [] });
+    }
+  });
+
+  it('never asks for a page past the reach limit, and the sandbox refused nothing', () => {
+    expect(listCalls.length).toBeGreaterThan(0);
+    const past = listCalls.filter((c) => c.page * c.per > REACH);
+    expect(past).toEqual([]);
+    const counters = ts.sb.admin.counters().requests;
+    const statuses = Object.values(counters).flatMap((byStatus) => Object.keys(byStatus));
+    expect(new Set(statuses)).toEqual(new Set(['200']));
+    // The plans count exactly the requests the service answered.
+    expect(counters['leads.list']?.['200']).toBe(leadRead.leads.report.requests);
+    expect(counters['leads.get']?.['200'] ?? 0).toBe(leadRead.leads.readById);
+    expect(counters['events.get']?.['200']).toBe(eventRead.events.requests);
+    expect(ts.internalErrors).toEqual([]);
+  });
+});
+
+describe('canonical records', () => {
+  it('money in integer cents, timestamps in UTC ISO, relationships as ids', async () => {
+    const event = [...idsOf('events')][0] ?? '';
+    const read = await readRecord(client, 'events', event);
+    const attributes = read?.record.attributes ?? {};
+    expect(Number.isInteger(attributes.starting_balance_cents)).toBe(true);
+    expect(attributes).not.toHaveProperty('starting_balance');
+    expect(attributes).not.toHaveProperty('starting_balance_formatted');
+    expect(attributes.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const bookings = read?.record.relationships.event_bookings;
+    expect(Array.isArray(bookings) && bookings.length > 0).toBe(true);
+
+    const withBudget = ts.sb.ctx.db
+      .prepare(
+        `SELECT id, json_extract(attrs, '$.estimated_budget') AS budget FROM records
+          WHERE type = 'lead' AND json_extract(attrs, '$.estimated_budget') = 1249.99`,
+      )
+      .get() as { id: number; budget: number } | undefined;
+    const lead = await readRecord(client, 'leads', String(withBudget?.id));
+    expect(lead?.record.attributes.estimated_budget_cents).toBe(124_999);
+    expect(lead?.record.attributes.created_at).toMatch(/Z$/);
+  });
+
+  it('hashes a lead the same by id as in the list, across reads and clock changes; an edit changes it', async () => {
+    const id = [...idsOf('leads')][5] ?? '';
+    const listed = [...(seen.get('leads')?.get(id) ?? [])][0];
+    const first = await readRecord(client, 'leads', id);
+    expect(first?.record.hash).toBe(listed);
+    const second = await readRecord(client, 'leads', id);
+    expect(second?.record.hash).toBe(first?.record.hash);
+
+    // The "… ago" text moves with the clock: the record does not change.
+    const admin = { 'x-admin-token': ts.sb.adminToken };
+    const advanced = await ts.request('POST', '/admin/clock/advance', {
+      headers: admin,
+      json: { seconds: 3 * 365 * 86_400 },
+    });
+    expect(advanced.status).toBe(200);
+    const later = await readRecord(client, 'leads', id);
+    expect(later?.record.attributes.created_at_description).not.toBe(
+      first?.record.attributes.created_at_description,
+    );
+    expect(later?.record.hash).toBe(first?.record.hash);
+
+    const patched = await ts.request('PATCH', `/admin/records/lead/${id}`, {
+      headers: admin,
+      json: { attributes: { first_name: 'Renamed' } },
+    });
+    expect(patched.status).toBe(200);
+    const edited = await readRecord(client, 'leads', id);
+    expect(edited?.record.attributes.first_name).toBe('Renamed');
+    expect(edited?.record.hash).not.toBe(first?.record.hash);
+  });
+
+  it('reads a deleted lead as gone (null), for the deletion check', async () => {
+    const id = [...idsOf('leads')][7] ?? '';
+    const deleted = await ts.request('DELETE', `/admin/records/lead/${id}`, {
+      headers: { 'x-admin-token': ts.sb.adminToken },
+    });
+    expect(deleted.status).toBe(200);
+    expect(await readRecord(client, 'leads', id)).toBeNull();
+  });
+});
