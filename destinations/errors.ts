@@ -1,3 +1,5 @@
+import { databaseMessage, isTransientDatabaseError } from '../store/database-errors.js';
+
 /**
  * Failures of a destination. `retryable` says whether the same call may succeed later
  * unchanged (a lost connection, a lock held by another writer); the others need a change.
@@ -34,4 +36,16 @@ export class DestinationUnavailableError extends DestinationError {
 export class DestinationWriteError extends DestinationError {
   override readonly name = 'DestinationWriteError';
   readonly retryable = false;
+}
+
+/** Any failure of a database destination as one of the typed errors above. */
+export function toDestinationError(
+  engine: 'SQLite' | 'Postgres',
+  error: unknown,
+): DestinationError {
+  if (error instanceof DestinationError) return error;
+  const message = `the ${engine} destination failed: ${databaseMessage(error)}`;
+  return isTransientDatabaseError(error)
+    ? new DestinationUnavailableError(message, { cause: error })
+    : new DestinationWriteError(message, { cause: error });
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { StoreLocationError } from './errors.js';
 import type { Ledger } from './ledger.js';
-import { isPostgresUrl } from './postgres-connection.js';
+import { isPostgresUrl, maskCredentials } from './postgres-connection.js';
 import { openPostgresLedger } from './postgres-ledger.js';
 import { sqlitePathOf } from './sqlite-connection.js';
 import { openSqliteLedger } from './sqlite-ledger.js';
@@ -20,7 +20,7 @@ export async function openLedger(location: string): Promise<Ledger> {
   const path = sqlitePathOf(location);
   if (path === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
     throw new StoreLocationError(
-      `store location '${location.replace(/\/\/[^@/]*@/, '//***@')}' is not allowed: expected a file path, sqlite:PATH or postgres://…`,
+      `store location '${maskCredentials(location)}' is not allowed: expected a file path, sqlite:PATH or postgres://…`,
     );
   }
   return openSqliteLedger(path);

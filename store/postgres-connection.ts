@@ -6,6 +6,11 @@ export function isPostgresUrl(text: string): boolean {
   return /^postgres(ql)?:\/\//i.test(text);
 }
 
+/** Any `//user:password@` in a text (a URL someone typed) masked, for error messages. */
+export function maskCredentials(text: string): string {
+  return text.replace(/\/\/[^@/]*@/, '//***@');
+}
+
 /** The URL without its password (and query), for logs, errors and ledger keys. */
 export function redactPostgresUrl(url: string): string {
   const parsed = new URL(url);
