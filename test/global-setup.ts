@@ -25,6 +25,8 @@ async function startTestPostgres(): Promise<PostgresServer> {
   const server = await startPostgresServer({
     dir: mkdtempSync(join(tmpdir(), 'ebsync-pg-')),
     ephemeral: true,
+    // The one initdb makes: no CREATE DATABASE on the way to the first test.
+    database: 'postgres',
   });
   process.stderr.write(`[postgres] 127.0.0.1:${server.port} (${Date.now() - started} ms)\n`);
   return server;

@@ -39,6 +39,13 @@ export interface PostgresServer {
 export class PostgresServerError extends Error {
   override readonly name = 'PostgresServerError';
   readonly retryable = false;
+  constructor(
+    message: string,
+    /** The server's last lines, for whoever digs deeper (EBSYNC_DEBUG, test output). */
+    readonly log = '',
+  ) {
+    super(message);
+  }
 }
 
 /** Where `ebsync` keeps a local Postgres: `<EBSYNC_DATA_DIR>/postgres`. */
@@ -121,15 +128,22 @@ class LogTail {
   mentions(pattern: RegExp): boolean {
     return this.lines.some((l) => pattern.test(l));
   }
+  /** The server's last FATAL or ERROR line, without its timestamp prefix. */
+  lastError(): string | undefined {
+    const line = this.lines.findLast((l) => /\b(FATAL|ERROR|PANIC):/.test(l));
+    return line?.replace(/^.*?\b(FATAL|ERROR|PANIC):\s*/, '');
+  }
 }
 
 function explain(tail: LogTail, dir: string, what: string): PostgresServerError {
   if (tail.mentions(/Permission denied|could not (access|change|create) directory/i)) {
     return new PostgresServerError(
-      `Postgres runs as the '${USER}' user (it refuses root), and that user cannot write ${dir}: choose a data directory outside private home directories (EBSYNC_DATA_DIR)\n${tail.text()}`,
+      `Postgres runs as the '${USER}' user (it refuses root), and that user cannot write ${dir}: choose a data directory outside private home directories (EBSYNC_DATA_DIR)`,
+      tail.text(),
     );
   }
-  return new PostgresServerError(`Postgres ${what}\n${tail.text()}`);
+  const last = tail.lastError();
+  return new PostgresServerError(`Postgres ${what}${last ? `: ${last}` : ''}`, tail.text());
 }
 
 function childOf(server: EmbeddedPostgres): ChildProcess | undefined {
