@@ -1,0 +1,61 @@
+import type { MirrorRecord, Resource } from './record.js';
+import type { TableSpec } from './tables.js';
+
+/**
+ * Where mirrored records go. Every write is an upsert keyed by the service's id (DESIGN
+ * decision 4), so a retried or repeated batch is harmless.
+ */
+export interface Destination {
+  describe(): DestinationDescription;
+  readonly capabilities: DestinationCapabilities;
+  /**
+   * Creates the tables that are missing and adds the columns a table lacks (additive only:
+   * nothing is dropped or retyped). Safe to call from many workers at once.
+   */
+  ensureSchema(tables: readonly TableSpec[]): Promise<SchemaChanges>;
+  /**
+   * Writes one batch (at most `capabilities.maxBatchSize` records) in one transaction: all
+   * rows or none. A row marked deleted and written again is live again. Records with the
+   * same id in one batch: the last one counts.
+   */
+  upsert(resource: Resource, records: readonly MirrorRecord[], at?: Date): Promise<UpsertResult>;
+  /** Sets `deleted_at` on these rows (rows already marked keep their time); returns how many. */
+  markDeleted(resource: Resource, ids: readonly string[], at?: Date): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface DestinationDescription {
+  readonly kind: 'sqlite' | 'postgres';
+  /**
+   * Names the destination in ledger keys: stable, and free of credentials
+   * (`sqlite:/abs/path/mirror.db`, `postgres://host:5432/db` or `…/db?schema=name`).
+   */
+  readonly id: string;
+  /** For people: where the rows are. */
+  readonly label: string;
+}
+
+export interface DestinationCapabilities {
+  /** Records per upsert call. */
+  readonly maxBatchSize: number;
+  /** A batch is applied whole or not at all. */
+  readonly atomicBatches: boolean;
+  /** upsert() tells inserted, updated and unchanged rows apart. */
+  readonly countsChanges: boolean;
+}
+
+export interface SchemaChanges {
+  readonly createdTables: readonly string[];
+  /** `table.column` of each column added to an existing table. */
+  readonly addedColumns: readonly string[];
+}
+
+export interface UpsertResult {
+  readonly inserted: number;
+  /** Rows whose content changed (a deleted row written again counts here). */
+  readonly updated: number;
+  /** Rows that already held exactly this record: not written. */
+  readonly unchanged: number;
+  /** The destination's key of each record, in the order given (the id, for databases). */
+  readonly keys: readonly string[];
+}

@@ -1,0 +1,191 @@
+import type pg from 'pg';
+import {
+  createPostgresPool,
+  inPostgresTransaction,
+  postgresIdentity,
+} from '../store/postgres-connection.js';
+import type { Destination, SchemaChanges, UpsertResult } from './destination.js';
+import { toDestinationError } from './errors.js';
+import type { Resource } from './record.js';
+import { checkBatch } from './record-values.js';
+import {
+  columnDefinitions,
+  columnsOf,
+  planTable,
+  quoteIdentifier,
+  type TypeNames,
+} from './schema-plan.js';
+import { TABLES, type TableSpec } from './tables.js';
+
+/** As information_schema.columns names them. */
+const TYPES: TypeNames = {
+  text: 'text',
+  integer: 'bigint',
+  cents: 'bigint',
+  timestamp: 'timestamp with time zone',
+  date: 'date',
+  boolean: 'boolean',
+  number: 'double precision',
+  json: 'jsonb',
+};
+
+/** Held while changing the schema, so workers starting together create each table once. */
+const SCHEMA_LOCK = 'ebsync.destination.schema';
+
+const q = quoteIdentifier;
+
+export interface PostgresDestinationOptions {
+  /** Schema the tables live in (created when missing); `public` by default. */
+  schema?: string;
+  maxConnections?: number;
+}
+
+/**
+ * Mirrors into a Postgres database: one table per resource, typed columns (timestamptz,
+ * bigint cents, jsonb), the whole record as jsonb. A batch is one INSERT … ON CONFLICT
+ * statement fed by one JSON parameter, in one transaction; rows are taken in id order so
+ * concurrent workers writing overlapping batches do not deadlock.
+ */
+export function openPostgresDestination(
+  url: string,
+  options: PostgresDestinationOptions = {},
+): Destination {
+  const schema = options.schema ?? 'public';
+  const pool = createPostgresPool(url, {
+    applicationName: 'ebsync-destination',
+    ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
+  });
+  const ensured = new Map<Resource, TableSpec>();
+  const qualified = (table: string) => `${q(schema)}.${q(table)}`;
+
+  const ensureTables = (tables: readonly TableSpec[]) =>
+    inPostgresTransaction(pool, async (client): Promise<SchemaChanges> => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [SCHEMA_LOCK]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${q(schema)}`);
+      const createdTables: string[] = [];
+      const addedColumns: string[] = [];
+      for (const table of tables) {
+        const { rows } = await client.query<{ column_name: string; data_type: string }>(
+          `SELECT column_name, data_type FROM information_schema.columns
+           WHERE table_schema = $1 AND table_name = $2`,
+          [schema, table.table],
+        );
+        const existing = rows.length
+          ? new Map(rows.map((r) => [r.column_name, r.data_type]))
+          : undefined;
+        const plan = planTable(table, existing, TYPES);
+        const t = qualified(table.table);
+        if (plan.create) {
+          const columns = columnDefinitions(plan, TYPES);
+          await client.query(`CREATE TABLE ${t} (\n  ${columns.join(',\n  ')}\n)`);
+          createdTables.push(table.table);
+        }
+        for (const column of plan.add) {
+          await client.query(`ALTER TABLE ${t} ADD COLUMN ${q(column.name)} ${TYPES[column.type]}`);
+          addedColumns.push(`${table.table}.${column.name}`);
+        }
+        for (const column of table.columns.filter((c) => c.indexed)) {
+          await client.query(
+            `CREATE INDEX IF NOT EXISTS ${q(`${table.table}_${column.name}_idx`)} ON ${t} (${q(column.name)})`,
+          );
+        }
+      }
+      return { createdTables, addedColumns };
+    });
+
+  const tableOf = async (resource: Resource): Promise<TableSpec> => {
+    const known = ensured.get(resource);
+    if (known) return known;
+    await ensureTables([TABLES[resource]]);
+    ensured.set(resource, TABLES[resource]);
+    return TABLES[resource];
+  };
+
+  const upsertSql = (table: TableSpec): string => {
+    const t = qualified(table.table);
+    const names = columnsOf(table).map((c) => q(c.name));
+    const attributes = table.columns.map((c) => q(c.name));
+    const compared = ['record', ...attributes];
+    return `INSERT INTO ${t} AS t (${names.join(', ')})
+      SELECT ${names.join(', ')} FROM jsonb_populate_recordset(NULL::${t}, $1::jsonb) ORDER BY id
+      ON CONFLICT (id) DO UPDATE SET
+        ${names
+          .filter((n) => n !== 'id')
+          .map((n) => `${n} = EXCLUDED.${n}`)
+          .join(', ')}
+      WHERE t.deleted_at IS NOT NULL
+        OR (${compared.map((n) => `t.${n}`).join(', ')})
+           IS DISTINCT FROM (${compared.map((n) => `EXCLUDED.${n}`).join(', ')})
+      RETURNING (xmax = 0) AS inserted`;
+  };
+
+  const run = async <T>(body: () => Promise<T>): Promise<T> => {
+    try {
+      return await body();
+    } catch (error) {
+      throw toDestinationError('Postgres', error);
+    }
+  };
+
+  const describeUrl = new URL(postgresIdentity(url));
+  if (schema !== 'public') describeUrl.searchParams.set('schema', schema);
+  const id = describeUrl.toString();
+
+  return {
+    describe: () => ({ kind: 'postgres', id, label: `Postgres ${id}` }),
+    capabilities: { maxBatchSize: 1000, atomicBatches: true, countsChanges: true },
+    ensureSchema: (tables) =>
+      run(async () => {
+        const changes = await ensureTables(tables);
+        for (const table of tables) ensured.set(table.resource, table);
+        return changes;
+      }),
+    upsert: (resource, records, at = new Date()) =>
+      run(async (): Promise<UpsertResult> => {
+        if (records.length === 0) return { inserted: 0, updated: 0, unchanged: 0, keys: [] };
+        const table = await tableOf(resource);
+        const batch = checkBatch(resource, table, records);
+        const syncedAt = at.toISOString();
+        const rows = batch.map((record) => {
+          const row: Record<string, unknown> = {
+            id: record.id,
+            record: record.raw,
+            deleted_at: null,
+            synced_at: syncedAt,
+          };
+          table.columns.forEach((c, i) => (row[c.name] = record.values[i]));
+          return row;
+        });
+        const result = await inPostgresTransaction(pool, (client: pg.PoolClient) =>
+          client.query<{ inserted: boolean }>(upsertSql(table), [JSON.stringify(rows)]),
+        );
+        const inserted = result.rows.filter((r) => r.inserted).length;
+        const updated = result.rows.length - inserted;
+        return {
+          inserted,
+          updated,
+          unchanged: batch.length - inserted - updated,
+          keys: records.map((r) => r.id),
+        };
+      }),
+    markDeleted: (resource, ids, at = new Date()) =>
+      run(async () => {
+        if (ids.length === 0) return 0;
+        const t = qualified((await tableOf(resource)).table);
+        const result = await inPostgresTransaction(pool, (client) =>
+          client.query(
+            `WITH target AS (
+               SELECT id FROM ${t} WHERE id = ANY($1::text[]) AND deleted_at IS NULL
+               ORDER BY id FOR UPDATE)
+             UPDATE ${t} AS t SET deleted_at = $2, synced_at = $2 FROM target
+             WHERE t.id = target.id`,
+            [[...new Set(ids)], at],
+          ),
+        );
+        return result.rowCount ?? 0;
+      }),
+    close: async () => {
+      if (!pool.ended) await pool.end();
+    },
+  };
+}

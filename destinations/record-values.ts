@@ -1,0 +1,107 @@
+import { DestinationRecordError } from './errors.js';
+import type { ColumnType, JsonValue, MirrorRecord, Resource } from './record.js';
+import type { TableSpec } from './tables.js';
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** A date, a time, and a zone: `Z` or an offset. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+function realDate(text: string): boolean {
+  const m = DATE.exec(text);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.toISOString().startsWith(text);
+}
+
+/** The value as stored, or undefined when it does not fit the type. */
+function checked(type: ColumnType, value: JsonValue): JsonValue | undefined {
+  switch (type) {
+    case 'text':
+      return typeof value === 'string' ? value : undefined;
+    case 'integer':
+    case 'cents':
+      return Number.isSafeInteger(value) ? value : undefined;
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+    case 'boolean':
+      return typeof value === 'boolean' ? value : undefined;
+    case 'date':
+      return typeof value === 'string' && realDate(value) ? value : undefined;
+    case 'timestamp': {
+      if (typeof value !== 'string' || !INSTANT.test(value)) return undefined;
+      const ms = Date.parse(value);
+      // One form in every destination: UTC, milliseconds, Z.
+      return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+    }
+    case 'json':
+      return value;
+  }
+}
+
+const EXPECTED: Readonly<Record<ColumnType, string>> = {
+  text: 'a string',
+  integer: 'a whole number',
+  cents: 'a whole number of cents',
+  number: 'a finite number',
+  boolean: 'true or false',
+  date: 'a date YYYY-MM-DD',
+  timestamp: 'an ISO 8601 timestamp with Z or an offset',
+  json: 'JSON',
+};
+
+/** What a value is, never the value itself: errors reach Temporal history, records hold PII. */
+function kindOf(value: JsonValue): string {
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'a whole number' : 'a fraction';
+  if (typeof value === 'string') return `a string of ${value.length} characters`;
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** A record checked against its table: attribute values by column, in the spec's order. */
+export interface CheckedRecord {
+  readonly id: string;
+  readonly raw: MirrorRecord['raw'];
+  /** One value per column of `table.columns` (null where the record has none). */
+  readonly values: readonly JsonValue[];
+}
+
+/**
+ * Checks a batch before anything is written, so a bad record fails the batch with a message
+ * naming it, and the database never sees half a batch. Repeated ids: the last one stays.
+ */
+export function checkBatch(
+  resource: Resource,
+  table: TableSpec,
+  records: readonly MirrorRecord[],
+): CheckedRecord[] {
+  const known = new Map(table.columns.map((c, i) => [c.name, i]));
+  const byId = new Map<string, CheckedRecord>();
+  for (const record of records) {
+    const where = `${resource} record ${JSON.stringify(record.id)}`;
+    if (record.resource !== resource) {
+      throw new DestinationRecordError(`${where} is a ${record.resource} record`);
+    }
+    if (typeof record.id !== 'string' || record.id === '') {
+      throw new DestinationRecordError(`${where}: id must be a non-empty string`);
+    }
+    const values: JsonValue[] = table.columns.map(() => null);
+    for (const [name, value] of Object.entries(record.attributes)) {
+      const index = known.get(name);
+      if (index === undefined) {
+        throw new DestinationRecordError(`${where}: ${name} is not a column of ${table.table}`);
+      }
+      const column = table.columns[index]!;
+      if (value === null || value === undefined) continue;
+      const stored = checked(column.type, value);
+      if (stored === undefined) {
+        throw new DestinationRecordError(
+          `${where}: ${name} must be ${EXPECTED[column.type]}, got ${kindOf(value)}`,
+        );
+      }
+      values[index] = stored;
+    }
+    byId.delete(record.id);
+    byId.set(record.id, { id: record.id, raw: record.raw, values });
+  }
+  return [...byId.values()];
+}

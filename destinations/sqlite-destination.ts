@@ -1,0 +1,183 @@
+import type Database from 'better-sqlite3';
+import { openSqliteFile, sqliteIdentity } from '../store/sqlite-connection.js';
+import type { Destination, SchemaChanges, UpsertResult } from './destination.js';
+import { toDestinationError } from './errors.js';
+import type { ColumnType, JsonValue, MirrorRecord, Resource } from './record.js';
+import { checkBatch } from './record-values.js';
+import {
+  columnDefinitions,
+  planTable,
+  quoteIdentifier,
+  type TablePlan,
+  type TypeNames,
+} from './schema-plan.js';
+import { TABLES, type TableSpec } from './tables.js';
+
+/** STRICT tables: SQLite refuses a value of another type instead of storing it anyway. */
+const TYPES: TypeNames = {
+  text: 'TEXT',
+  integer: 'INTEGER',
+  cents: 'INTEGER',
+  timestamp: 'TEXT',
+  date: 'TEXT',
+  boolean: 'INTEGER',
+  number: 'REAL',
+  json: 'TEXT',
+};
+
+const q = quoteIdentifier;
+
+function toSqlite(type: ColumnType, value: JsonValue): string | number | null {
+  if (value === null) return null;
+  if (type === 'json') return JSON.stringify(value);
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value as string | number;
+}
+
+function createTableSql(plan: TablePlan): string {
+  const columns = columnDefinitions(plan, TYPES);
+  return `CREATE TABLE ${q(plan.table.table)} (\n  ${columns.join(',\n  ')}\n) STRICT, WITHOUT ROWID`;
+}
+
+function indexSql(table: TableSpec): string[] {
+  return table.columns
+    .filter((c) => c.indexed)
+    .map(
+      (c) =>
+        `CREATE INDEX IF NOT EXISTS ${q(`${table.table}_${c.name}_idx`)} ON ${q(table.table)} (${q(c.name)})`,
+    );
+}
+
+interface TableWriter {
+  upsert: Database.Statement;
+  existing: Database.Statement<[string], { id: string }>;
+  markDeleted: Database.Statement;
+}
+
+/**
+ * Mirrors into one SQLite file (WAL): one STRICT table per resource, timestamps as UTC ISO
+ * text, booleans as 0/1, JSON as text. The file can be read while ebsync writes it.
+ */
+export function openSqliteDestination(file: string): Destination {
+  let db: Database.Database;
+  try {
+    db = openSqliteFile(file);
+  } catch (error) {
+    throw toDestinationError('SQLite', error);
+  }
+  const writers = new Map<TableSpec, TableWriter>();
+  /** The spec each resource was last ensured with: upserts write its columns. */
+  const ensured = new Map<Resource, TableSpec>();
+
+  const writerFor = (table: TableSpec): TableWriter => {
+    const cached = writers.get(table);
+    if (cached) return cached;
+    const t = q(table.table);
+    const names = table.columns.map((c) => q(c.name));
+    const writer: TableWriter = {
+      upsert: db.prepare(
+        `INSERT INTO ${t} (id, record, deleted_at, synced_at${names.map((n) => `, ${n}`).join('')})
+         VALUES (?, ?, NULL, ?${names.map(() => ', ?').join('')})
+         ON CONFLICT (id) DO UPDATE SET record = excluded.record, deleted_at = NULL,
+           synced_at = excluded.synced_at${names.map((n) => `, ${n} = excluded.${n}`).join('')}
+         WHERE deleted_at IS NOT NULL OR record IS NOT excluded.record${names
+           .map((n) => ` OR ${n} IS NOT excluded.${n}`)
+           .join('')}`,
+      ),
+      existing: db.prepare(`SELECT id FROM ${t} WHERE id IN (SELECT value FROM json_each(?))`),
+      markDeleted: db.prepare(
+        `UPDATE ${t} SET deleted_at = ?, synced_at = ?
+         WHERE deleted_at IS NULL AND id IN (SELECT value FROM json_each(?))`,
+      ),
+    };
+    writers.set(table, writer);
+    return writer;
+  };
+
+  const ensure = db.transaction((tables: readonly TableSpec[]): SchemaChanges => {
+    const createdTables: string[] = [];
+    const addedColumns: string[] = [];
+    for (const table of tables) {
+      const info = db
+        .prepare<[], { name: string; type: string }>(`PRAGMA table_info(${q(table.table)})`)
+        .all();
+      const existing = info.length ? new Map(info.map((c) => [c.name, c.type])) : undefined;
+      const plan = planTable(table, existing, TYPES);
+      if (plan.create) {
+        db.exec(createTableSql(plan));
+        createdTables.push(table.table);
+      }
+      for (const column of plan.add) {
+        db.exec(`ALTER TABLE ${q(table.table)} ADD COLUMN ${q(column.name)} ${TYPES[column.type]}`);
+        addedColumns.push(`${table.table}.${column.name}`);
+      }
+      for (const sql of indexSql(table)) db.exec(sql);
+      ensured.set(table.resource, table);
+    }
+    return { createdTables, addedColumns };
+  });
+
+  const tableOf = (resource: Resource): TableSpec => {
+    const known = ensured.get(resource);
+    if (known) return known;
+    ensure.immediate([TABLES[resource]]);
+    return TABLES[resource];
+  };
+
+  const writeBatch = db.transaction(
+    (table: TableSpec, records: readonly MirrorRecord[], at: string): UpsertResult => {
+      const batch = checkBatch(table.resource, table, records);
+      const writer = writerFor(table);
+      const before = new Set(
+        writer.existing.all(JSON.stringify(batch.map((r) => r.id))).map((r) => r.id),
+      );
+      let inserted = 0;
+      let updated = 0;
+      for (const record of batch) {
+        const values = record.values.map((v, i) => toSqlite(table.columns[i]!.type, v));
+        const { changes } = writer.upsert.run(record.id, JSON.stringify(record.raw), at, ...values);
+        if (changes === 0) continue;
+        if (before.has(record.id)) updated++;
+        else inserted++;
+      }
+      return {
+        inserted,
+        updated,
+        unchanged: batch.length - inserted - updated,
+        keys: records.map((r) => r.id),
+      };
+    },
+  );
+
+  const run = <T>(body: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(body());
+    } catch (error) {
+      return Promise.reject(toDestinationError('SQLite', error));
+    }
+  };
+
+  const id = sqliteIdentity(file);
+  return {
+    describe: () => ({ kind: 'sqlite', id, label: `SQLite file ${id.slice('sqlite:'.length)}` }),
+    capabilities: { maxBatchSize: 1000, atomicBatches: true, countsChanges: true },
+    ensureSchema: (tables) => run(() => ensure.immediate(tables)),
+    upsert: (resource, records, at = new Date()) =>
+      run(() =>
+        records.length === 0
+          ? { inserted: 0, updated: 0, unchanged: 0, keys: [] }
+          : writeBatch.immediate(tableOf(resource), records, at.toISOString()),
+      ),
+    markDeleted: (resource, ids, at = new Date()) =>
+      run(() => {
+        if (ids.length === 0) return 0;
+        const when = at.toISOString();
+        return writerFor(tableOf(resource)).markDeleted.run(when, when, JSON.stringify([...ids]))
+          .changes;
+      }),
+    close: () =>
+      run(() => {
+        if (db.open) db.close();
+      }),
+  };
+}

@@ -1,0 +1,60 @@
+import { databaseMessage, isTransientDatabaseError } from './database-errors.js';
+
+/**
+ * Failures of the ledger. `retryable` says whether the same call may succeed later unchanged
+ * (the database is restarting, a lock is held); the others need a change or a person.
+ */
+export abstract class StoreError extends Error {
+  abstract readonly retryable: boolean;
+}
+
+/** The database cannot be reached or is busy right now. */
+export class StoreUnavailableError extends StoreError {
+  override readonly name = 'StoreUnavailableError';
+  readonly retryable = true;
+}
+
+/** The database refused the statement for good (permissions, a corrupt file, ...). */
+export class StoreFailedError extends StoreError {
+  override readonly name = 'StoreFailedError';
+  readonly retryable = false;
+}
+
+/** The store's schema is newer than this ebsync, or a migration failed. */
+export class StoreMigrationError extends StoreError {
+  override readonly name = 'StoreMigrationError';
+  readonly retryable = false;
+}
+
+/** A location that is neither a file path, `sqlite:PATH`, nor a postgres:// URL. */
+export class StoreLocationError extends StoreError {
+  override readonly name = 'StoreLocationError';
+  readonly retryable = false;
+}
+
+/**
+ * The pass a caller works for is no longer the open one: another worker restarted or
+ * completed it. The caller stops; its work is not lost (the ledger entries stand).
+ */
+export class PassSupersededError extends StoreError {
+  override readonly name = 'PassSupersededError';
+  readonly retryable = false;
+}
+
+export function passSuperseded(
+  key: { connectionId: string; pass: string },
+  generation: number,
+): PassSupersededError {
+  return new PassSupersededError(
+    `pass ${key.pass} generation ${generation} of connection ${key.connectionId} is no longer the open pass`,
+  );
+}
+
+/** Any failure of a ledger call as one of the typed errors above. */
+export function toStoreError(engine: 'SQLite' | 'Postgres', error: unknown): StoreError {
+  if (error instanceof StoreError) return error;
+  const message = `the ${engine} store failed: ${databaseMessage(error)}`;
+  return isTransientDatabaseError(error)
+    ? new StoreUnavailableError(message, { cause: error })
+    : new StoreFailedError(message, { cause: error });
+}

@@ -1,0 +1,119 @@
+import { StoreMigrationError } from './errors.js';
+
+/**
+ * The ledger's schema, one version at a time. A version, once released, never changes: a
+ * new need is a new version. Applied at open, in one transaction, recorded in
+ * `schema_migrations`.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sqlite: string;
+  readonly postgres: string;
+}
+
+export const LEDGER_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'ledger entries, pass generations, passes and checkpoints',
+    // Times are epoch milliseconds in SQLite, timestamptz in Postgres.
+    sqlite: `
+      CREATE TABLE ledger_entries (
+        connection_id TEXT NOT NULL,
+        destination TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        destination_key TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        seen_generation INTEGER NOT NULL,
+        first_seen_at INTEGER NOT NULL,
+        last_seen_at INTEGER NOT NULL,
+        deleted_at INTEGER,
+        PRIMARY KEY (connection_id, destination, resource, source_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE TABLE pass_generations (
+        connection_id TEXT NOT NULL,
+        destination TEXT NOT NULL,
+        last_generation INTEGER NOT NULL,
+        PRIMARY KEY (connection_id, destination)
+      ) STRICT, WITHOUT ROWID;
+      CREATE TABLE passes (
+        connection_id TEXT NOT NULL,
+        destination TEXT NOT NULL,
+        pass TEXT NOT NULL,
+        open_generation INTEGER,
+        open_started_at INTEGER,
+        completed_generation INTEGER,
+        completed_started_at INTEGER,
+        completed_at INTEGER,
+        PRIMARY KEY (connection_id, destination, pass)
+      ) STRICT, WITHOUT ROWID;
+      CREATE TABLE pass_checkpoints (
+        connection_id TEXT NOT NULL,
+        destination TEXT NOT NULL,
+        pass TEXT NOT NULL,
+        partition TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        checkpoint TEXT NOT NULL,
+        saved_at INTEGER NOT NULL,
+        PRIMARY KEY (connection_id, destination, pass, partition)
+      ) STRICT, WITHOUT ROWID;`,
+    postgres: `
+      CREATE TABLE ledger_entries (
+        connection_id text NOT NULL,
+        destination text NOT NULL,
+        resource text NOT NULL,
+        source_id text NOT NULL,
+        destination_key text NOT NULL,
+        content_hash text NOT NULL,
+        seen_generation integer NOT NULL,
+        first_seen_at timestamptz NOT NULL,
+        last_seen_at timestamptz NOT NULL,
+        deleted_at timestamptz,
+        PRIMARY KEY (connection_id, destination, resource, source_id)
+      );
+      CREATE TABLE pass_generations (
+        connection_id text NOT NULL,
+        destination text NOT NULL,
+        last_generation integer NOT NULL,
+        PRIMARY KEY (connection_id, destination)
+      );
+      CREATE TABLE passes (
+        connection_id text NOT NULL,
+        destination text NOT NULL,
+        pass text NOT NULL,
+        open_generation integer,
+        open_started_at timestamptz,
+        completed_generation integer,
+        completed_started_at timestamptz,
+        completed_at timestamptz,
+        PRIMARY KEY (connection_id, destination, pass)
+      );
+      CREATE TABLE pass_checkpoints (
+        connection_id text NOT NULL,
+        destination text NOT NULL,
+        pass text NOT NULL,
+        partition text NOT NULL,
+        generation integer NOT NULL,
+        checkpoint jsonb NOT NULL,
+        saved_at timestamptz NOT NULL,
+        PRIMARY KEY (connection_id, destination, pass, partition)
+      );`,
+  },
+];
+
+/** The migrations still to apply given the versions a database has, in order. */
+export function pendingMigrations(
+  applied: readonly number[],
+  migrations: readonly Migration[] = LEDGER_MIGRATIONS,
+): Migration[] {
+  const known = Math.max(0, ...migrations.map((m) => m.version));
+  const newest = Math.max(0, ...applied);
+  if (newest > known) {
+    throw new StoreMigrationError(
+      `the store is at schema version ${newest}, newer than this ebsync knows (${known}); run a newer ebsync`,
+    );
+  }
+  const done = new Set(applied);
+  return migrations.filter((m) => !done.has(m.version)).sort((a, b) => a.version - b.version);
+}

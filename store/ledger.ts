@@ -1,0 +1,172 @@
+/**
+ * The ledger: what ebsync has written where. One entry per (connection, destination,
+ * resource, source id) holds the destination's key for the record, the hash of the
+ * canonical record last written, the generation of the last pass that saw it, when it was
+ * first and last seen, and when it was found deleted. Passes get a generation number and
+ * checkpoints (JSON cursors) so an interrupted pass resumes where it stopped.
+ *
+ * Every operation takes a page of records at a time, and is safe to repeat (activities are
+ * retried) and to run from many workers at once (the Postgres ledger is shared by them).
+ */
+
+/** A checkpoint: any JSON the pass needs to resume (page numbers, date windows, ...). */
+export type JsonValue =
+  string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** Which records: one connection's one resource in one destination. */
+export interface LedgerScope {
+  readonly connectionId: string;
+  /** The destination's stable id (`Destination.describe().id`). */
+  readonly destination: string;
+  readonly resource: string;
+}
+
+/** A pass over some resources of one connection into one destination. */
+export interface PassKey {
+  readonly connectionId: string;
+  readonly destination: string;
+  /** Names the pass, e.g. the resource set `leads` or `all`, and the mode. */
+  readonly pass: string;
+}
+
+export interface Fingerprint {
+  readonly id: string;
+  /** Hash of the canonical record. */
+  readonly hash: string;
+}
+
+/**
+ * `new`: the ledger has no entry; `changed`: its hash differs, or it was marked deleted and
+ * is back; `unchanged`: the destination already holds exactly this content.
+ */
+export type EntryState = 'new' | 'changed' | 'unchanged';
+
+export interface Classified {
+  readonly id: string;
+  readonly state: EntryState;
+  /** The destination's key from the last write (CRMs need it to update); null when new. */
+  readonly destinationKey: string | null;
+}
+
+export interface WrittenEntry {
+  readonly id: string;
+  readonly hash: string;
+  readonly destinationKey: string;
+}
+
+export interface LedgerEntry {
+  readonly id: string;
+  readonly destinationKey: string;
+  readonly hash: string;
+  /** Generation of the last pass (or write) that saw the record. */
+  readonly generation: number;
+  readonly firstSeenAt: Date;
+  readonly lastSeenAt: Date;
+  readonly deletedAt: Date | null;
+}
+
+export interface PassState {
+  readonly generation: number;
+  readonly startedAt: Date;
+  /** True when an open pass was picked up again rather than started. */
+  readonly resumed: boolean;
+  /** Checkpoints saved by the pass so far, by partition ('' when the pass has one). */
+  readonly checkpoints: Readonly<Record<string, JsonValue>>;
+}
+
+export interface PassStatus {
+  /** The open pass, if one is under way (or was interrupted). */
+  readonly open: { readonly generation: number; readonly startedAt: Date } | null;
+  readonly lastCompleted: {
+    readonly generation: number;
+    readonly startedAt: Date;
+    readonly completedAt: Date;
+  } | null;
+}
+
+export interface LedgerCounts {
+  /** Entries not marked deleted. */
+  readonly live: number;
+  readonly deleted: number;
+}
+
+export interface Ledger {
+  /** Where it lives, without credentials: `sqlite:/path/store.db` or `postgres://host:port/db`. */
+  readonly location: string;
+
+  /** One answer per item, in the order given. Ids repeated in `items` are answered each time. */
+  classify(scope: LedgerScope, items: readonly Fingerprint[]): Promise<Classified[]>;
+
+  /**
+   * Records writes to the destination: hash, destination key, seen in `generation` at `at`.
+   * Creates entries (first seen = `at`) or updates them, and clears a deletion mark.
+   */
+  recordWritten(
+    scope: LedgerScope,
+    generation: number,
+    entries: readonly WrittenEntry[],
+    at?: Date,
+  ): Promise<void>;
+
+  /** Marks entries seen in `generation` without a write; returns how many entries exist. */
+  markSeen(
+    scope: LedgerScope,
+    generation: number,
+    ids: readonly string[],
+    at?: Date,
+  ): Promise<number>;
+
+  /**
+   * Live entries whose last sighting is older than `generation`, ordered by id, `limit` at a
+   * time after the id `after` (keyset paging: pass the last id of the previous page).
+   */
+  listUnseen(
+    scope: LedgerScope,
+    generation: number,
+    page: { readonly after?: string; readonly limit: number },
+  ): Promise<LedgerEntry[]>;
+
+  /** Marks entries deleted (those already marked keep their first mark); returns how many changed. */
+  markDeleted(scope: LedgerScope, ids: readonly string[], at?: Date): Promise<number>;
+
+  /** The entries of these ids that exist, in no particular order. */
+  get(scope: LedgerScope, ids: readonly string[]): Promise<LedgerEntry[]>;
+
+  counts(scope: LedgerScope): Promise<LedgerCounts>;
+
+  /**
+   * Starts a pass, or resumes the open one of this key with its checkpoints. A new pass gets
+   * the next generation of its (connection, destination); `restart` abandons an open pass.
+   */
+  beginPass(
+    key: PassKey,
+    options?: { readonly restart?: boolean; readonly at?: Date },
+  ): Promise<PassState>;
+
+  /**
+   * Saves a partition's cursor of the open pass `generation`. Throws PassSupersededError when
+   * that pass is no longer the open one (restarted or completed by someone else).
+   */
+  saveCheckpoint(
+    key: PassKey,
+    generation: number,
+    checkpoint: JsonValue,
+    partition?: string,
+  ): Promise<void>;
+
+  /** The open pass's checkpoints, or undefined when no pass is open. */
+  readCheckpoints(key: PassKey): Promise<PassState | undefined>;
+
+  /** Drops checkpoints of the open pass: one partition, or all of them. */
+  clearCheckpoints(key: PassKey, partition?: string): Promise<void>;
+
+  /**
+   * Completes the open pass `generation` (its checkpoints go). Repeating it is harmless;
+   * PassSupersededError when another pass took its place.
+   */
+  completePass(key: PassKey, generation: number, at?: Date): Promise<void>;
+
+  passStatus(key: PassKey): Promise<PassStatus>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,276 @@
+import type Database from 'better-sqlite3';
+import { passSuperseded, StoreFailedError, toStoreError } from './errors.js';
+import type {
+  JsonValue,
+  Ledger,
+  LedgerCounts,
+  LedgerScope,
+  PassKey,
+  PassState,
+  WrittenEntry,
+} from './ledger.js';
+import {
+  classifyAgainst,
+  ENTRY_COLUMNS,
+  entryOf,
+  latestById,
+  openPassOf,
+  PASS_COLUMNS,
+  passRowOf,
+  passStatusOf,
+  sortedUnique,
+  type EntryRow as StoredEntry,
+  type StoredPass,
+} from './ledger-batches.js';
+import { pendingMigrations } from './ledger-migrations.js';
+import { openSqliteFile, sqliteIdentity } from './sqlite-connection.js';
+
+type EntryRow = StoredEntry<number>;
+
+const fromMs = (ms: number) => new Date(ms);
+const passRow = (row: StoredPass<number> | undefined) => passRowOf(row, fromMs);
+
+const SCOPE = 'connection_id = ? AND destination = ? AND resource = ?';
+const PASS = 'connection_id = ? AND destination = ? AND pass = ?';
+
+const scopeParams = (s: LedgerScope) => [s.connectionId, s.destination, s.resource] as const;
+const passParams = (k: PassKey) => [k.connectionId, k.destination, k.pass] as const;
+
+const toEntry = (row: EntryRow) => entryOf(row, fromMs);
+
+function applyMigrations(db: Database.Database): void {
+  db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`);
+    const applied = db
+      .prepare<[], { version: number }>('SELECT version FROM schema_migrations')
+      .all()
+      .map((r) => r.version);
+    for (const migration of pendingMigrations(applied)) {
+      db.exec(migration.sqlite);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      );
+    }
+  }).immediate();
+}
+
+/**
+ * The ledger in one SQLite file (WAL): the default for one machine. Several worker
+ * processes on that machine may share the file; writers take turns.
+ */
+export function openSqliteLedger(file: string): Ledger {
+  let db: Database.Database;
+  try {
+    db = openSqliteFile(file);
+    applyMigrations(db);
+  } catch (error) {
+    throw toStoreError('SQLite', error);
+  }
+
+  const stmt = {
+    classify: db.prepare<[string, string, string, string], EntryRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM ledger_entries
+       WHERE ${SCOPE} AND source_id IN (SELECT value FROM json_each(?))`,
+    ),
+    upsert: db.prepare(
+      `INSERT INTO ledger_entries (connection_id, destination, resource, source_id,
+         destination_key, content_hash, seen_generation, first_seen_at, last_seen_at, deleted_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+       ON CONFLICT (connection_id, destination, resource, source_id) DO UPDATE SET
+         destination_key = excluded.destination_key,
+         content_hash = excluded.content_hash,
+         seen_generation = max(seen_generation, excluded.seen_generation),
+         last_seen_at = max(last_seen_at, excluded.last_seen_at),
+         deleted_at = NULL`,
+    ),
+    markSeen: db.prepare(
+      `UPDATE ledger_entries SET seen_generation = max(seen_generation, ?),
+         last_seen_at = max(last_seen_at, ?)
+       WHERE ${SCOPE} AND source_id IN (SELECT value FROM json_each(?))`,
+    ),
+    listUnseen: db.prepare<[string, string, string, number, string, number], EntryRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM ledger_entries
+       WHERE ${SCOPE} AND deleted_at IS NULL AND seen_generation < ? AND source_id > ?
+       ORDER BY source_id LIMIT ?`,
+    ),
+    markDeleted: db.prepare(
+      `UPDATE ledger_entries SET deleted_at = ?
+       WHERE ${SCOPE} AND deleted_at IS NULL AND source_id IN (SELECT value FROM json_each(?))`,
+    ),
+    counts: db.prepare<[string, string, string], { live: number; deleted: number }>(
+      `SELECT coalesce(sum(deleted_at IS NULL), 0) AS live,
+              coalesce(sum(deleted_at IS NOT NULL), 0) AS deleted
+       FROM ledger_entries WHERE ${SCOPE}`,
+    ),
+    pass: db.prepare<[string, string, string], StoredPass<number>>(
+      `SELECT ${PASS_COLUMNS} FROM passes WHERE ${PASS}`,
+    ),
+    nextGeneration: db.prepare<[string, string], { last_generation: number }>(
+      `INSERT INTO pass_generations (connection_id, destination, last_generation) VALUES (?, ?, 1)
+       ON CONFLICT (connection_id, destination) DO UPDATE SET last_generation = last_generation + 1
+       RETURNING last_generation`,
+    ),
+    openPass: db.prepare(
+      `INSERT INTO passes (connection_id, destination, pass, open_generation, open_started_at)
+       VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (connection_id, destination, pass) DO UPDATE SET
+         open_generation = excluded.open_generation, open_started_at = excluded.open_started_at`,
+    ),
+    completePass: db.prepare(
+      `UPDATE passes SET completed_generation = open_generation,
+         completed_started_at = open_started_at, completed_at = ?,
+         open_generation = NULL, open_started_at = NULL
+       WHERE ${PASS} AND open_generation = ?`,
+    ),
+    checkpoints: db.prepare<[string, string, string], { partition: string; checkpoint: string }>(
+      `SELECT partition, checkpoint FROM pass_checkpoints WHERE ${PASS} ORDER BY partition`,
+    ),
+    saveCheckpoint: db.prepare(
+      `INSERT INTO pass_checkpoints (connection_id, destination, pass, partition, generation,
+         checkpoint, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (connection_id, destination, pass, partition) DO UPDATE SET
+         generation = excluded.generation, checkpoint = excluded.checkpoint,
+         saved_at = excluded.saved_at`,
+    ),
+    clearCheckpoints: db.prepare(`DELETE FROM pass_checkpoints WHERE ${PASS}`),
+    clearCheckpoint: db.prepare(`DELETE FROM pass_checkpoints WHERE ${PASS} AND partition = ?`),
+  };
+
+  const checkpointsOf = (key: PassKey): Record<string, JsonValue> =>
+    Object.fromEntries(
+      stmt.checkpoints
+        .all(...passParams(key))
+        .map((r) => [r.partition, JSON.parse(r.checkpoint) as JsonValue]),
+    );
+
+  const begin = db.transaction((key: PassKey, restart: boolean, at: number): PassState => {
+    const open = openPassOf(passRow(stmt.pass.get(...passParams(key))));
+    if (open && !restart) return { ...open, resumed: true, checkpoints: checkpointsOf(key) };
+    const next = stmt.nextGeneration.get(key.connectionId, key.destination);
+    if (!next) throw new StoreFailedError('the SQLite store returned no generation');
+    stmt.openPass.run(...passParams(key), next.last_generation, at);
+    stmt.clearCheckpoints.run(...passParams(key));
+    return {
+      generation: next.last_generation,
+      startedAt: new Date(at),
+      resumed: false,
+      checkpoints: {},
+    };
+  });
+
+  const save = db.transaction(
+    (key: PassKey, generation: number, checkpoint: string, partition: string, at: number) => {
+      const row = stmt.pass.get(...passParams(key));
+      if (row?.open_generation !== generation) throw passSuperseded(key, generation);
+      stmt.saveCheckpoint.run(...passParams(key), partition, generation, checkpoint, at);
+    },
+  );
+
+  const complete = db.transaction((key: PassKey, generation: number, at: number) => {
+    if (stmt.completePass.run(at, ...passParams(key), generation).changes === 1) {
+      stmt.clearCheckpoints.run(...passParams(key));
+      return;
+    }
+    const row = stmt.pass.get(...passParams(key));
+    if (row?.completed_generation === generation && row.open_generation === null) return;
+    throw passSuperseded(key, generation);
+  });
+
+  const upsertAll = db.transaction(
+    (scope: LedgerScope, generation: number, entries: readonly WrittenEntry[], at: number) => {
+      for (const e of entries) {
+        stmt.upsert.run(...scopeParams(scope), e.id, e.destinationKey, e.hash, generation, at, at);
+      }
+    },
+  );
+
+  /** Runs a synchronous body as the async interface's promise, with typed errors. */
+  const run = <T>(body: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(body());
+    } catch (error) {
+      return Promise.reject(toStoreError('SQLite', error));
+    }
+  };
+
+  return {
+    location: sqliteIdentity(file),
+    classify: (scope, items) =>
+      run(() => {
+        if (items.length === 0) return [];
+        const ids = JSON.stringify(sortedUnique(items.map((i) => i.id)));
+        return classifyAgainst(items, stmt.classify.all(...scopeParams(scope), ids));
+      }),
+    recordWritten: (scope, generation, entries, at = new Date()) =>
+      run(() => {
+        if (entries.length > 0)
+          upsertAll.immediate(scope, generation, latestById(entries), at.getTime());
+      }),
+    markSeen: (scope, generation, ids, at = new Date()) =>
+      run(() =>
+        ids.length === 0
+          ? 0
+          : stmt.markSeen.run(
+              generation,
+              at.getTime(),
+              ...scopeParams(scope),
+              JSON.stringify(sortedUnique(ids)),
+            ).changes,
+      ),
+    listUnseen: (scope, generation, page) =>
+      run(() =>
+        stmt.listUnseen
+          .all(...scopeParams(scope), generation, page.after ?? '', page.limit)
+          .map(toEntry),
+      ),
+    markDeleted: (scope, ids, at = new Date()) =>
+      run(() =>
+        ids.length === 0
+          ? 0
+          : stmt.markDeleted.run(
+              at.getTime(),
+              ...scopeParams(scope),
+              JSON.stringify(sortedUnique(ids)),
+            ).changes,
+      ),
+    get: (scope, ids) =>
+      run(() =>
+        ids.length === 0
+          ? []
+          : stmt.classify
+              .all(...scopeParams(scope), JSON.stringify(sortedUnique(ids)))
+              .map(toEntry),
+      ),
+    counts: (scope) =>
+      run((): LedgerCounts => {
+        const row = stmt.counts.get(...scopeParams(scope));
+        return { live: row?.live ?? 0, deleted: row?.deleted ?? 0 };
+      }),
+    beginPass: (key, options = {}) =>
+      run(() =>
+        begin.immediate(key, options.restart ?? false, (options.at ?? new Date()).getTime()),
+      ),
+    saveCheckpoint: (key, generation, checkpoint, partition = '') =>
+      run(() => save.immediate(key, generation, JSON.stringify(checkpoint), partition, Date.now())),
+    readCheckpoints: (key) =>
+      run(() => {
+        const open = openPassOf(passRow(stmt.pass.get(...passParams(key))));
+        return open ? { ...open, resumed: true, checkpoints: checkpointsOf(key) } : undefined;
+      }),
+    clearCheckpoints: (key, partition) =>
+      run(() => {
+        if (partition === undefined) stmt.clearCheckpoints.run(...passParams(key));
+        else stmt.clearCheckpoint.run(...passParams(key), partition);
+      }),
+    completePass: (key, generation, at = new Date()) =>
+      run(() => complete.immediate(key, generation, at.getTime())),
+    passStatus: (key) => run(() => passStatusOf(passRow(stmt.pass.get(...passParams(key))))),
+    close: () =>
+      run(() => {
+        if (db.open) db.close();
+      }),
+  };
+}

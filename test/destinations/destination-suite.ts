@@ -1,0 +1,263 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Destination } from '../../destinations/destination.js';
+import {
+  DestinationRecordError,
+  DestinationSchemaError,
+  DestinationWriteError,
+} from '../../destinations/errors.js';
+import type { JsonValue, MirrorRecord } from '../../destinations/record.js';
+import { ALL_TABLES, TABLES, type TableSpec } from '../../destinations/tables.js';
+
+/** How the suite reaches one engine. Rows come back as plain JSON-like values. */
+export interface DestinationBackend {
+  /** A new, empty destination target (`sqlite:PATH` or a postgres:// URL). */
+  fresh(): Promise<string>;
+  open(target: string): Destination;
+  /** Every row of a table by id: timestamps as ISO strings, booleans, numbers, parsed JSON. */
+  rows(target: string, table: string): Promise<Record<string, JsonValue>[]>;
+  /** Makes the database itself refuse to store a row with this id (a trigger). */
+  refuseId(target: string, table: string, id: string): Promise<void>;
+  /** Names of the table's columns as the database lists them. */
+  columns(target: string, table: string): Promise<string[]>;
+}
+
+export function leadRecord(
+  id: string,
+  changes: Partial<Record<string, JsonValue>> = {},
+): MirrorRecord {
+  const attributes: Record<string, JsonValue> = {
+    email: `lead${id}@example.com`,
+    first_name: 'Ana',
+    times_contacted: 2,
+    estimated_budget_cents: 125_000,
+    created_at: '2027-01-05T09:30:00-05:00',
+    event_date: '2027-06-12',
+    spam: false,
+    venue_latitude: 40.7128,
+    custom_fields: [{ label: 'Colour', value: 'teal' }],
+    ...changes,
+  };
+  return { resource: 'leads', id, attributes, raw: { id, type: 'lead', attributes } };
+}
+
+const batchOf = (n: number, from = 1) =>
+  Array.from({ length: n }, (_, i) => leadRecord(String(from + i)));
+
+const T1 = new Date('2027-02-01T00:00:00.000Z');
+const T2 = new Date('2027-02-02T00:00:00.000Z');
+
+/** The same behaviour, asserted on every database destination. */
+export function describeDestination(name: string, backend: DestinationBackend): void {
+  describe(`${name} destination`, () => {
+    let target: string;
+    let destination: Destination;
+
+    beforeEach(async () => {
+      target = await backend.fresh();
+      destination = backend.open(target);
+    });
+    afterEach(async () => {
+      await destination.close();
+    });
+
+    it('creates the five tables with every column of the spec, once', async () => {
+      const first = await destination.ensureSchema(ALL_TABLES);
+      expect([...first.createdTables].sort()).toEqual([
+        'appointments',
+        'event_bookings',
+        'events',
+        'lead_bookings',
+        'leads',
+      ]);
+      for (const table of ALL_TABLES) {
+        const columns = await backend.columns(target, table.table);
+        expect(columns.sort()).toEqual(
+          ['id', 'record', 'deleted_at', 'synced_at', ...table.columns.map((c) => c.name)].sort(),
+        );
+      }
+      expect(await destination.ensureSchema(ALL_TABLES)).toEqual({
+        createdTables: [],
+        addedColumns: [],
+      });
+    });
+
+    it('writes typed columns and the whole record', async () => {
+      const record = leadRecord('1042');
+      const result = await destination.upsert('leads', [record], T1);
+      expect(result).toEqual({ inserted: 1, updated: 0, unchanged: 0, keys: ['1042'] });
+      const [row] = await backend.rows(target, 'leads');
+      expect(row).toMatchObject({
+        id: '1042',
+        email: 'lead1042@example.com',
+        times_contacted: 2,
+        estimated_budget_cents: 125_000,
+        // Stored as UTC whatever offset the record carried.
+        created_at: '2027-01-05T14:30:00.000Z',
+        event_date: '2027-06-12',
+        spam: false,
+        venue_latitude: 40.7128,
+        custom_fields: [{ label: 'Colour', value: 'teal' }],
+        last_name: null,
+        record: record.raw,
+        deleted_at: null,
+        synced_at: T1.toISOString(),
+      });
+    });
+
+    it('writes the same batch twice as once: the second time changes nothing', async () => {
+      const batch = batchOf(50);
+      expect(await destination.upsert('leads', batch, T1)).toMatchObject({
+        inserted: 50,
+        updated: 0,
+        unchanged: 0,
+      });
+      const before = await backend.rows(target, 'leads');
+      expect(await destination.upsert('leads', batch, T2)).toMatchObject({
+        inserted: 0,
+        updated: 0,
+        unchanged: 50,
+      });
+      expect(await backend.rows(target, 'leads')).toEqual(before);
+    });
+
+    it('rewrites only the rows whose record changed', async () => {
+      await destination.upsert('leads', batchOf(10), T1);
+      const changed = [...batchOf(10)];
+      changed[3] = leadRecord('4', { first_name: 'Bea' });
+      expect(await destination.upsert('leads', changed, T2)).toMatchObject({
+        inserted: 0,
+        updated: 1,
+        unchanged: 9,
+      });
+      const rows = await backend.rows(target, 'leads');
+      const moved = rows.filter((r) => r.synced_at === T2.toISOString()).map((r) => r.id);
+      expect(moved).toEqual(['4']);
+      expect(rows.find((r) => r.id === '4')?.first_name).toBe('Bea');
+    });
+
+    it('keeps the last of two records with the same id in one batch', async () => {
+      const result = await destination.upsert('leads', [
+        leadRecord('1', { first_name: 'Old' }),
+        leadRecord('1', { first_name: 'New' }),
+      ]);
+      expect(result).toMatchObject({ inserted: 1, keys: ['1', '1'] });
+      expect((await backend.rows(target, 'leads')).map((r) => r.first_name)).toEqual(['New']);
+    });
+
+    it('refuses a batch holding a bad value and writes none of it', async () => {
+      await destination.upsert('leads', batchOf(3), T1);
+      const before = await backend.rows(target, 'leads');
+      const batch = [
+        leadRecord('2', { first_name: 'Changed' }),
+        leadRecord('7'),
+        leadRecord('8', { estimated_budget_cents: 12.5 }),
+      ];
+      const attempt = destination.upsert('leads', batch, T2);
+      await expect(attempt).rejects.toThrow(DestinationRecordError);
+      await expect(attempt).rejects.toThrow(
+        /estimated_budget_cents must be a whole number of cents/,
+      );
+      await expect(
+        destination.upsert('leads', [leadRecord('9', { nickname: 'x' })]),
+      ).rejects.toThrow(/nickname is not a column of leads/);
+      await expect(
+        destination.upsert('leads', [leadRecord('9', { created_at: '2027-01-05 09:30' })]),
+      ).rejects.toThrow(/created_at must be an ISO 8601 timestamp/);
+      await expect(
+        destination.upsert('leads', [leadRecord('9', { event_date: '2027-02-30' })]),
+      ).rejects.toThrow(/event_date must be a date/);
+      expect(await backend.rows(target, 'leads')).toEqual(before);
+    });
+
+    it('rolls back the whole batch when the database refuses one row', async () => {
+      await destination.upsert('leads', batchOf(3), T1);
+      const before = await backend.rows(target, 'leads');
+      await backend.refuseId(target, 'leads', '5');
+      const batch = [leadRecord('1', { first_name: 'Changed' }), leadRecord('4'), leadRecord('5')];
+      const attempt = destination.upsert('leads', batch, T2);
+      await expect(attempt).rejects.toThrow(DestinationWriteError);
+      await expect(attempt).rejects.toMatchObject({ retryable: false });
+      expect(await backend.rows(target, 'leads')).toEqual(before);
+    });
+
+    it('marks rows deleted once, and a record written again is live again', async () => {
+      await destination.upsert('leads', batchOf(3), T1);
+      expect(await destination.markDeleted('leads', ['2', '3', 'unknown'], T2)).toBe(2);
+      expect(await destination.markDeleted('leads', ['2'], new Date())).toBe(0);
+      const rows = await backend.rows(target, 'leads');
+      expect(rows.map((r) => [r.id, r.deleted_at])).toEqual([
+        ['1', null],
+        ['2', T2.toISOString()],
+        ['3', T2.toISOString()],
+      ]);
+      expect(await destination.upsert('leads', [leadRecord('2')], T2)).toMatchObject({
+        updated: 1,
+      });
+      expect(
+        (await backend.rows(target, 'leads')).find((r) => r.id === '2')?.deleted_at,
+      ).toBeNull();
+    });
+
+    it('adds the columns a newer ebsync knows to an existing table, keeping its rows', async () => {
+      const older: TableSpec = { ...TABLES.leads, columns: TABLES.leads.columns.slice(0, 4) };
+      await destination.ensureSchema([older]);
+      await destination.upsert('leads', [
+        { ...leadRecord('1'), attributes: { email: 'a@example.com', first_name: 'Ana' } },
+      ]);
+      await destination.close();
+
+      destination = backend.open(target);
+      const changes = await destination.ensureSchema([TABLES.leads]);
+      expect(changes.createdTables).toEqual([]);
+      expect([...changes.addedColumns].sort()).toEqual(
+        TABLES.leads.columns
+          .slice(4)
+          .map((c) => `leads.${c.name}`)
+          .sort(),
+      );
+      const [row] = await backend.rows(target, 'leads');
+      expect(row).toMatchObject({ id: '1', email: 'a@example.com', times_contacted: null });
+      await destination.upsert('leads', [leadRecord('1')]);
+      expect((await backend.rows(target, 'leads'))[0]?.times_contacted).toBe(2);
+    });
+
+    it('refuses a table whose column has another type, and says which', async () => {
+      const clash: TableSpec = {
+        ...TABLES.leads,
+        columns: [{ name: 'email', type: 'integer', description: 'not an e-mail' }],
+      };
+      await destination.ensureSchema([clash]);
+      const attempt = destination.ensureSchema([TABLES.leads]);
+      await expect(attempt).rejects.toThrow(DestinationSchemaError);
+      await expect(attempt).rejects.toThrow(/column leads\.email is/);
+    });
+
+    it('creates a table on first write when ensureSchema was not called', async () => {
+      const event: MirrorRecord = {
+        resource: 'events',
+        id: '77',
+        attributes: {
+          title: 'Wedding',
+          starting_balance_cents: 250_000,
+          starting_balance_currency: 'USD',
+          starts_at_date: '2027-09-18',
+          canceled: false,
+        },
+        raw: { id: '77', title: 'Wedding' },
+      };
+      expect(await destination.upsert('events', [event])).toMatchObject({ inserted: 1 });
+      expect((await backend.rows(target, 'events'))[0]).toMatchObject({
+        id: '77',
+        starting_balance_cents: 250_000,
+        starts_at_date: '2027-09-18',
+      });
+    });
+
+    it(`writes a batch of its full size in one call`, async () => {
+      const size = destination.capabilities.maxBatchSize;
+      expect(size).toBeGreaterThanOrEqual(100);
+      expect(await destination.upsert('leads', batchOf(size))).toMatchObject({ inserted: size });
+      expect(await backend.rows(target, 'leads')).toHaveLength(size);
+    });
+  });
+}

@@ -1,0 +1,159 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DestinationTargetError } from '../../destinations/errors.js';
+import { openDestination, parseDestinationTarget } from '../../destinations/open-destination.js';
+import type { JsonValue } from '../../destinations/record.js';
+import { ALL_TABLES } from '../../destinations/tables.js';
+import { columnsOf } from '../../destinations/schema-plan.js';
+import { createTestDatabase, queryDatabase } from '../helpers/postgres.js';
+import { describeDestination } from './destination-suite.js';
+
+const typeOf = (table: string, column: string) =>
+  ALL_TABLES.filter((t) => t.table === table)
+    .flatMap(columnsOf)
+    .find((c) => c.name === column)?.type;
+
+const dir = mkdtempSync(join(tmpdir(), 'ebsync-destination-'));
+let files = 0;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function withSqlite<T>(target: string, fn: (db: Database.Database) => T): Promise<T> {
+  const db = new Database(target.slice('sqlite:'.length));
+  try {
+    return Promise.resolve(fn(db));
+  } finally {
+    db.close();
+  }
+}
+
+describeDestination('SQLite', {
+  fresh: () => Promise.resolve(`sqlite:${join(dir, `mirror-${++files}.db`)}`),
+  open: (target) => openDestination(target),
+  rows: (target, table) =>
+    withSqlite(target, (db) =>
+      db
+        .prepare<[], Record<string, string | number | null>>(`SELECT * FROM ${table} ORDER BY id`)
+        .all()
+        .map((row) =>
+          Object.fromEntries(
+            Object.entries(row).map(([name, value]): [string, JsonValue] => {
+              const type = typeOf(table, name);
+              if (value === null) return [name, null];
+              if (type === 'boolean') return [name, value === 1];
+              if (type === 'json') return [name, JSON.parse(String(value)) as JsonValue];
+              return [name, value];
+            }),
+          ),
+        ),
+    ),
+  refuseId: (target, table, id) =>
+    withSqlite(target, (db) => {
+      db.exec(`CREATE TRIGGER refuse_${table} BEFORE INSERT ON ${table}
+        WHEN NEW.id = '${id}' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+    }),
+  columns: (target, table) =>
+    withSqlite(target, (db) =>
+      db
+        .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+        .all()
+        .map((c) => c.name),
+    ),
+});
+
+const postgresBackend = (schema: string) => ({
+  fresh: async () => {
+    const url = await createTestDatabase('mirror');
+    return schema === 'public' ? url : `${url}?schema=${schema}`;
+  },
+  open: (target: string) => openDestination(target),
+  rows: async (target: string, table: string) => {
+    const { url } = parsePostgres(target);
+    const rows = await queryDatabase<{ row: Record<string, JsonValue> }>(
+      url,
+      `SELECT to_jsonb(t) AS row FROM "${schema}"."${table}" AS t ORDER BY id`,
+    );
+    return rows.map(({ row }) =>
+      Object.fromEntries(
+        Object.entries(row).map(([name, value]): [string, JsonValue] =>
+          typeOf(table, name) === 'timestamp' && typeof value === 'string'
+            ? [name, new Date(value).toISOString()]
+            : [name, value],
+        ),
+      ),
+    );
+  },
+  refuseId: async (target: string, table: string, id: string) => {
+    const { url } = parsePostgres(target);
+    await queryDatabase(
+      url,
+      `CREATE FUNCTION refuse_row() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN IF NEW.id = '${id}' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`,
+    );
+    await queryDatabase(
+      url,
+      `CREATE TRIGGER refuse BEFORE INSERT ON "${schema}"."${table}"
+       FOR EACH ROW EXECUTE FUNCTION refuse_row()`,
+    );
+  },
+  columns: async (target: string, table: string) => {
+    const { url } = parsePostgres(target);
+    const rows = await queryDatabase<{ column_name: string }>(
+      url,
+      'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
+      [schema, table],
+    );
+    return rows.map((r) => r.column_name);
+  },
+});
+
+function parsePostgres(target: string): { url: string } {
+  const parsed = parseDestinationTarget(target);
+  if (parsed.kind !== 'postgres') throw new Error(`not a Postgres target: ${target}`);
+  return parsed;
+}
+
+describeDestination('Postgres', postgresBackend('public'));
+describeDestination('Postgres (own schema)', postgresBackend('business_42'));
+
+describe('destination targets', () => {
+  it('reads sqlite:PATH and postgres:// URLs, with an optional schema', () => {
+    expect(parseDestinationTarget('sqlite:.ebsync/mirror.db')).toEqual({
+      kind: 'sqlite',
+      path: '.ebsync/mirror.db',
+    });
+    expect(parseDestinationTarget('postgres://u:p@db.internal:5433/bi?schema=acme')).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u:p@db.internal:5433/bi',
+      schema: 'acme',
+    });
+  });
+
+  it('refuses anything else in one line, without echoing a password', () => {
+    for (const bad of ['mirror.db', 'sqlite:', 'mysql://root:hunter2@db/x', 'postgres://']) {
+      expect(() => parseDestinationTarget(bad)).toThrow(DestinationTargetError);
+      expect(() => parseDestinationTarget(bad)).toThrow(/expected sqlite:PATH or postgres:\/\//);
+      expect(() => parseDestinationTarget(bad)).not.toThrow(/hunter2/);
+    }
+    expect(() => parseDestinationTarget('postgres://u:p@h/db?schema=a;drop')).toThrow(
+      /schema 'a;drop' is not allowed/,
+    );
+  });
+
+  it('names a Postgres destination by host, port, database and schema only', async () => {
+    const url = await createTestDatabase('named');
+    const destination = openDestination(`${url}?schema=acme`);
+    try {
+      const parsed = new URL(url);
+      expect(destination.describe()).toMatchObject({
+        kind: 'postgres',
+        id: `postgres://${parsed.hostname}:${parsed.port}${parsed.pathname}?schema=acme`,
+      });
+      expect(JSON.stringify(destination.describe())).not.toContain(parsed.password);
+    } finally {
+      await destination.close();
+    }
+  });
+});

@@ -1,0 +1,265 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PassSupersededError, StoreMigrationError } from '../../store/errors.js';
+import type { Ledger, LedgerScope, PassKey } from '../../store/ledger.js';
+
+/** How the suite reaches one engine: a fresh store per test, reopenable, and raw SQL. */
+export interface LedgerBackend {
+  /** A new, empty store location. */
+  fresh(): Promise<string>;
+  open(location: string): Promise<Ledger>;
+  /** Runs SQL on the store directly (to look at or damage what the ledger wrote). */
+  query(location: string, sql: string): Promise<Record<string, unknown>[]>;
+}
+
+const scope: LedgerScope = {
+  connectionId: 'c1',
+  destination: 'sqlite:/tmp/m.db',
+  resource: 'leads',
+};
+const pass: PassKey = { connectionId: 'c1', destination: 'sqlite:/tmp/m.db', pass: 'leads:full' };
+
+const ids = (n: number, from = 1) =>
+  Array.from({ length: n }, (_, i) => String(from + i).padStart(6, '0'));
+
+/** The same behaviour, asserted on every ledger implementation. */
+export function describeLedger(name: string, backend: LedgerBackend): void {
+  describe(`${name} ledger`, () => {
+    let location: string;
+    let ledger: Ledger;
+
+    beforeEach(async () => {
+      location = await backend.fresh();
+      ledger = await backend.open(location);
+    });
+    afterEach(async () => {
+      await ledger.close();
+    });
+
+    it('says new, changed or unchanged per record, in the order asked', async () => {
+      const first = await ledger.classify(scope, [
+        { id: '1', hash: 'a' },
+        { id: '2', hash: 'b' },
+      ]);
+      expect(first.map((c) => c.state)).toEqual(['new', 'new']);
+      expect(first.every((c) => c.destinationKey === null)).toBe(true);
+
+      await ledger.recordWritten(scope, 1, [
+        { id: '1', hash: 'a', destinationKey: 'crm-1' },
+        { id: '2', hash: 'b', destinationKey: 'crm-2' },
+      ]);
+      const second = await ledger.classify(scope, [
+        { id: '2', hash: 'b2' },
+        { id: '3', hash: 'c' },
+        { id: '1', hash: 'a' },
+        { id: '2', hash: 'b2' },
+      ]);
+      expect(second).toEqual([
+        { id: '2', state: 'changed', destinationKey: 'crm-2' },
+        { id: '3', state: 'new', destinationKey: null },
+        { id: '1', state: 'unchanged', destinationKey: 'crm-1' },
+        { id: '2', state: 'changed', destinationKey: 'crm-2' },
+      ]);
+    });
+
+    it('keeps the first sighting and moves the last one on each write', async () => {
+      const t1 = new Date('2027-01-01T00:00:00Z');
+      const t2 = new Date('2027-01-02T00:00:00Z');
+      await ledger.recordWritten(scope, 1, [{ id: '1', hash: 'a', destinationKey: 'k1' }], t1);
+      await ledger.recordWritten(scope, 2, [{ id: '1', hash: 'b', destinationKey: 'k2' }], t2);
+      const [entry] = await ledger.get(scope, ['1', 'missing']);
+      expect(entry).toEqual({
+        id: '1',
+        destinationKey: 'k2',
+        hash: 'b',
+        generation: 2,
+        firstSeenAt: t1,
+        lastSeenAt: t2,
+        deletedAt: null,
+      });
+    });
+
+    it('takes a batch with the same id twice: the last one wins', async () => {
+      await ledger.recordWritten(scope, 1, [
+        { id: '1', hash: 'old', destinationKey: 'k' },
+        { id: '1', hash: 'new', destinationKey: 'k' },
+      ]);
+      expect((await ledger.get(scope, ['1']))[0]?.hash).toBe('new');
+    });
+
+    it('marks unchanged records seen without touching their hash, and counts them', async () => {
+      await ledger.recordWritten(scope, 1, [
+        { id: '1', hash: 'a', destinationKey: '1' },
+        { id: '2', hash: 'b', destinationKey: '2' },
+      ]);
+      const at = new Date('2030-01-01T00:00:00Z');
+      expect(await ledger.markSeen(scope, 2, ['1', '2', 'unknown'], at)).toBe(2);
+      const entries = await ledger.get(scope, ['1', '2']);
+      expect(entries.map((e) => [e.generation, e.hash, e.lastSeenAt.toISOString()]).sort()).toEqual(
+        [
+          [2, 'a', at.toISOString()],
+          [2, 'b', at.toISOString()],
+        ],
+      );
+      // A late retry from an older pass does not move the generation back.
+      await ledger.markSeen(scope, 1, ['1']);
+      expect((await ledger.get(scope, ['1']))[0]?.generation).toBe(2);
+    });
+
+    it('lists the live entries a pass did not see, page by page, each once', async () => {
+      const all = ids(25);
+      await ledger.recordWritten(
+        scope,
+        1,
+        all.map((id) => ({ id, hash: 'h', destinationKey: id })),
+      );
+      const seen = all.filter((_, i) => i % 3 !== 0);
+      await ledger.markSeen(scope, 2, seen);
+      const gone = all.filter((_, i) => i % 3 === 0); // 9 of them
+      await ledger.markDeleted(scope, [gone[0]!]);
+
+      const listed: string[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await ledger.listUnseen(scope, 2, { limit: 3, ...(after ? { after } : {}) });
+        if (page.length === 0) break;
+        expect(page.length).toBeLessThanOrEqual(3);
+        listed.push(...page.map((e) => e.id));
+        after = page.at(-1)!.id;
+      }
+      expect(listed).toEqual(gone.slice(1));
+      // Nothing is unseen relative to the generation that wrote everything.
+      expect(await ledger.listUnseen(scope, 1, { limit: 100 })).toEqual([]);
+    });
+
+    it('marks deleted once, and a record that comes back is changed and live again', async () => {
+      await ledger.recordWritten(scope, 1, [{ id: '1', hash: 'a', destinationKey: '1' }]);
+      const t = new Date('2027-03-01T00:00:00Z');
+      expect(await ledger.markDeleted(scope, ['1', 'unknown'], t)).toBe(1);
+      expect(await ledger.markDeleted(scope, ['1'], new Date())).toBe(0);
+      expect((await ledger.get(scope, ['1']))[0]?.deletedAt).toEqual(t);
+      expect(await ledger.counts(scope)).toEqual({ live: 0, deleted: 1 });
+
+      const [again] = await ledger.classify(scope, [{ id: '1', hash: 'a' }]);
+      expect(again?.state).toBe('changed');
+      await ledger.recordWritten(scope, 2, [{ id: '1', hash: 'a', destinationKey: '1' }]);
+      expect((await ledger.get(scope, ['1']))[0]?.deletedAt).toBeNull();
+      expect(await ledger.counts(scope)).toEqual({ live: 1, deleted: 0 });
+    });
+
+    it('keeps connections, destinations and resources apart', async () => {
+      const others: LedgerScope[] = [
+        { ...scope, connectionId: 'c2' },
+        { ...scope, destination: 'postgres://h:5432/db' },
+        { ...scope, resource: 'events' },
+      ];
+      await ledger.recordWritten(scope, 1, [{ id: '1', hash: 'a', destinationKey: '1' }]);
+      for (const other of others) {
+        expect((await ledger.classify(other, [{ id: '1', hash: 'a' }]))[0]?.state).toBe('new');
+        expect(await ledger.markSeen(other, 5, ['1'])).toBe(0);
+        expect(await ledger.markDeleted(other, ['1'])).toBe(0);
+      }
+      expect((await ledger.get(scope, ['1']))[0]?.generation).toBe(1);
+    });
+
+    it('handles a page of 1,000 records in one call each', async () => {
+      const page = ids(1000);
+      await ledger.recordWritten(
+        scope,
+        1,
+        page.map((id) => ({ id, hash: `h${id}`, destinationKey: id })),
+      );
+      const classified = await ledger.classify(
+        scope,
+        page.map((id, i) => ({ id, hash: i < 10 ? 'different' : `h${id}` })),
+      );
+      expect(classified.filter((c) => c.state === 'changed')).toHaveLength(10);
+      expect(classified.filter((c) => c.state === 'unchanged')).toHaveLength(990);
+      expect(await ledger.markSeen(scope, 2, page)).toBe(1000);
+      expect(await ledger.counts(scope)).toEqual({ live: 1000, deleted: 0 });
+    });
+
+    it('starts a pass, resumes it with its checkpoints, completes it once', async () => {
+      const started = new Date('2027-05-01T10:00:00Z');
+      const first = await ledger.beginPass(pass, { at: started });
+      expect(first).toEqual({ generation: 1, startedAt: started, resumed: false, checkpoints: {} });
+
+      await ledger.saveCheckpoint(pass, 1, { page: 3, window: ['2027-01-01', '2027-02-01'] });
+      await ledger.saveCheckpoint(pass, 1, { page: 7 }, 'origin=API');
+      await ledger.saveCheckpoint(pass, 1, { page: 4 });
+
+      const resumed = await ledger.beginPass(pass);
+      expect(resumed).toEqual({
+        generation: 1,
+        startedAt: started,
+        resumed: true,
+        checkpoints: { '': { page: 4 }, 'origin=API': { page: 7 } },
+      });
+      expect((await ledger.readCheckpoints(pass))?.checkpoints).toEqual(resumed.checkpoints);
+
+      await ledger.clearCheckpoints(pass, 'origin=API');
+      expect((await ledger.readCheckpoints(pass))?.checkpoints).toEqual({ '': { page: 4 } });
+
+      const done = new Date('2027-05-01T11:00:00Z');
+      await ledger.completePass(pass, 1, done);
+      await ledger.completePass(pass, 1, done); // a retried activity
+      expect(await ledger.readCheckpoints(pass)).toBeUndefined();
+      expect(await ledger.passStatus(pass)).toEqual({
+        open: null,
+        lastCompleted: { generation: 1, startedAt: started, completedAt: done },
+      });
+
+      const next = await ledger.beginPass(pass);
+      expect(next).toMatchObject({ generation: 2, resumed: false, checkpoints: {} });
+      expect((await ledger.passStatus(pass)).open?.generation).toBe(2);
+    });
+
+    it('refuses checkpoints and completion from a pass that was restarted', async () => {
+      const old = await ledger.beginPass(pass);
+      await ledger.saveCheckpoint(pass, old.generation, { page: 9 });
+      const fresh = await ledger.beginPass(pass, { restart: true });
+      expect(fresh.generation).toBe(old.generation + 1);
+      expect(fresh.checkpoints).toEqual({});
+      await expect(ledger.saveCheckpoint(pass, old.generation, { page: 10 })).rejects.toThrow(
+        PassSupersededError,
+      );
+      await expect(ledger.completePass(pass, old.generation)).rejects.toThrow(PassSupersededError);
+      expect(await ledger.readCheckpoints(pass)).toMatchObject({
+        generation: fresh.generation,
+        checkpoints: {},
+      });
+      // Nothing open: a checkpoint has no pass to belong to.
+      await ledger.completePass(pass, fresh.generation);
+      await expect(ledger.saveCheckpoint(pass, fresh.generation, {})).rejects.toThrow(
+        PassSupersededError,
+      );
+    });
+
+    it('numbers generations per connection and destination, across pass names', async () => {
+      const leads = await ledger.beginPass(pass);
+      const events = await ledger.beginPass({ ...pass, pass: 'events:full' });
+      const elsewhere = await ledger.beginPass({ ...pass, destination: 'postgres://h:5432/x' });
+      expect([leads.generation, events.generation, elsewhere.generation]).toEqual([1, 2, 1]);
+    });
+
+    it('keeps everything across a reopen and applies each migration once', async () => {
+      await ledger.recordWritten(scope, 1, [{ id: '1', hash: 'a', destinationKey: '1' }]);
+      await ledger.beginPass(pass);
+      await ledger.close();
+      ledger = await backend.open(location);
+      expect((await ledger.get(scope, ['1']))[0]?.hash).toBe('a');
+      expect((await ledger.beginPass(pass)).resumed).toBe(true);
+      const versions = await backend.query(location, 'SELECT version FROM schema_migrations');
+      expect(versions.map((v) => Number(v.version))).toEqual([1]);
+    });
+
+    it('refuses a store migrated by a newer ebsync', async () => {
+      await ledger.close();
+      await backend.query(
+        location,
+        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', '2030-01-01T00:00:00Z')",
+      );
+      await expect(backend.open(location)).rejects.toThrow(StoreMigrationError);
+      ledger = await backend.open(await backend.fresh());
+    });
+  });
+}
