@@ -134,6 +134,9 @@ export interface Ledger {
 
   counts(scope: LedgerScope): Promise<LedgerCounts>;
 
+  /** Live entries seen in `generation` or later: the distinct records a pass reached. */
+  countSeen(scope: LedgerScope, generation: number): Promise<number>;
+
   /**
    * Starts a pass, or resumes the open one of this key with its checkpoints. A new pass gets
    * the next generation of its (connection, destination); `restart` abandons an open pass.

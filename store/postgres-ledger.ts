@@ -210,6 +210,15 @@ export async function openPostgresLedger(
         );
         return { live: rows[0]?.live ?? 0, deleted: rows[0]?.deleted ?? 0 };
       }),
+    countSeen: (scope, generation) =>
+      run(async () => {
+        const { rows } = await pool.query<{ seen: number }>(
+          `SELECT count(*)::int AS seen FROM ledger_entries
+           WHERE ${SCOPE} AND deleted_at IS NULL AND seen_generation >= $4`,
+          [...scopeParams(scope), generation],
+        );
+        return rows[0]?.seen ?? 0;
+      }),
     beginPass: (key, options = {}) =>
       run(() =>
         inPostgresTransaction(pool, async (client): Promise<PassState> => {

@@ -105,6 +105,10 @@ export function openSqliteLedger(file: string): Ledger {
               coalesce(sum(deleted_at IS NOT NULL), 0) AS deleted
        FROM ledger_entries WHERE ${SCOPE}`,
     ),
+    countSeen: db.prepare<[string, string, string, number], { seen: number }>(
+      `SELECT count(*) AS seen FROM ledger_entries
+       WHERE ${SCOPE} AND deleted_at IS NULL AND seen_generation >= ?`,
+    ),
     pass: db.prepare<[string, string, string], StoredPass<number>>(
       `SELECT ${PASS_COLUMNS} FROM passes WHERE ${PASS}`,
     ),
@@ -249,6 +253,8 @@ export function openSqliteLedger(file: string): Ledger {
         const row = stmt.counts.get(...scopeParams(scope));
         return { live: row?.live ?? 0, deleted: row?.deleted ?? 0 };
       }),
+    countSeen: (scope, generation) =>
+      run(() => stmt.countSeen.get(...scopeParams(scope), generation)?.seen ?? 0),
     beginPass: (key, options = {}) =>
       run(() =>
         begin.immediate(key, options.restart ?? false, (options.at ?? new Date()).getTime()),

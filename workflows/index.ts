@@ -1,2 +1,3 @@
 export { healthCheckWorkflow, type HealthReport } from './health.js';
 export { connectionWorkflow } from './connection.js';
+export { mirrorWorkflow } from './mirror.js';

@@ -127,6 +127,9 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
         after = page.at(-1)!.id;
       }
       expect(listed).toEqual(gone.slice(1));
+      // What the pass reached: the 16 it saw, not the 8 unseen nor the deleted one.
+      expect(await ledger.countSeen(scope, 2)).toBe(seen.length);
+      expect(await ledger.countSeen(scope, 1)).toBe(all.length - 1);
       // Nothing is unseen relative to the generation that wrote everything.
       expect(await ledger.listUnseen(scope, 1, { limit: 100 })).toEqual([]);
     });

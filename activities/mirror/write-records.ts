@@ -1,0 +1,126 @@
+import type { Destination } from '../../destinations/destination.js';
+import type { JsonObject, JsonValue, MirrorRecord, Resource } from '../../destinations/record.js';
+import { TABLES, type ColumnSpec } from '../../destinations/tables.js';
+import type { Ledger, LedgerScope } from '../../store/ledger.js';
+import type { CanonicalRecord, Scalar } from './canonical.js';
+
+/** Which ledger: one connection's records in one destination. */
+export interface WriteTarget {
+  connectionId: string;
+  ledger: Ledger;
+  destination: Destination;
+}
+
+export interface WriteCounts {
+  written: number;
+  unchanged: number;
+}
+
+function numberOf(value: Scalar): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) {
+    return Number(value);
+  }
+  return null;
+}
+
+/** A canonical value in its column's type; null where the service sent something else. */
+function columnValue(column: ColumnSpec, value: Scalar | undefined): JsonValue {
+  if (value === undefined || value === null) return null;
+  switch (column.type) {
+    case 'integer':
+    case 'cents': {
+      const n = numberOf(value);
+      return n !== null && Number.isInteger(n) ? n : null;
+    }
+    case 'number':
+      return numberOf(value);
+    case 'boolean':
+      return typeof value === 'boolean' ? value : null;
+    case 'text':
+      return typeof value === 'string' ? value : String(value);
+    case 'timestamp':
+      return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : null;
+    case 'date':
+      return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)
+        ? value.slice(0, 10)
+        : null;
+    case 'json':
+      if (typeof value !== 'string') return value;
+      try {
+        return JSON.parse(value) as JsonValue;
+      } catch {
+        return value;
+      }
+  }
+}
+
+/**
+ * The destination's row of a canonical record: each column of tables.ts from its attribute
+ * (or, for `x_id` columns the service gives only as a relationship, from that relationship).
+ */
+export function toMirrorRecord(record: CanonicalRecord): MirrorRecord {
+  const resource = record.resource;
+  const attributes: Record<string, JsonValue> = {};
+  for (const column of TABLES[resource].columns) {
+    let value: Scalar | undefined = record.attributes[column.from ?? column.name];
+    if (value === undefined && column.name.endsWith('_id')) {
+      const related = record.relationships[column.name.slice(0, -3)];
+      if (typeof related === 'string') value = related;
+    }
+    attributes[column.name] = columnValue(column, value);
+  }
+  const raw: JsonObject = {
+    id: record.id,
+    type: record.resource,
+    attributes: record.attributes,
+    relationships: record.relationships,
+  };
+  return { resource, id: record.id, attributes, raw };
+}
+
+/**
+ * The one write path of the mirror (passes and webhooks alike): records whose hash the
+ * ledger already holds cost nothing but a "seen" mark; the rest are upserted in batches of the
+ * destination's size, then recorded. The ledger is written after the destination, so a crash
+ * between the two only means the next pass writes the same rows again (upserts: harmless).
+ */
+export async function writeRecords(
+  target: WriteTarget,
+  generation: number,
+  records: readonly CanonicalRecord[],
+): Promise<WriteCounts> {
+  const byResource = new Map<Resource, Map<string, CanonicalRecord>>();
+  for (const record of records) {
+    const resource = record.resource;
+    let group = byResource.get(resource);
+    if (!group) byResource.set(resource, (group = new Map<string, CanonicalRecord>()));
+    group.set(record.id, record);
+  }
+  const counts: WriteCounts = { written: 0, unchanged: 0 };
+  const destination = target.destination.describe().id;
+  const batchSize = Math.max(1, target.destination.capabilities.maxBatchSize);
+  for (const [resource, group] of byResource) {
+    const scope: LedgerScope = { connectionId: target.connectionId, destination, resource };
+    const list = [...group.values()];
+    const verdicts = await target.ledger.classify(
+      scope,
+      list.map((r) => ({ id: r.id, hash: r.hash })),
+    );
+    const changed = list.filter((_, i) => verdicts[i]?.state !== 'unchanged');
+    const unchanged = list.filter((_, i) => verdicts[i]?.state === 'unchanged').map((r) => r.id);
+    for (let i = 0; i < changed.length; i += batchSize) {
+      const batch = changed.slice(i, i + batchSize);
+      const result = await target.destination.upsert(resource, batch.map(toMirrorRecord));
+      await target.ledger.recordWritten(
+        scope,
+        generation,
+        batch.map((r, j) => ({ id: r.id, hash: r.hash, destinationKey: result.keys[j] ?? r.id })),
+      );
+    }
+    if (unchanged.length > 0) await target.ledger.markSeen(scope, generation, unchanged);
+    counts.written += changed.length;
+    counts.unchanged += unchanged.length;
+  }
+  return counts;
+}

@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../worker/logger.js';
+import { connectClient } from '../worker/temporal-client.js';
+import { connectionWorkflowId } from '../workflows/connection-types.js';
+import { listConnections, saveConnection } from './connections.js';
+import { defaultDestination, startOrAttach, summaryText, watchMirror } from './sync.js';
+
+/** The demo's connection id, so a second start finds the first one's connection. */
+export const DEMO_CONNECTION = 'demo';
+const DEMO_LEADS = 2_000;
+const DEMO_EVENTS = 300;
+const DEMO_PORT = 4010;
+
+export interface DemoService {
+  baseUrl: string;
+  apiKey: string;
+  caFile: string | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * The sandbox with generated demo data, kept under EBSYNC_DATA_DIR/sandbox so a second start
+ * serves the same business with the same key (and the mirror has nothing new to write).
+ */
+export async function startDemoService(config: Config, logger: Logger): Promise<DemoService> {
+  const { startSandbox } = await import('../sandbox/server.js');
+  const dir = join(config.dataDir, 'sandbox');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const keyFile = join(dir, 'demo-api-key');
+  if (!existsSync(keyFile)) {
+    writeFileSync(keyFile, `ik_demo_${randomBytes(24).toString('hex')}\n`, { mode: 0o600 });
+  }
+  const apiKey = readFileSync(keyFile, 'utf8').trim();
+  const options = {
+    db: join(dir, 'demo.db'),
+    certDir: join(dir, 'cert'),
+    apiKey,
+    seed: { leads: DEMO_LEADS, events: DEMO_EVENTS },
+  };
+  let sandbox;
+  try {
+    sandbox = await startSandbox({ ...options, port: DEMO_PORT });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    logger.warn({ port: DEMO_PORT }, 'demo port in use; the demo service takes a free port');
+    sandbox = await startSandbox({ ...options, port: 0 });
+  }
+  return {
+    baseUrl: sandbox.baseUrl,
+    apiKey: sandbox.apiKey,
+    caFile: sandbox.caFile,
+    close: () => sandbox.close(),
+  };
+}
+
+export function demoBanner(demo: DemoService): string {
+  return [
+    '',
+    'No service is configured (EBS_BASE_URL), so ebsync runs against its SANDBOX with DEMO DATA:',
+    `  ${DEMO_LEADS} generated leads and ${DEMO_EVENTS} events at ${demo.baseUrl}`,
+    'To mirror your real business instead:',
+    '  EBS_BASE_URL=https://<your service>/api/v1/ EBS_API_KEY=ik_… npm start',
+    '',
+  ].join('\n');
+}
+
+/** Connects the demo business once; a later start with the same data directory reuses it. */
+async function ensureDemoConnection(
+  client: Client,
+  config: Config,
+  demo: DemoService,
+): Promise<string> {
+  const existing = (await listConnections(client, config.temporal.taskQueue)).find(
+    (c) => c.connectionId === DEMO_CONNECTION,
+  );
+  if (existing && existing.baseUrl === demo.baseUrl && existing.state === 'active') {
+    return DEMO_CONNECTION;
+  }
+  if (existing) {
+    // The demo service moved (another port): its old connection cannot reach it.
+    await client.workflow
+      .getHandle(connectionWorkflowId(DEMO_CONNECTION))
+      .terminate('the demo service moved; reconnecting');
+  }
+  await saveConnection(
+    client,
+    config.temporal.taskQueue,
+    {
+      connectionId: DEMO_CONNECTION,
+      kind: 'integration_key',
+      baseUrl: demo.baseUrl,
+      permissions: ['all (sandbox full-access key)'],
+      businessName: 'Sandbox Photo Booths (demo data)',
+    },
+    { kind: 'apiKey', apiKey: demo.apiKey },
+  );
+  return DEMO_CONNECTION;
+}
+
+/**
+ * The main job after the worker is up: make sure there is a connection (the demo one when no
+ * service is configured), mirror it into the data directory with progress, then summarize.
+ */
+export async function runMainJob(
+  config: Config,
+  logger: Logger,
+  demo: DemoService | undefined,
+): Promise<void> {
+  const { client, close } = await connectClient(config);
+  try {
+    let connectionId: string | undefined;
+    if (demo) connectionId = await ensureDemoConnection(client, config, demo);
+    else {
+      const connections = await listConnections(client, config.temporal.taskQueue);
+      if (connections.length === 0) {
+        process.stdout.write(
+          "No connection yet: run 'npx ebsync connect --api-key' (or 'npx ebsync connect' for an " +
+            'installed app) in another terminal, then `npx ebsync sync`.\n',
+        );
+        return;
+      }
+      if (connections.length > 1) {
+        process.stdout.write(
+          `${connections.length} connections: mirror each with 'npx ebsync sync --connection ID'.\n`,
+        );
+        return;
+      }
+      connectionId = connections[0]!.connectionId;
+    }
+    const destination = defaultDestination(config);
+    const { handle, attached } = await startOrAttach(client, config, {
+      subjects: ['leads', 'events', 'appointments'],
+      destination,
+      full: false,
+      connectionId,
+    });
+    process.stdout.write(
+      `${attached ? 'Attached to the mirror already running' : 'Mirroring leads, events and appointments'} ` +
+        `of connection ${connectionId} into ${relative(process.cwd(), destination.slice('sqlite:'.length))}\n`,
+    );
+    let detach: () => void = () => undefined;
+    const detached = new Promise<void>((resolve) => (detach = resolve));
+    process.once('SIGINT', detach);
+    process.once('SIGTERM', detach);
+    const outcome = await watchMirror(handle, {
+      detach: detached,
+      interactive: process.stderr.isTTY === true,
+    });
+    process.off('SIGINT', detach);
+    process.off('SIGTERM', detach);
+    if (outcome === 'detached') return;
+    const file = relative(process.cwd(), destination.slice('sqlite:'.length)) || destination;
+    process.stdout.write(
+      `${summaryText(outcome)}` +
+        `The data is in ${file} (tables leads, lead_bookings, events, event_bookings, appointments). Try:\n` +
+        `  sqlite3 ${file} "SELECT status, count(*) FROM leads WHERE deleted_at IS NULL GROUP BY status"\n`,
+    );
+    logger.info({ workflowId: handle.workflowId }, 'mirror pass finished');
+  } finally {
+    await close();
+  }
+}

@@ -1,0 +1,339 @@
+import { createHash } from 'node:crypto';
+import { isAbsolute, resolve } from 'node:path';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import cliProgress from 'cli-progress';
+import type { Command } from 'commander';
+import { loadConfig, type Config } from '../config/index.js';
+import { connectClient } from '../worker/temporal-client.js';
+import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
+import {
+  MIRROR_SUBJECTS,
+  mirrorWorkflowId,
+  type MirrorInput,
+  type MirrorProgress,
+  type MirrorSubject,
+} from '../workflows/mirror-types.js';
+import { listConnections } from './connections.js';
+import { runAction, UserError } from './errors.js';
+import { intFlag } from './options.js';
+
+export interface SyncRequest {
+  subjects: MirrorSubject[];
+  destination: string;
+  full: boolean;
+  connectionId?: string;
+  concurrency?: number;
+}
+
+/** `sqlite:PATH` (relative to the working directory) or `postgres://…`, in one spelling. */
+export function normalizeDestination(to: string): string {
+  if (/^postgres(ql)?:\/\//.test(to)) {
+    try {
+      new URL(to);
+    } catch {
+      throw new UserError(`--to: '${redactUrl(to)}' is not a valid postgres:// URL`, 2);
+    }
+    return to;
+  }
+  const path = to.startsWith('sqlite:') ? to.slice('sqlite:'.length) : undefined;
+  if (path === undefined || path === '') {
+    throw new UserError(
+      `--to='${redactUrl(to)}' is not allowed: expected sqlite:PATH or postgres://user@host/db`,
+      2,
+    );
+  }
+  return `sqlite:${isAbsolute(path) ? path : resolve(path)}`;
+}
+
+/** A destination's name in workflow ids: stable, short, and free of any password it holds. */
+export function destinationKey(destination: string): string {
+  return createHash('sha256').update(destination).digest('hex').slice(0, 12);
+}
+
+/** For messages: a URL's password never reaches a terminal. */
+export function redactUrl(text: string): string {
+  return text.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+}
+
+export function defaultDestination(config: Config): string {
+  return `sqlite:${resolve(config.dataDir, 'mirror.db')}`;
+}
+
+function parseSubjects(value: string | undefined): MirrorSubject[] {
+  if (value === undefined || value === 'all') return [...MIRROR_SUBJECTS];
+  if ((MIRROR_SUBJECTS as readonly string[]).includes(value)) return [value as MirrorSubject];
+  throw new UserError(
+    `'${value}' is not something ebsync mirrors: expected leads, events, appointments or all`,
+    2,
+  );
+}
+
+async function pickConnection(client: Client, config: Config, asked?: string): Promise<string> {
+  if (asked) return asked;
+  const connections = await listConnections(client, config.temporal.taskQueue);
+  if (connections.length === 0) {
+    throw new UserError("no connection yet: run 'ebsync connect' first (or 'npm start' for demo)");
+  }
+  if (connections.length > 1) {
+    throw new UserError(
+      `several connections (${connections.map((c) => c.connectionId).join(', ')}): choose one with --connection ID`,
+      2,
+    );
+  }
+  return connections[0]!.connectionId;
+}
+
+/** Starts the mirror, or attaches to the one already running for that connection and destination. */
+export async function startOrAttach(
+  client: Client,
+  config: Config,
+  request: SyncRequest,
+): Promise<{ handle: WorkflowHandle<typeof mirrorWorkflow>; attached: boolean }> {
+  const connectionId = await pickConnection(client, config, request.connectionId);
+  const workflowId = mirrorWorkflowId(connectionId, destinationKey(request.destination));
+  const input: MirrorInput = {
+    connectionId,
+    destination: request.destination,
+    subjects: request.subjects,
+    mode: request.full ? 'full' : 'incremental',
+    ...(request.concurrency ? { concurrency: request.concurrency } : {}),
+  };
+  try {
+    const handle = await client.workflow.start(mirrorWorkflow, {
+      taskQueue: config.temporal.taskQueue,
+      workflowId,
+      args: [input],
+    });
+    return { handle, attached: false };
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    return { handle: client.workflow.getHandle<typeof mirrorWorkflow>(workflowId), attached: true };
+  }
+}
+
+function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+export function progressLine(p: MirrorProgress): string {
+  const c = p.counts;
+  const of = c.expected > 0 ? `/${c.expected}` : '';
+  const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
+  return (
+    `${p.phase}: ${c.read}${of} read, ${c.written} written, ${c.unchanged} unchanged, ` +
+    `${c.deleted} deleted, ${p.partitions.done}/${p.partitions.total} partitions, ` +
+    `${p.ratePerSecond}/s${eta}`
+  );
+}
+
+export function summaryText(p: MirrorProgress): string {
+  const c = p.counts;
+  const lines = [
+    `Mirror of ${p.subjects.join(', ')} (${p.mode}) for connection ${p.connectionId}: ${p.phase}`,
+    `  destination  ${redactUrl(p.destination)}`,
+    `  read         ${c.read} records in ${c.pages} pages (${c.requests} requests), ${duration(p.elapsedMs)}`,
+    `  written      ${c.written} (${c.unchanged} unchanged, ${c.deleted} marked deleted)`,
+  ];
+  if (c.unreachable > 0 || p.gaps.length > 0) {
+    lines.push(
+      `  unreachable  ${c.unreachable} of ${c.expected} records: no split of the query reaches them`,
+    );
+    for (const gap of p.gaps) lines.push(`               ${gap}`);
+  }
+  if (p.error) lines.push(`  error        ${p.error}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Shows a mirror's progress until it ends: a bar on a terminal, a line every few seconds
+ * otherwise. Resolves with the final progress; `detach` stops watching without stopping it.
+ */
+export async function watchMirror(
+  handle: WorkflowHandle<typeof mirrorWorkflow>,
+  options: { detach: Promise<void>; interactive: boolean },
+): Promise<MirrorProgress | 'detached'> {
+  let detached = false;
+  void options.detach.then(() => (detached = true));
+  const bar = options.interactive
+    ? new cliProgress.SingleBar(
+        {
+          stream: process.stderr,
+          format: '{phase} |{bar}| {value}/{total} read, {written} written, {rate}/s, ETA {eta_h}',
+          hideCursor: true,
+          etaBuffer: 50,
+        },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  let started = false;
+  let lastLine = 0;
+  const result = handle.result().then(
+    (summary) => ({ summary }),
+    (error: unknown) => ({ error }),
+  );
+  let final: { summary: MirrorProgress } | { error: unknown } | undefined;
+  void result.then((r) => (final = r));
+  try {
+    while (!final && !detached) {
+      let progress: MirrorProgress | undefined;
+      try {
+        progress = await handle.query(mirrorProgressQuery);
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) throw error;
+      }
+      if (progress) {
+        const total = Math.max(progress.counts.expected, progress.counts.read, 1);
+        const payload = {
+          phase: progress.phase.padEnd(8),
+          written: progress.counts.written,
+          rate: progress.ratePerSecond,
+          eta_h: progress.etaMs === null ? '?' : duration(progress.etaMs),
+        };
+        if (bar) {
+          if (!started) bar.start(total, progress.counts.read, payload);
+          else {
+            bar.setTotal(total);
+            bar.update(progress.counts.read, payload);
+          }
+          started = true;
+        } else if (Date.now() - lastLine > 5_000) {
+          process.stderr.write(`${progressLine(progress)}\n`);
+          lastLine = Date.now();
+        }
+      }
+      await Promise.race([new Promise((r) => setTimeout(r, 500)), result, options.detach]);
+    }
+  } finally {
+    bar?.stop();
+  }
+  if (detached && !final) return 'detached';
+  const outcome = final ?? (await result);
+  if ('summary' in outcome) return outcome.summary;
+  try {
+    return await handle.query(mirrorProgressQuery);
+  } catch {
+    throw outcome.error;
+  }
+}
+
+export function registerSyncCommand(program: Command): void {
+  program
+    .command('sync')
+    .description(
+      'Mirror leads, events and appointments into a database: starts the mirror of a connection, ' +
+        'or attaches to the one already running, and shows its progress.\n' +
+        'Ctrl-C detaches (the sync goes on); --cancel stops it; --status shows it without attaching.',
+    )
+    .argument('[what]', 'leads, events, appointments or all', 'all')
+    .option(
+      '--to <destination>',
+      'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
+    )
+    .option(
+      '--full',
+      'full pass: re-read every record and mark deleted ones (default: incremental)',
+    )
+    .option('--connection <id>', 'connection to mirror (default: the only one)')
+    .option('--concurrency <n>', 'partitions read at once (1-16)', intFlag(1, 16))
+    .option('--status', 'print the progress of this mirror and exit')
+    .option('--cancel', 'cancel this mirror (an interrupted pass deletes nothing)')
+    .option('--json', 'with --status or at the end: the progress as JSON')
+    .action(
+      (
+        what: string,
+        flags: {
+          to?: string;
+          full?: boolean;
+          connection?: string;
+          concurrency?: number;
+          status?: boolean;
+          cancel?: boolean;
+          json?: boolean;
+        },
+      ) =>
+        runAction(async () => {
+          const config = loadConfig();
+          const subjects = parseSubjects(what);
+          const destination = normalizeDestination(flags.to ?? defaultDestination(config));
+          const { client, close } = await connectClient(config);
+          try {
+            const connectionId = await pickConnection(client, config, flags.connection);
+            const workflowId = mirrorWorkflowId(connectionId, destinationKey(destination));
+            if (flags.status || flags.cancel) {
+              const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId);
+              let description;
+              try {
+                description = await handle.describe();
+              } catch (error) {
+                if (error instanceof WorkflowNotFoundError) {
+                  throw new UserError(
+                    `no mirror of connection ${connectionId} into ${redactUrl(destination)} yet: start one with 'ebsync sync'`,
+                  );
+                }
+                throw error;
+              }
+              if (flags.cancel) {
+                if (description.status.name !== 'RUNNING') {
+                  process.stdout.write(`the mirror is not running (${description.status.name})\n`);
+                  return;
+                }
+                await handle.cancel();
+                await handle.result().catch(() => undefined);
+                process.stdout.write(
+                  `cancelled the mirror of connection ${connectionId}; the interrupted pass deleted nothing\n`,
+                );
+                return;
+              }
+              const progress = await handle.query(mirrorProgressQuery);
+              process.stdout.write(
+                flags.json
+                  ? `${JSON.stringify({ status: description.status.name, ...progress })}\n`
+                  : `${description.status.name.toLowerCase()}\n${summaryText(progress)}`,
+              );
+              return;
+            }
+            const { handle, attached } = await startOrAttach(client, config, {
+              subjects,
+              destination,
+              full: flags.full === true,
+              connectionId,
+              ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+            });
+            process.stderr.write(
+              attached
+                ? `attached to the mirror already running (${handle.workflowId})\n`
+                : `started the mirror (${handle.workflowId})\n`,
+            );
+            let onSignal: () => void = () => undefined;
+            const detach = new Promise<void>((resolveDetach) => (onSignal = resolveDetach));
+            process.once('SIGINT', onSignal);
+            const outcome = await watchMirror(handle, {
+              detach,
+              interactive: process.stderr.isTTY === true,
+            });
+            process.off('SIGINT', onSignal);
+            if (outcome === 'detached') {
+              process.stderr.write(
+                `detached: the sync goes on in Temporal (${handle.workflowId}); ` +
+                  `'ebsync sync --status' shows it, 'ebsync sync --cancel' stops it\n`,
+              );
+              return;
+            }
+            process.stdout.write(
+              flags.json ? `${JSON.stringify(outcome)}\n` : summaryText(outcome),
+            );
+            if (outcome.phase === 'failed') process.exitCode = 1;
+          } finally {
+            await close();
+          }
+        }),
+    );
+}

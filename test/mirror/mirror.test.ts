@@ -1,0 +1,277 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeyAuth, createClient } from '../../api/index.js';
+import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
+import { openDestination } from '../../destinations/open-destination.js';
+import type { Destination } from '../../destinations/destination.js';
+import { openLedger } from '../../store/open-ledger.js';
+import type { Ledger } from '../../store/ledger.js';
+import { mirrorProgressQuery, mirrorWorkflow } from '../../workflows/mirror.js';
+import type { MirrorInput, MirrorSummary } from '../../workflows/mirror-types.js';
+import { createTestDatabase, queryDatabase } from '../helpers/postgres.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+
+const REACH = 100;
+const LEADS = 2000;
+const EVENTS = 300;
+
+let ts: TestSandbox;
+let temporal: TemporalHarness;
+let dir: string;
+const ledgers: Ledger[] = [];
+const destinations = new Map<string, Destination>();
+
+function depsFor(ledgerLocation: string): MirrorDeps {
+  let ledger: Promise<Ledger> | undefined;
+  return {
+    clientFor: () =>
+      Promise.resolve(
+        createClient({
+          baseUrl: ts.sb.baseUrl,
+          auth: apiKeyAuth(ts.sb.apiKey),
+          ca: readFileSync(ts.sb.caFile ?? ''),
+        }),
+      ),
+    ledger: () =>
+      (ledger ??= openLedger(ledgerLocation).then((l) => {
+        ledgers.push(l);
+        return l;
+      })),
+    destination: (target) => {
+      let d = destinations.get(target);
+      if (!d) destinations.set(target, (d = openDestination(target)));
+      return Promise.resolve(d);
+    },
+    reachLimit: REACH,
+    per: 100,
+  };
+}
+
+/** The sandbox's own live rows of a type. */
+function truth(type: string, extra = ''): Set<string> {
+  const rows = ts.sb.ctx.db
+    .prepare(
+      `SELECT id FROM records WHERE type = ? AND business_id = ? AND deleted_at IS NULL ${extra}`,
+    )
+    .all(type, ts.sb.businessId) as { id: number }[];
+  return new Set(rows.map((r) => String(r.id)));
+}
+
+async function runPass(
+  deps: MirrorDeps,
+  input: Omit<MirrorInput, 'connectionId'>,
+): Promise<MirrorSummary> {
+  const taskQueue = temporal.taskQueue();
+  return temporal.withWorker(
+    { taskQueue, activities: createMirrorActivities(deps), maxConcurrentActivityTaskExecutions: 8 },
+    () =>
+      temporal.client.workflow.execute(mirrorWorkflow, {
+        taskQueue,
+        workflowId: `mirror-test-${taskQueue}`,
+        args: [{ connectionId: 'c1', ...input }],
+      }),
+  );
+}
+
+function sqliteRows(file: string, sql: string): Record<string, unknown>[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare(sql).all() as Record<string, unknown>[];
+  } finally {
+    db.close();
+  }
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-mirror-'));
+  ts = await startTestSandbox({
+    https: true,
+    reachLimit: REACH,
+    seed: { leads: LEADS, events: EVENTS },
+  });
+  temporal = await connectTemporal();
+}, 240_000);
+
+afterAll(async () => {
+  for (const d of destinations.values()) await d.close();
+  for (const l of ledgers) await l.close();
+  await temporal?.close();
+  await ts?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('mirrorWorkflow into SQLite (reach limit 100, 2,000 leads, 300 events)', () => {
+  const file = () => join(dir, 'mirror.db');
+  const deps = () => depsFor(`sqlite:${join(dir, 'store.db')}`);
+  let sqliteDeps: MirrorDeps;
+  let first: MirrorSummary;
+
+  beforeAll(async () => {
+    sqliteDeps = deps();
+    first = await runPass(sqliteDeps, {
+      destination: `sqlite:${file()}`,
+      subjects: ['leads', 'events', 'appointments'],
+      mode: 'full',
+    });
+  }, 300_000);
+
+  it('mirrors every event, event booking, lead booking and appointment, once', () => {
+    const ids = (table: string) =>
+      sqliteRows(file(), `SELECT id FROM ${table} WHERE deleted_at IS NULL`).map((r) =>
+        String(r.id),
+      );
+    for (const [table, type, extra] of [
+      ['events', 'event', ''],
+      ['lead_bookings', 'lead_booking', ''],
+      [
+        'event_bookings',
+        'event_booking',
+        `AND parent_id IN (SELECT id FROM records WHERE type = 'event' AND deleted_at IS NULL)`,
+      ],
+      ['appointments', 'appointment', ''],
+    ] as const) {
+      const rows = ids(table);
+      expect(new Set(rows).size, `${table} duplicated`).toBe(rows.length);
+      expect(new Set(rows), table).toEqual(truth(type, extra));
+    }
+    expect(ids('events')).toHaveLength(EVENTS);
+  });
+
+  it('accounts for every lead: mirrored + reported unreachable = total_count, at most 1% unreachable', () => {
+    const mirrored = sqliteRows(file(), 'SELECT id FROM leads').map((r) => String(r.id));
+    const live = truth('lead');
+    expect(mirrored.filter((id) => !live.has(id))).toEqual([]);
+    const unreachableLeads = LEADS - mirrored.length;
+    expect(unreachableLeads).toBeLessThanOrEqual(LEADS / 100);
+    // The pass reports exactly the leads it could not reach, and nothing else is missing.
+    expect(first.counts.unreachable).toBe(unreachableLeads);
+    if (unreachableLeads > 0) expect(first.gaps.join('\n')).toMatch(/leads: \d+ of 2000/);
+    expect(first.phase).toBe('done');
+    expect(first.counts.written).toBeGreaterThan(LEADS);
+  });
+
+  it('keeps money in cents and timestamps in UTC, with the whole record as JSON', () => {
+    const [row] = sqliteRows(
+      file(),
+      `SELECT * FROM events WHERE balance_amount_due_cents IS NOT NULL ORDER BY id LIMIT 1`,
+    );
+    expect(Number.isInteger(row?.balance_amount_due_cents)).toBe(true);
+    const record = JSON.parse(String(row?.record)) as { id: string };
+    expect(record.id).toBe(String(row?.id));
+  });
+
+  it('writes nothing on a second pass over unchanged data, then exactly the 5 leads edited', async () => {
+    const again = await runPass(sqliteDeps, {
+      destination: `sqlite:${file()}`,
+      subjects: ['leads', 'events', 'appointments'],
+      mode: 'full',
+    });
+    expect(again.counts.written).toBe(0);
+    expect(again.counts.deleted).toBe(0);
+
+    const before = new Map(
+      sqliteRows(file(), 'SELECT id, synced_at FROM leads').map((r) => [r.id, r.synced_at]),
+    );
+    const bookingsBefore = new Map(
+      sqliteRows(file(), 'SELECT id, synced_at FROM lead_bookings').map((r) => [r.id, r.synced_at]),
+    );
+    const edited = [...before.keys()].slice(10, 15).map(Number);
+    for (const id of edited) ts.sb.admin.patchRecord('lead', id, { first_name: `Edited${id}` });
+    const third = await runPass(sqliteDeps, {
+      destination: `sqlite:${file()}`,
+      subjects: ['leads'],
+      mode: 'incremental',
+    });
+    const after = sqliteRows(file(), 'SELECT id, synced_at, first_name FROM leads');
+    const changed = after.filter((r) => before.get(r.id) !== r.synced_at).map((r) => r.id);
+    expect(changed.map(Number).sort()).toEqual([...edited].sort());
+    // A booking shows its lead's name, so the edited leads' bookings change with them, and
+    // nothing else does.
+    const bookings = sqliteRows(file(), 'SELECT id, lead_id, synced_at FROM lead_bookings').filter(
+      (b) => bookingsBefore.get(b.id) !== b.synced_at,
+    );
+    expect(bookings.filter((b) => !edited.includes(Number(b.lead_id)))).toEqual([]);
+    expect(third.counts.written).toBe(5 + bookings.length);
+    for (const r of after.filter((r) => edited.includes(Number(r.id)))) {
+      expect(r.first_name).toBe(`Edited${String(r.id)}`);
+    }
+  }, 300_000);
+
+  it('marks 3 deleted leads deleted after a complete pass, and not after an interrupted one', async () => {
+    const live = sqliteRows(file(), 'SELECT id FROM leads WHERE deleted_at IS NULL').map((r) =>
+      Number(r.id),
+    );
+    const gone = live.slice(100, 103);
+    for (const id of gone) ts.sb.admin.deleteRecord('lead', id);
+
+    // Interrupted: cancelled while reading. Nothing may be marked deleted.
+    const taskQueue = temporal.taskQueue();
+    await temporal.withWorker(
+      { taskQueue, activities: createMirrorActivities(sqliteDeps) },
+      async () => {
+        const handle = await temporal.client.workflow.start(mirrorWorkflow, {
+          taskQueue,
+          workflowId: `mirror-cancel-${taskQueue}`,
+          args: [
+            {
+              connectionId: 'c1',
+              destination: `sqlite:${file()}`,
+              subjects: ['leads'],
+              mode: 'full',
+            },
+          ],
+        });
+        for (let i = 0; i < 200; i += 1) {
+          const p = await handle.query(mirrorProgressQuery).catch(() => undefined);
+          if (p && p.counts.pages >= 2) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await handle.cancel();
+        await expect(handle.result()).rejects.toThrow();
+      },
+    );
+    const deletedAfterCancel = sqliteRows(
+      file(),
+      'SELECT id FROM leads WHERE deleted_at IS NOT NULL',
+    );
+    expect(deletedAfterCancel).toEqual([]);
+
+    const complete = await runPass(sqliteDeps, {
+      destination: `sqlite:${file()}`,
+      subjects: ['leads'],
+      mode: 'full',
+    });
+    expect(complete.counts.deleted).toBe(3);
+    const deleted = sqliteRows(file(), 'SELECT id FROM leads WHERE deleted_at IS NOT NULL').map(
+      (r) => Number(r.id),
+    );
+    expect(deleted.sort()).toEqual([...gone].sort());
+  }, 300_000);
+});
+
+describe('mirrorWorkflow into Postgres, with the ledger in Postgres', () => {
+  it('mirrors appointments and events into typed tables, and a second pass writes nothing', async () => {
+    const url = await createTestDatabase('mirror');
+    const deps = depsFor(url);
+    const summary = await runPass(deps, {
+      destination: url,
+      subjects: ['events', 'appointments'],
+      mode: 'full',
+    });
+    expect(summary.phase).toBe('done');
+    const events = await queryDatabase<{ id: string }>(url, 'SELECT id FROM events');
+    expect(new Set(events.map((r) => r.id))).toEqual(truth('event'));
+    const appointments = await queryDatabase<{ id: string }>(url, 'SELECT id FROM appointments');
+    expect(new Set(appointments.map((r) => r.id))).toEqual(truth('appointment'));
+    const again = await runPass(deps, {
+      destination: url,
+      subjects: ['events', 'appointments'],
+      mode: 'full',
+    });
+    expect(again.counts.written).toBe(0);
+  }, 300_000);
+});

@@ -1,0 +1,115 @@
+/** Types shared by the mirror workflow, its activities and the CLI. Plain data only. */
+
+/** What a user asks to mirror: `ebsync sync leads|events|appointments|all`. */
+export type MirrorSubject = 'leads' | 'events' | 'appointments';
+export const MIRROR_SUBJECTS: readonly MirrorSubject[] = ['leads', 'events', 'appointments'];
+
+/**
+ * full: every record is read (events too), changes are written, and after a complete pass the
+ * records the ledger has but the pass did not see are re-read by id (404 = deleted).
+ * incremental: the lists are read and changes written; events are read only where their
+ * bookings changed; nothing is deleted.
+ */
+export type MirrorMode = 'full' | 'incremental';
+
+export interface MirrorInput {
+  connectionId: string;
+  /** `sqlite:PATH` or `postgres://…` (sealed in history by the payload codec like every payload). */
+  destination: string;
+  subjects: MirrorSubject[];
+  mode: MirrorMode;
+  /** Pages of partitions read at once. */
+  concurrency?: number;
+  /** Carried over continue-as-new; absent on the first run. */
+  carried?: MirrorCarried;
+}
+
+/**
+ * One partition of a pass, as the planner made it: the workflow never looks inside `spec` or
+ * `cursor`, it only passes them back to the page activity.
+ */
+export interface PartitionState {
+  key: string;
+  subject: MirrorSubject;
+  spec: unknown;
+  cursor: unknown;
+  done: boolean;
+  /** Records this partition holds by the service's total_count, where known. */
+  expected: number;
+  /** Read only after this partition is done (lead bookings after leads). */
+  after?: string;
+}
+
+export interface MirrorCounts {
+  pages: number;
+  requests: number;
+  read: number;
+  written: number;
+  unchanged: number;
+  deleted: number;
+  /** Records the service counts but no split of the query can reach (reported, never silent). */
+  unreachable: number;
+  /** Records the service said the pass would find (sum of total_counts). */
+  expected: number;
+}
+
+export type MirrorPhase = 'planning' | 'reading' | 'deleting' | 'done' | 'failed';
+
+export interface MirrorCarried {
+  passId: string;
+  generation: number;
+  startedAt: number;
+  partitions: PartitionState[];
+  counts: MirrorCounts;
+  phase: MirrorPhase;
+  /** Where the deletion sweep goes on from (last ledger id checked), per subject. */
+  sweepAfter: string | null;
+  /** Reach-limit gaps the planner found, one line each. */
+  gaps: string[];
+  runs: number;
+}
+
+export interface MirrorProgress {
+  connectionId: string;
+  destination: string;
+  mode: MirrorMode;
+  subjects: MirrorSubject[];
+  phase: MirrorPhase;
+  passId: string | null;
+  generation: number | null;
+  startedAt: number | null;
+  elapsedMs: number;
+  partitions: { total: number; done: number };
+  counts: MirrorCounts;
+  gaps: string[];
+  /** Records read per second over the pass so far. */
+  ratePerSecond: number;
+  /** Time left at that rate, from the expected count; null when unknown. */
+  etaMs: number | null;
+  /** Set when the pass failed. */
+  error: string | null;
+}
+
+export type MirrorSummary = MirrorProgress;
+
+export const emptyCounts = (): MirrorCounts => ({
+  pages: 0,
+  requests: 0,
+  read: 0,
+  written: 0,
+  unchanged: 0,
+  deleted: 0,
+  unreachable: 0,
+  expected: 0,
+});
+
+export function addCounts(into: MirrorCounts, more: Partial<MirrorCounts>): void {
+  for (const key of Object.keys(more) as (keyof MirrorCounts)[]) {
+    into[key] += more[key] ?? 0;
+  }
+}
+
+/** One mirror per connection and destination, so a second `ebsync sync` attaches to it. */
+export function mirrorWorkflowId(connectionId: string, destinationKey: string): string {
+  return `mirror-${connectionId}-${destinationKey}`;
+}

@@ -1,0 +1,234 @@
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  ContinueAsNew,
+  continueAsNew,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { createMirrorActivities } from '../activities/mirror/pass.js';
+import {
+  addCounts,
+  emptyCounts,
+  type MirrorCarried,
+  type MirrorInput,
+  type MirrorProgress,
+  type MirrorSummary,
+  type PartitionState,
+} from './mirror-types.js';
+
+type MirrorActivities = ReturnType<typeof createMirrorActivities>;
+
+// Errors the service answers that no retry can fix fail the activity at once (activities/
+// failures.ts marks them non-retryable); everything else retries with backoff, and 429s
+// after what Retry-After said.
+const retry = { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 };
+const { planMirrorPass, finishMirrorPass } = proxyActivities<MirrorActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '1 minute',
+  retry,
+});
+const { mirrorPage, sweepDeletions } = proxyActivities<MirrorActivities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '1 minute',
+  retry,
+});
+
+export const mirrorProgressQuery = defineQuery<MirrorProgress>('mirrorProgress');
+
+/** Pages per run before the history is handed to a fresh run (continue-as-new). */
+const PAGES_PER_RUN = 400;
+const HISTORY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Mirrors one connection's records into one destination. Only partitions, cursors and counts
+ * live here (DESIGN decision 1): each page is read, normalized, compared with the ledger and
+ * written by one activity. Deletions happen only after every partition was read to its end.
+ */
+export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary> {
+  const concurrency = Math.max(1, Math.min(16, input.concurrency ?? 4));
+  let state: MirrorCarried | undefined = input.carried;
+  let error: string | null = null;
+  const now = (): number => Date.now();
+
+  const progress = (): MirrorProgress => {
+    const counts = state?.counts ?? emptyCounts();
+    const elapsedMs = state ? Math.max(0, now() - state.startedAt) : 0;
+    const ratePerSecond = elapsedMs > 0 ? (counts.read * 1000) / elapsedMs : 0;
+    const left = Math.max(0, counts.expected - counts.read - counts.unreachable);
+    const etaMs =
+      state?.phase === 'done'
+        ? 0
+        : ratePerSecond > 0 && counts.expected > 0
+          ? Math.round((left / ratePerSecond) * 1000)
+          : null;
+    return {
+      connectionId: input.connectionId,
+      destination: input.destination,
+      mode: input.mode,
+      subjects: input.subjects,
+      phase: error ? 'failed' : (state?.phase ?? 'planning'),
+      passId: state?.passId ?? null,
+      generation: state?.generation ?? null,
+      startedAt: state?.startedAt ?? null,
+      elapsedMs,
+      partitions: {
+        total: state?.partitions.length ?? 0,
+        done: state?.partitions.filter((p) => p.done).length ?? 0,
+      },
+      counts: { ...counts },
+      gaps: state?.gaps ?? [],
+      ratePerSecond: Math.round(ratePerSecond * 10) / 10,
+      etaMs,
+      error,
+    };
+  };
+  setHandler(mirrorProgressQuery, progress);
+
+  const target = {
+    connectionId: input.connectionId,
+    destination: input.destination,
+    mode: input.mode,
+  };
+
+  try {
+    if (!state) {
+      const startedAt = now();
+      const plan = await planMirrorPass({ ...target, subjects: input.subjects });
+      state = {
+        passId: plan.passId,
+        generation: plan.generation,
+        startedAt,
+        partitions: plan.partitions,
+        counts: { ...emptyCounts(), ...plan.counts },
+        phase: 'reading',
+        sweepAfter: null,
+        gaps: plan.gaps,
+        runs: 0,
+      };
+    }
+    const current = state;
+    current.runs += 1;
+    let pagesThisRun = 0;
+    // Each page's result carries its partition's plan, so history grows by bytes as well as by
+    // events: hand over early on either.
+    const handOver = (): boolean =>
+      pagesThisRun >= PAGES_PER_RUN ||
+      workflowInfo().continueAsNewSuggested ||
+      workflowInfo().historySize > HISTORY_BYTES;
+
+    if (current.phase === 'reading') {
+      // A fixed set of lanes, each taking the next unfinished partition, so at most
+      // `concurrency` pages are in flight and a lane never waits on another's partition.
+      const taken = new Set<string>();
+      const isDone = (key: string): boolean =>
+        current.partitions.find((p) => p.key === key)?.done ?? true;
+      const ready = (): PartitionState | undefined =>
+        current.partitions.find(
+          (p) => !p.done && !taken.has(p.key) && (p.after === undefined || isDone(p.after)),
+        );
+      const lane = async (): Promise<void> => {
+        for (;;) {
+          if (handOver()) return;
+          // Wait for a partition to become ready (lead bookings wait for leads), or for none
+          // to be left to anyone.
+          await condition(
+            () => handOver() || ready() !== undefined || taken.size === 0 || allRead(),
+          );
+          const next = ready();
+          if (!next) {
+            if (taken.size === 0 || allRead() || handOver()) return;
+            continue;
+          }
+          taken.add(next.key);
+          try {
+            while (!next.done && !handOver()) await readPage(next);
+          } finally {
+            taken.delete(next.key);
+          }
+        }
+      };
+      const allRead = (): boolean => current.partitions.every((p) => p.done);
+      const readPage = async (partition: PartitionState): Promise<void> => {
+        const page = await mirrorPage({
+          ...target,
+          generation: current.generation,
+          partition: {
+            key: partition.key,
+            subject: partition.subject,
+            spec: partition.spec,
+            cursor: partition.cursor,
+          },
+          expectedOf: Object.fromEntries(current.partitions.map((p) => [p.key, p.expected])),
+        });
+        partition.cursor = page.cursor;
+        partition.done = page.done;
+        partition.expected = page.expected;
+        addCounts(current.counts, page.counts);
+        current.counts.expected = current.partitions.reduce((sum, p) => sum + p.expected, 0);
+        current.gaps.push(...page.gaps);
+        pagesThisRun += 1;
+      };
+      await Promise.all(Array.from({ length: concurrency }, lane));
+      if (current.partitions.every((p) => p.done)) {
+        current.phase = input.mode === 'full' ? 'deleting' : 'done';
+      }
+    }
+
+    while (current.phase === 'deleting' && !handOver()) {
+      const sweep = await sweepDeletions({
+        ...target,
+        subjects: input.subjects,
+        generation: current.generation,
+        after: current.sweepAfter,
+      });
+      addCounts(current.counts, sweep.counts);
+      current.sweepAfter = sweep.after;
+      pagesThisRun += 1;
+      if (sweep.done) current.phase = 'done';
+    }
+
+    if (current.phase !== 'done') {
+      return await continueAsNew<typeof mirrorWorkflow>({ ...input, carried: current });
+    }
+    await finishMirrorPass({
+      ...target,
+      subjects: input.subjects,
+      generation: current.generation,
+      complete: true,
+    });
+    return progress();
+  } catch (err) {
+    if (err instanceof ContinueAsNew) throw err;
+    if (isCancellation(err)) {
+      // An interrupted pass deletes nothing; the ledger is told it did not complete.
+      if (state) {
+        const generation = state.generation;
+        await CancellationScope.nonCancellable(() =>
+          finishMirrorPass({ ...target, subjects: input.subjects, generation, complete: false }),
+        );
+      }
+      throw err;
+    }
+    error =
+      err instanceof Error ? (err.cause instanceof Error ? err.cause : err).message : 'failed';
+    if (state) {
+      await finishMirrorPass({
+        ...target,
+        subjects: input.subjects,
+        generation: state.generation,
+        complete: false,
+      });
+    }
+    throw ApplicationFailure.create({
+      type: 'MirrorPassFailed',
+      message: `mirror pass failed: ${error}`,
+      nonRetryable: true,
+      ...(err instanceof Error ? { cause: err } : {}),
+    });
+  }
+}
