@@ -218,13 +218,21 @@ export class Transport {
     }
   }
 
+  /**
+   * got's RequestError carries the request options, headers with the key or bearer token
+   * included, and anything that inspects or logs the cause would print them: keep its code.
+   */
   private networkError(operation: string, error: unknown): EbsError {
     if (error instanceof RequestError) {
       return new NetworkError(`${operation}: ${error.code} ${error.message}`, {
         operation,
-        cause: error,
+        cause: { code: error.code },
       });
     }
-    return new NetworkError(`${operation}: ${String(error)}`, { operation, cause: error });
+    const code = (error as { code?: unknown } | null)?.code;
+    return new NetworkError(`${operation}: ${String(error)}`, {
+      operation,
+      ...(typeof code === 'string' ? { cause: { code } } : {}),
+    });
   }
 }
