@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -26,6 +25,7 @@ import {
   ROUTES,
 } from '../../api/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { closedPort } from '../helpers/ports.js';
 import { createLead, readLeadInput } from '../../sandbox/resources/leads.js';
 import { createEventNote } from '../../sandbox/resources/event-notes.js';
 import { ensureDefaultCalendar } from '../../sandbox/resources/availability.js';
@@ -48,17 +48,6 @@ function clientFor(auth: ClientOptions['auth'], extra: Partial<ClientOptions> = 
     ca,
     onResponse: ({ operation }) => answered.add(operation),
     ...extra,
-  });
-}
-
-/** A loopback port nothing listens on (it was free a moment ago). */
-function closedPort(): Promise<number> {
-  return new Promise<number>((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
   });
 }
 
