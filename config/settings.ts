@@ -26,7 +26,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'mode',
     default: 'development',
     description:
-      '`development` or `production`. Production refuses plain-HTTP service addresses, even on loopback, and requires `EBSYNC_ENCRYPTION_KEYS`.',
+      '`development` or `production`. Production refuses plain-HTTP service and OAuth addresses, even on loopback, and requires `EBSYNC_ENCRYPTION_KEYS`.',
   },
   {
     env: 'EBSYNC_DATA_DIR',
@@ -51,7 +51,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'EBS_AUTH_URL',
     path: 'service.authUrl',
     default: '(none)',
-    description: 'Authorization server of installed apps (OAuth).',
+    description:
+      'Authorization server of installed apps (OAuth). HTTPS; `http://` only to loopback when `EBS_ALLOW_HTTP=true`, as for `EBS_BASE_URL`.',
   },
   {
     env: 'EBS_API_KEY',
@@ -83,7 +84,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'EBS_ALLOW_HTTP',
     path: 'service.allowHttp',
     default: 'false',
-    description: 'Allow plain `http://` service addresses, and only on loopback.',
+    description:
+      'Allow plain `http://` service and OAuth addresses, only on loopback and only in development.',
   },
   {
     env: 'TEMPORAL_ADDRESS',
