@@ -118,6 +118,13 @@ const encryptionKeys = z.string().transform((value, ctx) => {
       ctx.addIssue({ code: 'custom', message: KEYS_RULE });
       return z.NEVER;
     }
+    if (keys.some((k) => k.id === match[1])) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `key id '${match[1]}' appears twice; each key needs its own id`,
+      });
+      return z.NEVER;
+    }
     keys.push({ id: match[1], key });
   }
   if (keys.length === 0) {
