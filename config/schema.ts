@@ -148,6 +148,9 @@ export const configSchema = z
             error: 'expected one of trace, debug, info, warn, error, fatal, silent',
           })
           .default('info'),
+        format: z
+          .enum(['auto', 'json', 'pretty'], { error: 'expected auto, json or pretty' })
+          .default('auto'),
       })
       .prefault({}),
     service: z

@@ -41,6 +41,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'One of trace, debug, info, warn, error, fatal, silent.',
   },
   {
+    env: 'EBSYNC_LOG_FORMAT',
+    path: 'log.format',
+    default: 'auto',
+    description:
+      '`json` (one JSON object a line), `pretty` (readable lines), or `auto`: pretty when the log output (stdout) is a terminal, JSON otherwise.',
+  },
+  {
     env: 'EBS_BASE_URL',
     path: 'service.baseUrl',
     default: '(none)',
