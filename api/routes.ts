@@ -637,6 +637,24 @@ export const OAUTH_PATHS = {
  * Overrides of assumed routes, as `{ "leadBookings.update": "PUT /api/v1/lead_bookings/{lead_booking_id}" }`.
  * Given routes cannot be overridden: the spec fixes them.
  */
+/**
+ * An override is resolved against the configured base URL, where `//host/...`, `..`, `%2e`
+ * or `\\` would lead the request, credentials included, off the service: only plain
+ * segments below /api/v1/ are allowed.
+ */
+function isServicePath(path: string): boolean {
+  const segments = path.split('/');
+  if (segments[0] !== '' || segments[1] !== 'api' || segments[2] !== 'v1') return false;
+  const below = segments.slice(3);
+  return (
+    below.length > 0 &&
+    below.every(
+      (segment) =>
+        /^(?:[A-Za-z0-9_.~-]|\{\w+\})+$/.test(segment) && segment !== '.' && segment !== '..',
+    )
+  );
+}
+
 export function withRouteOverrides(
   overrides: Readonly<Record<string, string>>,
 ): ReadonlyMap<string, RouteDef> {
@@ -648,10 +666,15 @@ export function withRouteOverrides(
       throw new Error(`route '${id}' is given by the spec and cannot be overridden`);
     }
     const match = /^(GET|POST|PUT|PATCH|DELETE)\s+(\/\S*)$/.exec(spec.trim());
-    if (!match) {
+    if (!match?.[2]) {
       throw new Error(`route override for '${id}' must look like 'PATCH /api/v1/path/{id}'`);
     }
-    table.set(id, { ...base, method: match[1] as HttpMethod, path: match[2] ?? base.path });
+    if (!isServicePath(match[2])) {
+      throw new Error(
+        `route override for '${id}' must stay under /api/v1/ (segments of letters, digits, - _ . ~ and {name}), got '${match[2]}'`,
+      );
+    }
+    table.set(id, { ...base, method: match[1] as HttpMethod, path: match[2] });
   }
   return table;
 }

@@ -113,7 +113,11 @@ export class Transport {
       throw new ClientConfigError(`baseUrl must end with /api/v1/, got ${base.pathname}`);
     }
     this.baseUrl = base;
-    this.routes = withRouteOverrides(options.routeOverrides ?? {});
+    try {
+      this.routes = withRouteOverrides(options.routeOverrides ?? {});
+    } catch (error) {
+      throw new ClientConfigError((error as Error).message);
+    }
     this.http = got.extend({
       agent: {
         http: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
@@ -138,7 +142,12 @@ export class Transport {
   /** URL of a route: the path below /api/v1 resolved against the configured base. */
   url(route: RouteDef, params: Readonly<Record<string, string | number>> = {}): URL {
     const path = fillPath(route.path, params).replace(/^\/api\/v1\//, '');
-    return new URL(path, this.baseUrl);
+    const url = new URL(path, this.baseUrl);
+    // Credentials go with every request: never anywhere but below the base URL.
+    if (url.origin !== this.baseUrl.origin || !url.pathname.startsWith(this.baseUrl.pathname)) {
+      throw new ClientConfigError(`${route.id} resolves outside ${this.baseUrl.href}`);
+    }
+    return url;
   }
 
   async call<Body, Out>(operation: string, options: CallOptions<Body, Out>): Promise<Out> {
@@ -218,13 +227,21 @@ export class Transport {
     }
   }
 
+  /**
+   * got's RequestError carries the request options, headers with the key or bearer token
+   * included, and anything that inspects or logs the cause would print them: keep its code.
+   */
   private networkError(operation: string, error: unknown): EbsError {
     if (error instanceof RequestError) {
       return new NetworkError(`${operation}: ${error.code} ${error.message}`, {
         operation,
-        cause: error,
+        cause: { code: error.code },
       });
     }
-    return new NetworkError(`${operation}: ${String(error)}`, { operation, cause: error });
+    const code = (error as { code?: unknown } | null)?.code;
+    return new NetworkError(`${operation}: ${String(error)}`, {
+      operation,
+      ...(typeof code === 'string' ? { cause: { code } } : {}),
+    });
   }
 }

@@ -9,7 +9,7 @@ import type { HealthReport } from '../workflows/index.js';
 import { runAction, UserError } from './errors.js';
 
 export function loggerFor(config: Config): Logger {
-  return createLogger({ level: config.log.level });
+  return createLogger({ level: config.log.level, format: config.log.format });
 }
 
 /** Connection failures to Temporal become one actionable line. */

@@ -27,33 +27,41 @@ const optionalText = z.string().min(1).optional();
 
 const SERVICE_URL_RULE =
   'expected an https:// URL ending in /api/v1/ (http:// only to loopback with EBS_ALLOW_HTTP=true)';
+const AUTH_URL_RULE =
+  'expected an https:// URL (http:// only to loopback with EBS_ALLOW_HTTP=true)';
+const PRODUCTION_HTTP =
+  'plain http:// is refused in production mode, even on loopback; use https://';
 
-const serviceUrl = z.string().transform((value, ctx) => {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: SERVICE_URL_RULE });
-    return z.NEVER;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    ctx.addIssue({ code: 'custom', message: SERVICE_URL_RULE });
-    return z.NEVER;
-  }
-  if (url.username || url.password || url.search || url.hash) {
-    ctx.addIssue({
-      code: 'custom',
-      message: 'credentials, query and fragment are not allowed in the service URL',
-    });
-    return z.NEVER;
-  }
-  if (!/\/api\/v1\/?$/.test(url.pathname)) {
-    ctx.addIssue({ code: 'custom', message: SERVICE_URL_RULE });
-    return z.NEVER;
-  }
-  if (!url.pathname.endsWith('/')) url.pathname += '/';
-  return url.toString();
-});
+/** An http(s) URL without credentials, query or fragment; `apiPath` also asks for /api/v1/. */
+function serverUrl(rule: string, apiPath: boolean) {
+  return z.string().transform((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: rule });
+      return z.NEVER;
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      ctx.addIssue({ code: 'custom', message: rule });
+      return z.NEVER;
+    }
+    if (url.username || url.password || url.search || url.hash) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'credentials, query and fragment are not allowed in the service URL',
+      });
+      return z.NEVER;
+    }
+    if (!apiPath) return value;
+    if (!/\/api\/v1\/?$/.test(url.pathname)) {
+      ctx.addIssue({ code: 'custom', message: rule });
+      return z.NEVER;
+    }
+    if (!url.pathname.endsWith('/')) url.pathname += '/';
+    return url.toString();
+  });
+}
 
 /**
  * `{"routeId": "METHOD /api/v1/path"}`, checked against the route table here, so a bad id or
@@ -94,8 +102,6 @@ const routeOverrides = z
     return overrides;
   });
 
-const authUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s):// URL' });
-
 const KEYS_RULE =
   'expected a comma-separated list of id:base64 entries, each key 32 bytes (generate one with `ebsync keygen`)';
 
@@ -110,6 +116,13 @@ const encryptionKeys = z.string().transform((value, ctx) => {
     const key = match?.[2] ? Buffer.from(match[2], 'base64') : undefined;
     if (!match?.[1] || !key || key.length !== 32) {
       ctx.addIssue({ code: 'custom', message: KEYS_RULE });
+      return z.NEVER;
+    }
+    if (keys.some((k) => k.id === match[1])) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `key id '${match[1]}' appears twice; each key needs its own id`,
+      });
       return z.NEVER;
     }
     keys.push({ id: match[1], key });
@@ -135,12 +148,15 @@ export const configSchema = z
             error: 'expected one of trace, debug, info, warn, error, fatal, silent',
           })
           .default('info'),
+        format: z
+          .enum(['auto', 'json', 'pretty'], { error: 'expected auto, json or pretty' })
+          .default('auto'),
       })
       .prefault({}),
     service: z
       .object({
-        baseUrl: serviceUrl.optional(),
-        authUrl: authUrl.optional(),
+        baseUrl: serverUrl(SERVICE_URL_RULE, true).optional(),
+        authUrl: serverUrl(AUTH_URL_RULE, false).optional(),
         apiKey: z
           .string()
           .regex(/^ik_\S+$/, { error: 'expected an integration key starting with ik_' })
@@ -177,18 +193,22 @@ export const configSchema = z
       .prefault({}),
   })
   .superRefine((config, ctx) => {
-    const base = config.service.baseUrl;
-    if (base !== undefined) {
-      const url = new URL(base);
-      const plainHttpAllowed =
-        config.service.allowHttp && config.mode === 'development' && isLoopbackHost(url.hostname);
-      if (url.protocol === 'http:' && !plainHttpAllowed) {
-        const message =
-          config.mode === 'production' && config.service.allowHttp && isLoopbackHost(url.hostname)
-            ? 'plain http:// is refused in production mode, even on loopback; use https://'
-            : SERVICE_URL_RULE;
-        ctx.addIssue({ code: 'custom', path: ['service', 'baseUrl'], message });
-      }
+    // Plain HTTP carries keys and tokens in clear: only to this machine, and only in development.
+    const urls = [
+      ['baseUrl', config.service.baseUrl, SERVICE_URL_RULE],
+      ['authUrl', config.service.authUrl, AUTH_URL_RULE],
+    ] as const;
+    for (const [key, value, rule] of urls) {
+      if (value === undefined) continue;
+      const url = new URL(value);
+      if (url.protocol !== 'http:') continue;
+      const loopbackAllowed = config.service.allowHttp && isLoopbackHost(url.hostname);
+      if (loopbackAllowed && config.mode === 'development') continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['service', key],
+        message: loopbackAllowed ? PRODUCTION_HTTP : rule,
+      });
     }
     const t = config.temporal;
     if ((t.tlsCertFile === undefined) !== (t.tlsKeyFile === undefined)) {

@@ -26,7 +26,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'mode',
     default: 'development',
     description:
-      '`development` or `production`. Production refuses plain-HTTP service addresses, even on loopback, and requires `EBSYNC_ENCRYPTION_KEYS`.',
+      '`development` or `production`. Production refuses plain-HTTP service and OAuth addresses, even on loopback, and requires `EBSYNC_ENCRYPTION_KEYS`.',
   },
   {
     env: 'EBSYNC_DATA_DIR',
@@ -41,6 +41,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'One of trace, debug, info, warn, error, fatal, silent.',
   },
   {
+    env: 'EBSYNC_LOG_FORMAT',
+    path: 'log.format',
+    default: 'auto',
+    description:
+      '`json` (one JSON object a line), `pretty` (readable lines), or `auto`: pretty when the log output (stdout) is a terminal, JSON otherwise.',
+  },
+  {
     env: 'EBS_BASE_URL',
     path: 'service.baseUrl',
     default: '(none)',
@@ -51,7 +58,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'EBS_AUTH_URL',
     path: 'service.authUrl',
     default: '(none)',
-    description: 'Authorization server of installed apps (OAuth).',
+    description:
+      'Authorization server of installed apps (OAuth). HTTPS; `http://` only to loopback when `EBS_ALLOW_HTTP=true`, as for `EBS_BASE_URL`.',
   },
   {
     env: 'EBS_API_KEY',
@@ -71,7 +79,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'service.routeOverrides',
     default: '(none)',
     description:
-      'JSON object re-pointing routes the spec leaves open (`assumed` in `api/routes.ts`), e.g. `{"leadBookings.update":"PUT /api/v1/lead_bookings/{lead_booking_id}"}`.',
+      'JSON object re-pointing routes the spec leaves open (`assumed` in `api/routes.ts`), e.g. `{"leadBookings.update":"PUT /api/v1/lead_bookings/{lead_booking_id}"}`. Paths stay under `/api/v1/` of `EBS_BASE_URL`: plain segments only, no `//`, `..`, `%`, `?` or `#`.',
   },
   {
     env: 'EBS_CA_FILE',
@@ -83,7 +91,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'EBS_ALLOW_HTTP',
     path: 'service.allowHttp',
     default: 'false',
-    description: 'Allow plain `http://` service addresses, and only on loopback.',
+    description:
+      'Allow plain `http://` service and OAuth addresses, only on loopback and only in development.',
   },
   {
     env: 'TEMPORAL_ADDRESS',
@@ -154,7 +163,7 @@ export const SETTINGS: readonly Setting[] = [
     secret: true,
     default: '(dev: generated)',
     description:
-      'Keys sealing every Temporal payload (AES-256-GCM): `id:base64,...`, 32-byte keys, the first seals new payloads, all open old ones. Required in production; in development a key is generated under `EBSYNC_DATA_DIR`. Make one with `ebsync keygen`.',
+      'Keys sealing every Temporal payload (AES-256-GCM): `id:base64,...`, 32-byte keys with distinct ids, the first seals new payloads, all open old ones. Required in production, where payloads that are not encrypted are refused; in development a key is generated under `EBSYNC_DATA_DIR`. Make one with `ebsync keygen`.',
   },
   {
     env: 'EBSYNC_SHUTDOWN_GRACE',

@@ -8,9 +8,16 @@ const { temporal } = proto;
  * AES-256-GCM over every Temporal payload, so tokens and lead PII never sit in plaintext in
  * Temporal's history. Each payload names the key that sealed it; several keys can be loaded
  * so old histories stay readable after a rotation, and new payloads use the first (current) key.
+ *
+ * Format 2 authenticates the key id as GCM additional data, so a payload relabelled with
+ * another id fails to open. Payloads sealed before (no format field) still open without it:
+ * they were authenticated under their own key, which a relabelling cannot reproduce, and
+ * removing the format field of a format-2 payload makes it fail, so nothing is downgraded.
  */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const KEY_ID = 'encryption-key-id';
+const FORMAT = 'encryption-format';
+const FORMAT_KEY_ID_BOUND = '2';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -28,19 +35,36 @@ export class PayloadDecryptionError extends Error {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+export interface EncryptionCodecOptions {
+  /**
+   * Let payloads that were never encrypted through (development: the Temporal CLI or UI may
+   * start a workflow with plain JSON). Off, they are refused: in production every payload
+   * comes from ebsync itself, so a plain one was put there by someone else.
+   */
+  acceptPlaintext?: boolean;
+}
+
+const additionalData = (keyId: string): Buffer => Buffer.from(`ebsync/${keyId}`, 'utf8');
+
 export class EncryptionCodec implements PayloadCodec {
   private readonly keys: ReadonlyMap<string, Buffer>;
   private readonly current: EncryptionKey;
+  private readonly acceptPlaintext: boolean;
 
-  constructor(keys: readonly EncryptionKey[]) {
+  constructor(keys: readonly EncryptionKey[], options: EncryptionCodecOptions = {}) {
     const first = keys[0];
     if (!first) throw new Error('EncryptionCodec needs at least one key');
+    const ids = new Set<string>();
     for (const k of keys) {
       if (k.key.length !== 32)
         throw new Error(`encryption key '${k.id}' must be 32 bytes, got ${k.key.length}`);
+      // Which of two keys of the same id opens a payload would be a guess.
+      if (ids.has(k.id)) throw new Error(`encryption key id '${k.id}' is used twice`);
+      ids.add(k.id);
     }
     this.current = first;
     this.keys = new Map(keys.map((k) => [k.id, k.key]));
+    this.acceptPlaintext = options.acceptPlaintext ?? false;
   }
 
   // async so that a bad payload rejects the promise rather than throwing at the call site
@@ -50,11 +74,13 @@ export class EncryptionCodec implements PayloadCodec {
       const plain = temporal.api.common.v1.Payload.encode(payload).finish();
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);
+      cipher.setAAD(additionalData(this.current.id));
       const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
       return {
         metadata: {
           encoding: encoder.encode(ENCRYPTED_ENCODING),
           [KEY_ID]: encoder.encode(this.current.id),
+          [FORMAT]: encoder.encode(FORMAT_KEY_ID_BOUND),
         },
         data: sealed,
       };
@@ -65,7 +91,12 @@ export class EncryptionCodec implements PayloadCodec {
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => {
       const encoding = payload.metadata?.encoding;
-      if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) return payload;
+      if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) {
+        if (this.acceptPlaintext) return payload;
+        throw new PayloadDecryptionError(
+          'refused a payload that is not encrypted: in production every payload must be sealed with a key of EBSYNC_ENCRYPTION_KEYS',
+        );
+      }
       const idBytes = payload.metadata?.[KEY_ID];
       const id = idBytes ? decoder.decode(idBytes) : '(none)';
       const key = this.keys.get(id);
@@ -81,6 +112,12 @@ export class EncryptionCodec implements PayloadCodec {
       const tag = data.subarray(data.length - TAG_BYTES);
       const decipher = createDecipheriv('aes-256-gcm', key, iv);
       decipher.setAuthTag(tag);
+      const format = payload.metadata?.[FORMAT];
+      if (format) {
+        if (decoder.decode(format) !== FORMAT_KEY_ID_BOUND)
+          throw new PayloadDecryptionError('encrypted payload has an unknown format');
+        decipher.setAAD(additionalData(id));
+      }
       let plain: Buffer;
       try {
         plain = Buffer.concat([

@@ -38,7 +38,14 @@ export function encryptionKeys(config: Config): EncryptionKey[] {
   return parsed.data.keys;
 }
 
-/** The data converter every client and worker of ebsync uses. */
+/**
+ * The data converter every client and worker of ebsync uses. Development lets payloads that
+ * were never encrypted through (a workflow started from the Temporal CLI or UI); production
+ * refuses them.
+ */
 export function dataConverter(config: Config): DataConverter {
-  return { payloadCodecs: [new EncryptionCodec(encryptionKeys(config))] };
+  const codec = new EncryptionCodec(encryptionKeys(config), {
+    acceptPlaintext: config.mode === 'development',
+  });
+  return { payloadCodecs: [codec] };
 }

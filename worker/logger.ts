@@ -5,15 +5,46 @@ import {
   type Logger,
   type LevelWithSilent,
 } from 'pino';
+import { isColorSupported, prettyFactory } from 'pino-pretty';
 import { redact, scrubText } from './redact.js';
 
 export type { Logger } from 'pino';
 
+/** `json`: one JSON object a line; `pretty`: readable lines; `auto`: pretty on a terminal. */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
 export interface LoggerOptions {
   level?: LevelWithSilent;
   name?: string;
-  /** Where JSON lines go; stdout by default. Tests pass a stream to read what was printed. */
-  destination?: DestinationStream;
+  format?: LogFormat;
+  /**
+   * Where lines go; stdout by default. Tests pass a stream to read what was printed (with
+   * `isTTY` to stand for a terminal).
+   */
+  destination?: DestinationStream & { isTTY?: boolean };
+}
+
+/**
+ * Pretty lines are made from the JSON line pino has already redacted, in the same call and
+ * synchronously: no transport thread that could lose the last lines when the process exits.
+ */
+function prettyDestination(out: DestinationStream, colorize: boolean): DestinationStream {
+  const prettify = prettyFactory({
+    colorize,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname',
+  });
+  return { write: (line: string) => out.write(prettify(line)) };
+}
+
+function destinationFor(options: LoggerOptions): DestinationStream {
+  const out = options.destination ?? pino.destination({ dest: 1, sync: true });
+  const terminal = options.destination
+    ? options.destination.isTTY === true
+    : process.stdout.isTTY === true;
+  const format = options.format ?? 'auto';
+  if (format === 'json' || (format === 'auto' && !terminal)) return out;
+  return prettyDestination(out, terminal && isColorSupported);
 }
 
 /** The message pino would print for a call without one: that of a logged Error or of obj.err. */
@@ -24,7 +55,7 @@ function impliedMessage(first: unknown): string | undefined {
   return typeof message === 'string' ? message : undefined;
 }
 
-/** JSON logger whose every line passes through redaction, message text included. */
+/** Logger whose every line passes through redaction, message text included, in either format. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const logger = pino(
     {
@@ -49,7 +80,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         },
       },
     },
-    options.destination,
+    destinationFor(options),
   );
   // pino skips formatters for a child's bindings; redact them on the way in. Children are
   // created from their parent's prototype, so grandchildren go through here too.

@@ -1,20 +1,45 @@
 /**
  * Redaction of secrets before anything is logged. Two nets: keys whose name says "secret"
  * (authorization, api key, token, password...) have their values replaced wholesale, and
- * string values anywhere are scrubbed of credential shapes (Bearer tokens, ik_ keys), so a
+ * string values anywhere are scrubbed of credential shapes (Bearer tokens, ik_ keys, the
+ * eat_/ert_/eac_/adm_/whsec_ values the service issues, codes in callback URLs), so a
  * secret that ends up inside a message or an error text is caught too.
  */
 export const REDACTED = '[redacted]';
 
+/** Names that hold a credential whole. */
 const SECRET_KEY =
-  /^(authorization|proxy-authorization|cookie|set-cookie|api[-_]?key|app[-_]?secret|x-api-key|password|passwd|secret|client[-_]?secret|access[-_]?token|refresh[-_]?token|id[-_]?token|token|code[-_]?verifier|private[-_]?key|encryption[-_]?keys?)$/i;
+  /^(authorization|proxy-authorization|cookie|set-cookie|api[-_]?key|x-api-key|password|passwd|code[-_]?verifier|private[-_]?key|encryption[-_]?key)$/i;
+/**
+ * Name endings that do: `*secret` (client_secret, webhookSecret), `*token` (access_token,
+ * x-admin-token, csrftoken), `*_keys` / `*Keys` (encryption_keys, signingKeys).
+ * tokenCount and keyId end otherwise and stay readable.
+ */
+const SECRET_KEY_ENDINGS: readonly RegExp[] = [
+  /secret$/i,
+  /token$/i,
+  /password$/i,
+  /(?:^|[-_.])keys$/i,
+  /[a-z0-9]Keys$/,
+];
+
+/** Credentials the service (and the sandbox) issue carry these prefixes. */
+const TOKEN_CHARS = '[A-Za-z0-9_-]';
 
 const SECRET_PATTERNS: readonly RegExp[] = [
   /\b(bearer)\s+[A-Za-z0-9._~+/=-]+/gi,
   // Basic credentials are base64 of user:password; "the basic plan" is not one.
   /\b(Basic)\s+[A-Za-z0-9+/]{8,}={0,2}/g,
-  /\bik_[A-Za-z0-9_-]+/g,
+  // Access and refresh tokens, authorization codes, admin tokens: not inside a word, so
+  // "great_success" keeps its eat_.
+  new RegExp(`(?<![A-Za-z0-9])(?:eat|ert|eac|adm)_${TOKEN_CHARS}{8,}`, 'g'),
+  // Webhook secrets are standard base64.
+  /(?<![A-Za-z0-9])whsec_[A-Za-z0-9+/]{8,}={0,2}/g,
+  // Integration keys, also glued to a name (EBS_API_KEY_ik_...): short ones only at a word start.
+  new RegExp(`\\bik_${TOKEN_CHARS}+|ik_${TOKEN_CHARS}{8,}`, 'g'),
   /\b(access_token|refresh_token|code_verifier|client_secret|api_key|token)=([^&\s"']+)/gi,
+  // The authorization code in a callback URL's query or fragment.
+  /([?&#])(code)=([^&#\s"']+)/g,
   // The same names as JSON members, e.g. a logged token response body.
   /"(access_token|refresh_token|code_verifier|client_secret|api_key|apiKey|accessToken|refreshToken|password)"\s*:\s*"((?:[^"\\]|\\.)*)"/g,
   // Credentials inside a URL: https://user:secret@host
@@ -22,7 +47,7 @@ const SECRET_PATTERNS: readonly RegExp[] = [
 ];
 
 export function isSecretKey(key: string): boolean {
-  return SECRET_KEY.test(key);
+  return SECRET_KEY.test(key) || SECRET_KEY_ENDINGS.some((ending) => ending.test(key));
 }
 
 export function scrubText(text: string): string {
@@ -34,6 +59,8 @@ export function scrubText(text: string): string {
         return `${first} ${REDACTED}`;
       if (typeof first === 'string' && match.startsWith('"')) return `"${first}":"${REDACTED}"`;
       if (typeof first === 'string' && match.startsWith('//')) return `${first}:${REDACTED}@`;
+      if (typeof first === 'string' && /^[?&#]$/.test(first))
+        return `${first}${String(groups[1])}=${REDACTED}`;
       if (typeof first === 'string' && match.includes('=')) return `${first}=${REDACTED}`;
       return REDACTED;
     });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   answers,
@@ -25,6 +25,7 @@ import {
   ROUTES,
 } from '../../api/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { closedPort } from '../helpers/ports.js';
 import { createLead, readLeadInput } from '../../sandbox/resources/leads.js';
 import { createEventNote } from '../../sandbox/resources/event-notes.js';
 import { ensureDefaultCalendar } from '../../sandbox/resources/availability.js';
@@ -906,13 +907,7 @@ describe('error classes', () => {
   });
 
   it('a closed port gives a retryable NetworkError', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const server = createServer();
-      server.listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-      });
-    });
+    const port = await closedPort();
     const offline = createClient({
       baseUrl: `https://127.0.0.1:${port}/api/v1/`,
       auth: apiKeyAuth(sb.apiKey),
@@ -922,6 +917,26 @@ describe('error classes', () => {
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as NetworkError).retryable).toBe(true);
     expect((error as NetworkError).message).not.toContain(sb.apiKey);
+  });
+
+  it('a NetworkError keeps only the error code of its cause: no key or token when inspected', async () => {
+    const port = await closedPort();
+    const baseUrl = `https://127.0.0.1:${port}/api/v1/`;
+    const bearer = 'eat_network_secret_token_41';
+    const errors = [
+      await caught(createClient({ baseUrl, auth: apiKeyAuth(sb.apiKey), ca }).leads.list()),
+      await caught(
+        createClient({ baseUrl, auth: bearerAuth(() => Promise.resolve(bearer)), ca }).leads.list(),
+      ),
+    ];
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(NetworkError);
+      const shown = inspect(error, { depth: Infinity, showHidden: true });
+      expect(shown).toContain('ECONNREFUSED');
+      expect(shown).not.toContain(sb.apiKey);
+      expect(shown).not.toContain(bearer);
+      expect(JSON.stringify((error as NetworkError).cause)).toBe('{"code":"ECONNREFUSED"}');
+    }
   });
 });
 

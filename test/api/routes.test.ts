@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createClient } from '../../api/client.js';
+import { ClientConfigError } from '../../api/transport.js';
 import { apiKeyAuth } from '../../api/auth.js';
 import { NotFoundError } from '../../api/errors.js';
 import { ROUTES, withRouteOverrides } from '../../api/routes.js';
@@ -59,5 +62,52 @@ describe('route overrides (EBS_ROUTE_OVERRIDES)', () => {
       /given by the spec/,
     );
     expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"x":' })).toThrow(ConfigError);
+  });
+
+  describe('stay under the base URL and /api/v1/', () => {
+    const escapes = [
+      '//attacker.example/x/{id}',
+      '/api/v1//attacker.example/x/{id}',
+      '/api/v1/../../admin/{id}',
+      '/api/v1/%2e%2e/%2e%2e/admin/{id}',
+      '/api/v1/spending\\..\\..\\admin/{id}',
+      '/api/v2/expenses/{id}',
+      '/api/v1/expenses/{id}?next=https://attacker.example',
+      '/api/v1/expenses/{id}#x',
+      '/api/v1/',
+    ];
+
+    it.each(escapes)('EBS_ROUTE_OVERRIDES refuses %j at load', (path) => {
+      const env = { EBS_ROUTE_OVERRIDES: JSON.stringify({ 'expenses.get': `GET ${path}` }) };
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      expect(() => loadConfig(env)).toThrow(/^EBS_ROUTE_OVERRIDES=.*must stay under \/api\/v1\//);
+    });
+
+    it('the client refuses them and sends no request, so no credential leaves for another host', async () => {
+      const seen: IncomingHttpHeaders[] = [];
+      const attacker = createServer((request, response) => {
+        seen.push(request.headers);
+        response.end('{}');
+      });
+      await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
+      const { port } = attacker.address() as AddressInfo;
+      try {
+        for (const path of [`//127.0.0.1:${port}/x/{id}`, ...escapes]) {
+          expect(
+            () =>
+              createClient({
+                baseUrl: sb.baseUrl,
+                auth: apiKeyAuth(sb.apiKey),
+                ca: readFileSync(sb.caFile ?? ''),
+                routeOverrides: { 'expenses.get': `GET ${path}` },
+              }),
+            path,
+          ).toThrow(ClientConfigError);
+        }
+        expect(seen).toEqual([]);
+      } finally {
+        await new Promise((resolve) => attacker.close(resolve));
+      }
+    });
   });
 });

@@ -322,6 +322,54 @@ describe('service base URL (EBS_BASE_URL)', () => {
   });
 });
 
+describe("OAuth server URL (EBS_AUTH_URL): the base URL's rule", () => {
+  const AUTH_RULE = 'expected an https:// URL (http:// only to loopback with EBS_ALLOW_HTTP=true)';
+  const PRODUCTION = 'plain http:// is refused in production mode, even on loopback; use https://';
+
+  it('accepts https://, and http:// to loopback with EBS_ALLOW_HTTP=true in development', () => {
+    expect(loadConfig({ EBS_AUTH_URL: 'https://auth.example.com' }).service.authUrl).toBe(
+      'https://auth.example.com',
+    );
+    expect(
+      loadConfig({ EBS_AUTH_URL: 'http://127.0.0.1:4010', EBS_ALLOW_HTTP: 'true' }).service.authUrl,
+    ).toBe('http://127.0.0.1:4010');
+  });
+
+  it.each([
+    [
+      'in production, even to loopback',
+      { EBS_AUTH_URL: 'http://127.0.0.1:4010', EBS_ALLOW_HTTP: 'true', EBSYNC_MODE: 'production' },
+      PRODUCTION,
+    ],
+    [
+      'in production to any host',
+      { EBS_AUTH_URL: 'http://auth.example.com', EBSYNC_MODE: 'production' },
+      AUTH_RULE,
+    ],
+    ['without EBS_ALLOW_HTTP', { EBS_AUTH_URL: 'http://127.0.0.1:4010' }, AUTH_RULE],
+    [
+      'to a host that is not loopback',
+      { EBS_AUTH_URL: 'http://auth.example.com', EBS_ALLOW_HTTP: 'true' },
+      AUTH_RULE,
+    ],
+  ])('refuses http:// %s', (_label, env, rule) => {
+    expect(errorLines(env).filter((line) => line.startsWith('EBS_AUTH_URL='))).toEqual([
+      `EBS_AUTH_URL='${env.EBS_AUTH_URL}' is not allowed: ${rule}`,
+    ]);
+  });
+
+  it.each([
+    'ftp://auth.example.com',
+    'auth.example.com',
+    'https://auth.example.com/?x=1',
+    'https://a:b@auth.example.com',
+  ])('refuses %s', (url) => {
+    const lines = errorLines({ EBS_AUTH_URL: url });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^EBS_AUTH_URL=/);
+  });
+});
+
 describe('parseDuration', () => {
   it.each([
     ['500ms', 500],

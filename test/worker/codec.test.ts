@@ -1,7 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import proto from '@temporalio/proto';
+import { ConfigError, loadConfig } from '../../config/index.js';
+import { dataConverter } from '../../worker/data-converter.js';
 import { EncryptionCodec, PayloadDecryptionError } from '../../worker/codec.js';
 import { createHealthActivities } from '../../activities/health.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
@@ -48,11 +51,91 @@ describe('EncryptionCodec', () => {
     );
   });
 
-  it('passes through payloads that were never encrypted', async () => {
+  it('passes payloads that were never encrypted through only when told to (development)', async () => {
     const plain = secretPayload();
-    expect(await new EncryptionCodec([k1]).decode([plain])).toEqual([plain]);
+    expect(await new EncryptionCodec([k1], { acceptPlaintext: true }).decode([plain])).toEqual([
+      plain,
+    ]);
+    await expect(new EncryptionCodec([k1]).decode([plain])).rejects.toThrow(
+      /not encrypted.*EBSYNC_ENCRYPTION_KEYS/,
+    );
+  });
+
+  it('refuses plain payloads in production mode, passes them in development', async () => {
+    const keys = `k1:${k1.key.toString('base64')}`;
+    const production = dataConverter(
+      loadConfig({ EBSYNC_MODE: 'production', EBSYNC_ENCRYPTION_KEYS: keys }),
+    ).payloadCodecs?.[0];
+    const development = dataConverter(loadConfig({ EBSYNC_ENCRYPTION_KEYS: keys }))
+      .payloadCodecs?.[0];
+    const plain = secretPayload();
+    const error = await production?.decode([plain]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PayloadDecryptionError);
+    expect(String(error)).not.toContain('rt_super_secret');
+    expect(await development?.decode([plain])).toEqual([plain]);
+  });
+
+  it('binds the ciphertext to its key id: relabelled, or stripped of its format, it does not open', async () => {
+    // Two ids for the same key bytes: only the authenticated key id tells them apart.
+    const twin = { id: 'k1-copy', key: k1.key };
+    const codec = new EncryptionCodec([k1, twin]);
+    const [sealed] = await codec.encode([secretPayload()]);
+    const relabelled = {
+      ...sealed!,
+      metadata: { ...sealed!.metadata, 'encryption-key-id': new TextEncoder().encode('k1-copy') },
+    };
+    await expect(codec.decode([relabelled])).rejects.toBeInstanceOf(PayloadDecryptionError);
+    const withoutFormat = { ...sealed!.metadata };
+    delete withoutFormat['encryption-format'];
+    await expect(codec.decode([{ ...sealed!, metadata: withoutFormat }])).rejects.toBeInstanceOf(
+      PayloadDecryptionError,
+    );
+    expect(defaultPayloadConverter.fromPayload((await codec.decode([sealed!]))[0]!)).toMatchObject({
+      email: 'ana@example.com',
+    });
+  });
+
+  it('still opens payloads sealed before the key id was bound (no format field)', async () => {
+    const [legacy] = sealWithoutKeyIdBinding(secretPayload(), k1);
+    const opened = await new EncryptionCodec([k2, k1]).decode([legacy!]);
+    expect(defaultPayloadConverter.fromPayload(opened[0]!)).toMatchObject({
+      refresh_token: 'rt_super_secret',
+    });
+  });
+
+  it('refuses two keys with the same id, in the codec and when the setting loads', () => {
+    expect(() => new EncryptionCodec([k1, { id: 'k1', key: k2.key }])).toThrow(/'k1'.*twice/);
+    const setting = `k1:${k1.key.toString('base64')},k1:${k2.key.toString('base64')}`;
+    let error: unknown;
+    try {
+      loadConfig({ EBSYNC_ENCRYPTION_KEYS: setting });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).lines).toEqual([
+      `EBSYNC_ENCRYPTION_KEYS='****(${setting.length} chars)' is not allowed: key id 'k1' appears twice; each key needs its own id`,
+    ]);
   });
 });
+
+/** The sealing of ebsync before key ids were authenticated: AES-256-GCM, no additional data. */
+function sealWithoutKeyIdBinding(payload: Payload, key: { id: string; key: Buffer }): Payload[] {
+  const plain = proto.temporal.api.common.v1.Payload.encode(payload).finish();
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key.key, iv);
+  const data = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+  const text = new TextEncoder();
+  return [
+    {
+      metadata: {
+        encoding: text.encode('binary/encrypted'),
+        'encryption-key-id': text.encode(key.id),
+      },
+      data,
+    },
+  ];
+}
 
 describe('encrypted payloads on a real Temporal server', () => {
   let t: TemporalHarness;

@@ -258,7 +258,7 @@ describe('scrubText', () => {
     ['keys ik_a and ik_b-2', 'keys [redacted] and [redacted]'],
     [
       'https://x.example/cb?code=1&access_token=abc&state=2',
-      'https://x.example/cb?code=1&access_token=[redacted]&state=2',
+      'https://x.example/cb?code=[redacted]&access_token=[redacted]&state=2',
     ],
     ['refresh_token=r1 client_secret=c2', 'refresh_token=[redacted] client_secret=[redacted]'],
     ['api_key=k1 and token=t2', 'api_key=[redacted] and token=[redacted]'],
@@ -361,6 +361,78 @@ describe('redaction of shapes found in real logs', () => {
     expect(redact({ a: shared, b: shared })).toEqual({
       a: { venue: 'Hall' },
       b: { venue: 'Hall' },
+    });
+  });
+});
+
+describe('credential shapes the service and the sandbox hand out', () => {
+  const access = 'eat_Qm2xV9pL0aZr7Tn4Kd8sWc1Yb6Hf3Ju5Ge0Ri9Oy2Pk';
+  const refresh = 'ert_7Tn4Kd8sWc1Yb6Hf3Ju5Ge0Ri9Oy2PkQm2xV9pL0aZr';
+  const code = 'eac_Hf3Ju5Ge0Ri9Oy2PkQm2xV9pL0aZr7Tn4Kd8sWc1Yb6';
+  const webhook = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+/aB==';
+  const admin = 'adm_Ri9Oy2PkQm2xV9pL0aZr7Tn4Kd8sWc1Y';
+
+  it.each([
+    ['a bare access token', `got ${access} back`, access],
+    ['a bare refresh token', `rotated to ${refresh}.`, refresh],
+    ['a bare authorization code', `code was ${code}`, code],
+    ['a webhook secret', `endpoint signs with ${webhook}`, webhook],
+    ['an admin token', `x-admin-token: ${admin}`, admin],
+    ['an ik_ key after a letter', 'keyik_live_7Tn4Kd8sWc1Y', 'ik_live_7Tn4Kd8sWc1Y'],
+    ['an ik_ key after _', 'EBS_API_KEY_ik_live_7Tn4Kd8sWc1Y', 'ik_live_7Tn4Kd8sWc1Y'],
+    ['an ik_ key glued to a token', `${access}ik_live_7Tn4Kd8sWc1Y`, 'ik_live_7Tn4Kd8sWc1Y'],
+    [
+      'code= in a callback URL',
+      `http://127.0.0.1:5123/callback?code=${'c0de'.repeat(6)}&state=s1`,
+      'c0de'.repeat(6),
+    ],
+    ['code= after a fragment', `https://app.example/cb#code=${'c0de'.repeat(6)}`, 'c0de'.repeat(6)],
+  ])('scrubs %s', (_name, text, secret) => {
+    const out = scrubText(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain(REDACTED);
+  });
+
+  it.each([
+    'great_success and repeat_customer',
+    'HTTP status code=500',
+    'error_code=E42 in the retry loop',
+    'the admin page',
+  ])('leaves %j alone', (text) => {
+    expect(scrubText(text)).toBe(text);
+  });
+
+  it('replaces values under keys ending in _secret, token or _keys, and x-admin-token', () => {
+    expect(
+      redact({
+        webhook_secret: 's',
+        appSecret: 's',
+        adminToken: 't',
+        csrftoken: 't',
+        bearer_token: 't',
+        'x-admin-token': 't',
+        'X-Admin-Token': 't',
+        encryption_keys: 'k',
+        api_keys: ['k'],
+        signingKeys: 'k',
+        tokenCount: 3,
+        keyId: 'k1',
+        monkeys: 2,
+      }),
+    ).toEqual({
+      webhook_secret: REDACTED,
+      appSecret: REDACTED,
+      adminToken: REDACTED,
+      csrftoken: REDACTED,
+      bearer_token: REDACTED,
+      'x-admin-token': REDACTED,
+      'X-Admin-Token': REDACTED,
+      encryption_keys: REDACTED,
+      api_keys: REDACTED,
+      signingKeys: REDACTED,
+      tokenCount: 3,
+      keyId: 'k1',
+      monkeys: 2,
     });
   });
 });
