@@ -72,7 +72,7 @@ function detailsOf(error: EbsError): Record<string, unknown> {
  * returned unchanged (the SDK's own handling applies).
  */
 export function toActivityFailure(error: unknown, random: () => number = Math.random): unknown {
-  if (!(error instanceof EbsError)) return error;
+  if (!(error instanceof EbsError)) return ownFailure(error);
   const details = [detailsOf(error)];
   if (error instanceof AuthenticationError) {
     return ApplicationFailure.create({
@@ -98,6 +98,21 @@ export function toActivityFailure(error: unknown, random: () => number = Math.ra
     message: error.message,
     nonRetryable: !error.retryable,
     details,
+  });
+}
+
+/**
+ * ebsync's own typed errors (store, destinations, the mirror's planner) say whether a retry
+ * can help: one that cannot fails the activity at once, under its class name.
+ */
+function ownFailure(error: unknown): unknown {
+  if (!(error instanceof Error) || error instanceof ApplicationFailure) return error;
+  const retryable = (error as { retryable?: unknown }).retryable;
+  if (retryable !== false) return error;
+  return ApplicationFailure.create({
+    type: error.name,
+    message: error.message,
+    nonRetryable: true,
   });
 }
 

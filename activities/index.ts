@@ -1,13 +1,15 @@
 import { createConnectionActivities, type ConnectionActivityDeps } from './connections.js';
 import { createHealthActivities, type HealthDeps } from './health.js';
+import { createMirrorActivities, type MirrorDeps } from './mirror/pass.js';
 
-export type ActivityDeps = HealthDeps & ConnectionActivityDeps;
+export type ActivityDeps = HealthDeps & ConnectionActivityDeps & { mirror: MirrorDeps };
 
 /** Every activity the worker registers, built from its dependencies. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createHealthActivities(deps),
     ...createConnectionActivities(deps),
+    ...createMirrorActivities(deps.mirror),
   };
 }
 

@@ -165,6 +165,25 @@ export const configSchema = z
         routeOverrides: routeOverrides.optional(),
         caFile: optionalText,
         allowHttp: boolSetting.default(false),
+        reachLimit: positiveInt.default(10_000),
+        pageSize: positiveInt.default(100),
+      })
+      .prefault({}),
+    store: z
+      .object({
+        url: z
+          .string()
+          .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, {
+            error: 'expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE',
+          })
+          .optional(),
+      })
+      .prefault({}),
+    mirror: z
+      .object({
+        concurrency: positiveInt
+          .max(16, { error: 'expected a whole number from 1 to 16' })
+          .default(4),
       })
       .prefault({}),
     temporal: z

@@ -173,6 +173,34 @@ export const SETTINGS: readonly Setting[] = [
       'On SIGINT/SIGTERM, how long running activities may finish before they are asked to cancel (`500ms`, `30s`, `2m`). A token refresh in flight always completes; the worker gives up one minute after the grace.',
   },
   {
+    env: 'EBS_REACH_LIMIT',
+    path: 'service.reachLimit',
+    default: '10000',
+    description:
+      "Results a list query can reach however paged (the spec's 10,000). The mirror splits any query that matches more; set it to the sandbox's `--reach-limit` when testing one.",
+  },
+  {
+    env: 'EBS_PAGE_SIZE',
+    path: 'service.pageSize',
+    default: '100',
+    description:
+      'Page size the mirror asks for (`per`); the service grants at most its own maximum.',
+  },
+  {
+    env: 'EBSYNC_STORE_URL',
+    path: 'store.url',
+    secret: true,
+    default: 'sqlite:<EBSYNC_DATA_DIR>/store.db',
+    description:
+      "Where the mirror's ledger lives: `sqlite:PATH`, or `postgres://…` so workers on many machines share one. It may hold a password.",
+  },
+  {
+    env: 'EBSYNC_MIRROR_CONCURRENCY',
+    path: 'mirror.concurrency',
+    default: '4',
+    description: 'Partitions of a mirror pass read at once (1-16), each a few pages at a time.',
+  },
+  {
     env: 'EBSYNC_MAX_ACTIVITIES',
     path: 'worker.maxConcurrentActivities',
     default: '100',

@@ -15,6 +15,9 @@ import type { Logger } from './logger.js';
 import { VERSION } from './version.js';
 import { dataConverter } from './data-converter.js';
 import { sqliteTokenJournal } from '../store/token-journal.js';
+import { ConnectionTokens } from '../activities/connection-tokens.js';
+import { connectClient } from './temporal-client.js';
+import { createMirrorDeps } from './mirror-deps.js';
 
 /** Source of the workflow bundle: .ts when run from source, .js from dist. */
 export function workflowsPath(): string {
@@ -71,10 +74,19 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const journal = sqliteTokenJournal(join(config.dataDir, 'token-journal.db'), codec);
   const ca = config.service.caFile ? readFileSync(config.service.caFile) : undefined;
+  // Activities ask connection workflows for credentials through a client of their own.
+  const temporal = await connectClient(config);
+  const mirror = createMirrorDeps(
+    config,
+    temporal.client,
+    new ConnectionTokens(temporal.client),
+    ca,
+  );
   const activities = createActivities({
     version: VERSION,
     startedAt: Date.now(),
     journal,
+    mirror,
     ...(ca ? { ca } : {}),
   });
   const worker = await Worker.create({
@@ -98,6 +110,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         await worker.run();
       } finally {
         journal.close();
+        await mirror.close();
+        await temporal.close();
         await connection.close();
       }
     },

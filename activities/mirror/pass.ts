@@ -4,6 +4,7 @@ import type { Client as ServiceClient } from '../../api/client.js';
 import type { Destination } from '../../destinations/destination.js';
 import type { Resource } from '../../destinations/record.js';
 import { ALL_TABLES } from '../../destinations/tables.js';
+import { withServiceFailures } from '../failures.js';
 import type { Ledger, LedgerScope, PassKey } from '../../store/ledger.js';
 import type {
   MirrorCounts,
@@ -131,7 +132,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
     ),
   ];
 
-  return {
+  const activities = {
     /** Opens a pass: its generation in the ledger, the destination's tables, its partitions. */
     async planMirrorPass(input: MirrorTarget & { subjects: MirrorSubject[] }): Promise<{
       passId: string;
@@ -353,5 +354,12 @@ export function createMirrorActivities(deps: MirrorDeps) {
         input.generation,
       );
     },
+  };
+  // Service, store and destination errors leave as failures that say whether to retry.
+  return {
+    planMirrorPass: withServiceFailures(activities.planMirrorPass.bind(activities)),
+    mirrorPage: withServiceFailures(activities.mirrorPage.bind(activities)),
+    sweepDeletions: withServiceFailures(activities.sweepDeletions.bind(activities)),
+    finishMirrorPass: withServiceFailures(activities.finishMirrorPass.bind(activities)),
   };
 }

@@ -1,0 +1,79 @@
+import { resolve } from 'node:path';
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { Client as ServiceClient } from '../api/client.js';
+import type { MirrorDeps } from '../activities/mirror/pass.js';
+import { clientForConnection } from '../activities/service-client.js';
+import type { ConnectionTokens } from '../activities/connection-tokens.js';
+import type { Config } from '../config/index.js';
+import type { Destination } from '../destinations/destination.js';
+import { openDestination } from '../destinations/open-destination.js';
+import type { Ledger } from '../store/ledger.js';
+import { openLedger } from '../store/open-ledger.js';
+import { statusQuery } from '../workflows/connection.js';
+import { connectionWorkflowId } from '../workflows/connection-types.js';
+
+/** A service client is rebuilt this often, so a reconnect's new key or base URL is picked up. */
+const CLIENT_TTL_MS = 60_000;
+
+export function ledgerLocation(config: Config): string {
+  return config.store.url ?? `sqlite:${resolve(config.dataDir, 'store.db')}`;
+}
+
+/**
+ * What the mirror's activities need, per worker process: one ledger, each destination opened
+ * once, and a service client per connection whose credentials come from its workflow.
+ */
+export function createMirrorDeps(
+  config: Config,
+  temporal: TemporalClient,
+  tokens: ConnectionTokens,
+  ca: Buffer | undefined,
+): MirrorDeps & { close(): Promise<void> } {
+  let ledger: Promise<Ledger> | undefined;
+  const destinations = new Map<string, Promise<Destination>>();
+  const clients = new Map<string, { client: Promise<ServiceClient>; at: number }>();
+
+  const newClient = async (connectionId: string): Promise<ServiceClient> => {
+    const status = await temporal.workflow
+      .getHandle(connectionWorkflowId(connectionId))
+      .query(statusQuery);
+    return clientForConnection(tokens, connectionId, status.baseUrl, {
+      ...(ca ? { ca } : {}),
+      ...(config.service.allowHttp ? { allowInsecureLoopback: true } : {}),
+      ...(config.service.routeOverrides ? { routeOverrides: config.service.routeOverrides } : {}),
+    });
+  };
+
+  return {
+    reachLimit: config.service.reachLimit,
+    per: config.service.pageSize,
+    clientFor(connectionId) {
+      const cached = clients.get(connectionId);
+      if (cached && Date.now() - cached.at < CLIENT_TTL_MS) return cached.client;
+      const client = newClient(connectionId);
+      clients.set(connectionId, { client, at: Date.now() });
+      client.catch(() => clients.delete(connectionId));
+      return client;
+    },
+    ledger() {
+      ledger ??= openLedger(ledgerLocation(config));
+      ledger.catch(() => (ledger = undefined));
+      return ledger;
+    },
+    destination(target) {
+      let opened = destinations.get(target);
+      if (!opened) {
+        opened = Promise.resolve().then(() => openDestination(target));
+        destinations.set(target, opened);
+        opened.catch(() => destinations.delete(target));
+      }
+      return opened;
+    },
+    async close() {
+      const open = [...destinations.values(), ...(ledger ? [ledger] : [])];
+      destinations.clear();
+      ledger = undefined;
+      await Promise.allSettled(open.map(async (p) => (await p).close()));
+    },
+  };
+}
