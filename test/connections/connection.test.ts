@@ -78,7 +78,6 @@ function startWorker(e: Env, extra: Record<string, string> = {}): Promise<ChildP
       CA_FILE: e.sb.caFile ?? '',
       KEYS,
       PAUSED_RETRY_MS: '400',
-      STATE_CHECK_MS: '200',
       JOURNAL: join(dir, `journal-${e.taskQueue}.db`),
       ...extra,
     },
@@ -306,14 +305,14 @@ describe('connection workflow: one token owner per connection', () => {
   it('paused: syncs wait without a single request, not even a refresh; resumed: they finish', async () => {
     const e = await makeSandbox(3600);
     try {
-      const w = await startWorker(e);
+      // Re-checks a cached token's connection every 200 ms (10 s by default).
+      const w = await startWorker(e, { STATE_CHECK_MS: '200' });
       await connect(e, 'pausable');
       expect(await probe(e, 'pausable', 1)).toEqual([LEAD_EMAIL]);
       const paused = await connectionHandle('pausable').executeUpdate(setPausedUpdate, {
         args: [true],
       });
       expect(paused.state).toBe('paused');
-      // Workers re-check a cached token's connection this often (10 s by default).
       await new Promise((r) => setTimeout(r, 300));
       // Expired at the service meanwhile: resuming must refresh on demand.
       e.sb.ctx.clock.advance(3_700_000);
