@@ -1,18 +1,38 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
+  credentialsRejectedUpdate,
+  getCredentialsUpdate,
+  statusQuery,
+} from '../workflows/connection.js';
+import {
   CONNECTION_NOT_ACTIVE,
+  CONNECTION_PAUSED,
   connectionWorkflowId,
+  type ConnectionStatus,
   type IssuedCredentials,
   type TokenRequestArgs,
 } from '../workflows/connection-types.js';
 
 /**
- * The connection cannot be used now (needs reauth, paused, disconnected): a non-retryable
- * failure, so Temporal does not retry the activity into a storm of refused requests.
+ * The connection cannot be used now (needs reauth, disconnected): a non-retryable failure, so
+ * Temporal does not retry the activity into a storm of refused requests.
  */
 export function connectionNotActive(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: CONNECTION_NOT_ACTIVE, message, nonRetryable: true });
+}
+
+/**
+ * The connection is paused: the activity waits by failing retryably, with the next attempt
+ * this far off, and makes no request to the service meanwhile.
+ */
+export function connectionPaused(message: string, retryInMs: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: CONNECTION_PAUSED,
+    message,
+    nonRetryable: false,
+    nextRetryDelay: retryInMs,
+  });
 }
 
 /** Hand out tokens this long before they expire at the latest (matches the workflow's lead). */
@@ -20,50 +40,129 @@ const EXPIRY_MARGIN_MS = 2_000;
 /** How long a "not active" verdict is kept before the workflow is asked again. */
 const INACTIVE_TTL_MS = 15_000;
 
+export interface ConnectionTokensOptions {
+  /** How long an activity of a paused connection waits before asking again (default 30 s). */
+  pausedRetryDelayMs?: number;
+  /**
+   * A cached credential is used this long before the workflow's state is checked again (a
+   * query: nothing in its history), so a pause reaches every worker within it (default 10 s).
+   */
+  stateCheckMs?: number;
+}
+
+interface Cached {
+  issued: IssuedCredentials;
+  checkedAt: number;
+}
+
+interface Verdict {
+  until: number;
+  message: string;
+  paused: boolean;
+}
+
 /**
  * Per worker process: the access token of each connection, cached until near expiry, and
  * one Update in flight per connection however many activities ask at once. Only the
- * connection workflow refreshes; this cache only asks it.
+ * connection workflow refreshes; this cache only asks it. A paused connection's activities
+ * fail retryably (they wait); one that needs reauthorization fails for good.
  */
 export class ConnectionTokens {
-  private readonly cache = new Map<string, IssuedCredentials>();
+  private readonly cache = new Map<string, Cached>();
   private readonly inflight = new Map<string, Promise<IssuedCredentials>>();
-  private readonly inactive = new Map<string, { until: number; message: string }>();
+  private readonly verdicts = new Map<string, Verdict>();
+  private readonly pausedRetryDelayMs: number;
+  private readonly stateCheckMs: number;
   /** Updates sent to connection workflows (tests count them). */
   updatesSent = 0;
 
-  constructor(private readonly client: Client) {}
+  constructor(
+    private readonly client: Client,
+    options: ConnectionTokensOptions = {},
+  ) {
+    this.pausedRetryDelayMs = options.pausedRetryDelayMs ?? 30_000;
+    this.stateCheckMs = options.stateCheckMs ?? 10_000;
+  }
 
   async get(connectionId: string, request: TokenRequestArgs = {}): Promise<IssuedCredentials> {
-    const verdict = this.inactive.get(connectionId);
-    if (verdict && verdict.until > Date.now()) throw connectionNotActive(verdict.message);
+    const verdict = this.verdicts.get(connectionId);
+    if (verdict && verdict.until > Date.now()) throw this.failure(verdict);
     const cached = this.cache.get(connectionId);
     const rejected =
       request.rejectedToken !== undefined &&
-      cached?.kind === 'oauth' &&
-      cached.accessToken === request.rejectedToken;
-    if (
+      cached?.issued.kind === 'oauth' &&
+      cached.issued.accessToken === request.rejectedToken;
+    const usable =
       cached &&
       !rejected &&
-      (cached.kind !== 'oauth' || cached.expiresAt - EXPIRY_MARGIN_MS > Date.now())
-    ) {
-      return cached;
-    }
+      (cached.issued.kind !== 'oauth' || cached.issued.expiresAt - EXPIRY_MARGIN_MS > Date.now());
+    if (usable && Date.now() - cached.checkedAt < this.stateCheckMs) return cached.issued;
     if (rejected) this.cache.delete(connectionId);
     let pending = this.inflight.get(connectionId);
     if (!pending) {
-      pending = this.ask(connectionId, rejected ? request : {}).finally(() =>
-        this.inflight.delete(connectionId),
-      );
+      pending = (
+        usable
+          ? this.recheck(connectionId, cached)
+          : this.ask(connectionId, rejected ? request : {})
+      ).finally(() => this.inflight.delete(connectionId));
       this.inflight.set(connectionId, pending);
     }
     return pending;
   }
 
+  /**
+   * The service still refused `secret` (401) after one fresh token: the workflow decides
+   * whether the connection needs reauthorization. Afterwards no activity of this process
+   * sends the refused secret again.
+   */
+  async reject(connectionId: string, secret: string): Promise<ConnectionStatus> {
+    this.updatesSent += 1;
+    this.cache.delete(connectionId);
+    const status = await this.client.workflow
+      .getHandle(connectionWorkflowId(connectionId))
+      .executeUpdate(credentialsRejectedUpdate, { args: [{ rejected: secret }] });
+    if (status.state !== 'active') {
+      this.remember(connectionId, {
+        paused: status.state === 'paused',
+        message: `connection ${connectionId} is ${status.state}${status.lastError ? ` (${status.lastError})` : ''}`,
+      });
+    }
+    return status;
+  }
+
   /** Forget a connection's cached state (after reconnect). */
   forget(connectionId: string): void {
     this.cache.delete(connectionId);
-    this.inactive.delete(connectionId);
+    this.verdicts.delete(connectionId);
+  }
+
+  private failure(verdict: Verdict): ApplicationFailure {
+    return verdict.paused
+      ? connectionPaused(verdict.message, this.pausedRetryDelayMs)
+      : connectionNotActive(verdict.message);
+  }
+
+  /** Kept briefly so many activities asking at once cost one Update; a pause only as long as one wait. */
+  private remember(connectionId: string, verdict: { paused: boolean; message: string }): Verdict {
+    const ttl = verdict.paused
+      ? Math.min(INACTIVE_TTL_MS, this.pausedRetryDelayMs)
+      : INACTIVE_TTL_MS;
+    const kept = { ...verdict, until: Date.now() + ttl };
+    this.verdicts.set(connectionId, kept);
+    return kept;
+  }
+
+  /** Still active: keep the cached credential; otherwise the workflow says why not. */
+  private async recheck(connectionId: string, cached: Cached): Promise<IssuedCredentials> {
+    const { state } = await this.client.workflow
+      .getHandle(connectionWorkflowId(connectionId))
+      .query(statusQuery);
+    if (state === 'active') {
+      cached.checkedAt = Date.now();
+      return cached.issued;
+    }
+    this.cache.delete(connectionId);
+    return this.ask(connectionId, {});
   }
 
   private async ask(connectionId: string, request: TokenRequestArgs): Promise<IssuedCredentials> {
@@ -71,22 +170,26 @@ export class ConnectionTokens {
     try {
       const issued = await this.client.workflow
         .getHandle(connectionWorkflowId(connectionId))
-        .executeUpdate<IssuedCredentials, [TokenRequestArgs]>('getCredentials', {
-          args: [request],
-        });
-      this.cache.set(connectionId, issued);
-      this.inactive.delete(connectionId);
+        .executeUpdate(getCredentialsUpdate, { args: [request] });
+      this.cache.set(connectionId, { issued, checkedAt: Date.now() });
+      this.verdicts.delete(connectionId);
       return issued;
     } catch (error) {
       const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.type === CONNECTION_NOT_ACTIVE) {
+      if (
+        cause instanceof ApplicationFailure &&
+        (cause.type === CONNECTION_NOT_ACTIVE || cause.type === CONNECTION_PAUSED)
+      ) {
         this.cache.delete(connectionId);
-        if (cause.nonRetryable)
-          this.inactive.set(connectionId, {
-            until: Date.now() + INACTIVE_TTL_MS,
-            message: cause.message,
-          });
-        throw connectionNotActive(cause.message);
+        const paused = cause.type === CONNECTION_PAUSED;
+        // A lasting verdict of the workflow is kept; a refresh that failed for now is not.
+        if (paused || cause.nonRetryable)
+          throw this.failure(this.remember(connectionId, { paused, message: cause.message }));
+        throw ApplicationFailure.create({
+          type: CONNECTION_NOT_ACTIVE,
+          message: cause.message,
+          nonRetryable: false,
+        });
       }
       throw error;
     }

@@ -1,5 +1,7 @@
 import { createClient, type Client as ServiceClient } from '../api/client.js';
-import { apiKeyAuth, bearerAuth, legacyAppAuth } from '../api/auth.js';
+import { apiKeyAuth, bearerAuth, legacyAppAuth, type ClientAuth } from '../api/auth.js';
+import { AuthenticationError } from '../api/errors.js';
+import type { IssuedCredentials } from '../workflows/connection-types.js';
 import type { ConnectionTokens } from './connection-tokens.js';
 
 export interface ServiceClientOptions {
@@ -11,10 +13,25 @@ export interface ServiceClientOptions {
   routeOverrides?: Readonly<Record<string, string>>;
 }
 
+/** The secret a 401 refused: what the workflow compares with the connection's current one. */
+function secretOf(issued: IssuedCredentials): string {
+  switch (issued.kind) {
+    case 'oauth':
+      return issued.accessToken;
+    case 'apiKey':
+      return issued.apiKey;
+    case 'legacyApp':
+      return issued.appSecret;
+  }
+}
+
 /**
  * A service client whose credentials come from the connection workflow, through the
  * per-process token cache: an installed app's bearer token is asked for once per process and
- * re-asked once on a 401; keys are fetched once.
+ * re-asked once on a 401; keys are fetched once. A 401 that survives that fresh token (a key
+ * has none) is reported to the connection workflow, which marks the connection
+ * needs_reauth, so no sync of it sends a refused credential again. The original error is
+ * then thrown on, for the activity's own failure handling.
  */
 export async function clientForConnection(
   tokens: ConnectionTokens,
@@ -23,29 +40,46 @@ export async function clientForConnection(
   options: ServiceClientOptions = {},
 ): Promise<ServiceClient> {
   const first = await tokens.get(connectionId);
-  const common = {
+  let lastIssued = first;
+  let auth: ClientAuth;
+  switch (first.kind) {
+    case 'oauth':
+      auth = bearerAuth(async (request) => {
+        const issued = await tokens.get(connectionId, request);
+        if (issued.kind !== 'oauth')
+          throw new Error(`connection ${connectionId} no longer uses OAuth`);
+        lastIssued = issued;
+        return issued.accessToken;
+      });
+      break;
+    case 'apiKey':
+      auth = apiKeyAuth(first.apiKey);
+      break;
+    case 'legacyApp':
+      auth = legacyAppAuth(first.appId, first.appSecret, first.franchiseId);
+      break;
+  }
+  const client = createClient({
     baseUrl,
+    auth,
     ...(options.ca ? { ca: options.ca } : {}),
     ...(options.allowInsecureLoopback ? { allowInsecureLoopback: true } : {}),
     ...(options.routeOverrides ? { routeOverrides: options.routeOverrides } : {}),
+  });
+  // Every operation goes through transport.call, and the client has no hook of its own for
+  // "refused after the fresh token": wrapping the one method sees every call.
+  const { transport } = client;
+  const call = transport.call.bind(transport);
+  transport.call = async (operation, callOptions) => {
+    try {
+      return await call(operation, callOptions);
+    } catch (error) {
+      if (error instanceof AuthenticationError) {
+        // If the report itself fails, the refusal still reaches the activity below.
+        await tokens.reject(connectionId, secretOf(lastIssued)).catch(() => undefined);
+      }
+      throw error;
+    }
   };
-  switch (first.kind) {
-    case 'oauth':
-      return createClient({
-        ...common,
-        auth: bearerAuth(async (request) => {
-          const issued = await tokens.get(connectionId, request);
-          if (issued.kind !== 'oauth')
-            throw new Error(`connection ${connectionId} no longer uses OAuth`);
-          return issued.accessToken;
-        }),
-      });
-    case 'apiKey':
-      return createClient({ ...common, auth: apiKeyAuth(first.apiKey) });
-    case 'legacyApp':
-      return createClient({
-        ...common,
-        auth: legacyAppAuth(first.appId, first.appSecret, first.franchiseId),
-      });
-  }
+  return client;
 }

@@ -5,6 +5,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   type Client,
+  type WorkflowHandle,
 } from '@temporalio/client';
 import { loadConfig, type Config } from '../config/index.js';
 import { createClient } from '../api/client.js';
@@ -13,6 +14,13 @@ import { AuthenticationError, EbsError, PermissionError } from '../api/errors.js
 import { authorizationRequest, exchangeCode, validateCallback } from '../api/oauth.js';
 import { connectClient } from '../worker/temporal-client.js';
 import {
+  connectionWorkflow,
+  disconnectUpdate,
+  reconnectUpdate,
+  setPausedUpdate,
+  statusQuery,
+} from '../workflows/connection.js';
+import {
   connectionWorkflowId,
   type ConnectionInput,
   type ConnectionProfile,
@@ -20,7 +28,8 @@ import {
   type Credentials,
 } from '../workflows/connection-types.js';
 import { runAction, UserError } from './errors.js';
-import { portFlag } from './options.js';
+import { durationFlag, formatDuration, portFlag } from './options.js';
+import { requireWorker } from './worker-check.js';
 
 const ID_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -44,18 +53,24 @@ function serviceOptions(config: Config): {
   };
 }
 
+interface ProbeResult {
+  businessName?: string;
+  /** Whether the credential may list leads: the one permission the probe shows. */
+  readsLeads: boolean;
+}
+
 /**
  * One cheap call that proves the credential works, and the business's name when the service
  * shows it (the spec has no business endpoint: a lead's or event's brand_name stands in).
  */
-async function probe(config: Config, auth: ClientAuth): Promise<{ businessName?: string }> {
+async function probe(config: Config, auth: ClientAuth): Promise<ProbeResult> {
   const api = createClient({ ...serviceOptions(config), auth });
   try {
     const page = await api.leads.list({ per: 1 });
     const brand = page.data[0]?.attributes.brand_name;
-    return brand ? { businessName: brand } : {};
+    return brand ? { businessName: brand, readsLeads: true } : { readsLeads: true };
   } catch (error) {
-    if (error instanceof PermissionError) return {};
+    if (error instanceof PermissionError) return { readsLeads: false };
     if (error instanceof AuthenticationError)
       throw new UserError(`the service refused the credential: ${error.message}`);
     if (error instanceof EbsError)
@@ -74,22 +89,20 @@ export async function saveConnection(
   const workflowId = connectionWorkflowId(profile.connectionId);
   const input: ConnectionInput = { profile, credentials };
   try {
-    await client.workflow.start('connectionWorkflow', { taskQueue, workflowId, args: [input] });
+    await client.workflow.start(connectionWorkflow, { taskQueue, workflowId, args: [input] });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    return client.workflow
-      .getHandle(workflowId)
-      .executeUpdate<ConnectionStatus, [unknown]>('reconnect', {
-        args: [
-          {
-            credentials,
-            permissions: profile.permissions,
-            ...(profile.businessName ? { businessName: profile.businessName } : {}),
-          },
-        ],
-      });
+    return client.workflow.getHandle(workflowId).executeUpdate(reconnectUpdate, {
+      args: [
+        {
+          credentials,
+          permissions: profile.permissions,
+          ...(profile.businessName ? { businessName: profile.businessName } : {}),
+        },
+      ],
+    });
   }
-  return client.workflow.getHandle(workflowId).query<ConnectionStatus>('status');
+  return client.workflow.getHandle(workflowId).query(statusQuery);
 }
 
 /** Waits for the browser's redirect to http://127.0.0.1:<port>/callback. */
@@ -139,14 +152,16 @@ interface ConnectFlags {
   apiKey?: string | boolean;
   clientId?: string;
   redirectPort: number;
+  /** Milliseconds. */
   timeout: number;
 }
 
-async function connectApp(
-  config: Config,
-  client: Client,
-  flags: ConnectFlags,
-): Promise<ConnectionStatus> {
+interface Connected {
+  status: ConnectionStatus;
+  probe: ProbeResult;
+}
+
+async function connectApp(config: Config, client: Client, flags: ConnectFlags): Promise<Connected> {
   const authUrl = config.service.authUrl;
   const clientId = flags.clientId ?? config.service.clientId;
   if (!authUrl)
@@ -172,10 +187,10 @@ async function connectApp(
           () =>
             reject(
               new UserError(
-                `no approval arrived within ${flags.timeout}s; run ebsync connect again`,
+                `no approval arrived within ${formatDuration(flags.timeout)}; run ebsync connect again`,
               ),
             ),
-          flags.timeout * 1000,
+          flags.timeout,
         ).unref(),
       ),
     ]);
@@ -193,12 +208,13 @@ async function connectApp(
       codeVerifier: request.codeVerifier,
       ...(ca ? { ca } : {}),
     });
-    const { businessName } = await probe(
+    const probed = await probe(
       config,
       bearerAuth(() => Promise.resolve(tokens.accessToken)),
     );
+    const { businessName } = probed;
     const now = Date.now();
-    return saveConnection(
+    const status = await saveConnection(
       client,
       config.temporal.taskQueue,
       {
@@ -218,16 +234,14 @@ async function connectApp(
         accessIssuedAt: now,
       },
     );
+    return { status, probe: probed };
   } finally {
     server.close();
   }
 }
 
-async function connectKey(
-  config: Config,
-  client: Client,
-  flags: ConnectFlags,
-): Promise<ConnectionStatus> {
+/** The integration key of `connect --api-key`, checked before anything is sent. */
+function integrationKey(config: Config, flags: ConnectFlags): string {
   const apiKey = typeof flags.apiKey === 'string' ? flags.apiKey : config.service.apiKey;
   if (!apiKey) throw new UserError('no integration key: pass --api-key ik_… or set EBS_API_KEY', 2);
   if (!/^ik_\S+$/.test(apiKey))
@@ -235,8 +249,18 @@ async function connectKey(
       '--api-key is not allowed: expected an integration key starting with ik_',
       2,
     );
-  const { businessName } = await probe(config, apiKeyAuth(apiKey));
-  return saveConnection(
+  return apiKey;
+}
+
+async function connectKey(
+  config: Config,
+  client: Client,
+  flags: ConnectFlags,
+  apiKey: string,
+): Promise<Connected> {
+  const probed = await probe(config, apiKeyAuth(apiKey));
+  const { businessName } = probed;
+  const status = await saveConnection(
     client,
     config.temporal.taskQueue,
     {
@@ -248,6 +272,21 @@ async function connectKey(
     },
     { kind: 'apiKey', apiKey },
   );
+  return { status, probe: probed };
+}
+
+/**
+ * What is known of a connection's permissions. An app's token response lists them; the spec
+ * lists none for an integration key, which holds its creator's permissions or fewer.
+ */
+function permissionsKnown(status: ConnectionStatus): string {
+  if (status.kind === 'installed_app') return `${status.permissions.length} permissions`;
+  return "permissions not listed by the service: a key has its creator's or fewer";
+}
+
+function connectedLine({ status, probe: probed }: Connected): string {
+  const leads = probed.readsLeads ? 'leads readable' : 'leads not readable (403)';
+  return `connected: ${status.businessName ?? 'the business'} (connection ${status.connectionId}, ${status.kind}, ${permissionsKnown(status)}; ${leads})`;
 }
 
 /** Connections of this deployment: the running connection workflows on its task queue. */
@@ -258,12 +297,10 @@ export async function listConnections(
   const out: ConnectionStatus[] = [];
   const queue = taskQueue.replace(/'/g, "\\'");
   for await (const execution of client.workflow.list({
-    query: `WorkflowType = 'connectionWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
+    query: `WorkflowType = '${connectionWorkflow.name}' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
   })) {
     try {
-      out.push(
-        await client.workflow.getHandle(execution.workflowId).query<ConnectionStatus>('status'),
-      );
+      out.push(await client.workflow.getHandle(execution.workflowId).query(statusQuery));
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) throw error;
     }
@@ -287,7 +324,12 @@ function inspect(status: ConnectionStatus): string {
     ['kind', status.kind],
     ['business', status.businessName ?? '(not shown by the service)'],
     ['base URL', status.baseUrl],
-    ['permissions', status.permissions.join(' ') || '(not reported)'],
+    [
+      'permissions',
+      status.kind === 'installed_app'
+        ? status.permissions.join(' ') || '(none granted)'
+        : `(${permissionsKnown(status)})`,
+    ],
     ['connected at', new Date(status.connectedAt).toISOString()],
     ['refreshes', String(status.refreshCount)],
   ];
@@ -297,24 +339,92 @@ function inspect(status: ConnectionStatus): string {
   return rows.map(([k, v]) => `${k.padEnd(13)}${v}`).join('\n') + '\n';
 }
 
-async function withTemporal<T>(fn: (client: Client, config: Config) => Promise<T>): Promise<T> {
-  const config = loadConfig();
+/** Runs fn with a Temporal client, once a worker is known to poll the task queue. */
+async function withWorker<T>(
+  fn: (client: Client, config: Config) => Promise<T>,
+  config: Config = loadConfig(),
+): Promise<T> {
   const { client, close } = await connectClient(config);
   try {
+    await requireWorker(client, config);
     return await fn(client, config);
   } finally {
     await close();
   }
 }
 
-function checkName(name: string): string {
+function checkName(name: string, what = '--name'): string {
   if (!ID_RULE.test(name)) {
     throw new UserError(
-      `--name='${name}' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_'`,
+      `${what}='${name}' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_'`,
       2,
     );
   }
   return name;
+}
+
+/** fn with connection `id`'s workflow; an unknown id becomes one line. */
+async function withConnection<T>(
+  client: Client,
+  id: string,
+  fn: (handle: ConnectionHandle) => Promise<T>,
+): Promise<T> {
+  const handle = client.workflow.getHandle<typeof connectionWorkflow>(connectionWorkflowId(id));
+  try {
+    return await fn(handle);
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+    // Updates to a workflow that has ended fail as "not found" too: it was disconnected.
+    const ended = await handle.describe().then(
+      () => true,
+      () => false,
+    );
+    throw new UserError(
+      ended
+        ? `connection '${id}' was disconnected; 'ebsync connect --name ${id}' connects it anew`
+        : `no connection named '${id}'`,
+    );
+  }
+}
+
+type ConnectionHandle = WorkflowHandle<typeof connectionWorkflow>;
+
+/** The action of a command on connection `<id>`, once a worker polls. */
+function connectionAction(fn: (handle: ConnectionHandle, id: string) => Promise<void>) {
+  return (id: string) =>
+    runAction(async () => {
+      checkName(id, 'id');
+      await withWorker((client) => withConnection(client, id, (handle) => fn(handle, id)));
+    });
+}
+
+/** `connections pause|resume <id>`: the one switch the connection workflow keeps. */
+function registerPauseCommand(parent: Command, name: 'pause' | 'resume'): void {
+  const paused = name === 'pause';
+  parent
+    .command(name)
+    .description(
+      paused
+        ? "Pause a connection: its syncs wait and make no requests to the service (nor token refreshes) until 'resume'."
+        : 'Resume a paused connection: its waiting syncs go on.',
+    )
+    .argument('<id>', 'connection id')
+    .action(
+      connectionAction(async (handle, id) => {
+        const status = await handle.executeUpdate(setPausedUpdate, { args: [paused] });
+        if (status.state !== (paused ? 'paused' : 'active')) {
+          const reason = status.lastError ? ` (${status.lastError})` : '';
+          throw new UserError(
+            `connection '${id}' is ${status.state}${reason}; ${name} applies to active or paused connections only`,
+          );
+        }
+        process.stdout.write(
+          paused
+            ? `paused: ${id}; its syncs wait until 'ebsync connections resume ${id}'\n`
+            : `resumed: ${id}\n`,
+        );
+      }),
+    );
 }
 
 export function registerConnectionCommands(program: Command): void {
@@ -333,45 +443,38 @@ export function registerConnectionCommands(program: Command): void {
         .argParser(portFlag()),
     )
     .addOption(
-      new Option('--timeout <seconds>', 'how long to wait for the approval')
-        .default(300)
-        .argParser(Number),
+      new Option('--timeout <seconds>', 'how long to wait for the approval (90, 30s, 5m)')
+        .default(300_000, '300s')
+        .argParser(durationFlag(1_000)),
     )
     .action((flags: ConnectFlags) =>
-      runAction(() =>
-        withTemporal(async (client, config) => {
-          checkName(flags.name);
-          const status =
-            flags.apiKey !== undefined
-              ? await connectKey(config, client, flags)
+      runAction(async () => {
+        checkName(flags.name);
+        const config = loadConfig();
+        const apiKey = flags.apiKey !== undefined ? integrationKey(config, flags) : undefined;
+        await withWorker(async (client) => {
+          const connected =
+            apiKey !== undefined
+              ? await connectKey(config, client, flags, apiKey)
               : await connectApp(config, client, flags);
-          process.stdout.write(
-            `connected: ${status.businessName ?? 'the business'} (connection ${status.connectionId}, ${status.kind}, ${status.permissions.length} permissions)\n`,
-          );
-        }),
-      ),
+          process.stdout.write(`${connectedLine(connected)}\n`);
+        }, config);
+      }),
     );
 
-  program
+  const connections = program
     .command('connections')
-    .description('List connections and their state (active, needs_reauth, paused), or inspect one.')
+    .description(
+      'List connections and their state (active, needs_reauth, paused), or inspect one; pause and resume one.',
+    )
     .argument('[id]', 'a connection to show in full')
     .option('--json', 'print JSON')
     .action((id: string | undefined, flags: { json?: boolean }) =>
-      runAction(() =>
-        withTemporal(async (client, config) => {
+      runAction(async () => {
+        if (id !== undefined) checkName(id, 'id');
+        await withWorker(async (client, config) => {
           if (id !== undefined) {
-            checkName(id);
-            let one: ConnectionStatus;
-            try {
-              one = await client.workflow
-                .getHandle(connectionWorkflowId(id))
-                .query<ConnectionStatus>('status');
-            } catch (error) {
-              if (error instanceof WorkflowNotFoundError)
-                throw new UserError(`no connection named '${id}'`);
-              throw error;
-            }
+            const one = await withConnection(client, id, (handle) => handle.query(statusQuery));
             process.stdout.write(flags.json ? `${JSON.stringify(one, null, 2)}\n` : inspect(one));
             return;
           }
@@ -380,31 +483,22 @@ export function registerConnectionCommands(program: Command): void {
           else if (all.length === 0)
             process.stdout.write('no connections; add one with ebsync connect\n');
           else process.stdout.write(`${all.map(describe).join('\n')}\n`);
-        }),
-      ),
+        });
+      }),
     );
+  registerPauseCommand(connections, 'pause');
+  registerPauseCommand(connections, 'resume');
 
   program
     .command('disconnect')
     .description("Revoke a connection's credentials at the service and stop its workflow.")
     .argument('<id>', 'connection id')
-    .action((id: string) =>
-      runAction(() =>
-        withTemporal(async (client) => {
-          checkName(id);
-          try {
-            const status = await client.workflow
-              .getHandle(connectionWorkflowId(id))
-              .executeUpdate<ConnectionStatus, []>('disconnect');
-            process.stdout.write(
-              `disconnected: ${id}${status.lastError ? ` (${status.lastError})` : ''}\n`,
-            );
-          } catch (error) {
-            if (error instanceof WorkflowNotFoundError)
-              throw new UserError(`no connection named '${id}'`);
-            throw error;
-          }
-        }),
-      ),
+    .action(
+      connectionAction(async (handle, id) => {
+        const status = await handle.executeUpdate(disconnectUpdate);
+        process.stdout.write(
+          `disconnected: ${id}${status.lastError ? ` (${status.lastError})` : ''}\n`,
+        );
+      }),
     );
 }

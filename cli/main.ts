@@ -1,64 +1,9 @@
-import { Command, CommanderError, Option } from 'commander';
-import { VERSION } from '../worker/version.js';
+import { CommanderError } from 'commander';
 import { reportFailure } from './errors.js';
-
-type Registrar = (program: Command) => void;
-
-/**
- * Command groups load on demand: `ebsync sandbox` need not load the Temporal SDK, which
- * costs about a second at every start. Help and unknown commands load every group.
- */
-const GROUPS: Record<string, () => Promise<Registrar>> = {
-  worker: async () => (await import('./worker.js')).registerWorkerCommands,
-  temporal: async () => (await import('./temporal.js')).registerDevCommands,
-  sandbox: async () => (await import('./sandbox.js')).registerSandboxCommand,
-  connections: async () => (await import('./connections.js')).registerConnectionCommands,
-};
-const GROUP_OF: Record<string, string> = {
-  worker: 'worker',
-  doctor: 'worker',
-  keygen: 'worker',
-  temporal: 'temporal',
-  dev: 'temporal',
-  sandbox: 'sandbox',
-  connect: 'connections',
-  connections: 'connections',
-  disconnect: 'connections',
-};
-
-const program = new Command()
-  .name('ebsync')
-  .description(
-    'Connector and sync worker for the Event Business Service, on Temporal.\n' +
-      'Configuration comes from environment variables (see README "Configuration").',
-  )
-  .version(VERSION, '-v, --version', 'print the ebsync version')
-  .exitOverride();
-
-program.addOption(
-  new Option('--log-level <level>', 'override EBSYNC_LOG_LEVEL').choices([
-    'trace',
-    'debug',
-    'info',
-    'warn',
-    'error',
-    'fatal',
-    'silent',
-  ]),
-);
-program.hook('preAction', (command) => {
-  const level = command.opts<{ logLevel?: string }>().logLevel;
-  if (level) process.env.EBSYNC_LOG_LEVEL = level;
-});
-
-const named = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
-const group = named === undefined ? undefined : GROUP_OF[named];
-for (const name of group ? [group] : Object.keys(GROUPS)) {
-  const load = GROUPS[name];
-  if (load) (await load())(program);
-}
+import { buildProgram } from './program.js';
 
 try {
+  const program = await buildProgram(process.argv.slice(2));
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {

@@ -1,8 +1,10 @@
 import { InvalidArgumentError } from 'commander';
+import { parseDuration } from '../config/duration.js';
 
 /**
- * Flag parsers: commander prints "option '--x <n>' argument 'v' is invalid. <why>" on one
- * line and the program exits 2.
+ * The one parser of numbers and durations given on the command line. Commander prints
+ * "error: option '--x <n>' argument 'v' is invalid. <why>" on one line and the program
+ * exits 2; nothing half-parsed (NaN, 12abc) gets through.
  */
 export function intFlag(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
@@ -18,4 +20,35 @@ export function intFlag(min: number, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
+/** A TCP port, where 0 picks a free one. */
 export const portFlag = () => intFlag(0, 65535);
+
+/**
+ * A duration in milliseconds: `90` (seconds, the flag's unit), `500ms`, `30s`, `5m` or `1h`,
+ * from `min` to `max` milliseconds.
+ */
+export function durationFlag(min = 1, max = 86_400_000) {
+  const shown = (ms: number): string =>
+    ms % 3_600_000 === 0
+      ? `${ms / 3_600_000}h`
+      : ms % 60_000 === 0
+        ? `${ms / 60_000}m`
+        : ms % 1000 === 0
+          ? `${ms / 1000}s`
+          : `${ms}ms`;
+  return (value: string): number => {
+    const text = value.trim();
+    const ms = parseDuration(/^\d+(\.\d+)?$/.test(text) ? `${text}s` : text);
+    if (ms === undefined || ms < min || ms > max) {
+      throw new InvalidArgumentError(
+        `Expected a duration from ${shown(min)} to ${shown(max)}: seconds (90) or with a unit (500ms, 30s, 5m, 1h).`,
+      );
+    }
+    return ms;
+  };
+}
+
+/** A duration for messages: `300s`, `1.5s`. */
+export function formatDuration(ms: number): string {
+  return `${Math.round(ms / 100) / 10}s`;
+}

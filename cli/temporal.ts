@@ -1,29 +1,22 @@
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { startDevServer, canConnect, type DevServer } from '../worker/dev-server.js';
 import { loggerFor, runWorker } from './worker.js';
 import { runAction, UserError } from './errors.js';
+import { intFlag } from './options.js';
 
 interface ServerFlags {
   ip: string;
-  port: string;
-  uiPort?: string;
+  port: number;
+  uiPort?: number;
   dbFilename?: string;
   namespace: string;
 }
 
-function parsePort(flag: string, value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new UserError(`${flag}='${value}' is not allowed: expected a port from 1 to 65535`, 2);
-  }
-  return port;
-}
-
 async function startFromFlags(flags: ServerFlags, dataDir: string): Promise<DevServer> {
-  const port = parsePort('--port', flags.port);
-  const uiPort = flags.uiPort === undefined ? port + 1000 : parsePort('--ui-port', flags.uiPort);
+  const port = flags.port;
+  const uiPort = flags.uiPort ?? port + 1000;
   const dbFilename = flags.dbFilename ?? join(dataDir, 'temporal.db');
   try {
     return await startDevServer({
@@ -42,8 +35,16 @@ async function startFromFlags(flags: ServerFlags, dataDir: string): Promise<DevS
 function addServerFlags(command: Command): Command {
   return command
     .option('--ip <ip>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'frontend (gRPC) port', '7233')
-    .option('--ui-port <port>', 'web UI port (default: port + 1000)')
+    .addOption(
+      new Option('--port <port>', 'frontend (gRPC) port')
+        .default(7233)
+        .argParser(intFlag(1, 65535)),
+    )
+    .addOption(
+      new Option('--ui-port <port>', 'web UI port (default: port + 1000)').argParser(
+        intFlag(1, 65535),
+      ),
+    )
     .option(
       '--db-filename <file>',
       'SQLite file of the server (default: <EBSYNC_DATA_DIR>/temporal.db)',
@@ -101,7 +102,7 @@ export function registerDevCommands(program: Command): void {
         );
       } else {
         server = await startFromFlags(
-          { ...flags, ip: host === 'localhost' ? '127.0.0.1' : host, port: portText },
+          { ...flags, ip: host === 'localhost' ? '127.0.0.1' : host, port: Number(portText) },
           config.dataDir,
         );
         logger.info(

@@ -1,12 +1,14 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
 import { createLogger, type Logger } from '../worker/logger.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { createWorker } from '../worker/worker.js';
 import { generateKeyLine } from '../worker/data-converter.js';
-import type { HealthReport } from '../workflows/index.js';
+import { healthCheckWorkflow } from '../workflows/health.js';
 import { runAction, UserError } from './errors.js';
+import { durationFlag, formatDuration } from './options.js';
+import { requireWorker } from './worker-check.js';
 
 export function loggerFor(config: Config): Logger {
   return createLogger({ level: config.log.level, format: config.log.format });
@@ -79,29 +81,27 @@ export function registerWorkerCommands(program: Command): void {
   program
     .command('doctor')
     .description('Check that Temporal is reachable and a worker answers on the task queue.')
-    .option('--timeout <seconds>', 'how long to wait for a worker', '15')
-    .action((options: { timeout: string }) =>
+    .addOption(
+      new Option('--timeout <seconds>', 'how long to wait for the worker to answer (15, 500ms, 1m)')
+        .default(15_000, '15s')
+        .argParser(durationFlag(100)),
+    )
+    .action((options: { timeout: number }) =>
       runAction(async () => {
         const config = loadConfig();
-        const seconds = Number(options.timeout);
-        if (!Number.isFinite(seconds) || seconds <= 0) {
-          throw new UserError(
-            `--timeout='${options.timeout}' is not allowed: expected a positive number of seconds`,
-            2,
-          );
-        }
         const { client, close } = await connectClient(config);
         try {
+          await requireWorker(client, config);
           const r = await client.workflow
-            .execute<() => Promise<HealthReport>>('healthCheckWorkflow', {
+            .execute(healthCheckWorkflow, {
               taskQueue: config.temporal.taskQueue,
               workflowId: `ebsync-doctor-${Date.now()}`,
-              workflowExecutionTimeout: `${seconds}s`,
+              workflowExecutionTimeout: options.timeout,
             })
             .catch((error: unknown) => {
               if (error instanceof WorkflowFailedError) {
                 throw new UserError(
-                  `no worker answered on task queue '${config.temporal.taskQueue}' within ${seconds}s; start one with 'ebsync worker'`,
+                  `no worker answered on task queue '${config.temporal.taskQueue}' within ${formatDuration(options.timeout)}; start one with 'npm start' or 'ebsync worker'`,
                 );
               }
               throw error;

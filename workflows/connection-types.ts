@@ -79,8 +79,20 @@ export interface RefreshedTokens {
   scope: string[];
 }
 
+export interface CredentialsRejection {
+  /**
+   * The secret the service refused with a 401 after one fresh token: an access token, an
+   * integration key or a legacy app secret. Compared with the current one, so a refusal of
+   * credentials already replaced (by a refresh or a reconnect) changes nothing.
+   */
+  rejected: string;
+}
+
 /** Failure types the workflow and its callers recognise. */
 export const INVALID_GRANT = 'InvalidGrant';
+/** Needs reauthorization or disconnected: do not retry, nothing will change by waiting. */
 export const CONNECTION_NOT_ACTIVE = 'ConnectionNotActive';
+/** Paused by the user: retry later, the connection resumes as it was. */
+export const CONNECTION_PAUSED = 'ConnectionPaused';
 
 export const connectionWorkflowId = (connectionId: string): string => `connection-${connectionId}`;

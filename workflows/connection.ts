@@ -14,8 +14,10 @@ import {
 import type { createConnectionActivities } from '../activities/connections.js';
 import {
   CONNECTION_NOT_ACTIVE,
+  CONNECTION_PAUSED,
   INVALID_GRANT,
   type ConnectionInput,
+  type CredentialsRejection,
   type ConnectionStatus,
   type Credentials,
   type IssuedCredentials,
@@ -47,6 +49,10 @@ export const reconnectUpdate = defineUpdate<
   [{ credentials: Credentials; permissions?: string[]; businessName?: string }]
 >('reconnect');
 export const setPausedUpdate = defineUpdate<ConnectionStatus, [boolean]>('setPaused');
+/** The service still answered 401 after one fresh token (DESIGN decision 10). */
+export const credentialsRejectedUpdate = defineUpdate<ConnectionStatus, [CredentialsRejection]>(
+  'credentialsRejected',
+);
 export const disconnectUpdate = defineUpdate<ConnectionStatus, []>('disconnect');
 export const statusQuery = defineQuery<ConnectionStatus>('status');
 
@@ -73,6 +79,8 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
   let refreshCount = input.carried?.refreshCount ?? 0;
   const connectedAt = input.carried?.connectedAt ?? Date.now();
   let refreshing: Promise<void> | undefined;
+  /** An access token obtained because the service refused the one before it. */
+  let issuedAfterRejection: string | undefined;
   let wake = false;
 
   const status = (): ConnectionStatus => ({
@@ -83,6 +91,16 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     connectedAt,
     ...(credentials.kind === 'oauth' ? { accessExpiresAt: credentials.accessExpiresAt } : {}),
   });
+
+  const needsReauth = (reason: string): void => {
+    state = 'needs_reauth';
+    lastError = reason;
+    wake = true;
+    log.warn(
+      'connection needs reauthorization; its syncs are paused until `ebsync connect` runs again',
+      { connectionId: profile.connectionId },
+    );
+  };
 
   const refresh = async (): Promise<void> => {
     if (credentials.kind !== 'oauth') return;
@@ -108,14 +126,7 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
       const cause = error instanceof ActivityFailure ? error.cause : error;
       const message = cause instanceof Error ? cause.message : String(cause);
       if (cause instanceof ApplicationFailure && cause.type === INVALID_GRANT) {
-        state = 'needs_reauth';
-        lastError = message;
-        log.warn(
-          'connection needs reauthorization; its syncs are paused until `ebsync connect` runs again',
-          {
-            connectionId: profile.connectionId,
-          },
-        );
+        needsReauth(message);
       } else {
         lastError = `refresh failed: ${message}`;
       }
@@ -135,7 +146,15 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     await refreshing;
   };
 
+  /** Paused: retry later. Needs reauth or disconnected: never retry. */
   const assertActive = (): void => {
+    if (state === 'paused') {
+      throw ApplicationFailure.create({
+        type: CONNECTION_PAUSED,
+        message: `connection ${profile.connectionId} is paused; \`ebsync connections resume ${profile.connectionId}\` lets its syncs go on`,
+        nonRetryable: false,
+      });
+    }
     if (state !== 'active') {
       throw ApplicationFailure.create({
         type: CONNECTION_NOT_ACTIVE,
@@ -145,14 +164,20 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     }
   };
 
+  /** A refresh because the service refused the current access token. */
+  const refreshAfterRejection = async (): Promise<void> => {
+    await refreshOnce();
+    issuedAfterRejection = credentials.kind === 'oauth' ? credentials.accessToken : undefined;
+  };
+
   setHandler(statusQuery, status);
 
   setHandler(getCredentialsUpdate, async ({ rejectedToken }) => {
     assertActive();
     if (credentials.kind === 'oauth') {
-      const stale = rejectedToken !== undefined && rejectedToken === credentials.accessToken;
       const nearExpiry = Date.now() >= credentials.accessExpiresAt - refreshLead(credentials);
-      if (stale || nearExpiry || refreshing) await refreshOnce();
+      if (rejectedToken === credentials.accessToken) await refreshAfterRejection();
+      else if (nearExpiry || refreshing) await refreshOnce();
       assertActive();
       if (credentials.kind !== 'oauth')
         throw ApplicationFailure.nonRetryable('credentials changed kind');
@@ -181,6 +206,32 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     if (state === 'disconnected' || state === 'needs_reauth') return status();
     state = paused ? 'paused' : 'active';
     wake = true;
+    return status();
+  });
+
+  setHandler(credentialsRejectedUpdate, async ({ rejected }) => {
+    // Paused: a request made before the pause; the next one after resume finds out again.
+    if (state !== 'active') return status();
+    if (credentials.kind === 'oauth') {
+      if (rejected !== credentials.accessToken) return status();
+      // A token fresh from a refresh that a refusal asked for, refused too: refreshing again
+      // would only repeat it. Otherwise one forced refresh; invalid_grant there ends in
+      // needs_reauth on its own.
+      if (rejected !== issuedAfterRejection) {
+        await refreshAfterRejection().catch(() => undefined);
+        return status();
+      }
+    } else {
+      const current = credentials.kind === 'apiKey' ? credentials.apiKey : credentials.appSecret;
+      if (rejected !== current) return status();
+    }
+    const what =
+      credentials.kind === 'apiKey'
+        ? 'integration key'
+        : credentials.kind === 'legacyApp'
+          ? 'app credentials'
+          : 'access token just refreshed';
+    needsReauth(`the service refused the ${what} (401)`);
     return status();
   });
 

@@ -91,11 +91,35 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     expect(result.stderr).toContain("unknown command 'frobnicate'");
   });
 
-  it('doctor --timeout must be positive (exit 2)', async ({ expect }) => {
-    const result = await runCli(['doctor', '--timeout', '0']);
+  it.for([
+    ['connect', '--timeout', 'abc'],
+    ['connect', '--timeout', '0'],
+    ['doctor', '--timeout', '12abc'],
+    ['doctor', '--timeout', '-5'],
+  ])(
+    'ebsync %s: a duration that is not one is one line, exit 2, before anything runs',
+    async (args, { expect }) => {
+      const result = await runCli(args);
+      expect(result.code).toBe(2);
+      const range = args[0] === 'connect' ? 'from 1s to 24h' : 'from 100ms to 24h';
+      expect(result.stderr).toBe(
+        `error: option '--timeout <seconds>' argument '${args[2]}' is invalid. Expected a duration ${range}: seconds (90) or with a unit (500ms, 30s, 5m, 1h).\n`,
+      );
+      expect(result.stdout).toBe('');
+    },
+  );
+
+  it.for([
+    ['temporal', '--port', '7x'],
+    ['dev', '--ui-port', '70000'],
+    ['connect', '--redirect-port', 'NaN'],
+  ])('ebsync %s: a port that is not one is one line, exit 2', async (args, { expect }) => {
+    const result = await runCli(args);
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(
-      "ebsync: --timeout='0' is not allowed: expected a positive number of seconds\n",
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^error: option '${args[1]} <port>' argument '${args[2]}' is invalid\\. Expected a whole number from [01] to 65535\\.\\n$`,
+      ),
     );
   });
 

@@ -63,7 +63,7 @@ describe('ebsync connect', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
-      /connected: Sandbox Photo Booths \(connection shop, installed_app, 2 permissions\)/,
+      /connected: Sandbox Photo Booths \(connection shop, installed_app, 2 permissions; leads readable\)/,
     );
     expect(result.stdout).not.toContain(sb.apiKey);
   }, 120_000);
@@ -71,8 +71,9 @@ describe('ebsync connect', () => {
   it('connects with an integration key after one cheap call, and refuses a bad key in one line', async () => {
     const ok = await runCli(['connect', '--name', 'keyed', '--api-key', sb.apiKey], env, 60_000);
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toMatch(
-      /connected: Sandbox Photo Booths \(connection keyed, integration_key/,
+    // The spec lists no permissions for a key: say what is known, never "0 permissions".
+    expect(ok.stdout).toBe(
+      "connected: Sandbox Photo Booths (connection keyed, integration_key, permissions not listed by the service: a key has its creator's or fewer; leads readable)\n",
     );
 
     const bad = await runCli(
@@ -109,7 +110,9 @@ describe('ebsync connect', () => {
     const gone = await runCli(['disconnect', 'shop'], env, 60_000);
     expect(gone.code).toBe(0);
     expect(gone.stdout).toMatch(/disconnected: shop/);
-    expect(sb.admin.grants({ appId }).every((g) => g.revoked_at !== null)).toBe(true);
+    const grants = sb.admin.grants({ appId });
+    expect(grants).toHaveLength(1);
+    expect(grants.filter((g) => g.revoked_at === null)).toEqual([]);
 
     const after = await runCli(['connections'], env, 60_000);
     expect(after.stdout).toMatch(/^keyed\s+active/m);
@@ -118,4 +121,48 @@ describe('ebsync connect', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no connection named 'nope'/);
   }, 120_000);
+
+  it('pauses and resumes a connection; an unknown or disconnected one is one line, exit 1', async () => {
+    const paused = await runCli(['connections', 'pause', 'keyed'], env, 60_000);
+    expect(paused.stderr).toBe('');
+    expect(paused.code).toBe(0);
+    expect(paused.stdout).toBe(
+      "paused: keyed; its syncs wait until 'ebsync connections resume keyed'\n",
+    );
+    const shown = await runCli(['connections', 'keyed'], env, 60_000);
+    expect(shown.stdout).toMatch(/^state\s+paused$/m);
+    expect(shown.stdout).toMatch(/^permissions\s+\(permissions not listed by the service/m);
+
+    const resumed = await runCli(['connections', 'resume', 'keyed'], env, 60_000);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toBe('resumed: keyed\n');
+    const listed = await runCli(['connections'], env, 60_000);
+    expect(listed.stdout).toMatch(/^keyed\s+active/m);
+
+    const unknown = await runCli(['connections', 'pause', 'nope'], env, 60_000);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe("ebsync: no connection named 'nope'\n");
+    const gone = await runCli(['connections', 'resume', 'shop'], env, 60_000);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(
+      /^ebsync: connection 'shop' was disconnected; 'ebsync connect --name shop' connects it anew\n$/,
+    );
+  }, 120_000);
+
+  it('with Temporal up and no worker on the queue, says how to start one instead of waiting', async () => {
+    const lonely = { ...env, TEMPORAL_TASK_QUEUE: `nobody-polls-${Date.now()}` };
+    for (const args of [
+      ['connect', '--name', 'x', '--api-key', 'ik_not_checked_yet'],
+      ['connections'],
+      ['connections', 'pause', 'keyed'],
+      ['disconnect', 'keyed'],
+      ['doctor'],
+    ]) {
+      const result = await runCli(args, lonely, 60_000);
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stderr).toBe(
+        `ebsync: no worker polls task queue '${lonely.TEMPORAL_TASK_QUEUE}' on ${env.TEMPORAL_ADDRESS}; start one with 'npm start' (Temporal and a worker) or 'ebsync worker', then run this again\n`,
+      );
+    }
+  }, 180_000);
 });

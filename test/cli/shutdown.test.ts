@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../config/index.js';
 import { dataConverter } from '../../worker/data-converter.js';
+import { connectionWorkflow } from '../../workflows/connection.js';
 import { connectionWorkflowId, type ConnectionInput } from '../../workflows/connection-types.js';
 import { CliProcess } from '../helpers/cli.js';
 
@@ -84,7 +85,7 @@ async function refreshDuringShutdown(
       accessExpiresAt: now - 3_600_000,
     },
   };
-  const handle = await client.workflow.start('connectionWorkflow', {
+  const handle = await client.workflow.start(connectionWorkflow, {
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     workflowId: connectionWorkflowId(id),
     args: [input],

@@ -12,10 +12,18 @@ import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { EncryptionCodec } from '../../worker/codec.js';
 import { createLead } from '../../sandbox/resources/leads.js';
 import {
+  connectionWorkflow,
+  getCredentialsUpdate,
+  reconnectUpdate,
+  setPausedUpdate,
+  statusQuery,
+} from '../../workflows/connection.js';
+import {
   connectionWorkflowId,
   type ConnectionInput,
-  type ConnectionStatus,
+  type Credentials,
 } from '../../workflows/connection-types.js';
+import { probeConnectionWorkflow } from '../fixtures/workflows.js';
 import { payloadBytes } from '../helpers/history.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
@@ -69,6 +77,7 @@ function startWorker(e: Env, extra: Record<string, string> = {}): Promise<ChildP
       BASE_URL: e.sb.baseUrl,
       CA_FILE: e.sb.caFile ?? '',
       KEYS,
+      PAUSED_RETRY_MS: '400',
       JOURNAL: join(dir, `journal-${e.taskQueue}.db`),
       ...extra,
     },
@@ -95,18 +104,12 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function connect(e: Env, connectionId: string, historyLimit?: number): Promise<void> {
+/** Fresh OAuth credentials of a new install of the test app. */
+function installCredentials(e: Env): { credentials: Credentials; permissions: string[] } {
   const tokens = e.sb.admin.install({ appId: e.appId });
   const now = Date.now();
-  const input: ConnectionInput = {
-    profile: {
-      connectionId,
-      kind: 'installed_app',
-      baseUrl: e.sb.baseUrl,
-      authUrl: e.sb.authUrl,
-      clientId: e.clientId,
-      permissions: tokens.scope.split(' '),
-    },
+  return {
+    permissions: tokens.scope.split(' '),
     credentials: {
       kind: 'oauth',
       accessToken: tokens.access_token,
@@ -114,20 +117,38 @@ async function connect(e: Env, connectionId: string, historyLimit?: number): Pro
       accessIssuedAt: now,
       accessExpiresAt: now + tokens.expires_in * 1000,
     },
-    ...(historyLimit !== undefined ? { historyLimit } : {}),
+  };
+}
+
+async function connect(
+  e: Env,
+  connectionId: string,
+  options: { historyLimit?: number; apiKey?: string } = {},
+): Promise<void> {
+  const app = installCredentials(e);
+  const input: ConnectionInput = {
+    profile: {
+      connectionId,
+      kind: options.apiKey ? 'integration_key' : 'installed_app',
+      baseUrl: e.sb.baseUrl,
+      ...(options.apiKey ? {} : { authUrl: e.sb.authUrl, clientId: e.clientId }),
+      permissions: options.apiKey ? [] : app.permissions,
+    },
+    credentials: options.apiKey ? { kind: 'apiKey', apiKey: options.apiKey } : app.credentials,
+    ...(options.historyLimit !== undefined ? { historyLimit: options.historyLimit } : {}),
   };
   workflowIds.push(connectionWorkflowId(connectionId));
-  await client.workflow.start('connectionWorkflow', {
+  await client.workflow.start(connectionWorkflow, {
     taskQueue: e.taskQueue,
     workflowId: connectionWorkflowId(connectionId),
     args: [input],
   });
 }
 
-async function probe(e: Env, connectionId: string, calls: number): Promise<string[]> {
+function startProbe(e: Env, connectionId: string, calls: number) {
   const workflowId = `probe-${connectionId}-${randomBytes(4).toString('hex')}`;
   workflowIds.push(workflowId);
-  return client.workflow.execute('probeConnectionWorkflow', {
+  return client.workflow.start(probeConnectionWorkflow, {
     taskQueue: e.taskQueue,
     workflowId,
     args: [connectionId, calls],
@@ -135,8 +156,13 @@ async function probe(e: Env, connectionId: string, calls: number): Promise<strin
   });
 }
 
-const status = (connectionId: string) =>
-  client.workflow.getHandle(connectionWorkflowId(connectionId)).query<ConnectionStatus>('status');
+async function probe(e: Env, connectionId: string, calls: number): Promise<string[]> {
+  return (await startProbe(e, connectionId, calls)).result();
+}
+
+const connectionHandle = (connectionId: string) =>
+  client.workflow.getHandle<typeof connectionWorkflow>(connectionWorkflowId(connectionId));
+const status = (connectionId: string) => connectionHandle(connectionId).query(statusQuery);
 
 const requestsTo = (sb: Sandbox, route: string): Record<string, number> =>
   sb.ctx.counters.snapshot().requests[route] ?? {};
@@ -208,20 +234,8 @@ describe('connection workflow: one token owner per connection', () => {
       expect(totalRequests(e.sb)).toBe(before);
 
       // Reconnect with a fresh install: the same workflow takes the new tokens and syncs resume.
-      const tokens = e.sb.admin.install({ appId: e.appId });
-      const now = Date.now();
-      await client.workflow.getHandle(connectionWorkflowId('revoked')).executeUpdate('reconnect', {
-        args: [
-          {
-            credentials: {
-              kind: 'oauth',
-              accessToken: tokens.access_token,
-              refreshToken: tokens.refresh_token,
-              accessIssuedAt: now,
-              accessExpiresAt: now + tokens.expires_in * 1000,
-            },
-          },
-        ],
+      await connectionHandle('revoked').executeUpdate(reconnectUpdate, {
+        args: [{ credentials: installCredentials(e).credentials }],
       });
       // The worker's cached "not active" verdict lasts 15 s at most; a new worker has none.
       await stopWorker(w);
@@ -264,23 +278,99 @@ describe('connection workflow: one token owner per connection', () => {
     }
   }, 120_000);
 
-  it('refreshes a short-lived token ahead of expiry during a long run: no 401 reaches a sync', async () => {
-    const e = await makeSandbox(6);
+  it('refreshes a short-lived token ahead of expiry: no 401 reaches a sync', async () => {
+    // The timing itself is checked in test/workflows/connection.test.ts from the timers the
+    // workflow starts; here a few real rotations against the sandbox.
+    const e = await makeSandbox(4);
     try {
       const w = await startWorker(e);
       await connect(e, 'short-lived');
-      const until = Date.now() + 20_000;
+      const until = Date.now() + 6_000;
       let calls = 0;
       while (Date.now() < until) {
         expect(await probe(e, 'short-lived', 3)).toEqual([LEAD_EMAIL, LEAD_EMAIL, LEAD_EMAIL]);
         calls += 3;
-        await new Promise((r) => setTimeout(r, 300));
+        await new Promise((r) => setTimeout(r, 200));
       }
-      expect(calls).toBeGreaterThan(30);
+      expect(calls).toBeGreaterThan(6);
       expect(requestsTo(e.sb, 'leads.list')['401'] ?? 0).toBe(0);
       expect(e.sb.ctx.counters.snapshot().token_refreshes).toBeGreaterThanOrEqual(2);
       expect(e.sb.ctx.counters.snapshot().refresh_token_reuse).toBe(0);
       await stopWorker(w);
+    } finally {
+      await e.sb.close();
+    }
+  }, 60_000);
+
+  it('paused: syncs wait without a single request, not even a refresh; resumed: they finish', async () => {
+    const e = await makeSandbox(3600);
+    try {
+      // Re-checks a cached token's connection every 200 ms (10 s by default).
+      const w = await startWorker(e, { STATE_CHECK_MS: '200' });
+      await connect(e, 'pausable');
+      expect(await probe(e, 'pausable', 1)).toEqual([LEAD_EMAIL]);
+      const paused = await connectionHandle('pausable').executeUpdate(setPausedUpdate, {
+        args: [true],
+      });
+      expect(paused.state).toBe('paused');
+      await new Promise((r) => setTimeout(r, 300));
+      // Expired at the service meanwhile: resuming must refresh on demand.
+      e.sb.ctx.clock.advance(3_700_000);
+      e.sb.ctx.counters.reset();
+      const waiting = await startProbe(e, 'pausable', 3);
+      const deadline = Date.now() + 15_000;
+      let attempts = 0;
+      while (attempts < 3 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 300));
+        const pending = (await waiting.describe()).raw.pendingActivities ?? [];
+        attempts = pending.length === 3 ? Math.min(...pending.map((a) => a.attempt ?? 0)) : 0;
+      }
+      // Several attempts each, every one refused before any request.
+      expect(attempts).toBeGreaterThanOrEqual(3);
+      expect((await waiting.describe()).status.name).toBe('RUNNING');
+      expect(totalRequests(e.sb)).toBe(0);
+      expect(e.sb.ctx.counters.snapshot().token_refreshes).toBe(0);
+
+      const resumed = await connectionHandle('pausable').executeUpdate(setPausedUpdate, {
+        args: [false],
+      });
+      expect(resumed.state).toBe('active');
+      expect(await waiting.result()).toEqual([LEAD_EMAIL, LEAD_EMAIL, LEAD_EMAIL]);
+      expect(e.sb.ctx.counters.snapshot().token_refreshes).toBe(1);
+      await stopWorker(w);
+    } finally {
+      await e.sb.close();
+    }
+  }, 90_000);
+
+  it('an integration key refused with 401: needs_reauth after one request, then no requests until reconnect', async () => {
+    const e = await makeSandbox(3600);
+    try {
+      const w = await startWorker(e);
+      const first = e.sb.admin.createKey({ name: 'ebsync' });
+      await connect(e, 'keyed', { apiKey: first.key });
+      expect(await probe(e, 'keyed', 2)).toEqual([LEAD_EMAIL, LEAD_EMAIL]);
+      e.sb.admin.revokeKey(first.id);
+      e.sb.ctx.counters.reset();
+
+      await expect(probe(e, 'keyed', 1)).rejects.toBeInstanceOf(WorkflowFailedError);
+      expect(requestsTo(e.sb, 'leads.list')).toEqual({ '401': 1 });
+      const after = await status('keyed');
+      expect(after.state).toBe('needs_reauth');
+      expect(after.lastError).toMatch(/refused the integration key \(401\)/);
+      await expect(probe(e, 'keyed', 3)).rejects.toBeInstanceOf(WorkflowFailedError);
+      expect(totalRequests(e.sb)).toBe(1);
+
+      const second = e.sb.admin.createKey({ name: 'ebsync 2' });
+      const reconnected = await connectionHandle('keyed').executeUpdate(reconnectUpdate, {
+        args: [{ credentials: { kind: 'apiKey', apiKey: second.key } }],
+      });
+      expect(reconnected.state).toBe('active');
+      // This worker keeps its "needs reauth" verdict 15 s; a new one has none.
+      await stopWorker(w);
+      const w2 = await startWorker(e);
+      expect(await probe(e, 'keyed', 2)).toEqual([LEAD_EMAIL, LEAD_EMAIL]);
+      await stopWorker(w2);
     } finally {
       await e.sb.close();
     }
@@ -290,17 +380,14 @@ describe('connection workflow: one token owner per connection', () => {
     const e = await makeSandbox(3600);
     try {
       const w = await startWorker(e);
-      await connect(e, 'long-lived', 30);
-      const handle = client.workflow.getHandle(connectionWorkflowId('long-lived'));
+      await connect(e, 'long-lived', { historyLimit: 30 });
+      const handle = connectionHandle('long-lived');
       const firstRun = (await handle.describe()).runId;
       const issued = new Set<string>();
       for (let i = 0; i < 25; i++) {
-        const credentials = await handle.executeUpdate<{ accessToken: string }, [object]>(
-          'getCredentials',
-          {
-            args: [{}],
-          },
-        );
+        const credentials = await handle.executeUpdate(getCredentialsUpdate, { args: [{}] });
+        if (credentials.kind !== 'oauth')
+          throw new Error(`expected OAuth, got ${credentials.kind}`);
         issued.add(credentials.accessToken);
       }
       expect(issued.size).toBe(1);
@@ -328,9 +415,10 @@ describe('connection workflow: one token owner per connection', () => {
         });
       }
     }
-    expect(histories.length).toBeGreaterThanOrEqual(
-      workflowIds.filter((id) => id.startsWith('connection-')).length,
-    );
+    // Run alone (-t), the tests before it have produced nothing: that is a failure, not a pass.
+    const connections = workflowIds.filter((id) => id.startsWith('connection-'));
+    expect(connections.length).toBeGreaterThan(0);
+    expect(histories.length).toBeGreaterThanOrEqual(connections.length);
     const results = Worker.runReplayHistories(
       { workflowBundle: { codePath: bundlePath }, dataConverter },
       histories,
@@ -361,9 +449,11 @@ describe('connection workflow: one token owner per connection', () => {
       const plain = Buffer.concat(
         decoded.flat().map((p) => Buffer.from(p.data ?? new Uint8Array())),
       );
-      if (workflowId.startsWith('connection-')) expect(plain.toString()).toContain('accessToken');
-      for (const token of plain.toString().match(/"(?:accessToken|refreshToken)":"([^"]+)"/g) ??
-        []) {
+      if (workflowId.startsWith('connection-'))
+        expect(plain.toString()).toMatch(/"(accessToken|apiKey)"/);
+      for (const token of plain
+        .toString()
+        .match(/"(?:accessToken|refreshToken|apiKey)":"([^"]+)"/g) ?? []) {
         const value = token.split('":"')[1]!.slice(0, -1);
         expect(bytes.includes(value)).toBe(false);
       }

@@ -9,7 +9,7 @@ import { EncryptionCodec, PayloadDecryptionError } from '../../worker/codec.js';
 import { createHealthActivities } from '../../activities/health.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 import { allPayloads, encodingOf, payloadBytes } from '../helpers/history.js';
-import type { HealthReport } from '../../workflows/index.js';
+import { healthCheckWorkflow } from '../../workflows/health.js';
 
 const k1 = { id: 'k1', key: randomBytes(32) };
 const k2 = { id: 'k2', key: randomBytes(32) };
@@ -158,7 +158,7 @@ describe('encrypted payloads on a real Temporal server', () => {
         activities: createHealthActivities({ version: 'v-sealed-42', startedAt: Date.now() }),
       },
       () =>
-        client.workflow.execute<() => Promise<HealthReport>>('healthCheckWorkflow', {
+        client.workflow.execute(healthCheckWorkflow, {
           taskQueue,
           workflowId,
         }),
@@ -178,7 +178,7 @@ describe('encrypted payloads on a real Temporal server', () => {
         activities: createHealthActivities({ version: 'v-sealed-42', startedAt: Date.now() }),
       },
       () =>
-        t.client.workflow.execute('healthCheckWorkflow', {
+        t.client.workflow.execute(healthCheckWorkflow, {
           taskQueue: plainQueue,
           workflowId: `plain-${plainQueue}`,
         }),

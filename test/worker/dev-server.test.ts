@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { healthCheckWorkflow } from '../../workflows/health.js';
 import { CliProcess, freePort, runCli } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebsync-dev-server-'));
@@ -117,7 +118,7 @@ describe('ebsync temporal', { timeout: 240_000 }, () => {
     const taskQueue = `no-worker-${randomUUID()}`;
     const workflowId = `persist-${taskQueue}`;
     await withClient(async (client) => {
-      const handle = await client.workflow.start('healthCheckWorkflow', { taskQueue, workflowId });
+      const handle = await client.workflow.start(healthCheckWorkflow, { taskQueue, workflowId });
       expect((await handle.describe()).status.name).toBe('RUNNING');
     });
 
@@ -128,7 +129,7 @@ describe('ebsync temporal', { timeout: 240_000 }, () => {
     const description = await withClient((client) =>
       client.workflow.getHandle(workflowId).describe(),
     );
-    expect(description).toMatchObject({ workflowId, type: 'healthCheckWorkflow', taskQueue });
+    expect(description).toMatchObject({ workflowId, type: healthCheckWorkflow.name, taskQueue });
     expect(description.status.name).toBe('RUNNING');
   });
 });

@@ -3,7 +3,7 @@ import { Worker } from '@temporalio/worker';
 import { hostname } from 'node:os';
 import { createHealthActivities } from '../../activities/health.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
-import type { HealthReport } from '../../workflows/index.js';
+import { healthCheckWorkflow } from '../../workflows/health.js';
 
 let t: TemporalHarness;
 beforeAll(async () => {
@@ -20,7 +20,7 @@ describe('healthCheckWorkflow on a real dev server', () => {
     const report = await t.withWorker(
       { taskQueue, activities: createHealthActivities({ version: '9.9.9-test', startedAt }) },
       () =>
-        t.client.workflow.execute<() => Promise<HealthReport>>('healthCheckWorkflow', {
+        t.client.workflow.execute(healthCheckWorkflow, {
           taskQueue,
           workflowId: `health-${taskQueue}`,
         }),
@@ -40,7 +40,7 @@ describe('healthCheckWorkflow on a real dev server', () => {
     const workflowId = `health-replay-${taskQueue}`;
     await t.withWorker(
       { taskQueue, activities: createHealthActivities({ version: '1', startedAt: Date.now() }) },
-      () => t.client.workflow.execute('healthCheckWorkflow', { taskQueue, workflowId }),
+      () => t.client.workflow.execute(healthCheckWorkflow, { taskQueue, workflowId }),
     );
     const history = await t.client.workflow.getHandle(workflowId).fetchHistory();
     const events = history.events ?? [];

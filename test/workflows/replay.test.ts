@@ -5,11 +5,13 @@ import { DefaultLogger, Runtime, Worker, makeTelemetryFilterString } from '@temp
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { historyFromJSON } from '../helpers/history-json.js';
+import { CONNECTION_SCENARIOS } from '../fixtures/connection-scenarios.js';
 
 /**
  * Every committed history (test/fixtures/histories/*.json, written by
  * test/fixtures/record-histories.ts) must replay on the current workflow code: a change that
- * would break workflows already running in production fails here.
+ * would break workflows already running in production fails here. docs/workflows.md says
+ * how to change workflow code anyway (patched()) and when to re-record.
  */
 const dir = new URL('../fixtures/histories/', import.meta.url);
 const files = readdirSync(dir)
@@ -40,15 +42,27 @@ beforeAll(() => {
 });
 
 describe('recorded workflow histories', () => {
-  it('are there to replay', () => {
-    expect(files).toContain('health-check.json');
+  it('are all there: the health check and every connection scenario, every run', () => {
+    const expected = ['health-check', ...CONNECTION_SCENARIOS.map((c) => c.name)];
+    expect(files.map((f) => basename(f, '.json').replace(/\.run-\d+$/, ''))).toEqual(
+      expect.arrayContaining(expected),
+    );
+    // The continue-as-new scenario must have recorded the run it continued into.
+    expect(files).toContain('connection-continue-as-new.run-2.json');
   });
 
   it.each(files)('%s replays on the current workflow code', async (file) => {
     const history = loadHistory(file);
     expect(history.events?.length).toBeGreaterThan(0);
-    // The recorder used the file name as workflow id.
-    await expect(replay(history, basename(file, '.json'))).resolves.toBeUndefined();
+    // The recorder used the scenario name as workflow id (a later run adds .run-N).
+    const workflowId = basename(file, '.json').replace(/\.run-\d+$/, '');
+    const failure = await replay(history, workflowId).then(
+      () => undefined,
+      (error: unknown) =>
+        error instanceof Error ? `${error.name}: ${error.message}` : JSON.stringify(error),
+    );
+    // The whole message, for the one who changed the workflow: which command, which event.
+    if (failure !== undefined) expect.fail(failure);
   });
 
   it('a history the code does not match fails with a determinism violation', async () => {

@@ -1,0 +1,34 @@
+import type { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import type { Config } from '../config/index.js';
+import { UserError } from './errors.js';
+
+/**
+ * A worker long-polls for about a minute at a time; the server remembers a poller for
+ * minutes after it went away. One seen this recently is taken as alive.
+ */
+const POLLER_FRESH_MS = 120_000;
+
+/**
+ * Commands that start workflows, send updates or run queries wait for a worker, forever
+ * when there is none. Asking the task queue first turns that silent wait into one line.
+ */
+export async function requireWorker(client: Client, config: Config): Promise<void> {
+  const { taskQueue, namespace, address } = config.temporal;
+  const { TaskQueueKind, TaskQueueType } = proto.temporal.api.enums.v1;
+  const answer = await client.workflowService.describeTaskQueue({
+    namespace,
+    taskQueue: { name: taskQueue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  const now = Date.now();
+  const alive = (answer.pollers ?? []).some((poller) => {
+    const seconds = Number(poller.lastAccessTime?.seconds ?? 0);
+    return now - seconds * 1000 < POLLER_FRESH_MS;
+  });
+  if (!alive) {
+    throw new UserError(
+      `no worker polls task queue '${taskQueue}' on ${address}; start one with 'npm start' (Temporal and a worker) or 'ebsync worker', then run this again`,
+    );
+  }
+}

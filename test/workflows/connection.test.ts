@@ -1,0 +1,147 @@
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectionWorkflow, disconnectUpdate } from '../../workflows/connection.js';
+import type { ConnectionInput } from '../../workflows/connection-types.js';
+import {
+  CONNECTION_SCENARIOS,
+  fakeConnectionActivities,
+  refreshesSeen,
+} from '../fixtures/connection-scenarios.js';
+import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+
+/**
+ * The connection workflow on the real dev server with a fake OAuth server: every scenario
+ * that test/fixtures/record-histories.ts records does what it claims, and refresh timing is
+ * read from the timers and timestamps of the history instead of waited for.
+ *
+ * Why not a time-skipping environment: TestWorkflowEnvironment.createTimeSkipping needs
+ * Temporal's separate test-server binary, which the SDK downloads from GitHub releases (it
+ * accepts an existing path, but no registry this project can use ships one); the Temporal
+ * CLI's dev server does not skip time. So timers are checked where they are set, and the one
+ * refresh that must really fire uses a 4 s token.
+ */
+let t: TemporalHarness;
+let taskQueue: string;
+beforeAll(async () => {
+  t = await connectTemporal();
+  taskQueue = t.taskQueue();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const run = <T>(fn: () => Promise<T>): Promise<T> =>
+  t.withWorker({ taskQueue, activities: fakeConnectionActivities }, fn);
+
+function oauthInput(connectionId: string, lifetimeMs: number): ConnectionInput {
+  const now = Date.now();
+  return {
+    profile: {
+      connectionId,
+      kind: 'installed_app',
+      baseUrl: 'https://svc.example/api/v1/',
+      permissions: [],
+    },
+    credentials: {
+      kind: 'oauth',
+      accessToken: 'at-0',
+      refreshToken: 'rt-0',
+      accessIssuedAt: now,
+      accessExpiresAt: now + lifetimeMs,
+    },
+  };
+}
+
+const seconds = (d: { seconds?: unknown; nanos?: number | null } | null | undefined): number =>
+  Number(d?.seconds ?? 0) + (d?.nanos ?? 0) / 1e9;
+
+describe('connectionWorkflow scenarios', () => {
+  it.each(CONNECTION_SCENARIOS.map((s) => [s.name, s] as const))(
+    '%s: does what it claims, ends disconnected, and replays',
+    async (name, scenario) => {
+      const workflowId = `${name}-${taskQueue}`;
+      await run(async () => {
+        const handle = await t.client.workflow.start(connectionWorkflow, {
+          taskQueue,
+          workflowId,
+          args: [scenario.input()],
+        });
+        await scenario.drive(handle);
+        expect((await handle.result()).state).toBe('disconnected');
+      });
+      const histories = [];
+      for await (const execution of t.client.workflow.list({
+        query: `WorkflowId = '${workflowId}'`,
+      }))
+        histories.push({
+          workflowId,
+          history: await t.client.workflow.getHandle(workflowId, execution.runId).fetchHistory(),
+        });
+      if (name === 'connection-continue-as-new') expect(histories.length).toBeGreaterThan(1);
+      else expect(histories.length).toBe(1);
+      for await (const result of Worker.runReplayHistories(
+        { workflowBundle: { codePath: t.bundlePath } },
+        histories,
+      ))
+        expect(result.error).toBeUndefined();
+    },
+  );
+});
+
+describe('refresh timing', () => {
+  it.each([
+    // Refresh when 20% of the life is left, at least 2 s and at most 5 min before expiry.
+    { label: '1 hour', lifetimeMs: 3_600_000, expectedSeconds: 3_300 },
+    { label: '10 minute', lifetimeMs: 600_000, expectedSeconds: 480 },
+    { label: '20 second', lifetimeMs: 20_000, expectedSeconds: 16 },
+    { label: '5 second', lifetimeMs: 5_000, expectedSeconds: 3 },
+  ])(
+    'a $label token: the refresh timer is set for $expectedSeconds s after issue',
+    async ({ lifetimeMs, expectedSeconds }) => {
+      const workflowId = `timing-${lifetimeMs}-${taskQueue}`;
+      await run(async () => {
+        const handle = await t.client.workflow.start(connectionWorkflow, {
+          taskQueue,
+          workflowId,
+          args: [oauthInput(`timing-${lifetimeMs}`, lifetimeMs)],
+        });
+        let timer;
+        const until = Date.now() + 20_000;
+        while (!timer && Date.now() < until) {
+          const { events } = await handle.fetchHistory();
+          timer = events?.find((e) => e.timerStartedEventAttributes)?.timerStartedEventAttributes;
+        }
+        // Less the moments between issue and the workflow's first task.
+        const wait = seconds(timer?.startToFireTimeout);
+        expect(wait).toBeLessThanOrEqual(expectedSeconds);
+        expect(wait).toBeGreaterThan(expectedSeconds - 2);
+        await handle.executeUpdate(disconnectUpdate);
+      });
+    },
+  );
+
+  it('a 4 s token is refreshed 2 s after issue, before it expires, by one refresh', async () => {
+    const workflowId = `timing-live-${taskQueue}`;
+    const input = oauthInput('timing-live', 4_000);
+    await run(async () => {
+      const handle = await t.client.workflow.start(connectionWorkflow, {
+        taskQueue,
+        workflowId,
+        args: [input],
+      });
+      const until = Date.now() + 20_000;
+      let scheduled;
+      while (!scheduled && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 200));
+        const { events } = await handle.fetchHistory();
+        scheduled = events?.find((e) => e.activityTaskScheduledEventAttributes);
+      }
+      const at = seconds(scheduled?.eventTime) * 1000;
+      if (input.credentials.kind !== 'oauth') throw new Error('oauth input expected');
+      expect(at - input.credentials.accessIssuedAt).toBeGreaterThanOrEqual(1_900);
+      expect(at).toBeLessThan(input.credentials.accessExpiresAt);
+      await handle.executeUpdate(disconnectUpdate);
+    });
+    expect(refreshesSeen.get('timing-live')).toEqual(['rt-0']);
+  });
+});
