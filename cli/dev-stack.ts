@@ -1,13 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../worker/logger.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { listConnections, saveConnection } from './connections.js';
-import { defaultDestination, startOrAttach, summaryText, watchMirror } from './sync.js';
+import {
+  defaultDestination,
+  displayPath,
+  startOrAttach,
+  summaryText,
+  watchMirror,
+} from './sync.js';
 
 /** The demo's connection id, so a second start finds the first one's connection. */
 export const DEMO_CONNECTION = 'demo';
@@ -140,7 +146,7 @@ export async function runMainJob(
     });
     process.stdout.write(
       `${attached ? 'Attached to the mirror already running' : 'Mirroring leads, events and appointments'} ` +
-        `of connection ${connectionId} into ${relative(process.cwd(), destination.slice('sqlite:'.length))}\n`,
+        `of connection ${connectionId} into ${displayPath(destination.slice('sqlite:'.length))}\n`,
     );
     let detach: () => void = () => undefined;
     const detached = new Promise<void>((resolve) => (detach = resolve));
@@ -153,7 +159,7 @@ export async function runMainJob(
     process.off('SIGINT', detach);
     process.off('SIGTERM', detach);
     if (outcome === 'detached') return;
-    const file = relative(process.cwd(), destination.slice('sqlite:'.length)) || destination;
+    const file = displayPath(destination.slice('sqlite:'.length));
     process.stdout.write(
       `${summaryText(outcome)}` +
         `The data is in ${file} (tables leads, lead_bookings, events, event_bookings, appointments). Try:\n` +

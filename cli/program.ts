@@ -12,6 +12,7 @@ const GROUPS: Record<string, () => Promise<Registrar>> = {
   temporal: async () => (await import('./temporal.js')).registerDevCommands,
   sandbox: async () => (await import('./sandbox.js')).registerSandboxCommand,
   connections: async () => (await import('./connections.js')).registerConnectionCommands,
+  sync: async () => (await import('./sync.js')).registerSyncCommand,
 };
 const GROUP_OF: Record<string, string> = {
   worker: 'worker',
@@ -23,6 +24,7 @@ const GROUP_OF: Record<string, string> = {
   connect: 'connections',
   connections: 'connections',
   disconnect: 'connections',
+  sync: 'sync',
 };
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
@@ -21,6 +21,7 @@ import {
 import { listConnections } from './connections.js';
 import { runAction, UserError } from './errors.js';
 import { intFlag } from './options.js';
+import { requireWorker } from './worker-check.js';
 
 export interface SyncRequest {
   subjects: MirrorSubject[];
@@ -58,6 +59,12 @@ export function destinationKey(destination: string): string {
 /** For messages: a URL's password never reaches a terminal. */
 export function redactUrl(text: string): string {
   return text.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+}
+
+/** A path as a person would type it here: relative under the working directory, else absolute. */
+export function displayPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
 }
 
 export function defaultDestination(config: Config): string {
@@ -139,8 +146,8 @@ export function summaryText(p: MirrorProgress): string {
   const lines = [
     `Mirror of ${p.subjects.join(', ')} (${p.mode}) for connection ${p.connectionId}: ${p.phase}`,
     `  destination  ${redactUrl(p.destination)}`,
-    `  read         ${c.read} records in ${c.pages} pages (${c.requests} requests), ${duration(p.elapsedMs)}`,
-    `  written      ${c.written} (${c.unchanged} unchanged, ${c.deleted} marked deleted)`,
+    `  read         ${c.read} records in ${c.pages} pages, ${c.requests} requests, ${duration(p.elapsedMs)}`,
+    `  written      ${c.written} changed or new; ${c.unchanged} already up to date; ${c.deleted} marked deleted`,
   ];
   if (c.unreachable > 0 || p.gaps.length > 0) {
     lines.push(
@@ -265,6 +272,7 @@ export function registerSyncCommand(program: Command): void {
           const destination = normalizeDestination(flags.to ?? defaultDestination(config));
           const { client, close } = await connectClient(config);
           try {
+            await requireWorker(client, config);
             const connectionId = await pickConnection(client, config, flags.connection);
             const workflowId = mirrorWorkflowId(connectionId, destinationKey(destination));
             if (flags.status || flags.cancel) {

@@ -3,7 +3,8 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { startDevServer, canConnect, type DevServer } from '../worker/dev-server.js';
 import { loggerFor, runWorker } from './worker.js';
-import { runAction, UserError } from './errors.js';
+import { demoBanner, runMainJob, startDemoService, type DemoService } from './dev-stack.js';
+import { reportFailure, runAction, UserError } from './errors.js';
 import { intFlag } from './options.js';
 
 interface ServerFlags {
@@ -86,12 +87,14 @@ export function registerDevCommands(program: Command): void {
     program
       .command('dev')
       .description(
-        'Run the local stack in one process: a Temporal dev server (unless one already answers at ' +
-          'TEMPORAL_ADDRESS) and a worker.',
+        'The main job (what `npm start` runs): a Temporal dev server (unless one already answers at ' +
+          'TEMPORAL_ADDRESS) and a worker; without EBS_BASE_URL, the sandbox with demo data and a ' +
+          'connection to it; then a mirror pass into <EBSYNC_DATA_DIR>/mirror.db, and it keeps ' +
+          'running until Ctrl-C.',
       ),
   ).action((flags: ServerFlags) =>
     runAction(async () => {
-      const config = loadConfig();
+      let config = loadConfig();
       const logger = loggerFor(config);
       const [host = 'localhost', portText = '7233'] = config.temporal.address.split(':');
       let server: DevServer | undefined;
@@ -111,9 +114,29 @@ export function registerDevCommands(program: Command): void {
         );
         process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
       }
+      let demo: DemoService | undefined;
       try {
-        await runWorker(config, logger);
+        if (!config.service.baseUrl) {
+          demo = await startDemoService(config, logger);
+          config = {
+            ...config,
+            service: {
+              ...config.service,
+              baseUrl: demo.baseUrl,
+              ...(demo.caFile ? { caFile: demo.caFile } : {}),
+            },
+          };
+          process.stdout.write(demoBanner(demo));
+        }
+        const worker = runWorker(config, logger);
+        // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
+        const job = runMainJob(config, logger, demo).catch((error: unknown) => {
+          process.exitCode = reportFailure(error);
+        });
+        await worker;
+        await job;
       } finally {
+        await demo?.close();
         await server?.stop();
       }
     }),
