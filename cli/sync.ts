@@ -9,6 +9,9 @@ import {
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
+import { DestinationTargetError } from '../destinations/errors.js';
+import { parseDestinationTarget } from '../destinations/open-destination.js';
+import { maskCredentials } from '../store/postgres-connection.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
 import {
@@ -31,34 +34,21 @@ export interface SyncRequest {
   concurrency?: number;
 }
 
-/** `sqlite:PATH` (relative to the working directory) or `postgres://…`, in one spelling. */
+/** `sqlite:PATH` (made absolute) or `postgres://…`; anything else is bad input, exit 2. */
 export function normalizeDestination(to: string): string {
-  if (/^postgres(ql)?:\/\//.test(to)) {
-    try {
-      new URL(to);
-    } catch {
-      throw new UserError(`--to: '${redactUrl(to)}' is not a valid postgres:// URL`, 2);
-    }
-    return to;
+  let target;
+  try {
+    target = parseDestinationTarget(to);
+  } catch (error) {
+    if (error instanceof DestinationTargetError) throw new UserError(`--to: ${error.message}`, 2);
+    throw error;
   }
-  const path = to.startsWith('sqlite:') ? to.slice('sqlite:'.length) : undefined;
-  if (path === undefined || path === '') {
-    throw new UserError(
-      `--to='${redactUrl(to)}' is not allowed: expected sqlite:PATH or postgres://user@host/db`,
-      2,
-    );
-  }
-  return `sqlite:${isAbsolute(path) ? path : resolve(path)}`;
+  return target.kind === 'sqlite' ? `sqlite:${resolve(target.path)}` : to;
 }
 
 /** A destination's name in workflow ids: stable, short, and free of any password it holds. */
 export function destinationKey(destination: string): string {
   return createHash('sha256').update(destination).digest('hex').slice(0, 12);
-}
-
-/** For messages: a URL's password never reaches a terminal. */
-export function redactUrl(text: string): string {
-  return text.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
 }
 
 /** A path as a person would type it here: relative under the working directory, else absolute. */
@@ -145,7 +135,7 @@ export function summaryText(p: MirrorProgress): string {
   const c = p.counts;
   const lines = [
     `Mirror of ${p.subjects.join(', ')} (${p.mode}) for connection ${p.connectionId}: ${p.phase}`,
-    `  destination  ${redactUrl(p.destination)}`,
+    `  destination  ${maskCredentials(p.destination)}`,
     `  read         ${c.read} records in ${c.pages} pages, ${c.requests} requests, ${duration(p.elapsedMs)}`,
     `  written      ${c.written} changed or new; ${c.unchanged} already up to date; ${c.deleted} marked deleted`,
   ];
@@ -283,7 +273,7 @@ export function registerSyncCommand(program: Command): void {
               } catch (error) {
                 if (error instanceof WorkflowNotFoundError) {
                   throw new UserError(
-                    `no mirror of connection ${connectionId} into ${redactUrl(destination)} yet: start one with 'ebsync sync'`,
+                    `no mirror of connection ${connectionId} into ${maskCredentials(destination)} yet: start one with 'ebsync sync'`,
                   );
                 }
                 throw error;

@@ -1,0 +1,122 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { CliProcess, runCli } from '../helpers/cli.js';
+
+/**
+ * `npm start` (ebsync dev) as a new user meets it, and `ebsync sync` as they use it next.
+ * TEMPORAL_ADDRESS points at the run's dev server, so `dev` starts no server of its own.
+ */
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-main-job-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function count(file: string, sql: string): number {
+  const db = new Database(file, { readonly: true });
+  try {
+    return (db.prepare(sql).get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+describe('npm start: the main job on demo data', () => {
+  const env = () => ({
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: 'main-job',
+    EBSYNC_DATA_DIR: join(dir, 'data'),
+  });
+
+  it('says it uses demo data, mirrors it into mirror.db with a summary, and a second start writes nothing', async () => {
+    const first = new CliProcess(['dev'], env());
+    try {
+      await first.waitForLine(/^The data is in /, 240_000);
+      expect(first.stdout).toMatch(/SANDBOX with DEMO DATA/);
+      expect(first.stdout).toMatch(/EBS_BASE_URL=.* EBS_API_KEY=/);
+      expect(first.stdout).toMatch(/written +\d+ changed or new/);
+      expect(first.stdout).toMatch(/SELECT status, count\(\*\) FROM leads/);
+      // Still running: the main job keeps its worker until Ctrl-C.
+      expect(first.running).toBe(true);
+      const stopped = await first.stop('SIGINT', 60_000);
+      expect(stopped.code).toBe(0);
+    } finally {
+      first.killAll();
+    }
+    const mirror = join(dir, 'data', 'mirror.db');
+    expect(count(mirror, 'SELECT count(*) AS n FROM leads')).toBeGreaterThan(1900);
+    expect(count(mirror, 'SELECT count(*) AS n FROM events')).toBe(300);
+
+    const second = new CliProcess(['dev'], env());
+    try {
+      await second.waitForLine(/^The data is in /, 240_000);
+      expect(second.stdout).toMatch(/written +0 changed or new; \d+ already up to date/);
+      expect((await second.stop('SIGTERM', 60_000)).code).toBe(0);
+    } finally {
+      second.killAll();
+    }
+  }, 600_000);
+});
+
+describe('ebsync sync', () => {
+  let sb: Sandbox;
+  let worker: CliProcess;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    sb = await startSandbox({ certDir: join(dir, 'cert'), seed: { leads: 300, events: 40 } });
+    env = {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `sync-cli-${Date.now()}`,
+      EBS_BASE_URL: sb.baseUrl,
+      EBS_API_KEY: sb.apiKey,
+      EBS_CA_FILE: sb.caFile ?? '',
+      EBSYNC_DATA_DIR: join(dir, 'sync-data'),
+    };
+    worker = new CliProcess(['worker'], env);
+    await worker.waitForLine(/worker started/, 90_000);
+    const connect = await runCli(['connect', '--api-key'], env);
+    expect(connect.code, connect.stderr).toBe(0);
+  }, 180_000);
+
+  afterAll(async () => {
+    await worker?.stop('SIGTERM', 30_000);
+    await sb?.close();
+  });
+
+  it('refuses a destination it cannot write in one line, exit 2', async () => {
+    const bad = await runCli(['sync', '--to', 'mysql://root:hunter2@db/x'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toMatch(/sqlite:PATH or postgres:\/\//);
+    expect(bad.stderr).not.toMatch(/hunter2/);
+    const what = await runCli(['sync', 'invoices'], env);
+    expect(what.code).toBe(2);
+    expect(what.stderr).toMatch(/expected leads, events, appointments or all/);
+  });
+
+  it('mirrors a connection with a summary, then --status reports the pass', async () => {
+    const file = join(dir, 'synced.db');
+    const sync = await runCli(['sync', '--full', '--to', `sqlite:${file}`], env, 180_000);
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(sync.stdout).toMatch(/: done/);
+    expect(count(file, 'SELECT count(*) AS n FROM leads')).toBe(300);
+    expect(count(file, 'SELECT count(*) AS n FROM events')).toBe(40);
+
+    const status = await runCli(['sync', '--status', '--json', '--to', `sqlite:${file}`], env);
+    expect(status.code, status.stderr).toBe(0);
+    const progress = JSON.parse(status.stdout) as {
+      status: string;
+      phase: string;
+      counts: { read: number };
+    };
+    expect(progress.status).toBe('COMPLETED');
+    expect(progress.phase).toBe('done');
+    expect(progress.counts.read).toBeGreaterThanOrEqual(300);
+  }, 240_000);
+});
