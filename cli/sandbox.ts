@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
+import { adminTokenProblem } from '../sandbox/auth.js';
 import type { SeedSummary } from '../sandbox/seed.js';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { runAction, UserError } from './errors.js';
@@ -88,6 +89,11 @@ export function registerSandboxCommand(program: Command): void {
       '--cert-dir <dir>',
       'where the generated certificate is kept (default: <EBSYNC_DATA_DIR>/sandbox)',
     )
+    .option(
+      '--auto-approve',
+      'OAuth consent approves by itself and redirects straight back (scripted demos, tests)',
+    )
+    .option('--admin-token <token>', 'fix the x-admin-token of the admin API (default: random)')
     .addOption(
       new Option('--leads <n>', 'generate this many leads in a new database').argParser(
         intFlag(0, 10_000_000),
@@ -114,6 +120,9 @@ export function registerSandboxCommand(program: Command): void {
             2,
           );
         }
+        const tokenProblem =
+          flags.adminToken === undefined ? undefined : adminTokenProblem(flags.adminToken);
+        if (tokenProblem) throw new UserError(`--admin-token is not allowed: ${tokenProblem}`, 2);
         const options: SandboxOptions = {
           port: flags.port,
           host: flags.host,
@@ -170,6 +179,9 @@ export function registerSandboxCommand(program: Command): void {
         lines.push(
           `  admin     ${sandbox.url}/admin  (header x-admin-token: ${sandbox.adminToken})`,
         );
+        if (flags.autoApprove) {
+          lines.push('  OAuth     consent approves by itself (--auto-approve): no approve page');
+        }
         lines.push(
           '',
           'Point ebsync at it:',

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { randomToken } from './auth.js';
+import { adminTokenProblem, randomToken } from './auth.js';
 import type { SandboxContext } from './context.js';
 import type { StoredRecord } from './db.js';
 import { badRequest, FieldErrors, notFound, unauthorized } from './errors.js';
@@ -120,6 +120,8 @@ export class SandboxAdmin {
 
   constructor(private readonly deps: AdminDeps) {
     this.ctx = deps.ctx;
+    const problem = deps.token === undefined ? undefined : adminTokenProblem(deps.token);
+    if (problem) throw new Error(`the admin token is not allowed: ${problem}`);
     this.token = deps.token ?? randomToken('adm_', 24);
   }
 

@@ -23,6 +23,18 @@ export function randomToken(prefix: string, bytes = 24): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
 }
 
+/**
+ * A chosen admin token guards the whole /admin API (keys, grants, records), so it must be as
+ * hard to guess as a generated one could reasonably be asked to be, and safe in a header.
+ */
+const ADMIN_TOKEN = /^[A-Za-z0-9._~-]{24,256}$/;
+export const ADMIN_TOKEN_RULE = '24 to 256 letters, digits, _, -, . or ~';
+
+/** Why a chosen admin token is refused, or undefined when it is fine. */
+export function adminTokenProblem(token: string): string | undefined {
+  return ADMIN_TOKEN.test(token) ? undefined : `expected ${ADMIN_TOKEN_RULE}`;
+}
+
 interface KeyRow {
   id: number;
   business_id: number;
