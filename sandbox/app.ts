@@ -56,6 +56,19 @@ export function buildApp(
     },
   }) as unknown as FastifyInstance;
 
+  // Legacy callers send `Content-Type: application/json` on every call, bodyless DELETEs and
+  // action POSTs included: an empty (or blank) body is no body, not malformed JSON.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    void parseJson(request, text, done);
+  });
+
   // Tolerate JSON bodies sent without a JSON content type, as Rails apps do.
   app.addContentTypeParser(
     ['application/x-www-form-urlencoded', 'text/plain'],

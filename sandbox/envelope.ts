@@ -29,10 +29,19 @@ export const refOne = (type: string, id: number | string | null | undefined) => 
   data: id === null || id === undefined ? null : ref(type, id),
 });
 
+/**
+ * `included` is answered whenever the request used include (the spec's "when include is
+ * used"), even when nothing was found to attach; `undefined` means include was not used.
+ */
 export function single(data: Item, included?: Item[]) {
-  return included && included.length > 0
+  return included
     ? { meta: { status: 'ok' as const }, data, included }
     : { meta: { status: 'ok' as const }, data };
+}
+
+/** The sideloaded items when the request named any include, else undefined (no `included`). */
+export function sideload(include: ReadonlySet<string>, load: () => Item[]): Item[] | undefined {
+  return include.size > 0 ? load() : undefined;
 }
 
 export function ok() {
@@ -128,7 +137,7 @@ export function listBody(data: Item[], total: number, p: Paging, included?: Item
     },
     data,
   };
-  if (included && included.length > 0) body.included = included;
+  if (included) body.included = included;
   return body;
 }
 

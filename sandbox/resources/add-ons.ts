@@ -10,6 +10,7 @@ import {
   listPage,
   refList,
   refOne,
+  sideload,
   single,
   type Item,
 } from '../envelope.js';
@@ -115,15 +116,24 @@ function categoryItem(
   return item('add_on_category', attributes, { add_ons: refList('add_on', ids) });
 }
 
+type CategoryInclude = 'add_ons';
+const NO_INCLUDE: ReadonlySet<CategoryInclude> = new Set();
+
 /** `include` as a comma list (or repeated); only add_ons exists. */
-function includesAddOns(query: Record<string, unknown>): boolean {
-  return parseInclude(query.include, ['add_ons']).size > 0;
+function categoryIncludes(query: Record<string, unknown>): ReadonlySet<CategoryInclude> {
+  return parseInclude<CategoryInclude>(query.include, ['add_ons']);
 }
 
-function categoryBody(ctx: SandboxContext, r: StoredRecord<AddOnCategoryAttrs>, include: boolean) {
+function categoryBody(
+  ctx: SandboxContext,
+  r: StoredRecord<AddOnCategoryAttrs>,
+  include: ReadonlySet<CategoryInclude>,
+) {
   const currency = businessCurrency(ctx, r.businessId);
-  const included = include ? categoryAddOns(ctx, r.id).map((a) => addOnItem(a, currency)) : [];
-  return single(categoryItem(ctx, r, include), included);
+  return single(
+    categoryItem(ctx, r, include.has('add_ons')),
+    sideload(include, () => categoryAddOns(ctx, r.id).map((a) => addOnItem(a, currency))),
+  );
 }
 
 function requireName(body: Record<string, unknown>, errors: FieldErrors): string | undefined {
@@ -373,7 +383,7 @@ function categoryIds(query: Record<string, unknown>): number[] | undefined {
 export function addOnsHandlers(): Handlers {
   return {
     'addOnCategories.list': ({ ctx, caller, query }) => {
-      const include = includesAddOns(query);
+      const include = categoryIncludes(query);
       const p = paging(query, ctx.limits);
       const { records, total } = listPage<AddOnCategoryAttrs>(
         ctx,
@@ -383,14 +393,13 @@ export function addOnsHandlers(): Handlers {
         { orderBy: "json_extract(attrs, '$.position'), id" },
       );
       const currency = businessCurrency(ctx, caller.businessId);
-      const included = include
-        ? records.flatMap((r) => categoryAddOns(ctx, r.id).map((a) => addOnItem(a, currency)))
-        : [];
       return listBody(
-        records.map((r) => categoryItem(ctx, r, include)),
+        records.map((r) => categoryItem(ctx, r, include.has('add_ons'))),
         total,
         p,
-        included,
+        sideload(include, () =>
+          records.flatMap((r) => categoryAddOns(ctx, r.id).map((a) => addOnItem(a, currency))),
+        ),
       );
     },
 
@@ -398,11 +407,11 @@ export function addOnsHandlers(): Handlers {
       categoryBody(
         ctx,
         createAddOnCategory(ctx, caller.businessId, asObject(body) as { name: string }),
-        false,
+        NO_INCLUDE,
       ),
 
     'addOnCategories.get': ({ ctx, caller, params, query }) => {
-      const include = includesAddOns(query);
+      const include = categoryIncludes(query);
       return categoryBody(ctx, findCategory(ctx, caller.businessId, params.id), include);
     },
 
@@ -411,14 +420,14 @@ export function addOnsHandlers(): Handlers {
       const input = asObject(body);
       // name is the only editable field; anything else sent is ignored, as Rails strong
       // parameters would.
-      if (!('name' in input)) return categoryBody(ctx, record, false);
+      if (!('name' in input)) return categoryBody(ctx, record, NO_INCLUDE);
       const errors = new FieldErrors();
       const name = requireName(input, errors);
       errors.throwIfAny();
       return categoryBody(
         ctx,
         ctx.records.update(record, { name: name ?? record.attrs.name }),
-        false,
+        NO_INCLUDE,
       );
     },
 

@@ -11,6 +11,7 @@ import {
   parseInclude,
   listPage,
   refList,
+  sideload,
   single,
   type Item,
 } from '../envelope.js';
@@ -671,8 +672,8 @@ function listAppointments(ctx: SandboxContext, caller: Caller, query: Record<str
   );
 }
 
-function includesUserAppointments(query: Record<string, unknown>): boolean {
-  return parseInclude(query.include, ['user_appointments']).size > 0;
+function appointmentIncludes(query: Record<string, unknown>): ReadonlySet<'user_appointments'> {
+  return parseInclude(query.include, ['user_appointments']);
 }
 
 function startOf(
@@ -760,11 +761,11 @@ export function appointmentsHandlers(): Handlers {
     },
 
     'appointments.get': ({ ctx, caller, params, query }) => {
-      const withUsers = includesUserAppointments(query);
+      const include = appointmentIncludes(query);
       const record = loadAppointment(ctx, caller, params.id, 'read');
       return single(
         appointmentItem(ctx, record),
-        withUsers ? userAppointmentItems(ctx, record) : undefined,
+        sideload(include, () => userAppointmentItems(ctx, record)),
       );
     },
 

@@ -12,6 +12,7 @@ import {
   reachWindow,
   refList,
   refOne,
+  sideload,
   single,
   type Item,
 } from '../envelope.js';
@@ -984,7 +985,10 @@ function bookingBody(
   record: StoredRecord<LeadBookingAttrs>,
   include: Set<LeadBookingInclude>,
 ) {
-  return single(leadBookingItem(view, record), leadBookingIncluded(view, [record], include));
+  return single(
+    leadBookingItem(view, record),
+    sideload(include, () => leadBookingIncluded(view, [record], include)),
+  );
 }
 
 function listLeadBookings(ctx: SandboxContext, caller: Caller, query: Record<string, unknown>) {
@@ -1017,7 +1021,7 @@ function listLeadBookings(ctx: SandboxContext, caller: Caller, query: Record<str
     records.map((r) => leadBookingItem(view, r)),
     total,
     p,
-    leadBookingIncluded(view, records, include),
+    sideload(include, () => leadBookingIncluded(view, records, include)),
   );
 }
 
