@@ -11,6 +11,7 @@ import { PERMISSIONS } from './permissions.js';
 import type { FaultSettings } from './traffic.js';
 import {
   WEBHOOK_RECORD_TYPES,
+  webhookSecretProblem,
   type DeliveryAttempt,
   type WebhookDispatcher,
   type WebhookEndpoint,
@@ -525,7 +526,10 @@ const schemas = {
     types: z.array(z.enum(WEBHOOK_RECORD_TYPES)).min(1).nullable().optional(),
     secret: z
       .string()
-      .regex(/^whsec_[A-Za-z0-9+/]{16,}={0,2}$/, 'must be whsec_ followed by base64')
+      .superRefine((secret, issues) => {
+        const problem = webhookSecretProblem(secret);
+        if (problem) issues.addIssue({ code: 'custom', message: problem });
+      })
       .optional(),
   }),
   faults: z.object({
