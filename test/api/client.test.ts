@@ -537,7 +537,7 @@ describe('events, event bookings and notes', () => {
     const app = sb.admin.createApp({
       name: 'Design Studio',
       redirectUris: ['https://studio.example/callback'],
-      permissions: ['lead_read'],
+      permissions: ['lead_read', 'offerings_write', 'assigned_event_write'],
     });
     const installed = sb.admin.install({ appId: app.id });
     const appClient = clientFor(bearerAuth(() => Promise.resolve(installed.access_token)));
