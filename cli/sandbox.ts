@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
+import { isLoopbackHost } from '../config/loopback.js';
 import { adminTokenProblem } from '../sandbox/auth.js';
 import type { SeedSummary } from '../sandbox/seed.js';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
@@ -10,6 +11,7 @@ import { intFlag, portFlag } from './options.js';
 interface SandboxFlags {
   port: number;
   host: string;
+  allowRemote?: boolean;
   db?: string;
   http?: boolean;
   apiKey?: string;
@@ -58,7 +60,11 @@ export function registerSandboxCommand(program: Command): void {
         .default(4010)
         .argParser(portFlag()),
     )
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--host <host>', 'address to listen on (loopback unless --allow-remote)', '127.0.0.1')
+    .option(
+      '--allow-remote',
+      'listen on a non-loopback --host: its OAuth consent then approves for anyone who reaches it',
+    )
     .option('--db <file>', 'SQLite file to keep data in (default: in memory)')
     .option('--http', 'plain HTTP instead of HTTPS (loopback only)')
     .option('--api-key <key>', 'fix the full-permission integration key (ik_...)')
@@ -123,9 +129,17 @@ export function registerSandboxCommand(program: Command): void {
         const tokenProblem =
           flags.adminToken === undefined ? undefined : adminTokenProblem(flags.adminToken);
         if (tokenProblem) throw new UserError(`--admin-token is not allowed: ${tokenProblem}`, 2);
+        const remote = !isLoopbackHost(flags.host);
+        if (remote && !flags.allowRemote) {
+          throw new UserError(
+            `--host ${flags.host} is not a loopback address: the sandbox's OAuth consent authenticates nobody, so it listens on loopback (127.0.0.1, ::1, localhost) unless --allow-remote is given`,
+            2,
+          );
+        }
         const options: SandboxOptions = {
           port: flags.port,
           host: flags.host,
+          allowRemote: remote,
           http: flags.http ?? false,
           rateLimit: flags.rateLimit,
           rateLimitMode: flags.rateLimitMode,
@@ -198,6 +212,11 @@ export function registerSandboxCommand(program: Command): void {
           process.once('SIGINT', stop);
           process.once('SIGTERM', stop);
         });
+        if (remote) {
+          process.stderr.write(
+            `ebsync: warning: the sandbox is reachable beyond this machine on ${flags.host}; its OAuth consent authenticates nobody (whoever reaches it approves installs), and the admin token is its only guard: use a trusted network only\n`,
+          );
+        }
         process.stdout.write(`${lines.join('\n')}\n`);
         await stopped;
       }),

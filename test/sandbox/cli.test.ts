@@ -65,22 +65,49 @@ describe('ebsync sandbox flags and their docs', () => {
     }
   });
 
+  const TOKEN_RULE = 'expected 24 to 256 letters, digits, _, -, . or ~';
   it.for([
-    ['too short', 'adm_short'],
-    ['with spaces', 'adm has spaces in it but is long enough'],
-    ['too long', `adm_${'y'.repeat(256)}`],
-  ])('--admin-token %s: one line saying what is allowed, exit 2', async ([, token]) => {
-    const result = await runCli(
-      ['sandbox', '--http', '--port', '0', '--admin-token', token ?? ''],
-      {
-        EBSYNC_DATA_DIR: tmp,
-      },
-    );
+    [
+      '--admin-token too short',
+      ['--admin-token', 'adm_short'],
+      `--admin-token is not allowed: ${TOKEN_RULE}`,
+    ],
+    [
+      '--admin-token with spaces',
+      ['--admin-token', 'adm has spaces in it but is long enough'],
+      `--admin-token is not allowed: ${TOKEN_RULE}`,
+    ],
+    [
+      '--admin-token too long',
+      ['--admin-token', `adm_${'y'.repeat(256)}`],
+      `--admin-token is not allowed: ${TOKEN_RULE}`,
+    ],
+    [
+      'a non-loopback --host without --allow-remote',
+      ['--host', '0.0.0.0'],
+      "--host 0.0.0.0 is not a loopback address: the sandbox's OAuth consent authenticates nobody, so it listens on loopback (127.0.0.1, ::1, localhost) unless --allow-remote is given",
+    ],
+  ] as const)('%s: one line saying what is allowed, exit 2', async ([, args, line]) => {
+    const result = await runCli(['sandbox', '--port', '0', ...args], { EBSYNC_DATA_DIR: tmp });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(
-      'ebsync: --admin-token is not allowed: expected 24 to 256 letters, digits, _, -, . or ~\n',
-    );
+    expect(result.stderr).toBe(`ebsync: ${line}\n`);
     expect(result.stdout).toBe('');
+  });
+
+  it('with --allow-remote, starts on a non-loopback host and warns on stderr', async () => {
+    const cli = new CliProcess(['sandbox', '--host', '0.0.0.0', '--port', '0', '--allow-remote'], {
+      EBSYNC_DATA_DIR: tmp,
+    });
+    try {
+      await cli.waitForLine(/^Stop: Ctrl-C/, 60_000);
+      expect(cli.stdout).toMatch(/^ {2}base URL {2}https:\/\/0\.0\.0\.0:\d+\/api\/v1\/$/m);
+      expect(cli.stderr).toContain(
+        'ebsync: warning: the sandbox is reachable beyond this machine on 0.0.0.0; its OAuth consent authenticates nobody',
+      );
+      expect((await cli.stop('SIGTERM', 15_000)).code).toBe(0);
+    } finally {
+      cli.killAll();
+    }
   });
 
   it("runs the README's command: seeded data, auto-approved consent, the fixed admin token", async () => {
