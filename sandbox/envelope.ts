@@ -1,4 +1,4 @@
-import type { SandboxContext } from './context.js';
+import type { PagingLimits, SandboxContext } from './context.js';
 import type { ListQuery, RecordAttrs, StoredRecord } from './db.js';
 import { badRequest } from './errors.js';
 
@@ -52,13 +52,6 @@ export interface Paging {
   page: number;
   per: number;
   offset: number;
-}
-
-export interface PagingLimits {
-  /** Largest page the service grants; larger requests are clamped and say so in meta.per_page. */
-  maxPer: number;
-  /** Results past this position are never returned, whatever the page. */
-  reachLimit: number;
 }
 
 function positiveInt(name: string, raw: unknown, fallback: number): number {
