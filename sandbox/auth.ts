@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { sql, type Db } from './db.js';
 import type { Clock } from './clock.js';
 import { forbidden, unauthorized } from './errors.js';
+import { PRICING_PERMISSIONS } from './permissions.js';
 
 /** Who is calling: resolved from one of the three credential kinds of the spec. */
 export interface Caller {
@@ -223,8 +224,5 @@ export function requirePermission(caller: Caller, anyOf: readonly string[] | nul
 }
 
 export function canReadPricing(caller: Caller): boolean {
-  return (
-    caller.permissions.has('assigned_event_read_pricing') ||
-    caller.permissions.has('unassigned_event_read_pricing')
-  );
+  return PRICING_PERMISSIONS.some((p) => caller.permissions.has(p));
 }

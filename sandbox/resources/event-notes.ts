@@ -1,8 +1,7 @@
 import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
-import { item, ok, type Item } from '../envelope.js';
+import { ok } from '../envelope.js';
 import { forbidden, notFound } from '../errors.js';
-import { businessTimeZone, zonedIso } from '../time.js';
 import { findVisibleEvent, getEvent } from './events.js';
 
 /**
@@ -36,14 +35,6 @@ export function createEventNote(
     (id) => ({ id, event_id: eventId, user_id: authorUserId, text, created_at: ctx.clock.iso() }),
     { parentId: eventId },
   );
-}
-
-export function eventNoteItem(ctx: SandboxContext, note: StoredRecord<EventNoteAttrs>): Item {
-  const tz = businessTimeZone(ctx.db, note.businessId);
-  return item('note', {
-    ...note.attrs,
-    created_at: zonedIso(Date.parse(note.attrs.created_at), tz),
-  });
 }
 
 export function eventNotesHandlers(): Handlers {

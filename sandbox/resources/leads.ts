@@ -120,17 +120,6 @@ export type ContactPreference = (typeof CONTACT_PREFERENCES)[number];
 export const INDOOR_OUTDOOR = ['Indoor', 'Outdoor'] as const;
 export type IndoorOutdoor = (typeof INDOOR_OUTDOOR)[number];
 
-/** Values of `origin` the service is seen to write; the channel decides it on create. */
-export const LEAD_ORIGINS = [
-  'Lead Form',
-  'Event Booking Form',
-  'Contact Form',
-  AUTOMATION_PLATFORM_SOURCE,
-  'App',
-  'API',
-  'Online Booking',
-] as const;
-
 const RESUME_BOOKING_BASE = 'https://book.sandbox.example/leads';
 const MAP_SEARCH_BASE = 'https://maps.example.com/?q=';
 
