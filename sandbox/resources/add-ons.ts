@@ -14,6 +14,7 @@ import {
   single,
   type Item,
 } from '../envelope.js';
+import { readNumber, type NumberRule } from '../body-fields.js';
 import { badRequest, FieldErrors, notFound } from '../errors.js';
 
 /**
@@ -175,18 +176,27 @@ export function createAddOnCategory(
   }));
 }
 
-/** Accepts an integer or a string of digits, as Rails would cast it. */
+/** A number sent as a JSON number or as text, as Rails would cast it. */
+function numberField(
+  body: Record<string, unknown>,
+  field: string,
+  errors: FieldErrors,
+  rule: NumberRule,
+): number | undefined {
+  const raw = body[field];
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  const read = readNumber(raw, { ...rule, text: true });
+  if (typeof read === 'number') return read;
+  errors.add(field, read);
+  return undefined;
+}
+
 function integerField(
   body: Record<string, unknown>,
   field: string,
   errors: FieldErrors,
 ): number | undefined {
-  const raw = body[field];
-  if (raw === undefined || raw === null || raw === '') return undefined;
-  if (typeof raw === 'number' && Number.isSafeInteger(raw)) return raw;
-  if (typeof raw === 'string' && /^\d{1,15}$/.test(raw.trim())) return Number(raw.trim());
-  errors.add(field, 'must be an integer');
-  return undefined;
+  return numberField(body, field, errors, { integer: true });
 }
 
 /** A price as a number or a decimal string ("12.50") → cents. */
@@ -195,23 +205,8 @@ function priceCents(
   field: string,
   errors: FieldErrors,
 ): number | undefined {
-  const raw = body[field];
-  if (raw === undefined || raw === null || raw === '') return undefined;
-  const value =
-    typeof raw === 'number'
-      ? raw
-      : typeof raw === 'string' && /^-?\d+(\.\d+)?$/.test(raw.trim())
-        ? Number(raw.trim())
-        : NaN;
-  if (!Number.isFinite(value)) {
-    errors.add(field, 'is not a number');
-    return undefined;
-  }
-  if (value < 0) {
-    errors.add(field, 'must be greater than or equal to 0');
-    return undefined;
-  }
-  return Math.round(value * 100);
+  const value = numberField(body, field, errors, { min: 0 });
+  return value === undefined ? undefined : Math.round(value * 100);
 }
 
 function booleanField(

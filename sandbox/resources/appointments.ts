@@ -15,6 +15,7 @@ import {
   single,
   type Item,
 } from '../envelope.js';
+import { isEmail } from '../body-fields.js';
 import { badRequest, FieldErrors, forbidden, notFound } from '../errors.js';
 import {
   businessTimeZone,
@@ -408,8 +409,6 @@ function bookingQuestionItems(
 
 type Body = Record<string, unknown>;
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
 function has(body: Body, name: string): boolean {
   return Object.prototype.hasOwnProperty.call(body, name) && body[name] !== undefined;
 }
@@ -459,7 +458,7 @@ function readGuests(body: Body, errors: FieldErrors): AdditionalGuest[] | undefi
     const email =
       typeof g === 'string' ? g : typeof g === 'object' && g !== null ? (g as Body).email : null;
     const name = typeof g === 'object' && g !== null ? (g as Body).name : null;
-    if (typeof email !== 'string' || !EMAIL.test(email.trim())) {
+    if (typeof email !== 'string' || !isEmail(email.trim())) {
       errors.add('additional_guests', 'must each have a valid email');
       return undefined;
     }
@@ -469,7 +468,7 @@ function readGuests(body: Body, errors: FieldErrors): AdditionalGuest[] | undefi
 }
 
 function checkEmail(value: string | null | undefined, name: string, errors: FieldErrors): void {
-  if (typeof value === 'string' && !EMAIL.test(value)) errors.add(name, 'is invalid');
+  if (typeof value === 'string' && !isEmail(value)) errors.add(name, 'is invalid');
 }
 
 function readDate(body: Body, name: string, errors: FieldErrors) {

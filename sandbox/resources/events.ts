@@ -13,7 +13,8 @@ import {
   single,
   type Item,
 } from '../envelope.js';
-import { badRequest, humanize, notFound, validationError } from '../errors.js';
+import { isEmail, readNumber, type NumberRule } from '../body-fields.js';
+import { badRequest, FieldErrors, humanize, notFound } from '../errors.js';
 import { findUser, Identity } from '../identity.js';
 import {
   addDays,
@@ -187,17 +188,6 @@ const STATUS_LABEL: Record<EventStatus, string> = {
   proposal: 'Proposal',
 };
 
-/** Collects 422 messages; nested booking fields get a label that names the entry. */
-class Problems {
-  readonly errors: Record<string, string[]> = {};
-  add(field: string, message: string, label = humanize(field)): void {
-    (this.errors[field] ??= []).push(`${label} ${message}`);
-  }
-  throwIfAny(): void {
-    if (Object.keys(this.errors).length > 0) throw validationError(this.errors);
-  }
-}
-
 const blank = (v: unknown): boolean =>
   v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
 
@@ -205,26 +195,22 @@ const blank = (v: unknown): boolean =>
  * Typed readers over a body; a wrong type is recorded as a 422 message and reads as absent.
  * Nested entries prefix their error keys and name the entry in the message.
  */
-function reader(body: Record<string, unknown>, problems: Problems, prefix = '', entry = '') {
+function reader(body: Record<string, unknown>, problems: FieldErrors, prefix = '', entry = '') {
   const label = (field: string) =>
     entry ? `${entry} ${humanize(field).toLowerCase()}` : humanize(field);
   const fail = (field: string, message: string) =>
     problems.add(`${prefix}${field}`, message, label(field));
-  const decimal = (field: string): number | undefined => {
+  const numeric = (field: string, rule: NumberRule): number | undefined => {
     const v = body[field];
     if (blank(v)) return undefined;
-    const n =
-      typeof v === 'number'
-        ? v
-        : typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim())
-          ? Number(v)
-          : NaN;
-    if (!Number.isFinite(n)) {
-      fail(field, 'is not a number');
+    const read = readNumber(v, { ...rule, text: true });
+    if (typeof read === 'string') {
+      fail(field, read);
       return undefined;
     }
-    return n;
+    return read;
   };
+  const decimal = (field: string): number | undefined => numeric(field, {});
   return {
     fail,
     str(field: string): string | null {
@@ -245,31 +231,12 @@ function reader(body: Record<string, unknown>, problems: Problems, prefix = '', 
       fail(field, 'must be true or false');
       return undefined;
     },
-    int(field: string, min = 1): number | undefined {
-      const v = body[field];
-      if (blank(v)) return undefined;
-      const n =
-        typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,15}$/.test(v.trim()) ? +v : NaN;
-      if (!Number.isSafeInteger(n)) {
-        fail(field, 'must be an integer');
-        return undefined;
-      }
-      if (n < min) {
-        fail(field, `must be greater than or equal to ${min}`);
-        return undefined;
-      }
-      return n;
-    },
+    int: (field: string, min = 1): number | undefined => numeric(field, { integer: true, min }),
     decimal,
     /** Money as a number or decimal string → cents, never negative. */
     cents(field: string): number | undefined {
-      const n = decimal(field);
-      if (n === undefined) return undefined;
-      if (n < 0) {
-        fail(field, 'must be greater than or equal to 0');
-        return undefined;
-      }
-      return Math.round(n * 100);
+      const n = numeric(field, { min: 0 });
+      return n === undefined ? undefined : Math.round(n * 100);
     },
   };
 }
@@ -789,7 +756,7 @@ function planBooking(
   businessId: number,
   index: string,
   raw: unknown,
-  problems: Problems,
+  problems: FieldErrors,
 ): BookingPlan | undefined {
   const prefix = `quick_event_bookings_attributes.${index}.`;
   const entryLabel = `Quick event booking ${index}`;
@@ -800,7 +767,7 @@ function planBooking(
   const body = raw as Record<string, unknown>;
   const f = reader(body, problems, prefix, entryLabel);
   const tz = businessTimeZone(ctx.db, businessId);
-  const before = Object.keys(problems.errors).length;
+  const before = problems.count;
 
   let pkg: StoredRecord<PackageAttrs> | undefined;
   const packageId = f.int('event_type_id');
@@ -868,7 +835,7 @@ function planBooking(
       f.fail('custom_description_html', 'is only allowed for a custom package');
     }
   }
-  if (Object.keys(problems.errors).length > before || !pkg || !date) return undefined;
+  if (problems.count > before || !pkg || !date) return undefined;
 
   const startMs = fromZoned(date, startMinutes, tz);
   const p = pkg.attrs;
@@ -992,7 +959,7 @@ export function createEvent(
   options: CreateEventOptions = {},
 ): StoredRecord<EventAttrs> {
   const body = input;
-  const problems = new Problems();
+  const problems = new FieldErrors();
   const f = reader(body, problems);
 
   const isProposal = f.bool('is_proposal') ?? false;
@@ -1035,8 +1002,7 @@ export function createEvent(
   if (contactType === 'New Customer') {
     if (!contact.name) f.fail('contact_name', "can't be blank");
     if (!contact.email) f.fail('contact_email', "can't be blank");
-    else if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(contact.email))
-      f.fail('contact_email', 'is invalid');
+    else if (!isEmail(contact.email)) f.fail('contact_email', 'is invalid');
   }
   const customerUserId = f.int('customer_user_id');
   if (contactType === 'Existing Customer') {

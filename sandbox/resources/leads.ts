@@ -17,7 +17,6 @@ import { badRequest, notFound } from '../errors.js';
 import { businessTimeZone, clock12, ymd, zonedIso } from '../time.js';
 import {
   addLeadBooking,
-  BodyFields,
   bookingsOfLeads,
   ensureLeadIndexes,
   pageOfRecords,
@@ -38,6 +37,7 @@ import {
   type AnswerValue,
 } from './lead-questions.js';
 import { getPackage } from './offerings.js';
+import { BodyFields, isEmail } from '../body-fields.js';
 
 /**
  * Leads: inquiries from prospective customers.
@@ -283,8 +283,6 @@ function randomLeadToken(): string {
 // ---------------------------------------------------------------------------------------------
 // Creating and changing leads
 
-const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
-
 /** Validates a create body against the spec's table; throws one 422 naming every field. */
 export function readLeadInput(
   ctx: SandboxContext,
@@ -300,7 +298,7 @@ export function readLeadInput(
   const email = f.string('email');
   if (email === null || (email === undefined && !f.sent('email'))) {
     f.errors.add('email', "can't be blank");
-  } else if (email !== undefined && !EMAIL.test(email)) {
+  } else if (email !== undefined && !isEmail(email)) {
     f.errors.add('email', 'is invalid');
   } else put('email', email);
 
