@@ -1,5 +1,5 @@
 import type { StoredRecord } from '../db.js';
-import { defaultBrand } from './leads.js';
+import { defaultBrand } from './leads-model.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { findUser } from '../identity.js';

@@ -30,7 +30,7 @@ import {
   zonedIso,
   type DateParts,
 } from '../time.js';
-import type { LeadAttrs } from './leads.js';
+import type { LeadAttrs } from './leads-model.js';
 import { getBackdrop, getPackage } from './offerings.js';
 import { BodyFields } from '../body-fields.js';
 

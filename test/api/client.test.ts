@@ -25,7 +25,8 @@ import {
   ROUTES,
 } from '../../api/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
-import { createLead, readLeadInput } from '../../sandbox/resources/leads.js';
+import { createLead } from '../../sandbox/resources/leads.js';
+import { readLeadInput } from '../../sandbox/resources/leads-input.js';
 import { createEventNote } from '../../sandbox/resources/event-notes.js';
 import { ensureDefaultCalendar } from '../../sandbox/resources/availability.js';
 
