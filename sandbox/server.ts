@@ -17,6 +17,7 @@ import { Counters, NO_FAULTS, RateLimiter } from './traffic.js';
 import { OAuthServer } from './oauth.js';
 import { WebhookDispatcher, type WebhookOptions } from './webhooks.js';
 import { SandboxAdmin } from './admin.js';
+import { adminPlugin } from './admin-routes.js';
 import { seedBusiness, type SeedOptions, type SeedSummary } from './seed.js';
 
 export interface SandboxOptions {
@@ -179,7 +180,7 @@ async function startOn(db: Db, host: string, options: SandboxOptions): Promise<S
     token: options.adminToken,
   });
   const app = buildApp(ctx, allHandlers(), {
-    plugins: [oauth.plugin(), admin.plugin()],
+    plugins: [oauth.plugin(), adminPlugin(admin)],
     ...(cert ? { https: { key: cert.key, cert: cert.cert } } : {}),
     ...(options.serverLimits ? { limits: options.serverLimits } : {}),
     ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
