@@ -2,7 +2,7 @@ import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { ok } from '../envelope.js';
 import { forbidden, notFound } from '../errors.js';
-import { findVisibleEvent, getEvent } from './events.js';
+import { findVisibleEvent, getEvent } from './events-model.js';
 
 /**
  * Notes staff write on an event. The API only deletes them (author only); they are made in

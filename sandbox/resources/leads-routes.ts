@@ -13,7 +13,7 @@ import {
 } from './lead-bookings.js';
 import { leadQuestionsHandlers } from './lead-questions.js';
 import { createLead } from './leads.js';
-import { type LeadAttrs } from './leads-model.js';
+import type { LeadAttrs } from './leads-model.js';
 import { readLeadInput } from './leads-input.js';
 import { leadItem, leadBody } from './leads-view.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { SandboxContext } from '../context.js';
-import { type StoredRecord } from '../db.js';
+import type { StoredRecord } from '../db.js';
 import { businessTimeZone, zonedIso } from '../time.js';
 import { mergeAnswers } from './lead-questions.js';
 import { addLeadBooking, ensureLeadIndexes, type LeadBookingInput } from './lead-bookings.js';
