@@ -556,7 +556,9 @@ export const ROUTES = [
     'Fetch a suggestion list and its songs',
   ),
 
-  // Design templates and template selections (installed apps)
+  // Design templates and template selections (installed apps). The spec names no permission
+  // for them; writes are not open to every app token: a template is part of what the business
+  // offers (offerings_write), a selection is written onto an event booking (event write).
   route(
     'designTemplates.list',
     'GET',
@@ -571,7 +573,7 @@ export const ROUTES = [
     'POST',
     '/api/v1/design_templates',
     'given',
-    null,
+    ['offerings_write'],
     'assumed',
     'Create a design template',
     { appsOnly: true },
@@ -581,7 +583,7 @@ export const ROUTES = [
     'PUT',
     '/api/v1/design_templates/{id}',
     'given',
-    null,
+    ['offerings_write'],
     'assumed',
     'Update a design template',
     { appsOnly: true },
@@ -609,7 +611,7 @@ export const ROUTES = [
     'POST',
     '/api/v1/template_selections',
     'given',
-    null,
+    EVENT_WRITE,
     'assumed',
     "Record a customer's template choice",
     { appsOnly: true },

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
+import { isLoopbackHost } from '../config/loopback.js';
+import { adminTokenProblem } from '../sandbox/auth.js';
 import type { SeedSummary } from '../sandbox/seed.js';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { runAction, UserError } from './errors.js';
@@ -9,6 +11,7 @@ import { intFlag, portFlag } from './options.js';
 interface SandboxFlags {
   port: number;
   host: string;
+  allowRemote?: boolean;
   db?: string;
   http?: boolean;
   apiKey?: string;
@@ -57,7 +60,11 @@ export function registerSandboxCommand(program: Command): void {
         .default(4010)
         .argParser(portFlag()),
     )
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--host <host>', 'address to listen on (loopback unless --allow-remote)', '127.0.0.1')
+    .option(
+      '--allow-remote',
+      'listen on a non-loopback --host: its OAuth consent then approves for anyone who reaches it',
+    )
     .option('--db <file>', 'SQLite file to keep data in (default: in memory)')
     .option('--http', 'plain HTTP instead of HTTPS (loopback only)')
     .option('--api-key <key>', 'fix the full-permission integration key (ik_...)')
@@ -88,6 +95,11 @@ export function registerSandboxCommand(program: Command): void {
       '--cert-dir <dir>',
       'where the generated certificate is kept (default: <EBSYNC_DATA_DIR>/sandbox)',
     )
+    .option(
+      '--auto-approve',
+      'OAuth consent approves by itself and redirects straight back (scripted demos, tests)',
+    )
+    .option('--admin-token <token>', 'fix the x-admin-token of the admin API (default: random)')
     .addOption(
       new Option('--leads <n>', 'generate this many leads in a new database').argParser(
         intFlag(0, 10_000_000),
@@ -114,9 +126,20 @@ export function registerSandboxCommand(program: Command): void {
             2,
           );
         }
+        const tokenProblem =
+          flags.adminToken === undefined ? undefined : adminTokenProblem(flags.adminToken);
+        if (tokenProblem) throw new UserError(`--admin-token is not allowed: ${tokenProblem}`, 2);
+        const remote = !isLoopbackHost(flags.host);
+        if (remote && !flags.allowRemote) {
+          throw new UserError(
+            `--host ${flags.host} is not a loopback address: the sandbox's OAuth consent authenticates nobody, so it listens on loopback (127.0.0.1, ::1, localhost) unless --allow-remote is given`,
+            2,
+          );
+        }
         const options: SandboxOptions = {
           port: flags.port,
           host: flags.host,
+          allowRemote: remote,
           http: flags.http ?? false,
           rateLimit: flags.rateLimit,
           rateLimitMode: flags.rateLimitMode,
@@ -170,6 +193,9 @@ export function registerSandboxCommand(program: Command): void {
         lines.push(
           `  admin     ${sandbox.url}/admin  (header x-admin-token: ${sandbox.adminToken})`,
         );
+        if (flags.autoApprove) {
+          lines.push('  OAuth     consent approves by itself (--auto-approve): no approve page');
+        }
         lines.push(
           '',
           'Point ebsync at it:',
@@ -186,6 +212,11 @@ export function registerSandboxCommand(program: Command): void {
           process.once('SIGINT', stop);
           process.once('SIGTERM', stop);
         });
+        if (remote) {
+          process.stderr.write(
+            `ebsync: warning: the sandbox is reachable beyond this machine on ${flags.host}; its OAuth consent authenticates nobody (whoever reaches it approves installs), and the admin token is its only guard: use a trusted network only\n`,
+          );
+        }
         process.stdout.write(`${lines.join('\n')}\n`);
         await stopped;
       }),

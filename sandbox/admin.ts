@@ -1,54 +1,19 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { z } from 'zod';
-import { randomToken } from './auth.js';
+import { adminTokenProblem, randomToken } from './auth.js';
 import type { SandboxContext } from './context.js';
 import type { StoredRecord } from './db.js';
-import { badRequest, FieldErrors, notFound, unauthorized } from './errors.js';
+import { FieldErrors, notFound } from './errors.js';
 import type { Identity } from './identity.js';
 import type { GrantInfo, OAuthAppRow, OAuthServer, TokenResponse } from './oauth.js';
 import { PERMISSIONS } from './permissions.js';
 import type { FaultSettings } from './traffic.js';
-import {
-  WEBHOOK_RECORD_TYPES,
-  type DeliveryAttempt,
-  type WebhookDispatcher,
-  type WebhookEndpoint,
-} from './webhooks.js';
+import type { DeliveryAttempt, WebhookDispatcher, WebhookEndpoint } from './webhooks.js';
 
 /**
  * The operator's side of the sandbox: what the service's staff screens and settings pages
  * would do, plus test switches (faults, rate limit, clock, counters). `SandboxAdmin` is the
- * in-process API; the HTTP routes under /admin (header x-admin-token) call it and answer the
+ * in-process API; the HTTP routes under /admin (admin-routes.ts) call it and answer the
  * same snake_case JSON its methods return. Lists answer `{ data: [...] }`.
- *
- * HTTP routes:
- *   POST   /admin/businesses              { name, time_zone?, currency?, owner?: { name, email } }
- *   GET    /admin/businesses
- *   PATCH  /admin/businesses/:id          { suspended }
- *   POST   /admin/users                   { business_id?, name, email, role?, permissions? }
- *   GET    /admin/users?business_id=
- *   POST   /admin/keys                    { user_id?, name?, permissions? } → plaintext key once
- *   GET    /admin/keys?business_id=
- *   DELETE /admin/keys/:id                revoke
- *   POST   /admin/apps                    { name, redirect_uris, permissions }
- *   GET    /admin/apps
- *   POST   /admin/apps/:id/install        { business_id?, user_id? } → tokens, no browser
- *   POST   /admin/apps/:id/uninstall      { business_id } → every grant of the app there
- *   GET    /admin/grants?app_id=&business_id=
- *   DELETE /admin/grants/:id              disconnect
- *   GET    /admin/oauth, PATCH /admin/oauth { auto_approve?, installing_user_id? }
- *   GET    /admin/records/:type/:id
- *   PATCH  /admin/records/:type/:id       { attributes: { … } } (through ctx.records.update)
- *   DELETE /admin/records/:type/:id       soft delete (?hard=true: gone for good)
- *   POST   /admin/webhooks                { url, business_id?, types?, secret? }
- *   GET    /admin/webhooks, DELETE /admin/webhooks/:id
- *   GET    /admin/webhooks/deliveries?endpoint_id=&limit=
- *   GET    /admin/faults, PATCH /admin/faults { error_rate?, error_statuses?, latency_ms?, drop_rate? },
- *   DELETE /admin/faults                  all off
- *   GET    /admin/rate-limit, PATCH /admin/rate-limit { per_second?, mode? }
- *   GET    /admin/counters, DELETE /admin/counters (reset)
- *   GET    /admin/clock, POST /admin/clock/advance { ms? , seconds? }
  */
 
 export interface AdminDeps {
@@ -105,21 +70,14 @@ function recordOut(record: StoredRecord): RecordOut {
   };
 }
 
-function validTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export class SandboxAdmin {
   readonly token: string;
   private readonly ctx: SandboxContext;
 
   constructor(private readonly deps: AdminDeps) {
     this.ctx = deps.ctx;
+    const problem = deps.token === undefined ? undefined : adminTokenProblem(deps.token);
+    if (problem) throw new Error(`the admin token is not allowed: ${problem}`);
     this.token = deps.token ?? randomToken('adm_', 24);
   }
 
@@ -449,352 +407,9 @@ export class SandboxAdmin {
   }
 
   /** Mounts the HTTP routes under /admin. */
-  plugin(): (app: FastifyInstance) => void {
-    return (root) => {
-      void root.register(
-        (app, _opts, done) => {
-          registerRoutes(app, this);
-          done();
-        },
-        { prefix: '/admin' },
-      );
-    };
-  }
-
   /** Constant-time check of an x-admin-token header value. */
   accepts(token: string): boolean {
     const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
     return timingSafeEqual(digest(token), digest(this.token));
   }
-}
-
-// HTTP layer: validation with zod, answers in the spec's error shapes.
-
-const permission = z.enum(PERMISSIONS);
-const permissionList = z.array(permission);
-const id = z.number().int().positive();
-const httpUrl = z.string().refine((value) => {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.hash === '';
-  } catch {
-    return false;
-  }
-}, 'must be an absolute http(s) URL without a fragment');
-
-const schemas = {
-  business: z.object({
-    name: z.string().trim().min(1),
-    time_zone: z.string().refine(validTimeZone, 'must be an IANA time zone').optional(),
-    currency: z
-      .string()
-      .regex(/^[A-Z]{3}$/, 'must be a three-letter currency code')
-      .optional(),
-    owner: z.object({ name: z.string().trim().min(1), email: z.email() }).optional(),
-  }),
-  businessPatch: z.object({ suspended: z.boolean() }),
-  user: z.object({
-    business_id: id.optional(),
-    name: z.string().trim().min(1),
-    email: z.email(),
-    role: z.enum(['admin', 'staff', 'customer']).optional(),
-    permissions: permissionList.optional(),
-  }),
-  key: z.object({
-    user_id: id.optional(),
-    name: z.string().trim().min(1).optional(),
-    permissions: permissionList.optional(),
-  }),
-  app: z.object({
-    name: z.string().trim().min(1),
-    redirect_uris: z.array(httpUrl).min(1),
-    permissions: permissionList.min(1),
-  }),
-  install: z.object({ business_id: id.optional(), user_id: id.optional() }),
-  uninstall: z.object({ business_id: id }),
-  oauth: z.object({
-    auto_approve: z.boolean().optional(),
-    installing_user_id: id.nullable().optional(),
-  }),
-  recordPatch: z.object({ attributes: z.record(z.string(), z.unknown()) }),
-  webhook: z.object({
-    url: httpUrl,
-    business_id: id.optional(),
-    types: z.array(z.enum(WEBHOOK_RECORD_TYPES)).min(1).nullable().optional(),
-    secret: z
-      .string()
-      .regex(/^whsec_[A-Za-z0-9+/]{16,}={0,2}$/, 'must be whsec_ followed by base64')
-      .optional(),
-  }),
-  faults: z.object({
-    error_rate: z.number().min(0).max(1).optional(),
-    error_statuses: z
-      .array(z.union([z.literal(500), z.literal(502), z.literal(503)]))
-      .min(1)
-      .optional(),
-    latency_ms: z.number().int().min(0).max(60_000).optional(),
-    drop_rate: z.number().min(0).max(1).optional(),
-  }),
-  rateLimit: z.object({
-    per_second: z.number().int().min(0).optional(),
-    mode: z
-      .union([z.literal('429'), z.literal('403'), z.literal(429), z.literal(403)])
-      .transform((m) => String(m) as '429' | '403')
-      .optional(),
-  }),
-  clock: z
-    .object({
-      ms: z.number().int().min(0).optional(),
-      seconds: z.number().min(0).optional(),
-    })
-    .refine((v) => v.ms !== undefined || v.seconds !== undefined, {
-      message: "can't be blank",
-      path: ['ms'],
-    }),
-};
-
-function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
-  let value: unknown = body;
-  for (const key of path) {
-    if (typeof value !== 'object' || value === null) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
-}
-
-/** Parses an admin body; 400 when it is not an object, 422 with per-field messages otherwise. */
-function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  const input = body === undefined || body === null ? {} : body;
-  if (typeof input !== 'object' || Array.isArray(input)) {
-    throw badRequest('invalid_body', 'The request body must be a JSON object');
-  }
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  const errors = new FieldErrors();
-  for (const issue of result.error.issues) {
-    const field = issue.path.map(String).join('.') || 'base';
-    const missing = valueAt(input, issue.path) === undefined;
-    const message =
-      missing || issue.message === "can't be blank"
-        ? "can't be blank"
-        : issue.code === 'invalid_type'
-          ? `must be ${issue.expected === 'array' ? 'an' : 'a'} ${issue.expected}`
-          : issue.code === 'custom' || issue.message.startsWith('must ')
-            ? issue.message
-            : `is invalid (${issue.message})`;
-    errors.add(field, message);
-  }
-  errors.throwIfAny();
-  throw new Error('unreachable: zod failed without issues');
-}
-
-function pathId(request: FastifyRequest, name = 'id'): number {
-  const value = (request.params as Record<string, string>)[name] ?? '';
-  if (!/^\d{1,15}$/.test(value)) {
-    throw badRequest('invalid_parameter', `${name} must be a positive integer`);
-  }
-  return Number(value);
-}
-
-function queryInt(request: FastifyRequest, name: string): number | undefined {
-  const value = (request.query as Record<string, unknown>)[name];
-  if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) {
-    throw badRequest('invalid_parameter', `${name} must be a positive integer`);
-  }
-  return Number(value);
-}
-
-function recordType(request: FastifyRequest): string {
-  const type = (request.params as Record<string, string>).type ?? '';
-  if (!/^[a-z][a-z_]{0,39}$/.test(type)) {
-    throw badRequest('invalid_parameter', 'type must be a record type name like lead');
-  }
-  return type;
-}
-
-function definedOnly<T extends Record<string, unknown>>(
-  value: T,
-): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as {
-    [K in keyof T]?: Exclude<T[K], undefined>;
-  };
-}
-
-function registerRoutes(app: FastifyInstance, admin: SandboxAdmin): void {
-  app.addHook('onRequest', (request, _reply, done) => {
-    const header = request.headers['x-admin-token'];
-    const token = Array.isArray(header) ? header[0] : header;
-    if (token === undefined) {
-      done(unauthorized('admin_token_missing', 'Send the x-admin-token header'));
-      return;
-    }
-    if (!admin.accepts(token)) {
-      done(unauthorized('admin_token_invalid', 'The x-admin-token is not valid'));
-      return;
-    }
-    done();
-  });
-
-  app.get('/', () => ({
-    business_id: admin.businesses()[0]?.id ?? null,
-    clock: admin.clock().now,
-    oauth: admin.oauthSettings(),
-    faults: admin.faults(),
-    rate_limit: admin.rateLimit(),
-  }));
-
-  app.post('/businesses', (request, reply) => {
-    const body = parseBody(schemas.business, request.body);
-    return reply.code(201).send(
-      admin.createBusiness({
-        name: body.name,
-        ...definedOnly({ timeZone: body.time_zone, currency: body.currency, owner: body.owner }),
-      }),
-    );
-  });
-  app.get('/businesses', () => ({ data: admin.businesses() }));
-  app.patch('/businesses/:id', (request) =>
-    admin.setSuspended(pathId(request), parseBody(schemas.businessPatch, request.body).suspended),
-  );
-
-  app.post('/users', (request, reply) => {
-    const body = parseBody(schemas.user, request.body);
-    return reply.code(201).send(
-      admin.createUser({
-        name: body.name,
-        email: body.email,
-        ...definedOnly({
-          businessId: body.business_id,
-          role: body.role,
-          permissions: body.permissions,
-        }),
-      }),
-    );
-  });
-  app.get('/users', (request) => ({ data: admin.users(queryInt(request, 'business_id')) }));
-
-  app.post('/keys', (request, reply) => {
-    const body = parseBody(schemas.key, request.body);
-    return reply
-      .code(201)
-      .send(
-        admin.createKey(
-          definedOnly({ userId: body.user_id, name: body.name, permissions: body.permissions }),
-        ),
-      );
-  });
-  app.get('/keys', (request) => ({ data: admin.keys(queryInt(request, 'business_id')) }));
-  app.delete('/keys/:id', (request) => {
-    admin.revokeKey(pathId(request));
-    return { revoked: true };
-  });
-
-  app.post('/apps', (request, reply) => {
-    const body = parseBody(schemas.app, request.body);
-    return reply.code(201).send(
-      admin.createApp({
-        name: body.name,
-        redirectUris: body.redirect_uris,
-        permissions: body.permissions,
-      }),
-    );
-  });
-  app.get('/apps', () => ({ data: admin.apps() }));
-  app.post('/apps/:id/install', (request, reply) => {
-    const body = parseBody(schemas.install, request.body);
-    return reply.code(201).send(
-      admin.install({
-        appId: pathId(request),
-        ...definedOnly({ businessId: body.business_id, userId: body.user_id }),
-      }),
-    );
-  });
-  app.post('/apps/:id/uninstall', (request) => {
-    const body = parseBody(schemas.uninstall, request.body);
-    return { data: admin.uninstall({ appId: pathId(request), businessId: body.business_id }) };
-  });
-  app.get('/grants', (request) => ({
-    data: admin.grants(
-      definedOnly({
-        appId: queryInt(request, 'app_id'),
-        businessId: queryInt(request, 'business_id'),
-      }),
-    ),
-  }));
-  app.delete('/grants/:id', (request) => admin.disconnect(pathId(request)));
-  app.get('/oauth', () => admin.oauthSettings());
-  app.patch('/oauth', (request) => {
-    const body = parseBody(schemas.oauth, request.body);
-    return admin.setOAuthSettings(
-      definedOnly({ autoApprove: body.auto_approve, installingUserId: body.installing_user_id }),
-    );
-  });
-
-  app.get('/records/:type/:id', (request) => admin.record(recordType(request), pathId(request)));
-  app.patch('/records/:type/:id', (request) => {
-    const type = recordType(request);
-    const recordId = pathId(request);
-    const body = parseBody(schemas.recordPatch, request.body);
-    return admin.patchRecord(type, recordId, body.attributes);
-  });
-  app.delete('/records/:type/:id', (request) => {
-    const hard = (request.query as Record<string, unknown>).hard;
-    admin.deleteRecord(recordType(request), pathId(request), {
-      hard: hard === 'true' || hard === '1',
-    });
-    return { deleted: true };
-  });
-
-  app.post('/webhooks', (request, reply) => {
-    const body = parseBody(schemas.webhook, request.body);
-    return reply.code(201).send(
-      admin.addWebhook({
-        url: body.url,
-        ...definedOnly({ businessId: body.business_id, types: body.types, secret: body.secret }),
-      }),
-    );
-  });
-  app.get('/webhooks', (request) => ({ data: admin.webhooks(queryInt(request, 'business_id')) }));
-  app.get('/webhooks/deliveries', (request) => ({
-    data: admin.deliveries(
-      definedOnly({
-        endpointId: queryInt(request, 'endpoint_id'),
-        limit: queryInt(request, 'limit'),
-      }),
-    ),
-  }));
-  app.delete('/webhooks/:id', (request) => {
-    admin.deleteWebhook(pathId(request));
-    return { deleted: true };
-  });
-
-  app.get('/faults', () => admin.faults());
-  app.patch('/faults', (request) => {
-    const body = parseBody(schemas.faults, request.body);
-    return admin.setFaults(
-      definedOnly({
-        errorRate: body.error_rate,
-        errorStatuses: body.error_statuses,
-        latencyMs: body.latency_ms,
-        dropRate: body.drop_rate,
-      }),
-    );
-  });
-  app.delete('/faults', () => admin.clearFaults());
-
-  app.get('/rate-limit', () => admin.rateLimit());
-  app.patch('/rate-limit', (request) => {
-    const body = parseBody(schemas.rateLimit, request.body);
-    return admin.setRateLimit(definedOnly({ perSecond: body.per_second, mode: body.mode }));
-  });
-
-  app.get('/counters', () => admin.counters());
-  app.delete('/counters', () => admin.resetCounters());
-
-  app.get('/clock', () => admin.clock());
-  app.post('/clock/advance', (request) => {
-    const body = parseBody(schemas.clock, request.body);
-    return admin.advanceClock(body.ms ?? Math.round((body.seconds ?? 0) * 1000));
-  });
 }

@@ -1,11 +1,63 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { ROUTES, type RouteDef } from '../api/routes.js';
 import { authenticate, requirePermission, type Caller } from './auth.js';
 import type { Handlers, SandboxContext } from './context.js';
 import { ApiError, badRequest, forbidden, generalError } from './errors.js';
 
+/**
+ * What one client may hold of the server: without these a bodyless POST that announced a
+ * body stayed open for minutes, and any number of such sockets could pile up.
+ */
+export interface ServerLimits {
+  /** Headers and body must have arrived within this time; then 408 and the socket closes. */
+  requestTimeoutMs: number;
+  /** A socket with no traffic this long is closed (above the largest injected latency). */
+  idleTimeoutMs: number;
+  /** How long a kept-alive socket waits for its next request. */
+  keepAliveTimeoutMs: number;
+  /** Open sockets at once; further connections are closed as they arrive. */
+  maxConnections: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: ServerLimits = {
+  requestTimeoutMs: 10_000,
+  idleTimeoutMs: 75_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 256,
+};
+
+/** Client errors Node reports before any route runs, answered in the spec's general shape. */
+function answerClientError(limits: ServerLimits) {
+  return (error: Error & { code?: string }, socket: Socket): void => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const [status, statusText, reason, message] =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [
+            408,
+            'request_timeout',
+            'request_timeout',
+            `The request was not received within ${limits.requestTimeoutMs / 1000} s`,
+          ]
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'bad_request', 'headers_too_large', 'The request headers are too large']
+          : [400, 'bad_request', 'malformed_request', 'The request is not valid HTTP/1.1'];
+    const body = JSON.stringify({ meta: { status: 'error' }, status: statusText, reason, message });
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\n` +
+          `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy();
+  };
+}
+
 export interface AppOptions {
   https?: { key: string; cert: string };
+  /** Timeouts and the connection cap (DEFAULT_SERVER_LIMITS otherwise). */
+  limits?: Partial<ServerLimits>;
   /** Extra routes outside /api/v1 (OAuth server, admin API). */
   plugins?: ((app: FastifyInstance) => void)[];
   onInternalError?: (error: unknown) => void;
@@ -35,10 +87,21 @@ export function buildApp(
   handlers: Handlers,
   options: AppOptions = {},
 ): FastifyInstance {
+  const limits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
+  // Node checks the request timeout on an interval: often enough that it holds to the second.
+  const timeouts = {
+    headersTimeout: limits.requestTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, limits.requestTimeoutMs),
+  };
   const app = Fastify({
     logger: false,
     bodyLimit: 1_048_576,
-    ...(options.https ? { https: options.https } : {}),
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    clientErrorHandler: answerClientError(limits),
+    ...(options.https ? { https: { ...options.https, ...timeouts } } : { http: timeouts }),
     // The spec's query arrays (`category_ids[]=1&category_ids[]=2`) keep their brackets.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // The router rejects undecodable (`%zz`) and over-long path segments before any error
@@ -55,6 +118,19 @@ export function buildApp(
       );
     },
   }) as unknown as FastifyInstance;
+
+  // Legacy callers send `Content-Type: application/json` on every call, bodyless DELETEs and
+  // action POSTs included: an empty (or blank) body is no body, not malformed JSON.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    void parseJson(request, text, done);
+  });
 
   // Tolerate JSON bodies sent without a JSON content type, as Rails apps do.
   app.addContentTypeParser(
@@ -217,5 +293,6 @@ export function buildApp(
   }
 
   for (const plugin of options.plugins ?? []) plugin(app);
+  app.server.maxConnections = limits.maxConnections;
   return app;
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { sql, type Db } from './db.js';
 import type { Clock } from './clock.js';
 import { forbidden, unauthorized } from './errors.js';
+import { PRICING_PERMISSIONS } from './permissions.js';
 
 /** Who is calling: resolved from one of the three credential kinds of the spec. */
 export interface Caller {
@@ -21,6 +22,18 @@ export function hashSecret(secret: string): string {
 
 export function randomToken(prefix: string, bytes = 24): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
+}
+
+/**
+ * A chosen admin token guards the whole /admin API (keys, grants, records), so it must be as
+ * hard to guess as a generated one could reasonably be asked to be, and safe in a header.
+ */
+const ADMIN_TOKEN = /^[A-Za-z0-9._~-]{24,256}$/;
+export const ADMIN_TOKEN_RULE = '24 to 256 letters, digits, _, -, . or ~';
+
+/** Why a chosen admin token is refused, or undefined when it is fine. */
+export function adminTokenProblem(token: string): string | undefined {
+  return ADMIN_TOKEN.test(token) ? undefined : `expected ${ADMIN_TOKEN_RULE}`;
 }
 
 interface KeyRow {
@@ -211,8 +224,5 @@ export function requirePermission(caller: Caller, anyOf: readonly string[] | nul
 }
 
 export function canReadPricing(caller: Caller): boolean {
-  return (
-    caller.permissions.has('assigned_event_read_pricing') ||
-    caller.permissions.has('unassigned_event_read_pricing')
-  );
+  return PRICING_PERMISSIONS.some((p) => caller.permissions.has(p));
 }

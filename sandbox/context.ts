@@ -1,9 +1,16 @@
 import type { Db, Records } from './db.js';
 import type { Clock } from './clock.js';
-import type { PagingLimits } from './envelope.js';
 import type { Counters, FaultSettings, RateLimiter } from './traffic.js';
 import type { Caller } from './auth.js';
 import type { RouteId } from '../api/routes.js';
+
+/** Page sizes and reach of list answers. */
+export interface PagingLimits {
+  /** Largest page the service grants; larger requests are clamped and say so in meta.per_page. */
+  maxPer: number;
+  /** Results past this position are never returned, whatever the page. */
+  reachLimit: number;
+}
 
 /** Everything a resource module needs, handed to it rather than imported. */
 export interface SandboxContext {

@@ -1,4 +1,4 @@
-import type { SandboxContext } from './context.js';
+import type { PagingLimits, SandboxContext } from './context.js';
 import type { ListQuery, RecordAttrs, StoredRecord } from './db.js';
 import { badRequest } from './errors.js';
 
@@ -29,10 +29,19 @@ export const refOne = (type: string, id: number | string | null | undefined) => 
   data: id === null || id === undefined ? null : ref(type, id),
 });
 
+/**
+ * `included` is answered whenever the request used include (the spec's "when include is
+ * used"), even when nothing was found to attach; `undefined` means include was not used.
+ */
 export function single(data: Item, included?: Item[]) {
-  return included && included.length > 0
+  return included
     ? { meta: { status: 'ok' as const }, data, included }
     : { meta: { status: 'ok' as const }, data };
+}
+
+/** The sideloaded items when the request named any include, else undefined (no `included`). */
+export function sideload(include: ReadonlySet<string>, load: () => Item[]): Item[] | undefined {
+  return include.size > 0 ? load() : undefined;
 }
 
 export function ok() {
@@ -43,13 +52,6 @@ export interface Paging {
   page: number;
   per: number;
   offset: number;
-}
-
-export interface PagingLimits {
-  /** Largest page the service grants; larger requests are clamped and say so in meta.per_page. */
-  maxPer: number;
-  /** Results past this position are never returned, whatever the page. */
-  reachLimit: number;
 }
 
 function positiveInt(name: string, raw: unknown, fallback: number): number {
@@ -128,7 +130,7 @@ export function listBody(data: Item[], total: number, p: Paging, included?: Item
     },
     data,
   };
-  if (included && included.length > 0) body.included = included;
+  if (included) body.included = included;
   return body;
 }
 

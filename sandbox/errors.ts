@@ -53,15 +53,22 @@ export function humanize(field: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-/** Collects per-field messages and throws one 422 with all of them. */
+/**
+ * Collects per-field messages and throws one 422 with all of them. A message starts with the
+ * field's label: its humanized name, or what the caller names it (a nested entry's field).
+ */
 export class FieldErrors {
   private readonly errors: Record<string, string[]> = {};
-  add(field: string, message: string): this {
-    (this.errors[field] ??= []).push(`${humanize(field)} ${message}`);
+  add(field: string, message: string, label = humanize(field)): this {
+    (this.errors[field] ??= []).push(`${label} ${message}`);
     return this;
   }
+  /** Fields with at least one message. */
+  get count(): number {
+    return Object.keys(this.errors).length;
+  }
   get empty(): boolean {
-    return Object.keys(this.errors).length === 0;
+    return this.count === 0;
   }
   throwIfAny(): void {
     if (!this.empty) throw validationError(this.errors);

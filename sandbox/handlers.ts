@@ -1,8 +1,8 @@
 import type { Handlers } from './context.js';
 import { offeringsHandlers } from './resources/offerings.js';
-import { leadsHandlers } from './resources/leads.js';
+import { leadsHandlers } from './resources/leads-routes.js';
 import { addOnsHandlers } from './resources/add-ons.js';
-import { eventsHandlers } from './resources/events.js';
+import { eventsHandlers } from './resources/events-routes.js';
 import { eventNotesHandlers } from './resources/event-notes.js';
 import { availabilityHandlers } from './resources/availability.js';
 import { appointmentsHandlers } from './resources/appointments.js';

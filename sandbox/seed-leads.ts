@@ -15,10 +15,10 @@ import {
   CONTACT_PREFERENCES,
   INDOOR_OUTDOOR,
   LEAD_SOURCES,
-  newLeadAttrs,
   type CreateLeadOptions,
   type LeadInput,
-} from './resources/leads.js';
+} from './resources/leads-model.js';
+import { newLeadAttrs } from './resources/leads.js';
 import type { AddOnAttrs } from './resources/add-ons.js';
 import type { PackageAttrs } from './resources/offerings.js';
 import type { StoredRecord } from './db.js';

@@ -1,4 +1,4 @@
-import { AUTOMATION_PLATFORM_SOURCE } from './resources/leads.js';
+import { AUTOMATION_PLATFORM_SOURCE } from './resources/leads-model.js';
 import type { Rng } from './seed-rng.js';
 import { pad } from './time.js';
 

@@ -13,10 +13,11 @@ import {
   type AppointmentInput,
 } from './resources/appointments.js';
 import { createEventNote } from './resources/event-notes.js';
-import { createEvent, updateEvent, type EventAttrs, type EventPatch } from './resources/events.js';
+import type { EventAttrs } from './resources/events-model.js';
+import { createEvent, updateEvent, type EventPatch } from './resources/events.js';
 import { createExpense, type ExpenseInput } from './resources/expenses.js';
 import { bulkLeadIndexing } from './resources/lead-bookings.js';
-import { defaultBrand } from './resources/leads.js';
+import { defaultBrand } from './resources/leads-model.js';
 import type { PackageAttrs } from './resources/offerings.js';
 import {
   attachQuestionnaire,

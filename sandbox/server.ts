@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { isLoopbackHost } from '../config/loopback.js';
-import { buildApp } from './app.js';
+import { buildApp, type ServerLimits } from './app.js';
 import { hashSecret } from './auth.js';
 import { Clock } from './clock.js';
 import type { SandboxContext } from './context.js';
@@ -17,12 +17,20 @@ import { Counters, NO_FAULTS, RateLimiter } from './traffic.js';
 import { OAuthServer } from './oauth.js';
 import { WebhookDispatcher, type WebhookOptions } from './webhooks.js';
 import { SandboxAdmin } from './admin.js';
+import { adminPlugin } from './admin-routes.js';
 import { seedBusiness, type SeedOptions, type SeedSummary } from './seed.js';
 
 export interface SandboxOptions {
   /** Port to listen on; 0 (default) picks a free one. */
   port?: number;
   host?: string;
+  /**
+   * Listen on a host that is not loopback. Off by default: the OAuth consent approves for
+   * whoever reaches it and the admin token is the only guard, fine on one machine only.
+   */
+  allowRemote?: boolean;
+  /** Request and idle timeouts and the connection cap (see DEFAULT_SERVER_LIMITS). */
+  serverLimits?: Partial<ServerLimits>;
   /** SQLite file, or ':memory:' (default). */
   db?: string;
   /** Plain HTTP instead of HTTPS; only on a loopback host. */
@@ -79,6 +87,11 @@ export interface Sandbox {
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host) && !options.allowRemote) {
+    throw new Error(
+      `the sandbox listens on loopback only, not on ${host}: its OAuth consent authenticates nobody (allowRemote overrides)`,
+    );
+  }
   if (options.http && !isLoopbackHost(host)) {
     throw new Error(`plain HTTP is allowed only on loopback, not on ${host}`);
   }
@@ -167,8 +180,9 @@ async function startOn(db: Db, host: string, options: SandboxOptions): Promise<S
     token: options.adminToken,
   });
   const app = buildApp(ctx, allHandlers(), {
-    plugins: [oauth.plugin(), admin.plugin()],
+    plugins: [oauth.plugin(), adminPlugin(admin)],
     ...(cert ? { https: { key: cert.key, cert: cert.cert } } : {}),
+    ...(options.serverLimits ? { limits: options.serverLimits } : {}),
     ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
   });
   await app.listen({ port: options.port ?? 0, host });

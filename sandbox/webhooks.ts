@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { SandboxContext } from './context.js';
 import { sql, type Change } from './db.js';
+import { FieldErrors } from './errors.js';
 
 /**
  * Outgoing webhooks, signed per Standard Webhooks (webhook-id, webhook-timestamp,
@@ -25,6 +26,22 @@ export const WEBHOOK_RECORD_TYPES = [
   'expense',
   'questionnaire',
 ] as const;
+
+/** Key bytes a chosen signing secret must carry at the least (generated ones carry 24). */
+export const MIN_SECRET_BYTES = 24;
+const SECRET_SHAPE = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
+
+/** Why a chosen signing secret is refused, or undefined when it is fine. */
+export function webhookSecretProblem(secret: string): string | undefined {
+  const base64 = SECRET_SHAPE.exec(secret)?.[1];
+  if (base64 === undefined || base64.length % 4 !== 0) {
+    return 'must be whsec_ followed by base64';
+  }
+  const bytes = Buffer.from(base64, 'base64').length;
+  return bytes < MIN_SECRET_BYTES
+    ? `must carry at least ${MIN_SECRET_BYTES} bytes of key (this one has ${bytes})`
+    : undefined;
+}
 
 export interface WebhookOptions {
   /** Attempts per message, the first included. */
@@ -142,9 +159,9 @@ export class WebhookDispatcher {
     types?: readonly string[] | null;
     secret?: string;
   }): WebhookEndpoint {
-    const secret = input.secret ?? `whsec_${randomBytes(24).toString('base64')}`;
-    // Fails early on a secret the signer cannot use.
-    new Webhook(secret);
+    const problem = input.secret === undefined ? undefined : webhookSecretProblem(input.secret);
+    if (problem) new FieldErrors().add('secret', problem).throwIfAny();
+    const secret = input.secret ?? `whsec_${randomBytes(MIN_SECRET_BYTES).toString('base64')}`;
     const info = this.ctx.db
       .prepare(
         'INSERT INTO webhook_endpoints (business_id, url, secret, types, created_at) VALUES (?, ?, ?, ?, ?)',

@@ -10,9 +10,11 @@ import {
   listPage,
   refList,
   refOne,
+  sideload,
   single,
   type Item,
 } from '../envelope.js';
+import { readNumber, type NumberRule } from '../body-fields.js';
 import { badRequest, FieldErrors, notFound } from '../errors.js';
 
 /**
@@ -115,15 +117,24 @@ function categoryItem(
   return item('add_on_category', attributes, { add_ons: refList('add_on', ids) });
 }
 
+type CategoryInclude = 'add_ons';
+const NO_INCLUDE: ReadonlySet<CategoryInclude> = new Set();
+
 /** `include` as a comma list (or repeated); only add_ons exists. */
-function includesAddOns(query: Record<string, unknown>): boolean {
-  return parseInclude(query.include, ['add_ons']).size > 0;
+function categoryIncludes(query: Record<string, unknown>): ReadonlySet<CategoryInclude> {
+  return parseInclude<CategoryInclude>(query.include, ['add_ons']);
 }
 
-function categoryBody(ctx: SandboxContext, r: StoredRecord<AddOnCategoryAttrs>, include: boolean) {
+function categoryBody(
+  ctx: SandboxContext,
+  r: StoredRecord<AddOnCategoryAttrs>,
+  include: ReadonlySet<CategoryInclude>,
+) {
   const currency = businessCurrency(ctx, r.businessId);
-  const included = include ? categoryAddOns(ctx, r.id).map((a) => addOnItem(a, currency)) : [];
-  return single(categoryItem(ctx, r, include), included);
+  return single(
+    categoryItem(ctx, r, include.has('add_ons')),
+    sideload(include, () => categoryAddOns(ctx, r.id).map((a) => addOnItem(a, currency))),
+  );
 }
 
 function requireName(body: Record<string, unknown>, errors: FieldErrors): string | undefined {
@@ -165,18 +176,27 @@ export function createAddOnCategory(
   }));
 }
 
-/** Accepts an integer or a string of digits, as Rails would cast it. */
+/** A number sent as a JSON number or as text, as Rails would cast it. */
+function numberField(
+  body: Record<string, unknown>,
+  field: string,
+  errors: FieldErrors,
+  rule: NumberRule,
+): number | undefined {
+  const raw = body[field];
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  const read = readNumber(raw, { ...rule, text: true });
+  if (typeof read === 'number') return read;
+  errors.add(field, read);
+  return undefined;
+}
+
 function integerField(
   body: Record<string, unknown>,
   field: string,
   errors: FieldErrors,
 ): number | undefined {
-  const raw = body[field];
-  if (raw === undefined || raw === null || raw === '') return undefined;
-  if (typeof raw === 'number' && Number.isSafeInteger(raw)) return raw;
-  if (typeof raw === 'string' && /^\d{1,15}$/.test(raw.trim())) return Number(raw.trim());
-  errors.add(field, 'must be an integer');
-  return undefined;
+  return numberField(body, field, errors, { integer: true });
 }
 
 /** A price as a number or a decimal string ("12.50") → cents. */
@@ -185,23 +205,8 @@ function priceCents(
   field: string,
   errors: FieldErrors,
 ): number | undefined {
-  const raw = body[field];
-  if (raw === undefined || raw === null || raw === '') return undefined;
-  const value =
-    typeof raw === 'number'
-      ? raw
-      : typeof raw === 'string' && /^-?\d+(\.\d+)?$/.test(raw.trim())
-        ? Number(raw.trim())
-        : NaN;
-  if (!Number.isFinite(value)) {
-    errors.add(field, 'is not a number');
-    return undefined;
-  }
-  if (value < 0) {
-    errors.add(field, 'must be greater than or equal to 0');
-    return undefined;
-  }
-  return Math.round(value * 100);
+  const value = numberField(body, field, errors, { min: 0 });
+  return value === undefined ? undefined : Math.round(value * 100);
 }
 
 function booleanField(
@@ -373,7 +378,7 @@ function categoryIds(query: Record<string, unknown>): number[] | undefined {
 export function addOnsHandlers(): Handlers {
   return {
     'addOnCategories.list': ({ ctx, caller, query }) => {
-      const include = includesAddOns(query);
+      const include = categoryIncludes(query);
       const p = paging(query, ctx.limits);
       const { records, total } = listPage<AddOnCategoryAttrs>(
         ctx,
@@ -383,14 +388,13 @@ export function addOnsHandlers(): Handlers {
         { orderBy: "json_extract(attrs, '$.position'), id" },
       );
       const currency = businessCurrency(ctx, caller.businessId);
-      const included = include
-        ? records.flatMap((r) => categoryAddOns(ctx, r.id).map((a) => addOnItem(a, currency)))
-        : [];
       return listBody(
-        records.map((r) => categoryItem(ctx, r, include)),
+        records.map((r) => categoryItem(ctx, r, include.has('add_ons'))),
         total,
         p,
-        included,
+        sideload(include, () =>
+          records.flatMap((r) => categoryAddOns(ctx, r.id).map((a) => addOnItem(a, currency))),
+        ),
       );
     },
 
@@ -398,11 +402,11 @@ export function addOnsHandlers(): Handlers {
       categoryBody(
         ctx,
         createAddOnCategory(ctx, caller.businessId, asObject(body) as { name: string }),
-        false,
+        NO_INCLUDE,
       ),
 
     'addOnCategories.get': ({ ctx, caller, params, query }) => {
-      const include = includesAddOns(query);
+      const include = categoryIncludes(query);
       return categoryBody(ctx, findCategory(ctx, caller.businessId, params.id), include);
     },
 
@@ -411,14 +415,14 @@ export function addOnsHandlers(): Handlers {
       const input = asObject(body);
       // name is the only editable field; anything else sent is ignored, as Rails strong
       // parameters would.
-      if (!('name' in input)) return categoryBody(ctx, record, false);
+      if (!('name' in input)) return categoryBody(ctx, record, NO_INCLUDE);
       const errors = new FieldErrors();
       const name = requireName(input, errors);
       errors.throwIfAny();
       return categoryBody(
         ctx,
         ctx.records.update(record, { name: name ?? record.attrs.name }),
-        false,
+        NO_INCLUDE,
       );
     },
 

@@ -1,5 +1,5 @@
 import type { StoredRecord } from '../db.js';
-import { defaultBrand } from './leads.js';
+import { defaultBrand } from './leads-model.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { findUser } from '../identity.js';
@@ -11,9 +11,11 @@ import {
   parseInclude,
   listPage,
   refList,
+  sideload,
   single,
   type Item,
 } from '../envelope.js';
+import { isEmail } from '../body-fields.js';
 import { badRequest, FieldErrors, forbidden, notFound } from '../errors.js';
 import {
   businessTimeZone,
@@ -407,8 +409,6 @@ function bookingQuestionItems(
 
 type Body = Record<string, unknown>;
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
 function has(body: Body, name: string): boolean {
   return Object.prototype.hasOwnProperty.call(body, name) && body[name] !== undefined;
 }
@@ -458,7 +458,7 @@ function readGuests(body: Body, errors: FieldErrors): AdditionalGuest[] | undefi
     const email =
       typeof g === 'string' ? g : typeof g === 'object' && g !== null ? (g as Body).email : null;
     const name = typeof g === 'object' && g !== null ? (g as Body).name : null;
-    if (typeof email !== 'string' || !EMAIL.test(email.trim())) {
+    if (typeof email !== 'string' || !isEmail(email.trim())) {
       errors.add('additional_guests', 'must each have a valid email');
       return undefined;
     }
@@ -468,7 +468,7 @@ function readGuests(body: Body, errors: FieldErrors): AdditionalGuest[] | undefi
 }
 
 function checkEmail(value: string | null | undefined, name: string, errors: FieldErrors): void {
-  if (typeof value === 'string' && !EMAIL.test(value)) errors.add(name, 'is invalid');
+  if (typeof value === 'string' && !isEmail(value)) errors.add(name, 'is invalid');
 }
 
 function readDate(body: Body, name: string, errors: FieldErrors) {
@@ -671,8 +671,8 @@ function listAppointments(ctx: SandboxContext, caller: Caller, query: Record<str
   );
 }
 
-function includesUserAppointments(query: Record<string, unknown>): boolean {
-  return parseInclude(query.include, ['user_appointments']).size > 0;
+function appointmentIncludes(query: Record<string, unknown>): ReadonlySet<'user_appointments'> {
+  return parseInclude(query.include, ['user_appointments']);
 }
 
 function startOf(
@@ -760,11 +760,11 @@ export function appointmentsHandlers(): Handlers {
     },
 
     'appointments.get': ({ ctx, caller, params, query }) => {
-      const withUsers = includesUserAppointments(query);
+      const include = appointmentIncludes(query);
       const record = loadAppointment(ctx, caller, params.id, 'read');
       return single(
         appointmentItem(ctx, record),
-        withUsers ? userAppointmentItems(ctx, record) : undefined,
+        sideload(include, () => userAppointmentItems(ctx, record)),
       );
     },
 

@@ -15,7 +15,7 @@ import {
 } from '../time.js';
 import { getAddOn } from './add-ons.js';
 import { createAppointmentCalendar, type CalendarAttrs } from './appointments.js';
-import { heldBookings, type HeldBooking } from './events.js';
+import { heldBookings, type HeldBooking } from './events-model.js';
 import { getBackdrop, getPackage, type PackageAttrs } from './offerings.js';
 
 /**

@@ -14,6 +14,7 @@ import {
   listPage,
   refList,
   refOne,
+  sideload,
   single,
   type Item,
 } from '../envelope.js';
@@ -587,7 +588,7 @@ export function designTemplatesHandlers(): Handlers {
         records.map((r) => designTemplateItem(ctx, r)),
         total,
         p,
-        sideloads(ctx, caller.businessId, records, includes),
+        sideload(includes, () => sideloads(ctx, caller.businessId, records, includes)),
       );
     },
 

@@ -1,9 +1,8 @@
 import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
-import { item, ok, type Item } from '../envelope.js';
+import { ok } from '../envelope.js';
 import { forbidden, notFound } from '../errors.js';
-import { businessTimeZone, zonedIso } from '../time.js';
-import { findVisibleEvent, getEvent } from './events.js';
+import { findVisibleEvent, getEvent } from './events-model.js';
 
 /**
  * Notes staff write on an event. The API only deletes them (author only); they are made in
@@ -36,14 +35,6 @@ export function createEventNote(
     (id) => ({ id, event_id: eventId, user_id: authorUserId, text, created_at: ctx.clock.iso() }),
     { parentId: eventId },
   );
-}
-
-export function eventNoteItem(ctx: SandboxContext, note: StoredRecord<EventNoteAttrs>): Item {
-  const tz = businessTimeZone(ctx.db, note.businessId);
-  return item('note', {
-    ...note.attrs,
-    created_at: zonedIso(Date.parse(note.attrs.created_at), tz),
-  });
 }
 
 export function eventNotesHandlers(): Handlers {

@@ -1,3 +1,4 @@
+import { readNumber } from '../body-fields.js';
 import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { item, money, ok, refOne, single, type Item } from '../envelope.js';
@@ -142,10 +143,11 @@ function readPatch(
   if (has(body, 'amount')) {
     const v = body.amount;
     if (v === null || v === '') patch.amount_cents = null as never;
-    else if (typeof v === 'number' && Number.isFinite(v)) {
-      if (v < 0) fail('amount', 'must be greater than or equal to 0');
-      else patch.amount_cents = Math.round(v * 100);
-    } else fail('amount', 'is not a number');
+    else {
+      const amount = readNumber(v, { min: 0 });
+      if (typeof amount === 'number') patch.amount_cents = Math.round(amount * 100);
+      else fail('amount', amount);
+    }
   }
   return { patch, bad };
 }

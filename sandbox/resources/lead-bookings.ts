@@ -12,10 +12,11 @@ import {
   reachWindow,
   refList,
   refOne,
+  sideload,
   single,
   type Item,
 } from '../envelope.js';
-import { badRequest, FieldErrors, notFound } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import {
   addDays,
   businessTimeZone,
@@ -29,8 +30,9 @@ import {
   zonedIso,
   type DateParts,
 } from '../time.js';
-import type { LeadAttrs } from './leads.js';
+import type { LeadAttrs } from './leads-model.js';
 import { getBackdrop, getPackage } from './offerings.js';
+import { BodyFields } from '../body-fields.js';
 
 /**
  * Lead bookings: the package/date selections attached to a lead (a lead's first live booking
@@ -102,98 +104,6 @@ export interface LeadBookingInput {
 }
 
 export const DEFAULT_PREVIEW_IMAGE = '/images/packages/default.jpg';
-
-// ---------------------------------------------------------------------------------------------
-// Body fields, shared by the lead modules
-
-/**
- * Reads typed body fields, collecting Rails-style messages. Each reader returns undefined when
- * the field was not sent (or had the wrong type, which is recorded), null when it was sent
- * as null or a blank string (which clears it), and the value otherwise.
- */
-export class BodyFields {
-  readonly errors = new FieldErrors();
-  constructor(readonly body: Record<string, unknown>) {}
-
-  sent(name: string): boolean {
-    return Object.hasOwn(this.body, name) && this.body[name] !== undefined;
-  }
-
-  private raw(name: string): unknown {
-    if (!this.sent(name)) return undefined;
-    const value = this.body[name];
-    if (value === null || (typeof value === 'string' && value.trim() === '')) return null;
-    return value;
-  }
-
-  string(name: string): string | null | undefined {
-    const value = this.raw(name);
-    if (value === undefined || value === null) return value;
-    if (typeof value !== 'string') {
-      this.errors.add(name, 'must be a string');
-      return undefined;
-    }
-    return value.trim();
-  }
-
-  integer(name: string, min = 1): number | null | undefined {
-    const value = this.raw(name);
-    if (value === undefined || value === null) return value;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-      this.errors.add(name, 'must be an integer');
-      return undefined;
-    }
-    if (value < min) {
-      this.errors.add(name, `must be greater than or equal to ${min}`);
-      return undefined;
-    }
-    return value;
-  }
-
-  number(name: string, min = 0): number | null | undefined {
-    const value = this.raw(name);
-    if (value === undefined || value === null) return value;
-    if (typeof value !== 'number' || !Number.isFinite(value)) {
-      this.errors.add(name, 'is not a number');
-      return undefined;
-    }
-    if (value < min) {
-      this.errors.add(name, `must be greater than or equal to ${min}`);
-      return undefined;
-    }
-    return value;
-  }
-
-  oneOf<T extends string>(name: string, allowed: readonly T[]): T | null | undefined {
-    const value = this.string(name);
-    if (value === undefined || value === null) return value;
-    if (!(allowed as readonly string[]).includes(value)) {
-      this.errors.add(name, `is not included in the list (${allowed.join(', ')})`);
-      return undefined;
-    }
-    return value as T;
-  }
-
-  date(name: string): string | null | undefined {
-    const value = this.string(name);
-    if (value === undefined || value === null) return value;
-    if (!parseYmd(value)) {
-      this.errors.add(name, 'must be a date formatted YYYY-MM-DD');
-      return undefined;
-    }
-    return value;
-  }
-
-  time(name: string): string | null | undefined {
-    const value = this.string(name);
-    if (value === undefined || value === null) return value;
-    if (parseTime12(value) === undefined) {
-      this.errors.add(name, 'must be a time formatted hh:mm AM/PM');
-      return undefined;
-    }
-    return value;
-  }
-}
 
 /** A user of the business who can be assigned to work (customers cannot). */
 export function staffMember(
@@ -984,7 +894,10 @@ function bookingBody(
   record: StoredRecord<LeadBookingAttrs>,
   include: Set<LeadBookingInclude>,
 ) {
-  return single(leadBookingItem(view, record), leadBookingIncluded(view, [record], include));
+  return single(
+    leadBookingItem(view, record),
+    sideload(include, () => leadBookingIncluded(view, [record], include)),
+  );
 }
 
 function listLeadBookings(ctx: SandboxContext, caller: Caller, query: Record<string, unknown>) {
@@ -1017,7 +930,7 @@ function listLeadBookings(ctx: SandboxContext, caller: Caller, query: Record<str
     records.map((r) => leadBookingItem(view, r)),
     total,
     p,
-    leadBookingIncluded(view, records, include),
+    sideload(include, () => leadBookingIncluded(view, records, include)),
   );
 }
 

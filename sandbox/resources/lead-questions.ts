@@ -2,7 +2,7 @@ import type { Handlers, SandboxContext } from '../context.js';
 import type { RecordAttrs, StoredRecord } from '../db.js';
 import { item, listBody, ok, paging, type Item } from '../envelope.js';
 import { FieldErrors, notFound } from '../errors.js';
-import type { LeadAttrs } from './leads.js';
+import type { AnswerValue, LeadAttrs } from './leads-model.js';
 
 /**
  * Booking questions: the business's own questions asked when a lead books, answered per lead.
@@ -24,9 +24,6 @@ export interface BookingQuestionAttrs extends RecordAttrs {
   position: number;
   archived: boolean;
 }
-
-/** What an answer may be; null in a PATCH clears the answer. */
-export type AnswerValue = string | number | boolean | string[];
 
 export const BUILT_IN_QUESTIONS = [
   'utm_source',

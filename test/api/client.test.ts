@@ -26,7 +26,8 @@ import {
 } from '../../api/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { closedPort } from '../helpers/ports.js';
-import { createLead, readLeadInput } from '../../sandbox/resources/leads.js';
+import { createLead } from '../../sandbox/resources/leads.js';
+import { readLeadInput } from '../../sandbox/resources/leads-input.js';
 import { createEventNote } from '../../sandbox/resources/event-notes.js';
 import { ensureDefaultCalendar } from '../../sandbox/resources/availability.js';
 
@@ -538,7 +539,7 @@ describe('events, event bookings and notes', () => {
     const app = sb.admin.createApp({
       name: 'Design Studio',
       redirectUris: ['https://studio.example/callback'],
-      permissions: ['lead_read'],
+      permissions: ['lead_read', 'offerings_write', 'assigned_event_write'],
     });
     const installed = sb.admin.install({ appId: app.id });
     const appClient = clientFor(bearerAuth(() => Promise.resolve(installed.access_token)));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type RawResponse, type TestSandbox } from '../helpers/sandbox.js';
 import type { RequestOptions } from '../helpers/sandbox.js';
 
-const TOKEN = 'adm_fixed_for_tests';
+const TOKEN = 'adm_fixed_for_sandbox_tests';
 let t: TestSandbox;
 beforeAll(async () => {
   t = await startTestSandbox({ adminToken: TOKEN });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { hashSecret } from '../../sandbox/auth.js';
 import { PERMISSIONS } from '../../sandbox/permissions.js';
+import { ROUTES } from '../../api/routes.js';
 
 let t: TestSandbox;
 let app: Record<string, string>;
@@ -396,5 +397,90 @@ describe('POST /api/v1/template_selections', () => {
   it('is for installed apps only', async () => {
     const res = await t.request('POST', '/api/v1/template_selections', { json: selection() });
     expect(res.status).toBe(403);
+  });
+});
+
+describe('apps-only writes need a permission, not just an app token', () => {
+  /** A bearer token of an app installed with exactly these permissions. */
+  function tokenWith(permissions: string[]): string {
+    const created = t.sb.admin.createApp({
+      name: `Designer ${permissions.join('+')}`,
+      redirectUris: ['https://designer.example/callback'],
+      permissions,
+    });
+    return t.sb.admin.install({ appId: created.id }).access_token;
+  }
+  const selectionBody = () => ({
+    template_selection: {
+      event_booking_id: eventBookingId,
+      design_id: 5,
+      user_id: t.sb.userId,
+      template_name: 'Silver',
+      template_image_url: 'https://cdn.example/silver.png',
+    },
+  });
+
+  it('refuses an app granted only lead_read with 403 naming the permission', async () => {
+    const bearer = tokenWith(['lead_read']);
+    const existing = await createTemplate();
+    const refusals = [
+      ['POST', '/api/v1/design_templates', templateBody(), 'offerings_write'],
+      ['PUT', `/api/v1/design_templates/${existing.id}`, { name: 'Nope' }, 'offerings_write'],
+      ['POST', '/api/v1/template_selections', selectionBody(), 'assigned_event_write'],
+    ] as const;
+    for (const [method, path, json, permission] of refusals) {
+      const res = await t.request(method, path, { bearer, json });
+      expect(res.status, path).toBe(403);
+      expect(res.body, path).toMatchObject({
+        meta: { status: 'error' },
+        status: 'forbidden',
+        reason: 'permission_denied',
+      });
+      expect(res.body.message, path).toContain(permission);
+    }
+    // Nothing was written.
+    const read = await t.request('GET', '/api/v1/design_templates', { query: { per: 100 } });
+    expect(read.body.data.map((d: any) => d.attributes.name)).not.toContain('Nope');
+  });
+
+  it('admits offerings_write for templates and an event write permission for selections', async () => {
+    const designer = tokenWith(['offerings_write']);
+    const created = await t.request('POST', '/api/v1/design_templates', {
+      bearer: designer,
+      json: templateBody({ name: 'By Designer' }),
+    });
+    expect(created.status).toBe(200);
+    const updated = await t.request('PUT', `/api/v1/design_templates/${created.body.data.id}`, {
+      bearer: designer,
+      json: { name: 'By Designer II' },
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.body.data.attributes.name).toBe('By Designer II');
+    // Templates do not open selections, which write onto an event booking.
+    const wrong = await t.request('POST', '/api/v1/template_selections', {
+      bearer: designer,
+      json: selectionBody(),
+    });
+    expect(wrong.status).toBe(403);
+    for (const permission of ['assigned_event_write', 'unassigned_event_write']) {
+      const res = await t.request('POST', '/api/v1/template_selections', {
+        bearer: tokenWith([permission]),
+        json: selectionBody(),
+      });
+      expect(res.status, permission).toBe(200);
+    }
+  });
+
+  it('the route table marks these permissions as assumed', () => {
+    const rows = ROUTES.filter((r) => 'appsOnly' in r && r.appsOnly && r.method !== 'GET');
+    expect(rows.map((r) => r.id).sort()).toEqual([
+      'designTemplates.create',
+      'designTemplates.update',
+      'templateSelections.create',
+    ]);
+    for (const r of rows) {
+      expect(r.permissions, r.id).not.toBeNull();
+      expect(r.permissionSource, r.id).toBe('assumed');
+    }
   });
 });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { createEventNote } from '../../sandbox/resources/event-notes.js';
-import { getEvent, updateEvent } from '../../sandbox/resources/events.js';
+import { getEvent } from '../../sandbox/resources/events-model.js';
+import { updateEvent } from '../../sandbox/resources/events.js';
 
 let t: TestSandbox;
 beforeAll(async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLead, updateLead, type LeadAttrs } from '../../sandbox/resources/leads.js';
+import { createLead, updateLead } from '../../sandbox/resources/leads.js';
+import type { LeadAttrs } from '../../sandbox/resources/leads-model.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 let t: TestSandbox;

@@ -226,6 +226,49 @@ describe('outgoing webhooks', () => {
     expect(api.status).toBe(200);
   });
 
+  it('refuses a chosen secret of fewer than 24 key bytes with a 422 naming secret', async () => {
+    const headers = { 'x-admin-token': t.sb.adminToken };
+    const secretOf = (bytes: number) => `whsec_${Buffer.alloc(bytes, 7).toString('base64')}`;
+    for (const secret of [secretOf(16), secretOf(23), 'whsec_not*base64', 'not-whsec']) {
+      const res = await t.request('POST', '/admin/webhooks', {
+        key: null,
+        headers,
+        json: { url: 'http://127.0.0.1:9/hooks', secret },
+      });
+      expect(res.status, secret).toBe(422);
+      expect(res.body, secret).toEqual({
+        meta: { status: 'error' },
+        errors: { secret: [expect.stringMatching(/^Secret must /)] },
+      });
+    }
+    expect(
+      (
+        await t.request('POST', '/admin/webhooks', {
+          key: null,
+          headers,
+          json: { url: 'http://127.0.0.1:9/hooks', secret: secretOf(16) },
+        })
+      ).body.errors.secret,
+    ).toEqual(['Secret must carry at least 24 bytes of key (this one has 16)']);
+    expect(() =>
+      t.sb.admin.addWebhook({ url: 'http://127.0.0.1:9/x', secret: secretOf(16) }),
+    ).toThrow(/validation failed/);
+    expect(t.sb.admin.webhooks()).toEqual([]);
+
+    // 24 bytes are enough, and deliveries are signed with exactly that secret.
+    const r = await track(receiver());
+    const created = await t.request('POST', '/admin/webhooks', {
+      key: null,
+      headers,
+      json: { url: r.url, secret: secretOf(24) },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.secret).toBe(secretOf(24));
+    insertLead();
+    await until(() => r.received.length === 1);
+    expect(verify(secretOf(24), r.received[0] as Received).type).toBe('lead.created');
+  });
+
   it('registers, lists and deletes endpoints over HTTP', async () => {
     const headers = { 'x-admin-token': t.sb.adminToken };
     const created = await t.request('POST', '/admin/webhooks', {

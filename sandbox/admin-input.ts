@@ -1,0 +1,170 @@
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { badRequest, FieldErrors } from './errors.js';
+import { PERMISSIONS } from './permissions.js';
+import { WEBHOOK_RECORD_TYPES, webhookSecretProblem } from './webhooks.js';
+
+/** Bodies, path and query values of the /admin routes, read with zod into the spec's error shapes. */
+
+function validTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const permission = z.enum(PERMISSIONS);
+const permissionList = z.array(permission);
+const id = z.number().int().positive();
+const httpUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.hash === '';
+  } catch {
+    return false;
+  }
+}, 'must be an absolute http(s) URL without a fragment');
+
+export const schemas = {
+  business: z.object({
+    name: z.string().trim().min(1),
+    time_zone: z.string().refine(validTimeZone, 'must be an IANA time zone').optional(),
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, 'must be a three-letter currency code')
+      .optional(),
+    owner: z.object({ name: z.string().trim().min(1), email: z.email() }).optional(),
+  }),
+  businessPatch: z.object({ suspended: z.boolean() }),
+  user: z.object({
+    business_id: id.optional(),
+    name: z.string().trim().min(1),
+    email: z.email(),
+    role: z.enum(['admin', 'staff', 'customer']).optional(),
+    permissions: permissionList.optional(),
+  }),
+  key: z.object({
+    user_id: id.optional(),
+    name: z.string().trim().min(1).optional(),
+    permissions: permissionList.optional(),
+  }),
+  app: z.object({
+    name: z.string().trim().min(1),
+    redirect_uris: z.array(httpUrl).min(1),
+    permissions: permissionList.min(1),
+  }),
+  install: z.object({ business_id: id.optional(), user_id: id.optional() }),
+  uninstall: z.object({ business_id: id }),
+  oauth: z.object({
+    auto_approve: z.boolean().optional(),
+    installing_user_id: id.nullable().optional(),
+  }),
+  recordPatch: z.object({ attributes: z.record(z.string(), z.unknown()) }),
+  webhook: z.object({
+    url: httpUrl,
+    business_id: id.optional(),
+    types: z.array(z.enum(WEBHOOK_RECORD_TYPES)).min(1).nullable().optional(),
+    secret: z
+      .string()
+      .superRefine((secret, issues) => {
+        const problem = webhookSecretProblem(secret);
+        if (problem) issues.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
+  }),
+  faults: z.object({
+    error_rate: z.number().min(0).max(1).optional(),
+    error_statuses: z
+      .array(z.union([z.literal(500), z.literal(502), z.literal(503)]))
+      .min(1)
+      .optional(),
+    latency_ms: z.number().int().min(0).max(60_000).optional(),
+    drop_rate: z.number().min(0).max(1).optional(),
+  }),
+  rateLimit: z.object({
+    per_second: z.number().int().min(0).optional(),
+    mode: z
+      .union([z.literal('429'), z.literal('403'), z.literal(429), z.literal(403)])
+      .transform((m) => String(m) as '429' | '403')
+      .optional(),
+  }),
+  clock: z
+    .object({
+      ms: z.number().int().min(0).optional(),
+      seconds: z.number().min(0).optional(),
+    })
+    .refine((v) => v.ms !== undefined || v.seconds !== undefined, {
+      message: "can't be blank",
+      path: ['ms'],
+    }),
+};
+
+export function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
+  let value: unknown = body;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** Parses an admin body; 400 when it is not an object, 422 with per-field messages otherwise. */
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const input = body === undefined || body === null ? {} : body;
+  if (typeof input !== 'object' || Array.isArray(input)) {
+    throw badRequest('invalid_body', 'The request body must be a JSON object');
+  }
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const errors = new FieldErrors();
+  for (const issue of result.error.issues) {
+    const field = issue.path.map(String).join('.') || 'base';
+    const missing = valueAt(input, issue.path) === undefined;
+    const message =
+      missing || issue.message === "can't be blank"
+        ? "can't be blank"
+        : issue.code === 'invalid_type'
+          ? `must be ${issue.expected === 'array' ? 'an' : 'a'} ${issue.expected}`
+          : issue.code === 'custom' || issue.message.startsWith('must ')
+            ? issue.message
+            : `is invalid (${issue.message})`;
+    errors.add(field, message);
+  }
+  errors.throwIfAny();
+  throw new Error('unreachable: zod failed without issues');
+}
+
+export function pathId(request: FastifyRequest, name = 'id'): number {
+  const value = (request.params as Record<string, string>)[name] ?? '';
+  if (!/^\d{1,15}$/.test(value)) {
+    throw badRequest('invalid_parameter', `${name} must be a positive integer`);
+  }
+  return Number(value);
+}
+
+export function queryInt(request: FastifyRequest, name: string): number | undefined {
+  const value = (request.query as Record<string, unknown>)[name];
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) {
+    throw badRequest('invalid_parameter', `${name} must be a positive integer`);
+  }
+  return Number(value);
+}
+
+export function recordType(request: FastifyRequest): string {
+  const type = (request.params as Record<string, string>).type ?? '';
+  if (!/^[a-z][a-z_]{0,39}$/.test(type)) {
+    throw badRequest('invalid_parameter', 'type must be a record type name like lead');
+  }
+  return type;
+}
+
+export function definedOnly<T extends Record<string, unknown>>(
+  value: T,
+): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}

@@ -1,0 +1,116 @@
+import { FieldErrors } from './errors.js';
+import { parseTime12, parseYmd } from './time.js';
+
+/** Readers of request-body values shared by the resource modules: one rule per kind. */
+
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+
+/** Whether a (trimmed) text is shaped like an e-mail address. */
+export function isEmail(text: string): boolean {
+  return EMAIL.test(text);
+}
+
+export interface NumberRule {
+  /** Whole numbers only ('must be an integer'); otherwise any finite number ('is not a number'). */
+  integer?: boolean;
+  /** The least value allowed. */
+  min?: number;
+  /** Numbers sent as text count too (digits; with a sign and decimals unless integer), as Rails casts them. */
+  text?: boolean;
+}
+
+/** A body value read as a number, or the message saying why it is not one. */
+export function readNumber(value: unknown, rule: NumberRule): number | string {
+  const pattern = rule.integer ? /^\d{1,15}$/ : /^-?\d+(\.\d+)?$/;
+  const n =
+    typeof value === 'number'
+      ? value
+      : rule.text && typeof value === 'string' && pattern.test(value.trim())
+        ? Number(value.trim())
+        : NaN;
+  if (rule.integer ? !Number.isSafeInteger(n) : !Number.isFinite(n)) {
+    return rule.integer ? 'must be an integer' : 'is not a number';
+  }
+  if (rule.min !== undefined && n < rule.min) return `must be greater than or equal to ${rule.min}`;
+  return n;
+}
+
+/**
+ * Reads typed body fields, collecting Rails-style messages. Each reader returns undefined when
+ * the field was not sent (or had the wrong type, which is recorded), null when it was sent
+ * as null or a blank string (which clears it), and the value otherwise.
+ */
+export class BodyFields {
+  readonly errors = new FieldErrors();
+  constructor(readonly body: Record<string, unknown>) {}
+
+  sent(name: string): boolean {
+    return Object.hasOwn(this.body, name) && this.body[name] !== undefined;
+  }
+
+  private raw(name: string): unknown {
+    if (!this.sent(name)) return undefined;
+    const value = this.body[name];
+    if (value === null || (typeof value === 'string' && value.trim() === '')) return null;
+    return value;
+  }
+
+  string(name: string): string | null | undefined {
+    const value = this.raw(name);
+    if (value === undefined || value === null) return value;
+    if (typeof value !== 'string') {
+      this.errors.add(name, 'must be a string');
+      return undefined;
+    }
+    return value.trim();
+  }
+
+  integer(name: string, min = 1): number | null | undefined {
+    return this.numeric(name, { integer: true, min });
+  }
+
+  number(name: string, min = 0): number | null | undefined {
+    return this.numeric(name, { min });
+  }
+
+  private numeric(name: string, rule: NumberRule): number | null | undefined {
+    const value = this.raw(name);
+    if (value === undefined || value === null) return value;
+    const read = readNumber(value, rule);
+    if (typeof read === 'string') {
+      this.errors.add(name, read);
+      return undefined;
+    }
+    return read;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[]): T | null | undefined {
+    const value = this.string(name);
+    if (value === undefined || value === null) return value;
+    if (!(allowed as readonly string[]).includes(value)) {
+      this.errors.add(name, `is not included in the list (${allowed.join(', ')})`);
+      return undefined;
+    }
+    return value as T;
+  }
+
+  date(name: string): string | null | undefined {
+    const value = this.string(name);
+    if (value === undefined || value === null) return value;
+    if (!parseYmd(value)) {
+      this.errors.add(name, 'must be a date formatted YYYY-MM-DD');
+      return undefined;
+    }
+    return value;
+  }
+
+  time(name: string): string | null | undefined {
+    const value = this.string(name);
+    if (value === undefined || value === null) return value;
+    if (parseTime12(value) === undefined) {
+      this.errors.add(name, 'must be a time formatted hh:mm AM/PM');
+      return undefined;
+    }
+    return value;
+  }
+}

@@ -1,0 +1,106 @@
+import { LEAD_INCLUDES } from '../../api/schemas/leads.js';
+import type { Caller } from '../auth.js';
+import type { Handlers, SandboxContext } from '../context.js';
+import { listBody, paging, parseInclude, reachWindow } from '../envelope.js';
+import { badRequest, notFound } from '../errors.js';
+import {
+  bookingsOfLeads,
+  pageOfRecords,
+  type IndexFilter,
+  leadBookingItem,
+  leadBookingsHandlers,
+  LeadView,
+} from './lead-bookings.js';
+import { leadQuestionsHandlers } from './lead-questions.js';
+import { createLead } from './leads.js';
+import type { LeadAttrs } from './leads-model.js';
+import { readLeadInput } from './leads-input.js';
+import { leadItem, leadBody } from './leads-view.js';
+
+/** The lead routes: list with its filters, create, read; booking and question routes join. */
+
+function stringParam(query: Record<string, unknown>, name: string): string | undefined {
+  const raw = query[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string') {
+    throw badRequest('invalid_parameter', `${name} must be given once, as a string`);
+  }
+  const value = raw.trim();
+  return value === '' ? undefined : value;
+}
+
+/** FTS5 query: every word must start a word of the lead (words quoted, so no operators). */
+function ftsQuery(text: string): string | undefined {
+  const terms = text
+    .split(/\s+/)
+    .map((t) => t.replace(/"/g, ''))
+    .filter((t) => /[\p{L}\p{N}]/u.test(t));
+  if (terms.length === 0) return undefined;
+  return terms.map((t) => `"${t}"*`).join(' ');
+}
+
+function listLeads(ctx: SandboxContext, caller: Caller, query: Record<string, unknown>) {
+  const include = parseInclude(query.include, LEAD_INCLUDES);
+  const p = paging(query, ctx.limits);
+  const filters: IndexFilter[] = [];
+  const email = stringParam(query, 'email');
+  if (email !== undefined) filters.push({ where: 'email = ?', params: [email.toLowerCase()] });
+  for (const name of ['origin', 'lead_type', 'source'] as const) {
+    const value = stringParam(query, name);
+    if (value !== undefined) filters.push({ where: `${name} = ?`, params: [value] });
+  }
+  const text = stringParam(query, 'text');
+  const match = text === undefined ? undefined : ftsQuery(text);
+  if (match !== undefined) {
+    filters.push({
+      where: 'id IN (SELECT rowid FROM lead_search WHERE lead_search MATCH ?)',
+      params: [match],
+    });
+  }
+  const { records: leads, total } = pageOfRecords<LeadAttrs>(
+    ctx,
+    'lead',
+    caller.businessId,
+    filters,
+    reachWindow(p, ctx.limits),
+  );
+  const bookings = bookingsOfLeads(
+    ctx,
+    leads.map((l) => l.id),
+  );
+  const view = LeadView.of(ctx, caller);
+  const sideload = include.has('lead_bookings');
+  const data = leads.map((lead) => leadItem(view, lead, bookings.get(lead.id) ?? [], sideload));
+  const included = sideload
+    ? leads.flatMap((lead) => (bookings.get(lead.id) ?? []).map((b) => leadBookingItem(view, b)))
+    : undefined;
+  return listBody(data, total, p, included);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handlers
+
+export function leadsHandlers(): Handlers {
+  return {
+    'leads.create': ({ ctx, caller, body }) => {
+      const input = readLeadInput(ctx, caller.businessId, body as Record<string, unknown>);
+      const lead = createLead(ctx, caller.businessId, input, {
+        origin: caller.kind === 'key' ? 'API' : 'App',
+      });
+      return leadBody(LeadView.of(ctx, caller), lead);
+    },
+
+    'leads.list': ({ ctx, caller, query }) => listLeads(ctx, caller, query),
+
+    'leads.get': ({ ctx, caller, params, query }) => {
+      const include = parseInclude(query.include, LEAD_INCLUDES);
+      const id = Number(params.lead_id);
+      const lead = ctx.records.get<LeadAttrs>('lead', caller.businessId, id);
+      if (!lead) throw notFound('Lead', id);
+      return leadBody(LeadView.of(ctx, caller), lead, include.has('lead_bookings'));
+    },
+
+    ...leadQuestionsHandlers(),
+    ...leadBookingsHandlers(),
+  };
+}

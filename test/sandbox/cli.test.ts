@@ -1,0 +1,172 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command, CommanderError } from 'commander';
+import got from 'got';
+import { afterAll, describe, expect, it } from 'vitest';
+import { registerSandboxCommand } from '../../cli/sandbox.js';
+import { CliProcess, REPO_ROOT, runCli } from '../helpers/cli.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'ebsync-sandbox-cli-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const ADMIN_TOKEN = 'adm_cli_test_token_0123456789';
+
+/** The `sandbox` command as commander defines it, parse-only: errors throw instead of exiting. */
+function sandboxCommand(): Command {
+  const program = new Command().exitOverride().configureOutput({ writeErr: () => undefined });
+  registerSandboxCommand(program);
+  const command = program.commands.find((c) => c.name() === 'sandbox');
+  if (!command) throw new Error('no sandbox command');
+  return command.exitOverride().configureOutput({ writeErr: () => undefined });
+}
+
+/** Every `ebsync sandbox …` command line shown in README.md and docs/*.md, as argv words. */
+function documentedSandboxLines(): { file: string; args: string[] }[] {
+  const files = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).map((f) => `docs/${f}`)];
+  return files.flatMap((file) =>
+    [...readFileSync(join(REPO_ROOT, file), 'utf8').matchAll(/ebsync sandbox\b([^`#|\n]*)/g)].map(
+      (m) => ({ file, args: (m[1] ?? '').trim().split(/\s+/).filter(Boolean) }),
+    ),
+  );
+}
+
+describe('ebsync sandbox flags and their docs', () => {
+  it('every flag in the docs/sandbox.md table exists, and every flag is in the table', () => {
+    const doc = readFileSync(join(REPO_ROOT, 'docs/sandbox.md'), 'utf8');
+    const table = doc.slice(doc.indexOf('| Flag'), doc.indexOf('\n\n', doc.indexOf('| Flag')));
+    const documented = new Set(
+      table
+        .split('\n')
+        .flatMap((row) =>
+          [...(row.split('|')[1] ?? '').matchAll(/--[a-z][a-z-]*/g)].map((m) => m[0]),
+        ),
+    );
+    const defined = new Set(
+      sandboxCommand()
+        .options.map((o) => o.long)
+        .filter((long): long is string => long !== undefined),
+    );
+    expect(documented.size).toBeGreaterThan(10);
+    expect([...documented].filter((f) => !defined.has(f))).toEqual([]);
+    expect([...defined].filter((f) => !documented.has(f))).toEqual([]);
+  });
+
+  it('every `ebsync sandbox` line of README.md and docs/ parses', () => {
+    const lines = documentedSandboxLines();
+    expect(lines.some((l) => l.args.includes('--auto-approve'))).toBe(true);
+    for (const { file, args } of lines) {
+      const command = sandboxCommand();
+      let parsed: ReturnType<Command['parseOptions']> | undefined;
+      expect(() => (parsed = command.parseOptions(args)), `${file}: ${args.join(' ')}`).not.toThrow(
+        CommanderError,
+      );
+      expect(parsed?.unknown, `${file}: ${args.join(' ')}`).toEqual([]);
+    }
+  });
+
+  const TOKEN_RULE = 'expected 24 to 256 letters, digits, _, -, . or ~';
+  it.for([
+    [
+      '--admin-token too short',
+      ['--admin-token', 'adm_short'],
+      `--admin-token is not allowed: ${TOKEN_RULE}`,
+    ],
+    [
+      '--admin-token with spaces',
+      ['--admin-token', 'adm has spaces in it but is long enough'],
+      `--admin-token is not allowed: ${TOKEN_RULE}`,
+    ],
+    [
+      '--admin-token too long',
+      ['--admin-token', `adm_${'y'.repeat(256)}`],
+      `--admin-token is not allowed: ${TOKEN_RULE}`,
+    ],
+    [
+      'a non-loopback --host without --allow-remote',
+      ['--host', '0.0.0.0'],
+      "--host 0.0.0.0 is not a loopback address: the sandbox's OAuth consent authenticates nobody, so it listens on loopback (127.0.0.1, ::1, localhost) unless --allow-remote is given",
+    ],
+  ] as const)('%s: one line saying what is allowed, exit 2', async ([, args, line]) => {
+    const result = await runCli(['sandbox', '--port', '0', ...args], { EBSYNC_DATA_DIR: tmp });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`ebsync: ${line}\n`);
+    expect(result.stdout).toBe('');
+  });
+
+  it('with --allow-remote, starts on a non-loopback host and warns on stderr', async () => {
+    const cli = new CliProcess(['sandbox', '--host', '0.0.0.0', '--port', '0', '--allow-remote'], {
+      EBSYNC_DATA_DIR: tmp,
+    });
+    try {
+      await cli.waitForLine(/^Stop: Ctrl-C/, 60_000);
+      expect(cli.stdout).toMatch(/^ {2}base URL {2}https:\/\/0\.0\.0\.0:\d+\/api\/v1\/$/m);
+      expect(cli.stderr).toContain(
+        'ebsync: warning: the sandbox is reachable beyond this machine on 0.0.0.0; its OAuth consent authenticates nobody',
+      );
+      expect((await cli.stop('SIGTERM', 15_000)).code).toBe(0);
+    } finally {
+      cli.killAll();
+    }
+  });
+
+  it("runs the README's command: seeded data, auto-approved consent, the fixed admin token", async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const shown = /^npx ebsync sandbox ([^#\n]*?)\s+#/m.exec(readme)?.[1];
+    expect(shown).toBe('--leads 1000 --events 200 --auto-approve');
+    const cli = new CliProcess(
+      ['sandbox', ...(shown ?? '').split(' '), '--port', '0', '--admin-token', ADMIN_TOKEN],
+      { EBSYNC_DATA_DIR: tmp },
+    );
+    try {
+      await cli.waitForLine(/^Stop: Ctrl-C/, 90_000);
+      const value = (label: string): string =>
+        new RegExp(`^  ${label}\\s+(\\S+)`, 'm').exec(cli.stdout)?.[1] ?? '';
+      expect(cli.stdout).toMatch(/^ {2}data {6}1,000 leads .*, 200 events, /m);
+      expect(cli.stdout).toContain(`(header x-admin-token: ${ADMIN_TOKEN})`);
+      expect(cli.stdout).toMatch(/export EBS_BASE_URL=https:\/\/.* EBS_CA_FILE=/);
+      const url = value('admin').replace(/\/admin$/, '');
+      const https = { certificateAuthority: readFileSync(value('CA file'), 'utf8') };
+      const admin = got.extend({
+        prefixUrl: `${url}/admin`,
+        headers: { 'x-admin-token': ADMIN_TOKEN },
+        https,
+        throwHttpErrors: false,
+        retry: { limit: 0 },
+      });
+      expect((await admin.get('oauth').json<{ auto_approve: boolean }>()).auto_approve).toBe(true);
+      const app = await admin
+        .post('apps', {
+          json: {
+            name: 'Demo',
+            redirect_uris: ['http://127.0.0.1/callback'],
+            permissions: ['lead_read'],
+          },
+        })
+        .json<{ client_id: string }>();
+      // No approve page: the consent answers at once with a code for the redirect URI.
+      const consent = await got(`${url}/oauth/authorize`, {
+        https,
+        followRedirect: false,
+        throwHttpErrors: false,
+        searchParams: {
+          response_type: 'code',
+          client_id: app.client_id,
+          redirect_uri: 'http://127.0.0.1/callback',
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          code_challenge_method: 'S256',
+          state: 'demo',
+        },
+      });
+      expect(consent.statusCode).toBe(302);
+      const location = new URL(consent.headers.location ?? '');
+      expect(location.origin + location.pathname).toBe('http://127.0.0.1/callback');
+      expect(location.searchParams.get('code')).toMatch(/.{20,}/);
+      expect(location.searchParams.get('state')).toBe('demo');
+      const stopped = await cli.stop('SIGTERM', 15_000);
+      expect(stopped.code).toBe(0);
+    } finally {
+      cli.killAll();
+    }
+  }, 150_000);
+});
