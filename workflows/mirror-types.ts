@@ -20,6 +20,8 @@ export interface MirrorInput {
   mode: MirrorMode;
   /** Pages of partitions read at once. */
   concurrency?: number;
+  /** Page activities per run before continue-as-new (default 400; small in tests). */
+  pagesPerRun?: number;
   /** Carried over continue-as-new; absent on the first run. */
   carried?: MirrorCarried;
 }

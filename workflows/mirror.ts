@@ -116,8 +116,9 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     let pagesThisRun = 0;
     // Each page's result carries its partition's plan, so history grows by bytes as well as by
     // events: hand over early on either.
+    const pagesPerRun = Math.max(1, input.pagesPerRun ?? PAGES_PER_RUN);
     const handOver = (): boolean =>
-      pagesThisRun >= PAGES_PER_RUN ||
+      pagesThisRun >= pagesPerRun ||
       workflowInfo().continueAsNewSuggested ||
       workflowInfo().historySize > HISTORY_BYTES;
 

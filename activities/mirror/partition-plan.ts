@@ -238,9 +238,10 @@ function readReachable(
   count?: number,
 ): void {
   const perPage = node.perPage ?? plan.per;
-  node.pages = Math.floor(plan.reachLimit / perPage);
+  // The last reachable page may be partial (a reach limit that is no multiple of the page).
+  node.pages = Math.ceil(plan.reachLimit / perPage);
   node.status = 'reading';
-  const hidden = Math.max(0, count ?? (node.total ?? 0) - node.pages * perPage);
+  const hidden = Math.max(0, count ?? (node.total ?? 0) - plan.reachLimit);
   if (hidden > 0) plan.gaps.push({ node: node.id, query: node.query, reason, count: hidden });
 }
 
@@ -383,12 +384,11 @@ function settleIfCounted(plan: PartitionPlan, id: number): void {
     cutBy(plan, coverNode, first, rest);
     settleIfCounted(plan, coverId);
   } else {
-    const pages = Math.floor(plan.reachLimit / perPage);
     readReachable(
       plan,
       coverNode,
       'filters_exhausted',
-      Math.round((residual * (total - pages * perPage)) / total),
+      Math.round((residual * (total - Math.min(total, plan.reachLimit))) / total),
     );
     if (coverNode.done.length >= (coverNode.pages ?? 0)) coverNode.status = 'done';
   }

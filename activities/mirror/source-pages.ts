@@ -68,7 +68,8 @@ export async function fetchPage(
   plan: PartitionPlan,
   step: PageStep,
 ): Promise<FetchedPage> {
-  if (step.per > plan.reachLimit || (step.page > 1 && step.page * step.per > plan.reachLimit)) {
+  // A page is past the reach when its first result is; the service cuts a partial last page.
+  if (step.per > plan.reachLimit || (step.page - 1) * step.per >= plan.reachLimit) {
     throw new PastReachError(
       `page ${step.page} at per ${step.per} asks past the reach limit ${plan.reachLimit}`,
     );

@@ -6,6 +6,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { historyFromJSON } from '../helpers/history-json.js';
 import { CONNECTION_SCENARIOS } from '../fixtures/connection-scenarios.js';
+import { MIRROR_SCENARIOS } from '../fixtures/mirror-scenarios.js';
 
 /**
  * Every committed history (test/fixtures/histories/*.json, written by
@@ -43,12 +44,17 @@ beforeAll(() => {
 
 describe('recorded workflow histories', () => {
   it('are all there: the health check and every connection scenario, every run', () => {
-    const expected = ['health-check', ...CONNECTION_SCENARIOS.map((c) => c.name)];
+    const expected = [
+      'health-check',
+      ...CONNECTION_SCENARIOS.map((c) => c.name),
+      ...MIRROR_SCENARIOS.map((m) => m.name),
+    ];
     expect(files.map((f) => basename(f, '.json').replace(/\.run-\d+$/, ''))).toEqual(
       expect.arrayContaining(expected),
     );
     // The continue-as-new scenario must have recorded the run it continued into.
     expect(files).toContain('connection-continue-as-new.run-2.json');
+    expect(files).toContain('mirror-continue-as-new.run-2.json');
   });
 
   it.each(files)('%s replays on the current workflow code', async (file) => {
