@@ -5,7 +5,7 @@ import { addOnsHandlers } from './resources/add-ons.js';
 import { eventsHandlers } from './resources/events-routes.js';
 import { eventNotesHandlers } from './resources/event-notes.js';
 import { availabilityHandlers } from './resources/availability.js';
-import { appointmentsHandlers } from './resources/appointments.js';
+import { appointmentsHandlers } from './resources/appointments-routes.js';
 import { expensesHandlers } from './resources/expenses.js';
 import { questionnairesHandlers } from './resources/questionnaires.js';
 import { designTemplatesHandlers } from './resources/design-templates.js';

@@ -4,13 +4,15 @@ import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_thread
 import {
   addBookingSideRows,
   addLeadSideRows,
-  DEFAULT_PREVIEW_IMAGE,
   emptySideRows,
+  type LeadSideRows,
+} from './resources/lead-index.js';
+import {
+  DEFAULT_PREVIEW_IMAGE,
   type LeadAddOnAttrs,
   type LeadBookingAttrs,
-  type LeadSideRows,
-  scheduleOf,
-} from './resources/lead-bookings.js';
+} from './resources/lead-bookings-model.js';
+import { scheduleOf } from './resources/lead-bookings.js';
 import {
   CONTACT_PREFERENCES,
   INDOOR_OUTDOOR,

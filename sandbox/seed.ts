@@ -16,7 +16,7 @@ import { createEventNote } from './resources/event-notes.js';
 import type { EventAttrs } from './resources/events-model.js';
 import { createEvent, updateEvent, type EventPatch } from './resources/events.js';
 import { createExpense, type ExpenseInput } from './resources/expenses.js';
-import { bulkLeadIndexing } from './resources/lead-bookings.js';
+import { bulkLeadIndexing } from './resources/lead-index.js';
 import { defaultBrand } from './resources/leads-model.js';
 import type { PackageAttrs } from './resources/offerings.js';
 import {

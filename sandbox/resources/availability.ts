@@ -14,7 +14,8 @@ import {
   type DateParts,
 } from '../time.js';
 import { getAddOn } from './add-ons.js';
-import { createAppointmentCalendar, type CalendarAttrs } from './appointments.js';
+import { createAppointmentCalendar } from './appointments.js';
+import type { CalendarAttrs } from './appointments-model.js';
 import { heldBookings, type HeldBooking } from './events-model.js';
 import { getBackdrop, getPackage, type PackageAttrs } from './offerings.js';
 

@@ -1,6 +1,6 @@
 import type { SandboxContext } from '../context.js';
 import { sql } from '../db.js';
-import { referenceExists } from './lead-bookings.js';
+import { referenceExists } from './lead-bookings-model.js';
 import { readAnswers } from './lead-questions.js';
 import { BodyFields, isEmail } from '../body-fields.js';
 import {

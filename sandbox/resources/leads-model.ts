@@ -6,7 +6,7 @@ import { sql, type RecordAttrs } from '../db.js';
  *
  * Record type `lead` (owned by the business): LeadAttrs below — what was asked for plus what
  * the service keeps (origin, token, flags, contact counters, brand). The event date, time,
- * length and package live on the lead's bookings (`lead_booking`, see lead-bookings.ts); the
+ * length and package live on the lead's bookings (`lead_booking`, see lead-bookings-model.ts); the
  * lead's own `package_id`/`service_id` only remember what was first asked for. `email` is kept
  * trimmed and lower-cased (the email filter matches it exactly, through its index).
  * Record type `brand`: { id, name } — one default brand per business, made on first use.

@@ -3,14 +3,10 @@ import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { listBody, paging, parseInclude, reachWindow } from '../envelope.js';
 import { badRequest, notFound } from '../errors.js';
-import {
-  bookingsOfLeads,
-  pageOfRecords,
-  type IndexFilter,
-  leadBookingItem,
-  leadBookingsHandlers,
-  LeadView,
-} from './lead-bookings.js';
+import { bookingsOfLeads } from './lead-bookings.js';
+import { pageOfRecords, type IndexFilter } from './lead-index.js';
+import { leadBookingItem, LeadView } from './lead-bookings-view.js';
+import { leadBookingsHandlers } from './lead-bookings-routes.js';
 import { leadQuestionsHandlers } from './lead-questions.js';
 import { createLead } from './leads.js';
 import type { LeadAttrs } from './leads-model.js';

@@ -1,13 +1,9 @@
 import { sql, type StoredRecord } from '../db.js';
 import { item, refList, single, type Item } from '../envelope.js';
 import { clock12, ymd } from '../time.js';
-import {
-  bookingsOfLeads,
-  leadBookingItem,
-  leadDisplayName,
-  LeadView,
-  type LeadBookingAttrs,
-} from './lead-bookings.js';
+import { bookingsOfLeads } from './lead-bookings.js';
+import { leadBookingItem, leadDisplayName, LeadView } from './lead-bookings-view.js';
+import type { LeadBookingAttrs } from './lead-bookings-model.js';
 import { customFields } from './lead-questions.js';
 import { getPackage } from './offerings.js';
 import { type LeadAttrs, withLeadDefaults } from './leads-model.js';

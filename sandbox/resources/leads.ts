@@ -3,7 +3,9 @@ import type { SandboxContext } from '../context.js';
 import type { StoredRecord } from '../db.js';
 import { businessTimeZone, zonedIso } from '../time.js';
 import { mergeAnswers } from './lead-questions.js';
-import { addLeadBooking, ensureLeadIndexes, type LeadBookingInput } from './lead-bookings.js';
+import { addLeadBooking } from './lead-bookings.js';
+import { ensureLeadIndexes } from './lead-index.js';
+import type { LeadBookingInput } from './lead-bookings-model.js';
 import {
   type AnswerValue,
   type LeadAttrs,

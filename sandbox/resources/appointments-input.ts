@@ -1,0 +1,172 @@
+import { defaultBrand } from './leads-model.js';
+import type { SandboxContext } from '../context.js';
+import { isEmail } from '../body-fields.js';
+import type { FieldErrors } from '../errors.js';
+import { badRequest } from '../errors.js';
+import { parseTime12, parseYmd } from '../time.js';
+import type { AdditionalGuest } from './appointments-model.js';
+
+/** Reading appointment bodies and list filters; wrong values become 422 or 400 messages. */
+
+export type Body = Record<string, unknown>;
+
+export function has(body: Body, name: string): boolean {
+  return Object.prototype.hasOwnProperty.call(body, name) && body[name] !== undefined;
+}
+
+/** A string field: undefined when absent, null when blank, otherwise the trimmed text. */
+export function optString(
+  body: Body,
+  name: string,
+  errors: FieldErrors,
+): string | null | undefined {
+  if (!has(body, name)) return undefined;
+  const v = body[name];
+  if (v === null) return null;
+  if (typeof v !== 'string') {
+    errors.add(name, 'must be a string');
+    return undefined;
+  }
+  return v.trim() === '' ? null : v.trim();
+}
+
+export function reqString(body: Body, name: string, errors: FieldErrors): string | undefined {
+  const v = optString(body, name, errors);
+  if (v === null || (v === undefined && !has(body, name))) {
+    errors.add(name, "can't be blank");
+    return undefined;
+  }
+  return v;
+}
+
+export function optInteger(
+  body: Body,
+  name: string,
+  errors: FieldErrors,
+): number | null | undefined {
+  if (!has(body, name)) return undefined;
+  const v = body[name];
+  if (v === null || v === '') return null;
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    errors.add(name, 'must be an integer');
+    return undefined;
+  }
+  return v;
+}
+
+export function readGuests(body: Body, errors: FieldErrors): AdditionalGuest[] | undefined {
+  if (!has(body, 'additional_guests')) return undefined;
+  const v = body.additional_guests;
+  if (v === null) return [];
+  if (!Array.isArray(v)) {
+    errors.add('additional_guests', 'must be an array of guests');
+    return undefined;
+  }
+  const guests: AdditionalGuest[] = [];
+  for (const g of v as unknown[]) {
+    const email =
+      typeof g === 'string' ? g : typeof g === 'object' && g !== null ? (g as Body).email : null;
+    const name = typeof g === 'object' && g !== null ? (g as Body).name : null;
+    if (typeof email !== 'string' || !isEmail(email.trim())) {
+      errors.add('additional_guests', 'must each have a valid email');
+      return undefined;
+    }
+    guests.push({ name: typeof name === 'string' ? name : null, email: email.trim() });
+  }
+  return guests;
+}
+
+export function checkEmail(
+  value: string | null | undefined,
+  name: string,
+  errors: FieldErrors,
+): void {
+  if (typeof value === 'string' && !isEmail(value)) errors.add(name, 'is invalid');
+}
+
+export function readDate(body: Body, name: string, errors: FieldErrors) {
+  if (!has(body, name) || body[name] === null || body[name] === '') return undefined;
+  const d = parseYmd(body[name]);
+  if (!d) errors.add(name, 'must be a date as YYYY-MM-DD');
+  return d;
+}
+
+export function readTime(body: Body, name: string, errors: FieldErrors): number | undefined {
+  if (!has(body, name) || body[name] === null || body[name] === '') return undefined;
+  const t = parseTime12(body[name]);
+  if (t === undefined) errors.add(name, 'must be a time like 2:00 PM');
+  return t;
+}
+
+export function readLength(body: Body, errors: FieldErrors): number | null | undefined {
+  const v = optInteger(body, 'length_in_minutes', errors);
+  if (typeof v === 'number' && v <= 0) {
+    errors.add('length_in_minutes', 'must be greater than 0');
+    return undefined;
+  }
+  return v;
+}
+
+export function checkBrand(
+  ctx: SandboxContext,
+  businessId: number,
+  brandId: number | null | undefined,
+  errors: FieldErrors,
+): void {
+  if (typeof brandId !== 'number') return;
+  defaultBrand(ctx, businessId);
+  if (!ctx.records.get('brand', businessId, brandId))
+    errors.add('brand_id', 'is not a brand of this business');
+}
+
+export function bodyOf(body: unknown): Body {
+  return body as Body;
+}
+
+export function queryString(query: Record<string, unknown>, name: string): string | undefined {
+  const raw = query[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string') throw badRequest('invalid_parameter', `${name} must be given once`);
+  return raw;
+}
+
+export function queryEnum<T extends string>(
+  query: Record<string, unknown>,
+  name: string,
+  allowed: readonly T[],
+): T | undefined {
+  const raw = queryString(query, name);
+  if (raw === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw badRequest('invalid_parameter', `${name} must be one of ${allowed.join(', ')}`);
+  }
+  return raw as T;
+}
+
+export function queryDate(query: Record<string, unknown>, name: string) {
+  const raw = queryString(query, name);
+  if (raw === undefined) return undefined;
+  const d = parseYmd(raw);
+  if (!d) throw badRequest('invalid_parameter', `${name} must be a date as YYYY-MM-DD`);
+  return d;
+}
+
+export function queryId(
+  query: Record<string, unknown>,
+  name: string,
+  allowMy = false,
+): number | 'my' | undefined {
+  const raw = queryString(query, name);
+  if (raw === undefined) return undefined;
+  if (allowMy && raw === 'my') return 'my';
+  if (!/^\d{1,15}$/.test(raw)) {
+    throw badRequest(
+      'invalid_parameter',
+      `${name} must be a positive integer${allowMy ? " or 'my'" : ''}`,
+    );
+  }
+  return Number(raw);
+}
+
+export const CANCELED_STATUS = ['all', 'canceled', 'not_canceled'] as const;
+export const PAST_OR_FUTURE = ['all', 'past', 'future'] as const;
