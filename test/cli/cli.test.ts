@@ -63,7 +63,8 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
         '--namespace <name>',
       ],
     ],
-    ['dev', ['Run the local stack in one process', '--port <port>']],
+    ['dev', ['The main job (what `npm start` runs)', 'mirror pass', '--port <port>']],
+    ['sync', ['Mirror leads, events and appointments', '--to <destination>', '--full', '--cancel']],
     ['doctor', ['a worker answers on the task queue', '--timeout <seconds>']],
   ] as const)(
     '%s --help describes the command and exits 0',

@@ -52,9 +52,11 @@ describe('loadConfig defaults', () => {
         tls: false,
       },
       worker: { shutdownGrace: 30_000, maxConcurrentActivities: 100 },
+      mirror: { concurrency: 4 },
     });
     expect(config.configFile).toBeUndefined();
-    expect(config.service).toEqual({ allowHttp: false });
+    expect(config.service).toEqual({ allowHttp: false, reachLimit: 10_000, pageSize: 100 });
+    expect(config.store).toEqual({});
     expect(config.temporal).toEqual({
       address: 'localhost:7233',
       namespace: 'default',
