@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { mirrorProgressQuery, mirrorWorkflow } from '../../workflows/mirror.js';
-import type { MirrorProgress } from '../../workflows/mirror-types.js';
+import { mirrorWorkflow } from '../../workflows/mirror.js';
 import { startMirrorWorker, type MirrorWorkerProcess } from '../fixtures/mirror-worker-process.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import { progressOf } from './progress.js';
 import { chainHistory, failedRuns } from './run-histories.js';
 import { expectMirrorOfSource } from './source-truth.js';
 
@@ -33,18 +33,6 @@ afterAll(async () => {
   await ts?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Progress as the workflow reports it, once a worker answers (after a kill: its successor). */
-async function progress(
-  handle: { query: (q: typeof mirrorProgressQuery) => Promise<MirrorProgress> },
-  until: (p: MirrorProgress) => boolean,
-): Promise<MirrorProgress> {
-  for (;;) {
-    const p = await handle.query(mirrorProgressQuery).catch(() => undefined);
-    if (p && until(p)) return p;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe(`a ${LEADS.toLocaleString('en')}-lead backfill whose worker is SIGKILLed 3 times`, () => {
   it('completes, no run fails, and the destination equals the source', async () => {
@@ -79,7 +67,7 @@ describe(`a ${LEADS.toLocaleString('en')}-lead backfill whose worker is SIGKILLe
     // mid-read wherever that happens to be.
     const kills: number[] = [];
     for (const records of [2_000, 12_000, 24_000]) {
-      const seen = await progress(handle, (p) => p.counts.read >= records);
+      const seen = await progressOf(handle, (p) => p.counts.read >= records);
       expect(seen.phase, 'killed during the backfill').toBe('reading');
       await worker.kill();
       kills.push(seen.counts.read);
