@@ -290,14 +290,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
         const reached = (r: Resource) => at.ledger.countSeen(scopeOf(at, r), input.generation);
         unreachable += Math.max(0, expected - (await reached(resource)));
         if (resource === 'lead_bookings') {
-          const leadsExpected = input.expectedOf.leads ?? 0;
-          const leadsMissing = Math.max(0, leadsExpected - (await reached('leads')));
-          unreachable += leadsMissing;
-          if (leadsMissing > 0) {
-            gaps.push(
-              `leads: ${leadsMissing} of ${leadsExpected} unreachable by any filter or booking date`,
-            );
-          }
+          unreachable += Math.max(0, (input.expectedOf.leads ?? 0) - (await reached('leads')));
         }
         // The leads' own count is settled with their bookings' (some leads come by id).
         if (resource === 'leads') unreachable = 0;
@@ -383,12 +376,33 @@ export function createMirrorActivities(deps: MirrorDeps) {
       return { after: null, done: true, counts: {} };
     },
 
-    /** Closes a pass: a complete one is recorded; an interrupted one stays open, deleting nothing. */
+    /**
+     * Closes a pass: a complete one is recorded, with its final count of records the service
+     * has and the pass did not reach (after the deletion sweep, which reads by id every
+     * record the ledger knows and the lists missed); an interrupted one stays open, deleting
+     * nothing.
+     */
     async finishMirrorPass(
-      input: MirrorTarget & { subjects: MirrorSubject[]; generation: number; complete: boolean },
-    ): Promise<void> {
-      if (!input.complete) return;
+      input: MirrorTarget & {
+        subjects: MirrorSubject[];
+        generation: number;
+        complete: boolean;
+        /** The service's total_count of each list (partition key → count). */
+        expectedOf?: Record<string, number>;
+      },
+    ): Promise<{ unreachable: number; gaps: string[] }> {
+      if (!input.complete) return { unreachable: 0, gaps: [] };
       const at = await open(input);
+      let unreachable = 0;
+      const gaps: string[] = [];
+      for (const [list, expected] of Object.entries(input.expectedOf ?? {})) {
+        const seen = await at.ledger.countSeen(scopeOf(at, list as Resource), input.generation);
+        const missing = Math.max(0, expected - seen);
+        unreachable += missing;
+        if (list === 'leads' && missing > 0) {
+          gaps.push(`leads: ${missing} of ${expected} unreachable by any filter or booking date`);
+        }
+      }
       await at.ledger.completePass(
         {
           connectionId: input.connectionId,
@@ -397,6 +411,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
         },
         input.generation,
       );
+      return { unreachable, gaps };
     },
   };
   // Service, store and destination errors leave as failures that say whether to retry.
