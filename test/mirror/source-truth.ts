@@ -29,9 +29,16 @@ export const COMPLETE_TABLES = [
   ['appointments', 'appointment', ''],
 ] as const;
 
-/** Ids of a mirror table's rows not marked deleted, duplicates kept (a key must hold once). */
-export async function destinationIds(target: string, table: string): Promise<string[]> {
-  const sql = `SELECT id FROM ${table} WHERE deleted_at IS NULL`;
+/**
+ * Ids of a mirror table's rows not marked deleted (or only those marked, with `deleted`),
+ * duplicates kept (a key must hold once).
+ */
+export async function destinationIds(
+  target: string,
+  table: string,
+  options: { deleted?: boolean } = {},
+): Promise<string[]> {
+  const sql = `SELECT id FROM ${table} WHERE deleted_at IS ${options.deleted ? 'NOT ' : ''}NULL`;
   if (target.startsWith('sqlite:')) {
     const db = new Database(target.slice('sqlite:'.length), { readonly: true });
     try {
