@@ -196,12 +196,17 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     if (current.phase !== 'done') {
       return await continueAsNew<typeof mirrorWorkflow>({ ...input, carried: current });
     }
-    await finishMirrorPass({
+    // The pages counted what they had not reached as they went; the sweep may have found
+    // some of it by id since, so the ledger settles the final count.
+    const final = await finishMirrorPass({
       ...target,
       subjects: input.subjects,
       generation: current.generation,
       complete: true,
+      expectedOf: Object.fromEntries(current.partitions.map((p) => [p.key, p.expected])),
     });
+    current.counts.unreachable = final.unreachable;
+    current.gaps.push(...final.gaps);
     return progress();
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;

@@ -21,11 +21,12 @@ import {
   planReport,
   readySteps,
   type ListResource,
+  type PageStep,
   type PartitionPlan,
   type PlanGap,
 } from './partition-plan.js';
-import { readRecord, readRecords } from './records-by-id.js';
-import { fetchPage } from './source-pages.js';
+import { readRecords, type ManyRead } from './records-by-id.js';
+import { fetchPage, type FetchedPage } from './source-pages.js';
 import { writeRecords, type WriteTarget } from './write-records.js';
 
 export interface MirrorDeps {
@@ -62,6 +63,17 @@ export const SUBJECT_RESOURCES: Record<MirrorSubject, Resource[]> = {
   events: ['events', 'event_bookings'],
   appointments: ['appointments'],
 };
+
+/** An error no retry can fix (the service refused, or our own bug): fail at once. */
+const isRefusal = (error: unknown): boolean =>
+  (error as { retryable?: unknown } | null)?.retryable === false;
+
+const asError = (error: unknown): Error =>
+  error instanceof Error ? error : new Error(`read failed: ${String(error)}`);
+
+/** Ids a read by id has an answer for: the record, or the service's 404. */
+const answeredIds = (got: ManyRead): Set<string> =>
+  new Set([...got.reads.map((r) => r.record.id), ...got.missing]);
 
 const passName = (subjects: readonly MirrorSubject[], mode: MirrorMode): string =>
   `${[...subjects].sort().join('+')}:${mode}`;
@@ -190,36 +202,35 @@ export function createMirrorActivities(deps: MirrorDeps) {
           nonRetryable: true,
         });
       }
-      const pages = await Promise.all(steps.map((step) => fetchPage(client, plan, step)));
+      // Every page and read by id is tried even when some fail: what arrived is written (and
+      // seen in the ledger), so a retry asks only for what is missing. One failed request in
+      // a few dozen must not cost the whole activity, or a flaky service is never read through.
+      const settled = await Promise.allSettled(steps.map((step) => fetchPage(client, plan, step)));
       ctx.heartbeat();
-      const records: CanonicalRecord[] = [];
-      let read = 0;
-      steps.forEach((step, i) => {
-        const page = pages[i]!;
-        applyPage(plan, step, page.summary);
-        records.push(...page.records, ...page.included);
-        read += page.records.length;
+      const failures: Error[] = [];
+      const fetched: { step: PageStep; page: FetchedPage; needs: string[] }[] = [];
+      settled.forEach((answer, i) => {
+        if (answer.status === 'fulfilled')
+          fetched.push({ step: steps[i]!, page: answer.value, needs: [] });
+        else failures.push(asError(answer.reason));
       });
       let requests = steps.length;
+      let read = 0;
+      const records: CanonicalRecord[] = [];
 
       // Leads only their bookings reveal, and the events bookings name, are read by id.
-      const byId = async (target: Resource, ids: string[]): Promise<void> => {
-        const got = await readRecords(client, target, ids, { concurrency: lanes });
-        requests += got.requests;
-        read += got.reads.length;
-        for (const r of got.reads) records.push(r.record, ...r.included);
-        ctx.heartbeat();
-      };
-      if (resource === 'lead_bookings') {
-        const leads = idsOf(
-          records.filter((r) => r.resource === 'lead_bookings'),
-          'lead_id',
-        );
-        await byId('leads', await notSeenIn(at, 'leads', input.generation, leads));
-      } else if (resource === 'event_bookings') {
-        const bookings = records.filter((r) => r.resource === 'event_bookings');
-        let wanted = idsOf(bookings, 'event_id');
-        if (input.mode === 'incremental') {
+      const byIdTarget: Resource | undefined =
+        resource === 'lead_bookings'
+          ? 'leads'
+          : resource === 'event_bookings'
+            ? 'events'
+            : undefined;
+      const byIdOf = resource === 'lead_bookings' ? 'lead_id' : 'event_id';
+      const bookingsOf = (page: FetchedPage) => page.records.filter((r) => r.resource === resource);
+      if (byIdTarget) {
+        const bookings = fetched.flatMap((f) => bookingsOf(f.page));
+        let wanted = idsOf(bookings, byIdOf);
+        if (resource === 'event_bookings' && input.mode === 'incremental') {
           // Only the events whose bookings are new or changed, and those never mirrored.
           const verdicts = await at.ledger.classify(
             scopeOf(at, 'event_bookings'),
@@ -236,10 +247,38 @@ export function createMirrorActivities(deps: MirrorDeps) {
           );
           wanted = wanted.filter((id) => moved.has(id) || !known.has(id));
         }
-        await byId('events', await notSeenIn(at, 'events', input.generation, wanted));
+        const toRead = new Set(await notSeenIn(at, byIdTarget, input.generation, wanted));
+        for (const f of fetched)
+          f.needs = idsOf(bookingsOf(f.page), byIdOf).filter((id) => toRead.has(id));
+        const got = await readRecords(client, byIdTarget, [...toRead], {
+          concurrency: lanes,
+          keepGoing: true,
+        });
+        requests += got.requests;
+        read += got.reads.length;
+        for (const r of got.reads) records.push(r.record, ...r.included);
+        failures.push(...got.failed.map((f) => asError(f.error)));
+        ctx.heartbeat();
+        const has = answeredIds(got);
+        // A page counts as read only with every record it named: otherwise it is asked for
+        // again (its bookings too, so an incremental pass still sees them as changed).
+        fetched.splice(
+          0,
+          fetched.length,
+          ...fetched.filter((f) => f.needs.every((id) => has.has(id))),
+        );
       }
-
+      for (const { step, page } of fetched) {
+        applyPage(plan, step, page.summary);
+        records.push(...page.records, ...page.included);
+        read += page.records.length;
+      }
       const written = await writeRecords(at, input.generation, records);
+      const refusal = failures.find(isRefusal);
+      if (refusal !== undefined) throw refusal;
+      // Nothing read at all: fail, so the retry policy (or Retry-After) spaces the next try.
+      const [failure] = failures;
+      if (failure && fetched.length === 0) throw failure;
       const done = planComplete(plan);
       const report = planReport(plan);
       const expected = report.totalCount ?? 0;
@@ -251,14 +290,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
         const reached = (r: Resource) => at.ledger.countSeen(scopeOf(at, r), input.generation);
         unreachable += Math.max(0, expected - (await reached(resource)));
         if (resource === 'lead_bookings') {
-          const leadsExpected = input.expectedOf.leads ?? 0;
-          const leadsMissing = Math.max(0, leadsExpected - (await reached('leads')));
-          unreachable += leadsMissing;
-          if (leadsMissing > 0) {
-            gaps.push(
-              `leads: ${leadsMissing} of ${leadsExpected} unreachable by any filter or booking date`,
-            );
-          }
+          unreachable += Math.max(0, (input.expectedOf.leads ?? 0) - (await reached('leads')));
         }
         // The leads' own count is settled with their bookings' (some leads come by id).
         if (resource === 'leads') unreachable = 0;
@@ -268,7 +300,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
         done,
         expected,
         counts: {
-          pages: steps.length,
+          pages: fetched.length,
           requests,
           read,
           written: written.written,
@@ -304,31 +336,36 @@ export function createMirrorActivities(deps: MirrorDeps) {
           ...(afterId ? { after: afterId } : {}),
         });
         if (unseen.length === 0) continue;
-        const ids = unseen.map((e) => e.id);
-        const found: CanonicalRecord[] = [];
-        const gone: string[] = [];
-        let next = 0;
-        await Promise.all(
-          Array.from({ length: lanes }, async () => {
-            while (next < ids.length) {
-              const id = ids[next++]!;
-              const answer = await readRecord(client, resource, id);
-              if (answer) found.push(answer.record, ...answer.included);
-              else gone.push(id);
-            }
-          }),
+        const got = await readRecords(
+          client,
+          resource,
+          unseen.map((e) => e.id),
+          { concurrency: lanes, keepGoing: true },
         );
         Context.current().heartbeat();
+        const refusal = got.failed.find((f) => isRefusal(f.error));
+        if (refusal) throw asError(refusal.error);
+        // The sweep moves on only past ids it has an answer for; the rest are asked again.
+        const ids = unseen.map((e) => e.id);
+        const has = answeredIds(got);
+        const firstOpen = ids.findIndex((id) => !has.has(id));
+        const answered = firstOpen === -1 ? ids : ids.slice(0, firstOpen);
+        if (answered.length === 0) throw asError(got.failed[0]?.error);
+        const settled = new Set(answered);
+        const found = got.reads
+          .filter((r) => settled.has(r.record.id))
+          .flatMap((r) => [r.record, ...r.included]);
+        const gone = got.missing.filter((id) => settled.has(id));
         const written = await writeRecords(at, input.generation, found);
         if (gone.length > 0) {
           await at.destination.markDeleted(resource, gone);
           await at.ledger.markDeleted(scope, gone);
         }
         return {
-          after: `${resource}|${ids[ids.length - 1]!}`,
+          after: `${resource}|${answered[answered.length - 1]!}`,
           done: false,
           counts: {
-            requests: ids.length,
+            requests: got.requests,
             read: found.length,
             written: written.written,
             unchanged: written.unchanged,
@@ -339,12 +376,33 @@ export function createMirrorActivities(deps: MirrorDeps) {
       return { after: null, done: true, counts: {} };
     },
 
-    /** Closes a pass: a complete one is recorded; an interrupted one stays open, deleting nothing. */
+    /**
+     * Closes a pass: a complete one is recorded, with its final count of records the service
+     * has and the pass did not reach (after the deletion sweep, which reads by id every
+     * record the ledger knows and the lists missed); an interrupted one stays open, deleting
+     * nothing.
+     */
     async finishMirrorPass(
-      input: MirrorTarget & { subjects: MirrorSubject[]; generation: number; complete: boolean },
-    ): Promise<void> {
-      if (!input.complete) return;
+      input: MirrorTarget & {
+        subjects: MirrorSubject[];
+        generation: number;
+        complete: boolean;
+        /** The service's total_count of each list (partition key → count). */
+        expectedOf?: Record<string, number>;
+      },
+    ): Promise<{ unreachable: number; gaps: string[] }> {
+      if (!input.complete) return { unreachable: 0, gaps: [] };
       const at = await open(input);
+      let unreachable = 0;
+      const gaps: string[] = [];
+      for (const [list, expected] of Object.entries(input.expectedOf ?? {})) {
+        const seen = await at.ledger.countSeen(scopeOf(at, list as Resource), input.generation);
+        const missing = Math.max(0, expected - seen);
+        unreachable += missing;
+        if (list === 'leads' && missing > 0) {
+          gaps.push(`leads: ${missing} of ${expected} unreachable by any filter or booking date`);
+        }
+      }
       await at.ledger.completePass(
         {
           connectionId: input.connectionId,
@@ -353,6 +411,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
         },
         input.generation,
       );
+      return { unreachable, gaps };
     },
   };
   // Service, store and destination errors leave as failures that say whether to retry.

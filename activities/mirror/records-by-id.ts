@@ -1,5 +1,5 @@
 import type { Client } from '../../api/client.js';
-import { NotFoundError } from '../../api/errors.js';
+import { NotFoundError, RateLimitedError } from '../../api/errors.js';
 import { singleSchema } from '../../api/schemas/envelope.js';
 import { leadSchema } from '../../api/schemas/leads.js';
 import { z } from 'zod';
@@ -75,33 +75,52 @@ export interface ManyRead {
   reads: RecordRead[];
   /** Ids the service answered 404 for. */
   missing: string[];
+  /** Ids whose read failed, with why (only with `keepGoing`; otherwise the first error throws). */
+  failed: { id: string; error: unknown }[];
   requests: number;
+}
+
+/** No further request can succeed now: a refusal, or a rate limit (wait as the service says). */
+function stopsTheRest(error: unknown): boolean {
+  return (
+    error instanceof RateLimitedError || (error as { retryable?: unknown }).retryable === false
+  );
 }
 
 /**
  * Reads records by id, at most `concurrency` requests at a time (one request per id): the
  * events that event bookings point to, leads reached only through their bookings.
+ * `keepGoing` reads past a failed id, so a retry after a flaky moment only has the failures
+ * left to read; a rate limit or a refusal still stops new requests.
  */
 export async function readRecords(
   client: Client,
   resource: Resource,
   ids: readonly string[],
-  options: { concurrency?: number } = {},
+  options: { concurrency?: number; keepGoing?: boolean } = {},
 ): Promise<ManyRead> {
-  const out: ManyRead = { reads: [], missing: [], requests: 0 };
+  const out: ManyRead = { reads: [], missing: [], failed: [], requests: 0 };
   let next = 0;
+  let stopped = false;
   const worker = async (): Promise<void> => {
-    while (next < ids.length) {
+    while (next < ids.length && !stopped) {
       const id = ids[next];
       next += 1;
       if (id === undefined) continue;
       out.requests += 1;
-      const read = await readRecord(client, resource, id);
-      if (read) out.reads.push(read);
-      else out.missing.push(id);
+      try {
+        const read = await readRecord(client, resource, id);
+        if (read) out.reads.push(read);
+        else out.missing.push(id);
+      } catch (error) {
+        out.failed.push({ id, error });
+        if (!options.keepGoing || stopsTheRest(error)) stopped = true;
+      }
     }
   };
   const lanes = Math.max(1, Math.min(options.concurrency ?? 4, ids.length));
   await Promise.all(Array.from({ length: lanes }, worker));
+  const first = out.failed[0];
+  if (first && !options.keepGoing) throw first.error;
   return out;
 }

@@ -14,6 +14,7 @@ import type { MirrorInput, MirrorSummary } from '../../workflows/mirror-types.js
 import { createTestDatabase, queryDatabase } from '../helpers/postgres.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import { COMPLETE_TABLES, sourceIds } from './source-truth.js';
 
 const REACH = 100;
 const LEADS = 2000;
@@ -52,14 +53,7 @@ function depsFor(ledgerLocation: string): MirrorDeps {
 }
 
 /** The sandbox's own live rows of a type. */
-function truth(type: string, extra = ''): Set<string> {
-  const rows = ts.sb.ctx.db
-    .prepare(
-      `SELECT id FROM records WHERE type = ? AND business_id = ? AND deleted_at IS NULL ${extra}`,
-    )
-    .all(type, ts.sb.businessId) as { id: number }[];
-  return new Set(rows.map((r) => String(r.id)));
-}
+const truth = (type: string, extra = ''): Set<string> => sourceIds(ts.sb, type, extra);
 
 async function runPass(
   deps: MirrorDeps,
@@ -124,16 +118,7 @@ describe('mirrorWorkflow into SQLite (reach limit 100, 2,000 leads, 300 events)'
       sqliteRows(file(), `SELECT id FROM ${table} WHERE deleted_at IS NULL`).map((r) =>
         String(r.id),
       );
-    for (const [table, type, extra] of [
-      ['events', 'event', ''],
-      ['lead_bookings', 'lead_booking', ''],
-      [
-        'event_bookings',
-        'event_booking',
-        `AND parent_id IN (SELECT id FROM records WHERE type = 'event' AND deleted_at IS NULL)`,
-      ],
-      ['appointments', 'appointment', ''],
-    ] as const) {
+    for (const [table, type, extra] of COMPLETE_TABLES) {
       const rows = ids(table);
       expect(new Set(rows).size, `${table} duplicated`).toBe(rows.length);
       expect(new Set(rows), table).toEqual(truth(type, extra));

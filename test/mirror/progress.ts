@@ -1,0 +1,18 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import { mirrorProgressQuery, type mirrorWorkflow } from '../../workflows/mirror.js';
+import type { MirrorProgress } from '../../workflows/mirror-types.js';
+
+/**
+ * The pass's progress once `until` holds, asking again while no worker answers (after a kill
+ * the successor does; while the server is down nobody does).
+ */
+export async function progressOf(
+  handle: WorkflowHandle<typeof mirrorWorkflow>,
+  until: (p: MirrorProgress) => boolean,
+): Promise<MirrorProgress> {
+  for (;;) {
+    const p = await handle.query(mirrorProgressQuery).catch(() => undefined);
+    if (p && until(p)) return p;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
