@@ -9,6 +9,7 @@ import os from 'node:os';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clientBenchmark } from './client.js';
+import { mirrorBenchmark } from './mirror.js';
 import {
   fmt,
   killAll,
@@ -21,7 +22,7 @@ import {
 } from './lib.js';
 import { listBenchmark, startupBenchmark } from './sandbox.js';
 
-const BENCHMARKS: Benchmark[] = [startupBenchmark, listBenchmark, clientBenchmark];
+const BENCHMARKS: Benchmark[] = [startupBenchmark, listBenchmark, clientBenchmark, mirrorBenchmark];
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
