@@ -14,19 +14,18 @@ import type {
 } from '../../workflows/mirror-types.js';
 import type { CanonicalRecord } from './canonical.js';
 import {
-  applyPage,
   createPlan,
   partitionPlanSchema,
   planComplete,
   planReport,
-  readySteps,
   type ListResource,
   type PartitionPlan,
   type PlanGap,
 } from './partition-plan.js';
 import { readRecord, readRecords } from './records-by-id.js';
-import { fetchPage } from './source-pages.js';
-import { writeRecords, type WriteTarget } from './write-records.js';
+import type { FetchedPage } from './source-pages.js';
+import { drivePlan, PlanStuckError } from './source-pass.js';
+import { writeRecords, type WriteCounts, type WriteTarget } from './write-records.js';
 
 export interface MirrorDeps {
   /** A client of the service with the connection's credentials (from its workflow). */
@@ -39,7 +38,12 @@ export interface MirrorDeps {
   reachLimit: number;
   /** Page size asked for; the service grants what it grants. */
   per: number;
-  /** Pages one activity fetches at once, and records read by id at once. */
+  /** Pages one activity has in flight at once, and records read by id at once (default 4). */
+  pagesInFlight?: number;
+  /**
+   * Pages one activity reads before handing its cursor back (default 16): fewer round trips
+   * through the workflow, each of which drains the pages in flight.
+   */
   pagesPerActivity?: number;
 }
 
@@ -89,7 +93,8 @@ export interface PageOutput {
 }
 
 export function createMirrorActivities(deps: MirrorDeps) {
-  const lanes = Math.max(1, deps.pagesPerActivity ?? 4);
+  const lanes = Math.max(1, deps.pagesInFlight ?? 4);
+  const pagesPerActivity = Math.max(1, deps.pagesPerActivity ?? 16);
 
   async function open(target: MirrorTarget): Promise<WriteTarget & { destinationId: string }> {
     const [ledger, destination] = await Promise.all([
@@ -171,8 +176,9 @@ export function createMirrorActivities(deps: MirrorDeps) {
     },
 
     /**
-     * Advances one partition by up to a few pages (one request each, fetched at once), plus
-     * the reads by id those pages call for, and writes what changed.
+     * Advances one partition by up to `pagesPerActivity` pages (one request each, a few in
+     * flight at once), plus the reads by id those pages call for, writing what changed page
+     * by page as the pages arrive.
      */
     async mirrorPage(input: PageInput): Promise<PageOutput> {
       const resource = (input.partition.spec as { resource: ListResource }).resource;
@@ -182,64 +188,79 @@ export function createMirrorActivities(deps: MirrorDeps) {
           : partitionPlanSchema.parse(input.partition.cursor);
       const [at, client] = await Promise.all([open(input), deps.clientFor(input.connectionId)]);
       const ctx = Context.current();
-      const steps = readySteps(plan, { max: lanes });
-      if (steps.length === 0 && !planComplete(plan)) {
-        throw ApplicationFailure.create({
-          type: 'PlanStuck',
-          message: `${resource}: the partition plan has nothing left to read but is not complete`,
-          nonRetryable: true,
-        });
-      }
-      const pages = await Promise.all(steps.map((step) => fetchPage(client, plan, step)));
-      ctx.heartbeat();
-      const records: CanonicalRecord[] = [];
+      let pages = 0;
+      let requests = 0;
       let read = 0;
-      steps.forEach((step, i) => {
-        const page = pages[i]!;
-        applyPage(plan, step, page.summary);
-        records.push(...page.records, ...page.included);
-        read += page.records.length;
-      });
-      let requests = steps.length;
+      const written: WriteCounts = { written: 0, unchanged: 0 };
 
-      // Leads only their bookings reveal, and the events bookings name, are read by id.
-      const byId = async (target: Resource, ids: string[]): Promise<void> => {
+      // Leads only their bookings reveal, and the events bookings name, are read by id; once
+      // per activity, though pages in flight together may name the same one.
+      const asked = new Set<string>();
+      const byId = async (
+        records: CanonicalRecord[],
+        target: Resource,
+        wanted: string[],
+      ): Promise<void> => {
+        const ids = wanted.filter((id) => !asked.has(`${target}:${id}`));
+        for (const id of ids) asked.add(`${target}:${id}`);
         const got = await readRecords(client, target, ids, { concurrency: lanes });
         requests += got.requests;
         read += got.reads.length;
         for (const r of got.reads) records.push(r.record, ...r.included);
+      };
+      // Each page is written as soon as it arrives, while the next ones are being fetched.
+      const onPage = async (page: FetchedPage): Promise<void> => {
+        pages += 1;
+        requests += 1;
+        read += page.records.length;
+        const records = [...page.records, ...page.included];
+        if (resource === 'lead_bookings') {
+          const leads = idsOf(page.records, 'lead_id');
+          await byId(records, 'leads', await notSeenIn(at, 'leads', input.generation, leads));
+        } else if (resource === 'event_bookings') {
+          const bookings = page.records;
+          let wanted = idsOf(bookings, 'event_id');
+          if (input.mode === 'incremental') {
+            // Only the events whose bookings are new or changed, and those never mirrored.
+            const verdicts = await at.ledger.classify(
+              scopeOf(at, 'event_bookings'),
+              bookings.map((b) => ({ id: b.id, hash: b.hash })),
+            );
+            const moved = new Set(
+              idsOf(
+                bookings.filter((_, i) => verdicts[i]?.state !== 'unchanged'),
+                'event_id',
+              ),
+            );
+            const known = new Set(
+              (await at.ledger.get(scopeOf(at, 'events'), wanted)).map((e) => e.id),
+            );
+            wanted = wanted.filter((id) => moved.has(id) || !known.has(id));
+          }
+          await byId(records, 'events', await notSeenIn(at, 'events', input.generation, wanted));
+        }
+        const counts = await writeRecords(at, input.generation, records);
+        written.written += counts.written;
+        written.unchanged += counts.unchanged;
         ctx.heartbeat();
       };
-      if (resource === 'lead_bookings') {
-        const leads = idsOf(
-          records.filter((r) => r.resource === 'lead_bookings'),
-          'lead_id',
-        );
-        await byId('leads', await notSeenIn(at, 'leads', input.generation, leads));
-      } else if (resource === 'event_bookings') {
-        const bookings = records.filter((r) => r.resource === 'event_bookings');
-        let wanted = idsOf(bookings, 'event_id');
-        if (input.mode === 'incremental') {
-          // Only the events whose bookings are new or changed, and those never mirrored.
-          const verdicts = await at.ledger.classify(
-            scopeOf(at, 'event_bookings'),
-            bookings.map((b) => ({ id: b.id, hash: b.hash })),
-          );
-          const moved = new Set(
-            idsOf(
-              bookings.filter((_, i) => verdicts[i]?.state !== 'unchanged'),
-              'event_id',
-            ),
-          );
-          const known = new Set(
-            (await at.ledger.get(scopeOf(at, 'events'), wanted)).map((e) => e.id),
-          );
-          wanted = wanted.filter((id) => moved.has(id) || !known.has(id));
-        }
-        await byId('events', await notSeenIn(at, 'events', input.generation, wanted));
+      try {
+        await drivePlan(client, plan, {
+          concurrency: lanes,
+          maxPages: pagesPerActivity,
+          onPage,
+          // A cancelled pass stops at the pages in flight rather than the activity's end.
+          signal: ctx.cancellationSignal,
+        });
+      } catch (error) {
+        if (!(error instanceof PlanStuckError)) throw error;
+        throw ApplicationFailure.create({
+          type: 'PlanStuck',
+          message: error.message,
+          nonRetryable: true,
+        });
       }
 
-      const written = await writeRecords(at, input.generation, records);
       const done = planComplete(plan);
       const report = planReport(plan);
       const expected = report.totalCount ?? 0;
@@ -268,7 +289,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
         done,
         expected,
         counts: {
-          pages: steps.length,
+          pages,
           requests,
           read,
           written: written.written,
