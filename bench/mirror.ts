@@ -67,7 +67,7 @@ interface SizeRun {
   perGranted: number;
   sandbox: SeededSandbox;
   naive: Side;
-  ebsync: Side & { summary: MirrorSummary };
+  ebsync: Side & { summary: MirrorSummary; readyRssMiB: number };
 }
 
 /** Peak memory and CPU time of a child, sampled while it lives (both vanish with it). */
@@ -209,6 +209,7 @@ async function runSize(
     let ebsync: SizeRun['ebsync'];
     try {
       await worker.ready;
+      const readyRssMiB = memoryMiB(worker.child.pid).current ?? Number.NaN;
       ctx.log(`${label} leads: ebsync (worker pid ${worker.child.pid})`);
       const started = performance.now();
       const summary = await client.workflow.execute(mirrorWorkflow, {
@@ -235,6 +236,7 @@ async function runSize(
         ...meter,
         rows: rowCounts(join(ebsyncDir, 'mirror.db')),
         summary,
+        readyRssMiB,
       };
     } finally {
       if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
@@ -382,6 +384,7 @@ function report(small: SizeRun, large: SizeRun) {
       `Requests per lead ≤ 1/per + 1 % (read as: lead requests, \`leads.list\` + \`leads.get\`, at most 1 % above the ideal ceil(total_count / per) = ${ideal(large)}; per granted ${large.perGranted}) at ${LARGE.toLocaleString('en-US')}: ${met(over(large) <= TARGET.requestsOver)}, ${fmt(perLead(large), 5)} per lead, ${fmt(over(large) * 100, 1)} % above the ideal; at ${SMALL.toLocaleString('en-US')}: ${fmt(perLead(small), 5)}, ${fmt(over(small) * 100, 1)} % above.`,
       `Worker peak RSS ≤ ${TARGET.peakRssMiB} MB at ${LARGE.toLocaleString('en-US')}: ${met(large.ebsync.peakRssMiB * 1.048576 <= TARGET.peakRssMiB)}, ${fmt(large.ebsync.peakRssMiB, 0)} MiB (${fmt(large.ebsync.peakRssMiB * 1.048576, 0)} MB).`,
       `Worker peak RSS at ${LARGE / 1000}k / at ${SMALL / 1000}k ≤ ${TARGET.rssGrowth}: ${met(rssGrowth <= TARGET.rssGrowth)}, ${fmt(rssGrowth, 2)}.`,
+      `Worker RSS when ready, before the pass: ${fmt(small.ebsync.readyRssMiB, 0)} MiB (${SMALL / 1000}k run), ${fmt(large.ebsync.readyRssMiB, 0)} MiB (${LARGE / 1000}k run); the pass adds ${fmt(small.ebsync.peakRssMiB - small.ebsync.readyRssMiB, 0)} and ${fmt(large.ebsync.peakRssMiB - large.ebsync.readyRssMiB, 0)} MiB to that at its peak. The naive process peaks at ${fmt(small.naive.peakRssMiB, 0)} and ${fmt(large.naive.peakRssMiB, 0)} MiB.`,
       `ebsync time at ${LARGE / 1000}k / at ${SMALL / 1000}k ≤ ${TARGET.timeGrowth}: ${met(timeGrowth <= TARGET.timeGrowth)}, ${fmt(timeGrowth, 2)} (naive: ${fmt(large.naive.seconds / small.naive.seconds, 2)}).`,
       `The two sides mirrored the same rows: ${sameRows ? 'yes' : '**NO**'}. ebsync's pass: ${large.ebsync.summary.counts.unreachable} leads reported unreachable at ${LARGE / 1000}k, ${small.ebsync.summary.counts.unreachable} at ${SMALL / 1000}k${gaps.length ? ` (${gaps.join('; ')})` : ''}.`,
       `CPU per 1,000 leads: naive ${fmt((large.naive.cpuSeconds * 1000) / large.totalLeads, 2)} s, ebsync worker ${fmt((large.ebsync.cpuSeconds * 1000) / large.totalLeads, 2)} s (the Temporal server and the sandbox not counted).`,
