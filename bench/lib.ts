@@ -152,13 +152,20 @@ export interface SandboxProcess {
 const READY = 'Event Business Service sandbox ready';
 const running = new Set<ChildProcess>();
 
-/** Kills every sandbox process still running (on exit or interrupt of the runner). */
+/** Has killAll() kill this child too if it is still running when the runner stops. */
+export function track(child: ChildProcess): void {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+}
+
+/** Kills every sandbox and tracked process still running (on exit or interrupt of the runner). */
 export function killAll(): void {
   for (const child of running) child.kill('SIGKILL');
   running.clear();
 }
 
-function memoryMiB(pid: number | undefined): { peak?: number; current?: number } {
+/** Peak (VmHWM) and current (VmRSS) resident memory of a live process (Linux), in MiB. */
+export function memoryMiB(pid: number | undefined): { peak?: number; current?: number } {
   if (pid === undefined) return {};
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -174,6 +181,20 @@ function memoryMiB(pid: number | undefined): { peak?: number; current?: number }
     };
   } catch {
     return {};
+  }
+}
+
+/** User + system CPU seconds a live process has used (Linux /proc/PID/stat), or undefined. */
+export function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces) start at state; utime and stime are
+    // the 14th and 15th fields overall, in clock ticks (100 per second on Linux).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
   }
 }
 

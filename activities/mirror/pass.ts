@@ -27,7 +27,7 @@ import {
 } from './partition-plan.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
 import { fetchPage, type FetchedPage } from './source-pages.js';
-import { writeRecords, type WriteTarget } from './write-records.js';
+import { writeRecords, type WriteCounts, type WriteTarget } from './write-records.js';
 
 export interface MirrorDeps {
   /** A client of the service with the connection's credentials (from its workflow). */
@@ -40,7 +40,9 @@ export interface MirrorDeps {
   reachLimit: number;
   /** Page size asked for; the service grants what it grants. */
   per: number;
-  /** Pages one activity fetches at once, and records read by id at once. */
+  /** Pages one activity fetches at once, and records read by id at once (default 4). */
+  pagesInFlight?: number;
+  /** Pages one activity reads before handing its cursor back (default 16). */
   pagesPerActivity?: number;
 }
 
@@ -101,7 +103,8 @@ export interface PageOutput {
 }
 
 export function createMirrorActivities(deps: MirrorDeps) {
-  const lanes = Math.max(1, deps.pagesPerActivity ?? 4);
+  const lanes = Math.max(1, deps.pagesInFlight ?? 4);
+  const rounds = Math.max(1, Math.ceil((deps.pagesPerActivity ?? 16) / lanes));
 
   async function open(target: MirrorTarget): Promise<WriteTarget & { destinationId: string }> {
     const [ledger, destination] = await Promise.all([
@@ -194,91 +197,116 @@ export function createMirrorActivities(deps: MirrorDeps) {
           : partitionPlanSchema.parse(input.partition.cursor);
       const [at, client] = await Promise.all([open(input), deps.clientFor(input.connectionId)]);
       const ctx = Context.current();
-      const steps = readySteps(plan, { max: lanes });
-      if (steps.length === 0 && !planComplete(plan)) {
-        throw ApplicationFailure.create({
-          type: 'PlanStuck',
-          message: `${resource}: the partition plan has nothing left to read but is not complete`,
-          nonRetryable: true,
-        });
-      }
-      // Every page and read by id is tried even when some fail: what arrived is written (and
-      // seen in the ledger), so a retry asks only for what is missing. One failed request in
-      // a few dozen must not cost the whole activity, or a flaky service is never read through.
-      const settled = await Promise.allSettled(steps.map((step) => fetchPage(client, plan, step)));
-      ctx.heartbeat();
-      const failures: Error[] = [];
-      const fetched: { step: PageStep; page: FetchedPage; needs: string[] }[] = [];
-      settled.forEach((answer, i) => {
-        if (answer.status === 'fulfilled')
-          fetched.push({ step: steps[i]!, page: answer.value, needs: [] });
-        else failures.push(asError(answer.reason));
-      });
-      let requests = steps.length;
-      let read = 0;
-      const records: CanonicalRecord[] = [];
-
-      // Leads only their bookings reveal, and the events bookings name, are read by id.
-      const byIdTarget: Resource | undefined =
-        resource === 'lead_bookings'
-          ? 'leads'
-          : resource === 'event_bookings'
-            ? 'events'
-            : undefined;
-      const byIdOf = resource === 'lead_bookings' ? 'lead_id' : 'event_id';
-      const bookingsOf = (page: FetchedPage) => page.records.filter((r) => r.resource === resource);
-      if (byIdTarget) {
-        const bookings = fetched.flatMap((f) => bookingsOf(f.page));
-        let wanted = idsOf(bookings, byIdOf);
-        if (resource === 'event_bookings' && input.mode === 'incremental') {
-          // Only the events whose bookings are new or changed, and those never mirrored.
-          const verdicts = await at.ledger.classify(
-            scopeOf(at, 'event_bookings'),
-            bookings.map((b) => ({ id: b.id, hash: b.hash })),
-          );
-          const moved = new Set(
-            idsOf(
-              bookings.filter((_, i) => verdicts[i]?.state !== 'unchanged'),
-              'event_id',
-            ),
-          );
-          const known = new Set(
-            (await at.ledger.get(scopeOf(at, 'events'), wanted)).map((e) => e.id),
-          );
-          wanted = wanted.filter((id) => moved.has(id) || !known.has(id));
+      // A few rounds of a few pages each per activity: fewer round trips through the workflow.
+      // A round with a failed request ends the activity with what it got (kept in the cursor).
+      const round = async (): Promise<{
+        pages: number;
+        requests: number;
+        read: number;
+        written: WriteCounts;
+        failures: Error[];
+      }> => {
+        const steps = readySteps(plan, { max: lanes });
+        if (steps.length === 0) {
+          throw ApplicationFailure.create({
+            type: 'PlanStuck',
+            message: `${resource}: the partition plan has nothing left to read but is not complete`,
+            nonRetryable: true,
+          });
         }
-        const toRead = new Set(await notSeenIn(at, byIdTarget, input.generation, wanted));
-        for (const f of fetched)
-          f.needs = idsOf(bookingsOf(f.page), byIdOf).filter((id) => toRead.has(id));
-        const got = await readRecords(client, byIdTarget, [...toRead], {
-          concurrency: lanes,
-          keepGoing: true,
-        });
-        requests += got.requests;
-        read += got.reads.length;
-        for (const r of got.reads) records.push(r.record, ...r.included);
-        failures.push(...got.failed.map((f) => asError(f.error)));
-        ctx.heartbeat();
-        const has = answeredIds(got);
-        // A page counts as read only with every record it named: otherwise it is asked for
-        // again (its bookings too, so an incremental pass still sees them as changed).
-        fetched.splice(
-          0,
-          fetched.length,
-          ...fetched.filter((f) => f.needs.every((id) => has.has(id))),
+        // Every page and read by id is tried even when some fail: what arrived is written (and
+        // seen in the ledger), so a retry asks only for what is missing. One failed request in
+        // a few dozen must not cost the whole activity, or a flaky service is never read through.
+        const settled = await Promise.allSettled(
+          steps.map((step) => fetchPage(client, plan, step)),
         );
+        ctx.heartbeat();
+        const failures: Error[] = [];
+        const fetched: { step: PageStep; page: FetchedPage; needs: string[] }[] = [];
+        settled.forEach((answer, i) => {
+          if (answer.status === 'fulfilled')
+            fetched.push({ step: steps[i]!, page: answer.value, needs: [] });
+          else failures.push(asError(answer.reason));
+        });
+        let requests = steps.length;
+        let read = 0;
+        const records: CanonicalRecord[] = [];
+
+        // Leads only their bookings reveal, and the events bookings name, are read by id.
+        const byIdTarget: Resource | undefined =
+          resource === 'lead_bookings'
+            ? 'leads'
+            : resource === 'event_bookings'
+              ? 'events'
+              : undefined;
+        const byIdOf = resource === 'lead_bookings' ? 'lead_id' : 'event_id';
+        const bookingsOf = (page: FetchedPage) =>
+          page.records.filter((r) => r.resource === resource);
+        if (byIdTarget) {
+          const bookings = fetched.flatMap((f) => bookingsOf(f.page));
+          let wanted = idsOf(bookings, byIdOf);
+          if (resource === 'event_bookings' && input.mode === 'incremental') {
+            // Only the events whose bookings are new or changed, and those never mirrored.
+            const verdicts = await at.ledger.classify(
+              scopeOf(at, 'event_bookings'),
+              bookings.map((b) => ({ id: b.id, hash: b.hash })),
+            );
+            const moved = new Set(
+              idsOf(
+                bookings.filter((_, i) => verdicts[i]?.state !== 'unchanged'),
+                'event_id',
+              ),
+            );
+            const known = new Set(
+              (await at.ledger.get(scopeOf(at, 'events'), wanted)).map((e) => e.id),
+            );
+            wanted = wanted.filter((id) => moved.has(id) || !known.has(id));
+          }
+          const toRead = new Set(await notSeenIn(at, byIdTarget, input.generation, wanted));
+          for (const f of fetched)
+            f.needs = idsOf(bookingsOf(f.page), byIdOf).filter((id) => toRead.has(id));
+          const got = await readRecords(client, byIdTarget, [...toRead], {
+            concurrency: lanes,
+            keepGoing: true,
+          });
+          requests += got.requests;
+          read += got.reads.length;
+          for (const r of got.reads) records.push(r.record, ...r.included);
+          failures.push(...got.failed.map((f) => asError(f.error)));
+          ctx.heartbeat();
+          const has = answeredIds(got);
+          // A page counts as read only with every record it named: otherwise it is asked for
+          // again (its bookings too, so an incremental pass still sees them as changed).
+          fetched.splice(
+            0,
+            fetched.length,
+            ...fetched.filter((f) => f.needs.every((id) => has.has(id))),
+          );
+        }
+        for (const { step, page } of fetched) {
+          applyPage(plan, step, page.summary);
+          records.push(...page.records, ...page.included);
+          read += page.records.length;
+        }
+        const written = await writeRecords(at, input.generation, records);
+        return { pages: fetched.length, requests, read, written, failures };
+      };
+      const totals = { pages: 0, requests: 0, read: 0, written: 0, unchanged: 0 };
+      for (let i = 0; i < rounds && !planComplete(plan); i += 1) {
+        const r = await round();
+        totals.pages += r.pages;
+        totals.requests += r.requests;
+        totals.read += r.read;
+        totals.written += r.written.written;
+        totals.unchanged += r.written.unchanged;
+        const refusal = r.failures.find(isRefusal);
+        if (refusal !== undefined) throw refusal;
+        const [failure] = r.failures;
+        // Nothing read in this activity at all: fail, so the retry policy (or Retry-After)
+        // spaces the next try. Otherwise keep what was read and hand the cursor back.
+        if (failure && totals.pages === 0) throw failure;
+        if (failure) break;
       }
-      for (const { step, page } of fetched) {
-        applyPage(plan, step, page.summary);
-        records.push(...page.records, ...page.included);
-        read += page.records.length;
-      }
-      const written = await writeRecords(at, input.generation, records);
-      const refusal = failures.find(isRefusal);
-      if (refusal !== undefined) throw refusal;
-      // Nothing read at all: fail, so the retry policy (or Retry-After) spaces the next try.
-      const [failure] = failures;
-      if (failure && fetched.length === 0) throw failure;
       const done = planComplete(plan);
       const report = planReport(plan);
       const expected = report.totalCount ?? 0;
@@ -299,14 +327,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
         cursor: plan,
         done,
         expected,
-        counts: {
-          pages: fetched.length,
-          requests,
-          read,
-          written: written.written,
-          unchanged: written.unchanged,
-          unreachable,
-        },
+        counts: { ...totals, unreachable },
         gaps,
       };
     },

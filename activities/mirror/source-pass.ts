@@ -26,6 +26,13 @@ export interface DriveOptions {
   concurrency?: number;
   /** Every fetched page, in the order answers arrive. */
   onPage?: (page: FetchedPage, step: PageStep) => void | Promise<void>;
+  /**
+   * Start no more than this many pages, then return once they are handled: the plan may be
+   * left incomplete, to be driven on later (the mirror's activities do a slice each).
+   */
+  maxPages?: number;
+  /** Once aborted, no new page is started; those in flight are handled, then it returns. */
+  signal?: AbortSignal;
 }
 
 export class PlanStuckError extends Error {
@@ -33,7 +40,14 @@ export class PlanStuckError extends Error {
   readonly retryable = false;
 }
 
-/** Fetches and applies pages until the plan is complete. */
+const asError = (failure: unknown): Error =>
+  failure instanceof Error ? failure : new Error('page fetch failed', { cause: failure });
+
+/**
+ * Fetches and applies pages until the plan is complete (or `maxPages` were handled). Each
+ * page is handed to `onPage` as soon as it arrives while the others stay in flight, so
+ * writing one page overlaps fetching the next.
+ */
 export async function drivePlan(
   client: Client,
   plan: PartitionPlan,
@@ -42,11 +56,14 @@ export async function drivePlan(
   const concurrency = Math.max(1, options.concurrency ?? 4);
   const inFlight = new Map<string, Promise<void>>();
   let failure: unknown;
-  while (!planComplete(plan)) {
+  let left = options.maxPages ?? Infinity;
+  while (!planComplete(plan) && (left > 0 || inFlight.size > 0)) {
+    if (options.signal?.aborted) left = 0;
     const steps = readySteps(plan, {
-      max: concurrency - inFlight.size,
+      max: Math.min(left, concurrency - inFlight.size),
       skip: new Set(inFlight.keys()),
     });
+    left -= steps.length;
     for (const step of steps) {
       const key = stepKey(step);
       const run = fetchPage(client, plan, step)
@@ -66,9 +83,12 @@ export async function drivePlan(
     await Promise.race(inFlight.values());
     if (failure !== undefined) {
       await Promise.allSettled(inFlight.values());
-      throw failure instanceof Error ? failure : new Error('page fetch failed', { cause: failure });
+      throw asError(failure);
     }
   }
+  // The last page applied completes the plan while earlier pages may still be in onPage.
+  await Promise.all(inFlight.values());
+  if (failure !== undefined) throw asError(failure);
   return plan;
 }
 
