@@ -3,7 +3,7 @@ import { mirrorProgressQuery, type mirrorWorkflow } from '../../workflows/mirror
 import type { MirrorProgress } from '../../workflows/mirror-types.js';
 
 /**
- * The pass's progress once `until` holds, asking again while no worker answers (after a kill
+ * The pass's progress once `until` holds (or the pass ended), asking again while no worker answers (after a kill
  * the successor does; while the server is down nobody does).
  */
 export async function progressOf(
@@ -12,7 +12,8 @@ export async function progressOf(
 ): Promise<MirrorProgress> {
   for (;;) {
     const p = await handle.query(mirrorProgressQuery).catch(() => undefined);
-    if (p && until(p)) return p;
+    // A pass that ended before `until` held is returned as it is, for the caller to judge.
+    if (p && (until(p) || p.phase === 'done' || p.phase === 'failed')) return p;
     await new Promise((r) => setTimeout(r, 250));
   }
 }
