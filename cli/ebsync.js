@@ -19,16 +19,15 @@ if (major < 22 || (major === 22 && minor < 12)) {
     );
     process.exit(2);
   }
+  // The child gets a process group of its own, so each signal reaches it exactly once: from
+  // here, whether it was Ctrl-C (sent to this foreground group) or a kill of this process.
   const child = spawn(bundled, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: 'inherit',
+    detached: true,
     env: { ...process.env, EBSYNC_NODE_REEXEC: '1' },
   });
-  // Ctrl-C reaches the whole process group; a SIGTERM sent to this process alone is passed on.
-  // Either way the child decides when to exit, and this process exits with it.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
-    process.on(signal, () => {
-      if (signal !== 'SIGINT') child.kill(signal);
-    });
+    process.on(signal, () => child.kill(signal));
   }
   child.on('exit', (code, signal) =>
     process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)),
