@@ -69,11 +69,11 @@ describe('ebsync connect', () => {
   }, 300_000);
 
   it('connects with an integration key after one cheap call, and refuses a bad key in one line', async () => {
-    const ok = await runCli(['connect', '--name', 'keyed', '--api-key', sb.apiKey], env, 120_000);
+    const ok = await runCli(['connect', '--name', 'cli-key', '--api-key', sb.apiKey], env, 120_000);
     expect(ok.code).toBe(0);
     // The spec lists no permissions for a key: say what is known, never "0 permissions".
     expect(ok.stdout).toBe(
-      "connected: Sandbox Photo Booths (connection keyed, integration_key, permissions not listed by the service: a key has its creator's or fewer; leads readable)\n",
+      "connected: Sandbox Photo Booths (connection cli-key, integration_key, permissions not listed by the service: a key has its creator's or fewer; leads readable)\n",
     );
 
     const bad = await runCli(
@@ -96,7 +96,7 @@ describe('ebsync connect', () => {
       kind: string;
     }[];
     expect(all.map((c) => [c.connectionId, c.state, c.kind])).toEqual([
-      ['keyed', 'active', 'integration_key'],
+      ['cli-key', 'active', 'integration_key'],
       ['shop', 'active', 'installed_app'],
     ]);
     expect(listed.stdout).not.toMatch(/accessToken|refreshToken|apiKey/);
@@ -115,7 +115,7 @@ describe('ebsync connect', () => {
     expect(grants.filter((g) => g.revoked_at === null)).toEqual([]);
 
     const after = await runCli(['connections'], env, 120_000);
-    expect(after.stdout).toMatch(/^keyed\s+active/m);
+    expect(after.stdout).toMatch(/^cli-key\s+active/m);
     expect(after.stdout).not.toMatch(/^shop/m);
     const missing = await runCli(['disconnect', 'nope'], env, 120_000);
     expect(missing.code).toBe(1);
@@ -123,21 +123,21 @@ describe('ebsync connect', () => {
   }, 300_000);
 
   it('pauses and resumes a connection; an unknown or disconnected one is one line, exit 1', async () => {
-    const paused = await runCli(['connections', 'pause', 'keyed'], env, 120_000);
+    const paused = await runCli(['connections', 'pause', 'cli-key'], env, 120_000);
     expect(paused.stderr).toBe('');
     expect(paused.code).toBe(0);
     expect(paused.stdout).toBe(
-      "paused: keyed; its syncs wait until 'ebsync connections resume keyed'\n",
+      "paused: cli-key; its syncs wait until 'ebsync connections resume cli-key'\n",
     );
-    const shown = await runCli(['connections', 'keyed'], env, 120_000);
+    const shown = await runCli(['connections', 'cli-key'], env, 120_000);
     expect(shown.stdout).toMatch(/^state\s+paused$/m);
     expect(shown.stdout).toMatch(/^permissions\s+\(permissions not listed by the service/m);
 
-    const resumed = await runCli(['connections', 'resume', 'keyed'], env, 120_000);
+    const resumed = await runCli(['connections', 'resume', 'cli-key'], env, 120_000);
     expect(resumed.code).toBe(0);
-    expect(resumed.stdout).toBe('resumed: keyed\n');
+    expect(resumed.stdout).toBe('resumed: cli-key\n');
     const listed = await runCli(['connections'], env, 120_000);
-    expect(listed.stdout).toMatch(/^keyed\s+active/m);
+    expect(listed.stdout).toMatch(/^cli-key\s+active/m);
 
     const unknown = await runCli(['connections', 'pause', 'nope'], env, 120_000);
     expect(unknown.code).toBe(1);
@@ -154,8 +154,8 @@ describe('ebsync connect', () => {
     for (const args of [
       ['connect', '--name', 'x', '--api-key', 'ik_not_checked_yet'],
       ['connections'],
-      ['connections', 'pause', 'keyed'],
-      ['disconnect', 'keyed'],
+      ['connections', 'pause', 'cli-key'],
+      ['disconnect', 'cli-key'],
       ['doctor'],
     ]) {
       const result = await runCli(args, lonely, 60_000);
