@@ -29,7 +29,7 @@ import {
 } from '../workflows/connection-types.js';
 import { runAction, UserError } from './errors.js';
 import { durationFlag, formatDuration, portFlag } from './options.js';
-import { requireWorker } from './worker-check.js';
+import { requireWorker, requireWorkerOf } from './worker-check.js';
 
 const ID_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -82,16 +82,18 @@ async function probe(config: Config, auth: ClientAuth): Promise<ProbeResult> {
 /** Starts the connection workflow, or hands the new credentials to the one already running. */
 export async function saveConnection(
   client: Client,
-  taskQueue: string,
+  config: Config,
   profile: ConnectionProfile,
   credentials: Credentials,
 ): Promise<ConnectionStatus> {
   const workflowId = connectionWorkflowId(profile.connectionId);
   const input: ConnectionInput = { profile, credentials };
+  const { taskQueue } = config.temporal;
   try {
     await client.workflow.start(connectionWorkflow, { taskQueue, workflowId, args: [input] });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    await requireWorkerOf(client, config, workflowId);
     return client.workflow.getHandle(workflowId).executeUpdate(reconnectUpdate, {
       args: [
         {
@@ -216,7 +218,7 @@ async function connectApp(config: Config, client: Client, flags: ConnectFlags): 
     const now = Date.now();
     const status = await saveConnection(
       client,
-      config.temporal.taskQueue,
+      config,
       {
         connectionId: flags.name,
         kind: 'installed_app',
@@ -262,7 +264,7 @@ async function connectKey(
   const { businessName } = probed;
   const status = await saveConnection(
     client,
-    config.temporal.taskQueue,
+    config,
     {
       connectionId: flags.name,
       kind: 'integration_key',
@@ -366,11 +368,13 @@ function checkName(name: string, what = '--name'): string {
 /** fn with connection `id`'s workflow; an unknown id becomes one line. */
 async function withConnection<T>(
   client: Client,
+  config: Config,
   id: string,
   fn: (handle: ConnectionHandle) => Promise<T>,
 ): Promise<T> {
   const handle = client.workflow.getHandle<typeof connectionWorkflow>(connectionWorkflowId(id));
   try {
+    await requireWorkerOf(client, config, handle.workflowId);
     return await fn(handle);
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
@@ -394,7 +398,9 @@ function connectionAction(fn: (handle: ConnectionHandle, id: string) => Promise<
   return (id: string) =>
     runAction(async () => {
       checkName(id, 'id');
-      await withWorker((client) => withConnection(client, id, (handle) => fn(handle, id)));
+      await withWorker((client, config) =>
+        withConnection(client, config, id, (handle) => fn(handle, id)),
+      );
     });
 }
 
@@ -474,7 +480,9 @@ export function registerConnectionCommands(program: Command): void {
         if (id !== undefined) checkName(id, 'id');
         await withWorker(async (client, config) => {
           if (id !== undefined) {
-            const one = await withConnection(client, id, (handle) => handle.query(statusQuery));
+            const one = await withConnection(client, config, id, (handle) =>
+              handle.query(statusQuery),
+            );
             process.stdout.write(flags.json ? `${JSON.stringify(one, null, 2)}\n` : inspect(one));
             return;
           }

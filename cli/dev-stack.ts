@@ -94,7 +94,7 @@ async function ensureDemoConnection(
   }
   await saveConnection(
     client,
-    config.temporal.taskQueue,
+    config,
     {
       connectionId: DEMO_CONNECTION,
       kind: 'integration_key',

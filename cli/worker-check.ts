@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { Config } from '../config/index.js';
 import { UserError } from './errors.js';
@@ -13,8 +13,12 @@ const POLLER_FRESH_MS = 120_000;
  * Commands that start workflows, send updates or run queries wait for a worker, forever
  * when there is none. Asking the task queue first turns that silent wait into one line.
  */
-export async function requireWorker(client: Client, config: Config): Promise<void> {
-  const { taskQueue, namespace, address } = config.temporal;
+export async function requireWorker(
+  client: Client,
+  config: Config,
+  taskQueue: string = config.temporal.taskQueue,
+): Promise<void> {
+  const { namespace, address } = config.temporal;
   const { TaskQueueKind, TaskQueueType } = proto.temporal.api.enums.v1;
   const answer = await client.workflowService.describeTaskQueue({
     namespace,
@@ -26,9 +30,35 @@ export async function requireWorker(client: Client, config: Config): Promise<voi
     const seconds = Number(poller.lastAccessTime?.seconds ?? 0);
     return now - seconds * 1000 < POLLER_FRESH_MS;
   });
-  if (!alive) {
+  if (alive) return;
+  if (taskQueue === config.temporal.taskQueue) {
     throw new UserError(
       `no worker polls task queue '${taskQueue}' on ${address}; start one with 'npm start' (Temporal and a worker) or 'ebsync worker', then run this again`,
     );
   }
+  throw new UserError(
+    `no worker polls task queue '${taskQueue}' on ${address}, where this workflow runs (this deployment's queue is '${config.temporal.taskQueue}'); start one there with 'TEMPORAL_TASK_QUEUE=${taskQueue} ebsync worker', then run this again`,
+  );
+}
+
+/**
+ * A running workflow stays on the task queue it started on, which may not be this
+ * deployment's (another TEMPORAL_TASK_QUEUE started it): an update or query to it waits for
+ * a worker on that queue, so that queue is the one to check.
+ */
+export async function requireWorkerOf(
+  client: Client,
+  config: Config,
+  workflowId: string,
+): Promise<void> {
+  let taskQueue: string;
+  try {
+    const description = await client.workflow.getHandle(workflowId).describe();
+    if (description.status.name !== 'RUNNING') return;
+    taskQueue = description.taskQueue;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return;
+    throw error;
+  }
+  await requireWorker(client, config, taskQueue);
 }

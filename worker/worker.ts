@@ -67,7 +67,9 @@ export interface CreateWorkerOptions {
 
 export async function createWorker(options: CreateWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
+  // A stop asked for from here on is honoured once the worker exists: the runtime remembers it.
   installRuntime(logger);
+  logger.info({ taskQueue: options.taskQueue ?? config.temporal.taskQueue }, 'worker starting');
   const converter = dataConverter(config);
   const codec = converter.payloadCodecs?.[0];
   if (!codec) throw new Error('the data converter has no payload codec');

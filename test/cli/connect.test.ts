@@ -1,11 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import got from 'got';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { createLead } from '../../sandbox/resources/leads.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
+import { connectionWorkflow } from '../../workflows/connection.js';
+import { connectionWorkflowId } from '../../workflows/connection-types.js';
 
 /** `ebsync connect`, `connections` and `disconnect` as a user runs them, with a worker running. */
 let sb: Sandbox;
@@ -165,4 +168,43 @@ describe('ebsync connect', () => {
       );
     }
   }, 180_000);
+
+  it('a connection whose workflow runs on a queue no worker polls is named in one line, not waited on', async () => {
+    // Another deployment (TEMPORAL_TASK_QUEUE) started this connection; its worker is gone.
+    const orphanQueue = `orphan-queue-${Date.now()}`;
+    const name = `orphan-${Date.now()}`;
+    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS ?? '' });
+    const client = new Client({ connection });
+    const handle = await client.workflow.start(connectionWorkflow, {
+      taskQueue: orphanQueue,
+      workflowId: connectionWorkflowId(name),
+      args: [
+        {
+          profile: {
+            connectionId: name,
+            kind: 'integration_key',
+            baseUrl: sb.baseUrl,
+            permissions: [],
+          },
+          credentials: { kind: 'apiKey', apiKey: 'ik_orphan_not_real' },
+        },
+      ],
+    });
+    try {
+      const expected = `ebsync: no worker polls task queue '${orphanQueue}' on ${env.TEMPORAL_ADDRESS}, where this workflow runs (this deployment's queue is '${env.TEMPORAL_TASK_QUEUE}'); start one there with 'TEMPORAL_TASK_QUEUE=${orphanQueue} ebsync worker', then run this again\n`;
+      for (const args of [
+        ['connect', '--name', name, '--api-key', sb.apiKey],
+        ['connections', name],
+        ['connections', 'pause', name],
+        ['disconnect', name],
+      ]) {
+        const result = await runCli(args, env, 60_000);
+        expect(result.code, args.join(' ')).toBe(1);
+        expect(result.stderr, args.join(' ')).toBe(expected);
+      }
+    } finally {
+      await handle.terminate('test done');
+      await connection.close();
+    }
+  }, 240_000);
 });

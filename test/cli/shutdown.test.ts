@@ -119,4 +119,18 @@ describe('ebsync worker shutdown', () => {
     expect(completed).toBe(true);
     expect(exitMs).toBeGreaterThan(1_500);
   }, 120_000);
+
+  it('a Ctrl-C while the worker is still starting stops it once started, exit 0', async () => {
+    // The runtime's signal handler runs before the worker exists; it must still be honoured.
+    const worker = new CliProcess(['worker'], {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `early-stop-${randomBytes(4).toString('hex')}`,
+      EBSYNC_DATA_DIR: join(dir, 'data'),
+    });
+    await worker.waitForLine(/worker starting/, 60_000);
+    const result = await worker.stop('SIGINT', 90_000);
+    expect(result.code).toBe(0);
+    expect(result.signal).toBeNull();
+    expect(result.stdout + result.stderr).toMatch(/worker stopped/);
+  }, 150_000);
 });
