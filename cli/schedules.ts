@@ -138,13 +138,14 @@ export async function createMirrorSchedule(
       state: { paused: request.paused === true },
     });
   } catch (error) {
+    // The SDK turns the server's "Invalid schedule spec" (a cron expression it cannot read)
+    // into a TypeError; other refusals of the spec come as gRPC INVALID_ARGUMENT.
     const cause =
       error instanceof ServiceError
         ? (error.cause as { code?: number; details?: string } | undefined)
         : undefined;
-    // gRPC INVALID_ARGUMENT: the server could not read the spec (a bad cron expression).
-    if (cause?.code === 3) {
-      const why = cause.details ?? 'invalid schedule';
+    if (error instanceof TypeError || cause?.code === 3) {
+      const why = cause?.details ?? (error as Error).message;
       throw new UserError(`the server refused this schedule: ${why}`, 2);
     }
     throw error;
@@ -435,22 +436,23 @@ export function registerScheduleCommands(program: Command): void {
     )
     .option('--paused', 'create it paused')
     .action((what: string, flags: CreateFlags) =>
-      runAction(() =>
-        withClient(async (client, config) => {
-          parseSubjects(what);
-          if (flags.every === undefined && flags.cron === undefined) {
-            throw new UserError('say when: --every <duration> or --cron <expression>', 2);
-          }
-          if (flags.timezone !== undefined && flags.cron === undefined) {
-            throw new UserError('--timezone goes with --cron only', 2);
-          }
-          const timing: ScheduleTiming =
-            flags.every !== undefined
-              ? { everyMs: flags.every }
-              : {
-                  cron: flags.cron ?? '',
-                  timezone: checkTimezone(flags.timezone ?? localTimezone()),
-                };
+      runAction(async () => {
+        // Everything the command line alone can get wrong is said before Temporal is asked.
+        parseSubjects(what);
+        if (flags.every === undefined && flags.cron === undefined) {
+          throw new UserError('say when: --every <duration> or --cron <expression>', 2);
+        }
+        if (flags.timezone !== undefined && flags.cron === undefined) {
+          throw new UserError('--timezone goes with --cron only', 2);
+        }
+        const timing: ScheduleTiming =
+          flags.every !== undefined
+            ? { everyMs: flags.every }
+            : {
+                cron: flags.cron ?? '',
+                timezone: checkTimezone(flags.timezone ?? localTimezone()),
+              };
+        await withClient(async (client, config) => {
           const destination = normalizeDestination(flags.to ?? defaultDestination(config));
           if (flags.connection === undefined) await requireWorker(client, config);
           const connectionId = await pickConnection(client, config, flags.connection);
@@ -481,8 +483,8 @@ export function registerScheduleCommands(program: Command): void {
               `${what} of connection ${connectionId}, ${whenText(timing)}` +
               `${request.paused ? ' (paused)' : ''}\n`,
           );
-        }),
-      ),
+        });
+      }),
     );
 
   group
