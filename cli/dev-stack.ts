@@ -7,6 +7,7 @@ import type { Logger } from '../worker/logger.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { listConnections, saveConnection } from './connections.js';
+import { ensureDefaultSchedules, scheduleLines } from './schedules.js';
 import {
   defaultDestination,
   displayPath,
@@ -144,6 +145,10 @@ export async function runMainJob(
       full: false,
       connectionId,
     });
+    // The demo keeps itself in step: defaults made once, never over a user's own change.
+    const schedules = demo
+      ? await ensureDefaultSchedules(client, config, connectionId, destination)
+      : [];
     process.stdout.write(
       `${attached ? 'Attached to the mirror already running' : 'Mirroring leads, events and appointments'} ` +
         `of connection ${connectionId} into ${displayPath(destination.slice('sqlite:'.length))}\n`,
@@ -163,7 +168,8 @@ export async function runMainJob(
     process.stdout.write(
       `${summaryText(outcome)}` +
         `The data is in ${file} (tables leads, lead_bookings, events, event_bookings, appointments). Try:\n` +
-        `  sqlite3 ${file} "SELECT status, count(*) FROM leads WHERE deleted_at IS NULL GROUP BY status"\n`,
+        `  sqlite3 ${file} "SELECT status, count(*) FROM leads WHERE deleted_at IS NULL GROUP BY status"\n` +
+        scheduleLines(schedules),
     );
     logger.info({ workflowId: handle.workflowId }, 'mirror pass finished');
   } finally {

@@ -61,7 +61,7 @@ export function defaultDestination(config: Config): string {
   return `sqlite:${resolve(config.dataDir, 'mirror.db')}`;
 }
 
-function parseSubjects(value: string | undefined): MirrorSubject[] {
+export function parseSubjects(value: string | undefined): MirrorSubject[] {
   if (value === undefined || value === 'all') return [...MIRROR_SUBJECTS];
   if ((MIRROR_SUBJECTS as readonly string[]).includes(value)) return [value as MirrorSubject];
   throw new UserError(
@@ -70,7 +70,11 @@ function parseSubjects(value: string | undefined): MirrorSubject[] {
   );
 }
 
-async function pickConnection(client: Client, config: Config, asked?: string): Promise<string> {
+export async function pickConnection(
+  client: Client,
+  config: Config,
+  asked?: string,
+): Promise<string> {
   if (asked) return asked;
   const connections = await listConnections(client, config.temporal.taskQueue);
   if (connections.length === 0) {
@@ -85,6 +89,26 @@ async function pickConnection(client: Client, config: Config, asked?: string): P
   return connections[0]!.connectionId;
 }
 
+/**
+ * The mirror's workflow id and input for a request: the one place both `ebsync sync` and a
+ * schedule's action get them, so a scheduled pass is the same pass under the same id.
+ */
+export function mirrorRun(
+  connectionId: string,
+  request: SyncRequest,
+): { workflowId: string; input: MirrorInput } {
+  return {
+    workflowId: mirrorWorkflowId(connectionId, destinationKey(request.destination)),
+    input: {
+      connectionId,
+      destination: request.destination,
+      subjects: request.subjects,
+      mode: request.full ? 'full' : 'incremental',
+      ...(request.concurrency ? { concurrency: request.concurrency } : {}),
+    },
+  };
+}
+
 /** Starts the mirror, or attaches to the one already running for that connection and destination. */
 export async function startOrAttach(
   client: Client,
@@ -92,14 +116,7 @@ export async function startOrAttach(
   request: SyncRequest,
 ): Promise<{ handle: WorkflowHandle<typeof mirrorWorkflow>; attached: boolean }> {
   const connectionId = await pickConnection(client, config, request.connectionId);
-  const workflowId = mirrorWorkflowId(connectionId, destinationKey(request.destination));
-  const input: MirrorInput = {
-    connectionId,
-    destination: request.destination,
-    subjects: request.subjects,
-    mode: request.full ? 'full' : 'incremental',
-    ...(request.concurrency ? { concurrency: request.concurrency } : {}),
-  };
+  const { workflowId, input } = mirrorRun(connectionId, request);
   try {
     const handle = await client.workflow.start(mirrorWorkflow, {
       taskQueue: config.temporal.taskQueue,

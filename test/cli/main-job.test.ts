@@ -41,6 +41,11 @@ describe('npm start: the main job on demo data', () => {
       expect(first.stdout).toMatch(/EBS_BASE_URL=.* EBS_API_KEY=/);
       expect(first.stdout).toMatch(/written +\d+ changed or new/);
       expect(first.stdout).toMatch(/SELECT status, count\(\*\) FROM leads/);
+      await first.waitForLine(/^ {2}sync-demo-all-full /, 10_000);
+      expect(first.stdout).toMatch(/^ {2}sync-demo-all-incremental +every 15m \(created now\)$/m);
+      expect(first.stdout).toMatch(
+        /^ {2}sync-demo-all-full +cron '0 3 \* \* \*' \(.+\) \(created now\)$/m,
+      );
       // Still running: the main job keeps its worker until Ctrl-C.
       expect(first.running).toBe(true);
       const stopped = await first.stop('SIGINT', 60_000);
@@ -52,13 +57,42 @@ describe('npm start: the main job on demo data', () => {
     expect(count(mirror, 'SELECT count(*) AS n FROM leads')).toBeGreaterThan(1900);
     expect(count(mirror, 'SELECT count(*) AS n FROM events')).toBe(300);
 
+    // A user's change to a default schedule is kept by the next start.
+    const pause = await runCli(
+      ['schedule', 'pause', 'sync-demo-all-incremental', '--note', 'mine'],
+      env(),
+    );
+    expect(pause.code, pause.stderr).toBe(0);
+
     const second = new CliProcess(['dev'], env());
     try {
       await second.waitForLine(/^The data is in /, 240_000);
       expect(second.stdout).toMatch(/written +0 changed or new; \d+ already up to date/);
+      await second.waitForLine(/^ {2}sync-demo-all-full /, 10_000);
+      expect(second.stdout).toMatch(/^ {2}sync-demo-all-incremental .*\(already there, kept\)$/m);
+      expect(second.stdout).toMatch(/^ {2}sync-demo-all-full .*\(already there, kept\)$/m);
       expect((await second.stop('SIGTERM', 60_000)).code).toBe(0);
     } finally {
       second.killAll();
+    }
+    const listed = await runCli(['schedule', 'list', '--json'], env());
+    const schedules = JSON.parse(listed.stdout) as {
+      scheduleId: string;
+      paused: boolean;
+      note: string | null;
+    }[];
+    expect(schedules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          scheduleId: 'sync-demo-all-incremental',
+          paused: true,
+          note: 'mine',
+        }),
+        expect.objectContaining({ scheduleId: 'sync-demo-all-full', paused: false }),
+      ]),
+    );
+    for (const id of ['sync-demo-all-incremental', 'sync-demo-all-full']) {
+      expect((await runCli(['schedule', 'delete', id], env())).code).toBe(0);
     }
   }, 600_000);
 });

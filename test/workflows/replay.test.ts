@@ -6,7 +6,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { historyFromJSON } from '../helpers/history-json.js';
 import { CONNECTION_SCENARIOS } from '../fixtures/connection-scenarios.js';
-import { MIRROR_SCENARIOS } from '../fixtures/mirror-scenarios.js';
+import { MIRROR_SCENARIOS, SCHEDULED_MIRROR_SCENARIOS } from '../fixtures/mirror-scenarios.js';
 
 /**
  * Every committed history (test/fixtures/histories/*.json, written by
@@ -48,6 +48,7 @@ describe('recorded workflow histories', () => {
       'health-check',
       ...CONNECTION_SCENARIOS.map((c) => c.name),
       ...MIRROR_SCENARIOS.map((m) => m.name),
+      ...SCHEDULED_MIRROR_SCENARIOS.map((m) => m.name),
     ];
     expect(files.map((f) => basename(f, '.json').replace(/\.run-\d+$/, ''))).toEqual(
       expect.arrayContaining(expected),

@@ -1,0 +1,569 @@
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  ServiceError,
+  WorkflowNotFoundError,
+  type Client,
+  type ScheduleDescription,
+  type ScheduleHandle,
+} from '@temporalio/client';
+import { Option, type Command } from 'commander';
+import { loadConfig, type Config } from '../config/index.js';
+import { maskCredentials } from '../store/postgres-connection.js';
+import { connectClient } from '../worker/temporal-client.js';
+import { connectionWorkflowId } from '../workflows/connection-types.js';
+import type { MirrorSubject } from '../workflows/mirror-types.js';
+import { scheduledMirrorWorkflow } from '../workflows/scheduled-mirror.js';
+import { runAction, UserError } from './errors.js';
+import { durationFlag } from './options.js';
+import { requireWorker } from './worker-check.js';
+import {
+  defaultDestination,
+  destinationKey,
+  mirrorRun,
+  normalizeDestination,
+  parseSubjects,
+  pickConnection,
+} from './sync.js';
+
+/** When a schedule fires: a fixed interval, or a cron expression in a time zone. */
+export type ScheduleTiming = { everyMs: number } | { cron: string; timezone: string };
+
+export interface MirrorScheduleRequest {
+  connectionId: string;
+  /** `leads`, `events`, `appointments` or `all`: also a part of the schedule's id. */
+  what: string;
+  /** Normalized (`sqlite:` absolute, or `postgres://…`). */
+  destination: string;
+  full: boolean;
+  timing: ScheduleTiming;
+  catchupWindowMs: number;
+  jitterMs: number;
+  paused?: boolean;
+}
+
+/** What a schedule's memo records, so `list` can say what each one mirrors without its args. */
+interface ScheduleMemo {
+  ebsync: 'mirror';
+  connectionId: string;
+  what: string;
+  mode: 'full' | 'incremental';
+  /** Masked: a postgres:// destination may hold a password. */
+  destination: string;
+  when: string;
+}
+
+export const DEFAULT_CATCHUP_WINDOW_MS = 3_600_000;
+
+/**
+ * `sync-<connection>-<what>-<mode>`, plus the destination's key when it is not the default
+ * mirror file: the same request always names the same schedule, so a second create finds it.
+ */
+export function mirrorScheduleId(
+  config: Config,
+  request: Pick<MirrorScheduleRequest, 'connectionId' | 'what' | 'destination' | 'full'>,
+): string {
+  const mode = request.full ? 'full' : 'incremental';
+  const base = `sync-${request.connectionId}-${request.what}-${mode}`;
+  return request.destination === defaultDestination(config)
+    ? base
+    : `${base}-${destinationKey(request.destination)}`;
+}
+
+function shownMs(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+function whenText(timing: ScheduleTiming): string {
+  return 'everyMs' in timing
+    ? `every ${shownMs(timing.everyMs)}`
+    : `cron '${timing.cron}' (${timing.timezone})`;
+}
+
+/**
+ * Creates the schedule of a mirror. Full passes skip a firing while the last one runs (a
+ * second full pass right after adds nothing); incremental ones buffer one, so changes made
+ * during a long pass are picked up right after it. Throws ScheduleAlreadyRunning when the id
+ * exists.
+ */
+export async function createMirrorSchedule(
+  client: Client,
+  config: Config,
+  request: MirrorScheduleRequest,
+): Promise<ScheduleHandle> {
+  const scheduleId = mirrorScheduleId(config, request);
+  const subjects: MirrorSubject[] = parseSubjects(request.what);
+  const { workflowId, input } = mirrorRun(request.connectionId, {
+    subjects,
+    destination: request.destination,
+    full: request.full,
+  });
+  const memo: ScheduleMemo = {
+    ebsync: 'mirror',
+    connectionId: request.connectionId,
+    what: request.what,
+    mode: input.mode,
+    destination: maskCredentials(request.destination),
+    when: whenText(request.timing),
+  };
+  const jitter = request.jitterMs > 0 ? { jitter: request.jitterMs } : {};
+  try {
+    return await client.schedule.create({
+      scheduleId,
+      spec:
+        'everyMs' in request.timing
+          ? { intervals: [{ every: request.timing.everyMs }], ...jitter }
+          : {
+              cronExpressions: [request.timing.cron],
+              timezone: request.timing.timezone,
+              ...jitter,
+            },
+      action: {
+        type: 'startWorkflow',
+        workflowType: scheduledMirrorWorkflow,
+        args: [{ mirror: input, mirrorWorkflowId: workflowId }],
+        taskQueue: config.temporal.taskQueue,
+        // Temporal appends the firing time, so no action id equals the mirror's own id.
+        workflowId: scheduleId,
+      },
+      policies: {
+        overlap: request.full ? ScheduleOverlapPolicy.SKIP : ScheduleOverlapPolicy.BUFFER_ONE,
+        catchupWindow: request.catchupWindowMs,
+      },
+      memo: { ...memo },
+      state: { paused: request.paused === true },
+    });
+  } catch (error) {
+    // The SDK turns the server's "Invalid schedule spec" (a cron expression it cannot read)
+    // into a TypeError; other refusals of the spec come as gRPC INVALID_ARGUMENT.
+    const cause =
+      error instanceof ServiceError
+        ? (error.cause as { code?: number; details?: string } | undefined)
+        : undefined;
+    if (error instanceof TypeError || cause?.code === 3) {
+      const why = cause?.details ?? (error as Error).message;
+      throw new UserError(`the server refused this schedule: ${why}`, 2);
+    }
+    throw error;
+  }
+}
+
+export interface DefaultScheduleOutcome {
+  scheduleId: string;
+  when: string;
+  created: boolean;
+}
+
+/**
+ * The demo's defaults (incremental every 15 minutes, a full reconcile nightly at 03:00 local
+ * time), each created only when its id does not exist: a schedule a user changed stays as is.
+ */
+export async function ensureDefaultSchedules(
+  client: Client,
+  config: Config,
+  connectionId: string,
+  destination: string,
+): Promise<DefaultScheduleOutcome[]> {
+  const defaults: MirrorScheduleRequest[] = [
+    {
+      connectionId,
+      what: 'all',
+      destination,
+      full: false,
+      timing: { everyMs: 15 * 60_000 },
+      catchupWindowMs: 15 * 60_000,
+      jitterMs: 30_000,
+    },
+    {
+      connectionId,
+      what: 'all',
+      destination,
+      full: true,
+      timing: { cron: '0 3 * * *', timezone: localTimezone() },
+      catchupWindowMs: 6 * 3_600_000,
+      jitterMs: 5 * 60_000,
+    },
+  ];
+  const outcomes: DefaultScheduleOutcome[] = [];
+  for (const request of defaults) {
+    const scheduleId = mirrorScheduleId(config, request);
+    let created = true;
+    try {
+      await createMirrorSchedule(client, config, request);
+    } catch (error) {
+      if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+      created = false;
+    }
+    outcomes.push({ scheduleId, when: whenText(request.timing), created });
+  }
+  return outcomes;
+}
+
+/** The main job's summary lines about its default schedules. */
+export function scheduleLines(outcomes: readonly DefaultScheduleOutcome[]): string {
+  if (outcomes.length === 0) return '';
+  const lines = outcomes.map(
+    (o) => `  ${o.scheduleId}  ${o.when}${o.created ? ' (created now)' : ' (already there, kept)'}`,
+  );
+  return `Scheduled syncs ('npx ebsync schedule list'):\n${lines.join('\n')}\n`;
+}
+
+function localTimezone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+function checkTimezone(zone: string): string {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+  } catch {
+    throw new UserError(
+      `--timezone '${zone}' is not a time zone: expected an IANA name such as UTC or Europe/Berlin`,
+      2,
+    );
+  }
+  return zone;
+}
+
+/** A schedule as `describe --json` and `list --json` print it. */
+export interface ScheduleView {
+  scheduleId: string;
+  connectionId: string | null;
+  what: string | null;
+  mode: string | null;
+  destination: string | null;
+  when: string | null;
+  paused: boolean;
+  note: string | null;
+  overlap: string;
+  catchupWindowMs: number;
+  jitterMs: number;
+  nextRuns: string[];
+  recentRuns: { workflowId: string; scheduledAt: string; takenAt: string }[];
+  running: string[];
+  actionsTaken: number;
+  skippedOverlap: number;
+  missedCatchupWindow: number;
+}
+
+function memoOf(memo: Record<string, unknown> | undefined): ScheduleMemo | undefined {
+  return memo?.ebsync === 'mirror' ? (memo as unknown as ScheduleMemo) : undefined;
+}
+
+export function viewOf(d: ScheduleDescription): ScheduleView {
+  const memo = memoOf(d.memo);
+  return {
+    scheduleId: d.scheduleId,
+    connectionId: memo?.connectionId ?? null,
+    what: memo?.what ?? null,
+    mode: memo?.mode ?? null,
+    destination: memo?.destination ?? null,
+    when: memo?.when ?? null,
+    paused: d.state.paused,
+    note: d.state.note ?? null,
+    overlap: d.policies.overlap ?? 'SKIP',
+    catchupWindowMs: d.policies.catchupWindow,
+    jitterMs: Number(d.spec.jitter ?? 0),
+    nextRuns: d.info.nextActionTimes.map((t) => t.toISOString()),
+    recentRuns: d.info.recentActions.map((a) => ({
+      workflowId: a.action.workflow.workflowId,
+      scheduledAt: a.scheduledAt.toISOString(),
+      takenAt: a.takenAt.toISOString(),
+    })),
+    running: d.info.runningActions.map((a) => a.workflow.workflowId),
+    actionsTaken: d.info.numActionsTaken,
+    skippedOverlap: d.info.numActionsSkippedOverlap,
+    missedCatchupWindow: d.info.numActionsMissedCatchupWindow,
+  };
+}
+
+function describeText(v: ScheduleView): string {
+  const lines = [
+    `${v.scheduleId}: ${v.paused ? 'paused' : 'active'}${v.note ? ` (${v.note})` : ''}`,
+    `  mirrors      ${v.what ?? '?'} (${v.mode ?? '?'}) of connection ${v.connectionId ?? '?'} into ${v.destination ?? '?'}`,
+    `  when         ${v.when ?? '?'}; jitter ${shownMs(v.jitterMs)}; catch-up window ${shownMs(v.catchupWindowMs)}`,
+    `  overlap      ${v.overlap}`,
+    `  next runs    ${v.paused ? '(paused)' : v.nextRuns.slice(0, 3).join(', ') || '(none)'}`,
+    `  runs         ${v.actionsTaken} started, ${v.skippedOverlap} skipped (overlap), ${v.missedCatchupWindow} missed (catch-up window)`,
+  ];
+  for (const id of v.running) lines.push(`  running      ${id}`);
+  for (const run of v.recentRuns.slice(-5)) {
+    lines.push(`  recent       ${run.takenAt} ${run.workflowId}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The mirror schedules of the namespace, optionally of one connection, sorted by id. */
+export async function listMirrorSchedules(
+  client: Client,
+  connectionId?: string,
+): Promise<ScheduleView[]> {
+  const ids: string[] = [];
+  for await (const summary of client.schedule.list()) {
+    const memo = memoOf(summary.memo);
+    if (memo && (connectionId === undefined || memo.connectionId === connectionId)) {
+      ids.push(summary.scheduleId);
+    }
+  }
+  const views: ScheduleView[] = [];
+  for (const id of ids.sort()) {
+    try {
+      views.push(viewOf(await client.schedule.getHandle(id).describe()));
+    } catch (error) {
+      // Listing is eventually consistent: one deleted a moment ago is simply gone.
+      if (!(error instanceof ScheduleNotFoundError)) throw error;
+    }
+  }
+  return views;
+}
+
+async function describeOrExplain(handle: ScheduleHandle): Promise<ScheduleDescription> {
+  try {
+    return await handle.describe();
+  } catch (error) {
+    if (error instanceof ScheduleNotFoundError) {
+      throw new UserError(
+        `no schedule '${handle.scheduleId}': 'ebsync schedule list' shows the ones there are`,
+      );
+    }
+    throw error;
+  }
+}
+
+/** A schedule of a connection that does not exist would only ever fail: say so now. */
+async function requireConnection(client: Client, connectionId: string): Promise<void> {
+  let running = false;
+  try {
+    const d = await client.workflow.getHandle(connectionWorkflowId(connectionId)).describe();
+    running = d.status.name === 'RUNNING';
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+  }
+  if (!running) {
+    throw new UserError(
+      `no connection '${connectionId}': 'ebsync connections' lists them, 'ebsync connect' adds one`,
+      2,
+    );
+  }
+}
+
+interface CreateFlags {
+  every?: number;
+  cron?: string;
+  timezone?: string;
+  full?: boolean;
+  to?: string;
+  connection?: string;
+  catchupWindow: number;
+  jitter: number;
+  paused?: boolean;
+}
+
+async function withClient(action: (client: Client, config: Config) => Promise<void>) {
+  const config = loadConfig();
+  const { client, close } = await connectClient(config);
+  try {
+    await action(client, config);
+  } finally {
+    await close();
+  }
+}
+
+/** `ebsync schedule <verb> <id>`: one handle, a described check that it exists, one line out. */
+function registerIdCommand(
+  group: Command,
+  name: string,
+  description: string,
+  act: (handle: ScheduleHandle, d: ScheduleDescription, note?: string) => Promise<string>,
+  withNote = false,
+): void {
+  const command = group.command(name).description(description).argument('<id>', 'schedule id');
+  if (withNote) command.option('--note <text>', 'why (shown by describe)');
+  command.action((id: string, flags: { note?: string }) =>
+    runAction(() =>
+      withClient(async (client) => {
+        const handle = client.schedule.getHandle(id);
+        const description = await describeOrExplain(handle);
+        process.stdout.write(`${await act(handle, description, flags.note)}\n`);
+      }),
+    ),
+  );
+}
+
+export function registerScheduleCommands(program: Command): void {
+  const group = program
+    .command('schedule')
+    .description(
+      'Scheduled mirror passes on Temporal Schedules: create, list, describe, pause, resume, ' +
+        'trigger, delete. See docs/schedules.md.',
+    );
+
+  group
+    .command('create')
+    .description(
+      'Schedule the mirror of a connection: --every or --cron. Full passes skip a firing while ' +
+        'the last one runs; incremental ones buffer one. The id is sync-<connection>-<what>-<mode>.',
+    )
+    .argument('[what]', 'leads, events, appointments or all', 'all')
+    .addOption(
+      new Option('--every <duration>', 'interval (30s, 15m, 6h)')
+        .argParser(durationFlag(1000))
+        .conflicts('cron'),
+    )
+    .option('--cron <expression>', "cron expression, e.g. '0 3 * * *'")
+    .option('--timezone <zone>', 'time zone of --cron (default: this machine’s)')
+    .option('--full', 'full passes (default: incremental)')
+    .option(
+      '--to <destination>',
+      'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
+    )
+    .option('--connection <id>', 'connection to mirror (default: the only one)')
+    .addOption(
+      new Option(
+        '--catchup-window <duration>',
+        'how late a firing missed while Temporal was down may still run',
+      )
+        .default(DEFAULT_CATCHUP_WINDOW_MS, '1h')
+        .argParser(durationFlag(10_000, 7 * 86_400_000)),
+    )
+    .addOption(
+      new Option('--jitter <duration>', 'random delay of each firing, up to this')
+        .default(0, 'none')
+        .argParser(durationFlag(0)),
+    )
+    .option('--paused', 'create it paused')
+    .action((what: string, flags: CreateFlags) =>
+      runAction(async () => {
+        // Everything the command line alone can get wrong is said before Temporal is asked.
+        parseSubjects(what);
+        if (flags.every === undefined && flags.cron === undefined) {
+          throw new UserError('say when: --every <duration> or --cron <expression>', 2);
+        }
+        if (flags.timezone !== undefined && flags.cron === undefined) {
+          throw new UserError('--timezone goes with --cron only', 2);
+        }
+        const timing: ScheduleTiming =
+          flags.every !== undefined
+            ? { everyMs: flags.every }
+            : {
+                cron: flags.cron ?? '',
+                timezone: checkTimezone(flags.timezone ?? localTimezone()),
+              };
+        await withClient(async (client, config) => {
+          const destination = normalizeDestination(flags.to ?? defaultDestination(config));
+          if (flags.connection === undefined) await requireWorker(client, config);
+          const connectionId = await pickConnection(client, config, flags.connection);
+          await requireConnection(client, connectionId);
+          const request: MirrorScheduleRequest = {
+            connectionId,
+            what,
+            destination,
+            full: flags.full === true,
+            timing,
+            catchupWindowMs: flags.catchupWindow,
+            jitterMs: flags.jitter,
+            ...(flags.paused ? { paused: true } : {}),
+          };
+          let handle;
+          try {
+            handle = await createMirrorSchedule(client, config, request);
+          } catch (error) {
+            if (error instanceof ScheduleAlreadyRunning) {
+              throw new UserError(
+                `schedule '${error.scheduleId}' exists: 'ebsync schedule delete ${error.scheduleId}' first to replace it`,
+              );
+            }
+            throw error;
+          }
+          process.stdout.write(
+            `created schedule ${handle.scheduleId}: ${request.full ? 'full' : 'incremental'} ` +
+              `${what} of connection ${connectionId}, ${whenText(timing)}` +
+              `${request.paused ? ' (paused)' : ''}\n`,
+          );
+        });
+      }),
+    );
+
+  group
+    .command('list')
+    .description('List the mirror schedules, with state, timing and next run.')
+    .option('--connection <id>', 'only this connection’s')
+    .option('--json', 'print JSON')
+    .action((flags: { connection?: string; json?: boolean }) =>
+      runAction(() =>
+        withClient(async (client) => {
+          const views = await listMirrorSchedules(client, flags.connection);
+          if (flags.json) {
+            process.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
+            return;
+          }
+          if (views.length === 0) {
+            process.stdout.write("no schedules: create one with 'ebsync schedule create'\n");
+            return;
+          }
+          for (const v of views) {
+            const next = v.paused ? 'paused' : `next ${v.nextRuns[0] ?? '-'}`;
+            process.stdout.write(`${v.scheduleId}  ${v.when ?? '?'}  ${v.overlap}  ${next}\n`);
+          }
+        }),
+      ),
+    );
+
+  group
+    .command('describe')
+    .description('Show one schedule: what it mirrors, when, its policies, next and recent runs.')
+    .argument('<id>', 'schedule id')
+    .option('--json', 'print JSON')
+    .action((id: string, flags: { json?: boolean }) =>
+      runAction(() =>
+        withClient(async (client) => {
+          const view = viewOf(await describeOrExplain(client.schedule.getHandle(id)));
+          process.stdout.write(
+            flags.json ? `${JSON.stringify(view, null, 2)}\n` : describeText(view),
+          );
+        }),
+      ),
+    );
+
+  registerIdCommand(
+    group,
+    'pause',
+    'Pause a schedule: it fires nothing until resumed (a run going on goes on).',
+    async (handle, _d, note) => {
+      await handle.pause(note ?? 'paused with ebsync schedule pause');
+      return `paused ${handle.scheduleId}`;
+    },
+    true,
+  );
+  registerIdCommand(
+    group,
+    'resume',
+    'Resume a paused schedule.',
+    async (handle, _d, note) => {
+      await handle.unpause(note ?? 'resumed with ebsync schedule resume');
+      return `resumed ${handle.scheduleId}`;
+    },
+    true,
+  );
+  registerIdCommand(
+    group,
+    'trigger',
+    'Run a schedule’s pass now, under its own overlap policy.',
+    async (handle, d) => {
+      await handle.trigger(d.policies.overlap);
+      return `triggered ${handle.scheduleId} (overlap ${d.policies.overlap}: a run going on may make this one skip or wait)`;
+    },
+  );
+  registerIdCommand(
+    group,
+    'delete',
+    'Delete a schedule; a run going on finishes.',
+    async (handle) => {
+      await handle.delete();
+      return `deleted ${handle.scheduleId}`;
+    },
+  );
+}

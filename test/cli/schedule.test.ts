@@ -1,0 +1,165 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import type { ScheduleView } from '../../cli/schedules.js';
+import { destinationIds } from '../mirror/source-truth.js';
+import { CliProcess, runCli } from '../helpers/cli.js';
+import { eventually } from '../schedules/schedule-worker.js';
+
+/** `ebsync schedule …` as a user runs it, with a worker and a connection of its own. */
+const CONNECTION = 'schedule-cli';
+const LEADS = 60;
+
+let dir: string;
+let sb: Sandbox;
+let worker: CliProcess;
+let env: Record<string, string>;
+const created: string[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-schedule-cli-'));
+  sb = await startSandbox({ certDir: join(dir, 'cert'), seed: { leads: LEADS, events: 5 } });
+  env = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: `schedule-cli-${Date.now()}`,
+    EBS_BASE_URL: sb.baseUrl,
+    EBS_API_KEY: sb.apiKey,
+    EBS_CA_FILE: sb.caFile ?? '',
+    EBSYNC_DATA_DIR: join(dir, 'data'),
+  };
+  worker = new CliProcess(['worker'], env);
+  await worker.waitForLine(/worker started/, 90_000);
+  const connect = await runCli(['connect', '--api-key', '--name', CONNECTION], env);
+  expect(connect.code, connect.stderr).toBe(0);
+}, 180_000);
+
+afterAll(async () => {
+  for (const id of created) await runCli(['schedule', 'delete', id], env).catch(() => undefined);
+  await worker?.stop('SIGTERM', 30_000);
+  await sb?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const describeJson = async (id: string): Promise<ScheduleView> => {
+  const result = await runCli(['schedule', 'describe', id, '--json'], env);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as ScheduleView;
+};
+
+describe('ebsync schedule', { timeout: 120_000 }, () => {
+  it.for([
+    [['create'], 'say when: --every <duration> or --cron <expression>'],
+    [['create', '--every', '5m', '--timezone', 'UTC'], '--timezone goes with --cron only'],
+    [['create', 'invoices', '--every', '5m'], 'expected leads, events, appointments or all'],
+    [['create', '--cron', '0 3 * * *', '--timezone', 'Mars/Base'], 'is not a time zone'],
+    [['create', '--every', '5m', '--connection', 'nobody'], "no connection 'nobody'"],
+    [['create', '--every', '5m', '--cron', '0 3 * * *'], 'cannot be used with option'],
+    [['create', '--every', 'soon'], 'Expected a duration'],
+    [['create', '--cron', 'every tuesday', '--connection', CONNECTION], 'refused this schedule'],
+  ] as const)('ebsync schedule %j: one line, exit 2', async ([args, message]) => {
+    const result = await runCli(['schedule', ...args], env);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain(message);
+  });
+
+  it('an unknown schedule is one line, exit 1', async () => {
+    const result = await runCli(['schedule', 'pause', 'sync-nobody-all-full'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      "ebsync: no schedule 'sync-nobody-all-full': 'ebsync schedule list' shows the ones there are\n",
+    );
+  }, 120_000);
+
+  it('create, list, trigger, describe, pause, resume, delete; a triggered pass is the mirror ebsync sync shows', async () => {
+    const file = join(dir, 'scheduled.db');
+    const create = await runCli(
+      [
+        'schedule',
+        'create',
+        '--full',
+        '--cron',
+        '0 0 1 1 *',
+        '--timezone',
+        'UTC',
+        '--to',
+        `sqlite:${file}`,
+        '--connection',
+        CONNECTION,
+      ],
+      env,
+    );
+    expect(create.code, create.stderr).toBe(0);
+    const id = /^created schedule (\S+):/.exec(create.stdout)?.[1] ?? '';
+    created.push(id);
+    expect(id).toMatch(new RegExp(`^sync-${CONNECTION}-all-full-[0-9a-f]{12}$`));
+    expect(create.stdout).toContain("cron '0 0 1 1 *' (UTC)");
+
+    const again = await runCli(
+      [
+        'schedule',
+        'create',
+        '--full',
+        '--every',
+        '1h',
+        '--to',
+        `sqlite:${file}`,
+        '--connection',
+        CONNECTION,
+      ],
+      env,
+    );
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`schedule '${id}' exists`);
+
+    const list = await runCli(['schedule', 'list', '--connection', CONNECTION, '--json'], env);
+    expect(list.code, list.stderr).toBe(0);
+    const listed = JSON.parse(list.stdout) as ScheduleView[];
+    expect(listed.map((s) => s.scheduleId)).toEqual([id]);
+    expect(listed[0]).toMatchObject({ connectionId: CONNECTION, mode: 'full', overlap: 'SKIP' });
+
+    const trigger = await runCli(['schedule', 'trigger', id], env);
+    expect(trigger.code, trigger.stderr).toBe(0);
+    await eventually(
+      'the triggered pass to fill the mirror',
+      async () => {
+        const ids = await destinationIds(`sqlite:${file}`, 'leads').catch(() => []);
+        return ids.length === LEADS ? ids : undefined;
+      },
+      120_000,
+    );
+    // The scheduled pass ran under the mirror's own id: `ebsync sync --status` reports it.
+    const status = await eventually(
+      'the pass to complete',
+      async () => {
+        const result = await runCli(
+          ['sync', '--status', '--json', '--to', `sqlite:${file}`, '--connection', CONNECTION],
+          env,
+        );
+        const progress = JSON.parse(result.stdout || '{}') as { status?: string; mode?: string };
+        return progress.status === 'COMPLETED' ? progress : undefined;
+      },
+      120_000,
+    );
+    expect(status.mode).toBe('full');
+
+    const described = await describeJson(id);
+    expect(described.actionsTaken).toBe(1);
+    expect(described.recentRuns).toHaveLength(1);
+
+    const pause = await runCli(['schedule', 'pause', id, '--note', 'holiday'], env);
+    expect(pause.stdout).toBe(`paused ${id}\n`);
+    expect(await describeJson(id)).toMatchObject({ paused: true, note: 'holiday' });
+    const text = await runCli(['schedule', 'describe', id], env);
+    expect(text.stdout).toContain(`${id}: paused (holiday)`);
+    const resume = await runCli(['schedule', 'resume', id], env);
+    expect(resume.stdout).toBe(`resumed ${id}\n`);
+    expect((await describeJson(id)).paused).toBe(false);
+
+    const deleted = await runCli(['schedule', 'delete', id], env);
+    expect(deleted.stdout).toBe(`deleted ${id}\n`);
+    expect((await runCli(['schedule', 'describe', id], env)).code).toBe(1);
+  }, 400_000);
+});
