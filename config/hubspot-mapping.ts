@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Overrides of the HubSpot field mapping (EBSYNC_HUBSPOT_MAPPING). Each `properties` object
- * maps a HubSpot property name to a column of the mirrored table (docs/schema.md), or to null
+ * maps a HubSpot property name to a column of the mirrored table (docs/mirror.md, Tables), or to null
  * to stop writing a default property; stages map an event status to a deal-stage id.
  */
 const propertyName = z

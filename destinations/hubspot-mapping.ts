@@ -78,7 +78,7 @@ function merge(
     }
     if (!columns.has(column)) {
       throw new DestinationTargetError(
-        `EBSYNC_HUBSPOT_MAPPING ${where}.${property}='${column}' is not allowed: expected a column of ${table} (docs/schema.md)`,
+        `EBSYNC_HUBSPOT_MAPPING ${where}.${property}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
       );
     }
     merged[property] = column;
