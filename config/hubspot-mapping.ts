@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonSettingValue } from './json-setting.js';
 
 /**
  * Overrides of the HubSpot field mapping (EBSYNC_HUBSPOT_MAPPING). Each `properties` object
@@ -38,14 +39,10 @@ export type HubSpotMappingOverrides = z.output<typeof hubspotMappingSchema>;
 export const hubspotMappingSetting = z
   .union([z.string(), z.record(z.string(), z.unknown())])
   .transform((value, ctx) => {
-    let parsed: unknown = value;
-    if (typeof value === 'string') {
-      try {
-        parsed = JSON.parse(value);
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'expected a JSON object (see docs/crm.md)' });
-        return z.NEVER;
-      }
+    const parsed = jsonSettingValue(value);
+    if (parsed === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'expected a JSON object (see docs/crm.md)' });
+      return z.NEVER;
     }
     const result = hubspotMappingSchema.safeParse(parsed);
     if (!result.success) {

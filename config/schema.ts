@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { withRouteOverrides } from '../api/routes.js';
 import { parseDuration } from './duration.js';
 import { hubspotMappingSetting } from './hubspot-mapping.js';
+import { jsonSettingValue } from './json-setting.js';
 import { isLoopbackHost } from './loopback.js';
 
 export { isLoopbackHost };
@@ -72,14 +73,7 @@ function serverUrl(rule: string, apiPath: boolean) {
 const routeOverrides = z
   .union([z.string(), z.record(z.string(), z.string())])
   .transform((value, ctx) => {
-    let parsed: unknown = value;
-    if (typeof value === 'string') {
-      try {
-        parsed = JSON.parse(value);
-      } catch {
-        parsed = undefined;
-      }
-    }
+    const parsed = jsonSettingValue(value);
     if (
       typeof parsed !== 'object' ||
       parsed === null ||
