@@ -22,7 +22,7 @@ export function defaultMirrorFile(dataDir: string): string {
 }
 
 const TARGET_RULE =
-  'expected sqlite:PATH, postgres://USER:PASSWORD@HOST:PORT/DATABASE[?schema=NAME] or hubspot';
+  'expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE[?schema=NAME], or hubspot';
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /**

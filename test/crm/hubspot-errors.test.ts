@@ -12,6 +12,7 @@ import {
 } from '../../destinations/errors.js';
 import { HubSpotDestination } from '../../destinations/hubspot-destination.js';
 import { setupHubSpot } from '../../destinations/hubspot-setup.js';
+import { openDestination, parseDestinationTarget } from '../../destinations/open-destination.js';
 import { startHubSpotFake, type HubSpotFake } from '../../sandbox/crm/fakes.js';
 
 /** How the HubSpot destination's failures reach Temporal, and how its settings load. */
@@ -93,6 +94,21 @@ describe('HubSpot destination failures', () => {
 });
 
 describe('HubSpot settings', () => {
+  it('--to hubspot names the portal of the settings; without a token it says which to set', () => {
+    expect(parseDestinationTarget('hubspot')).toEqual({ kind: 'hubspot' });
+    expect(() => openDestination('hubspot', loadConfig({}).crm)).toThrow(
+      /destination hubspot needs a private-app token: set EBSYNC_HUBSPOT_TOKEN/,
+    );
+    const opened = openDestination('hubspot', {
+      hubspot: { baseUrl: fake.baseUrl, token: fake.token },
+    });
+    expect(opened.describe()).toMatchObject({
+      kind: 'hubspot',
+      id: `hubspot:${new URL(fake.baseUrl).host}`,
+    });
+    expect(JSON.stringify(opened.describe())).not.toContain(fake.token);
+  });
+
   it('refuses plain HTTP to a non-loopback HubSpot address', () => {
     let thrown: unknown;
     try {
