@@ -233,7 +233,7 @@ export function registerSyncCommand(program: Command): void {
   program
     .command('sync')
     .description(
-      'Mirror leads, events and appointments into a database: starts the mirror of a connection, ' +
+      'Mirror leads, events and appointments into a database or HubSpot: starts the mirror of a connection, ' +
         'or attaches to the one already running, and shows its progress.\n' +
         'Ctrl-C detaches (the sync goes on); --cancel stops it; --status shows it without attaching.',
     )
