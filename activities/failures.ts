@@ -72,7 +72,7 @@ function detailsOf(error: EbsError): Record<string, unknown> {
  * returned unchanged (the SDK's own handling applies).
  */
 export function toActivityFailure(error: unknown, random: () => number = Math.random): unknown {
-  if (!(error instanceof EbsError)) return ownFailure(error);
+  if (!(error instanceof EbsError)) return ownFailure(error, random);
   const details = [detailsOf(error)];
   if (error instanceof AuthenticationError) {
     return ApplicationFailure.create({
@@ -105,14 +105,31 @@ export function toActivityFailure(error: unknown, random: () => number = Math.ra
  * ebsync's own typed errors (store, destinations, the mirror's planner) say whether a retry
  * can help: one that cannot fails the activity at once, under its class name.
  */
-function ownFailure(error: unknown): unknown {
+function ownFailure(error: unknown, random: () => number): unknown {
   if (!(error instanceof Error) || error instanceof ApplicationFailure) return error;
-  const retryable = (error as { retryable?: unknown }).retryable;
+  const { retryable, retryAfterMs, resumeAt } = error as {
+    retryable?: unknown;
+    retryAfterMs?: unknown;
+    resumeAt?: unknown;
+  };
+  // A CRM's short rate window: retry when it frees up, like a 429 from the service.
+  if (retryable === true && typeof retryAfterMs === 'number') {
+    return ApplicationFailure.create({
+      type: error.name,
+      message: error.message,
+      nonRetryable: false,
+      details: [{ retryAfterMs }],
+      nextRetryDelay: rateLimitDelay(retryAfterMs, random),
+      category: ApplicationFailureCategory.BENIGN,
+    });
+  }
   if (retryable !== false) return error;
   return ApplicationFailure.create({
     type: error.name,
     message: error.message,
     nonRetryable: true,
+    // A destination paused until a reset (a CRM's daily quota): the workflow stops cleanly.
+    ...(typeof resumeAt === 'string' ? { details: [{ resumeAt }] } : {}),
   });
 }
 

@@ -14,6 +14,7 @@ const GROUPS: Record<string, () => Promise<Registrar>> = {
   connections: async () => (await import('./connections.js')).registerConnectionCommands,
   sync: async () => (await import('./sync.js')).registerSyncCommand,
   schedule: async () => (await import('./schedules.js')).registerScheduleCommands,
+  crm: async () => (await import('./crm.js')).registerCrmCommands,
 };
 const GROUP_OF: Record<string, string> = {
   worker: 'worker',
@@ -27,6 +28,8 @@ const GROUP_OF: Record<string, string> = {
   disconnect: 'connections',
   sync: 'sync',
   schedule: 'schedule',
+  mapping: 'crm',
+  destinations: 'crm',
 };
 
 /**

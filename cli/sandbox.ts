@@ -4,6 +4,7 @@ import { loadConfig } from '../config/index.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { adminTokenProblem } from '../sandbox/auth.js';
 import type { SeedSummary } from '../sandbox/seed.js';
+import { CRM_FAKES, startCrmFakes, type CrmFake, type CrmFakeName } from '../sandbox/crm/fakes.js';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { runAction, UserError } from './errors.js';
 import { intFlag, portFlag } from './options.js';
@@ -26,6 +27,16 @@ interface SandboxFlags {
   leads?: number;
   events?: number;
   seed?: string;
+  crm?: CrmFakeName[];
+}
+
+function crmList(value: string): CrmFakeName[] {
+  const names = value.split(',').map((n) => n.trim());
+  const unknown = names.filter((n) => !(CRM_FAKES as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new InvalidArgumentError(`Expected a comma-separated list of ${CRM_FAKES.join(', ')}.`);
+  }
+  return [...new Set(names)] as CrmFakeName[];
 }
 
 /** A seed is any short text without control characters (numbers are read as text too). */
@@ -117,6 +128,12 @@ export function registerSandboxCommand(program: Command): void {
         'seed of the generated data: same seed, same data (default 1)',
       ).argParser(seedFlag),
     )
+    .addOption(
+      new Option(
+        '--crm <list>',
+        `also serve local fakes of these CRMs, each on its own port (${CRM_FAKES.join(', ')})`,
+      ).argParser(crmList),
+    )
     .action((flags: SandboxFlags) =>
       runAction(async () => {
         const config = loadConfig();
@@ -177,6 +194,16 @@ export function registerSandboxCommand(program: Command): void {
           }
           throw new UserError((error as Error).message);
         }
+        let fakes: CrmFake[] = [];
+        try {
+          fakes = await startCrmFakes(flags.crm ?? [], {
+            host: flags.host,
+            adminToken: sandbox.adminToken,
+          });
+        } catch (error) {
+          await sandbox.close();
+          throw new UserError(`a CRM fake could not start: ${(error as Error).message}`);
+        }
         const lines = [
           'Event Business Service sandbox ready',
           `  base URL  ${sandbox.baseUrl}`,
@@ -196,18 +223,29 @@ export function registerSandboxCommand(program: Command): void {
         if (flags.autoApprove) {
           lines.push('  OAuth     consent approves by itself (--auto-approve): no approve page');
         }
+        for (const fake of fakes) {
+          lines.push(
+            `  ${fake.name.padEnd(9)} ${fake.baseUrl}  (token ${fake.token}; admin ${fake.baseUrl}/_admin, same x-admin-token)`,
+          );
+        }
         lines.push(
           '',
           'Point ebsync at it:',
           `  export EBS_BASE_URL=${sandbox.baseUrl} EBS_AUTH_URL=${sandbox.authUrl} EBS_API_KEY=${sandbox.apiKey}` +
             (sandbox.caFile ? ` EBS_CA_FILE=${sandbox.caFile}` : ' EBS_ALLOW_HTTP=true'),
+          ...fakes.map(
+            (fake) =>
+              `  export EBSYNC_HUBSPOT_URL=${fake.baseUrl} EBSYNC_HUBSPOT_TOKEN=${fake.token}`,
+          ),
           'Stop: Ctrl-C',
         );
         // Listening for the stop signals before saying "ready": a script that stops the
         // sandbox as soon as it reads the ready lines must get a clean shutdown.
         const stopped = new Promise<void>((resolve) => {
           const stop = (): void => {
-            void sandbox.close().then(resolve);
+            void Promise.allSettled([sandbox.close(), ...fakes.map((f) => f.close())]).then(() =>
+              resolve(),
+            );
           };
           process.once('SIGINT', stop);
           process.once('SIGTERM', stop);

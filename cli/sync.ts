@@ -34,7 +34,10 @@ export interface SyncRequest {
   concurrency?: number;
 }
 
-/** `sqlite:PATH` (made absolute) or `postgres://…`; anything else is bad input, exit 2. */
+/**
+ * `sqlite:PATH` (made absolute), `postgres://…` or `hubspot` (its address and token from
+ * settings); anything else is bad input, exit 2.
+ */
 export function normalizeDestination(to: string): string {
   let target;
   try {
@@ -43,6 +46,7 @@ export function normalizeDestination(to: string): string {
     if (error instanceof DestinationTargetError) throw new UserError(`--to: ${error.message}`, 2);
     throw error;
   }
+  if (target.kind === 'hubspot') return 'hubspot';
   return target.kind === 'sqlite' ? `sqlite:${resolve(target.path)}` : to;
 }
 
@@ -162,7 +166,11 @@ export function summaryText(p: MirrorProgress): string {
     );
     for (const gap of p.gaps) lines.push(`               ${gap}`);
   }
-  if (p.error) lines.push(`  error        ${p.error}`);
+  if (p.pausedUntil) {
+    lines.push(
+      `  paused       ${p.error ?? 'the destination takes no calls for now'}; run this sync again after ${p.pausedUntil}`,
+    );
+  } else if (p.error) lines.push(`  error        ${p.error}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -242,14 +250,14 @@ export function registerSyncCommand(program: Command): void {
   program
     .command('sync')
     .description(
-      'Mirror leads, events and appointments into a database: starts the mirror of a connection, ' +
+      'Mirror leads, events and appointments into a database or HubSpot: starts the mirror of a connection, ' +
         'or attaches to the one already running, and shows its progress.\n' +
         'Ctrl-C detaches (the sync goes on); --cancel stops it; --status shows it without attaching.',
     )
     .argument('[what]', 'leads, events, appointments or all', 'all')
     .option(
       '--to <destination>',
-      'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
+      'sqlite:PATH, postgres://… or hubspot (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
     )
     .option(
       '--full',

@@ -87,10 +87,13 @@ function describeValue(value: unknown, secret: boolean): string {
 }
 
 /** Every dotted path in a parsed file, so a misspelt nested key is named, not ignored. */
-function leafPaths(node: unknown, prefix = ''): string[] {
-  if (typeof node !== 'object' || node === null || Array.isArray(node)) return [prefix];
+function leafPaths(node: unknown, known: ReadonlySet<string>, prefix = ''): string[] {
+  // A setting whose value is an object (a mapping) ends the walk: its keys are its own.
+  if (typeof node !== 'object' || node === null || Array.isArray(node) || known.has(prefix)) {
+    return [prefix];
+  }
   return Object.entries(node).flatMap(([key, value]) =>
-    leafPaths(value, prefix ? `${prefix}.${key}` : key),
+    leafPaths(value, known, prefix ? `${prefix}.${key}` : key),
   );
 }
 
@@ -113,7 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }
     }
     const known = new Set(SETTINGS.map((s) => s.path));
-    const unknown = leafPaths(fromFile).filter((path) => !known.has(path));
+    const unknown = leafPaths(fromFile, known).filter((path) => !known.has(path));
     if (unknown.length > 0) {
       throw new ConfigError(
         unknown.map(

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { withRouteOverrides } from '../api/routes.js';
 import { parseDuration } from './duration.js';
+import { hubspotMappingSetting } from './hubspot-mapping.js';
+import { jsonSettingValue } from './json-setting.js';
 import { isLoopbackHost } from './loopback.js';
 
 export { isLoopbackHost };
@@ -29,6 +31,7 @@ const SERVICE_URL_RULE =
   'expected an https:// URL ending in /api/v1/ (http:// only to loopback with EBS_ALLOW_HTTP=true)';
 const AUTH_URL_RULE =
   'expected an https:// URL (http:// only to loopback with EBS_ALLOW_HTTP=true)';
+const CRM_URL_RULE = 'expected an https:// URL (http:// only to loopback in development)';
 const PRODUCTION_HTTP =
   'plain http:// is refused in production mode, even on loopback; use https://';
 
@@ -70,14 +73,7 @@ function serverUrl(rule: string, apiPath: boolean) {
 const routeOverrides = z
   .union([z.string(), z.record(z.string(), z.string())])
   .transform((value, ctx) => {
-    let parsed: unknown = value;
-    if (typeof value === 'string') {
-      try {
-        parsed = JSON.parse(value);
-      } catch {
-        parsed = undefined;
-      }
-    }
+    const parsed = jsonSettingValue(value);
     if (
       typeof parsed !== 'object' ||
       parsed === null ||
@@ -204,6 +200,17 @@ export const configSchema = z
       })
       .prefault({}),
     encryption: z.object({ keys: encryptionKeys.optional() }).prefault({}),
+    crm: z
+      .object({
+        hubspot: z
+          .object({
+            baseUrl: serverUrl(CRM_URL_RULE, false).default('https://api.hubapi.com'),
+            token: optionalText,
+            mapping: hubspotMappingSetting.optional(),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
     worker: z
       .object({
         shutdownGrace: duration.default(30_000),
@@ -228,6 +235,14 @@ export const configSchema = z
         path: ['service', key],
         message: loopbackAllowed ? PRODUCTION_HTTP : rule,
       });
+    }
+    // The CRM fakes (`ebsync sandbox --crm`) speak plain HTTP on loopback: development only.
+    const crmUrl = new URL(config.crm.hubspot.baseUrl);
+    if (
+      crmUrl.protocol === 'http:' &&
+      (config.mode !== 'development' || !isLoopbackHost(crmUrl.hostname))
+    ) {
+      ctx.addIssue({ code: 'custom', path: ['crm', 'hubspot', 'baseUrl'], message: CRM_URL_RULE });
     }
     const t = config.temporal;
     if ((t.tlsCertFile === undefined) !== (t.tlsKeyFile === undefined)) {

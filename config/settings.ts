@@ -201,6 +201,27 @@ export const SETTINGS: readonly Setting[] = [
     description: 'Partitions of a mirror pass read at once (1-16), each a few pages at a time.',
   },
   {
+    env: 'EBSYNC_HUBSPOT_URL',
+    path: 'crm.hubspot.baseUrl',
+    default: 'https://api.hubapi.com',
+    description:
+      'HubSpot API origin for `--to hubspot`; `http://` only to loopback in development (the fake of `ebsync sandbox --crm hubspot`).',
+  },
+  {
+    env: 'EBSYNC_HUBSPOT_TOKEN',
+    path: 'crm.hubspot.token',
+    secret: true,
+    default: '(none)',
+    description: 'Access token of a HubSpot private app (sent as `Authorization: Bearer`).',
+  },
+  {
+    env: 'EBSYNC_HUBSPOT_MAPPING',
+    path: 'crm.hubspot.mapping',
+    default: '(defaults)',
+    description:
+      'JSON overrides of the HubSpot field mapping, pipeline and deal stages; see [docs/crm.md](docs/crm.md) and `ebsync mapping show hubspot`.',
+  },
+  {
     env: 'EBSYNC_MAX_ACTIVITIES',
     path: 'worker.maxConcurrentActivities',
     default: '100',

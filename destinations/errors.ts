@@ -49,3 +49,41 @@ export function toDestinationError(
     ? new DestinationUnavailableError(message, { cause: error })
     : new DestinationWriteError(message, { cause: error });
 }
+
+/**
+ * A CRM turned the call away under its short rate window (HubSpot TEN_SECONDLY_ROLLING,
+ * Pipedrive's 2-second window): the same call succeeds after `retryAfterMs`, which the
+ * activity passes on to Temporal as the next retry's delay.
+ */
+export class DestinationRateLimitedError extends DestinationError {
+  override readonly name = 'DestinationRateLimitedError';
+  readonly retryable = true;
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A CRM's quota for the day (or the org's API allowance) is spent: no call can succeed before
+ * `resumeAt`, so the mirror pass stops cleanly instead of retrying into the same wall.
+ */
+export class DestinationPausedError extends DestinationError {
+  override readonly name = 'DestinationPausedError';
+  readonly retryable = false;
+  constructor(
+    message: string,
+    /** ISO 8601 instant from which calls are taken again. */
+    readonly resumeAt: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The CRM refused the credential: only a new token (a setting) fixes it. */
+export class DestinationAuthError extends DestinationError {
+  override readonly name = 'DestinationAuthError';
+  readonly retryable = false;
+}

@@ -1,13 +1,20 @@
 import { join } from 'node:path';
 import { isPostgresUrl, maskCredentials } from '../store/postgres-connection.js';
+import type { Config } from '../config/index.js';
 import type { Destination } from './destination.js';
 import { DestinationTargetError } from './errors.js';
+import { openHubSpotDestination } from './hubspot-destination.js';
 import { openPostgresDestination } from './postgres-destination.js';
 import { openSqliteDestination } from './sqlite-destination.js';
 
 export type DestinationTarget =
   | { readonly kind: 'sqlite'; readonly path: string }
-  | { readonly kind: 'postgres'; readonly url: string; readonly schema?: string };
+  | { readonly kind: 'postgres'; readonly url: string; readonly schema?: string }
+  /** The CRM's address, token and mapping come from settings, never from the target. */
+  | { readonly kind: 'hubspot' };
+
+/** What a CRM destination needs beside its target: `Config['crm']`. */
+export type CrmSettings = Config['crm'];
 
 /** The mirror's file when nothing else is said: `<EBSYNC_DATA_DIR>/mirror.db`. */
 export function defaultMirrorFile(dataDir: string): string {
@@ -15,14 +22,16 @@ export function defaultMirrorFile(dataDir: string): string {
 }
 
 const TARGET_RULE =
-  'expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE[?schema=NAME]';
+  'expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE[?schema=NAME], or hubspot';
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /**
  * Reads a destination as the command line and settings give it: `sqlite:PATH` or a
- * `postgres://` URL, optionally with `?schema=NAME` to keep one business's tables apart.
+ * `postgres://` URL, optionally with `?schema=NAME` to keep one business's tables apart, or
+ * `hubspot` (the portal of EBSYNC_HUBSPOT_URL and EBSYNC_HUBSPOT_TOKEN).
  */
 export function parseDestinationTarget(text: string): DestinationTarget {
+  if (text === 'hubspot' || text === 'hubspot:') return { kind: 'hubspot' };
   if (text.startsWith('sqlite:')) {
     const path = text.slice('sqlite:'.length);
     if (path.trim() !== '') return { kind: 'sqlite', path };
@@ -50,8 +59,24 @@ export function parseDestinationTarget(text: string): DestinationTarget {
   );
 }
 
-export function openDestination(target: string | DestinationTarget): Destination {
+export function openDestination(
+  target: string | DestinationTarget,
+  crm?: CrmSettings,
+): Destination {
   const parsed = typeof target === 'string' ? parseDestinationTarget(target) : target;
+  if (parsed.kind === 'hubspot') {
+    const hubspot = crm?.hubspot;
+    if (!hubspot?.token) {
+      throw new DestinationTargetError(
+        'destination hubspot needs a private-app token: set EBSYNC_HUBSPOT_TOKEN (see docs/crm.md)',
+      );
+    }
+    return openHubSpotDestination({
+      baseUrl: hubspot.baseUrl,
+      token: hubspot.token,
+      ...(hubspot.mapping ? { mapping: hubspot.mapping } : {}),
+    });
+  }
   return parsed.kind === 'sqlite'
     ? openSqliteDestination(parsed.path)
     : openPostgresDestination(

@@ -63,7 +63,7 @@ export function createMirrorDeps(
     destination(target) {
       let opened = destinations.get(target);
       if (!opened) {
-        opened = Promise.resolve().then(() => openDestination(target));
+        opened = Promise.resolve().then(() => openDestination(target, config.crm));
         destinations.set(target, opened);
         opened.catch(() => destinations.delete(target));
       }

@@ -55,7 +55,10 @@ export interface MirrorCounts {
   expected: number;
 }
 
-export type MirrorPhase = 'planning' | 'reading' | 'deleting' | 'done' | 'failed';
+export type MirrorPhase = 'planning' | 'reading' | 'deleting' | 'done' | 'failed' | 'paused';
+
+/** Failure type of a destination that takes no calls before a reset (a CRM's daily quota). */
+export const DESTINATION_PAUSED = 'DestinationPausedError';
 
 export interface MirrorCarried {
   passId: string;
@@ -88,8 +91,10 @@ export interface MirrorProgress {
   ratePerSecond: number;
   /** Time left at that rate, from the expected count; null when unknown. */
   etaMs: number | null;
-  /** Set when the pass failed. */
+  /** Set when the pass failed, or why it paused. */
   error: string | null;
+  /** When the destination takes calls again (phase `paused`); run the mirror again then. */
+  pausedUntil?: string;
 }
 
 export type MirrorSummary = MirrorProgress;

@@ -1,4 +1,5 @@
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -13,6 +14,7 @@ import {
 import type { createMirrorActivities } from '../activities/mirror/pass.js';
 import {
   addCounts,
+  DESTINATION_PAUSED,
   emptyCounts,
   type MirrorCarried,
   type MirrorInput,
@@ -53,6 +55,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
   const concurrency = Math.max(1, Math.min(16, input.concurrency ?? 4));
   let state: MirrorCarried | undefined = input.carried;
   let error: string | null = null;
+  let pausedUntil: string | undefined;
   const now = (): number => Date.now();
 
   const progress = (): MirrorProgress => {
@@ -71,7 +74,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       destination: input.destination,
       mode: input.mode,
       subjects: input.subjects,
-      phase: error ? 'failed' : (state?.phase ?? 'planning'),
+      phase: pausedUntil ? 'paused' : error ? 'failed' : (state?.phase ?? 'planning'),
       passId: state?.passId ?? null,
       generation: state?.generation ?? null,
       startedAt: state?.startedAt ?? null,
@@ -85,6 +88,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       ratePerSecond: Math.round(ratePerSecond * 10) / 10,
       etaMs,
       error,
+      ...(pausedUntil ? { pausedUntil } : {}),
     };
   };
   setHandler(mirrorProgressQuery, progress);
@@ -222,6 +226,8 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     }
     error =
       err instanceof Error ? (err.cause instanceof Error ? err.cause : err).message : 'failed';
+    const paused = pausedDestination(err);
+    if (paused) pausedUntil = paused;
     if (state) {
       await finishMirrorPass({
         ...target,
@@ -230,6 +236,9 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
         complete: false,
       });
     }
+    // A destination out of quota until a reset is not a failure: the pass stops cleanly,
+    // says until when, and the next run goes on from what the ledger holds.
+    if (pausedUntil) return progress();
     throw ApplicationFailure.create({
       type: 'MirrorPassFailed',
       message: `mirror pass failed: ${error}`,
@@ -237,4 +246,12 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       ...(err instanceof Error ? { cause: err } : {}),
     });
   }
+}
+
+/** The reset time of a destination that paused the pass, if that is what ended it. */
+function pausedDestination(err: unknown): string | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== DESTINATION_PAUSED) return undefined;
+  const details = cause.details?.[0] as { resumeAt?: unknown } | undefined;
+  return typeof details?.resumeAt === 'string' ? details.resumeAt : 'the reset';
 }

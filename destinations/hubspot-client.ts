@@ -1,0 +1,145 @@
+import got from 'got';
+import {
+  DestinationAuthError,
+  DestinationPausedError,
+  DestinationRateLimitedError,
+  DestinationUnavailableError,
+  DestinationWriteError,
+} from './errors.js';
+import { RollingWindow } from './rolling-window.js';
+
+/**
+ * HubSpot over HTTP with got. The issue prefers `@hubspot/api-client` (it takes a basePath
+ * and exposes headers), but it is not a dependency of ebsync yet; got gives the status and
+ * the rate headers the pacing needs either way.
+ */
+
+export interface HubSpotAnswer {
+  status: number;
+  body: unknown;
+}
+
+export interface HubSpotClientOptions {
+  /** API origin, e.g. https://api.hubapi.com (or the fake's). */
+  baseUrl: string;
+  /** Private-app access token (a secret: never in messages). */
+  token: string;
+}
+
+// https://developers.hubspot.com/docs/api/usage-details — the burst limit until the first
+// answer's X-HubSpot-RateLimit-Max says otherwise (the lowest private-app tier).
+const FIRST_GUESS = { max: 100, intervalMs: 10_000 };
+/** Short-window 429s waited out in place before the activity's retry takes over. */
+const IN_PLACE_RETRIES = 3;
+
+const header = (headers: Record<string, unknown>, name: string): number | undefined => {
+  const value = headers[name];
+  const n = typeof value === 'string' ? Number(value) : NaN;
+  return Number.isFinite(n) ? n : undefined;
+};
+
+/** HubSpot's daily limit resets at midnight; the fake's (and ebsync's) days are UTC days. */
+export function nextUtcMidnight(at: number): string {
+  const d = new Date(at);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1)).toISOString();
+}
+
+function messageOf(body: unknown): string {
+  const m = (body as { message?: unknown } | null)?.message;
+  return typeof m === 'string' ? m.slice(0, 300) : 'no message';
+}
+
+export class HubSpotClient {
+  readonly window = new RollingWindow(FIRST_GUESS.max, FIRST_GUESS.intervalMs);
+  private readonly http;
+
+  constructor(private readonly options: HubSpotClientOptions) {
+    this.http = got.extend({
+      prefixUrl: options.baseUrl.replace(/\/+$/, ''),
+      throwHttpErrors: false,
+      retry: { limit: 0 },
+      timeout: { request: 60_000 },
+      headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' },
+    });
+  }
+
+  /** One call, paced; rate limits and failures become the typed errors of errors.ts. */
+  async call(
+    method: 'GET' | 'POST' | 'PATCH',
+    path: string,
+    json?: unknown,
+  ): Promise<HubSpotAnswer> {
+    for (let attempt = 0; ; attempt += 1) {
+      await this.window.acquire();
+      let response;
+      try {
+        response = await this.http(path.replace(/^\//, ''), {
+          method,
+          ...(json === undefined ? {} : { json }),
+        });
+      } catch (error) {
+        throw new DestinationUnavailableError(
+          `HubSpot could not be reached (${method} ${path}): ${(error as Error).message}`,
+        );
+      } finally {
+        this.window.release();
+      }
+      const headers = response.headers as Record<string, unknown>;
+      this.window.learn(
+        header(headers, 'x-hubspot-ratelimit-max'),
+        header(headers, 'x-hubspot-ratelimit-interval-milliseconds'),
+        header(headers, 'x-hubspot-ratelimit-remaining'),
+      );
+      let body: unknown = null;
+      if (response.body) {
+        try {
+          body = JSON.parse(response.body);
+        } catch {
+          body = null;
+        }
+      }
+      const status = response.statusCode;
+      if (status === 429) {
+        const policy = (body as { policyName?: unknown } | null)?.policyName;
+        if (policy === 'DAILY') {
+          const serverNow = Date.parse(typeof headers.date === 'string' ? headers.date : '');
+          const resumeAt = nextUtcMidnight(Number.isNaN(serverNow) ? Date.now() : serverNow);
+          throw new DestinationPausedError(
+            `HubSpot's daily API limit is spent; the mirror pauses until ${resumeAt}`,
+            resumeAt,
+          );
+        }
+        // TEN_SECONDLY_ROLLING (or the search limit): the window frees up within its length.
+        const waitMs = this.window.windowMs;
+        this.window.pauseFor(waitMs);
+        if (attempt < IN_PLACE_RETRIES) continue;
+        throw new DestinationRateLimitedError(
+          `HubSpot rate limited ${method} ${path} (${String(policy)})`,
+          waitMs,
+        );
+      }
+      if (status === 401) {
+        throw new DestinationAuthError(
+          'HubSpot refused the access token (401): set a valid private-app token in EBSYNC_HUBSPOT_TOKEN',
+        );
+      }
+      if (status >= 500) {
+        throw new DestinationUnavailableError(
+          `HubSpot answered ${status} to ${method} ${path}: ${messageOf(body)}`,
+        );
+      }
+      return { status, body };
+    }
+  }
+
+  /** A call that must answer 2xx; anything else is a write error naming HubSpot's reason. */
+  async ok(method: 'GET' | 'POST' | 'PATCH', path: string, json?: unknown): Promise<HubSpotAnswer> {
+    const answer = await this.call(method, path, json);
+    if (answer.status >= 300) {
+      throw new DestinationWriteError(
+        `HubSpot answered ${answer.status} to ${method} ${path}: ${messageOf(answer.body)}`,
+      );
+    }
+    return answer;
+  }
+}

@@ -1,0 +1,106 @@
+import type { HubSpotMappingOverrides } from '../config/hubspot-mapping.js';
+import { DestinationTargetError } from './errors.js';
+import { TABLES } from './tables.js';
+
+/**
+ * What ebsync writes to HubSpot: a lead becomes a contact (matched by email) and a deal
+ * (matched by `ebs_lead_id`), an event a deal (matched by `ebs_event_id`) linked to its
+ * customers' contacts. Property maps read HubSpot property → column of the mirrored table.
+ */
+export interface HubSpotMapping {
+  pipeline: string;
+  leads: {
+    contact: Record<string, string>;
+    deal: Record<string, string>;
+    dealStage: string;
+    onDelete: 'archive' | 'keep';
+  };
+  events: {
+    deal: Record<string, string>;
+    /** Event status → deal stage id; `*` for any other status. */
+    stages: Record<string, string>;
+    onDelete: 'archive' | 'keep';
+  };
+}
+
+/** The unique-value deal properties `ebsync destinations setup hubspot` creates. */
+export const LEAD_KEY = 'ebs_lead_id';
+export const EVENT_KEY = 'ebs_event_id';
+
+// https://developers.hubspot.com/docs/api/crm/pipelines — stage ids of the default pipeline.
+export const DEFAULT_HUBSPOT_MAPPING: HubSpotMapping = {
+  pipeline: 'default',
+  leads: {
+    contact: {
+      email: 'email',
+      firstname: 'first_name',
+      lastname: 'last_name',
+      phone: 'phone',
+      company: 'company_name',
+    },
+    deal: { dealname: 'subject', amount: 'estimated_budget_cents', closedate: 'event_date' },
+    dealStage: 'appointmentscheduled',
+    onDelete: 'archive',
+  },
+  events: {
+    deal: { dealname: 'title', amount: 'starting_balance_cents', closedate: 'starts_at' },
+    stages: {
+      proposal: 'contractsent',
+      confirmed: 'closedwon',
+      completed: 'closedwon',
+      canceled: 'closedlost',
+      '*': 'contractsent',
+    },
+    onDelete: 'archive',
+  },
+};
+
+/** Properties ebsync sets itself: keys and stage, not remappable. */
+const RESERVED = new Set(['email', LEAD_KEY, EVENT_KEY, 'dealstage', 'pipeline']);
+
+function merge(
+  where: string,
+  table: 'leads' | 'events',
+  defaults: Record<string, string>,
+  overrides: Record<string, string | null> | undefined,
+): Record<string, string> {
+  const merged: Record<string, string> = { ...defaults };
+  const columns = new Set(TABLES[table].columns.map((c) => c.name));
+  for (const [property, column] of Object.entries(overrides ?? {})) {
+    if (RESERVED.has(property)) {
+      throw new DestinationTargetError(
+        `EBSYNC_HUBSPOT_MAPPING ${where}.${property} is not allowed: ebsync sets ${[...RESERVED].join(', ')} itself`,
+      );
+    }
+    if (column === null) {
+      delete merged[property];
+      continue;
+    }
+    if (!columns.has(column)) {
+      throw new DestinationTargetError(
+        `EBSYNC_HUBSPOT_MAPPING ${where}.${property}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
+      );
+    }
+    merged[property] = column;
+  }
+  return merged;
+}
+
+/** The defaults with the configured overrides applied (EBSYNC_HUBSPOT_MAPPING). */
+export function hubspotMapping(overrides: HubSpotMappingOverrides = {}): HubSpotMapping {
+  const d = DEFAULT_HUBSPOT_MAPPING;
+  return {
+    pipeline: overrides.pipeline ?? d.pipeline,
+    leads: {
+      contact: merge('leads.contact', 'leads', d.leads.contact, overrides.leads?.contact),
+      deal: merge('leads.deal', 'leads', d.leads.deal, overrides.leads?.deal),
+      dealStage: overrides.leads?.dealStage ?? d.leads.dealStage,
+      onDelete: overrides.leads?.onDelete ?? d.leads.onDelete,
+    },
+    events: {
+      deal: merge('events.deal', 'events', d.events.deal, overrides.events?.deal),
+      stages: { ...d.events.stages, ...overrides.events?.stages },
+      onDelete: overrides.events?.onDelete ?? d.events.onDelete,
+    },
+  };
+}

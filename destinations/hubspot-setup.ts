@@ -1,0 +1,45 @@
+import { DestinationSchemaError } from './errors.js';
+import { HubSpotClient, type HubSpotClientOptions } from './hubspot-client.js';
+import { EVENT_KEY, LEAD_KEY } from './hubspot-mapping.js';
+
+export interface SetupLine {
+  property: string;
+  outcome: 'created' | 'exists';
+}
+
+/**
+ * Creates the unique-value deal properties the HubSpot destination upserts on. Safe to run
+ * again: a property that exists with unique values is left alone; one without them cannot be
+ * fixed (HubSpot never changes hasUniqueValue after creation), so that is an error.
+ */
+export async function setupHubSpot(options: HubSpotClientOptions): Promise<SetupLine[]> {
+  const client = new HubSpotClient(options);
+  const lines: SetupLine[] = [];
+  for (const [name, label] of [
+    [LEAD_KEY, 'Event Business lead id'],
+    [EVENT_KEY, 'Event Business event id'],
+  ] as const) {
+    // https://developers.hubspot.com/docs/api/crm/properties — create a property; 409 when
+    // the name is taken.
+    const created = await client.call('POST', '/crm/v3/properties/deals', {
+      name,
+      label,
+      type: 'string',
+      fieldType: 'text',
+      groupName: 'dealinformation',
+      hasUniqueValue: true,
+    });
+    if (created.status === 201 || created.status === 200) {
+      lines.push({ property: name, outcome: 'created' });
+      continue;
+    }
+    const existing = await client.ok('GET', `/crm/v3/properties/deals/${name}`);
+    if ((existing.body as { hasUniqueValue?: unknown }).hasUniqueValue !== true) {
+      throw new DestinationSchemaError(
+        `HubSpot deal property ${name} exists without unique values, which HubSpot cannot change: delete it in HubSpot, then run setup again`,
+      );
+    }
+    lines.push({ property: name, outcome: 'exists' });
+  }
+  return lines;
+}

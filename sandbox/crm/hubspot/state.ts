@@ -1,0 +1,216 @@
+/**
+ * The in-memory portal behind the HubSpot fake: CRM records, property definitions,
+ * associations, rate-limit windows, counters, switches and a clock that tests can move.
+ * Every behaviour cites the vendor page that documents it; nothing here is copied from
+ * HubSpot's specs or code.
+ */
+
+export type ObjectType = 'contacts' | 'deals';
+export const OBJECT_TYPES: readonly ObjectType[] = ['contacts', 'deals'];
+
+export interface CrmObject {
+  id: string;
+  properties: Record<string, string | null>;
+  createdAt: string;
+  updatedAt: string;
+  archived: boolean;
+}
+
+export interface PropertyDefinition {
+  name: string;
+  label: string;
+  type: string;
+  fieldType: string;
+  groupName: string;
+  hasUniqueValue: boolean;
+  hubspotDefined: boolean;
+}
+
+export interface HubSpotLimits {
+  /** Requests per rolling ten seconds (private apps: 100 to 190 by tier). */
+  tenSecondly: number;
+  /** Requests per day (private apps: 250,000 up to 1,000,000 by tier). */
+  daily: number;
+}
+
+export interface HubSpotCounters {
+  /** Requests by `METHOD /path` (route pattern), rate-limited or not. */
+  requests: Record<string, number>;
+  /** 429 answers by policy name. */
+  rateLimited: Record<string, number>;
+  created: Record<ObjectType, number>;
+  /** Existing records whose properties an upsert changed. */
+  updated: Record<ObjectType, number>;
+  /** Inputs received by batch upserts (what a second, unchanged mirror must not send). */
+  upsertInputs: number;
+  archived: number;
+  associations: number;
+  faults: number;
+}
+
+// https://developers.hubspot.com/docs/api/usage-details — private apps get 100 (Free and
+// Starter) to 190 (Professional and Enterprise) requests per 10 seconds, and a daily
+// allowance of 250,000 or more; these defaults are the Professional tier's.
+export const DEFAULT_LIMITS: HubSpotLimits = { tenSecondly: 190, daily: 625_000 };
+export const TEN_SECONDS_MS = 10_000;
+
+// https://developers.hubspot.com/docs/api/crm/properties — every object has HubSpot-defined
+// properties; a contact's email is unique per portal (it is what upsert by email matches).
+const BUILT_IN: Record<ObjectType, readonly string[]> = {
+  contacts: [
+    'email',
+    'firstname',
+    'lastname',
+    'phone',
+    'company',
+    'city',
+    'state',
+    'zip',
+    'address',
+    'website',
+    'lifecyclestage',
+    'hs_lead_status',
+  ],
+  deals: ['dealname', 'amount', 'dealstage', 'pipeline', 'closedate', 'description', 'dealtype'],
+};
+
+// https://developers.hubspot.com/docs/api/crm/pipelines — the default deal pipeline
+// ("default") and the internal ids of its stages.
+export const DEFAULT_PIPELINE_STAGES: readonly string[] = [
+  'appointmentscheduled',
+  'qualifiedtobuy',
+  'presentationscheduled',
+  'decisionmakerboughtin',
+  'contractsent',
+  'closedwon',
+  'closedlost',
+];
+
+const emptyCounters = (): HubSpotCounters => ({
+  requests: {},
+  rateLimited: {},
+  created: { contacts: 0, deals: 0 },
+  updated: { contacts: 0, deals: 0 },
+  upsertInputs: 0,
+  archived: 0,
+  associations: 0,
+  faults: 0,
+});
+
+export class HubSpotState {
+  readonly objects: Record<ObjectType, Map<string, CrmObject>> = {
+    contacts: new Map(),
+    deals: new Map(),
+  };
+  readonly properties: Record<ObjectType, Map<string, PropertyDefinition>> = {
+    contacts: new Map(),
+    deals: new Map(),
+  };
+  /** `dealId|contactId` pairs. */
+  readonly dealContacts = new Set<string>();
+  limits: HubSpotLimits = { ...DEFAULT_LIMITS };
+  counters: HubSpotCounters = emptyCounters();
+  /** Added to the real clock: moving it forward passes the daily reset without waiting. */
+  clockOffsetMs = 0;
+  /** The next `count` requests answer `status` (a 502 outage, say) before any other check. */
+  fault: { status: number; count: number } | undefined;
+  private nextId = 1001;
+  /** End times of the calls counted in the rolling ten-second window. */
+  private window: number[] = [];
+  private day = '';
+  private usedToday = 0;
+
+  constructor(readonly token: string) {
+    this.reset();
+  }
+
+  now(): number {
+    return Date.now() + this.clockOffsetMs;
+  }
+
+  reset(): void {
+    for (const type of OBJECT_TYPES) {
+      this.objects[type].clear();
+      this.properties[type].clear();
+      for (const name of BUILT_IN[type]) {
+        this.properties[type].set(name, {
+          name,
+          label: name,
+          type: 'string',
+          fieldType: 'text',
+          groupName: type === 'contacts' ? 'contactinformation' : 'dealinformation',
+          hasUniqueValue: type === 'contacts' && name === 'email',
+          hubspotDefined: true,
+        });
+      }
+    }
+    this.dealContacts.clear();
+    this.limits = { ...DEFAULT_LIMITS };
+    this.counters = emptyCounters();
+    this.clockOffsetMs = 0;
+    this.fault = undefined;
+    this.window = [];
+    this.day = '';
+    this.usedToday = 0;
+  }
+
+  newId(): string {
+    return String(this.nextId++);
+  }
+
+  /**
+   * Counts one call against both limits, or names the policy that turns it away.
+   * https://developers.hubspot.com/docs/api/usage-details — the burst limit is a rolling
+   * ten-second window; the daily one resets at midnight (the fake's days are UTC days).
+   */
+  admit(): { policy: 'TEN_SECONDLY_ROLLING' | 'DAILY' | null; headers: Record<string, string> } {
+    const now = this.now();
+    const today = new Date(now).toISOString().slice(0, 10);
+    if (today !== this.day) {
+      this.day = today;
+      this.usedToday = 0;
+    }
+    this.window = this.window.filter((t) => t > now - TEN_SECONDS_MS);
+    let policy: 'TEN_SECONDLY_ROLLING' | 'DAILY' | null = null;
+    if (this.usedToday >= this.limits.daily) policy = 'DAILY';
+    else if (this.window.length >= this.limits.tenSecondly) policy = 'TEN_SECONDLY_ROLLING';
+    else {
+      this.window.push(now);
+      this.usedToday += 1;
+    }
+    return {
+      policy,
+      headers: {
+        'x-hubspot-ratelimit-max': String(this.limits.tenSecondly),
+        'x-hubspot-ratelimit-remaining': String(
+          Math.max(0, this.limits.tenSecondly - this.window.length),
+        ),
+        'x-hubspot-ratelimit-interval-milliseconds': String(TEN_SECONDS_MS),
+        'x-hubspot-ratelimit-daily': String(this.limits.daily),
+        'x-hubspot-ratelimit-daily-remaining': String(
+          Math.max(0, this.limits.daily - this.usedToday),
+        ),
+        date: new Date(now).toUTCString(),
+      },
+    };
+  }
+
+  /** The live record whose unique property `name` holds `value`. */
+  findBy(type: ObjectType, name: string, value: string): CrmObject | undefined {
+    if (name === 'hs_object_id') {
+      const found = this.objects[type].get(value);
+      return found && !found.archived ? found : undefined;
+    }
+    const wanted = name === 'email' ? value.toLowerCase() : value;
+    for (const object of this.objects[type].values()) {
+      if (object.archived) continue;
+      const held = object.properties[name];
+      if ((name === 'email' ? held?.toLowerCase() : held) === wanted) return object;
+    }
+    return undefined;
+  }
+
+  isUnique(type: ObjectType, name: string): boolean {
+    return name === 'hs_object_id' || this.properties[type].get(name)?.hasUniqueValue === true;
+  }
+}

@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toActivityFailure } from '../../activities/failures.js';
+import { ConfigError, loadConfig } from '../../config/index.js';
+import {
+  DestinationPausedError,
+  DestinationRateLimitedError,
+  DestinationUnavailableError,
+} from '../../destinations/errors.js';
+import { HubSpotDestination } from '../../destinations/hubspot-destination.js';
+import { setupHubSpot } from '../../destinations/hubspot-setup.js';
+import { openDestination, parseDestinationTarget } from '../../destinations/open-destination.js';
+import { startHubSpotFake, type HubSpotFake } from '../../sandbox/crm/fakes.js';
+
+/** How the HubSpot destination's failures reach Temporal, and how its settings load. */
+let fake: HubSpotFake;
+let destination: HubSpotDestination;
+const dir = mkdtempSync(join(tmpdir(), 'ebsync-crm-errors-'));
+
+const lead = (id: string, email: string) => ({
+  resource: 'leads' as const,
+  id,
+  attributes: { email, first_name: 'Ada', subject: null },
+  raw: {},
+});
+
+beforeAll(async () => {
+  fake = await startHubSpotFake({ adminToken: 'crm-errors-admin' });
+  await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
+  destination = new HubSpotDestination({ baseUrl: fake.baseUrl, token: fake.token });
+});
+afterAll(async () => {
+  await fake?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('HubSpot destination failures', () => {
+  it('a 502 is retryable; the same batch then writes once', async () => {
+    fake.state.fault = { status: 502, count: 1 };
+    const failed = await destination
+      .upsert('leads', [lead('1', 'ada@example.com')])
+      .catch((e) => e);
+    expect(failed).toBeInstanceOf(DestinationUnavailableError);
+    expect((toActivityFailure(failed) as Error).constructor.name).toBe(
+      'DestinationUnavailableError',
+    );
+    const written = await destination.upsert('leads', [lead('1', 'ada@example.com')]);
+    expect(written).toMatchObject({ inserted: 1, updated: 0 });
+    const again = await destination.upsert('leads', [lead('1', 'ada@example.com')]);
+    expect(again).toMatchObject({ inserted: 0, updated: 1, keys: written.keys });
+    expect(fake.state.counters.created).toEqual({ contacts: 1, deals: 1 });
+  });
+
+  it('a contact HubSpot refuses (207) leaves its deal written and unlinked', async () => {
+    const result = await destination.upsert('leads', [lead('2', 'not-an-email@x')]);
+    expect(result.inserted).toBe(1);
+    const deal = [...fake.state.objects.deals.values()].find(
+      (d) => d.properties.ebs_lead_id === '2',
+    );
+    expect([...fake.state.dealContacts].some((p) => p.startsWith(`${deal?.id}|`))).toBe(false);
+  });
+
+  it('DAILY: a paused destination with the next UTC midnight, non-retryable', async () => {
+    fake.state.limits.daily = 1;
+    try {
+      const paused = await destination
+        .upsert('leads', [lead('3', 'b@example.com')])
+        .catch((e) => e);
+      expect(paused).toBeInstanceOf(DestinationPausedError);
+      const next = new Date(fake.state.now());
+      next.setUTCHours(24, 0, 0, 0);
+      expect((paused as DestinationPausedError).resumeAt).toBe(next.toISOString());
+      const failure = toActivityFailure(paused) as ApplicationFailure;
+      expect(failure).toBeInstanceOf(ApplicationFailure);
+      expect(failure.type).toBe('DestinationPausedError');
+      expect(failure.nonRetryable).toBe(true);
+      expect(failure.details).toEqual([{ resumeAt: next.toISOString() }]);
+    } finally {
+      fake.state.limits.daily = 625_000;
+    }
+  });
+
+  it('a short-window rate limit retries after the window, with jitter', () => {
+    const failure = toActivityFailure(
+      new DestinationRateLimitedError('HubSpot rate limited', 10_000),
+      () => 0.5,
+    ) as ApplicationFailure;
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.nextRetryDelay).toBe(11_000);
+  });
+});
+
+describe('HubSpot settings', () => {
+  it('--to hubspot names the portal of the settings; without a token it says which to set', () => {
+    expect(parseDestinationTarget('hubspot')).toEqual({ kind: 'hubspot' });
+    expect(() => openDestination('hubspot', loadConfig({}).crm)).toThrow(
+      /destination hubspot needs a private-app token: set EBSYNC_HUBSPOT_TOKEN/,
+    );
+    const opened = openDestination('hubspot', {
+      hubspot: { baseUrl: fake.baseUrl, token: fake.token },
+    });
+    expect(opened.describe()).toMatchObject({
+      kind: 'hubspot',
+      id: `hubspot:${new URL(fake.baseUrl).host}`,
+    });
+    expect(JSON.stringify(opened.describe())).not.toContain(fake.token);
+  });
+
+  it('refuses plain HTTP to a non-loopback HubSpot address', () => {
+    let thrown: unknown;
+    try {
+      loadConfig({ EBSYNC_HUBSPOT_URL: 'http://crm.example.com' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).lines).toEqual([
+      "EBSYNC_HUBSPOT_URL='http://crm.example.com' is not allowed: expected an https:// URL (http:// only to loopback in development)",
+    ]);
+  });
+
+  it('takes the mapping as an object in the config file, and refuses a bad one in one line', () => {
+    const file = join(dir, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ crm: { hubspot: { mapping: { leads: { onDelete: 'keep' } } } } }),
+    );
+    const config = loadConfig({ EBSYNC_CONFIG: file, EBSYNC_HUBSPOT_TOKEN: 'pat-secret-1' });
+    expect(config.crm.hubspot.mapping).toEqual({ leads: { onDelete: 'keep' } });
+    expect(config.crm.hubspot.baseUrl).toBe('https://api.hubapi.com');
+    let thrown: unknown;
+    try {
+      loadConfig({ EBSYNC_HUBSPOT_MAPPING: '{"leads":{"onDelete":"drop"}}' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as ConfigError).lines[0]).toMatch(
+      /^EBSYNC_HUBSPOT_MAPPING='.*' is not allowed: leads.onDelete: expected archive or keep/,
+    );
+  });
+});
