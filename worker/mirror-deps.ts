@@ -47,6 +47,9 @@ export function createMirrorDeps(
   return {
     reachLimit: config.service.reachLimit,
     per: config.service.pageSize,
+    // Under a rate limit the task queue paces activities, so each reads exactly one page:
+    // activities a second are then list requests a second (docs/rate-limits.md).
+    ...(config.service.rateLimit > 0 ? { pagesInFlight: 1, pagesPerActivity: 1 } : {}),
     clientFor(connectionId) {
       const cached = clients.get(connectionId);
       if (cached && Date.now() - cached.at < CLIENT_TTL_MS) return cached.client;
