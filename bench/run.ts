@@ -10,6 +10,7 @@ import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clientBenchmark } from './client.js';
 import { mirrorBenchmark } from './mirror.js';
+import { rateBenchmark } from './rate.js';
 import {
   fmt,
   killAll,
@@ -22,7 +23,13 @@ import {
 } from './lib.js';
 import { listBenchmark, startupBenchmark } from './sandbox.js';
 
-const BENCHMARKS: Benchmark[] = [startupBenchmark, listBenchmark, clientBenchmark, mirrorBenchmark];
+const BENCHMARKS: Benchmark[] = [
+  startupBenchmark,
+  listBenchmark,
+  clientBenchmark,
+  mirrorBenchmark,
+  rateBenchmark,
+];
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
