@@ -330,7 +330,7 @@ function rateLimitLine(signal: RateLimitSignal | null | undefined): string {
   return `${new Date(signal.at).toISOString()}  ${signal.status ?? '?'} on ${signal.operation ?? '?'}, ${wait}`;
 }
 
-function inspect(status: ConnectionStatus, rate: number | null): string {
+function inspect(status: ConnectionStatus, rate: number | null | undefined): string {
   const rows: [string, string][] = [
     ['connection', status.connectionId],
     ['state', status.state],
@@ -349,7 +349,14 @@ function inspect(status: ConnectionStatus, rate: number | null): string {
   if (status.accessExpiresAt)
     rows.push(['token until', new Date(status.accessExpiresAt).toISOString()]);
   rows.push(['last error', status.lastError ?? '(none)']);
-  rows.push(['rate limit', rate === null ? 'none set on the task queue' : `${rate} requests/s`]);
+  rows.push([
+    'rate limit',
+    rate === undefined
+      ? '(the task queue did not say)'
+      : rate === null
+        ? 'none set on the task queue'
+        : `${rate} requests/s`,
+  ]);
   rows.push(['last limited', rateLimitLine(status.lastRateLimit)]);
   return rows.map(([k, v]) => `${k.padEnd(13)}${v}`).join('\n') + '\n';
 }
@@ -490,7 +497,9 @@ export function registerConnectionCommands(program: Command): void {
         await withWorker(async (client, config) => {
           if (id !== undefined) {
             const one = await withConnection(client, id, (handle) => handle.query(statusQuery));
-            const rate = await connectionRateOf(client.workflowService, config.temporal);
+            const rate = await connectionRateOf(client.workflowService, config.temporal).catch(
+              () => undefined,
+            );
             process.stdout.write(
               flags.json
                 ? `${JSON.stringify({ ...one, rateLimit: rate }, null, 2)}\n`

@@ -78,10 +78,17 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   // Activities ask connection workflows for credentials through a client of their own.
   const temporal = await connectClient(config);
   const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
+  // A server without task-queue config (older than 1.29, or a key without the permission)
+  // still runs syncs, unpaced: say so once rather than refuse to start.
   await setConnectionRate(
     temporal.client.workflowService,
     { namespace: config.temporal.namespace, taskQueue, identity: `ebsync-worker@${process.pid}` },
     config.service.rateLimit,
+  ).catch((error: unknown) =>
+    logger.warn(
+      { err: error, taskQueue },
+      'could not set the per-connection rate on the task queue; syncs are not rate-limited (docs/rate-limits.md)',
+    ),
   );
   const mirror = createMirrorDeps(
     config,

@@ -8,6 +8,8 @@ import type { Destination } from '../../destinations/destination.js';
 import { openDestination } from '../../destinations/open-destination.js';
 import { openLedger } from '../../store/open-ledger.js';
 import { connectionRateOf, setConnectionRate } from '../../worker/rate-limits.js';
+import { connectionWorkflow, statusQuery } from '../../workflows/connection.js';
+import { connectionWorkflowId } from '../../workflows/connection-types.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../../workflows/mirror.js';
 import { runPacedMirror, type PacedRunOptions } from '../fixtures/paced-mirror.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -91,13 +93,38 @@ describe('one rate per connection, held by the task queue', () => {
   }, 300_000);
 
   it('slows a connection the service turns away, and finishes the pass', async () => {
-    // Temporal told twice the service's limit: the 429s must slow the connection down.
-    const run = await paced({ rate: 2 * R, serviceLimit: R, mode: '403' });
+    // The connection's own workflow, which records the last refusal for `ebsync connections`.
+    const connectionId = `rate-slow-${temporal.taskQueue()}`;
+    const connectionQueue = temporal.taskQueue();
+    const connection = await temporal.client.workflow.start(connectionWorkflow, {
+      taskQueue: connectionQueue,
+      workflowId: connectionWorkflowId(connectionId),
+      args: [
+        {
+          profile: {
+            connectionId,
+            kind: 'integration_key',
+            baseUrl: ts.sb.baseUrl,
+            permissions: [],
+          },
+          credentials: { kind: 'apiKey', apiKey: ts.sb.apiKey },
+        },
+      ],
+    });
+    // Temporal told twice the service's limit: the refusals must slow the connection down.
+    const before = Date.now();
+    const run = await paced({ rate: 2 * R, serviceLimit: R, mode: '403', connectionId });
     expect(run.summary.phase).toBe('done');
     expect(run.summary.counts.read).toBeGreaterThan(2_000);
     expect(run.signals).toBeGreaterThan(0);
     // Without the slow-down about half the requests would be refused.
     expect(run.limited).toBeLessThan(run.requests * 0.25);
+    const status = await temporal.withWorker({ taskQueue: connectionQueue, activities: {} }, () =>
+      connection.query(statusQuery),
+    );
+    expect(status.lastRateLimit).toMatchObject({ status: 403, retryAfterMs: 1000 });
+    expect(status.lastRateLimit?.at).toBeGreaterThan(before);
+    await connection.terminate('test over');
   }, 300_000);
 });
 
