@@ -5,6 +5,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startSandbox } from '../sandbox/server.js';
 import { FAIRNESS_ARGS } from '../worker/dev-server.js';
+import { PAGES_PER_PACED_ACTIVITY } from '../worker/rate-limits.js';
 import { findTemporalCli } from '../worker/temporal-cli.js';
 import { workflowsPath } from '../worker/worker.js';
 import { runPacedMirror, type PacedRun } from '../test/fixtures/paced-mirror.js';
@@ -103,8 +104,8 @@ export const rateBenchmark: Benchmark = {
       method:
         `A sandbox (\`--rate-limit ${R}\`, one-second windows per credential) seeded with ${LEADS.toLocaleString('en-US')} leads; ` +
         `a full pass of subject \`leads\` (page size ${PER}) of one connection, by worker processes running as ` +
-        `ebsync's worker does under \`EBS_RATE_LIMIT=${R}\`: one page per activity, the connection as fairness key, ` +
-        `the task queue's per-key rate ${R}/s (Temporal dev server with \`matching.enableFairness=true\`). ` +
+        `ebsync's worker does under \`EBS_RATE_LIMIT=${R}\`: ${PAGES_PER_PACED_ACTIVITY} pages per activity, the connection as fairness key, ` +
+        `the task queue's per-key rate ${R / PAGES_PER_PACED_ACTIVITY} activities/s (Temporal dev server with \`matching.enableFairness=true\`). ` +
         'Seconds from the workflow start to its close (planning and closing included); requests counted by the sandbox.',
       tables: [
         {

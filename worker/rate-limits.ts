@@ -6,11 +6,18 @@ import { rateLimitedSignal, type RateLimitSignal } from '../workflows/rate-limit
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 
 /**
+ * List pages a mirror activity reads under a rate limit: one round, fetched at once, so each
+ * activity makes this many list requests (fewer only at a list's end). The task queue is
+ * given the rate in activities, `perSecond / PAGES_PER_PACED_ACTIVITY`. One page per
+ * activity would be exact but reads a list one page per round trip through the workflow.
+ */
+export const PAGES_PER_PACED_ACTIVITY = 4;
+
+/**
  * Sets the per-connection rate on a task queue (DESIGN decision 7): every activity that calls
  * the service carries its connection as fairness key, and the server dispatches at most
- * `perSecond × weight` of one key's activities a second, to all workers together. A mirror
- * activity makes one list request when a rate is set, so activities a second = requests a
- * second. Idempotent; the last worker to start sets it. `perSecond` 0 removes the limit.
+ * `rate × weight` of one key's activities a second, to all workers together. Idempotent; the
+ * last worker to start sets it. `perSecond` (requests) 0 removes the limit.
  */
 export async function setConnectionRate(
   service: WorkflowService,
@@ -24,12 +31,15 @@ export async function setConnectionRate(
     taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
     updateFairnessKeyRateLimitDefault:
       perSecond > 0
-        ? { rateLimit: { requestsPerSecond: perSecond }, reason: 'ebsync: EBS_RATE_LIMIT' }
+        ? {
+            rateLimit: { requestsPerSecond: perSecond / PAGES_PER_PACED_ACTIVITY },
+            reason: `ebsync: EBS_RATE_LIMIT=${perSecond}`,
+          }
         : { reason: 'ebsync: EBS_RATE_LIMIT=0' },
   });
 }
 
-/** The rate a task queue holds each fairness key to, or null when it has none. */
+/** The requests a second a task queue holds each connection to, or null when it has none. */
 export async function connectionRateOf(
   service: WorkflowService,
   target: { namespace: string; taskQueue: string },
@@ -40,7 +50,8 @@ export async function connectionRateOf(
     taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
     reportConfig: true,
   });
-  return described.config?.fairnessKeysRateLimitDefault?.rateLimit?.requestsPerSecond ?? null;
+  const activities = described.config?.fairnessKeysRateLimitDefault?.rateLimit?.requestsPerSecond;
+  return typeof activities === 'number' ? activities * PAGES_PER_PACED_ACTIVITY : null;
 }
 
 /** A signal to one workflow goes out at most this often from one worker. */

@@ -7,7 +7,11 @@ import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror
 import type { Destination } from '../../destinations/destination.js';
 import { openDestination } from '../../destinations/open-destination.js';
 import { openLedger } from '../../store/open-ledger.js';
-import { connectionRateOf, setConnectionRate } from '../../worker/rate-limits.js';
+import {
+  connectionRateOf,
+  PAGES_PER_PACED_ACTIVITY,
+  setConnectionRate,
+} from '../../worker/rate-limits.js';
 import { connectionWorkflow, statusQuery } from '../../workflows/connection.js';
 import { connectionWorkflowId } from '../../workflows/connection-types.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../../workflows/mirror.js';
@@ -170,8 +174,8 @@ describe('fair shares between connections on one task queue', () => {
       },
       reachLimit: REACH,
       per: 20,
-      pagesInFlight: 1,
-      pagesPerActivity: 1,
+      pagesInFlight: PAGES_PER_PACED_ACTIVITY,
+      pagesPerActivity: PAGES_PER_PACED_ACTIVITY,
     };
     const start = (connectionId: string, concurrency: number) =>
       temporal.client.workflow.start(mirrorWorkflow, {
