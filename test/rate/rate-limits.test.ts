@@ -20,7 +20,7 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 
 /** The service's limit for the one credential in these tests (requests a second). */
-const R = 10;
+const R = 20;
 const PER = 25;
 const REACH = 10_000;
 
