@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { clientBenchmark } from './client.js';
 import { crmBenchmark } from './crm.js';
 import { mirrorBenchmark } from './mirror.js';
+import { rateBenchmark } from './rate.js';
 import {
   fmt,
   killAll,
@@ -29,6 +30,7 @@ const BENCHMARKS: Benchmark[] = [
   clientBenchmark,
   mirrorBenchmark,
   crmBenchmark,
+  rateBenchmark,
 ];
 
 const { values, positionals } = parseArgs({

@@ -13,6 +13,8 @@ import { apiKeyAuth, bearerAuth, type ClientAuth } from '../api/auth.js';
 import { AuthenticationError, EbsError, PermissionError } from '../api/errors.js';
 import { authorizationRequest, exchangeCode, validateCallback } from '../api/oauth.js';
 import { connectClient } from '../worker/temporal-client.js';
+import { connectionRateOf } from '../worker/rate-limits.js';
+import type { RateLimitSignal } from '../workflows/rate-limit.js';
 import {
   connectionWorkflow,
   disconnectUpdate,
@@ -316,10 +318,21 @@ function describe(status: ConnectionStatus): string {
     ? `, token until ${new Date(status.accessExpiresAt).toISOString()}`
     : '';
   const error = status.lastError ? `, last error: ${status.lastError}` : '';
-  return `${status.connectionId}  ${status.state}  ${status.kind}  ${who}${expiry}${error}`;
+  const limited = status.lastRateLimit
+    ? `, rate-limited ${new Date(status.lastRateLimit.at).toISOString()}`
+    : '';
+  return `${status.connectionId}  ${status.state}  ${status.kind}  ${who}${expiry}${error}${limited}`;
 }
 
-function inspect(status: ConnectionStatus): string {
+/** The last 429 / 403 rate-limit answer: when, what it said, which call. */
+function rateLimitLine(signal: RateLimitSignal | null | undefined): string {
+  if (!signal) return '(never)';
+  const wait =
+    signal.retryAfterMs === null ? 'no Retry-After' : `Retry-After ${signal.retryAfterMs / 1000}s`;
+  return `${new Date(signal.at).toISOString()}  ${signal.status ?? '?'} on ${signal.operation ?? '?'}, ${wait}`;
+}
+
+function inspect(status: ConnectionStatus, rate: number | null | undefined): string {
   const rows: [string, string][] = [
     ['connection', status.connectionId],
     ['state', status.state],
@@ -338,6 +351,15 @@ function inspect(status: ConnectionStatus): string {
   if (status.accessExpiresAt)
     rows.push(['token until', new Date(status.accessExpiresAt).toISOString()]);
   rows.push(['last error', status.lastError ?? '(none)']);
+  rows.push([
+    'rate limit',
+    rate === undefined
+      ? '(the task queue did not say)'
+      : rate === null
+        ? 'none set on the task queue'
+        : `${rate} requests/s`,
+  ]);
+  rows.push(['last limited', rateLimitLine(status.lastRateLimit)]);
   return rows.map(([k, v]) => `${k.padEnd(13)}${v}`).join('\n') + '\n';
 }
 
@@ -483,7 +505,14 @@ export function registerConnectionCommands(program: Command): void {
             const one = await withConnection(client, config, id, (handle) =>
               handle.query(statusQuery),
             );
-            process.stdout.write(flags.json ? `${JSON.stringify(one, null, 2)}\n` : inspect(one));
+            const rate = await connectionRateOf(client.workflowService, config.temporal).catch(
+              () => undefined,
+            );
+            process.stdout.write(
+              flags.json
+                ? `${JSON.stringify({ ...one, rateLimit: rate }, null, 2)}\n`
+                : inspect(one, rate),
+            );
             return;
           }
           const all = await listConnections(client, config.temporal.taskQueue);

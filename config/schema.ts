@@ -163,6 +163,11 @@ export const configSchema = z
         allowHttp: boolSetting.default(false),
         reachLimit: positiveInt.default(10_000),
         pageSize: positiveInt.default(100),
+        rateLimit: z.coerce
+          .number({ error: 'expected a number of requests per second' })
+          .min(0, { error: 'expected a number of requests per second from 0 to 1000' })
+          .max(1000, { error: 'expected a number of requests per second from 0 to 1000' })
+          .default(10),
       })
       .prefault({}),
     store: z

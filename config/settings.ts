@@ -187,6 +187,13 @@ export const SETTINGS: readonly Setting[] = [
       'Page size the mirror asks for (`per`); the service grants at most its own maximum.',
   },
   {
+    env: 'EBS_RATE_LIMIT',
+    path: 'service.rateLimit',
+    default: '10',
+    description:
+      "Requests per second each connection may make to the service, held by Temporal across every worker (`docs/rate-limits.md`); a 429 slows the connection below it for a while. `0` sets no limit. Set it just under the service's limit for one credential.",
+  },
+  {
     env: 'EBSYNC_STORE_URL',
     path: 'store.url',
     secret: true,

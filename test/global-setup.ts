@@ -7,6 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import type { TestProject } from 'vitest/node';
 import { startPostgresServer, type PostgresServer } from '../worker/postgres-server.js';
 import { findTemporalCli } from '../worker/temporal-cli.js';
+import { FAIRNESS_ARGS } from '../worker/dev-server.js';
 import { workflowsPath } from '../worker/worker.js';
 
 declare module 'vitest' {
@@ -62,7 +63,7 @@ async function setupTemporal(project: TestProject): Promise<() => Promise<void>>
     onProgress: (line) => process.stderr.write(`[temporal] ${line}\n`),
   });
   const env = await TestWorkflowEnvironment.createLocal({
-    server: { executable, log: { format: 'pretty', level: 'error' } },
+    server: { executable, log: { format: 'pretty', level: 'error' }, extraArgs: FAIRNESS_ARGS },
   });
   const dir = mkdtempSync(join(tmpdir(), 'ebsync-test-'));
   const bundlePath = join(dir, 'workflow-bundle.js');

@@ -78,6 +78,12 @@ async function waitForPort(
 }
 
 /**
+ * Task-queue fairness (off by default on the dev server): per-connection rate limits and fair
+ * shares between connections rest on it (docs/rate-limits.md).
+ */
+export const FAIRNESS_ARGS = ['--dynamic-config-value', 'matching.enableFairness=true'];
+
+/**
  * Starts `temporal server start-dev` with SQLite persistence, so workflows survive restarts.
  * Without a CLI binary it falls back to the SDK's download (machines with internet).
  */
@@ -139,6 +145,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       options.namespace,
       '--log-level',
       'warn',
+      ...FAIRNESS_ARGS,
     ],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );

@@ -9,6 +9,7 @@ import type { Destination } from '../destinations/destination.js';
 import { openDestination } from '../destinations/open-destination.js';
 import type { Ledger } from '../store/ledger.js';
 import { openLedger } from '../store/open-ledger.js';
+import { PAGES_PER_PACED_ACTIVITY } from './rate-limits.js';
 import { statusQuery } from '../workflows/connection.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 
@@ -47,6 +48,11 @@ export function createMirrorDeps(
   return {
     reachLimit: config.service.reachLimit,
     per: config.service.pageSize,
+    // Under a rate limit the task queue paces activities, so each reads a known number of
+    // pages: activities a second × pages = list requests a second (docs/rate-limits.md).
+    ...(config.service.rateLimit > 0
+      ? { pagesInFlight: PAGES_PER_PACED_ACTIVITY, pagesPerActivity: PAGES_PER_PACED_ACTIVITY }
+      : {}),
     clientFor(connectionId) {
       const cached = clients.get(connectionId);
       if (cached && Date.now() - cached.at < CLIENT_TTL_MS) return cached.client;

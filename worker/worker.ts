@@ -18,6 +18,7 @@ import { sqliteTokenJournal } from '../store/token-journal.js';
 import { ConnectionTokens } from '../activities/connection-tokens.js';
 import { connectClient } from './temporal-client.js';
 import { createMirrorDeps } from './mirror-deps.js';
+import { rateLimitSignals, setConnectionRate } from './rate-limits.js';
 
 /** Source of the workflow bundle: .ts when run from source, .js from dist. */
 export function workflowsPath(): string {
@@ -78,6 +79,19 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const ca = config.service.caFile ? readFileSync(config.service.caFile) : undefined;
   // Activities ask connection workflows for credentials through a client of their own.
   const temporal = await connectClient(config);
+  const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
+  // A server without task-queue config (older than 1.29, or a key without the permission)
+  // still runs syncs, unpaced: say so once rather than refuse to start.
+  await setConnectionRate(
+    temporal.client.workflowService,
+    { namespace: config.temporal.namespace, taskQueue, identity: `ebsync-worker@${process.pid}` },
+    config.service.rateLimit,
+  ).catch((error: unknown) =>
+    logger.warn(
+      { err: error, taskQueue },
+      'could not set the per-connection rate on the task queue; syncs are not rate-limited (docs/rate-limits.md)',
+    ),
+  );
   const mirror = createMirrorDeps(
     config,
     temporal.client,
@@ -94,8 +108,15 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
-    taskQueue: options.taskQueue ?? config.temporal.taskQueue,
+    taskQueue,
     activities,
+    interceptors: {
+      activity: [
+        rateLimitSignals(temporal.client, (error) =>
+          logger.debug({ err: error }, 'a rate-limit signal was not delivered'),
+        ),
+      ],
+    },
     dataConverter: converter,
     workflowBundle: options.workflowBundle ?? (await bundleQuietly(logger)),
     shutdownGraceTime: config.worker.shutdownGrace,

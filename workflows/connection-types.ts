@@ -2,6 +2,7 @@
  * Shapes shared by the connection workflow, its activities and its callers. Credentials travel
  * only inside Temporal payloads, which the payload codec encrypts.
  */
+import type { RateLimitSignal } from './rate-limit.js';
 export type ConnectionKind = 'installed_app' | 'integration_key' | 'legacy_app';
 export type ConnectionState = 'active' | 'needs_reauth' | 'paused' | 'disconnected';
 
@@ -48,6 +49,7 @@ export interface ConnectionInput {
     lastError: string | null;
     refreshCount: number;
     connectedAt: number;
+    lastRateLimit?: RateLimitSignal | null;
   };
 }
 
@@ -56,6 +58,8 @@ export interface ConnectionStatus extends ConnectionProfile {
   lastError: string | null;
   refreshCount: number;
   connectedAt: number;
+  /** The last time the service turned this connection away for its rate (429 or 403). */
+  lastRateLimit?: RateLimitSignal | null;
   /** Epoch ms; installed apps only. */
   accessExpiresAt?: number;
 }

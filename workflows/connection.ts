@@ -23,6 +23,7 @@ import {
   type IssuedCredentials,
   type TokenRequestArgs,
 } from './connection-types.js';
+import { rateLimitedSignal, type RateLimitSignal } from './rate-limit.js';
 
 type ConnectionActivities = ReturnType<typeof createConnectionActivities>;
 
@@ -77,6 +78,7 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
   let state = input.carried?.state ?? 'active';
   let lastError: string | null = input.carried?.lastError ?? null;
   let refreshCount = input.carried?.refreshCount ?? 0;
+  let lastRateLimit: RateLimitSignal | null = input.carried?.lastRateLimit ?? null;
   const connectedAt = input.carried?.connectedAt ?? Date.now();
   let refreshing: Promise<void> | undefined;
   /** An access token obtained because the service refused the one before it. */
@@ -89,6 +91,7 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     lastError,
     refreshCount,
     connectedAt,
+    lastRateLimit,
     ...(credentials.kind === 'oauth' ? { accessExpiresAt: credentials.accessExpiresAt } : {}),
   });
 
@@ -171,6 +174,10 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
   };
 
   setHandler(statusQuery, status);
+  // Recorded only: the pacing itself is the syncing workflow's (workflows/rate-limit.ts).
+  setHandler(rateLimitedSignal, (signal) => {
+    lastRateLimit = signal;
+  });
 
   setHandler(getCredentialsUpdate, async ({ rejectedToken }) => {
     assertActive();
@@ -267,7 +274,7 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
       await continueAsNew<typeof connectionWorkflow>({
         profile,
         credentials,
-        carried: { state, lastError, refreshCount, connectedAt },
+        carried: { state, lastError, refreshCount, connectedAt, lastRateLimit },
         ...(input.historyLimit !== undefined ? { historyLimit: input.historyLimit } : {}),
       });
     }

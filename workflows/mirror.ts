@@ -22,6 +22,7 @@ import {
   type MirrorSummary,
   type PartitionState,
 } from './mirror-types.js';
+import { Pace, rateLimitedSignal } from './rate-limit.js';
 
 type MirrorActivities = ReturnType<typeof createMirrorActivities>;
 
@@ -34,11 +35,14 @@ const { planMirrorPass, finishMirrorPass } = proxyActivities<MirrorActivities>({
   heartbeatTimeout: '1 minute',
   retry,
 });
-const { mirrorPage, sweepDeletions } = proxyActivities<MirrorActivities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '1 minute',
-  retry,
-});
+/** Activities that call the service carry the connection's fairness key and pace. */
+const serviceCalls = (pace: Pace) =>
+  proxyActivities<MirrorActivities>({
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '1 minute',
+    retry,
+    priority: pace.priority(Date.now()),
+  });
 
 export const mirrorProgressQuery = defineQuery<MirrorProgress>('mirrorProgress');
 
@@ -92,6 +96,8 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     };
   };
   setHandler(mirrorProgressQuery, progress);
+  const pace = new Pace(input.connectionId);
+  setHandler(rateLimitedSignal, (signal) => pace.onLimit(signal, now()));
 
   const target = {
     connectionId: input.connectionId,
@@ -159,7 +165,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       };
       const allRead = (): boolean => current.partitions.every((p) => p.done);
       const readPage = async (partition: PartitionState): Promise<void> => {
-        const page = await mirrorPage({
+        const page = await serviceCalls(pace).mirrorPage({
           ...target,
           generation: current.generation,
           partition: {
@@ -185,7 +191,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     }
 
     while (current.phase === 'deleting' && !handOver()) {
-      const sweep = await sweepDeletions({
+      const sweep = await serviceCalls(pace).sweepDeletions({
         ...target,
         subjects: input.subjects,
         generation: current.generation,

@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startSandbox } from '../sandbox/server.js';
+import { FAIRNESS_ARGS } from '../worker/dev-server.js';
+import { PAGES_PER_PACED_ACTIVITY } from '../worker/rate-limits.js';
+import { findTemporalCli } from '../worker/temporal-cli.js';
+import { workflowsPath } from '../worker/worker.js';
+import { runPacedMirror, type PacedRun } from '../test/fixtures/paced-mirror.js';
+import { fmt, type BenchContext, type Benchmark, type Section } from './lib.js';
+
+/** The service's limit for one credential, and ebsync's per-connection rate set to it. */
+const R = 20;
+const LEADS = 4_000;
+const PER = 25;
+const REACH = 10_000;
+
+const CASES = [
+  { mode: '429', workers: 1 },
+  { mode: '429', workers: 2 },
+  { mode: '403', workers: 1 },
+  { mode: '403', workers: 2 },
+] as const;
+
+/**
+ * One connection's full pass of its leads against a sandbox limiting its one credential to R
+ * requests a second, on one and on two worker processes paced by the task queue's per-key
+ * rate (EBS_RATE_LIMIT = R): requests a second and the share turned away, in both the 429 and
+ * the 403 form of the limit.
+ */
+export const rateBenchmark: Benchmark = {
+  name: 'rate',
+  title: 'One rate limit per connection across workers',
+  async run(ctx: BenchContext): Promise<Section> {
+    const work = mkdtempSync(join(tmpdir(), 'ebsync-bench-rate-'));
+    const executable = await findTemporalCli({ onProgress: (line) => ctx.log(line) });
+    const [env, bundle, sb] = await Promise.all([
+      TestWorkflowEnvironment.createLocal({
+        server: {
+          executable,
+          dbFilename: join(work, 'temporal.db'),
+          log: { format: 'pretty', level: 'error' },
+          extraArgs: FAIRNESS_ARGS,
+        },
+      }),
+      bundleWorkflowCode({
+        workflowsPath: workflowsPath(),
+        logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+      }),
+      startSandbox({ reachLimit: REACH, seed: { leads: LEADS } }),
+    ]);
+    const bundlePath = join(work, 'workflow-bundle.js');
+    writeFileSync(bundlePath, bundle.code);
+    const rows: (string | number)[][] = [];
+    const verdicts: string[] = [];
+    try {
+      let i = 0;
+      for (const c of CASES) {
+        i += 1;
+        ctx.log(`${c.workers} worker(s), --rate-limit ${R} --rate-limit-mode ${c.mode}`);
+        const run: PacedRun = await runPacedMirror({
+          client: env.client,
+          temporalAddress: env.address,
+          bundlePath,
+          taskQueue: `bench-rate-${i}`,
+          sb,
+          store: `sqlite:${join(work, `store-${i}.db`)}`,
+          destination: `sqlite:${join(work, `mirror-${i}.db`)}`,
+          serviceLimit: R,
+          mode: c.mode,
+          rate: R,
+          workers: c.workers,
+          connectionId: `bench-${i}`,
+          subjects: ['leads'],
+          reachLimit: REACH,
+          per: PER,
+        });
+        const asked = run.requests / run.seconds;
+        const limitedShare = run.limited / run.requests;
+        rows.push([
+          c.mode,
+          c.workers,
+          run.requests,
+          fmt(run.seconds, 1),
+          fmt(asked, 1),
+          fmt(run.servedPerSecond, 1),
+          `${fmt(run.servedPerSecond / R, 2)} R`,
+          run.limited,
+          `${fmt(limitedShare * 100, 2)} %`,
+        ]);
+        const ok = run.servedPerSecond >= 0.9 * R && asked <= 1.05 * R && limitedShare <= 0.01;
+        verdicts.push(
+          `${c.workers} worker(s), ${c.mode}: served ${fmt(run.servedPerSecond / R, 2)} R (target ≥ 0.90), asked ${fmt(asked / R, 2)} R (target ≤ 1.05), ${fmt(limitedShare * 100, 2)} % limited (target ≤ 1 %): ${ok ? 'met' : 'NOT met'}`,
+        );
+      }
+    } finally {
+      await sb.close();
+      await env.teardown();
+      rmSync(work, { recursive: true, force: true });
+    }
+    return {
+      method:
+        `A sandbox (\`--rate-limit ${R}\`, one-second windows per credential) seeded with ${LEADS.toLocaleString('en-US')} leads; ` +
+        `a full pass of subject \`leads\` (page size ${PER}) of one connection, by worker processes running as ` +
+        `ebsync's worker does under \`EBS_RATE_LIMIT=${R}\`: ${PAGES_PER_PACED_ACTIVITY} pages per activity, the connection as fairness key, ` +
+        `the task queue's per-key rate ${R / PAGES_PER_PACED_ACTIVITY} activities/s (Temporal dev server with \`matching.enableFairness=true\`). ` +
+        'Seconds from the workflow start to its close (planning and closing included); requests counted by the sandbox.',
+      tables: [
+        {
+          head: [
+            'mode',
+            'workers',
+            'requests',
+            'seconds',
+            'asked / s',
+            'served / s',
+            'served',
+            'limited',
+            'limited share',
+          ],
+          rows,
+        },
+      ],
+      notes: verdicts,
+    };
+  },
+};

@@ -1,0 +1,70 @@
+import { defineSignal } from '@temporalio/workflow';
+import type { Priority } from '@temporalio/common';
+
+/**
+ * What the service said when it turned a connection's request away (429, or the 403
+ * variant): sent by the worker that got it to the workflow whose activity it was, and to the
+ * connection's workflow, which keeps the last one for `ebsync connections`.
+ */
+export interface RateLimitSignal {
+  /** Epoch ms at the worker. */
+  at: number;
+  status: number | null;
+  /** Retry-After as sent, in ms; null when the answer had none. */
+  retryAfterMs: number | null;
+  /** The operation refused, e.g. `leads.list`. */
+  operation: string | null;
+}
+
+export const rateLimitedSignal = defineSignal<[RateLimitSignal]>('rateLimited');
+
+/** Slowest share of its rate a connection is cut to, however often it is turned away. */
+export const MIN_PACE = 1 / 16;
+/** Quiet time after a limit signal before the pace starts climbing back. */
+export const RECOVERY_QUIET_MS = 10_000;
+/** Each step back up multiplies the pace by this, once per RECOVERY_STEP_MS of quiet. */
+const RECOVERY_FACTOR = 1.25;
+const RECOVERY_STEP_MS = 2_000;
+
+/**
+ * The share of its rate a connection's service calls run at, in workflow state (DESIGN
+ * decision 7). The task queue limits each fairness key to `rate × weight`, so halving the
+ * weight halves the connection's rate on every worker at once. Signals that arrive together
+ * (the same second's refusals) count as one: a cut waits for the previous cut's Retry-After.
+ */
+export class Pace {
+  private cutAt = Number.NEGATIVE_INFINITY;
+  private steppedAt = Number.NEGATIVE_INFINITY;
+  private holdUntil = Number.NEGATIVE_INFINITY;
+  last: RateLimitSignal | null = null;
+
+  private weight = 1;
+  constructor(private readonly connectionId: string) {}
+
+  onLimit(signal: RateLimitSignal, now: number): void {
+    this.last = signal;
+    if (now >= this.holdUntil) {
+      this.weight = Math.max(MIN_PACE, this.weight / 2);
+      this.cutAt = now;
+      this.holdUntil = now + Math.max(1_000, signal.retryAfterMs ?? 0);
+    }
+  }
+
+  /** The current share; climbs back towards 1 once the service has been quiet a while. */
+  share(now: number): number {
+    if (this.weight < 1 && now - this.cutAt >= RECOVERY_QUIET_MS) {
+      const from = Math.max(this.steppedAt, this.cutAt + RECOVERY_QUIET_MS - RECOVERY_STEP_MS);
+      const steps = Math.floor((now - from) / RECOVERY_STEP_MS);
+      if (steps > 0) {
+        this.weight = Math.min(1, this.weight * RECOVERY_FACTOR ** steps);
+        this.steppedAt = from + steps * RECOVERY_STEP_MS;
+      }
+    }
+    return this.weight;
+  }
+
+  /** Activity priority: the connection is the fairness key, its pace the weight. */
+  priority(now: number): Priority {
+    return { fairnessKey: this.connectionId, fairnessWeight: this.share(now) };
+  }
+}
