@@ -1,3 +1,4 @@
 export { healthCheckWorkflow, type HealthReport } from './health.js';
 export { connectionWorkflow } from './connection.js';
 export { mirrorWorkflow } from './mirror.js';
+export { recordWorkflow } from './record.js';
