@@ -6,6 +6,8 @@ import { recordChangeSignal, recordWorkflowId } from '../workflows/record-types.
 export interface RecordHandOffOptions {
   taskQueue: string;
   debounceMs: number;
+  /** Quiet time after which a record's workflow ends (default: the workflow's own). */
+  idleMs?: number;
   /** A hand-off that takes longer fails (and the sender is told to retry). */
   timeoutMs?: number;
 }
@@ -33,6 +35,7 @@ export function recordHandOff(client: Client, options: RecordHandOffOptions): Ha
             resource: delivery.resource,
             recordId: delivery.recordId,
             debounceMs: options.debounceMs,
+            ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
           },
         ],
         signal: recordChangeSignal,

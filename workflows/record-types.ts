@@ -1,4 +1,4 @@
-import { defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { Resource } from '../activities/mirror/canonical.js';
 
 /** One record's changes, applied in order by one workflow (DESIGN decision 3). */
@@ -31,6 +31,8 @@ export interface RecordSummary {
 }
 
 export const recordChangeSignal = defineSignal<[RecordChange]>('recordChange');
+/** This run's counts: notices taken, duplicates dropped, reads made. */
+export const recordSummaryQuery = defineQuery<RecordSummary>('recordSummary');
 
 /** Delivery ids remembered per record: retries of a delivery come within minutes. */
 export const SEEN_LIMIT = 256;

@@ -10,6 +10,7 @@ import {
 import type { createRecordActivities } from '../activities/mirror/refresh-record.js';
 import {
   recordChangeSignal,
+  recordSummaryQuery,
   SEEN_LIMIT,
   type RecordInput,
   type RecordSummary,
@@ -37,6 +38,7 @@ export async function recordWorkflow(input: RecordInput): Promise<RecordSummary>
   let dirty = input.pending ?? false;
   const summary: RecordSummary = { reads: 0, notices: 0, duplicates: 0 };
 
+  setHandler(recordSummaryQuery, () => summary);
   setHandler(recordChangeSignal, (change) => {
     if (known.has(change.deliveryId)) {
       summary.duplicates += 1;
