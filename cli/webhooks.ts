@@ -92,7 +92,7 @@ async function registerAtSandbox(
 }
 
 interface RegisterFlags {
-  url: string;
+  url?: string;
   to?: string;
   sandboxAdmin?: string;
   adminToken?: string;
@@ -107,7 +107,9 @@ async function register(config: Config, connection: string, flags: RegisterFlags
     );
   }
   const destination = normalizeDestination(flags.to ?? defaultDestination(config));
-  const url = receiverUrl(flags.url, connection);
+  const { host, port } = config.webhooks;
+  const local = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = receiverUrl(flags.url ?? local, connection);
   let endpoint: { id: string | null; secret: string };
   if (flags.sandboxAdmin !== undefined) {
     if (flags.secretStdin) {
@@ -176,7 +178,10 @@ export function registerWebhookCommands(program: Command): void {
     .description(
       'Register the receiver for a connection and store its signing secret sealed: at the sandbox (--sandbox-admin), or with a secret the service gave you (--secret-stdin).',
     )
-    .requiredOption('--url <url>', 'public URL of the receiver (http://127.0.0.1:8790 locally)')
+    .option(
+      '--url <url>',
+      'public URL of the receiver (default: http://EBSYNC_WEBHOOK_HOST:EBSYNC_WEBHOOK_PORT)',
+    )
     .option(
       '--to <destination>',
       'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
