@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
 
@@ -77,6 +78,7 @@ export function destinationColumn(
   table: string,
   column: string,
 ): Map<string, unknown> {
+  if (!existsSync(file)) return new Map();
   const db = new Database(file, { readonly: true });
   try {
     const exists = db
