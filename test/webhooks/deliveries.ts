@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
+import { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
+import type { TestSandbox } from '../helpers/sandbox.js';
 
 /** Signed deliveries as a sender would make them, and what the test reads back. */
 export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
@@ -106,4 +109,16 @@ export async function eventually(
     if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** What the record activities need: the sandbox by its key, a ledger in `dir`. */
+export function recordDeps(ts: TestSandbox, dir: string): ReturnType<typeof sandboxMirrorDeps> {
+  return sandboxMirrorDeps({
+    baseUrl: ts.sb.baseUrl,
+    apiKey: ts.sb.apiKey,
+    ca: readFileSync(ts.sb.caFile ?? ''),
+    ledger: `sqlite:${join(dir, 'store.db')}`,
+    reachLimit: 10_000,
+    per: 100,
+  });
 }

@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createRecordActivities } from '../../activities/mirror/refresh-record.js';
 import { EncryptionCodec } from '../../worker/codec.js';
 import { generateKeyLine } from '../../worker/data-converter.js';
-import { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
 import { CliProcess, freePort, runCli } from '../helpers/cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 import {
   destinationColumn,
+  recordDeps,
   eventually,
   hintBody,
   inLanes,
@@ -28,7 +28,7 @@ let temporal: TemporalHarness;
 let dir: string;
 let env: Record<string, string>;
 let destinationFile: string;
-let deps: ReturnType<typeof sandboxMirrorDeps>;
+let deps: ReturnType<typeof recordDeps>;
 let serve: CliProcess | undefined;
 let receiverBase: string;
 const keyLine = generateKeyLine('e2e');
@@ -50,14 +50,7 @@ beforeAll(async () => {
     EBSYNC_WEBHOOK_PORT: String(port),
     EBSYNC_WEBHOOK_DEBOUNCE: '100ms',
   };
-  deps = sandboxMirrorDeps({
-    baseUrl: ts.sb.baseUrl,
-    apiKey: ts.sb.apiKey,
-    ca: readFileSync(ts.sb.caFile ?? ''),
-    ledger: `sqlite:${join(dir, 'store.db')}`,
-    reachLimit: 10_000,
-    per: 100,
-  });
+  deps = recordDeps(ts, dir);
 });
 
 afterAll(async () => {

@@ -1,12 +1,11 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRecordActivities } from '../../activities/mirror/refresh-record.js';
-import { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
 import { recordHandOff } from '../../worker/record-hand-off.js';
 import type { Delivery } from '../../webhooks/delivery.js';
 import { createReceiver, type ConnectionHook, type HandOff } from '../../webhooks/receiver.js';
@@ -17,6 +16,7 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 import {
   destinationColumn,
+  recordDeps,
   eventually,
   hintBody,
   inLanes,
@@ -32,21 +32,14 @@ let ts: TestSandbox;
 let temporal: TemporalHarness;
 let dir: string;
 let destination: string;
-let deps: ReturnType<typeof sandboxMirrorDeps>;
+let deps: ReturnType<typeof recordDeps>;
 
 beforeAll(async () => {
   ts = await startTestSandbox({ https: true, seed: { leads: 400, events: 5 } });
   temporal = await connectTemporal();
   dir = mkdtempSync(join(tmpdir(), 'ebsync-webhooks-'));
   destination = `sqlite:${join(dir, 'mirror.db')}`;
-  deps = sandboxMirrorDeps({
-    baseUrl: ts.sb.baseUrl,
-    apiKey: ts.sb.apiKey,
-    ca: readFileSync(ts.sb.caFile ?? ''),
-    ledger: `sqlite:${join(dir, 'store.db')}`,
-    reachLimit: 10_000,
-    per: 100,
-  });
+  deps = recordDeps(ts, dir);
 });
 
 afterAll(async () => {
