@@ -1,6 +1,7 @@
 import { createConnectionActivities, type ConnectionActivityDeps } from './connections.js';
 import { createHealthActivities, type HealthDeps } from './health.js';
 import { createMirrorActivities, type MirrorDeps } from './mirror/pass.js';
+import { createRecordActivities } from './mirror/refresh-record.js';
 
 export type ActivityDeps = HealthDeps & ConnectionActivityDeps & { mirror: MirrorDeps };
 
@@ -10,6 +11,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createHealthActivities(deps),
     ...createConnectionActivities(deps),
     ...createMirrorActivities(deps.mirror),
+    ...createRecordActivities(deps.mirror),
   };
 }
 

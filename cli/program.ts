@@ -15,6 +15,7 @@ const GROUPS: Record<string, () => Promise<Registrar>> = {
   sync: async () => (await import('./sync.js')).registerSyncCommand,
   schedule: async () => (await import('./schedules.js')).registerScheduleCommands,
   crm: async () => (await import('./crm.js')).registerCrmCommands,
+  webhooks: async () => (await import('./webhooks.js')).registerWebhookCommands,
 };
 const GROUP_OF: Record<string, string> = {
   worker: 'worker',
@@ -30,6 +31,7 @@ const GROUP_OF: Record<string, string> = {
   schedule: 'schedule',
   mapping: 'crm',
   destinations: 'crm',
+  webhooks: 'webhooks',
 };
 
 /**

@@ -4,6 +4,7 @@ import { loadConfig } from '../config/index.js';
 import { startDevServer, canConnect, type DevServer } from '../worker/dev-server.js';
 import { loggerFor, runWorker } from './worker.js';
 import { demoBanner, runMainJob, startDemoService, type DemoService } from './dev-stack.js';
+import { startWebhookReceiver, type RunningReceiver } from '../worker/webhook-receiver.js';
 import { reportFailure, runAction, UserError } from './errors.js';
 import { intFlag } from './options.js';
 
@@ -115,6 +116,7 @@ export function registerDevCommands(program: Command): void {
         process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
       }
       let demo: DemoService | undefined;
+      let receiver: RunningReceiver | undefined;
       try {
         if (!config.service.baseUrl) {
           demo = await startDemoService(config, logger);
@@ -128,6 +130,16 @@ export function registerDevCommands(program: Command): void {
           };
           process.stdout.write(demoBanner(demo));
         }
+        // Webhooks are part of the main job; a taken port costs them, not the rest.
+        receiver = await startWebhookReceiver(config, logger).catch((error: unknown) => {
+          logger.warn({ error: (error as Error).message }, 'webhook receiver not started');
+          return undefined;
+        });
+        if (receiver)
+          logger.info(
+            { url: `${receiver.url}/webhooks/{connection}` },
+            'webhook receiver listening',
+          );
         const worker = runWorker(config, logger);
         // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
         const job = runMainJob(config, logger, demo).catch((error: unknown) => {
@@ -136,6 +148,7 @@ export function registerDevCommands(program: Command): void {
         await worker;
         await job;
       } finally {
+        await receiver?.close();
         await demo?.close();
         await server?.stop();
       }

@@ -130,6 +130,41 @@ const encryptionKeys = z.string().transform((value, ctx) => {
   return keys;
 });
 
+/**
+ * How deliveries are signed: `standard` (Standard Webhooks, what the sandbox sends) or a JSON
+ * HMAC header scheme, for a sender the spec leaves open.
+ */
+const hmacScheme = z.strictObject({
+  header: z.string().min(1).toLowerCase(),
+  algorithm: z.enum(['sha256', 'sha512']).default('sha256'),
+  encoding: z.enum(['hex', 'base64']).default('hex'),
+  prefix: z.string().default(''),
+  timestampHeader: z.string().min(1).toLowerCase().optional(),
+  idHeader: z.string().min(1).toLowerCase().optional(),
+});
+export type HmacScheme = z.output<typeof hmacScheme>;
+const SIGNATURE_RULE =
+  'expected standard, or a JSON object {"header":…, "algorithm"?: sha256|sha512, "encoding"?: hex|base64, "prefix"?, "timestampHeader"?, "idHeader"?}';
+const signatureScheme = z
+  .union([z.literal('standard'), z.string(), hmacScheme])
+  .transform((value, ctx): 'standard' | HmacScheme => {
+    if (value === 'standard') return value;
+    let parsed: unknown = value;
+    if (typeof value === 'string') {
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    const scheme = hmacScheme.safeParse(parsed);
+    if (!scheme.success) {
+      ctx.addIssue({ code: 'custom', message: SIGNATURE_RULE });
+      return z.NEVER;
+    }
+    return scheme.data;
+  });
+
 export const configSchema = z
   .object({
     configFile: optionalText,
@@ -216,6 +251,21 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    webhooks: z
+      .object({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.coerce
+          .number({ error: 'expected a port from 0 to 65535' })
+          .int({ error: 'expected a port from 0 to 65535' })
+          .min(0, { error: 'expected a port from 0 to 65535' })
+          .max(65535, { error: 'expected a port from 0 to 65535' })
+          .default(8790),
+        bodyLimit: positiveInt.default(256 * 1024),
+        signature: signatureScheme.default('standard'),
+        allowUnsigned: boolSetting.default(false),
+        debounce: duration.default(300),
+      })
+      .prefault({}),
     worker: z
       .object({
         shutdownGrace: duration.default(30_000),
@@ -248,6 +298,13 @@ export const configSchema = z
       (config.mode !== 'development' || !isLoopbackHost(crmUrl.hostname))
     ) {
       ctx.addIssue({ code: 'custom', path: ['crm', 'hubspot', 'baseUrl'], message: CRM_URL_RULE });
+    }
+    if (config.webhooks.allowUnsigned && config.mode !== 'development') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['webhooks', 'allowUnsigned'],
+        message: 'unsigned webhooks are accepted only in development mode',
+      });
     }
     const t = config.temporal;
     if ((t.tlsCertFile === undefined) !== (t.tlsKeyFile === undefined)) {

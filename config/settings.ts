@@ -234,6 +234,46 @@ export const SETTINGS: readonly Setting[] = [
     default: '100',
     description: 'Activities one worker runs at once.',
   },
+  {
+    env: 'EBSYNC_WEBHOOK_HOST',
+    path: 'webhooks.host',
+    default: '127.0.0.1',
+    description:
+      'Address `ebsync webhooks serve` listens on; `0.0.0.0` to reach it from other machines (put HTTPS in front).',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_PORT',
+    path: 'webhooks.port',
+    default: '8790',
+    description: 'Port of the webhook receiver (`0` picks a free one).',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_BODY_LIMIT',
+    path: 'webhooks.bodyLimit',
+    default: '262144',
+    description: 'Largest delivery body in bytes; a larger one is answered 413.',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_SIGNATURE',
+    path: 'webhooks.signature',
+    default: 'standard',
+    description:
+      '`standard` (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`), or a JSON HMAC header scheme such as `{"header":"x-signature","prefix":"sha256=","timestampHeader":"x-timestamp","idHeader":"x-delivery-id"}` (see docs/webhooks.md).',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_ALLOW_UNSIGNED',
+    path: 'webhooks.allowUnsigned',
+    default: 'false',
+    description:
+      'Accept deliveries without a signature. Development only; refused in production mode.',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_DEBOUNCE',
+    path: 'webhooks.debounce',
+    default: '300ms',
+    description:
+      'How long a record’s workflow waits after a notice for more before re-reading it: a burst of changes costs one read.',
+  },
 ];
 
 export function settingByPath(path: string): Setting | undefined {

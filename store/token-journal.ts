@@ -2,10 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
-import proto from '@temporalio/proto';
-
-const { temporal } = proto;
+import type { PayloadCodec } from '@temporalio/common';
+import { openValue, sealValue } from './sealed-values.js';
 
 /**
  * Where a refresh activity writes the rotated tokens the moment the OAuth server hands them
@@ -43,15 +41,10 @@ export function sqliteTokenJournal(file: string, codec: PayloadCodec): TokenJour
   return {
     async recall<T>(connectionId: string, replaced: string): Promise<T | undefined> {
       const row = select.get(connectionId, hashOf(replaced));
-      if (!row) return undefined;
-      const [payload] = await codec.decode([temporal.api.common.v1.Payload.decode(row.sealed)]);
-      return payload ? defaultPayloadConverter.fromPayload<T>(payload) : undefined;
+      return row ? openValue<T>(codec, row.sealed) : undefined;
     },
     async record(connectionId: string, replaced: string, value: unknown): Promise<void> {
-      const [sealed] = await codec.encode([defaultPayloadConverter.toPayload(value)]);
-      if (!sealed) throw new Error('codec returned no payload');
-      const bytes = Buffer.from(temporal.api.common.v1.Payload.encode(sealed).finish());
-      insert.run(connectionId, hashOf(replaced), bytes, Date.now());
+      insert.run(connectionId, hashOf(replaced), await sealValue(codec, value), Date.now());
       // Rotations older than a week can no longer be asked for by any retry.
       prune.run(Date.now() - 7 * 24 * 3600 * 1000);
     },

@@ -32,3 +32,17 @@ export async function connectClient(
   });
   return { client, close: () => connection.close() };
 }
+
+/**
+ * A client that connects on first use and reconnects after Temporal comes back: for servers
+ * (the webhook receiver) that must start, and answer 503, while Temporal is away.
+ */
+export function lazyClient(config: Config): { client: Client; close: () => Promise<void> } {
+  const connection = Connection.lazy(temporalConnectionOptions(config));
+  const client = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: dataConverter(config),
+  });
+  return { client, close: () => connection.close() };
+}

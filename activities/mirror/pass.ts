@@ -27,7 +27,12 @@ import {
 } from './partition-plan.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
 import { fetchPage, type FetchedPage } from './source-pages.js';
-import { writeRecords, type WriteCounts, type WriteTarget } from './write-records.js';
+import {
+  writeDeletions,
+  writeRecords,
+  type WriteCounts,
+  type WriteTarget,
+} from './write-records.js';
 
 export interface MirrorDeps {
   /** A client of the service with the connection's credentials (from its workflow). */
@@ -378,10 +383,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
           .flatMap((r) => [r.record, ...r.included]);
         const gone = got.missing.filter((id) => settled.has(id));
         const written = await writeRecords(at, input.generation, found);
-        if (gone.length > 0) {
-          await at.destination.markDeleted(resource, gone);
-          await at.ledger.markDeleted(scope, gone);
-        }
+        await writeDeletions(at, resource, gone);
         return {
           after: `${resource}|${answered[answered.length - 1]!}`,
           done: false,

@@ -124,3 +124,17 @@ export async function writeRecords(
   }
   return counts;
 }
+
+/** Records the service answered 404 for: marked deleted in the destination, then the ledger. */
+export async function writeDeletions(
+  target: WriteTarget,
+  resource: Resource,
+  ids: readonly string[],
+): Promise<void> {
+  if (ids.length === 0) return;
+  await target.destination.markDeleted(resource, ids);
+  await target.ledger.markDeleted(
+    { connectionId: target.connectionId, destination: target.destination.describe().id, resource },
+    ids,
+  );
+}

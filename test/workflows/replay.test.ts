@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { historyFromJSON } from '../helpers/history-json.js';
 import { CONNECTION_SCENARIOS } from '../fixtures/connection-scenarios.js';
 import { MIRROR_SCENARIOS, SCHEDULED_MIRROR_SCENARIOS } from '../fixtures/mirror-scenarios.js';
+import { RECORD_SCENARIOS } from '../fixtures/record-scenarios.js';
 
 /**
  * Every committed history (test/fixtures/histories/*.json, written by
@@ -49,6 +50,7 @@ describe('recorded workflow histories', () => {
       ...CONNECTION_SCENARIOS.map((c) => c.name),
       ...MIRROR_SCENARIOS.map((m) => m.name),
       ...SCHEDULED_MIRROR_SCENARIOS.map((m) => m.name),
+      ...RECORD_SCENARIOS.map((r) => r.name),
     ];
     expect(files.map((f) => basename(f, '.json').replace(/\.run-\d+$/, ''))).toEqual(
       expect.arrayContaining(expected),

@@ -1,0 +1,43 @@
+import { withServiceFailures } from '../failures.js';
+import type { Resource } from './canonical.js';
+import type { MirrorDeps } from './pass.js';
+import { readRecord } from './records-by-id.js';
+import { writeDeletions, writeRecords } from './write-records.js';
+
+export interface RefreshInput {
+  connectionId: string;
+  destination: string;
+  resource: Resource;
+  recordId: string;
+}
+
+export interface RefreshOutput {
+  /** written: the destination row changed; unchanged: the ledger already had this state. */
+  outcome: 'written' | 'unchanged' | 'deleted';
+}
+
+/**
+ * Fetch on notify (DESIGN decision 3): a webhook only says that a record changed, so the
+ * record is read again by id and written through the mirror's own write path (the same
+ * normalize, hash, ledger and destination code as a pass); a 404 means it is gone.
+ * Generation 0: a webhook write belongs to no pass, and the ledger keeps the highest it saw.
+ */
+export function createRecordActivities(deps: MirrorDeps) {
+  return {
+    refreshRecord: withServiceFailures(async (input: RefreshInput): Promise<RefreshOutput> => {
+      const [client, ledger, destination] = await Promise.all([
+        deps.clientFor(input.connectionId),
+        deps.ledger(),
+        deps.destination(input.destination),
+      ]);
+      const target = { connectionId: input.connectionId, ledger, destination };
+      const read = await readRecord(client, input.resource, input.recordId);
+      if (!read) {
+        await writeDeletions(target, input.resource, [input.recordId]);
+        return { outcome: 'deleted' };
+      }
+      const counts = await writeRecords(target, 0, [read.record, ...read.included]);
+      return { outcome: counts.written > 0 ? 'written' : 'unchanged' };
+    }),
+  };
+}

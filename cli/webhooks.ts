@@ -1,0 +1,197 @@
+import { readFileSync } from 'node:fs';
+import { Option, type Command } from 'commander';
+import got from 'got';
+import { z } from 'zod';
+import { loadConfig, type Config } from '../config/index.js';
+import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
+import { runAction, UserError } from './errors.js';
+import { portFlag } from './options.js';
+import { defaultDestination, normalizeDestination } from './sync.js';
+import { loggerFor } from './worker.js';
+
+const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const SECRET_RULE = /^\S{16,}$/;
+
+const sandboxEndpoint = z.object({
+  id: z.union([z.number(), z.string()]).transform(String),
+  secret: z.string().min(1),
+});
+
+/** Serves until SIGINT/SIGTERM, then closes the listener (deliveries in flight finish). */
+async function serve(config: Config, flags: { host?: string; port?: number }): Promise<void> {
+  const logger = loggerFor(config);
+  const receiver = await startWebhookReceiver(config, logger, flags);
+  logger.info(
+    { url: `${receiver.url}/webhooks/{connection}`, taskQueue: config.temporal.taskQueue },
+    'webhook receiver listening',
+  );
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await receiver.close();
+  logger.info('webhook receiver stopped');
+}
+
+function receiverUrl(base: string, connection: string): string {
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new UserError(`--url='${base}' is not allowed: expected the receiver's http(s) URL`, 2);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UserError(`--url='${base}' is not allowed: expected an http(s) URL`, 2);
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}/webhooks/${connection}`;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').trim();
+}
+
+/** Registers the receiver's URL at the sandbox's admin API; the sandbox makes the secret. */
+async function registerAtSandbox(
+  config: Config,
+  admin: string,
+  token: string,
+  url: string,
+): Promise<{ id: string; secret: string }> {
+  // The sandbox's own certificate authority, as for the service (EBS_CA_FILE).
+  const ca = config.service.caFile ? readFileSync(config.service.caFile, 'utf8') : undefined;
+  const response = await got.post(`${admin.replace(/\/+$/, '')}/webhooks`, {
+    headers: { 'x-admin-token': token },
+    ...(ca ? { https: { certificateAuthority: ca } } : {}),
+    json: { url },
+    throwHttpErrors: false,
+    retry: { limit: 0 },
+    timeout: { request: 15_000 },
+  });
+  if (response.statusCode !== 201) {
+    throw new UserError(
+      `the sandbox refused the registration: HTTP ${response.statusCode} ${response.body.slice(0, 200)}`,
+    );
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(response.body);
+  } catch {
+    body = undefined;
+  }
+  const parsed = sandboxEndpoint.safeParse(body);
+  if (!parsed.success)
+    throw new UserError('the sandbox answered without an endpoint id and secret');
+  return parsed.data;
+}
+
+interface RegisterFlags {
+  url?: string;
+  to?: string;
+  sandboxAdmin?: string;
+  adminToken?: string;
+  secretStdin?: boolean;
+}
+
+async function register(config: Config, connection: string, flags: RegisterFlags): Promise<void> {
+  if (!CONNECTION_RULE.test(connection)) {
+    throw new UserError(
+      `connection '${connection}' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_'`,
+      2,
+    );
+  }
+  const destination = normalizeDestination(flags.to ?? defaultDestination(config));
+  const { host, port } = config.webhooks;
+  const local = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = receiverUrl(flags.url ?? local, connection);
+  let endpoint: { id: string | null; secret: string };
+  if (flags.sandboxAdmin !== undefined) {
+    if (flags.secretStdin) {
+      throw new UserError('--sandbox-admin and --secret-stdin do not go together', 2);
+    }
+    if (!flags.adminToken) throw new UserError('--sandbox-admin needs --admin-token', 2);
+    endpoint = await registerAtSandbox(config, flags.sandboxAdmin, flags.adminToken, url);
+  } else if (flags.secretStdin) {
+    const secret = await readStdin();
+    if (!SECRET_RULE.test(secret)) {
+      throw new UserError(
+        'the signing secret on stdin is not allowed: expected at least 16 characters, no spaces',
+        2,
+      );
+    }
+    endpoint = { id: null, secret };
+  } else {
+    throw new UserError(
+      'say where the signing secret comes from: --sandbox-admin URL (the sandbox makes one) or --secret-stdin (a secret the service gave you)',
+      2,
+    );
+  }
+  const registrations = webhookRegistrations(config);
+  try {
+    await registrations.put(connection, {
+      secret: endpoint.secret,
+      destination,
+      url,
+      endpointId: endpoint.id,
+      registeredAt: new Date().toISOString(),
+    });
+  } finally {
+    registrations.close();
+  }
+  process.stdout.write(
+    `registered: deliveries to ${url} update ${destination.startsWith('postgres') ? 'the Postgres destination' : destination}` +
+      `${endpoint.id === null ? '' : ` (sandbox endpoint ${endpoint.id})`}; the signing secret is stored sealed\n`,
+  );
+}
+
+export function registerWebhookCommands(program: Command): void {
+  const webhooks = program
+    .command('webhooks')
+    .description("Receive the service's webhooks: each change is re-read and written at once.");
+
+  webhooks
+    .command('serve')
+    .description(
+      'Run the webhook receiver: POST /webhooks/{connection}, signatures checked, each delivery handed to Temporal before the answer.',
+    )
+    .option('--host <address>', 'listen address (default: EBSYNC_WEBHOOK_HOST)')
+    .addOption(
+      new Option(
+        '--port <port>',
+        'listen port, 0 for any free one (default: EBSYNC_WEBHOOK_PORT)',
+      ).argParser(portFlag()),
+    )
+    .action((flags: { host?: string; port?: number }) =>
+      runAction(async () => {
+        await serve(loadConfig(), flags);
+      }),
+    );
+
+  webhooks
+    .command('register <connection>')
+    .description(
+      'Register the receiver for a connection and store its signing secret sealed: at the sandbox (--sandbox-admin), or with a secret the service gave you (--secret-stdin).',
+    )
+    .option(
+      '--url <url>',
+      'public URL of the receiver (default: http://EBSYNC_WEBHOOK_HOST:EBSYNC_WEBHOOK_PORT)',
+    )
+    .option(
+      '--to <destination>',
+      'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
+    )
+    .option('--sandbox-admin <url>', "the sandbox's admin URL (https://…/admin)")
+    .option('--admin-token <token>', "the sandbox's x-admin-token")
+    .option('--secret-stdin', 'read the signing secret from standard input')
+    .action((connection: string, flags: RegisterFlags) =>
+      runAction(async () => {
+        await register(loadConfig(), connection, flags);
+      }),
+    );
+}

@@ -1,0 +1,58 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { PayloadCodec } from '@temporalio/common';
+import { openValue, sealValue } from './sealed-values.js';
+
+/** A connection's webhook registration: where its changes go and how deliveries are signed. */
+export interface WebhookRegistration {
+  /** The signing secret (`whsec_…` for Standard Webhooks). Sealed at rest, never logged. */
+  secret: string;
+  /** Destination target the per-record workflows write to (`sqlite:PATH`, `postgres://…`). */
+  destination: string;
+  /** The URL registered with the service, and the service's id of the endpoint if it gave one. */
+  url: string;
+  endpointId: string | null;
+  registeredAt: string;
+}
+
+export interface WebhookRegistrations {
+  get(connectionId: string): Promise<WebhookRegistration | undefined>;
+  put(connectionId: string, registration: WebhookRegistration): Promise<void>;
+  remove(connectionId: string): boolean;
+  close(): void;
+}
+
+/**
+ * Registrations in an SQLite file under the data dir, each sealed with the payload codec.
+ * The receiver reads one per delivery (a primary-key lookup and one AES-GCM open).
+ */
+export function sqliteWebhookRegistrations(
+  file: string,
+  codec: PayloadCodec,
+): WebhookRegistrations {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  db.exec(`CREATE TABLE IF NOT EXISTS webhook_registrations (
+    connection_id TEXT PRIMARY KEY, sealed BLOB NOT NULL, updated_at INTEGER NOT NULL)`);
+  const select = db.prepare<[string], { sealed: Buffer }>(
+    'SELECT sealed FROM webhook_registrations WHERE connection_id = ?',
+  );
+  const upsert = db.prepare(
+    'INSERT OR REPLACE INTO webhook_registrations (connection_id, sealed, updated_at) VALUES (?, ?, ?)',
+  );
+  const remove = db.prepare('DELETE FROM webhook_registrations WHERE connection_id = ?');
+  return {
+    async get(connectionId) {
+      const row = select.get(connectionId);
+      return row ? openValue<WebhookRegistration>(codec, row.sealed) : undefined;
+    },
+    async put(connectionId, registration) {
+      upsert.run(connectionId, await sealValue(codec, registration), Date.now());
+    },
+    remove: (connectionId) => remove.run(connectionId).changes > 0,
+    close: () => db.close(),
+  };
+}

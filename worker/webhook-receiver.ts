@@ -1,0 +1,68 @@
+import { join } from 'node:path';
+import type { Config } from '../config/index.js';
+import {
+  sqliteWebhookRegistrations,
+  type WebhookRegistrations,
+} from '../store/webhook-registrations.js';
+import { createReceiver } from '../webhooks/receiver.js';
+import { dataConverter } from './data-converter.js';
+import type { Logger } from './logger.js';
+import { recordHandOff } from './record-hand-off.js';
+import { lazyClient } from './temporal-client.js';
+
+/** Where registrations live: the data dir of the machine that runs the receiver. */
+export function webhookRegistrations(config: Config): WebhookRegistrations {
+  const codec = dataConverter(config).payloadCodecs?.[0];
+  if (!codec) throw new Error('the data converter has no payload codec');
+  return sqliteWebhookRegistrations(join(config.dataDir, 'webhooks.db'), codec);
+}
+
+export interface RunningReceiver {
+  /** `http://host:port`; deliveries go to `<url>/webhooks/<connection>`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The receiver wired to this deployment: registrations from the data dir, hand-off by
+ * signal-with-start on TEMPORAL_TASK_QUEUE. It starts whether or not Temporal is up.
+ */
+export async function startWebhookReceiver(
+  config: Config,
+  logger: Logger,
+  listen: { host?: string; port?: number } = {},
+): Promise<RunningReceiver> {
+  const registrations = webhookRegistrations(config);
+  const temporal = lazyClient(config);
+  const log = logger.child({ component: 'webhooks' });
+  const app = createReceiver({
+    hookOf: (connectionId) => registrations.get(connectionId),
+    handOff: recordHandOff(temporal.client, {
+      taskQueue: config.temporal.taskQueue,
+      debounceMs: config.webhooks.debounce,
+    }),
+    scheme: config.webhooks.signature,
+    bodyLimit: config.webhooks.bodyLimit,
+    allowUnsigned: config.webhooks.allowUnsigned,
+    log: (level, fields, message) => log[level](fields, message),
+  });
+  const host = listen.host ?? config.webhooks.host;
+  try {
+    await app.listen({ host, port: listen.port ?? config.webhooks.port });
+  } catch (error) {
+    registrations.close();
+    await temporal.close();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}`,
+    async close() {
+      await app.close();
+      registrations.close();
+      await temporal.close();
+    },
+  };
+}
