@@ -13,6 +13,7 @@ const GROUPS: Record<string, () => Promise<Registrar>> = {
   sandbox: async () => (await import('./sandbox.js')).registerSandboxCommand,
   connections: async () => (await import('./connections.js')).registerConnectionCommands,
   sync: async () => (await import('./sync.js')).registerSyncCommand,
+  status: async () => (await import('./status.js')).registerStatusCommand,
 };
 const GROUP_OF: Record<string, string> = {
   worker: 'worker',
@@ -25,6 +26,7 @@ const GROUP_OF: Record<string, string> = {
   connections: 'connections',
   disconnect: 'connections',
   sync: 'sync',
+  status: 'status',
 };
 
 /**

@@ -3,7 +3,13 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { startDevServer, canConnect, type DevServer } from '../worker/dev-server.js';
 import { loggerFor, runWorker } from './worker.js';
-import { demoBanner, runMainJob, startDemoService, type DemoService } from './dev-stack.js';
+import {
+  demoBanner,
+  runMainJob,
+  startDemoService,
+  startDevStatusPage,
+  type DemoService,
+} from './dev-stack.js';
 import { reportFailure, runAction, UserError } from './errors.js';
 import { intFlag } from './options.js';
 
@@ -113,8 +119,11 @@ export function registerDevCommands(program: Command): void {
           'Temporal dev server started',
         );
         process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
+        // Links on the status page go to this server's UI, wherever its port is.
+        config = { ...config, temporal: { ...config.temporal, uiUrl: server.uiUrl } };
       }
       let demo: DemoService | undefined;
+      let page: { close(): Promise<void> } | undefined;
       try {
         if (!config.service.baseUrl) {
           demo = await startDemoService(config, logger);
@@ -129,6 +138,7 @@ export function registerDevCommands(program: Command): void {
           process.stdout.write(demoBanner(demo));
         }
         const worker = runWorker(config, logger);
+        page = await startDevStatusPage(config, logger);
         // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
         const job = runMainJob(config, logger, demo).catch((error: unknown) => {
           process.exitCode = reportFailure(error);
@@ -136,6 +146,7 @@ export function registerDevCommands(program: Command): void {
         await worker;
         await job;
       } finally {
+        await page?.close();
         await demo?.close();
         await server?.stop();
       }
