@@ -9,6 +9,7 @@ import os from 'node:os';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clientBenchmark } from './client.js';
+import { consoleBenchmark } from './console.js';
 import { mirrorBenchmark } from './mirror.js';
 import {
   fmt,
@@ -22,7 +23,13 @@ import {
 } from './lib.js';
 import { listBenchmark, startupBenchmark } from './sandbox.js';
 
-const BENCHMARKS: Benchmark[] = [startupBenchmark, listBenchmark, clientBenchmark, mirrorBenchmark];
+const BENCHMARKS: Benchmark[] = [
+  startupBenchmark,
+  listBenchmark,
+  clientBenchmark,
+  mirrorBenchmark,
+  consoleBenchmark,
+];
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

@@ -84,9 +84,12 @@ export async function startStatusServer(
   let latest: StatusReport | undefined;
   let collectError: string | null = null;
   let inFlight: Promise<StatusReport> | undefined;
+  // Stops a report being gathered at close: its retries must not outlive the client.
+  const stopping = new AbortController();
 
   const refresh = (): Promise<StatusReport> => {
-    inFlight ??= collectStatus(client, config, { cache })
+    inFlight ??= client
+      .withAbortSignal(stopping.signal, () => collectStatus(client, config, { cache }))
       .then((report) => {
         latest = report;
         collectError = null;
@@ -245,6 +248,8 @@ export async function startStatusServer(
     close: async () => {
       clearInterval(timer);
       await app.close();
+      stopping.abort();
+      await inFlight?.catch(() => undefined);
     },
   };
 }
