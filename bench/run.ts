@@ -10,6 +10,7 @@ import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clientBenchmark } from './client.js';
 import { crmBenchmark } from './crm.js';
+import { consoleBenchmark } from './console.js';
 import { mirrorBenchmark } from './mirror.js';
 import { rateBenchmark } from './rate.js';
 import {
@@ -31,6 +32,7 @@ const BENCHMARKS: Benchmark[] = [
   mirrorBenchmark,
   crmBenchmark,
   rateBenchmark,
+  consoleBenchmark,
 ];
 
 const { values, positionals } = parseArgs({

@@ -8,6 +8,8 @@ import { connectClient } from '../worker/temporal-client.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { listConnections, saveConnection } from './connections.js';
 import { ensureDefaultSchedules, scheduleLines } from './schedules.js';
+import { UserError } from './errors.js';
+import type { StatusServer } from './status-server.js';
 import {
   defaultDestination,
   displayPath,
@@ -174,5 +176,31 @@ export async function runMainJob(
     logger.info({ workflowId: handle.workflowId }, 'mirror pass finished');
   } finally {
     await close();
+  }
+}
+
+/**
+ * The status page beside the main job. It is a view: a port in use makes it take a free one,
+ * and any other failure is logged without stopping the stack.
+ */
+export async function startDevStatusPage(
+  config: Config,
+  logger: Logger,
+): Promise<StatusServer | undefined> {
+  const { openStatusPage, statusPageBanner } = await import('./status-server.js');
+  try {
+    let page: StatusServer;
+    try {
+      page = await openStatusPage(config);
+    } catch (error) {
+      if (!(error instanceof UserError)) throw error;
+      logger.warn({ port: config.status.port }, 'status page port in use; it takes a free port');
+      page = await openStatusPage(config, { port: 0 });
+    }
+    process.stdout.write(statusPageBanner(config, page.url));
+    return page;
+  } catch (error) {
+    logger.warn({ err: error }, 'the status page did not start');
+    return undefined;
   }
 }

@@ -16,6 +16,7 @@ const GROUPS: Record<string, () => Promise<Registrar>> = {
   schedule: async () => (await import('./schedules.js')).registerScheduleCommands,
   crm: async () => (await import('./crm.js')).registerCrmCommands,
   webhooks: async () => (await import('./webhooks.js')).registerWebhookCommands,
+  status: async () => (await import('./status.js')).registerStatusCommand,
 };
 const GROUP_OF: Record<string, string> = {
   worker: 'worker',
@@ -32,6 +33,7 @@ const GROUP_OF: Record<string, string> = {
   mapping: 'crm',
   destinations: 'crm',
   webhooks: 'webhooks',
+  status: 'status',
 };
 
 /**

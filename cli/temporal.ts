@@ -3,8 +3,14 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { startDevServer, canConnect, type DevServer } from '../worker/dev-server.js';
 import { loggerFor, runWorker } from './worker.js';
-import { demoBanner, runMainJob, startDemoService, type DemoService } from './dev-stack.js';
 import { startWebhookReceiver, type RunningReceiver } from '../worker/webhook-receiver.js';
+import {
+  demoBanner,
+  runMainJob,
+  startDemoService,
+  startDevStatusPage,
+  type DemoService,
+} from './dev-stack.js';
 import { reportFailure, runAction, UserError } from './errors.js';
 import { intFlag } from './options.js';
 
@@ -114,9 +120,12 @@ export function registerDevCommands(program: Command): void {
           'Temporal dev server started',
         );
         process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
+        // Links on the status page go to this server's UI, wherever its port is.
+        config = { ...config, temporal: { ...config.temporal, uiUrl: server.uiUrl } };
       }
       let demo: DemoService | undefined;
       let receiver: RunningReceiver | undefined;
+      let page: { close(): Promise<void> } | undefined;
       try {
         if (!config.service.baseUrl) {
           demo = await startDemoService(config, logger);
@@ -141,6 +150,7 @@ export function registerDevCommands(program: Command): void {
             'webhook receiver listening',
           );
         const worker = runWorker(config, logger);
+        page = await startDevStatusPage(config, logger);
         // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
         const job = runMainJob(config, logger, demo).catch((error: unknown) => {
           process.exitCode = reportFailure(error);
@@ -149,6 +159,7 @@ export function registerDevCommands(program: Command): void {
         await job;
       } finally {
         await receiver?.close();
+        await page?.close();
         await demo?.close();
         await server?.stop();
       }

@@ -237,6 +237,21 @@ export const configSchema = z
         tlsServerName: optionalText,
         apiKey: optionalText,
         cliPath: optionalText,
+        uiUrl: serverUrl('expected an http:// or https:// URL', false).default(
+          'http://localhost:8233',
+        ),
+      })
+      .prefault({}),
+    status: z
+      .object({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.coerce
+          .number({ error: 'expected a port from 0 to 65535' })
+          .int({ error: 'expected a port from 0 to 65535' })
+          .min(0, { error: 'expected a port from 0 to 65535' })
+          .max(65535, { error: 'expected a port from 0 to 65535' })
+          .default(4020),
+        adminToken: z.string().min(16, { error: 'expected at least 16 characters' }).optional(),
       })
       .prefault({}),
     encryption: z.object({ keys: encryptionKeys.optional() }).prefault({}),

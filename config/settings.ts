@@ -151,6 +151,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'API key for Temporal Cloud (sent as a bearer credential over TLS).',
   },
   {
+    env: 'TEMPORAL_UI_URL',
+    path: 'temporal.uiUrl',
+    default: 'http://localhost:8233',
+    description:
+      "Base address of the Temporal web UI; the status page and `ebsync status` link each workflow to its page there. The dev server's UI is at its port + 1000.",
+  },
+  {
     env: 'TEMPORAL_CLI_PATH',
     path: 'temporal.cliPath',
     default: '(search)',
@@ -273,6 +280,27 @@ export const SETTINGS: readonly Setting[] = [
     default: '300ms',
     description:
       'How long a record’s workflow waits after a notice for more before re-reading it: a burst of changes costs one read.',
+  },
+  {
+    env: 'EBSYNC_STATUS_HOST',
+    path: 'status.host',
+    default: '127.0.0.1',
+    description:
+      'Address the status page listens on (`ebsync status --serve`, `npm start`). Loopback by default; another address exposes the page (never a secret) to the network.',
+  },
+  {
+    env: 'EBSYNC_STATUS_PORT',
+    path: 'status.port',
+    default: '4020',
+    description: 'Port of the status page; 0 picks a free one.',
+  },
+  {
+    env: 'EBSYNC_ADMIN_TOKEN',
+    path: 'status.adminToken',
+    secret: true,
+    default: '(none: actions off)',
+    description:
+      "Token the status page's actions (start a sync, pause or resume a connection) require as `Authorization: Bearer …`; at least 16 characters. Unset, the page only shows.",
   },
 ];
 

@@ -38,6 +38,8 @@ describe('npm start: the main job on demo data', () => {
     try {
       await first.waitForLine(/^The data is in /, 240_000);
       expect(first.stdout).toMatch(/SANDBOX with DEMO DATA/);
+      // The status page is served beside the main job, on loopback.
+      expect(first.stdout).toMatch(/^Status page: http:\/\/127\.0\.0\.1:\d+\/ /m);
       expect(first.stdout).toMatch(/EBS_BASE_URL=.* EBS_API_KEY=/);
       expect(first.stdout).toMatch(/written +\d+ changed or new/);
       expect(first.stdout).toMatch(/SELECT status, count\(\*\) FROM leads/);

@@ -1,0 +1,331 @@
+import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Config } from '../config/index.js';
+import { maskCredentials } from '../store/postgres-connection.js';
+import { connectionWorkflowId, type ConnectionState } from '../workflows/connection-types.js';
+import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
+import type { MirrorProgress } from '../workflows/mirror-types.js';
+import { listConnections } from './connections.js';
+
+/**
+ * The operator's view of a deployment, gathered in one place so `ebsync status`, its JSON and
+ * the status page show the same thing. Plain data: it never holds a secret (destinations are
+ * masked, credentials are never read).
+ */
+export interface StatusReport {
+  generatedAt: number;
+  temporal: { namespace: string; taskQueue: string; uiUrl: string };
+  connections: ConnectionView[];
+  mirrors: MirrorView[];
+  /** Destinations the mirrors write to, masked. */
+  destinations: string[];
+  schedules: Section<ScheduleView>;
+  webhooks: Section<WebhookReceiverView>;
+  /** What needs a person, one line each; empty when all is healthy. */
+  problems: Problem[];
+}
+
+/**
+ * A part of the report another feature fills in. `configured: false` says the feature is not
+ * set up here (or not built yet), which is not a problem.
+ */
+export interface Section<T> {
+  configured: boolean;
+  items: T[];
+}
+
+/** Extension point for Temporal Schedules (filled in by the schedules feature). */
+export interface ScheduleView {
+  scheduleId: string;
+  connectionId: string;
+  paused: boolean;
+  /** Epoch ms; null when no run is due. */
+  nextRunAt: number | null;
+  uiUrl: string;
+}
+
+/** Extension point for the webhook receiver (filled in by the webhooks feature). */
+export interface WebhookReceiverView {
+  endpoint: string;
+  deliveriesPerMinute: number;
+  rejected: number;
+  latencyMs: number | null;
+  breaker: 'closed' | 'open' | 'half_open';
+}
+
+export interface ConnectionView {
+  connectionId: string;
+  businessName: string | null;
+  kind: string;
+  state: ConnectionState;
+  lastError: string | null;
+  /** Epoch ms; installed apps only. */
+  accessExpiresAt: number | null;
+  workflowId: string;
+  uiUrl: string;
+}
+
+export type PassStatus =
+  'running' | 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+
+export interface PassView {
+  workflowId: string;
+  runId: string;
+  status: PassStatus;
+  /** Epoch ms. */
+  startedAt: number;
+  closedAt: number | null;
+  /** From the progress query (running) or the workflow's result (completed). */
+  progress: MirrorProgress | null;
+  /** Why the pass did not complete. */
+  error: string | null;
+  uiUrl: string;
+}
+
+export interface MirrorView {
+  workflowId: string;
+  connectionId: string;
+  /** Masked; null until a pass reports it. */
+  destination: string | null;
+  current: PassView | null;
+  last: PassView | null;
+}
+
+export interface Problem {
+  connectionId: string;
+  kind: 'needs_reauth' | 'last_pass_failed';
+  message: string;
+}
+
+/** Closed runs never change: their results are kept here between reports. */
+export type ClosedRunCache = Map<string, Pick<PassView, 'progress' | 'error'>>;
+
+const STATUS_OF: Record<string, PassStatus | undefined> = {
+  RUNNING: 'running',
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+  CANCELLED: 'canceled',
+  TERMINATED: 'terminated',
+  TIMED_OUT: 'timed_out',
+};
+
+/** Executions read from visibility at most: a long history of passes shows its newest. */
+const MAX_EXECUTIONS = 2_000;
+
+/** The page of a workflow (or one run of it) in the Temporal UI. */
+export function workflowUiUrl(config: Config, workflowId: string, runId?: string): string {
+  const base = config.temporal.uiUrl.replace(/\/+$/, '');
+  const ns = encodeURIComponent(config.temporal.namespace);
+  const id = encodeURIComponent(workflowId);
+  return runId
+    ? `${base}/namespaces/${ns}/workflows/${id}/${encodeURIComponent(runId)}/history`
+    : `${base}/namespaces/${ns}/workflows/${id}`;
+}
+
+/** `mirror-<connection>-<12 hex>` (see mirrorWorkflowId) back to the connection id. */
+function connectionOfMirror(workflowId: string): string {
+  return /^mirror-(.+)-[0-9a-f]{12}$/.exec(workflowId)?.[1] ?? workflowId;
+}
+
+function failureReason(error: unknown): string {
+  if (error instanceof WorkflowFailedError) {
+    const cause = error.cause;
+    if (cause) return cause.message.replace(/^mirror pass failed: /, '');
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function closedRun(
+  client: Client,
+  workflowId: string,
+  runId: string,
+  cache: ClosedRunCache,
+): Promise<Pick<PassView, 'progress' | 'error'>> {
+  const known = cache.get(runId);
+  if (known) return known;
+  const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId, runId, {
+    followRuns: false,
+  });
+  let outcome: Pick<PassView, 'progress' | 'error'>;
+  try {
+    outcome = { progress: await handle.result(), error: null };
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return { progress: null, error: null };
+    outcome = { progress: null, error: failureReason(error) };
+  }
+  cache.set(runId, outcome);
+  return outcome;
+}
+
+async function runningProgress(
+  client: Client,
+  workflowId: string,
+  runId: string,
+): Promise<Pick<PassView, 'progress' | 'error'>> {
+  try {
+    const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId, runId);
+    return { progress: await handle.query(mirrorProgressQuery), error: null };
+  } catch (error) {
+    // Between runs of continue-as-new, or no worker to answer: the pass is running regardless.
+    return { progress: null, error: `progress not available: ${failureReason(error)}` };
+  }
+}
+
+interface ExecutionRow {
+  workflowId: string;
+  runId: string;
+  status: PassStatus;
+  startedAt: number;
+  closedAt: number | null;
+}
+
+/** Per mirror workflow id: its running run and its newest closed pass (not continue-as-new). */
+async function mirrorExecutions(
+  client: Client,
+  config: Config,
+): Promise<Map<string, { current?: ExecutionRow; last?: ExecutionRow }>> {
+  const queue = config.temporal.taskQueue.replace(/'/g, "\\'");
+  const byId = new Map<string, { current?: ExecutionRow; last?: ExecutionRow }>();
+  let seen = 0;
+  for await (const execution of client.workflow.list({
+    query: `WorkflowType = '${mirrorWorkflow.name}' AND TaskQueue = '${queue}'`,
+  })) {
+    if (++seen > MAX_EXECUTIONS) break;
+    const status = STATUS_OF[execution.status.name];
+    const entry = byId.get(execution.workflowId) ?? {};
+    byId.set(execution.workflowId, entry);
+    if (!status) continue; // a run that continued as new is part of a longer pass
+    const row: ExecutionRow = {
+      workflowId: execution.workflowId,
+      runId: execution.runId,
+      status,
+      startedAt: execution.startTime.getTime(),
+      closedAt: execution.closeTime?.getTime() ?? null,
+    };
+    if (status === 'running') entry.current ??= row;
+    else if (!entry.last || entry.last.startedAt < row.startedAt) entry.last = row;
+  }
+  return byId;
+}
+
+async function passView(
+  client: Client,
+  config: Config,
+  row: ExecutionRow | undefined,
+  cache: ClosedRunCache,
+): Promise<PassView | null> {
+  if (!row) return null;
+  const outcome =
+    row.status === 'running'
+      ? await runningProgress(client, row.workflowId, row.runId)
+      : await closedRun(client, row.workflowId, row.runId, cache);
+  // The destination may be a Postgres URL with its password: the report never holds one.
+  const progress = outcome.progress && {
+    ...outcome.progress,
+    destination: maskCredentials(outcome.progress.destination),
+  };
+  return {
+    ...row,
+    progress,
+    error: outcome.error,
+    uiUrl: workflowUiUrl(config, row.workflowId, row.runId),
+  };
+}
+
+/** What needs a person: a connection to re-authorize, a mirror whose last pass failed. */
+export function findProblems(
+  connections: readonly ConnectionView[],
+  mirrors: readonly MirrorView[],
+): Problem[] {
+  const problems: Problem[] = [];
+  for (const c of connections) {
+    if (c.state !== 'needs_reauth') continue;
+    const why = c.lastError ? ` (${c.lastError})` : '';
+    problems.push({
+      connectionId: c.connectionId,
+      kind: 'needs_reauth',
+      message: `connection ${c.connectionId} needs re-authorization${why}: run 'ebsync connect --name ${c.connectionId}'`,
+    });
+  }
+  for (const m of mirrors) {
+    if (!m.last || m.last.status === 'completed') continue;
+    // A pass running now supersedes a cancelled one; a failure stays until a pass completes.
+    if (m.last.status === 'canceled' && m.current) continue;
+    const into = m.destination ? ` into ${m.destination}` : '';
+    problems.push({
+      connectionId: m.connectionId,
+      kind: 'last_pass_failed',
+      message: `mirror of connection ${m.connectionId}${into}: last pass ${m.last.status.replace('_', ' ')}${m.last.error ? `: ${m.last.error}` : ''}`,
+    });
+  }
+  return problems;
+}
+
+/**
+ * Everything the status page and `ebsync status` show. `extensions` lets features that run
+ * beside the mirror (schedules, webhooks) add their sections; absent, they read "not
+ * configured".
+ */
+export async function collectStatus(
+  client: Client,
+  config: Config,
+  options: {
+    cache?: ClosedRunCache;
+    extensions?: { schedules?: Section<ScheduleView>; webhooks?: Section<WebhookReceiverView> };
+  } = {},
+): Promise<StatusReport> {
+  const cache: ClosedRunCache =
+    options.cache ?? new Map<string, Pick<PassView, 'progress' | 'error'>>();
+  const [statuses, executions] = await Promise.all([
+    listConnections(client, config.temporal.taskQueue),
+    mirrorExecutions(client, config),
+  ]);
+  const connections: ConnectionView[] = statuses.map((s) => {
+    const workflowId = connectionWorkflowId(s.connectionId);
+    return {
+      connectionId: s.connectionId,
+      businessName: s.businessName ?? null,
+      kind: s.kind,
+      state: s.state,
+      lastError: s.lastError,
+      accessExpiresAt: s.accessExpiresAt ?? null,
+      workflowId,
+      uiUrl: workflowUiUrl(config, workflowId),
+    };
+  });
+  const mirrors = await Promise.all(
+    [...executions].map(async ([workflowId, rows]): Promise<MirrorView> => {
+      const [current, last] = await Promise.all([
+        passView(client, config, rows.current, cache),
+        passView(client, config, rows.last, cache),
+      ]);
+      return {
+        workflowId,
+        connectionId: connectionOfMirror(workflowId),
+        destination: current?.progress?.destination ?? last?.progress?.destination ?? null,
+        current,
+        last,
+      };
+    }),
+  );
+  mirrors.sort(
+    (a, b) =>
+      a.connectionId.localeCompare(b.connectionId) || a.workflowId.localeCompare(b.workflowId),
+  );
+  const destinations = [
+    ...new Set(mirrors.flatMap((m) => (m.destination ? [m.destination] : []))),
+  ].sort();
+  return {
+    generatedAt: Date.now(),
+    temporal: {
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      uiUrl: config.temporal.uiUrl,
+    },
+    connections,
+    mirrors,
+    destinations,
+    schedules: options.extensions?.schedules ?? { configured: false, items: [] },
+    webhooks: options.extensions?.webhooks ?? { configured: false, items: [] },
+    problems: findProblems(connections, mirrors),
+  };
+}

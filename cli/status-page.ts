@@ -1,0 +1,189 @@
+import type { MirrorView, PassView, StatusReport } from './status-model.js';
+
+/** Records-per-second samples of one mirror, oldest first: [epoch ms, records/s]. */
+export type RateSeries = readonly (readonly [number, number])[];
+
+const escapeHtml = (value: unknown): string =>
+  String(value).replace(
+    /[&<>"']/g,
+    (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch,
+  );
+
+function when(ms: number | null): string {
+  return ms === null ? '-' : new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+/** A small line chart of records/s over the last hour: no script, no library. */
+export function rateChart(series: RateSeries, now: number): string {
+  const width = 300;
+  const height = 60;
+  const from = now - 3_600_000;
+  const points = series.filter(([t]) => t >= from);
+  const max = Math.max(1, ...points.map(([, r]) => r));
+  const xy = points
+    .map(([t, r]) => {
+      const x = ((t - from) / 3_600_000) * width;
+      const y = height - (r / max) * (height - 4);
+      return `${x.toFixed(1)},${y.toFixed(1)}`;
+    })
+    .join(' ');
+  return (
+    `<svg class="chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" ` +
+    `aria-label="records per second over the last hour, peak ${Math.round(max)}/s">` +
+    `<rect width="${width}" height="${height}" fill="#f6f8fa"/>` +
+    (points.length > 1
+      ? `<polyline fill="none" stroke="#0969da" stroke-width="1.5" points="${xy}"/>`
+      : `<text x="8" y="34" font-size="11" fill="#57606a">collecting samples…</text>`) +
+    `<text x="${width - 4}" y="11" font-size="10" text-anchor="end" fill="#57606a">${Math.round(max)}/s</text>` +
+    `</svg>`
+  );
+}
+
+function passBlock(label: string, pass: PassView, series: RateSeries, now: number): string {
+  const p = pass.progress;
+  const parts = [
+    `<div class="pass" data-testid="pass-${label}" data-status="${pass.status}">`,
+    `<div><strong>${label}</strong> <span class="badge ${pass.status}">${escapeHtml(pass.status.replace('_', ' '))}</span> ` +
+      `since ${when(pass.startedAt)}${pass.closedAt === null ? '' : `, ended ${when(pass.closedAt)}`} ` +
+      `· <a href="${escapeHtml(pass.uiUrl)}" target="_blank" rel="noopener">Temporal UI</a></div>`,
+  ];
+  if (p) {
+    const total = Math.max(p.counts.expected, p.counts.read, 1);
+    const percent = Math.min(100, Math.round((p.counts.read / total) * 100));
+    const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
+    parts.push(
+      `<div class="bar" title="${p.counts.read} of ${total}"><div style="width:${percent}%"></div></div>`,
+      `<div class="counts" data-testid="read-${label}" data-read="${p.counts.read}">` +
+        `${escapeHtml(p.phase)}: <b>${p.counts.read}</b>${p.counts.expected ? ` of ${p.counts.expected}` : ''} read (${percent}%), ` +
+        `${p.counts.written} written, ${p.counts.unchanged} unchanged, ${p.counts.deleted} deleted, ` +
+        `${p.partitions.done}/${p.partitions.total} partitions, ${p.counts.requests} requests, ` +
+        `${p.ratePerSecond}/s${eta}, ${duration(p.elapsedMs)} elapsed</div>`,
+    );
+    if (p.counts.unreachable > 0 || p.gaps.length > 0) {
+      parts.push(
+        `<div class="gaps">${p.counts.unreachable} records out of reach:<ul>` +
+          p.gaps.map((g) => `<li>${escapeHtml(g)}</li>`).join('') +
+          `</ul></div>`,
+      );
+    }
+  }
+  if (pass.error) parts.push(`<div class="error">${escapeHtml(pass.error)}</div>`);
+  if (pass.status === 'running') parts.push(rateChart(series, now));
+  parts.push('</div>');
+  return parts.join('');
+}
+
+function mirrorBlock(m: MirrorView, series: RateSeries, now: number): string {
+  return (
+    `<section class="mirror" data-testid="mirror-${escapeHtml(m.connectionId)}">` +
+    `<h3>${escapeHtml(m.connectionId)} → ${escapeHtml(m.destination ?? '(destination not reported yet)')}</h3>` +
+    (m.current ? passBlock('current', m.current, series, now) : '') +
+    (m.last ? passBlock('last', m.last, [], now) : '') +
+    `</section>`
+  );
+}
+
+/** The part of the page that refreshes itself. */
+export function reportHtml(
+  report: StatusReport,
+  rates: ReadonlyMap<string, RateSeries>,
+  collectError: string | null,
+): string {
+  const now = report.generatedAt;
+  const problems =
+    report.problems.length === 0
+      ? `<p class="ok" data-testid="health">All healthy.</p>`
+      : `<div class="problems" data-testid="health"><b>${report.problems.length} need attention</b><ul>` +
+        report.problems.map((p) => `<li>${escapeHtml(p.message)}</li>`).join('') +
+        `</ul></div>`;
+  const rows = report.connections
+    .map((c) => {
+      const id = escapeHtml(c.connectionId);
+      const toggle = c.state === 'paused' ? 'resume' : 'pause';
+      return (
+        `<tr data-testid="connection-${id}"><td>${id}</td><td>${escapeHtml(c.businessName ?? '-')}</td>` +
+        `<td><span class="badge ${c.state}">${escapeHtml(c.state.replace('_', ' '))}</span></td>` +
+        `<td>${escapeHtml(c.kind)}</td><td>${escapeHtml(c.lastError ?? '')}</td>` +
+        `<td><a href="${escapeHtml(c.uiUrl)}" target="_blank" rel="noopener">workflow</a></td>` +
+        `<td><button data-action="sync" data-connection="${id}">Sync now</button> ` +
+        `<button data-action="${toggle}" data-connection="${id}">${toggle === 'pause' ? 'Pause' : 'Resume'}</button></td></tr>`
+      );
+    })
+    .join('');
+  return [
+    collectError ? `<p class="error">Could not refresh: ${escapeHtml(collectError)}</p>` : '',
+    problems,
+    `<h2>Connections (${report.connections.length})</h2>`,
+    report.connections.length === 0
+      ? '<p>None yet: <code>ebsync connect</code> adds one.</p>'
+      : `<table><thead><tr><th>id</th><th>business</th><th>state</th><th>kind</th><th>last error</th><th></th><th>actions</th></tr></thead><tbody>${rows}</tbody></table>`,
+    `<h2>Mirrors (${report.mirrors.length})</h2>`,
+    report.mirrors.length === 0
+      ? '<p>None yet: <code>ebsync sync</code> or “Sync now” starts one.</p>'
+      : report.mirrors.map((m) => mirrorBlock(m, rates.get(m.workflowId) ?? [], now)).join(''),
+    `<h2>Destinations</h2>`,
+    report.destinations.length === 0
+      ? '<p>None yet.</p>'
+      : `<ul>${report.destinations.map((d) => `<li>${escapeHtml(d)}</li>`).join('')}</ul>`,
+    `<h2>Schedules</h2><p data-testid="schedules">${report.schedules.configured ? `${report.schedules.items.length} schedules` : 'Not configured.'}</p>`,
+    `<h2>Webhook receiver</h2><p data-testid="webhooks">${report.webhooks.configured ? `${report.webhooks.items.length} endpoints` : 'Not configured.'}</p>`,
+    `<p class="meta">Updated ${when(now)} · namespace ${escapeHtml(report.temporal.namespace)}, task queue ${escapeHtml(report.temporal.taskQueue)}</p>`,
+  ].join('\n');
+}
+
+const STYLE = `
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#1f2328;max-width:1100px}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d0d7de;padding:4px 6px;text-align:left}
+.badge{padding:1px 6px;border-radius:8px;background:#ddf4ff}.badge.active,.badge.completed{background:#dafbe1}
+.badge.needs_reauth,.badge.failed,.badge.terminated,.badge.timed_out{background:#ffebe9}.badge.paused,.badge.canceled{background:#fff8c5}
+.bar{height:10px;background:#eaeef2;border-radius:5px;overflow:hidden;margin:4px 0}.bar div{height:100%;background:#2da44e}
+.mirror{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;margin:8px 0}.pass{margin:6px 0}
+.error,.problems{color:#cf222e}.ok{color:#1a7f37}.meta{color:#57606a;font-size:12px}
+#admin{float:right}#action-result{min-height:1.4em}`;
+
+/**
+ * The page: the report plus a token field for the actions. The token stays in this tab
+ * (sessionStorage) and goes only into the Authorization header of an action's request.
+ */
+export function pageHtml(body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>ebsync status</title>
+<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>
+<body>
+<form id="admin" onsubmit="return false"><label>Admin token <input id="token" type="password" autocomplete="off"></label></form>
+<h1>ebsync status</h1>
+<p id="action-result" data-testid="action-result" role="status"></p>
+<main id="report">${body}</main>
+<script>
+const token = document.getElementById('token');
+token.value = sessionStorage.getItem('ebsync-admin-token') || '';
+token.addEventListener('input', () => sessionStorage.setItem('ebsync-admin-token', token.value));
+const result = document.getElementById('action-result');
+async function refresh() {
+  try {
+    const res = await fetch('fragment', { cache: 'no-store' });
+    if (res.ok) document.getElementById('report').innerHTML = await res.text();
+  } catch {}
+}
+setInterval(refresh, 2000);
+document.addEventListener('click', async (event) => {
+  const button = event.target.closest('button[data-action]');
+  if (!button) return;
+  const { action, connection } = button.dataset;
+  const headers = token.value ? { authorization: 'Bearer ' + token.value } : {};
+  const res = await fetch('api/connections/' + encodeURIComponent(connection) + '/' + action, { method: 'POST', headers });
+  const body = await res.json().catch(() => ({}));
+  result.textContent = res.ok ? body.message : 'Refused (' + res.status + '): ' + (body.message || res.statusText);
+  result.className = res.ok ? 'ok' : 'error';
+  refresh();
+});
+</script>
+</body></html>`;
+}

@@ -1,0 +1,296 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Config } from '../config/index.js';
+import { isLoopbackHost } from '../config/loopback.js';
+import { connectClient } from '../worker/temporal-client.js';
+import { setPausedUpdate } from '../workflows/connection.js';
+import { connectionWorkflowId } from '../workflows/connection-types.js';
+import { MIRROR_SUBJECTS } from '../workflows/mirror-types.js';
+import { UserError } from './errors.js';
+import { collectStatus, type ClosedRunCache, type StatusReport } from './status-model.js';
+import { pageHtml, reportHtml, type RateSeries } from './status-page.js';
+import { defaultDestination, startOrAttach } from './sync.js';
+
+const REFRESH_MS = 2_000;
+const HOUR_MS = 3_600_000;
+const CONNECTION_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export interface StatusServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The spec's general error shape. */
+function refuse(
+  reply: FastifyReply,
+  code: number,
+  status: string,
+  reason: string,
+  message: string,
+): FastifyReply {
+  return reply.code(code).send({ meta: { status: 'error' }, status, reason, message });
+}
+
+/** Constant-time comparison of the bearer token with the configured one (hashes: equal length). */
+function tokenMatches(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Read counts of running passes over the last hour, turned into records per second. */
+class RateHistory {
+  private readonly samples = new Map<string, [number, number][]>();
+
+  add(report: StatusReport): void {
+    for (const m of report.mirrors) {
+      const read = m.current?.progress?.counts.read;
+      if (read === undefined) continue;
+      const list = this.samples.get(m.workflowId) ?? [];
+      list.push([report.generatedAt, read]);
+      while (list.length > 0 && list[0]![0] < report.generatedAt - HOUR_MS) list.shift();
+      this.samples.set(m.workflowId, list);
+    }
+  }
+
+  series(): Map<string, RateSeries> {
+    const out = new Map<string, RateSeries>();
+    for (const [id, list] of this.samples) {
+      const rates: [number, number][] = [];
+      for (let i = 1; i < list.length; i++) {
+        const [t0, r0] = list[i - 1]!;
+        const [t1, r1] = list[i]!;
+        // A new pass starts its count at zero: that step is no rate.
+        if (t1 > t0 && r1 >= r0) rates.push([t1, ((r1 - r0) * 1000) / (t1 - t0)]);
+      }
+      out.set(id, rates);
+    }
+    return out;
+  }
+}
+
+/**
+ * The status page: the report rendered on the server (no build step, no front-end library),
+ * refreshed in the background so a page load only renders. Actions need the admin token.
+ */
+export async function startStatusServer(
+  config: Config,
+  client: Client,
+  options: { host?: string; port?: number } = {},
+): Promise<StatusServer> {
+  const cache: ClosedRunCache = new Map();
+  const history = new RateHistory();
+  let latest: StatusReport | undefined;
+  let collectError: string | null = null;
+  let inFlight: Promise<StatusReport> | undefined;
+  // Stops a report being gathered at close: its retries must not outlive the client.
+  const stopping = new AbortController();
+
+  const refresh = (): Promise<StatusReport> => {
+    inFlight ??= client
+      .withAbortSignal(stopping.signal, () => collectStatus(client, config, { cache }))
+      .then((report) => {
+        latest = report;
+        collectError = null;
+        history.add(report);
+        return report;
+      })
+      .catch((error: unknown) => {
+        collectError = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+        if (latest) return latest;
+        throw error;
+      })
+      .finally(() => (inFlight = undefined));
+    return inFlight;
+  };
+  const current = async (): Promise<StatusReport> => latest ?? (await refresh());
+  const timer = setInterval(() => void refresh().catch(() => undefined), REFRESH_MS);
+  timer.unref();
+
+  const app = Fastify({ logger: false });
+  app.setErrorHandler((error, _request, reply) =>
+    refuse(
+      reply,
+      503,
+      'unavailable',
+      'temporal_unavailable',
+      `the status could not be read: ${(error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'unknown error'}`,
+    ),
+  );
+  app.setNotFoundHandler((_request, reply) =>
+    refuse(reply, 404, 'not_found', 'no_such_page', 'no such page: try /'),
+  );
+
+  const fragment = async (): Promise<string> =>
+    reportHtml(await current(), history.series(), collectError);
+  app.get('/', async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(pageHtml(await fragment())),
+  );
+  app.get('/fragment', async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(await fragment()),
+  );
+  app.get('/status.json', async () => current());
+
+  const adminToken = config.status.adminToken;
+  const authorize = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!adminToken) {
+      return refuse(
+        reply,
+        403,
+        'forbidden',
+        'actions_disabled',
+        'actions are off: set EBSYNC_ADMIN_TOKEN where the status page runs',
+      );
+    }
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer (\S+)$/.exec(header);
+    if (!match?.[1]) {
+      return refuse(
+        reply,
+        401,
+        'unauthorized',
+        'admin_token_missing',
+        'this action needs the admin token: Authorization: Bearer <EBSYNC_ADMIN_TOKEN>',
+      );
+    }
+    if (!tokenMatches(match[1], adminToken)) {
+      return refuse(reply, 403, 'forbidden', 'admin_token_invalid', 'the admin token is wrong');
+    }
+  };
+
+  /** The connection named in the path, from the latest list; a reply when it is unknown. */
+  const connectionOf = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { id } = request.params as { id: string };
+    if (!CONNECTION_ID.test(id)) {
+      reply.code(422).send({
+        meta: { status: 'error' },
+        errors: { connection: ["expected 1-63 lowercase letters, digits, '-' or '_'"] },
+      });
+      return undefined;
+    }
+    const found = (await refresh()).connections.find((c) => c.connectionId === id);
+    if (!found)
+      refuse(reply, 404, 'not_found', 'connection_not_found', `no connection named '${id}'`);
+    return found;
+  };
+
+  app.post('/api/connections/:id/sync', { preHandler: authorize }, async (request, reply) => {
+    const connection = await connectionOf(request, reply);
+    if (!connection) return reply;
+    const { handle, attached } = await startOrAttach(client, config, {
+      subjects: [...MIRROR_SUBJECTS],
+      destination: defaultDestination(config),
+      full: false,
+      connectionId: connection.connectionId,
+    });
+    void refresh().catch(() => undefined);
+    return reply.code(attached ? 200 : 202).send({
+      meta: { status: 'ok' },
+      workflow_id: handle.workflowId,
+      attached,
+      message: attached
+        ? `a mirror of ${connection.connectionId} is already running (${handle.workflowId})`
+        : `started the mirror of ${connection.connectionId} (${handle.workflowId})`,
+    });
+  });
+
+  for (const action of ['pause', 'resume'] as const) {
+    app.post(
+      `/api/connections/:id/${action}`,
+      { preHandler: authorize },
+      async (request, reply) => {
+        const connection = await connectionOf(request, reply);
+        if (!connection) return reply;
+        const handle = client.workflow.getHandle(connectionWorkflowId(connection.connectionId));
+        const status = await handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] });
+        const wanted = action === 'pause' ? 'paused' : 'active';
+        void refresh().catch(() => undefined);
+        if (status.state !== wanted) {
+          return refuse(
+            reply,
+            409,
+            'conflict',
+            'connection_not_active',
+            `connection '${connection.connectionId}' is ${status.state}; ${action} applies to active or paused connections only`,
+          );
+        }
+        return reply.send({
+          meta: { status: 'ok' },
+          state: status.state,
+          message: `${action === 'pause' ? 'paused' : 'resumed'}: ${connection.connectionId}`,
+        });
+      },
+    );
+  }
+
+  const host = options.host ?? config.status.host;
+  try {
+    await app.listen({ host, port: options.port ?? config.status.port });
+  } catch (error) {
+    clearInterval(timer);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new UserError(
+        `port ${options.port ?? config.status.port} on ${host} is already in use; choose another with EBSYNC_STATUS_PORT`,
+      );
+    }
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.status.port;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}/`,
+    close: async () => {
+      clearInterval(timer);
+      await app.close();
+      stopping.abort();
+      await inFlight?.catch(() => undefined);
+    },
+  };
+}
+
+/** One line saying where the page is, and whether its actions are on. */
+export function statusPageBanner(config: Config, url: string): string {
+  const actions = config.status.adminToken
+    ? 'actions need the admin token'
+    : 'read-only: set EBSYNC_ADMIN_TOKEN to enable actions';
+  const exposed = isLoopbackHost(config.status.host) ? '' : ' (reachable from the network)';
+  return `Status page: ${url}${exposed} (${actions})\n`;
+}
+
+/** The page with a Temporal client of its own; close() ends both. */
+export async function openStatusPage(
+  config: Config,
+  options: { port?: number } = {},
+): Promise<StatusServer> {
+  const { client, close } = await connectClient(config);
+  try {
+    const server = await startStatusServer(config, client, options);
+    return {
+      url: server.url,
+      close: async () => {
+        await server.close();
+        await close();
+      },
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** `ebsync status --serve`: the page until Ctrl-C. */
+export async function serveUntilSignal(config: Config): Promise<void> {
+  const server = await openStatusPage(config);
+  process.stdout.write(statusPageBanner(config, server.url));
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
+}

@@ -1,0 +1,84 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../config/index.js';
+import { connectClient } from '../worker/temporal-client.js';
+import { runAction } from './errors.js';
+import { collectStatus, type PassView, type StatusReport } from './status-model.js';
+import { progressLine } from './sync.js';
+import { requireWorker } from './worker-check.js';
+
+function when(ms: number | null): string {
+  return ms === null ? '-' : new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+function passLine(label: string, pass: PassView): string[] {
+  const lines = [`    ${label.padEnd(8)}${pass.status} since ${when(pass.startedAt)}`];
+  if (pass.closedAt !== null) lines[0] += `, ended ${when(pass.closedAt)}`;
+  if (pass.progress) lines.push(`            ${progressLine(pass.progress)}`);
+  for (const gap of pass.progress?.gaps ?? []) lines.push(`            reach gap: ${gap}`);
+  if (pass.error) lines.push(`            error: ${pass.error}`);
+  lines.push(`            ${pass.uiUrl}`);
+  return lines;
+}
+
+/** The report as a person reads it in a terminal. */
+export function statusText(report: StatusReport): string {
+  const lines: string[] = ['Connections'];
+  if (report.connections.length === 0) lines.push('  none: add one with ebsync connect');
+  for (const c of report.connections) {
+    const who = c.businessName ?? '(business name not shown)';
+    const error = c.lastError ? `, last error: ${c.lastError}` : '';
+    lines.push(`  ${c.connectionId}  ${c.state}  ${c.kind}  ${who}${error}`, `    ${c.uiUrl}`);
+  }
+  lines.push('', 'Mirrors');
+  if (report.mirrors.length === 0) lines.push("  none yet: start one with 'ebsync sync'");
+  for (const m of report.mirrors) {
+    lines.push(`  ${m.connectionId} → ${m.destination ?? '(destination not reported yet)'}`);
+    if (m.current) lines.push(...passLine('current', m.current));
+    if (m.last) lines.push(...passLine('last', m.last));
+  }
+  lines.push(
+    '',
+    `Schedules: ${report.schedules.configured ? `${report.schedules.items.length}` : 'not configured'}`,
+    `Webhook receiver: ${report.webhooks.configured ? `${report.webhooks.items.length} endpoints` : 'not configured'}`,
+    '',
+    report.problems.length === 0
+      ? 'All healthy.'
+      : `${report.problems.length} problem${report.problems.length > 1 ? 's' : ''}:`,
+  );
+  for (const p of report.problems) lines.push(`  ${p.message}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description(
+      'Connections, mirror passes (current and last), reach gaps and errors, with Temporal UI links. ' +
+        'Exits 1 when a connection needs re-authorization or a last pass failed, naming which.\n' +
+        '--serve runs the status page instead (EBSYNC_STATUS_HOST, EBSYNC_STATUS_PORT).',
+    )
+    .option('--json', 'print the report as JSON')
+    .option('--serve', 'serve the status page until Ctrl-C')
+    .action((flags: { json?: boolean; serve?: boolean }) =>
+      runAction(async () => {
+        const config = loadConfig();
+        if (flags.serve) {
+          const { serveUntilSignal } = await import('./status-server.js');
+          await serveUntilSignal(config);
+          return;
+        }
+        const { client, close } = await connectClient(config);
+        try {
+          await requireWorker(client, config);
+          const report = await collectStatus(client, config);
+          process.stdout.write(
+            flags.json ? `${JSON.stringify(report, null, 2)}\n` : statusText(report),
+          );
+          for (const p of report.problems) process.stderr.write(`ebsync: ${p.message}\n`);
+          if (report.problems.length > 0) process.exitCode = 1;
+        } finally {
+          await close();
+        }
+      }),
+    );
+}
