@@ -101,6 +101,12 @@ export function stillMissing(gaps: readonly PlanGap[], missing: number): PlanGap
   });
 }
 
+/** The pages of one round, asked for at once. */
+interface FetchRound {
+  steps: PageStep[];
+  settled: Promise<PromiseSettledResult<FetchedPage>[]>;
+}
+
 export interface PageInput extends MirrorTarget {
   generation: number;
   partition: Pick<PartitionState, 'key' | 'subject' | 'spec' | 'cursor'>;
@@ -213,14 +219,28 @@ export function createMirrorActivities(deps: MirrorDeps) {
       const ctx = Context.current();
       // A few rounds of a few pages each per activity: fewer round trips through the workflow.
       // A round with a failed request ends the activity with what it got (kept in the cursor).
-      const round = async (): Promise<{
+      // Every page and read by id is tried even when some fail: what arrived is written (and
+      // seen in the ledger), so a retry asks only for what is missing. One failed request in
+      // a few dozen must not cost the whole activity, or a flaky service is never read through.
+      const fetchRound = (): FetchRound => {
+        const steps = readySteps(plan, { max: lanes });
+        return {
+          steps,
+          settled: Promise.allSettled(steps.map((step) => fetchPage(client, plan, step))),
+        };
+      };
+      const round = async (
+        batch: FetchRound,
+        last: boolean,
+      ): Promise<{
         pages: number;
         requests: number;
         read: number;
         written: WriteCounts;
         failures: Error[];
+        next: FetchRound | undefined;
       }> => {
-        const steps = readySteps(plan, { max: lanes });
+        const { steps } = batch;
         if (steps.length === 0) {
           throw ApplicationFailure.create({
             type: 'PlanStuck',
@@ -228,12 +248,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
             nonRetryable: true,
           });
         }
-        // Every page and read by id is tried even when some fail: what arrived is written (and
-        // seen in the ledger), so a retry asks only for what is missing. One failed request in
-        // a few dozen must not cost the whole activity, or a flaky service is never read through.
-        const settled = await Promise.allSettled(
-          steps.map((step) => fetchPage(client, plan, step)),
-        );
+        const settled = await batch.settled;
         ctx.heartbeat();
         const failures: Error[] = [];
         const fetched: { step: PageStep; page: FetchedPage; needs: string[] }[] = [];
@@ -302,12 +317,18 @@ export function createMirrorActivities(deps: MirrorDeps) {
           records.push(...page.records, ...page.included);
           read += page.records.length;
         }
+        // The next round's pages are on their way while this round's records are written, so
+        // the service and the writes overlap. Not after a failure: the activity ends there.
+        const next =
+          !last && failures.length === 0 && !planComplete(plan) ? fetchRound() : undefined;
         const written = await writeRecords(at, input.generation, records);
-        return { pages: fetched.length, requests, read, written, failures };
+        return { pages: fetched.length, requests, read, written, failures, next };
       };
       const totals = { pages: 0, requests: 0, read: 0, written: 0, unchanged: 0 };
+      let batch: FetchRound | undefined;
       for (let i = 0; i < rounds && !planComplete(plan); i += 1) {
-        const r = await round();
+        const r = await round(batch ?? fetchRound(), i === rounds - 1);
+        batch = r.next;
         totals.pages += r.pages;
         totals.requests += r.requests;
         totals.read += r.read;
