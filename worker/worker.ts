@@ -10,6 +10,7 @@ import {
 import type { Config } from '../config/index.js';
 import { createActivities } from '../activities/index.js';
 import { installRuntime } from './runtime.js';
+import { keepHeapsSmall } from './heap-mode.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import type { Logger } from './logger.js';
 import { VERSION } from './version.js';
@@ -67,6 +68,7 @@ export interface CreateWorkerOptions {
 
 export async function createWorker(options: CreateWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
+  keepHeapsSmall();
   installRuntime(logger);
   const converter = dataConverter(config);
   const codec = converter.payloadCodecs?.[0];
