@@ -31,6 +31,7 @@ import { ALL_TABLES } from '../destinations/tables.js';
 import type { Ledger } from '../store/ledger.js';
 import { openLedger } from '../store/open-ledger.js';
 import { dataConverter } from '../worker/data-converter.js';
+import { keepHeapsSmall } from '../worker/heap-mode.js';
 
 export interface MirrorProcessSettings {
   baseUrl: string;
@@ -118,6 +119,8 @@ async function runWorker(settings: MirrorProcessSettings): Promise<WorkerReport>
   if (!temporalAddress || !taskQueue || !bundlePath) {
     throw new Error('the worker side needs temporalAddress, taskQueue and bundlePath');
   }
+  // As worker/worker.ts's createWorker does.
+  keepHeapsSmall();
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const config = loadConfig({ ...process.env, EBSYNC_DATA_DIR: settings.dataDir });
   const requests: RequestCounts = {};

@@ -10,6 +10,7 @@ import {
 import type { Config } from '../config/index.js';
 import { createActivities } from '../activities/index.js';
 import { installRuntime } from './runtime.js';
+import { keepHeapsSmall } from './heap-mode.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import type { Logger } from './logger.js';
 import { VERSION } from './version.js';
@@ -68,6 +69,7 @@ export interface CreateWorkerOptions {
 
 export async function createWorker(options: CreateWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
+  keepHeapsSmall();
   // A stop asked for from here on is honoured once the worker exists: the runtime remembers it.
   installRuntime(logger);
   logger.info({ taskQueue: options.taskQueue ?? config.temporal.taskQueue }, 'worker starting');

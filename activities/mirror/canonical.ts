@@ -46,6 +46,14 @@ export const BARE_MONEY_FIELDS: Readonly<Partial<Record<Resource, readonly strin
   leads: ['estimated_budget'],
 };
 
+const BARE_MONEY: Readonly<Record<Resource, ReadonlySet<string>>> = {
+  leads: new Set(BARE_MONEY_FIELDS.leads),
+  lead_bookings: new Set(BARE_MONEY_FIELDS.lead_bookings),
+  events: new Set(BARE_MONEY_FIELDS.events),
+  event_bookings: new Set(BARE_MONEY_FIELDS.event_bookings),
+  appointments: new Set(BARE_MONEY_FIELDS.appointments),
+};
+
 /** An item as every list and single answer carries it (tolerant: relationships optional). */
 export interface SourceItem {
   id: string;
@@ -58,7 +66,8 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\
 
 /** A timestamp with an offset as UTC ISO (`…Z`, milliseconds); any other value unchanged. */
 export function utcTimestamp(value: string): string {
-  if (!TIMESTAMP.test(value)) return value;
+  // Most strings are no timestamp: a look at the 'T' spares them the regular expression.
+  if (value.length < 16 || value.charCodeAt(10) !== 84 || !TIMESTAMP.test(value)) return value;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? value : new Date(ms).toISOString();
 }
@@ -66,6 +75,29 @@ export function utcTimestamp(value: string): string {
 /** JSON with object keys sorted at every depth: equal values give equal text. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortedDeep(value));
+}
+
+/** Keys an object orders before all others (integer-like), whatever their insertion order. */
+const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
+
+/**
+ * canonicalJson of a record body (scalars, ids, lists of ids: two levels), without copying it:
+ * JSON.stringify with a key list writes every object's keys in that list's order. The same
+ * text as canonicalJson, which an integer-like key would reorder, so such a record takes
+ * the general path.
+ */
+function recordJson(body: {
+  resource: string;
+  id: string;
+  attributes: Record<string, Scalar>;
+  relationships: Record<string, string | string[] | null>;
+}): string {
+  const keys = new Set(['attributes', 'id', 'relationships', 'resource']);
+  for (const key of Object.keys(body.attributes)) keys.add(key);
+  for (const key of Object.keys(body.relationships)) keys.add(key);
+  const sorted = [...keys].sort();
+  if (sorted.some((key) => INDEX_KEY.test(key))) return canonicalJson(body);
+  return JSON.stringify(body, sorted);
 }
 
 function sortedDeep(value: unknown): unknown {
@@ -111,21 +143,25 @@ export function canonicalAttributes(
   attributes: Readonly<Record<string, unknown>>,
 ): Record<string, Scalar> {
   const out: Record<string, Scalar> = {};
-  const bare = new Set(BARE_MONEY_FIELDS[resource] ?? []);
-  for (const [name, value] of Object.entries(attributes)) {
+  const bare = BARE_MONEY[resource];
+  const names = Object.keys(attributes);
+  // The decimals that have a `_cents` sibling, found once: this runs for every record read.
+  const withCents = new Set<string>();
+  for (const name of names) {
+    if (name.endsWith('_cents')) withCents.add(name.slice(0, -'_cents'.length));
+  }
+  for (const name of names) {
+    const value = attributes[name];
     if (value === undefined) continue;
     if (bare.has(name)) {
       out[`${name}_cents`] = cents(value);
-    } else if (`${name}_cents` in attributes) {
+    } else if (withCents.has(name)) {
       const given = attributes[`${name}_cents`];
       out[`${name}_cents`] =
         typeof given === 'number' && Number.isInteger(given) ? given : cents(value);
     } else if (name.endsWith('_cents') && name.slice(0, -'_cents'.length) in attributes) {
       // Written with its decimal sibling above.
-    } else if (
-      name.endsWith('_formatted') &&
-      `${name.slice(0, -'_formatted'.length)}_cents` in attributes
-    ) {
+    } else if (name.endsWith('_formatted') && withCents.has(name.slice(0, -'_formatted'.length))) {
       // Derived text of a money quadruple.
     } else {
       out[name] = scalar(value);
@@ -165,13 +201,13 @@ export function recordHash(record: Omit<CanonicalRecord, 'hash'>): string {
   for (const [name, value] of Object.entries(record.attributes)) {
     if (!VOLATILE_FIELDS.includes(name)) attributes[name] = value;
   }
-  const text = canonicalJson({
+  const body = {
     resource: record.resource,
     id: record.id,
     attributes,
     relationships: record.relationships,
-  });
-  return createHash('sha256').update(text).digest('hex');
+  };
+  return createHash('sha256').update(recordJson(body)).digest('hex');
 }
 
 /** The canonical record of one item of the service. */

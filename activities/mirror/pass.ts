@@ -92,6 +92,26 @@ function gapLine(resource: string, gap: PlanGap): string {
   return `${resource}: ${gap.count} unreachable (${gap.reason.replace('_', ' ')}${query ? `; ${query}` : ''})`;
 }
 
+/**
+ * A list's gaps as far as the pass still misses them, `missing` records in all. A record the
+ * list cannot reach may come another way (a lead booking without a date, sideloaded with its
+ * lead): the list's gap is then no gap of the mirror, and reporting it would be wrong.
+ */
+export function stillMissing(gaps: readonly PlanGap[], missing: number): PlanGap[] {
+  let left = missing;
+  return gaps.flatMap((gap) => {
+    const count = Math.min(gap.count, left);
+    left -= count;
+    return count > 0 ? [{ ...gap, count }] : [];
+  });
+}
+
+/** The pages of one round, asked for at once. */
+interface FetchRound {
+  steps: PageStep[];
+  settled: Promise<PromiseSettledResult<FetchedPage>[]>;
+}
+
 export interface PageInput extends MirrorTarget {
   generation: number;
   partition: Pick<PartitionState, 'key' | 'subject' | 'spec' | 'cursor'>;
@@ -204,14 +224,28 @@ export function createMirrorActivities(deps: MirrorDeps) {
       const ctx = Context.current();
       // A few rounds of a few pages each per activity: fewer round trips through the workflow.
       // A round with a failed request ends the activity with what it got (kept in the cursor).
-      const round = async (): Promise<{
+      // Every page and read by id is tried even when some fail: what arrived is written (and
+      // seen in the ledger), so a retry asks only for what is missing. One failed request in
+      // a few dozen must not cost the whole activity, or a flaky service is never read through.
+      const fetchRound = (): FetchRound => {
+        const steps = readySteps(plan, { max: lanes });
+        return {
+          steps,
+          settled: Promise.allSettled(steps.map((step) => fetchPage(client, plan, step))),
+        };
+      };
+      const round = async (
+        batch: FetchRound,
+        last: boolean,
+      ): Promise<{
         pages: number;
         requests: number;
         read: number;
         written: WriteCounts;
         failures: Error[];
+        next: FetchRound | undefined;
       }> => {
-        const steps = readySteps(plan, { max: lanes });
+        const { steps } = batch;
         if (steps.length === 0) {
           throw ApplicationFailure.create({
             type: 'PlanStuck',
@@ -219,12 +253,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
             nonRetryable: true,
           });
         }
-        // Every page and read by id is tried even when some fail: what arrived is written (and
-        // seen in the ledger), so a retry asks only for what is missing. One failed request in
-        // a few dozen must not cost the whole activity, or a flaky service is never read through.
-        const settled = await Promise.allSettled(
-          steps.map((step) => fetchPage(client, plan, step)),
-        );
+        const settled = await batch.settled;
         ctx.heartbeat();
         const failures: Error[] = [];
         const fetched: { step: PageStep; page: FetchedPage; needs: string[] }[] = [];
@@ -293,12 +322,18 @@ export function createMirrorActivities(deps: MirrorDeps) {
           records.push(...page.records, ...page.included);
           read += page.records.length;
         }
+        // The next round's pages are on their way while this round's records are written, so
+        // the service and the writes overlap. Not after a failure: the activity ends there.
+        const next =
+          !last && failures.length === 0 && !planComplete(plan) ? fetchRound() : undefined;
         const written = await writeRecords(at, input.generation, records);
-        return { pages: fetched.length, requests, read, written, failures };
+        return { pages: fetched.length, requests, read, written, failures, next };
       };
       const totals = { pages: 0, requests: 0, read: 0, written: 0, unchanged: 0 };
+      let batch: FetchRound | undefined;
       for (let i = 0; i < rounds && !planComplete(plan); i += 1) {
-        const r = await round();
+        const r = await round(batch ?? fetchRound(), i === rounds - 1);
+        batch = r.next;
         totals.pages += r.pages;
         totals.requests += r.requests;
         totals.read += r.read;
@@ -318,15 +353,18 @@ export function createMirrorActivities(deps: MirrorDeps) {
       let unreachable = 0;
       const gaps: string[] = [];
       if (done) {
-        gaps.push(...report.gaps.map((g) => gapLine(resource, g)));
         // Exact: what the service counts minus the distinct records this pass reached.
         const reached = (r: Resource) => at.ledger.countSeen(scopeOf(at, r), input.generation);
-        unreachable += Math.max(0, expected - (await reached(resource)));
+        const missing = Math.max(0, expected - (await reached(resource)));
+        // The leads' own count and gaps are settled with their bookings' (some leads come by
+        // id), by finishMirrorPass.
+        if (resource !== 'leads') {
+          unreachable += missing;
+          gaps.push(...stillMissing(report.gaps, missing).map((g) => gapLine(resource, g)));
+        }
         if (resource === 'lead_bookings') {
           unreachable += Math.max(0, (input.expectedOf.leads ?? 0) - (await reached('leads')));
         }
-        // The leads' own count is settled with their bookings' (some leads come by id).
-        if (resource === 'leads') unreachable = 0;
       }
       return {
         cursor: plan,
