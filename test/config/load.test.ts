@@ -55,13 +55,19 @@ describe('loadConfig defaults', () => {
       mirror: { concurrency: 4 },
     });
     expect(config.configFile).toBeUndefined();
-    expect(config.service).toEqual({ allowHttp: false, reachLimit: 10_000, pageSize: 100 });
+    expect(config.service).toEqual({
+      allowHttp: false,
+      reachLimit: 10_000,
+      pageSize: 100,
+      rateLimit: 10,
+    });
     expect(config.store).toEqual({});
     expect(config.temporal).toEqual({
       address: 'localhost:7233',
       namespace: 'default',
       taskQueue: 'ebsync',
       tls: false,
+      uiUrl: 'http://localhost:8233',
     });
   });
 
