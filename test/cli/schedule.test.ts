@@ -162,4 +162,41 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     expect(deleted.stdout).toBe(`deleted ${id}\n`);
     expect((await runCli(['schedule', 'describe', id], env)).code).toBe(1);
   }, 400_000);
+
+  it('ebsync sync: Ctrl-C detaches, --status shows the pass, --cancel stops it and it writes nothing after', async () => {
+    // A paused connection holds its sync before any request, so the pass is surely running.
+    expect((await runCli(['connections', 'pause', CONNECTION], env)).code).toBe(0);
+    const to = `sqlite:${join(dir, 'cancelled.db')}`;
+    const args = ['--to', to, '--connection', CONNECTION];
+    try {
+      const sync = new CliProcess(['sync', 'leads', ...args], env);
+      await eventually(
+        'the sync to start',
+        () => Promise.resolve(sync.stderr.includes('started the mirror') ? true : undefined),
+        60_000,
+      );
+      const detached = await sync.stop('SIGINT', 60_000);
+      expect(detached.code).toBe(0);
+      expect(detached.stderr).toMatch(/detached: the sync goes on in Temporal/);
+
+      const running = await runCli(['sync', '--status', '--json', ...args], env);
+      expect(running.code, running.stderr).toBe(0);
+      expect(JSON.parse(running.stdout)).toMatchObject({ status: 'RUNNING' });
+
+      const cancel = await runCli(['sync', '--cancel', ...args], env);
+      expect(cancel.code, cancel.stderr).toBe(0);
+      expect(cancel.stdout).toBe(
+        `cancelled the mirror of connection ${CONNECTION}; the interrupted pass deleted nothing\n`,
+      );
+      const after = await runCli(['sync', '--status', '--json', ...args], env);
+      expect(JSON.parse(after.stdout)).toMatchObject({ status: 'CANCELLED' });
+      const again = await runCli(['sync', '--cancel', ...args], env);
+      expect(again.stdout).toBe('the mirror is not running (CANCELLED)\n');
+    } finally {
+      await runCli(['connections', 'resume', CONNECTION], env);
+    }
+    // Resumed, the cancelled pass stays cancelled: nothing reaches its destination.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(await destinationIds(to, 'leads').catch(() => [])).toEqual([]);
+  }, 300_000);
 });
