@@ -88,14 +88,15 @@ afterAll(async () => {
 });
 
 describe('the status page', () => {
-  it('loads on loopback with the connection, health and the sections not configured yet', async () => {
+  it('loads on loopback with the connection, health, no schedules and no webhook receiver', async () => {
     expect(new URL(url).hostname).toBe('127.0.0.1');
     await page.goto(url);
     await expect
       .poll(() => page.textContent(`[data-testid="connection-${HEALTHY}"]`))
       .toMatch(/active/);
     expect(await page.textContent('[data-testid="health"]')).toMatch(/All healthy/);
-    expect(await page.textContent('[data-testid="schedules"]')).toMatch(/Not configured/);
+    expect(await page.textContent('[data-testid="schedules"]')).toMatch(/None/);
+    expect(await page.textContent('[data-testid="webhooks"]')).toMatch(/Not running/);
     const html = await page.content();
     expect(html).not.toContain(sb.apiKey);
     expect(html).not.toContain(ADMIN_TOKEN);
