@@ -71,8 +71,9 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description(
-      'Connections, mirror passes (current and last), reach gaps and errors, with Temporal UI links. ' +
-        'Exits 1 when a connection needs re-authorization or a last pass failed, naming which.\n' +
+      'Connections, mirror passes (current and last), reach gaps and errors, schedules, the webhook ' +
+        'receiver, with Temporal UI links. Exits 1 when a connection needs re-authorization, a last ' +
+        "pass failed or a schedule's last run failed, naming which.\n" +
         '--serve runs the status page instead (EBSYNC_STATUS_HOST, EBSYNC_STATUS_PORT).',
     )
     .option('--json', 'print the report as JSON')

@@ -5,7 +5,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { ensureChromium } from '../helpers/chromium.js';
-import { CliProcess, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { CliProcess, freePort, REPO_ROOT, runCli } from '../helpers/cli.js';
 
 /**
  * The status page in a real browser (Debian's Chromium through playwright-core), served by
@@ -67,6 +67,8 @@ beforeAll(async () => {
     EBSYNC_DATA_DIR: join(dir, 'data'),
     EBSYNC_ADMIN_TOKEN: ADMIN_TOKEN,
     EBSYNC_STATUS_PORT: '0',
+    // No receiver listens here, whatever else runs on this machine.
+    EBSYNC_WEBHOOK_PORT: String(await freePort()),
   };
   worker = new CliProcess(['worker'], env);
   await worker.waitForLine(/worker started/, 90_000);
