@@ -46,7 +46,9 @@ export function lineChart(series: RateSeries, now: number, unit: string, label: 
     `<rect width="${width}" height="${height}" fill="#f6f8fa"/>` +
     (points.length > 1
       ? `<polyline fill="none" stroke="#0969da" stroke-width="1.5" points="${xy}"/>`
-      : `<text x="8" y="34" font-size="11" fill="#57606a">collecting samples…</text>`) +
+      : points.length === 1
+        ? `<circle r="2.5" fill="#0969da" cx="${xy.split(',')[0]}" cy="${xy.split(',')[1]}"/>`
+        : `<text x="8" y="34" font-size="11" fill="#57606a">collecting samples…</text>`) +
     `<text x="${width - 4}" y="11" font-size="10" text-anchor="end" fill="#57606a">${Math.round(max)}${unit}</text>` +
     `</svg>`
   );
