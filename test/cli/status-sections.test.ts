@@ -126,7 +126,7 @@ describe('the status page, schedules and connections', () => {
     const pause = row.locator('button[data-action="pause"]');
 
     await pause.click();
-    await expect.poll(actionResult).toMatch(/Refused \(401\)/);
+    await expect.poll(actionResult, { timeout: 15_000 }).toMatch(/Refused \(401\)/);
     const refused = await fetch(new URL(`api/schedules/${SCHEDULE}/pause`, url), {
       method: 'POST',
     });
@@ -135,13 +135,13 @@ describe('the status page, schedules and connections', () => {
 
     await page.fill('#token', ADMIN_TOKEN);
     await pause.click();
-    await expect.poll(actionResult).toMatch(new RegExp(`paused ${SCHEDULE}`));
+    await expect.poll(actionResult, { timeout: 15_000 }).toMatch(new RegExp(`paused ${SCHEDULE}`));
     expect(await pausedInTemporal()).toBe(true);
     await expect.poll(() => row.getAttribute('data-paused'), { timeout: 10_000 }).toBe('true');
     await page.screenshot({ path: join(ARTIFACTS, 'status-schedule-paused.png'), fullPage: true });
 
     await row.locator('button[data-action="resume"]').click();
-    await expect.poll(actionResult).toMatch(new RegExp(`resumed ${SCHEDULE}`));
+    await expect.poll(actionResult, { timeout: 15_000 }).toMatch(new RegExp(`resumed ${SCHEDULE}`));
     expect(await pausedInTemporal()).toBe(false);
     const text = await runCli(['status'], env);
     expect(text.stdout).toMatch(new RegExp(`${SCHEDULE}  every 1h  next `));
@@ -152,12 +152,12 @@ describe('the status page, schedules and connections', () => {
     await page.fill('#token', ADMIN_TOKEN);
     const row = page.locator(`[data-testid="connection-${SHOP}"]`);
     await row.locator('button[data-action="pause"]').click();
-    await expect.poll(actionResult).toMatch(new RegExp(`paused: ${SHOP}`));
+    await expect.poll(actionResult, { timeout: 15_000 }).toMatch(new RegExp(`paused: ${SHOP}`));
     await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/paused/);
     const listed = await runCli(['connections', '--json'], env);
     expect(listed.stdout).toMatch(/"state": "paused"/);
     await row.locator('button[data-action="resume"]').click();
-    await expect.poll(actionResult).toMatch(new RegExp(`resumed: ${SHOP}`));
+    await expect.poll(actionResult, { timeout: 15_000 }).toMatch(new RegExp(`resumed: ${SHOP}`));
     await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/active/);
   }, 60_000);
 });
@@ -213,7 +213,9 @@ describe('ebsync status, failures', () => {
     await page.goto(url);
     await page.fill('#token', ADMIN_TOKEN);
     await page.click(`[data-testid="schedule-${SCHEDULE}"] button[data-action="trigger"]`);
-    await expect.poll(actionResult).toMatch(new RegExp(`triggered ${SCHEDULE}`));
+    await expect
+      .poll(actionResult, { timeout: 15_000 })
+      .toMatch(new RegExp(`triggered ${SCHEDULE}`));
     const running = await until(
       'the scheduled run and its mirror',
       async () => {
