@@ -236,6 +236,8 @@ export interface ScheduleView {
   mode: string | null;
   destination: string | null;
   when: string | null;
+  /** The task queue its runs go to (one deployment's worker). */
+  taskQueue: string | null;
   paused: boolean;
   note: string | null;
   overlap: string;
@@ -262,6 +264,7 @@ export function viewOf(d: ScheduleDescription): ScheduleView {
     mode: memo?.mode ?? null,
     destination: memo?.destination ?? null,
     when: memo?.when ?? null,
+    taskQueue: d.action.type === 'startWorkflow' ? d.action.taskQueue : null,
     paused: d.state.paused,
     note: d.state.note ?? null,
     overlap: d.policies.overlap ?? 'SKIP',
@@ -348,6 +351,25 @@ async function requireConnection(client: Client, connectionId: string): Promise<
       2,
     );
   }
+}
+
+/** Pause, resume and trigger, shared by `ebsync schedule` and the status page's actions. */
+export async function pauseSchedule(handle: ScheduleHandle, note: string): Promise<string> {
+  await handle.pause(note);
+  return `paused ${handle.scheduleId}`;
+}
+
+export async function resumeSchedule(handle: ScheduleHandle, note: string): Promise<string> {
+  await handle.unpause(note);
+  return `resumed ${handle.scheduleId}`;
+}
+
+export async function triggerSchedule(
+  handle: ScheduleHandle,
+  d: ScheduleDescription,
+): Promise<string> {
+  await handle.trigger(d.policies.overlap);
+  return `triggered ${handle.scheduleId} (overlap ${d.policies.overlap}: a run going on may make this one skip or wait)`;
 }
 
 interface CreateFlags {
@@ -532,30 +554,21 @@ export function registerScheduleCommands(program: Command): void {
     group,
     'pause',
     'Pause a schedule: it fires nothing until resumed (a run going on goes on).',
-    async (handle, _d, note) => {
-      await handle.pause(note ?? 'paused with ebsync schedule pause');
-      return `paused ${handle.scheduleId}`;
-    },
+    (handle, _d, note) => pauseSchedule(handle, note ?? 'paused with ebsync schedule pause'),
     true,
   );
   registerIdCommand(
     group,
     'resume',
     'Resume a paused schedule.',
-    async (handle, _d, note) => {
-      await handle.unpause(note ?? 'resumed with ebsync schedule resume');
-      return `resumed ${handle.scheduleId}`;
-    },
+    (handle, _d, note) => resumeSchedule(handle, note ?? 'resumed with ebsync schedule resume'),
     true,
   );
   registerIdCommand(
     group,
     'trigger',
     'Run a schedule’s pass now, under its own overlap policy.',
-    async (handle, d) => {
-      await handle.trigger(d.policies.overlap);
-      return `triggered ${handle.scheduleId} (overlap ${d.policies.overlap}: a run going on may make this one skip or wait)`;
-    },
+    triggerSchedule,
   );
   registerIdCommand(
     group,

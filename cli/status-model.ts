@@ -1,10 +1,23 @@
-import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { maskCredentials } from '../store/postgres-connection.js';
 import { connectionWorkflowId, type ConnectionState } from '../workflows/connection-types.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
 import type { MirrorProgress } from '../workflows/mirror-types.js';
 import { listConnections } from './connections.js';
+import {
+  FAILED_RUN,
+  rootReason,
+  RUN_STATUS,
+  type RunStatus,
+  scheduleSection,
+  webhookSection,
+  type RunOutcomeCache,
+  type ScheduleStatusView,
+  type WebhookReceiverView,
+} from './status-sections.js';
+
+export type { ScheduleStatusView, WebhookReceiverView } from './status-sections.js';
 
 /**
  * The operator's view of a deployment, gathered in one place so `ebsync status`, its JSON and
@@ -18,38 +31,12 @@ export interface StatusReport {
   mirrors: MirrorView[];
   /** Destinations the mirrors write to, masked. */
   destinations: string[];
-  schedules: Section<ScheduleView>;
-  webhooks: Section<WebhookReceiverView>;
+  /** The mirror schedules (Temporal Schedules), as `ebsync schedule list` lists them. */
+  schedules: ScheduleStatusView[];
+  /** The webhook receiver at its configured address; `running: false` when it does not answer. */
+  webhooks: WebhookReceiverView;
   /** What needs a person, one line each; empty when all is healthy. */
   problems: Problem[];
-}
-
-/**
- * A part of the report another feature fills in. `configured: false` says the feature is not
- * set up here (or not built yet), which is not a problem.
- */
-export interface Section<T> {
-  configured: boolean;
-  items: T[];
-}
-
-/** Extension point for Temporal Schedules (filled in by the schedules feature). */
-export interface ScheduleView {
-  scheduleId: string;
-  connectionId: string;
-  paused: boolean;
-  /** Epoch ms; null when no run is due. */
-  nextRunAt: number | null;
-  uiUrl: string;
-}
-
-/** Extension point for the webhook receiver (filled in by the webhooks feature). */
-export interface WebhookReceiverView {
-  endpoint: string;
-  deliveriesPerMinute: number;
-  rejected: number;
-  latencyMs: number | null;
-  breaker: 'closed' | 'open' | 'half_open';
 }
 
 export interface ConnectionView {
@@ -64,8 +51,7 @@ export interface ConnectionView {
   uiUrl: string;
 }
 
-export type PassStatus =
-  'running' | 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+export type PassStatus = RunStatus;
 
 export interface PassView {
   workflowId: string;
@@ -92,21 +78,12 @@ export interface MirrorView {
 
 export interface Problem {
   connectionId: string;
-  kind: 'needs_reauth' | 'last_pass_failed';
+  kind: 'needs_reauth' | 'last_pass_failed' | 'schedule_last_run_failed';
   message: string;
 }
 
 /** Closed runs never change: their results are kept here between reports. */
 export type ClosedRunCache = Map<string, Pick<PassView, 'progress' | 'error'>>;
-
-const STATUS_OF: Record<string, PassStatus | undefined> = {
-  RUNNING: 'running',
-  COMPLETED: 'completed',
-  FAILED: 'failed',
-  CANCELLED: 'canceled',
-  TERMINATED: 'terminated',
-  TIMED_OUT: 'timed_out',
-};
 
 /** Executions read from visibility at most: a long history of passes shows its newest. */
 const MAX_EXECUTIONS = 2_000;
@@ -126,14 +103,6 @@ function connectionOfMirror(workflowId: string): string {
   return /^mirror-(.+)-[0-9a-f]{12}$/.exec(workflowId)?.[1] ?? workflowId;
 }
 
-function failureReason(error: unknown): string {
-  if (error instanceof WorkflowFailedError) {
-    const cause = error.cause;
-    if (cause) return cause.message.replace(/^mirror pass failed: /, '');
-  }
-  return error instanceof Error ? error.message : String(error);
-}
-
 async function closedRun(
   client: Client,
   workflowId: string,
@@ -150,7 +119,7 @@ async function closedRun(
     outcome = { progress: await handle.result(), error: null };
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return { progress: null, error: null };
-    outcome = { progress: null, error: failureReason(error) };
+    outcome = { progress: null, error: rootReason(error) };
   }
   cache.set(runId, outcome);
   return outcome;
@@ -166,7 +135,7 @@ async function runningProgress(
     return { progress: await handle.query(mirrorProgressQuery), error: null };
   } catch (error) {
     // Between runs of continue-as-new, or no worker to answer: the pass is running regardless.
-    return { progress: null, error: `progress not available: ${failureReason(error)}` };
+    return { progress: null, error: `progress not available: ${rootReason(error)}` };
   }
 }
 
@@ -190,7 +159,7 @@ async function mirrorExecutions(
     query: `WorkflowType = '${mirrorWorkflow.name}' AND TaskQueue = '${queue}'`,
   })) {
     if (++seen > MAX_EXECUTIONS) break;
-    const status = STATUS_OF[execution.status.name];
+    const status = RUN_STATUS[execution.status.name];
     const entry = byId.get(execution.workflowId) ?? {};
     byId.set(execution.workflowId, entry);
     if (!status) continue; // a run that continued as new is part of a longer pass
@@ -231,10 +200,15 @@ async function passView(
   };
 }
 
-/** What needs a person: a connection to re-authorize, a mirror whose last pass failed. */
+/**
+ * What needs a person: a connection to re-authorize, a mirror whose last pass failed, a
+ * schedule whose newest run failed, was terminated or timed out (a skipped run completed; a
+ * cancelled one was someone's choice).
+ */
 export function findProblems(
   connections: readonly ConnectionView[],
   mirrors: readonly MirrorView[],
+  schedules: readonly ScheduleStatusView[] = [],
 ): Problem[] {
   const problems: Problem[] = [];
   for (const c of connections) {
@@ -257,27 +231,33 @@ export function findProblems(
       message: `mirror of connection ${m.connectionId}${into}: last pass ${m.last.status.replace('_', ' ')}${m.last.error ? `: ${m.last.error}` : ''}`,
     });
   }
+  for (const sc of schedules) {
+    if (!sc.lastRun || !FAILED_RUN.has(sc.lastRun.status)) continue;
+    problems.push({
+      connectionId: sc.connectionId ?? sc.scheduleId,
+      kind: 'schedule_last_run_failed',
+      message: `schedule ${sc.scheduleId}: last run ${sc.lastRun.status.replace('_', ' ')}${sc.lastRun.error ? `: ${sc.lastRun.error}` : ''}`,
+    });
+  }
   return problems;
 }
 
-/**
- * Everything the status page and `ebsync status` show. `extensions` lets features that run
- * beside the mirror (schedules, webhooks) add their sections; absent, they read "not
- * configured".
- */
+/** Everything the status page and `ebsync status` show. */
 export async function collectStatus(
   client: Client,
   config: Config,
   options: {
     cache?: ClosedRunCache;
-    extensions?: { schedules?: Section<ScheduleView>; webhooks?: Section<WebhookReceiverView> };
+    runCache?: RunOutcomeCache;
   } = {},
 ): Promise<StatusReport> {
   const cache: ClosedRunCache =
     options.cache ?? new Map<string, Pick<PassView, 'progress' | 'error'>>();
-  const [statuses, executions] = await Promise.all([
+  const [statuses, executions, schedules, webhooks] = await Promise.all([
     listConnections(client, config.temporal.taskQueue),
     mirrorExecutions(client, config),
+    scheduleSection(client, config, options.runCache ?? (new Map() as RunOutcomeCache)),
+    webhookSection(config),
   ]);
   const connections: ConnectionView[] = statuses.map((s) => {
     const workflowId = connectionWorkflowId(s.connectionId);
@@ -324,8 +304,8 @@ export async function collectStatus(
     connections,
     mirrors,
     destinations,
-    schedules: options.extensions?.schedules ?? { configured: false, items: [] },
-    webhooks: options.extensions?.webhooks ?? { configured: false, items: [] },
-    problems: findProblems(connections, mirrors),
+    schedules,
+    webhooks,
+    problems: findProblems(connections, mirrors, schedules),
   };
 }

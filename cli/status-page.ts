@@ -1,4 +1,10 @@
-import type { MirrorView, PassView, StatusReport } from './status-model.js';
+import type {
+  MirrorView,
+  PassView,
+  ScheduleStatusView,
+  StatusReport,
+  WebhookReceiverView,
+} from './status-model.js';
 
 /** Records-per-second samples of one mirror, oldest first: [epoch ms, records/s]. */
 export type RateSeries = readonly (readonly [number, number])[];
@@ -20,8 +26,8 @@ function duration(ms: number): string {
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
-/** A small line chart of records/s over the last hour: no script, no library. */
-export function rateChart(series: RateSeries, now: number): string {
+/** A small line chart of the last hour: no script, no library. */
+export function lineChart(series: RateSeries, now: number, unit: string, label: string): string {
   const width = 300;
   const height = 60;
   const from = now - 3_600_000;
@@ -36,12 +42,14 @@ export function rateChart(series: RateSeries, now: number): string {
     .join(' ');
   return (
     `<svg class="chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" ` +
-    `aria-label="records per second over the last hour, peak ${Math.round(max)}/s">` +
+    `aria-label="${escapeHtml(label)} over the last hour, peak ${Math.round(max)}${unit}">` +
     `<rect width="${width}" height="${height}" fill="#f6f8fa"/>` +
     (points.length > 1
       ? `<polyline fill="none" stroke="#0969da" stroke-width="1.5" points="${xy}"/>`
-      : `<text x="8" y="34" font-size="11" fill="#57606a">collecting samples…</text>`) +
-    `<text x="${width - 4}" y="11" font-size="10" text-anchor="end" fill="#57606a">${Math.round(max)}/s</text>` +
+      : points.length === 1
+        ? `<circle r="2.5" fill="#0969da" cx="${xy.split(',')[0]}" cy="${xy.split(',')[1]}"/>`
+        : `<text x="8" y="34" font-size="11" fill="#57606a">collecting samples…</text>`) +
+    `<text x="${width - 4}" y="11" font-size="10" text-anchor="end" fill="#57606a">${Math.round(max)}${unit}</text>` +
     `</svg>`
   );
 }
@@ -75,7 +83,7 @@ function passBlock(label: string, pass: PassView, series: RateSeries, now: numbe
     }
   }
   if (pass.error) parts.push(`<div class="error">${escapeHtml(pass.error)}</div>`);
-  if (pass.status === 'running') parts.push(rateChart(series, now));
+  if (pass.status === 'running') parts.push(lineChart(series, now, '/s', 'records per second'));
   parts.push('</div>');
   return parts.join('');
 }
@@ -87,6 +95,58 @@ function mirrorBlock(m: MirrorView, series: RateSeries, now: number): string {
     (m.current ? passBlock('current', m.current, series, now) : '') +
     (m.last ? passBlock('last', m.last, [], now) : '') +
     `</section>`
+  );
+}
+
+/** A button the page's script turns into `POST api/<kind>s/<id>/<action>` with the token. */
+function actionButton(action: string, kind: 'connection' | 'schedule', id: string, text: string) {
+  const path = `api/${kind}s/${encodeURIComponent(id)}/${action}`;
+  return `<button data-action="${action}" data-${kind}="${escapeHtml(id)}" data-path="${escapeHtml(path)}">${text}</button>`;
+}
+
+function schedulesHtml(schedules: readonly ScheduleStatusView[]): string {
+  if (schedules.length === 0) {
+    return `<p data-testid="schedules">None: <code>ebsync schedule create</code> adds one.</p>`;
+  }
+  const rows = schedules.map((sc) => {
+    const id = escapeHtml(sc.scheduleId);
+    const run = sc.lastRun;
+    const last = run
+      ? `<span class="badge ${run.status}">${escapeHtml(run.status.replace('_', ' '))}</span> ${when(run.startedAt)} ` +
+        `<a href="${escapeHtml(run.uiUrl)}" target="_blank" rel="noopener">run</a>` +
+        (run.error ? ` <span class="error">${escapeHtml(run.error)}</span>` : '')
+      : 'none yet';
+    const toggle = sc.paused ? 'resume' : 'pause';
+    return (
+      `<tr data-testid="schedule-${id}" data-paused="${sc.paused}"><td><a href="${escapeHtml(sc.uiUrl)}" target="_blank" rel="noopener">${id}</a></td>` +
+      `<td>${escapeHtml(sc.what ?? '?')} (${escapeHtml(sc.mode ?? '?')}) of ${escapeHtml(sc.connectionId ?? '?')}</td>` +
+      `<td>${escapeHtml(sc.when ?? '?')}</td>` +
+      `<td><span class="badge ${sc.paused ? 'paused' : 'active'}">${sc.paused ? 'paused' : 'active'}</span></td>` +
+      `<td>${sc.paused ? '-' : when(sc.nextRunAt)}</td><td>${last}</td>` +
+      `<td>${actionButton('trigger', 'schedule', sc.scheduleId, 'Run now')} ` +
+      `${actionButton(toggle, 'schedule', sc.scheduleId, toggle === 'pause' ? 'Pause' : 'Resume')}</td></tr>`
+    );
+  });
+  return (
+    `<table data-testid="schedules"><thead><tr><th>id</th><th>mirrors</th><th>when</th><th>state</th>` +
+    `<th>next run</th><th>last run</th><th>actions</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+  );
+}
+
+function webhooksHtml(w: WebhookReceiverView, now: number): string {
+  if (!w.running) {
+    return `<p data-testid="webhooks" data-running="false">Not running at ${escapeHtml(w.endpoint)} (${escapeHtml(w.error ?? 'no answer')}).</p>`;
+  }
+  const ms = (v: number | null) => (v === null ? '-' : `≤${v} ms`);
+  const series: [number, number][] = w.latencySeries.flatMap(([t, v]) =>
+    v === null ? [] : [[t, v] as [number, number]],
+  );
+  return (
+    `<div data-testid="webhooks" data-running="true" data-delivered="${w.delivered}" data-rejected="${w.rejected}">` +
+    `<b>${w.deliveriesPerMinute}</b> deliveries/min (last 5 min) · ${w.delivered} delivered, ` +
+    `${w.rejected} rejected, ${w.failed} failed hand-offs since ${when(w.since)} · ` +
+    `latency delivery → hand-off p50 ${ms(w.latencyP50Ms)}, p95 ${ms(w.latencyP95Ms)}` +
+    `<div>${lineChart(series, now, ' ms', 'mean webhook latency per minute')}</div></div>`
   );
 }
 
@@ -112,8 +172,8 @@ export function reportHtml(
         `<td><span class="badge ${c.state}">${escapeHtml(c.state.replace('_', ' '))}</span></td>` +
         `<td>${escapeHtml(c.kind)}</td><td>${escapeHtml(c.lastError ?? '')}</td>` +
         `<td><a href="${escapeHtml(c.uiUrl)}" target="_blank" rel="noopener">workflow</a></td>` +
-        `<td><button data-action="sync" data-connection="${id}">Sync now</button> ` +
-        `<button data-action="${toggle}" data-connection="${id}">${toggle === 'pause' ? 'Pause' : 'Resume'}</button></td></tr>`
+        `<td>${actionButton('sync', 'connection', c.connectionId, 'Sync now')} ` +
+        `${actionButton(toggle, 'connection', c.connectionId, toggle === 'pause' ? 'Pause' : 'Resume')}</td></tr>`
       );
     })
     .join('');
@@ -132,8 +192,10 @@ export function reportHtml(
     report.destinations.length === 0
       ? '<p>None yet.</p>'
       : `<ul>${report.destinations.map((d) => `<li>${escapeHtml(d)}</li>`).join('')}</ul>`,
-    `<h2>Schedules</h2><p data-testid="schedules">${report.schedules.configured ? `${report.schedules.items.length} schedules` : 'Not configured.'}</p>`,
-    `<h2>Webhook receiver</h2><p data-testid="webhooks">${report.webhooks.configured ? `${report.webhooks.items.length} endpoints` : 'Not configured.'}</p>`,
+    `<h2>Schedules (${report.schedules.length})</h2>`,
+    schedulesHtml(report.schedules),
+    `<h2>Webhook receiver</h2>`,
+    webhooksHtml(report.webhooks, now),
     `<p class="meta">Updated ${when(now)} · namespace ${escapeHtml(report.temporal.namespace)}, task queue ${escapeHtml(report.temporal.taskQueue)}</p>`,
   ].join('\n');
 }
@@ -176,9 +238,8 @@ setInterval(refresh, 2000);
 document.addEventListener('click', async (event) => {
   const button = event.target.closest('button[data-action]');
   if (!button) return;
-  const { action, connection } = button.dataset;
   const headers = token.value ? { authorization: 'Bearer ' + token.value } : {};
-  const res = await fetch('api/connections/' + encodeURIComponent(connection) + '/' + action, { method: 'POST', headers });
+  const res = await fetch(button.dataset.path, { method: 'POST', headers });
   const body = await res.json().catch(() => ({}));
   result.textContent = res.ok ? body.message : 'Refused (' + res.status + '): ' + (body.message || res.statusText);
   result.className = res.ok ? 'ok' : 'error';

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { isLoopbackHost } from '../config/loopback.js';
@@ -8,13 +8,17 @@ import { setPausedUpdate } from '../workflows/connection.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { MIRROR_SUBJECTS } from '../workflows/mirror-types.js';
 import { UserError } from './errors.js';
+import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedules.js';
 import { collectStatus, type ClosedRunCache, type StatusReport } from './status-model.js';
+import type { RunOutcomeCache } from './status-sections.js';
 import { pageHtml, reportHtml, type RateSeries } from './status-page.js';
 import { defaultDestination, startOrAttach } from './sync.js';
 
 const REFRESH_MS = 2_000;
 const HOUR_MS = 3_600_000;
 const CONNECTION_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** Schedule ids ebsync makes: sync-<connection>-<what>-<mode>[-<destination key>]. */
+const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
 
 export interface StatusServer {
   url: string;
@@ -80,6 +84,7 @@ export async function startStatusServer(
   options: { host?: string; port?: number } = {},
 ): Promise<StatusServer> {
   const cache: ClosedRunCache = new Map();
+  const runCache: RunOutcomeCache = new Map();
   const history = new RateHistory();
   let latest: StatusReport | undefined;
   let collectError: string | null = null;
@@ -89,7 +94,7 @@ export async function startStatusServer(
 
   const refresh = (): Promise<StatusReport> => {
     inFlight ??= client
-      .withAbortSignal(stopping.signal, () => collectStatus(client, config, { cache }))
+      .withAbortSignal(stopping.signal, () => collectStatus(client, config, { cache, runCache }))
       .then((report) => {
         latest = report;
         collectError = null;
@@ -225,6 +230,34 @@ export async function startStatusServer(
         });
       },
     );
+  }
+
+  const scheduleActions = {
+    pause: (handle) => pauseSchedule(handle, 'paused from the status page'),
+    resume: (handle) => resumeSchedule(handle, 'resumed from the status page'),
+    trigger: triggerSchedule,
+  } satisfies Record<string, (...args: Parameters<typeof triggerSchedule>) => Promise<string>>;
+  for (const [action, act] of Object.entries(scheduleActions)) {
+    app.post(`/api/schedules/:id/${action}`, { preHandler: authorize }, async (request, reply) => {
+      const { id } = request.params as { id: string };
+      if (!SCHEDULE_ID.test(id)) {
+        return reply.code(422).send({
+          meta: { status: 'error' },
+          errors: { schedule: ["expected 1-200 letters, digits, '.', '-' or '_'"] },
+        });
+      }
+      const handle = client.schedule.getHandle(id);
+      let description;
+      try {
+        description = await handle.describe();
+      } catch (error) {
+        if (!(error instanceof ScheduleNotFoundError)) throw error;
+        return refuse(reply, 404, 'not_found', 'schedule_not_found', `no schedule named '${id}'`);
+      }
+      const message = await act(handle, description);
+      void refresh().catch(() => undefined);
+      return reply.send({ meta: { status: 'ok' }, schedule_id: id, message });
+    });
   }
 
   const host = options.host ?? config.status.host;

@@ -10,6 +10,10 @@ function when(ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
+function ms(value: number | null): string {
+  return value === null ? '-' : `≤${value}ms`;
+}
+
 function passLine(label: string, pass: PassView): string[] {
   const lines = [`    ${label.padEnd(8)}${pass.status} since ${when(pass.startedAt)}`];
   if (pass.closedAt !== null) lines[0] += `, ended ${when(pass.closedAt)}`;
@@ -36,10 +40,24 @@ export function statusText(report: StatusReport): string {
     if (m.current) lines.push(...passLine('current', m.current));
     if (m.last) lines.push(...passLine('last', m.last));
   }
+  lines.push('', 'Schedules');
+  if (report.schedules.length === 0) lines.push("  none: 'ebsync schedule create' adds one");
+  for (const sc of report.schedules) {
+    const next = sc.paused ? 'paused' : `next ${when(sc.nextRunAt)}`;
+    lines.push(`  ${sc.scheduleId}  ${sc.when ?? '?'}  ${next}`);
+    const run = sc.lastRun;
+    if (run) {
+      const why = run.error ? `: ${run.error}` : '';
+      lines.push(`    last run ${run.status} (${when(run.startedAt)})${why}`);
+    }
+  }
+  const w = report.webhooks;
   lines.push(
     '',
-    `Schedules: ${report.schedules.configured ? `${report.schedules.items.length}` : 'not configured'}`,
-    `Webhook receiver: ${report.webhooks.configured ? `${report.webhooks.items.length} endpoints` : 'not configured'}`,
+    w.running
+      ? `Webhook receiver: ${w.deliveriesPerMinute}/min, ${w.delivered} delivered, ${w.rejected} rejected, ` +
+          `${w.failed} failed hand-offs, latency p50 ${ms(w.latencyP50Ms)} p95 ${ms(w.latencyP95Ms)} (since ${when(w.since)})`
+      : `Webhook receiver: not running at ${w.endpoint} (${w.error ?? 'no answer'})`,
     '',
     report.problems.length === 0
       ? 'All healthy.'
@@ -53,8 +71,9 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description(
-      'Connections, mirror passes (current and last), reach gaps and errors, with Temporal UI links. ' +
-        'Exits 1 when a connection needs re-authorization or a last pass failed, naming which.\n' +
+      'Connections, mirror passes (current and last), reach gaps and errors, schedules, the webhook ' +
+        'receiver, with Temporal UI links. Exits 1 when a connection needs re-authorization, a last ' +
+        "pass failed or a schedule's last run failed, naming which.\n" +
         '--serve runs the status page instead (EBSYNC_STATUS_HOST, EBSYNC_STATUS_PORT).',
     )
     .option('--json', 'print the report as JSON')

@@ -1,5 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import { isLoopbackHost } from '../config/loopback.js';
 import { MalformedDeliveryError, parseDelivery, type Delivery } from './delivery.js';
+import type { ReceiverStatsRecorder } from './receiver-stats.js';
 import {
   SignatureError,
   signatureHeaderOf,
@@ -33,6 +35,8 @@ export interface ReceiverOptions {
   allowUnsigned: boolean;
   /** Where refusals and failed hand-offs are told (never secrets or bodies). */
   log?: (level: 'info' | 'warn', fields: Record<string, unknown>, message: string) => void;
+  /** Counts answers and latency, served at `GET /webhooks/_stats` to loopback callers. */
+  stats?: ReceiverStatsRecorder;
 }
 
 const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -106,6 +110,23 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
       'the receiver could not take the delivery; retry later',
     );
   });
+
+  const stats = options.stats;
+  if (stats) {
+    // The answer comes after the hand-off, so its elapsed time is delivery → hand-off.
+    app.addHook('onResponse', async (request, reply) => {
+      if (request.method === 'POST' && request.routeOptions.url === '/webhooks/:connection') {
+        stats.record(reply.statusCode, reply.elapsedTime);
+      }
+    });
+    app.get('/webhooks/_stats', async (request, reply) => {
+      const peer = (request.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+      if (!isLoopbackHost(peer)) {
+        return refuse(reply, 404, 'route_unknown', 'no such route');
+      }
+      return reply.header('cache-control', 'no-store').send(stats.snapshot());
+    });
+  }
 
   app.post<{ Params: { connection: string } }>('/webhooks/:connection', async (request, reply) => {
     const connectionId = request.params.connection;

@@ -5,6 +5,7 @@ import {
   type WebhookRegistrations,
 } from '../store/webhook-registrations.js';
 import { createReceiver } from '../webhooks/receiver.js';
+import { ReceiverStatsRecorder } from '../webhooks/receiver-stats.js';
 import { dataConverter } from './data-converter.js';
 import type { Logger } from './logger.js';
 import { recordHandOff } from './record-hand-off.js';
@@ -45,6 +46,7 @@ export async function startWebhookReceiver(
     bodyLimit: config.webhooks.bodyLimit,
     allowUnsigned: config.webhooks.allowUnsigned,
     log: (level, fields, message) => log[level](fields, message),
+    stats: new ReceiverStatsRecorder(),
   });
   const host = listen.host ?? config.webhooks.host;
   try {

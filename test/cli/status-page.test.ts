@@ -5,7 +5,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { ensureChromium } from '../helpers/chromium.js';
-import { CliProcess, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { CliProcess, freePort, REPO_ROOT, runCli } from '../helpers/cli.js';
 
 /**
  * The status page in a real browser (Debian's Chromium through playwright-core), served by
@@ -67,6 +67,8 @@ beforeAll(async () => {
     EBSYNC_DATA_DIR: join(dir, 'data'),
     EBSYNC_ADMIN_TOKEN: ADMIN_TOKEN,
     EBSYNC_STATUS_PORT: '0',
+    // No receiver listens here, whatever else runs on this machine.
+    EBSYNC_WEBHOOK_PORT: String(await freePort()),
   };
   worker = new CliProcess(['worker'], env);
   await worker.waitForLine(/worker started/, 90_000);
@@ -88,14 +90,15 @@ afterAll(async () => {
 });
 
 describe('the status page', () => {
-  it('loads on loopback with the connection, health and the sections not configured yet', async () => {
+  it('loads on loopback with the connection, health, no schedules and no webhook receiver', async () => {
     expect(new URL(url).hostname).toBe('127.0.0.1');
     await page.goto(url);
     await expect
       .poll(() => page.textContent(`[data-testid="connection-${HEALTHY}"]`))
       .toMatch(/active/);
     expect(await page.textContent('[data-testid="health"]')).toMatch(/All healthy/);
-    expect(await page.textContent('[data-testid="schedules"]')).toMatch(/Not configured/);
+    expect(await page.textContent('[data-testid="schedules"]')).toMatch(/None/);
+    expect(await page.textContent('[data-testid="webhooks"]')).toMatch(/Not running/);
     const html = await page.content();
     expect(html).not.toContain(sb.apiKey);
     expect(html).not.toContain(ADMIN_TOKEN);

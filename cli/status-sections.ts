@@ -1,0 +1,209 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Config } from '../config/index.js';
+import {
+  latencyQuantile,
+  receiverStatsSchema,
+  type ReceiverStats,
+} from '../webhooks/receiver-stats.js';
+import { listMirrorSchedules } from './schedules.js';
+
+/** How long the status waits for the webhook receiver's counters before calling it down. */
+const RECEIVER_TIMEOUT_MS = 1_000;
+/** Deliveries per minute are the mean of this many last minutes. */
+const RATE_MINUTES = 5;
+
+export type RunStatus =
+  'running' | 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+
+export const RUN_STATUS: Record<string, RunStatus | undefined> = {
+  RUNNING: 'running',
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+  CANCELLED: 'canceled',
+  TERMINATED: 'terminated',
+  TIMED_OUT: 'timed_out',
+};
+
+/** A run that did not complete and nobody cancelled on purpose: it needs a person. */
+export const FAILED_RUN: ReadonlySet<RunStatus> = new Set(['failed', 'terminated', 'timed_out']);
+
+/** A mirror schedule as the status shows it (from the same listing as `ebsync schedule list`). */
+export interface ScheduleStatusView {
+  scheduleId: string;
+  connectionId: string | null;
+  /** e.g. `every 15m` or `cron '0 3 * * *' (UTC)`. */
+  when: string | null;
+  what: string | null;
+  mode: string | null;
+  paused: boolean;
+  note: string | null;
+  /** Epoch ms; null when paused or nothing is due. */
+  nextRunAt: number | null;
+  /** The newest run the schedule started; null before its first. */
+  lastRun: {
+    workflowId: string;
+    startedAt: number;
+    status: RunStatus;
+    error: string | null;
+    uiUrl: string;
+  } | null;
+  uiUrl: string;
+}
+
+/** The webhook receiver's counters, read from its `GET /webhooks/_stats`. */
+export interface WebhookReceiverView {
+  /** Where the status looked (the configured receiver address). */
+  endpoint: string;
+  running: boolean;
+  /** Why it is shown as not running. */
+  error: string | null;
+  /** Mean over the last 5 minutes. */
+  deliveriesPerMinute: number;
+  delivered: number;
+  rejected: number;
+  failed: number;
+  /** Delivery → hand-off to Temporal, bucket bounds of the histogram; null before any. */
+  latencyP50Ms: number | null;
+  latencyP95Ms: number | null;
+  /** The last hour by minute: [minute start, mean latency ms or null]. */
+  latencySeries: [number, number | null][];
+  /** Epoch ms the receiver process started counting. */
+  since: number | null;
+}
+
+/** Ended runs never change: their outcome is kept between reports. */
+export type RunOutcomeCache = Map<string, { status: RunStatus; error: string | null }>;
+
+/** The message of the deepest cause: the mirror's own reason, not its wrappers'. */
+export function rootReason(error: unknown): string {
+  let current: unknown = error;
+  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
+  const message = current instanceof Error ? current.message : String(current);
+  return message.replace(/^mirror pass failed: /, '');
+}
+
+async function runOutcome(
+  client: Client,
+  workflowId: string,
+  cache: RunOutcomeCache,
+): Promise<{ status: RunStatus; error: string | null }> {
+  const known = cache.get(workflowId);
+  if (known) return known;
+  const handle = client.workflow.getHandle(workflowId);
+  const description = await handle.describe();
+  const status = RUN_STATUS[description.status.name] ?? 'running';
+  if (status === 'running') return { status, error: null };
+  let error: string | null = null;
+  if (status !== 'completed') {
+    error = await handle.result().then(
+      () => null,
+      (failure: unknown) => rootReason(failure),
+    );
+  }
+  const outcome = { status, error };
+  cache.set(workflowId, outcome);
+  return outcome;
+}
+
+function uiBase(config: Config): string {
+  return `${config.temporal.uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(config.temporal.namespace)}`;
+}
+
+/** The mirror schedules of this task queue, with their last run's outcome. */
+export async function scheduleSection(
+  client: Client,
+  config: Config,
+  cache: RunOutcomeCache,
+): Promise<ScheduleStatusView[]> {
+  const views = (await listMirrorSchedules(client)).filter(
+    (v) => v.taskQueue === config.temporal.taskQueue,
+  );
+  return Promise.all(
+    views.map(async (v): Promise<ScheduleStatusView> => {
+      const newest = v.recentRuns.at(-1);
+      let lastRun: ScheduleStatusView['lastRun'] = null;
+      if (newest) {
+        try {
+          const outcome = await runOutcome(client, newest.workflowId, cache);
+          lastRun = {
+            workflowId: newest.workflowId,
+            startedAt: Date.parse(newest.takenAt),
+            ...outcome,
+            uiUrl: `${uiBase(config)}/workflows/${encodeURIComponent(newest.workflowId)}`,
+          };
+        } catch (error) {
+          // Its history may be past the namespace's retention: no outcome to show then.
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }
+      }
+      const next = v.nextRuns[0];
+      return {
+        scheduleId: v.scheduleId,
+        connectionId: v.connectionId,
+        when: v.when,
+        what: v.what,
+        mode: v.mode,
+        paused: v.paused,
+        note: v.note,
+        nextRunAt: v.paused || next === undefined ? null : Date.parse(next),
+        lastRun,
+        uiUrl: `${uiBase(config)}/schedules/${encodeURIComponent(v.scheduleId)}`,
+      };
+    }),
+  );
+}
+
+/** Where this machine reaches the configured receiver: a wildcard address means loopback. */
+export function receiverStatsUrl(config: Config): string {
+  const host = config.webhooks.host;
+  const local = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  const shown = local.includes(':') ? `[${local}]` : local;
+  return `http://${shown}:${config.webhooks.port}/webhooks/_stats`;
+}
+
+function viewOfStats(endpoint: string, stats: ReceiverStats): WebhookReceiverView {
+  const from = stats.now - RATE_MINUTES * 60_000;
+  const recent = stats.minutes.filter(([start]) => start >= from);
+  const delivered = recent.reduce((sum, [, count]) => sum + count, 0);
+  return {
+    endpoint,
+    running: true,
+    error: null,
+    deliveriesPerMinute: Math.round((delivered / RATE_MINUTES) * 10) / 10,
+    delivered: stats.delivered,
+    rejected: stats.rejected,
+    failed: stats.failed,
+    latencyP50Ms: latencyQuantile(stats, 0.5),
+    latencyP95Ms: latencyQuantile(stats, 0.95),
+    latencySeries: stats.minutes.map(([start, , , latency]) => [start, latency]),
+    since: stats.since,
+  };
+}
+
+/** The receiver's counters, or "not running" when nothing answers at its address. */
+export async function webhookSection(config: Config): Promise<WebhookReceiverView> {
+  const endpoint = receiverStatsUrl(config);
+  try {
+    const res = await fetch(endpoint, { signal: AbortSignal.timeout(RECEIVER_TIMEOUT_MS) });
+    if (!res.ok) throw new Error(`it answered ${res.status}`);
+    return viewOfStats(endpoint, receiverStatsSchema.parse(await res.json()));
+  } catch (error) {
+    const why =
+      error instanceof Error
+        ? ((error.cause as Error | undefined)?.message ?? error.message)
+        : String(error);
+    return {
+      endpoint,
+      running: false,
+      error: why,
+      deliveriesPerMinute: 0,
+      delivered: 0,
+      rejected: 0,
+      failed: 0,
+      latencyP50Ms: null,
+      latencyP95Ms: null,
+      latencySeries: [],
+      since: null,
+    };
+  }
+}

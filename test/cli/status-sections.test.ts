@@ -1,0 +1,255 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { ensureChromium } from '../helpers/chromium.js';
+import { CliProcess, freePort, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { hintBody, post, standardHeaders } from '../webhooks/deliveries.js';
+
+/**
+ * The schedules and webhook receiver sections of the status page (Debian's Chromium through
+ * playwright-core) and of `ebsync status`, against a real worker, schedules on the real dev
+ * server and a real `ebsync webhooks serve`.
+ */
+const ADMIN_TOKEN = 'status-sections-admin-token-0123456789';
+const SHOP = 'status-sections-shop';
+const SCHEDULE = `sync-${SHOP}-all-incremental`;
+const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
+
+let dir: string;
+let sb: Sandbox;
+let worker: CliProcess;
+let server: CliProcess;
+let receiver: CliProcess | undefined;
+let browser: Browser;
+let page: Page;
+let url: string;
+let env: Record<string, string>;
+let connection: Connection;
+let client: Client;
+
+interface StatusJson {
+  mirrors: { workflowId: string; connectionId: string; current: { runId: string } | null }[];
+  schedules: {
+    scheduleId: string;
+    paused: boolean;
+    lastRun: { workflowId: string; status: string } | null;
+  }[];
+  webhooks: { running: boolean; delivered: number; rejected: number };
+  problems: { connectionId: string; kind: string; message: string }[];
+}
+
+async function statusJson(): Promise<StatusJson> {
+  const res = await fetch(new URL('status.json', url));
+  expect(res.status).toBe(200);
+  return (await res.json()) as StatusJson;
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await fn();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** What Temporal says, through the same command a user would run. */
+async function pausedInTemporal(): Promise<boolean> {
+  const described = await runCli(['schedule', 'describe', SCHEDULE, '--json'], env);
+  expect(described.code, described.stderr).toBe(0);
+  return (JSON.parse(described.stdout) as { paused: boolean }).paused;
+}
+
+const actionResult = () => page.textContent('[data-testid="action-result"]');
+
+beforeAll(async () => {
+  const executablePath = ensureChromium();
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-status-sections-'));
+  mkdirSync(ARTIFACTS, { recursive: true });
+  sb = await startSandbox({ certDir: join(dir, 'cert'), seed: { leads: 400, events: 20 } });
+  env = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: `status-sections-${Date.now()}`,
+    EBS_BASE_URL: sb.baseUrl,
+    EBS_API_KEY: sb.apiKey,
+    EBS_CA_FILE: sb.caFile ?? '',
+    EBS_PAGE_SIZE: '10',
+    EBSYNC_MIRROR_CONCURRENCY: '1',
+    EBSYNC_DATA_DIR: join(dir, 'data'),
+    EBSYNC_ADMIN_TOKEN: ADMIN_TOKEN,
+    EBSYNC_STATUS_PORT: '0',
+    EBSYNC_WEBHOOK_PORT: String(await freePort()),
+  };
+  connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS! });
+  client = new Client({ connection });
+  worker = new CliProcess(['worker'], env);
+  await worker.waitForLine(/worker started/, 90_000);
+  const ok = await runCli(['connect', '--api-key', '--name', SHOP], env);
+  expect(ok.code, ok.stderr).toBe(0);
+  server = new CliProcess(['status', '--serve'], env);
+  const line = await server.waitForLine(/^Status page: http/, 60_000);
+  url = /(http:\/\/\S+)/.exec(line)![1]!;
+  browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+}, 240_000);
+
+afterAll(async () => {
+  await client?.schedule
+    .getHandle(SCHEDULE)
+    .delete()
+    .catch(() => undefined);
+  await browser?.close();
+  await receiver?.stop('SIGTERM', 30_000);
+  await server?.stop('SIGTERM', 30_000);
+  await worker?.stop('SIGTERM', 30_000);
+  await connection?.close();
+  await sb?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the status page, schedules and connections', () => {
+  it('shows a created schedule, and pauses and resumes it with the token only', async () => {
+    const created = await runCli(
+      ['schedule', 'create', '--every', '1h', '--connection', SHOP],
+      env,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    await page.goto(url);
+    const row = page.locator(`[data-testid="schedule-${SCHEDULE}"]`);
+    await expect.poll(() => row.textContent(), { timeout: 15_000 }).toMatch(/every 1h/);
+    expect(await row.getAttribute('data-paused')).toBe('false');
+    const pause = row.locator('button[data-action="pause"]');
+
+    await pause.click();
+    await expect.poll(actionResult, { timeout: 15_000 }).toMatch(/Refused \(401\)/);
+    const refused = await fetch(new URL(`api/schedules/${SCHEDULE}/pause`, url), {
+      method: 'POST',
+    });
+    expect(refused.status).toBe(401);
+    expect(await pausedInTemporal()).toBe(false);
+
+    await page.fill('#token', ADMIN_TOKEN);
+    await pause.click();
+    await expect.poll(actionResult, { timeout: 15_000 }).toMatch(new RegExp(`paused ${SCHEDULE}`));
+    expect(await pausedInTemporal()).toBe(true);
+    await expect.poll(() => row.getAttribute('data-paused'), { timeout: 10_000 }).toBe('true');
+    await page.screenshot({ path: join(ARTIFACTS, 'status-schedule-paused.png'), fullPage: true });
+
+    await row.locator('button[data-action="resume"]').click();
+    await expect.poll(actionResult, { timeout: 15_000 }).toMatch(new RegExp(`resumed ${SCHEDULE}`));
+    expect(await pausedInTemporal()).toBe(false);
+    const text = await runCli(['status'], env);
+    expect(text.stdout).toMatch(new RegExp(`${SCHEDULE}  every 1h  next `));
+  }, 120_000);
+
+  it('pauses and resumes a connection from the page', async () => {
+    await page.goto(url);
+    await page.fill('#token', ADMIN_TOKEN);
+    const row = page.locator(`[data-testid="connection-${SHOP}"]`);
+    await row.locator('button[data-action="pause"]').click();
+    await expect.poll(actionResult, { timeout: 15_000 }).toMatch(new RegExp(`paused: ${SHOP}`));
+    await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/paused/);
+    const listed = await runCli(['connections', '--json'], env);
+    expect(listed.stdout).toMatch(/"state": "paused"/);
+    await row.locator('button[data-action="resume"]').click();
+    await expect.poll(actionResult, { timeout: 15_000 }).toMatch(new RegExp(`resumed: ${SHOP}`));
+    await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/active/);
+  }, 60_000);
+});
+
+describe('the status page, webhook receiver', () => {
+  it('says the receiver is not running, then shows its counts after signed deliveries', async () => {
+    expect((await statusJson()).webhooks.running).toBe(false);
+    const registered = await runCli(
+      [
+        'webhooks',
+        'register',
+        SHOP,
+        '--sandbox-admin',
+        `${sb.url}/admin`,
+        '--admin-token',
+        sb.adminToken,
+      ],
+      env,
+    );
+    expect(registered.code, registered.stderr).toBe(0);
+    const secret = sb.admin.webhooks()[0]!.secret;
+    receiver = new CliProcess(['webhooks', 'serve'], env);
+    await receiver.waitForLine(/webhook receiver listening/, 60_000);
+    const endpoint = `http://127.0.0.1:${env.EBSYNC_WEBHOOK_PORT}/webhooks/${SHOP}`;
+    for (const n of [1, 2, 3]) {
+      const body = hintBody(`msg_status_${n}`, 'lead', n);
+      const sent = await post(endpoint, body, standardHeaders(secret, `msg_status_${n}`, body));
+      expect(sent.status).toBe(200);
+    }
+    const forged = hintBody('msg_status_forged', 'lead', 4);
+    const wrongSecret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
+    expect(
+      (await post(endpoint, forged, standardHeaders(wrongSecret, 'msg_status_forged', forged)))
+        .status,
+    ).toBe(401);
+
+    await page.goto(url);
+    const section = page.locator('[data-testid="webhooks"]');
+    await expect.poll(() => section.getAttribute('data-delivered'), { timeout: 15_000 }).toBe('3');
+    expect(await section.getAttribute('data-rejected')).toBe('1');
+    expect(await section.textContent()).toMatch(/3 delivered, 1 rejected/);
+    expect(await section.locator('svg.chart').count()).toBe(1);
+    expect(await page.content()).not.toContain(secret);
+    await page.screenshot({ path: join(ARTIFACTS, 'status-webhooks.png'), fullPage: true });
+    const stats = await fetch(`http://127.0.0.1:${env.EBSYNC_WEBHOOK_PORT}/webhooks/_stats`);
+    expect(stats.status).toBe(200);
+  }, 120_000);
+});
+
+describe('ebsync status, failures', () => {
+  it('exits 1 naming the connection whose last pass was terminated and the schedule whose run was', async () => {
+    sb.admin.setFaults({ latencyMs: 150 });
+    await page.goto(url);
+    await page.fill('#token', ADMIN_TOKEN);
+    await page.click(`[data-testid="schedule-${SCHEDULE}"] button[data-action="trigger"]`);
+    await expect
+      .poll(actionResult, { timeout: 15_000 })
+      .toMatch(new RegExp(`triggered ${SCHEDULE}`));
+    const running = await until(
+      'the scheduled run and its mirror',
+      async () => {
+        const report = await statusJson();
+        const run = report.schedules.find((s) => s.scheduleId === SCHEDULE)?.lastRun;
+        const mirror = report.mirrors.find((m) => m.connectionId === SHOP && m.current);
+        return run && mirror ? { run, mirror } : undefined;
+      },
+      60_000,
+    );
+    const healthyBefore = await runCli(['status'], env);
+    expect(healthyBefore.code, healthyBefore.stderr).toBe(0);
+
+    // The schedule's run first: the mirror it started outlives it (ABANDON).
+    await client.workflow.getHandle(running.run.workflowId).terminate('status test');
+    await client.workflow.getHandle(running.mirror.workflowId).terminate('status test');
+    sb.admin.setFaults({ latencyMs: 0 });
+
+    const failed = await until(
+      'both problems',
+      async () => {
+        const result = await runCli(['status'], env);
+        return result.code === 1 && /schedule/.test(result.stderr) ? result : undefined;
+      },
+      60_000,
+    );
+    expect(failed.stderr).toMatch(
+      new RegExp(`ebsync: mirror of connection ${SHOP}.*: last pass terminated`),
+    );
+    expect(failed.stderr).toMatch(new RegExp(`ebsync: schedule ${SCHEDULE}: last run terminated`));
+    await page.goto(url);
+    await expect
+      .poll(() => page.textContent('[data-testid="health"]'), { timeout: 10_000 })
+      .toMatch(/need attention/);
+    await page.screenshot({ path: join(ARTIFACTS, 'status-failures.png'), fullPage: true });
+  }, 180_000);
+});
