@@ -291,4 +291,30 @@ describe('Pipedrive rate limits', () => {
     // Several activities share the window: the rare 429 is waited out, never a failure.
     expect(fake.state.counters.rateLimited.window ?? 0).toBeLessThan(20);
   }, 600_000);
+
+  it('daily POST/PUT allowance spent: pauses until midnight UTC without a retry storm, then resumes', async () => {
+    const fake = await newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    fake.state.limits = { perWindow: 5_000, dailyWrites: 60 };
+    const deps = depsFor(fake);
+    const paused = await runPass(deps, { subjects: ['events'], mode: 'full' });
+    expect(paused.phase).toBe('paused');
+    const today = new Date(fake.state.now()).toISOString().slice(0, 10);
+    expect((paused.pausedUntil ?? '').slice(0, 10) > today).toBe(true);
+    expect(paused.error).toMatch(/daily POST\/PUT allowance/);
+    const refusals = fake.state.counters.rateLimited.daily ?? 0;
+    expect(refusals).toBeGreaterThan(0);
+    // Each in-flight write learns of it once; nothing retries into the wall.
+    expect(refusals).toBeLessThanOrEqual(40);
+
+    // The next UTC day, with room for the rest (60 writes would pause it again).
+    fake.state.clockOffsetMs = Date.parse(paused.pausedUntil ?? '') - Date.now() + 1_000;
+    fake.state.limits.dailyWrites = 100_000;
+    const resumed = await runPass(deps, { subjects: ['events'], mode: 'full' });
+    expect(resumed.phase).toBe('done');
+    const key = fieldKey(fake, 'ebs_event_id');
+    expect(new Set(dealsKeyed(fake, 'ebs_event_id').map((d) => d.custom_fields[key]))).toEqual(
+      sourceIds(ts.sb, 'event'),
+    );
+  }, 600_000);
 });
