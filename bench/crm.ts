@@ -1,12 +1,19 @@
 import { performance } from 'node:perf_hooks';
+import type { Destination } from '../destinations/destination.js';
 import { HubSpotDestination } from '../destinations/hubspot-destination.js';
 import { setupHubSpot } from '../destinations/hubspot-setup.js';
+import { PipedriveDestination } from '../destinations/pipedrive-destination.js';
+import { setupPipedrive } from '../destinations/pipedrive-setup.js';
 import type { MirrorRecord } from '../destinations/record.js';
-import { startHubSpotFake } from '../sandbox/crm/fakes.js';
+import { startHubSpotFake, startPipedriveFake } from '../sandbox/crm/fakes.js';
 import { DEFAULT_LIMITS } from '../sandbox/crm/hubspot/state.js';
-import { fmt, type Benchmark } from './lib.js';
+import { DEFAULT_PIPEDRIVE_LIMITS } from '../sandbox/crm/pipedrive/state.js';
+import { fmt, type Benchmark, type BenchContext } from './lib.js';
 
-const LEADS = 10_000;
+const HUBSPOT_LEADS = 10_000;
+// Pipedrive writes one record per call (no batch endpoints) under 80 calls per 2 s: fewer
+// leads keep the run near a minute.
+const PIPEDRIVE_LEADS = 600;
 
 function lead(i: number): MirrorRecord {
   return {
@@ -24,62 +31,101 @@ function lead(i: number): MirrorRecord {
   };
 }
 
+const sum = (counts: Record<string, number>): number =>
+  Object.values(counts).reduce((a, b) => a + b, 0);
+
+interface Measured {
+  seconds: number;
+  requests: number;
+  limited: number;
+}
+
 /**
- * Leads written into the HubSpot fake under HubSpot's default limits, through the destination
- * the mirror uses (batches of its declared size, paced by the rate headers); no Temporal and
- * no service read, so the CRM side is all that is measured.
+ * Leads written through a CRM destination in batches of its declared size, four batches in
+ * flight (the mirror runs a few page activities at once per worker).
+ */
+async function measure(
+  ctx: BenchContext,
+  name: string,
+  destination: Destination,
+  leads: number,
+  counters: () => { requests: Record<string, number>; rateLimited: Record<string, number> },
+): Promise<Measured> {
+  await destination.ensureSchema([]);
+  const before = sum(counters().requests);
+  const size = destination.capabilities.maxBatchSize;
+  ctx.log(`${name}: ${leads} leads in batches of ${size}`);
+  const started = performance.now();
+  const batches: Promise<unknown>[] = [];
+  for (let i = 0; i < leads; i += size) {
+    const records = Array.from({ length: Math.min(size, leads - i) }, (_, j) => lead(i + j));
+    batches.push(destination.upsert('leads', records));
+    if (batches.length === 4) await Promise.all(batches.splice(0));
+  }
+  await Promise.all(batches);
+  return {
+    seconds: (performance.now() - started) / 1000,
+    requests: sum(counters().requests) - before,
+    limited: sum(counters().rateLimited),
+  };
+}
+
+const row = (name: string, leads: number, m: Measured): string[] => [
+  name,
+  fmt(leads, 0),
+  fmt(m.seconds, 1),
+  fmt(leads / m.seconds, 0),
+  fmt(m.requests, 0),
+  fmt(m.requests / leads, 3),
+  fmt(m.limited, 0),
+];
+
+/**
+ * New leads written into each CRM fake under its vendor's default limits, through the
+ * destination the mirror uses (paced by the rate headers); no Temporal and no service read,
+ * so the CRM side is all that is measured.
  */
 export const crmBenchmark: Benchmark = {
   name: 'crm',
   title: 'CRM destinations: leads/s into each fake under its default limits, requests per lead',
   async run(ctx) {
-    const fake = await startHubSpotFake({ adminToken: 'bench-admin' });
+    const hubspot = await startHubSpotFake({ adminToken: 'bench-admin' });
+    const pipedrive = await startPipedriveFake({ adminToken: 'bench-admin' });
     try {
-      await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
-      const destination = new HubSpotDestination({ baseUrl: fake.baseUrl, token: fake.token });
-      await destination.ensureSchema([]);
-      const before = Object.values(fake.state.counters.requests).reduce((a, b) => a + b, 0);
-      const size = destination.capabilities.maxBatchSize;
-      ctx.log(`hubspot: ${LEADS} leads in batches of ${size}`);
-      const started = performance.now();
-      const batches: Promise<unknown>[] = [];
-      for (let i = 0; i < LEADS; i += size) {
-        const records = Array.from({ length: Math.min(size, LEADS - i) }, (_, j) => lead(i + j));
-        batches.push(destination.upsert('leads', records));
-        // The mirror runs a few page activities at once per worker: four batches in flight.
-        if (batches.length === 4) await Promise.all(batches.splice(0));
-      }
-      await Promise.all(batches);
-      const seconds = (performance.now() - started) / 1000;
-      const requests =
-        Object.values(fake.state.counters.requests).reduce((a, b) => a + b, 0) - before;
-      const limited = Object.values(fake.state.counters.rateLimited).reduce((a, b) => a + b, 0);
+      await setupHubSpot({ baseUrl: hubspot.baseUrl, token: hubspot.token });
+      const hs = await measure(
+        ctx,
+        'hubspot',
+        new HubSpotDestination({ baseUrl: hubspot.baseUrl, token: hubspot.token }),
+        HUBSPOT_LEADS,
+        () => hubspot.state.counters,
+      );
+      await setupPipedrive({ baseUrl: pipedrive.baseUrl, token: pipedrive.token });
+      const pd = await measure(
+        ctx,
+        'pipedrive',
+        new PipedriveDestination({ baseUrl: pipedrive.baseUrl, token: pipedrive.token }),
+        PIPEDRIVE_LEADS,
+        () => pipedrive.state.counters,
+      );
+      const pdCeiling = DEFAULT_PIPEDRIVE_LIMITS.perWindow / 2;
       return {
-        method: `${fmt(LEADS, 0)} new leads written through the HubSpot destination into the in-process fake with HubSpot's default private-app limits (${DEFAULT_LIMITS.tenSecondly} calls per 10 s), four batches in flight; each lead batch is a contact upsert, a deal upsert and one association call.`,
+        method: `New leads written through each CRM destination into its in-process fake under the vendor's default limits (HubSpot: ${DEFAULT_LIMITS.tenSecondly} calls per 10 s, private app; Pipedrive: ${DEFAULT_PIPEDRIVE_LIMITS.perWindow} calls per 2 s, Professional plan api_token), four batches in flight. HubSpot: a contact upsert, a deal upsert and one association call per batch of 100. Pipedrive has no batch writes: per new lead a person search, a person create, a deal search (by ebs_lead_id) and a deal create.`,
         tables: [
           {
             head: ['CRM', 'leads', 'seconds', 'leads/s', 'requests', 'requests/lead', '429s'],
-            rows: [
-              [
-                'HubSpot',
-                fmt(LEADS, 0),
-                fmt(seconds, 1),
-                fmt(LEADS / seconds, 0),
-                fmt(requests, 0),
-                fmt(requests / LEADS, 3),
-                fmt(limited, 0),
-              ],
-            ],
+            rows: [row('HubSpot', HUBSPOT_LEADS, hs), row('Pipedrive', PIPEDRIVE_LEADS, pd)],
           },
         ],
         notes: [
-          `Requests per lead: ${fmt(requests / LEADS, 3)}; the bound is 1/${size} per object written plus the association call, 3/${size} = ${fmt(3 / size, 3)}.`,
-          `Paced from the X-HubSpot-RateLimit-* headers: the throughput ceiling is ${DEFAULT_LIMITS.tenSecondly / 10} calls/s, i.e. about ${fmt(((DEFAULT_LIMITS.tenSecondly / 10) * size) / 3, 0)} leads/s.`,
-          'Pipedrive and Salesforce have no destination yet.',
+          `HubSpot requests per lead: ${fmt(hs.requests / HUBSPOT_LEADS, 3)}; the bound is 1/100 per object written plus the association call, 3/100 = 0.030. Ceiling ${DEFAULT_LIMITS.tenSecondly / 10} calls/s, about ${fmt(((DEFAULT_LIMITS.tenSecondly / 10) * 100) / 3, 0)} leads/s.`,
+          `Pipedrive requests per lead: ${fmt(pd.requests / PIPEDRIVE_LEADS, 3)} (4 for a new lead; 2 PATCHes for a changed one, found by the ids the ledger keeps). Ceiling ${pdCeiling} calls/s, about ${fmt(pdCeiling / 4, 0)} new leads/s.`,
+          'Salesforce has no destination yet.',
         ],
       };
     } finally {
-      await fake.close();
+      await hubspot.close();
+      await pipedrive.close();
     }
   },
 };

@@ -3,10 +3,12 @@ import { loadConfig } from '../config/index.js';
 import { DestinationError } from '../destinations/errors.js';
 import { hubspotMapping, type HubSpotMapping } from '../destinations/hubspot-mapping.js';
 import { setupHubSpot } from '../destinations/hubspot-setup.js';
+import { pipedriveMapping, type PipedriveMapping } from '../destinations/pipedrive-mapping.js';
+import { setupPipedrive } from '../destinations/pipedrive-setup.js';
 import { runAction, UserError } from './errors.js';
 
-/** CRMs ebsync writes to (`--to hubspot`); Pipedrive and Salesforce are still to come. */
-const CRMS = ['hubspot'] as const;
+/** CRMs ebsync writes to (`--to hubspot`, `--to pipedrive`); Salesforce is still to come. */
+const CRMS = ['hubspot', 'pipedrive'] as const;
 type Crm = (typeof CRMS)[number];
 
 function crmArgument(value: string): Crm {
@@ -15,7 +17,7 @@ function crmArgument(value: string): Crm {
 }
 
 /** The effective mapping as lines a person reads: property ← column, then the rules. */
-export function mappingText(m: HubSpotMapping): string {
+export function hubspotMappingText(m: HubSpotMapping): string {
   const block = (title: string, map: Record<string, string>): string[] => [
     title,
     ...Object.entries(map).map(([property, column]) => `  ${property.padEnd(24)} ← ${column}`),
@@ -36,6 +38,36 @@ export function mappingText(m: HubSpotMapping): string {
   ].join('\n')}\n`;
 }
 
+const arrow = (map: Record<string, string>): string[] =>
+  Object.entries(map).map(([field, column]) => `  ${field.padEnd(24)} ← ${column}`);
+
+/** The effective Pipedrive mapping as lines a person reads. */
+export function pipedriveMappingText(m: PipedriveMapping): string {
+  return `${[
+    'lead → person (found by email; else created)',
+    `  ${'name'.padEnd(24)} ← ${m.leads.person.name ?? 'first_name + last_name (else email)'}`,
+    `  ${'emails'.padEnd(24)} ← email`,
+    ...arrow(Object.fromEntries(Object.entries(m.leads.person).filter(([f]) => f !== 'name'))),
+    ...(m.leads.createDeal
+      ? [
+          'lead → deal (found by the ledger, else by deal field ebs_lead_id)',
+          ...arrow(m.leads.deal),
+          `  ${'status'.padEnd(24)} = open`,
+          `  ${'person_id'.padEnd(24)} = the lead's person`,
+        ]
+      : ['lead → no deal (createDeal: false)']),
+    `  deleted lead: ${m.leads.onDelete === 'delete' ? 'deal deleted' : 'deal kept'}; persons are never deleted`,
+    'event → deal (found by the ledger, else by deal field ebs_event_id)',
+    ...arrow(m.events.deal),
+    `  ${'status'.padEnd(24)} ← status: ${Object.entries(m.events.status)
+      .map(([status, to]) => `${status === '*' ? 'any other' : status} → ${to}`)
+      .join(', ')}`,
+    `  ${'person_id'.padEnd(24)} = person of the first customer email`,
+    `  ${'currency'.padEnd(24)} = ${m.currency}`,
+    `  deleted event: ${m.events.onDelete === 'delete' ? 'deal deleted' : 'deal kept'}`,
+  ].join('\n')}\n`;
+}
+
 const asUserError = (error: unknown): unknown =>
   error instanceof DestinationError ? new UserError(error.message, error.retryable ? 1 : 2) : error;
 
@@ -45,11 +77,15 @@ export function registerCrmCommands(program: Command): void {
     .command('show')
     .description('Print the effective mapping of a CRM: defaults with EBSYNC_<CRM>_MAPPING applied')
     .argument('<crm>', CRMS.join(', '), crmArgument)
-    .action((_crm: Crm) =>
+    .action((crm: Crm) =>
       runAction(async () => {
         const config = loadConfig();
         try {
-          process.stdout.write(mappingText(hubspotMapping(config.crm.hubspot.mapping)));
+          process.stdout.write(
+            crm === 'hubspot'
+              ? hubspotMappingText(hubspotMapping(config.crm.hubspot.mapping))
+              : pipedriveMappingText(pipedriveMapping(config.crm.pipedrive.mapping)),
+          );
         } catch (error) {
           throw asUserError(error);
         }
@@ -61,32 +97,39 @@ export function registerCrmCommands(program: Command): void {
   destinations
     .command('setup')
     .description(
-      'Create what a CRM needs before the first mirror (HubSpot: the unique deal properties ebs_lead_id and ebs_event_id)',
+      'Create what a CRM needs before the first mirror: the deal fields ebs_lead_id and ebs_event_id (unique-value properties in HubSpot, custom fields in Pipedrive)',
     )
     .argument('<crm>', CRMS.join(', '), crmArgument)
-    .action((_crm: Crm) =>
+    .action((crm: Crm) =>
       runAction(async () => {
         const config = loadConfig();
-        const { baseUrl, token } = config.crm.hubspot;
+        const { baseUrl, token } = config.crm[crm];
+        const vendor = crm === 'hubspot' ? 'HubSpot' : 'Pipedrive';
         if (!token) {
           throw new UserError(
-            'EBSYNC_HUBSPOT_TOKEN is not set: a HubSpot private-app token is required',
+            `EBSYNC_${crm.toUpperCase()}_TOKEN is not set: a ${vendor} ${crm === 'hubspot' ? 'private-app' : 'API'} token is required`,
             2,
           );
         }
-        let lines;
         try {
-          lines = await setupHubSpot({ baseUrl, token });
+          if (crm === 'hubspot') {
+            for (const line of await setupHubSpot({ baseUrl, token })) {
+              process.stdout.write(
+                `deal property ${line.property}: ${line.outcome === 'created' ? 'created (unique values)' : 'already there (unique values)'}\n`,
+              );
+            }
+          } else {
+            for (const line of await setupPipedrive({ baseUrl, token })) {
+              process.stdout.write(
+                `deal field ${line.field}: ${line.outcome === 'created' ? 'created' : 'already there'} (key ${line.key})\n`,
+              );
+            }
+          }
         } catch (error) {
           throw asUserError(error);
         }
-        for (const line of lines) {
-          process.stdout.write(
-            `deal property ${line.property}: ${line.outcome === 'created' ? 'created (unique values)' : 'already there (unique values)'}\n`,
-          );
-        }
         process.stdout.write(
-          `HubSpot at ${new URL(baseUrl).host} is ready: ebsync sync --to hubspot\n`,
+          `${vendor} at ${new URL(baseUrl).host} is ready: ebsync sync --to ${crm}\n`,
         );
       }),
     );

@@ -233,10 +233,10 @@ export function registerSandboxCommand(program: Command): void {
           'Point ebsync at it:',
           `  export EBS_BASE_URL=${sandbox.baseUrl} EBS_AUTH_URL=${sandbox.authUrl} EBS_API_KEY=${sandbox.apiKey}` +
             (sandbox.caFile ? ` EBS_CA_FILE=${sandbox.caFile}` : ' EBS_ALLOW_HTTP=true'),
-          ...fakes.map(
-            (fake) =>
-              `  export EBSYNC_HUBSPOT_URL=${fake.baseUrl} EBSYNC_HUBSPOT_TOKEN=${fake.token}`,
-          ),
+          ...fakes.map((fake) => {
+            const prefix = `EBSYNC_${fake.name.toUpperCase()}`;
+            return `  export ${prefix}_URL=${fake.baseUrl} ${prefix}_TOKEN=${fake.token}`;
+          }),
           'Stop: Ctrl-C',
         );
         // Listening for the stop signals before saying "ready": a script that stops the

@@ -35,7 +35,7 @@ export interface SyncRequest {
 }
 
 /**
- * `sqlite:PATH` (made absolute), `postgres://…` or `hubspot` (its address and token from
+ * `sqlite:PATH` (made absolute), `postgres://…`, `hubspot` or `pipedrive` (address, token from
  * settings); anything else is bad input, exit 2.
  */
 export function normalizeDestination(to: string): string {
@@ -46,7 +46,7 @@ export function normalizeDestination(to: string): string {
     if (error instanceof DestinationTargetError) throw new UserError(`--to: ${error.message}`, 2);
     throw error;
   }
-  if (target.kind === 'hubspot') return 'hubspot';
+  if (target.kind === 'hubspot' || target.kind === 'pipedrive') return target.kind;
   return target.kind === 'sqlite' ? `sqlite:${resolve(target.path)}` : to;
 }
 
@@ -250,14 +250,14 @@ export function registerSyncCommand(program: Command): void {
   program
     .command('sync')
     .description(
-      'Mirror leads, events and appointments into a database or HubSpot: starts the mirror of a connection, ' +
+      'Mirror leads, events and appointments into a database or a CRM (HubSpot, Pipedrive): starts the mirror of a connection, ' +
         'or attaches to the one already running, and shows its progress.\n' +
         'Ctrl-C detaches (the sync goes on); --cancel stops it; --status shows it without attaching.',
     )
     .argument('[what]', 'leads, events, appointments or all', 'all')
     .option(
       '--to <destination>',
-      'sqlite:PATH, postgres://… or hubspot (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
+      'sqlite:PATH, postgres://…, hubspot or pipedrive (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
     )
     .option(
       '--full',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonSettingValue } from './json-setting.js';
+import { crmMappingSetting } from './json-setting.js';
 
 /**
  * Overrides of the HubSpot field mapping (EBSYNC_HUBSPOT_MAPPING). Each `properties` object
@@ -36,23 +36,4 @@ export const hubspotMappingSchema = z.strictObject({
 export type HubSpotMappingOverrides = z.output<typeof hubspotMappingSchema>;
 
 /** The setting as JSON text (environment) or an object (config file), checked here. */
-export const hubspotMappingSetting = z
-  .union([z.string(), z.record(z.string(), z.unknown())])
-  .transform((value, ctx) => {
-    const parsed = jsonSettingValue(value);
-    if (parsed === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'expected a JSON object (see docs/crm.md)' });
-      return z.NEVER;
-    }
-    const result = hubspotMappingSchema.safeParse(parsed);
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      const where = issue?.path.map(String).join('.') ?? '';
-      ctx.addIssue({
-        code: 'custom',
-        message: `${where ? `${where}: ` : ''}${issue?.message ?? 'not a mapping'} (see docs/crm.md)`,
-      });
-      return z.NEVER;
-    }
-    return result.data;
-  });
+export const hubspotMappingSetting = crmMappingSetting(hubspotMappingSchema);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { withRouteOverrides } from '../api/routes.js';
 import { parseDuration } from './duration.js';
 import { hubspotMappingSetting } from './hubspot-mapping.js';
+import { pipedriveMappingSetting } from './pipedrive-mapping.js';
 import { jsonSettingValue } from './json-setting.js';
 import { isLoopbackHost } from './loopback.js';
 
@@ -264,6 +265,13 @@ export const configSchema = z
             mapping: hubspotMappingSetting.optional(),
           })
           .prefault({}),
+        pipedrive: z
+          .object({
+            baseUrl: serverUrl(CRM_URL_RULE, false).default('https://api.pipedrive.com'),
+            token: optionalText,
+            mapping: pipedriveMappingSetting.optional(),
+          })
+          .prefault({}),
       })
       .prefault({}),
     webhooks: z
@@ -307,12 +315,14 @@ export const configSchema = z
       });
     }
     // The CRM fakes (`ebsync sandbox --crm`) speak plain HTTP on loopback: development only.
-    const crmUrl = new URL(config.crm.hubspot.baseUrl);
-    if (
-      crmUrl.protocol === 'http:' &&
-      (config.mode !== 'development' || !isLoopbackHost(crmUrl.hostname))
-    ) {
-      ctx.addIssue({ code: 'custom', path: ['crm', 'hubspot', 'baseUrl'], message: CRM_URL_RULE });
+    for (const crm of ['hubspot', 'pipedrive'] as const) {
+      const crmUrl = new URL(config.crm[crm].baseUrl);
+      if (
+        crmUrl.protocol === 'http:' &&
+        (config.mode !== 'development' || !isLoopbackHost(crmUrl.hostname))
+      ) {
+        ctx.addIssue({ code: 'custom', path: ['crm', crm, 'baseUrl'], message: CRM_URL_RULE });
+      }
     }
     if (config.webhooks.allowUnsigned && config.mode !== 'development') {
       ctx.addIssue({

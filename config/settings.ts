@@ -236,6 +236,27 @@ export const SETTINGS: readonly Setting[] = [
       'JSON overrides of the HubSpot field mapping, pipeline and deal stages; see [docs/crm.md](docs/crm.md) and `ebsync mapping show hubspot`.',
   },
   {
+    env: 'EBSYNC_PIPEDRIVE_URL',
+    path: 'crm.pipedrive.baseUrl',
+    default: 'https://api.pipedrive.com',
+    description:
+      'Pipedrive API origin for `--to pipedrive` (your company domain also works); `http://` only to loopback in development (the fake of `ebsync sandbox --crm pipedrive`).',
+  },
+  {
+    env: 'EBSYNC_PIPEDRIVE_TOKEN',
+    path: 'crm.pipedrive.token',
+    secret: true,
+    default: '(none)',
+    description: 'Personal API token of a Pipedrive user (sent in the `x-api-token` header).',
+  },
+  {
+    env: 'EBSYNC_PIPEDRIVE_MAPPING',
+    path: 'crm.pipedrive.mapping',
+    default: '(defaults)',
+    description:
+      'JSON overrides of the Pipedrive field mapping, deal statuses and deletions; see [docs/crm.md](docs/crm.md) and `ebsync mapping show pipedrive`.',
+  },
+  {
     env: 'EBSYNC_MAX_ACTIVITIES',
     path: 'worker.maxConcurrentActivities',
     default: '100',

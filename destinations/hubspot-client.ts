@@ -7,6 +7,13 @@ import {
   DestinationWriteError,
 } from './errors.js';
 import { RollingWindow } from './rolling-window.js';
+import {
+  jsonBody,
+  nextUtcMidnight,
+  numericHeader as header,
+  serverNow,
+  type VendorAnswer,
+} from './vendor-answer.js';
 
 /**
  * HubSpot over HTTP with got. The issue prefers `@hubspot/api-client` (it takes a basePath
@@ -14,10 +21,7 @@ import { RollingWindow } from './rolling-window.js';
  * the rate headers the pacing needs either way.
  */
 
-export interface HubSpotAnswer {
-  status: number;
-  body: unknown;
-}
+export type HubSpotAnswer = VendorAnswer;
 
 export interface HubSpotClientOptions {
   /** API origin, e.g. https://api.hubapi.com (or the fake's). */
@@ -31,18 +35,6 @@ export interface HubSpotClientOptions {
 const FIRST_GUESS = { max: 100, intervalMs: 10_000 };
 /** Short-window 429s waited out in place before the activity's retry takes over. */
 const IN_PLACE_RETRIES = 3;
-
-const header = (headers: Record<string, unknown>, name: string): number | undefined => {
-  const value = headers[name];
-  const n = typeof value === 'string' ? Number(value) : NaN;
-  return Number.isFinite(n) ? n : undefined;
-};
-
-/** HubSpot's daily limit resets at midnight; the fake's (and ebsync's) days are UTC days. */
-export function nextUtcMidnight(at: number): string {
-  const d = new Date(at);
-  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1)).toISOString();
-}
 
 function messageOf(body: unknown): string {
   const m = (body as { message?: unknown } | null)?.message;
@@ -90,20 +82,12 @@ export class HubSpotClient {
         header(headers, 'x-hubspot-ratelimit-interval-milliseconds'),
         header(headers, 'x-hubspot-ratelimit-remaining'),
       );
-      let body: unknown = null;
-      if (response.body) {
-        try {
-          body = JSON.parse(response.body);
-        } catch {
-          body = null;
-        }
-      }
+      const body = jsonBody(response.body);
       const status = response.statusCode;
       if (status === 429) {
         const policy = (body as { policyName?: unknown } | null)?.policyName;
         if (policy === 'DAILY') {
-          const serverNow = Date.parse(typeof headers.date === 'string' ? headers.date : '');
-          const resumeAt = nextUtcMidnight(Number.isNaN(serverNow) ? Date.now() : serverNow);
+          const resumeAt = nextUtcMidnight(serverNow(headers));
           throw new DestinationPausedError(
             `HubSpot's daily API limit is spent; the mirror pauses until ${resumeAt}`,
             resumeAt,

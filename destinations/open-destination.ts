@@ -4,6 +4,7 @@ import type { Config } from '../config/index.js';
 import type { Destination } from './destination.js';
 import { DestinationTargetError } from './errors.js';
 import { openHubSpotDestination } from './hubspot-destination.js';
+import { openPipedriveDestination } from './pipedrive-destination.js';
 import { openPostgresDestination } from './postgres-destination.js';
 import { openSqliteDestination } from './sqlite-destination.js';
 
@@ -11,10 +12,11 @@ export type DestinationTarget =
   | { readonly kind: 'sqlite'; readonly path: string }
   | { readonly kind: 'postgres'; readonly url: string; readonly schema?: string }
   /** The CRM's address, token and mapping come from settings, never from the target. */
-  | { readonly kind: 'hubspot' };
+  | { readonly kind: 'hubspot' }
+  | { readonly kind: 'pipedrive' };
 
 /** What a CRM destination needs beside its target: `Config['crm']`. */
-export type CrmSettings = Config['crm'];
+export type CrmSettings = Partial<Config['crm']>;
 
 /** The mirror's file when nothing else is said: `<EBSYNC_DATA_DIR>/mirror.db`. */
 export function defaultMirrorFile(dataDir: string): string {
@@ -22,16 +24,17 @@ export function defaultMirrorFile(dataDir: string): string {
 }
 
 const TARGET_RULE =
-  'expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE[?schema=NAME], or hubspot';
+  'expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE[?schema=NAME], hubspot or pipedrive';
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /**
  * Reads a destination as the command line and settings give it: `sqlite:PATH` or a
  * `postgres://` URL, optionally with `?schema=NAME` to keep one business's tables apart, or
- * `hubspot` (the portal of EBSYNC_HUBSPOT_URL and EBSYNC_HUBSPOT_TOKEN).
+ * `hubspot` / `pipedrive` (the account of EBSYNC_<CRM>_URL and EBSYNC_<CRM>_TOKEN).
  */
 export function parseDestinationTarget(text: string): DestinationTarget {
   if (text === 'hubspot' || text === 'hubspot:') return { kind: 'hubspot' };
+  if (text === 'pipedrive' || text === 'pipedrive:') return { kind: 'pipedrive' };
   if (text.startsWith('sqlite:')) {
     const path = text.slice('sqlite:'.length);
     if (path.trim() !== '') return { kind: 'sqlite', path };
@@ -75,6 +78,19 @@ export function openDestination(
       baseUrl: hubspot.baseUrl,
       token: hubspot.token,
       ...(hubspot.mapping ? { mapping: hubspot.mapping } : {}),
+    });
+  }
+  if (parsed.kind === 'pipedrive') {
+    const pipedrive = crm?.pipedrive;
+    if (!pipedrive?.token) {
+      throw new DestinationTargetError(
+        'destination pipedrive needs an API token: set EBSYNC_PIPEDRIVE_TOKEN (see docs/crm.md)',
+      );
+    }
+    return openPipedriveDestination({
+      baseUrl: pipedrive.baseUrl,
+      token: pipedrive.token,
+      ...(pipedrive.mapping ? { mapping: pipedrive.mapping } : {}),
     });
   }
   return parsed.kind === 'sqlite'

@@ -64,4 +64,9 @@ export interface MirrorRecord {
   readonly attributes: Readonly<Record<string, JsonValue>>;
   /** The whole canonical record, stored as JSON in the table's `record` column. */
   readonly raw: JsonObject;
+  /**
+   * The destination's key from the ledger's last write of this record, when there was one: a
+   * CRM without upsert (Pipedrive) updates by it instead of searching.
+   */
+  readonly destinationKey?: string;
 }

@@ -109,9 +109,17 @@ export async function writeRecords(
     );
     const changed = list.filter((_, i) => verdicts[i]?.state !== 'unchanged');
     const unchanged = list.filter((_, i) => verdicts[i]?.state === 'unchanged').map((r) => r.id);
+    // CRMs without upsert (Pipedrive) update by the key the ledger kept from the last write.
+    const keys = new Map(verdicts.map((v) => [v.id, v.destinationKey]));
     for (let i = 0; i < changed.length; i += batchSize) {
       const batch = changed.slice(i, i + batchSize);
-      const result = await target.destination.upsert(resource, batch.map(toMirrorRecord));
+      const result = await target.destination.upsert(
+        resource,
+        batch.map((r) => {
+          const known = keys.get(r.id);
+          return known ? { ...toMirrorRecord(r), destinationKey: known } : toMirrorRecord(r);
+        }),
+      );
       await target.ledger.recordWritten(
         scope,
         generation,

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { registerCrmAdmin, type FakeRecords, type FakeSwitches } from './admin.js';
 import { registerHubSpotAdmin } from './hubspot/admin.js';
 import { registerHubSpotRoutes } from './hubspot/routes.js';
 import { HubSpotState } from './hubspot/state.js';
+import { registerPipedriveRoutes } from './pipedrive/routes.js';
+import { PIPEDRIVE_ENTITIES, PipedriveState, type PipedriveEntity } from './pipedrive/state.js';
 
 /** The CRMs with a local fake; `ebsync sandbox --crm` takes a list of these. */
-export const CRM_FAKES = ['hubspot'] as const;
+export const CRM_FAKES = ['hubspot', 'pipedrive'] as const;
 export type CrmFakeName = (typeof CRM_FAKES)[number];
 
 export interface CrmFakeOptions {
@@ -17,32 +20,37 @@ export interface CrmFakeOptions {
   adminToken: string;
 }
 
-export interface HubSpotFake {
-  name: 'hubspot';
-  /** Stands for https://api.hubapi.com: plain HTTP on loopback. */
+interface Fake<Name extends CrmFakeName, State> {
+  name: Name;
+  /** Stands for the vendor's API origin: plain HTTP on loopback. */
   baseUrl: string;
-  /** The private-app token the fake accepts. */
+  /** The token the fake accepts. */
   token: string;
   /** In-process access to what the admin routes show and switch. */
-  state: HubSpotState;
+  state: State;
   close(): Promise<void>;
 }
+export type HubSpotFake = Fake<'hubspot', HubSpotState>;
+export type PipedriveFake = Fake<'pipedrive', PipedriveState>;
+export type CrmFake = HubSpotFake | PipedriveFake;
 
-/**
- * A HubSpot portal on its own port: the CRM routes at the root (as at api.hubapi.com), the
- * fake's switches under `/_admin`.
- */
-export async function startHubSpotFake(options: CrmFakeOptions): Promise<HubSpotFake> {
-  const token = options.token ?? `pat-sandbox-${randomBytes(12).toString('hex')}`;
-  const state = new HubSpotState(token);
+/** One fake on its own port: the vendor's routes at the root, its switches under `/_admin`. */
+async function serveFake<Name extends CrmFakeName, State>(
+  name: Name,
+  token: string,
+  state: State,
+  options: CrmFakeOptions,
+  routes: (scope: FastifyInstance) => void,
+  admin: (scope: FastifyInstance) => void,
+): Promise<Fake<Name, State>> {
   const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024 });
   await app.register((scope, _opts, done) => {
-    registerHubSpotRoutes(scope, state);
+    routes(scope);
     done();
   });
   await app.register(
     (scope, _opts, done) => {
-      registerHubSpotAdmin(scope, state, options.adminToken);
+      admin(scope);
       done();
     },
     { prefix: '/_admin' },
@@ -52,16 +60,46 @@ export async function startHubSpotFake(options: CrmFakeOptions): Promise<HubSpot
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const shown = host.includes(':') ? `[${host}]` : host;
-  return {
-    name: 'hubspot',
-    baseUrl: `http://${shown}:${port}`,
-    token,
-    state,
-    close: () => app.close(),
-  };
+  return { name, baseUrl: `http://${shown}:${port}`, token, state, close: () => app.close() };
 }
 
-export type CrmFake = HubSpotFake;
+/** A HubSpot portal (stands for https://api.hubapi.com). */
+export function startHubSpotFake(options: CrmFakeOptions): Promise<HubSpotFake> {
+  const token = options.token ?? `pat-sandbox-${randomBytes(12).toString('hex')}`;
+  const state = new HubSpotState(token);
+  return serveFake(
+    'hubspot',
+    token,
+    state,
+    options,
+    (scope) => registerHubSpotRoutes(scope, state),
+    (scope) => registerHubSpotAdmin(scope, state, options.adminToken),
+  );
+}
+
+/** A Pipedrive company (stands for https://api.pipedrive.com); its token is 40 hex digits. */
+export function startPipedriveFake(options: CrmFakeOptions): Promise<PipedriveFake> {
+  const token = options.token ?? randomBytes(20).toString('hex');
+  const state = new PipedriveState(token);
+  const shown: FakeRecords = {
+    recordTypes: PIPEDRIVE_ENTITIES,
+    records: (type) => [...state.records[type as PipedriveEntity].values()],
+    views: {
+      fields: () => ({
+        personFields: [...state.fields.persons.values()],
+        dealFields: [...state.fields.deals.values()],
+      }),
+    },
+  };
+  return serveFake(
+    'pipedrive',
+    token,
+    state,
+    options,
+    (scope) => registerPipedriveRoutes(scope, state),
+    (scope) => registerCrmAdmin(scope, state satisfies FakeSwitches, shown, options.adminToken),
+  );
+}
 
 export async function startCrmFakes(
   names: readonly CrmFakeName[],
@@ -70,7 +108,9 @@ export async function startCrmFakes(
   const started: CrmFake[] = [];
   try {
     for (const name of names) {
-      if (name === 'hubspot') started.push(await startHubSpotFake(options));
+      started.push(
+        name === 'hubspot' ? await startHubSpotFake(options) : await startPipedriveFake(options),
+      );
     }
   } catch (error) {
     await Promise.allSettled(started.map((f) => f.close()));

@@ -1,17 +1,25 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startHubSpotFake, type HubSpotFake } from '../../sandbox/crm/fakes.js';
+import {
+  startHubSpotFake,
+  startPipedriveFake,
+  type HubSpotFake,
+  type PipedriveFake,
+} from '../../sandbox/crm/fakes.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
 
 /** Each test spawns the CLI: slow on a busy machine. */
 const SPAWN_TIMEOUT = 120_000;
 
 let fake: HubSpotFake;
+let pipedrive: PipedriveFake;
 
 beforeAll(async () => {
   fake = await startHubSpotFake({ adminToken: 'crm-cli-admin' });
+  pipedrive = await startPipedriveFake({ adminToken: 'crm-cli-admin' });
 });
 afterAll(async () => {
   await fake?.close();
+  await pipedrive?.close();
 });
 
 describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
@@ -81,6 +89,82 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
       });
       expect(answer.status).toBe(200);
       expect(answer.headers.get('x-hubspot-ratelimit-daily')).toBe('625000');
+    } finally {
+      sandbox.killAll();
+    }
+  });
+
+  it('mapping show pipedrive prints the defaults with overrides; a bad field is one line, exit 2', async ({
+    expect,
+  }) => {
+    const result = await runCli(['mapping', 'show', 'pipedrive'], {
+      EBSYNC_PIPEDRIVE_MAPPING: JSON.stringify({
+        currency: 'EUR',
+        leads: { person: { phone: null }, createDeal: false },
+        events: { status: { proposal: 'won' }, onDelete: 'keep' },
+      }),
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/lead → no deal \(createDeal: false\)/);
+    expect(result.stdout).not.toMatch(/phone +←/);
+    expect(result.stdout).toMatch(/proposal → won, confirmed → won/);
+    expect(result.stdout).toMatch(/currency += EUR/);
+    expect(result.stdout).toMatch(/deleted event: deal kept/);
+    const refused = await runCli(['mapping', 'show', 'pipedrive'], {
+      EBSYNC_PIPEDRIVE_MAPPING: '{"leads":{"deal":{"amount":"subject"}}}',
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(
+      'ebsync: EBSYNC_PIPEDRIVE_MAPPING leads.deal.amount is not allowed: expected title, value, expected_close_date or a custom field key (40 hex digits)\n',
+    );
+  });
+
+  it('destinations setup pipedrive creates the deal fields once and prints their keys', async ({
+    expect,
+  }) => {
+    const env = {
+      EBSYNC_PIPEDRIVE_URL: pipedrive.baseUrl,
+      EBSYNC_PIPEDRIVE_TOKEN: pipedrive.token,
+    };
+    const first = await runCli(['destinations', 'setup', 'pipedrive'], env);
+    expect(first.stderr).toBe('');
+    expect(first.stdout).toMatch(/deal field ebs_lead_id: created \(key [0-9a-f]{40}\)/);
+    expect(first.stdout).toMatch(/deal field ebs_event_id: created \(key [0-9a-f]{40}\)/);
+    const again = await runCli(['destinations', 'setup', 'pipedrive'], env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/ebs_lead_id: already there/);
+    expect(pipedrive.state.fields.deals.size).toBe(2);
+    const wrong = 'f'.repeat(40);
+    const refused = await runCli(['destinations', 'setup', 'pipedrive'], {
+      ...env,
+      EBSYNC_PIPEDRIVE_TOKEN: wrong,
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/refused the API token.*EBSYNC_PIPEDRIVE_TOKEN/);
+    expect(refused.stderr).not.toContain(wrong);
+  });
+
+  it('sandbox --crm hubspot,pipedrive serves both fakes and prints where', async ({ expect }) => {
+    const sandbox = new CliProcess([
+      'sandbox',
+      '--http',
+      '--port',
+      '0',
+      '--crm',
+      'hubspot,pipedrive',
+    ]);
+    try {
+      await sandbox.waitForLine(/EBSYNC_PIPEDRIVE_URL=/, 90_000);
+      expect(sandbox.stdout).toMatch(/EBSYNC_HUBSPOT_URL=/);
+      const url = /EBSYNC_PIPEDRIVE_URL=(\S+) EBSYNC_PIPEDRIVE_TOKEN=(\S+)/.exec(sandbox.stdout);
+      expect(url).not.toBeNull();
+      const answer = await fetch(`${url?.[1]}/v1/dealFields`, {
+        headers: { 'x-api-token': url?.[2] ?? '' },
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('x-ratelimit-limit')).toBe('80');
+      expect(await answer.json()).toMatchObject({ success: true, data: [] });
     } finally {
       sandbox.killAll();
     }

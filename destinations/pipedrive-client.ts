@@ -1,0 +1,147 @@
+import got from 'got';
+import {
+  DestinationAuthError,
+  DestinationPausedError,
+  DestinationRateLimitedError,
+  DestinationUnavailableError,
+  DestinationWriteError,
+} from './errors.js';
+import { RollingWindow } from './rolling-window.js';
+import {
+  jsonBody,
+  nextUtcMidnight,
+  numericHeader,
+  serverNow,
+  type VendorAnswer,
+} from './vendor-answer.js';
+
+/**
+ * Pipedrive over HTTP with got. The official `pipedrive` package answers with the body only
+ * (no status, no x-ratelimit-* or x-daily-requests-left headers), and the pacing needs both.
+ */
+
+export interface PipedriveClientOptions {
+  /** API origin, e.g. https://api.pipedrive.com or https://COMPANY.pipedrive.com (or the fake's). */
+  baseUrl: string;
+  /** Personal API token (a secret: never in messages). */
+  token: string;
+}
+
+// https://pipedrive.readme.io/docs/core-api-concepts-rate-limiting — the lowest api_token plan
+// allows 20 requests per 2-second window; the first answer's x-ratelimit-limit says the rest.
+const FIRST_GUESS = { max: 20, intervalMs: 2_000 };
+/** 429s of the 2-second window waited out in place before the activity's retry takes over. */
+const IN_PLACE_RETRIES = 3;
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+function errorOf(body: unknown): string {
+  const e = (body as { error?: unknown } | null)?.error;
+  return typeof e === 'string' ? e.slice(0, 300) : 'no message';
+}
+
+export class PipedriveClient {
+  readonly window = new RollingWindow(FIRST_GUESS.max, FIRST_GUESS.intervalMs);
+  private readonly http;
+
+  constructor(options: PipedriveClientOptions) {
+    this.http = got.extend({
+      prefixUrl: options.baseUrl.replace(/\/+$/, ''),
+      throwHttpErrors: false,
+      retry: { limit: 0 },
+      timeout: { request: 60_000 },
+      // https://pipedrive.readme.io/docs/core-api-concepts-authentication — the token in a
+      // header keeps it out of URLs (and so out of logs).
+      headers: { 'x-api-token': options.token, accept: 'application/json' },
+    });
+  }
+
+  /** One call, paced; rate limits and failures become the typed errors of errors.ts. */
+  async call(
+    method: Method,
+    path: string,
+    options: { json?: unknown; searchParams?: Record<string, string> } = {},
+  ): Promise<VendorAnswer> {
+    for (let attempt = 0; ; attempt += 1) {
+      await this.window.acquire();
+      let response;
+      try {
+        response = await this.http(path.replace(/^\//, ''), {
+          method,
+          ...(options.json === undefined ? {} : { json: options.json }),
+          ...(options.searchParams ? { searchParams: options.searchParams } : {}),
+        });
+      } catch (error) {
+        throw new DestinationUnavailableError(
+          `Pipedrive could not be reached (${method} ${path}): ${(error as Error).message}`,
+        );
+      } finally {
+        this.window.release();
+      }
+      const headers = response.headers as Record<string, unknown>;
+      // https://pipedrive.readme.io/docs/core-api-concepts-rate-limiting — x-ratelimit-limit
+      // per 2-second window, x-ratelimit-remaining in it, x-ratelimit-reset seconds to its end.
+      this.window.learn(
+        numericHeader(headers, 'x-ratelimit-limit'),
+        FIRST_GUESS.intervalMs,
+        numericHeader(headers, 'x-ratelimit-remaining'),
+      );
+      const body = jsonBody(response.body);
+      const status = response.statusCode;
+      if (status === 429) {
+        // The POST/PUT allowance of the day is spent when x-daily-requests-left reads 0: no
+        // write can succeed before midnight UTC, so the pass pauses instead of retrying.
+        if (numericHeader(headers, 'x-daily-requests-left') === 0 && method !== 'GET') {
+          const resumeAt = nextUtcMidnight(serverNow(headers));
+          throw new DestinationPausedError(
+            `Pipedrive's daily POST/PUT allowance is spent; the mirror pauses until ${resumeAt}`,
+            resumeAt,
+          );
+        }
+        const waitMs = (numericHeader(headers, 'x-ratelimit-reset') ?? 2) * 1000;
+        this.window.pauseFor(waitMs);
+        if (attempt < IN_PLACE_RETRIES) continue;
+        throw new DestinationRateLimitedError(`Pipedrive rate limited ${method} ${path}`, waitMs);
+      }
+      if (status === 401) {
+        throw new DestinationAuthError(
+          'Pipedrive refused the API token (401): set a valid token in EBSYNC_PIPEDRIVE_TOKEN',
+        );
+      }
+      if (status >= 500) {
+        throw new DestinationUnavailableError(
+          `Pipedrive answered ${status} to ${method} ${path}: ${errorOf(body)}`,
+        );
+      }
+      return { status, body };
+    }
+  }
+
+  /** A call that must succeed; returns the envelope's `data`. */
+  async data<T>(
+    method: Method,
+    path: string,
+    options: { json?: unknown; searchParams?: Record<string, string> } = {},
+  ): Promise<T> {
+    const answer = await this.call(method, path, options);
+    const envelope = answer.body as { success?: unknown; data?: unknown } | null;
+    if (answer.status >= 300 || envelope?.success !== true) {
+      throw new DestinationWriteError(
+        `Pipedrive answered ${answer.status} to ${method} ${path}: ${errorOf(answer.body)}`,
+      );
+    }
+    return envelope.data as T;
+  }
+
+  /** PATCHes a record by id: false when Pipedrive no longer has it (404), so it is looked up. */
+  async patchIfExists(path: string, json: unknown): Promise<boolean> {
+    const answer = await this.call('PATCH', path, { json });
+    if (answer.status === 404) return false;
+    if (answer.status >= 300) {
+      throw new DestinationWriteError(
+        `Pipedrive answered ${answer.status} to PATCH ${path}: ${errorOf(answer.body)}`,
+      );
+    }
+    return true;
+  }
+}

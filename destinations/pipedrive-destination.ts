@@ -1,0 +1,393 @@
+import type { PipedriveMappingOverrides } from '../config/pipedrive-mapping.js';
+import type {
+  Destination,
+  DestinationCapabilities,
+  DestinationDescription,
+  SchemaChanges,
+  UpsertResult,
+} from './destination.js';
+import { DestinationRecordError, DestinationSchemaError } from './errors.js';
+import { PipedriveClient } from './pipedrive-client.js';
+import {
+  PIPEDRIVE_EVENT_FIELD,
+  PIPEDRIVE_LEAD_FIELD,
+  pipedriveMapping,
+  type PipedriveMapping,
+} from './pipedrive-mapping.js';
+import { dealFieldKeys } from './pipedrive-setup.js';
+import type { JsonValue, MirrorRecord, Resource } from './record.js';
+import { TABLES, type TableSpec } from './tables.js';
+
+export interface PipedriveDestinationOptions {
+  baseUrl: string;
+  token: string;
+  mapping?: PipedriveMappingOverrides;
+}
+
+/** Pipedrive ids of one mirrored record, kept in the ledger as `p<person>.d<deal>`. */
+interface Ids {
+  person?: number;
+  deal?: number;
+}
+export function encodeIds(ids: Ids): string {
+  return [ids.person && `p${ids.person}`, ids.deal && `d${ids.deal}`].filter(Boolean).join('.');
+}
+export function decodeIds(key: string | undefined): Ids {
+  const person = /(?:^|\.)p(\d+)/.exec(key ?? '')?.[1];
+  const deal = /(?:^|\.)d(\d+)/.exec(key ?? '')?.[1];
+  return { ...(person ? { person: Number(person) } : {}), ...(deal ? { deal: Number(deal) } : {}) };
+}
+
+// Pipedrive has no batch writes: a "batch" is records written one call at a time, this many
+// at once (the rolling window still paces them to the plan's limit).
+const BATCH = 100;
+const PARALLEL = 8;
+const EMAIL = /^[^\s@,;]+@[^\s@,;]+\.[^\s@,;]+$/;
+
+function emailsIn(text: JsonValue | undefined): string[] {
+  if (typeof text !== 'string') return [];
+  return text
+    .split(/[\s,;]+/)
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => EMAIL.test(e));
+}
+
+async function inParallel<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(PARALLEL, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i] as T);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}
+
+interface Written {
+  ids: Ids;
+  created: boolean;
+}
+
+/**
+ * Leads and events into a Pipedrive company (API v2). Pipedrive has no upsert, so each
+ * record is found by the ids the ledger kept, else by search (email, or the deal's custom
+ * field), then updated or created; bookings and appointments have no Pipedrive object.
+ */
+export class PipedriveDestination implements Destination {
+  readonly capabilities: DestinationCapabilities = {
+    maxBatchSize: BATCH,
+    atomicBatches: false,
+    countsChanges: true,
+  };
+  readonly mapping: PipedriveMapping;
+  private readonly client: PipedriveClient;
+  private keys: { lead: string; event: string } | undefined;
+
+  constructor(private readonly options: PipedriveDestinationOptions) {
+    this.mapping = pipedriveMapping(options.mapping);
+    this.client = new PipedriveClient({ baseUrl: options.baseUrl, token: options.token });
+  }
+
+  describe(): DestinationDescription {
+    const origin = new URL(this.options.baseUrl).host;
+    return { kind: 'pipedrive', id: `pipedrive:${origin}`, label: `Pipedrive at ${origin}` };
+  }
+
+  /** Reads the hash keys of the ebs_lead_id / ebs_event_id deal fields (made by setup). */
+  async ensureSchema(_tables: readonly TableSpec[]): Promise<SchemaChanges> {
+    await this.fieldKeys();
+    return { createdTables: [], addedColumns: [] };
+  }
+
+  async upsert(resource: Resource, records: readonly MirrorRecord[]): Promise<UpsertResult> {
+    if (records.length > BATCH) {
+      throw new DestinationRecordError(`at most ${BATCH} records per Pipedrive batch`);
+    }
+    if (resource !== 'leads' && resource !== 'events') {
+      return { inserted: 0, updated: 0, unchanged: records.length, keys: records.map((r) => r.id) };
+    }
+    const keys = await this.fieldKeys();
+    const latest = new Map(records.map((r) => [r.id, r]));
+    // One person per email for the whole batch, even when several records share it.
+    const persons = new Map<string, Promise<{ id: number; created: boolean }>>();
+    const written = new Map<string, Written>();
+    const list = [...latest.values()];
+    const results = await inParallel(list, (record) =>
+      resource === 'leads'
+        ? this.writeLead(record, keys.lead, persons)
+        : this.writeEvent(record, keys.event, persons),
+    );
+    list.forEach((record, i) => written.set(record.id, results[i] as Written));
+    let inserted = 0;
+    for (const w of written.values()) if (w.created) inserted += 1;
+    return {
+      inserted,
+      updated: written.size - inserted,
+      unchanged: 0,
+      keys: records.map((r) => encodeIds(written.get(r.id)?.ids ?? {}) || r.id),
+    };
+  }
+
+  /** Deletes the deals of deleted leads and events (or keeps them, as the mapping says). */
+  async markDeleted(resource: Resource, ids: readonly string[]): Promise<number> {
+    if (resource !== 'leads' && resource !== 'events') return 0;
+    if (this.mapping[resource].onDelete !== 'delete') return 0;
+    const keys = await this.fieldKeys();
+    const key = resource === 'leads' ? keys.lead : keys.event;
+    const found = await inParallel(ids, (id) => this.findDeal(key, id));
+    let deleted = 0;
+    for (const deal of found) {
+      if (deal === undefined) continue;
+      // https://developers.pipedrive.com/docs/api/v1/Deals#deleteDeal (v2) — marks the deal
+      // deleted; Pipedrive removes it for good after 30 days.
+      await this.client.data('DELETE', `/api/v2/deals/${deal}`);
+      deleted += 1;
+    }
+    return deleted;
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private async fieldKeys(): Promise<{ lead: string; event: string }> {
+    if (!this.keys) {
+      const found = await dealFieldKeys(this.client);
+      const lead = found.get(PIPEDRIVE_LEAD_FIELD);
+      const event = found.get(PIPEDRIVE_EVENT_FIELD);
+      if (!lead || !event) {
+        throw new DestinationSchemaError(
+          `Pipedrive has no deal fields ${PIPEDRIVE_LEAD_FIELD} and ${PIPEDRIVE_EVENT_FIELD}: run 'ebsync destinations setup pipedrive' once`,
+        );
+      }
+      this.keys = { lead, event };
+    }
+    return this.keys;
+  }
+
+  /** Standard fields and custom fields of a map, with values as Pipedrive takes them. */
+  private values(
+    table: 'leads' | 'events',
+    map: Record<string, string>,
+    record: MirrorRecord,
+  ): { standard: Record<string, unknown>; custom: Record<string, string | null> } {
+    const standard: Record<string, unknown> = {};
+    const custom: Record<string, string | null> = {};
+    for (const [field, column] of Object.entries(map)) {
+      const value = record.attributes[column];
+      const type = TABLES[table].columns.find((c) => c.name === column)?.type;
+      if (/^[0-9a-f]{40}$/.test(field)) {
+        custom[field] =
+          value === undefined || value === null
+            ? null
+            : typeof value === 'object'
+              ? JSON.stringify(value)
+              : String(value);
+        continue;
+      }
+      if (value === undefined || value === null) continue;
+      if (field === 'value') {
+        if (typeof value === 'number') standard.value = type === 'cents' ? value / 100 : value;
+      } else if (field === 'expected_close_date') {
+        if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)) {
+          standard.expected_close_date = value.slice(0, 10);
+        }
+      } else if (field === 'phone') {
+        if (typeof value === 'string' && value.trim()) {
+          standard.phones = [{ value, primary: true, label: 'work' }];
+        }
+      } else if (typeof value === 'string' || typeof value === 'number') {
+        standard[field] = String(value);
+      }
+    }
+    return { standard, custom };
+  }
+
+  /** Updates the known person, else the one with this email, else creates one. */
+  private async person(
+    email: string,
+    body: Record<string, unknown>,
+    known: number | undefined,
+  ): Promise<{ id: number; created: boolean }> {
+    if (
+      known !== undefined &&
+      (await this.client.patchIfExists(`/api/v2/persons/${known}`, body))
+    ) {
+      return { id: known, created: false };
+    }
+    // https://developers.pipedrive.com/docs/api/v1/Persons#searchPersons (v2) — by email,
+    // whole and case-insensitive with exact_match.
+    const search = await this.client.data<{ items?: { item: { id: number } }[] }>(
+      'GET',
+      '/api/v2/persons/search',
+      { searchParams: { term: email, fields: 'email', exact_match: 'true', limit: '1' } },
+    );
+    const existing = search.items?.[0]?.item.id;
+    if (existing !== undefined) {
+      await this.client.data('PATCH', `/api/v2/persons/${existing}`, { json: body });
+      return { id: existing, created: false };
+    }
+    const made = await this.client.data<{ id: number }>('POST', '/api/v2/persons', {
+      json: { name: email, ...body },
+    });
+    return { id: made.id, created: true };
+  }
+
+  /**
+   * The deal whose custom field `key` holds `id`. Search matches any custom field, so each
+   * hit is read back to check it is this field (a lead and an event may share an id).
+   */
+  private async findDeal(key: string, id: string): Promise<number | undefined> {
+    // https://developers.pipedrive.com/docs/api/v1/Deals#searchDeals (v2) — custom fields of
+    // text types are searchable; exact_match wants the whole value.
+    const search = await this.client.data<{ items?: { item: { id: number } }[] }>(
+      'GET',
+      '/api/v2/deals/search',
+      { searchParams: { term: id, fields: 'custom_fields', exact_match: 'true' } },
+    );
+    for (const { item } of search.items ?? []) {
+      const deal = await this.client.data<{ custom_fields?: Record<string, unknown> }>(
+        'GET',
+        `/api/v2/deals/${item.id}`,
+      );
+      if (deal.custom_fields?.[key] === id) return item.id;
+    }
+    return undefined;
+  }
+
+  /** Updates the known deal, else the one found by its custom field, else creates one. */
+  private async deal(
+    key: string,
+    id: string,
+    body: Record<string, unknown>,
+    known: number | undefined,
+  ): Promise<{ id: number; created: boolean }> {
+    if (known !== undefined && (await this.client.patchIfExists(`/api/v2/deals/${known}`, body))) {
+      return { id: known, created: false };
+    }
+    const existing = await this.findDeal(key, id);
+    if (existing !== undefined) {
+      await this.client.data('PATCH', `/api/v2/deals/${existing}`, { json: body });
+      return { id: existing, created: false };
+    }
+    const made = await this.client.data<{ id: number }>('POST', '/api/v2/deals', { json: body });
+    return { id: made.id, created: true };
+  }
+
+  private personOnce(
+    persons: Map<string, Promise<{ id: number; created: boolean }>>,
+    email: string,
+    make: () => Promise<{ id: number; created: boolean }>,
+  ): Promise<{ id: number; created: boolean }> {
+    let found = persons.get(email);
+    if (!found) persons.set(email, (found = make()));
+    return found;
+  }
+
+  private async writeLead(
+    lead: MirrorRecord,
+    key: string,
+    persons: Map<string, Promise<{ id: number; created: boolean }>>,
+  ): Promise<Written> {
+    const m = this.mapping.leads;
+    const known = decodeIds(lead.destinationKey);
+    const [email] = emailsIn(lead.attributes.email);
+    let person: { id: number; created: boolean } | undefined;
+    if (email) {
+      const { standard, custom } = this.values('leads', m.person, lead);
+      const named = [lead.attributes.first_name, lead.attributes.last_name]
+        .filter((part): part is string => typeof part === 'string' && part.trim() !== '')
+        .join(' ');
+      const body = {
+        name: named || email,
+        ...standard,
+        emails: [{ value: email, primary: true, label: 'work' }],
+        ...(Object.keys(custom).length > 0 ? { custom_fields: custom } : {}),
+      };
+      person = await this.personOnce(persons, email, () => this.person(email, body, known.person));
+    }
+    if (!m.createDeal) {
+      return {
+        ids: person ? { person: person.id } : {},
+        created: person?.created ?? false,
+      };
+    }
+    const { standard, custom } = this.values('leads', m.deal, lead);
+    const deal = await this.deal(
+      key,
+      lead.id,
+      {
+        title: `Lead ${lead.id}`,
+        ...standard,
+        currency: this.mapping.currency,
+        status: 'open',
+        person_id: person?.id ?? null,
+        custom_fields: { ...custom, [key]: lead.id },
+      },
+      known.deal,
+    );
+    return {
+      ids: { ...(person ? { person: person.id } : {}), deal: deal.id },
+      created: deal.created,
+    };
+  }
+
+  private async writeEvent(
+    event: MirrorRecord,
+    key: string,
+    persons: Map<string, Promise<{ id: number; created: boolean }>>,
+  ): Promise<Written> {
+    const m = this.mapping.events;
+    const known = decodeIds(event.destinationKey);
+    const [email] = emailsIn(event.attributes.customer_emails);
+    // A customer is found by email, or made with the email only: what a lead wrote stays.
+    const person = email
+      ? await this.personOnce(persons, email, () => this.customer(email, known.person))
+      : undefined;
+    const { standard, custom } = this.values('events', m.deal, event);
+    const status = typeof event.attributes.status === 'string' ? event.attributes.status : '';
+    const deal = await this.deal(
+      key,
+      event.id,
+      {
+        title: `Event ${event.id}`,
+        ...standard,
+        currency: this.mapping.currency,
+        status: m.status[status] ?? m.status['*'] ?? 'open',
+        person_id: person?.id ?? null,
+        custom_fields: { ...custom, [key]: event.id },
+      },
+      known.deal,
+    );
+    return {
+      ids: { ...(person ? { person: person.id } : {}), deal: deal.id },
+      created: deal.created,
+    };
+  }
+
+  private async customer(
+    email: string,
+    known: number | undefined,
+  ): Promise<{ id: number; created: boolean }> {
+    if (known !== undefined) return { id: known, created: false };
+    const search = await this.client.data<{ items?: { item: { id: number } }[] }>(
+      'GET',
+      '/api/v2/persons/search',
+      { searchParams: { term: email, fields: 'email', exact_match: 'true', limit: '1' } },
+    );
+    const existing = search.items?.[0]?.item.id;
+    if (existing !== undefined) return { id: existing, created: false };
+    const made = await this.client.data<{ id: number }>('POST', '/api/v2/persons', {
+      json: { name: email, emails: [{ value: email, primary: true, label: 'work' }] },
+    });
+    return { id: made.id, created: true };
+  }
+}
+
+export function openPipedriveDestination(
+  options: PipedriveDestinationOptions,
+): PipedriveDestination {
+  return new PipedriveDestination(options);
+}

@@ -1,0 +1,101 @@
+import type { PipedriveMappingOverrides } from '../config/pipedrive-mapping.js';
+import { DestinationTargetError } from './errors.js';
+import { TABLES } from './tables.js';
+
+/**
+ * What ebsync writes to Pipedrive: a lead becomes a person (found by email) and, unless
+ * `createDeal` is false, a deal carrying `ebs_lead_id`; an event a deal carrying
+ * `ebs_event_id`, linked to the person of its first customer email. Field maps read Pipedrive
+ * field (standard name or custom-field key) → column of the mirrored table.
+ */
+export interface PipedriveMapping {
+  currency: string;
+  leads: {
+    person: Record<string, string>;
+    deal: Record<string, string>;
+    createDeal: boolean;
+    onDelete: 'delete' | 'keep';
+  };
+  events: {
+    deal: Record<string, string>;
+    /** Event status → deal status; `*` for any other status. */
+    status: Record<string, 'open' | 'won' | 'lost'>;
+    onDelete: 'delete' | 'keep';
+  };
+}
+
+/** The deal custom fields `ebsync destinations setup pipedrive` creates (by name). */
+export const PIPEDRIVE_LEAD_FIELD = 'ebs_lead_id';
+export const PIPEDRIVE_EVENT_FIELD = 'ebs_event_id';
+
+/** Standard fields a mapping may name; any other key must be a custom field's 40-hex key. */
+const STANDARD = {
+  person: ['name', 'phone'],
+  deal: ['title', 'value', 'expected_close_date'],
+} as const;
+const CUSTOM_KEY = /^[0-9a-f]{40}$/;
+
+export const DEFAULT_PIPEDRIVE_MAPPING: PipedriveMapping = {
+  currency: 'USD',
+  leads: {
+    // `name` unmapped: first and last name joined (else the email), as Pipedrive needs a name.
+    person: { phone: 'phone' },
+    deal: { title: 'subject', value: 'estimated_budget_cents', expected_close_date: 'event_date' },
+    createDeal: true,
+    onDelete: 'delete',
+  },
+  events: {
+    deal: { title: 'title', value: 'starting_balance_cents', expected_close_date: 'starts_at' },
+    status: { proposal: 'open', confirmed: 'won', completed: 'won', canceled: 'lost', '*': 'open' },
+    onDelete: 'delete',
+  },
+};
+
+function merge(
+  where: string,
+  table: 'leads' | 'events',
+  kind: 'person' | 'deal',
+  defaults: Record<string, string>,
+  overrides: Record<string, string | null> | undefined,
+): Record<string, string> {
+  const merged: Record<string, string> = { ...defaults };
+  const columns = new Set(TABLES[table].columns.map((c) => c.name));
+  const standard: readonly string[] = STANDARD[kind];
+  for (const [field, column] of Object.entries(overrides ?? {})) {
+    if (!standard.includes(field) && !CUSTOM_KEY.test(field)) {
+      throw new DestinationTargetError(
+        `EBSYNC_PIPEDRIVE_MAPPING ${where}.${field} is not allowed: expected ${standard.join(', ')} or a custom field key (40 hex digits)`,
+      );
+    }
+    if (column === null) {
+      delete merged[field];
+      continue;
+    }
+    if (!columns.has(column)) {
+      throw new DestinationTargetError(
+        `EBSYNC_PIPEDRIVE_MAPPING ${where}.${field}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
+      );
+    }
+    merged[field] = column;
+  }
+  return merged;
+}
+
+/** The defaults with the configured overrides applied (EBSYNC_PIPEDRIVE_MAPPING). */
+export function pipedriveMapping(overrides: PipedriveMappingOverrides = {}): PipedriveMapping {
+  const d = DEFAULT_PIPEDRIVE_MAPPING;
+  return {
+    currency: overrides.currency ?? d.currency,
+    leads: {
+      person: merge('leads.person', 'leads', 'person', d.leads.person, overrides.leads?.person),
+      deal: merge('leads.deal', 'leads', 'deal', d.leads.deal, overrides.leads?.deal),
+      createDeal: overrides.leads?.createDeal ?? d.leads.createDeal,
+      onDelete: overrides.leads?.onDelete ?? d.leads.onDelete,
+    },
+    events: {
+      deal: merge('events.deal', 'events', 'deal', d.events.deal, overrides.events?.deal),
+      status: { ...d.events.status, ...overrides.events?.status },
+      onDelete: overrides.events?.onDelete ?? d.events.onDelete,
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/** What CRM clients read from a vendor's HTTP answer, the same way for every vendor. */
+
+export interface VendorAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** A numeric header, or undefined when absent or not a number. */
+export function numericHeader(headers: Record<string, unknown>, name: string): number | undefined {
+  const value = headers[name];
+  const n = typeof value === 'string' ? Number(value) : NaN;
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** The body as JSON, or null (an empty or non-JSON answer). */
+export function jsonBody(text: string): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/** Daily vendor limits reset at midnight UTC (HubSpot's fake, Pipedrive's POST/PUT allowance). */
+export function nextUtcMidnight(at: number): string {
+  const d = new Date(at);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1)).toISOString();
+}
+
+/** The vendor's clock from its Date header, else ours. */
+export function serverNow(headers: Record<string, unknown>): number {
+  const at = Date.parse(typeof headers.date === 'string' ? headers.date : '');
+  return Number.isNaN(at) ? Date.now() : at;
+}
