@@ -90,10 +90,14 @@ describe('one rate per connection, held by the task queue', () => {
     expect(run.servedPerSecond).toBeLessThanOrEqual(R * 1.05);
   }, 300_000);
 
-  it('treats the 403 rate-limit answer as a rate limit', async () => {
-    const run = await paced({ mode: '403' });
+  it('treats the 403 rate-limit answer as a rate limit: retried after its delay, never a failure', async () => {
+    // Paced at twice what the service allows, so the service surely refuses some requests
+    // with its 403 variant; a permission error would fail the pass instead. (How few are
+    // refused at the right rate is measured by `npm run bench -- rate`, 403 mode included.)
+    const run = await paced({ mode: '403', rate: R, serviceLimit: R / 2 });
+    expect(run.limited).toBeGreaterThan(0);
     expect(run.summary.phase).toBe('done');
-    expect(run.limited).toBeLessThanOrEqual(Math.floor(run.requests * 0.01));
+    expect(run.summary.counts.read).toBeGreaterThan(2_000);
   }, 300_000);
 
   it('slows a connection the service turns away, and finishes the pass', async () => {
