@@ -165,9 +165,13 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
 
   it('ebsync sync: Ctrl-C detaches, --status shows the pass, --cancel stops it and it writes nothing after', async () => {
     // A paused connection holds its sync before any request, so the pass is surely running.
-    expect((await runCli(['connections', 'pause', CONNECTION], env)).code).toBe(0);
+    // One no pass has used yet: a worker re-checks a cached credential's state only every 10 s.
+    const held = `${CONNECTION}-held`;
+    const connect = await runCli(['connect', '--api-key', '--name', held], env);
+    expect(connect.code, connect.stderr).toBe(0);
+    expect((await runCli(['connections', 'pause', held], env)).code).toBe(0);
     const to = `sqlite:${join(dir, 'cancelled.db')}`;
-    const args = ['--to', to, '--connection', CONNECTION];
+    const args = ['--to', to, '--connection', held];
     try {
       const sync = new CliProcess(['sync', 'leads', ...args], env);
       await eventually(
@@ -186,14 +190,14 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       const cancel = await runCli(['sync', '--cancel', ...args], env);
       expect(cancel.code, cancel.stderr).toBe(0);
       expect(cancel.stdout).toBe(
-        `cancelled the mirror of connection ${CONNECTION}; the interrupted pass deleted nothing\n`,
+        `cancelled the mirror of connection ${held}; the interrupted pass deleted nothing\n`,
       );
       const after = await runCli(['sync', '--status', '--json', ...args], env);
       expect(JSON.parse(after.stdout)).toMatchObject({ status: 'CANCELLED' });
       const again = await runCli(['sync', '--cancel', ...args], env);
       expect(again.stdout).toBe('the mirror is not running (CANCELLED)\n');
     } finally {
-      await runCli(['connections', 'resume', CONNECTION], env);
+      await runCli(['connections', 'resume', held], env);
     }
     // Resumed, the cancelled pass stays cancelled: nothing reaches its destination.
     await new Promise((r) => setTimeout(r, 2_000));
