@@ -107,7 +107,6 @@ export const webhooksBenchmark: Benchmark = {
       server = await TestWorkflowEnvironment.createLocal({
         server: {
           executable: await findTemporalCli(),
-          dbFilename: join(work, 'temporal.db'),
           log: { format: 'pretty', level: 'error' },
         },
       });

@@ -104,7 +104,7 @@ export async function recordWorkflow(input: RecordInput): Promise<RecordSummary>
     });
     summary.reads += 1;
     // Histories recorded before automations existed have no forward step.
-    if (applied.outcome !== 'unchanged' && patched('automations-out')) {
+    if (applied.outcome !== 'unchanged' && applied.forward === true && patched('automations-out')) {
       // Not awaited: a slow or dead endpoint must not hold back the next change to the record.
       const sending = forward(input, applied.outcome, applied.record ?? null, summary.reads);
       forwarding.add(sending);

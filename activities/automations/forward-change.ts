@@ -37,7 +37,10 @@ export interface BreakerPolicy {
 export const DEFAULT_BREAKER: BreakerPolicy = { threshold: 5, openMs: 60_000 };
 const REQUEST_TIMEOUT_MS = 10_000;
 
-export function endpointWants(endpoint: AutomationEndpoint, input: ForwardInput): boolean {
+export function endpointWants(
+  endpoint: AutomationEndpoint,
+  input: Pick<ForwardInput, 'resource' | 'action' | 'connectionId'>,
+): boolean {
   const { resources, actions, connections } = endpoint.filters;
   return (
     endpoint.disabledAt === null &&

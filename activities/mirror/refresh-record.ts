@@ -1,5 +1,5 @@
 import type { AutomationStore } from '../../store/automation-endpoints.js';
-import { createAutomationActivities } from '../automations/forward-change.js';
+import { createAutomationActivities, endpointWants } from '../automations/forward-change.js';
 import { withServiceFailures } from '../failures.js';
 import type { CanonicalRecord, Resource } from './canonical.js';
 import type { MirrorDeps } from './pass.js';
@@ -18,6 +18,8 @@ export interface RefreshOutput {
   outcome: 'written' | 'unchanged' | 'deleted';
   /** The record as written (canonical form), for automations; absent when unchanged or deleted. */
   record?: CanonicalRecord;
+  /** Some automation endpoint wants this change: only then does the workflow forward it. */
+  forward?: boolean;
 }
 
 /**
@@ -27,6 +29,10 @@ export interface RefreshOutput {
  * Generation 0: a webhook write belongs to no pass, and the ledger keeps the highest it saw.
  */
 export function createRecordActivities(deps: MirrorDeps, automations?: AutomationStore) {
+  // Asked here so that a change no endpoint wants costs no second activity.
+  const wanted = async (input: RefreshInput, action: 'written' | 'deleted'): Promise<boolean> =>
+    automations !== undefined &&
+    (await automations.list()).some((endpoint) => endpointWants(endpoint, { ...input, action }));
   return {
     // Without a store (tests of the write path alone) forwarding has nowhere to go: a no-op.
     ...createAutomationActivities(automations),
@@ -40,11 +46,11 @@ export function createRecordActivities(deps: MirrorDeps, automations?: Automatio
       const read = await readRecord(client, input.resource, input.recordId);
       if (!read) {
         await writeDeletions(target, input.resource, [input.recordId]);
-        return { outcome: 'deleted' };
+        return { outcome: 'deleted', forward: await wanted(input, 'deleted') };
       }
       const counts = await writeRecords(target, 0, [read.record, ...read.included]);
       return counts.written > 0
-        ? { outcome: 'written', record: read.record }
+        ? { outcome: 'written', record: read.record, forward: await wanted(input, 'written') }
         : { outcome: 'unchanged' };
     }),
   };
