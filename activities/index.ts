@@ -2,8 +2,10 @@ import { createConnectionActivities, type ConnectionActivityDeps } from './conne
 import { createHealthActivities, type HealthDeps } from './health.js';
 import { createMirrorActivities, type MirrorDeps } from './mirror/pass.js';
 import { createRecordActivities } from './mirror/refresh-record.js';
+import type { AutomationStore } from '../store/automation-endpoints.js';
 
-export type ActivityDeps = HealthDeps & ConnectionActivityDeps & { mirror: MirrorDeps };
+export type ActivityDeps = HealthDeps &
+  ConnectionActivityDeps & { mirror: MirrorDeps; automations?: AutomationStore };
 
 /** Every activity the worker registers, built from its dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -11,7 +13,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createHealthActivities(deps),
     ...createConnectionActivities(deps),
     ...createMirrorActivities(deps.mirror),
-    ...createRecordActivities(deps.mirror),
+    ...createRecordActivities(deps.mirror, deps.automations),
   };
 }
 

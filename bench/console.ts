@@ -19,7 +19,7 @@ const TARGET_MS = 300;
 const ADMIN_TOKEN = 'bench-console-admin-token-0123456789';
 
 /** Starts `ebsync <args>` and resolves with the first stdout line matching `pattern`. */
-function cli(
+export function cli(
   args: string[],
   env: Record<string, string>,
   pattern: RegExp,

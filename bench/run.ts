@@ -13,6 +13,7 @@ import { crmBenchmark } from './crm.js';
 import { consoleBenchmark } from './console.js';
 import { mirrorBenchmark } from './mirror.js';
 import { rateBenchmark } from './rate.js';
+import { webhooksBenchmark } from './webhooks.js';
 import {
   fmt,
   killAll,
@@ -33,6 +34,7 @@ const BENCHMARKS: Benchmark[] = [
   crmBenchmark,
   rateBenchmark,
   consoleBenchmark,
+  webhooksBenchmark,
 ];
 
 const { values, positionals } = parseArgs({

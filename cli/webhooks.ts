@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../config/index.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
 import { runAction, UserError } from './errors.js';
 import { portFlag } from './options.js';
+import { registerAutomationCommands } from './webhook-automations.js';
 import { defaultDestination, normalizeDestination } from './sync.js';
 import { loggerFor } from './worker.js';
 
@@ -194,4 +195,6 @@ export function registerWebhookCommands(program: Command): void {
         await register(loadConfig(), connection, flags);
       }),
     );
+
+  registerAutomationCommands(webhooks);
 }

@@ -16,6 +16,7 @@ import type { Logger } from './logger.js';
 import { VERSION } from './version.js';
 import { dataConverter } from './data-converter.js';
 import { sqliteTokenJournal } from '../store/token-journal.js';
+import { sqliteAutomationStore } from '../store/automation-endpoints.js';
 import { ConnectionTokens } from '../activities/connection-tokens.js';
 import { connectClient } from './temporal-client.js';
 import { createMirrorDeps } from './mirror-deps.js';
@@ -78,6 +79,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   if (!codec) throw new Error('the data converter has no payload codec');
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const journal = sqliteTokenJournal(join(config.dataDir, 'token-journal.db'), codec);
+  // Beside the webhook registrations (worker/webhook-receiver.ts): CLI and workers share it.
+  const automations = sqliteAutomationStore(join(config.dataDir, 'webhooks.db'), codec);
   const ca = config.service.caFile ? readFileSync(config.service.caFile) : undefined;
   // Activities ask connection workflows for credentials through a client of their own.
   const temporal = await connectClient(config);
@@ -105,6 +108,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     startedAt: Date.now(),
     journal,
     mirror,
+    automations,
     ...(ca ? { ca } : {}),
   });
   const worker = await Worker.create({
@@ -135,6 +139,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         await worker.run();
       } finally {
         journal.close();
+        automations.close();
         await mirror.close();
         await temporal.close();
         await connection.close();

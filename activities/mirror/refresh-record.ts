@@ -1,5 +1,7 @@
+import type { AutomationStore } from '../../store/automation-endpoints.js';
+import { createAutomationActivities, endpointWants } from '../automations/forward-change.js';
 import { withServiceFailures } from '../failures.js';
-import type { Resource } from './canonical.js';
+import type { CanonicalRecord, Resource } from './canonical.js';
 import type { MirrorDeps } from './pass.js';
 import { readRecord } from './records-by-id.js';
 import { writeDeletions, writeRecords } from './write-records.js';
@@ -14,6 +16,10 @@ export interface RefreshInput {
 export interface RefreshOutput {
   /** written: the destination row changed; unchanged: the ledger already had this state. */
   outcome: 'written' | 'unchanged' | 'deleted';
+  /** The record as written (canonical form), for automations; absent when unchanged or deleted. */
+  record?: CanonicalRecord;
+  /** Some automation endpoint wants this change: only then does the workflow forward it. */
+  forward?: boolean;
 }
 
 /**
@@ -22,8 +28,14 @@ export interface RefreshOutput {
  * normalize, hash, ledger and destination code as a pass); a 404 means it is gone.
  * Generation 0: a webhook write belongs to no pass, and the ledger keeps the highest it saw.
  */
-export function createRecordActivities(deps: MirrorDeps) {
+export function createRecordActivities(deps: MirrorDeps, automations?: AutomationStore) {
+  // Asked here so that a change no endpoint wants costs no second activity.
+  const wanted = async (input: RefreshInput, action: 'written' | 'deleted'): Promise<boolean> =>
+    automations !== undefined &&
+    (await automations.list()).some((endpoint) => endpointWants(endpoint, { ...input, action }));
   return {
+    // Without a store (tests of the write path alone) forwarding has nowhere to go: a no-op.
+    ...createAutomationActivities(automations),
     refreshRecord: withServiceFailures(async (input: RefreshInput): Promise<RefreshOutput> => {
       const [client, ledger, destination] = await Promise.all([
         deps.clientFor(input.connectionId),
@@ -34,10 +46,12 @@ export function createRecordActivities(deps: MirrorDeps) {
       const read = await readRecord(client, input.resource, input.recordId);
       if (!read) {
         await writeDeletions(target, input.resource, [input.recordId]);
-        return { outcome: 'deleted' };
+        return { outcome: 'deleted', forward: await wanted(input, 'deleted') };
       }
       const counts = await writeRecords(target, 0, [read.record, ...read.included]);
-      return { outcome: counts.written > 0 ? 'written' : 'unchanged' };
+      return counts.written > 0
+        ? { outcome: 'written', record: read.record, forward: await wanted(input, 'written') }
+        : { outcome: 'unchanged' };
     }),
   };
 }

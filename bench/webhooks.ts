@@ -1,0 +1,297 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Webhook } from 'standardwebhooks';
+import { saveConnection } from '../cli/connections.js';
+import { loadConfig } from '../config/index.js';
+import { startSandbox } from '../sandbox/server.js';
+import { generateKeyLine } from '../worker/data-converter.js';
+import { connectClient } from '../worker/temporal-client.js';
+import { findTemporalCli } from '../worker/temporal-cli.js';
+import { webhookRegistrations } from '../worker/webhook-receiver.js';
+import { cli } from './console.js';
+import { fmt, ROOT, summarize, track, type Benchmark } from './lib.js';
+
+const FLOOD = 3_000;
+const LANES = 32;
+const FLOOD_RECORDS = 200;
+const RATE = 50;
+const SECONDS = 60;
+const LATENCY_TARGET_MS = 1_000;
+const SECRET = `whsec_${Buffer.from('bench-webhooks-secret-0123456789').toString('base64')}`;
+
+/** A fastify that answers 200 to any POST: the ceiling a receiver on this machine can reach. */
+const BARE_SERVER = `
+import Fastify from 'fastify';
+const app = Fastify({ logger: false });
+app.post('/webhooks/:connection', async () => ({ ok: true }));
+await app.listen({ host: '127.0.0.1', port: 0 });
+console.log('listening ' + app.server.address().port);
+`;
+
+function spawnBare(): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_SERVER], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  track(child);
+  return new Promise((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').once('data', (line: string) => {
+      const port = Number(/listening (\d+)/.exec(line)?.[1]);
+      if (port > 0) resolve({ child, port });
+      else reject(new Error(`bare fastify said '${line}'`));
+    });
+  });
+}
+
+interface Signed {
+  body: string;
+  headers: Record<string, string>;
+}
+
+function signed(deliveryId: string, leadId: number): Signed {
+  const body = JSON.stringify({
+    id: deliveryId,
+    type: 'lead.updated',
+    data: { record_type: 'lead', id: leadId, action: 'updated' },
+  });
+  const now = new Date();
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': deliveryId,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': new Webhook(SECRET).sign(deliveryId, now, body),
+    },
+  };
+}
+
+async function send(url: string, request: Signed): Promise<number> {
+  const res = await fetch(url, { method: 'POST', body: request.body, headers: request.headers });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** Deliveries per second with LANES requests in flight, all answered 200 or it throws. */
+async function throughput(url: string, requests: Signed[]): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: LANES }, async () => {
+      for (let i = next++; i < requests.length; i = next++) {
+        const status = await send(url, requests[i]!);
+        if (status !== 200) throw new Error(`${url} answered ${status}`);
+      }
+    }),
+  );
+  return requests.length / ((performance.now() - started) / 1000);
+}
+
+export const webhooksBenchmark: Benchmark = {
+  name: 'webhooks',
+  title: 'Webhook receiver: throughput vs bare fastify, delivery → destination row latency',
+  async run(ctx) {
+    const work = mkdtempSync(join(tmpdir(), 'ebsync-bench-webhooks-'));
+    const sandbox = await startSandbox({
+      certDir: join(work, 'cert'),
+      seed: { leads: FLOOD_RECORDS + RATE * SECONDS + 100, events: 2 },
+    });
+    let server: TestWorkflowEnvironment | undefined;
+    const children: ChildProcess[] = [];
+    try {
+      ctx.log('starting a Temporal dev server');
+      server = await TestWorkflowEnvironment.createLocal({
+        server: {
+          executable: await findTemporalCli(),
+          log: { format: 'pretty', level: 'error' },
+        },
+      });
+      const destinationFile = join(work, 'mirror.db');
+      const env = {
+        TEMPORAL_ADDRESS: server.address,
+        TEMPORAL_TASK_QUEUE: 'bench-webhooks',
+        EBS_BASE_URL: sandbox.baseUrl,
+        EBS_CA_FILE: sandbox.caFile ?? '',
+        EBSYNC_DATA_DIR: join(work, 'data'),
+        EBSYNC_ENCRYPTION_KEYS: generateKeyLine('bench'),
+        EBSYNC_WEBHOOK_PORT: '0',
+        // No pacing: the task queue's per-connection rate is in activities of 4 requests
+        // (worker/rate-limits.ts), so EBS_RATE_LIMIT=100 lets only 25 one-read refreshes a second.
+        EBS_RATE_LIMIT: '0',
+      };
+      const config = loadConfig({ ...process.env, ...env });
+      const registrations = webhookRegistrations(config);
+      await registrations.put('bench', {
+        secret: SECRET,
+        destination: `sqlite:${destinationFile}`,
+        url: 'http://127.0.0.1/webhooks/bench',
+        endpointId: null,
+        registeredAt: new Date().toISOString(),
+      });
+      registrations.close();
+      ctx.log('starting a worker and the receiver');
+      children.push((await cli(['worker'], env, /worker started/)).child);
+      const receiver = await cli(['webhooks', 'serve'], env, /webhook receiver listening/);
+      children.push(receiver.child);
+      const receiverUrl = /(http:\/\/[^/"]+)\/webhooks/.exec(receiver.line)?.[1];
+      if (!receiverUrl) throw new Error(`no address in '${receiver.line}'`);
+      const { client, close } = await connectClient(config);
+      try {
+        await saveConnection(
+          client,
+          config,
+          {
+            connectionId: 'bench',
+            kind: 'integration_key',
+            baseUrl: sandbox.baseUrl,
+            permissions: [],
+          },
+          { kind: 'apiKey', apiKey: sandbox.apiKey },
+        );
+      } finally {
+        await close();
+      }
+
+      ctx.log(
+        `throughput: ${FLOOD} deliveries, ${LANES} in flight, bare fastify then the receiver`,
+      );
+      const bare = await spawnBare();
+      children.push(bare.child);
+      const bareUrl = `http://127.0.0.1:${bare.port}/webhooks/bench`;
+      const flood = (prefix: string): Signed[] =>
+        Array.from({ length: FLOOD }, (_, i) => signed(`${prefix}_${i}`, (i % FLOOD_RECORDS) + 1));
+      await throughput(bareUrl, flood('warm_bare').slice(0, 300));
+      await throughput(`${receiverUrl}/webhooks/bench`, flood('warm_recv').slice(0, 300));
+      const bareRate = await throughput(bareUrl, flood('bare'));
+      const receiverRate = await throughput(`${receiverUrl}/webhooks/bench`, flood('flood'));
+      bare.child.kill('SIGTERM');
+      ctx.log('letting the worker finish the flood');
+      await new Promise((r) => setTimeout(r, 15_000));
+
+      ctx.log(`latency: ${RATE} deliveries/s for ${SECONDS} s, each a staff edit of its own lead`);
+      const total = RATE * SECONDS;
+      const sentAt = new Map<number, number>();
+      const latencies: number[] = [];
+      const refused: number[] = [];
+      let db: Database.Database | undefined;
+      let polling = true;
+      const poller = (async () => {
+        while (polling || sentAt.size > 0) {
+          // This process also serves the sandbox the worker reads: the poll stays small.
+          await new Promise((r) => setTimeout(r, 25));
+          if (!db) {
+            if (!existsSync(destinationFile)) continue;
+            db = new Database(destinationFile, { readonly: true });
+          }
+          if (sentAt.size === 0) continue;
+          const ids = [...sentAt.keys()].slice(0, 200);
+          const rows = db
+            .prepare(
+              `SELECT id, first_name FROM leads WHERE id IN (${ids.map(() => '?').join(',')})`,
+            )
+            .all(...ids.map(String)) as { id: string; first_name: string | null }[];
+          const now = performance.now();
+          for (const row of rows) {
+            const id = Number(row.id);
+            const at = sentAt.get(id);
+            if (at !== undefined && row.first_name === `Bench ${id}`) {
+              latencies.push(now - at);
+              sentAt.delete(id);
+            }
+          }
+        }
+      })();
+      const startAt = performance.now();
+      const posts: Promise<void>[] = [];
+      for (let i = 0; i < total; i++) {
+        const wait = startAt + (i * 1000) / RATE - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const id = FLOOD_RECORDS + 1 + i;
+        sandbox.admin.patchRecord('lead', id, { first_name: `Bench ${id}` });
+        sentAt.set(id, performance.now());
+        posts.push(
+          send(`${receiverUrl}/webhooks/bench`, signed(`lat_${id}`, id)).then(
+            (status) => {
+              if (status !== 200) refused.push(status);
+            },
+            () => {
+              refused.push(0);
+            },
+          ),
+        );
+      }
+      const offered = total / ((performance.now() - startAt) / 1000);
+      await Promise.all(posts);
+      const deadline = performance.now() + 30_000;
+      while (sentAt.size > 0 && performance.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const missing = sentAt.size;
+      sentAt.clear();
+      polling = false;
+      await poller;
+      db?.close();
+
+      const s = summarize([...latencies].sort((a, b) => a - b));
+      const ratio = receiverRate / bareRate;
+      return {
+        method:
+          `One process sends Standard Webhooks deliveries over HTTP with ${LANES} in flight: ` +
+          `${FLOOD} to a bare fastify that answers 200 (its own process), then ${FLOOD} to ` +
+          `\`ebsync webhooks serve\` (each verified and handed to Temporal by signal-with-start ` +
+          `before its 200; ${FLOOD_RECORDS} leads, so records coalesce). Then ${RATE} deliveries ` +
+          `a second for ${SECONDS} s, each after a staff edit of its own lead in the in-process ` +
+          `sandbox; one \`ebsync worker\` (debounce ${config.webhooks.debounce} ms, EBS_RATE_LIMIT=0: no pacing) ` +
+          `re-reads the lead and writes SQLite; the time is from sending the delivery until a ` +
+          `poll (every 25 ms, the 200 oldest outstanding leads) of the destination sees the new value. Temporal is a local dev server.`,
+        tables: [
+          {
+            head: ['throughput', 'deliveries/s'],
+            rows: [
+              ['bare fastify 200-responder', fmt(bareRate, 0)],
+              ['ebsync webhooks serve', fmt(receiverRate, 0)],
+              ['ratio', fmt(ratio, 2)],
+            ],
+          },
+          {
+            head: ['delivery → destination row', 'ms'],
+            rows: [
+              ['offered rate (deliveries/s)', fmt(offered, 1)],
+              ['applied', `${latencies.length} of ${total}`],
+              ['not 200 / not applied within 30 s', `${refused.length} / ${missing}`],
+              [
+                'answers other than 200, by status (0: no answer)',
+                [...new Set(refused)]
+                  .map((status) => `${status}×${refused.filter((r) => r === status).length}`)
+                  .join(', ') || 'none',
+              ],
+              ['p50', fmt(s.p50, 0)],
+              ['p95', fmt(s.p95, 0)],
+              ['p99', fmt(s.p99, 0)],
+              ['max', fmt(s.max, 0)],
+            ],
+          },
+        ],
+        notes: [
+          `Target: receiver throughput ≥ 0.5× bare fastify: ${ratio >= 0.5 ? '**met**' : '**NOT met**'} (${fmt(ratio, 2)}×).`,
+          `Target: p99 delivery → destination row ≤ ${LATENCY_TARGET_MS} ms at ${RATE}/s for ${SECONDS} s: ${
+            s.p99 <= LATENCY_TARGET_MS && missing === 0 && refused.length === 0
+              ? '**met**'
+              : '**NOT met**'
+          } (p99 ${fmt(s.p99, 0)} ms, ${missing} not applied, ${refused.length} not answered 200).`,
+          `The debounce (${config.webhooks.debounce} ms, EBSYNC_WEBHOOK_DEBOUNCE) is part of every latency.`,
+        ],
+      };
+    } finally {
+      for (const child of children) child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 1_000));
+      await server?.teardown();
+      await sandbox.close();
+      rmSync(work, { recursive: true, force: true });
+    }
+  },
+};

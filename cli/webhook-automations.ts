@@ -1,0 +1,223 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { Option, type Command } from 'commander';
+import { loadConfig, type Config } from '../config/index.js';
+import {
+  sqliteAutomationStore,
+  type AutomationStore,
+  type EndpointFilters,
+} from '../store/automation-endpoints.js';
+import { dataConverter } from '../worker/data-converter.js';
+import { runAction, UserError } from './errors.js';
+import { intFlag } from './options.js';
+
+const NAME_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const RESOURCES = ['leads', 'lead_bookings', 'events', 'event_bookings', 'appointments'];
+const ACTIONS = ['written', 'deleted'];
+
+/** The data dir's `webhooks.db`, the one the workers forward from. */
+function automationStore(config: Config): AutomationStore {
+  const codec = dataConverter(config).payloadCodecs?.[0];
+  if (!codec) throw new Error('the data converter has no payload codec');
+  return sqliteAutomationStore(join(config.dataDir, 'webhooks.db'), codec);
+}
+
+async function withStore<T>(fn: (store: AutomationStore) => T | Promise<T>): Promise<T> {
+  const store = automationStore(loadConfig());
+  try {
+    return await fn(store);
+  } finally {
+    store.close();
+  }
+}
+
+function listFlag(flag: string, allowed: readonly string[] | undefined, value: string): string[] {
+  const items = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  const wrong = allowed ? items.find((item) => !allowed.includes(item)) : undefined;
+  if (wrong !== undefined || items.length === 0) {
+    throw new UserError(
+      `${flag}='${value}' is not allowed: expected a comma-separated list of ${allowed ? allowed.join(', ') : 'connection names'}`,
+      2,
+    );
+  }
+  return items;
+}
+
+/** Hook URLs often carry a token in the path or query: only the origin is shown. */
+export function maskedUrl(url: string): string {
+  const parsed = new URL(url);
+  return parsed.pathname === '/' && parsed.search === '' ? parsed.origin : `${parsed.origin}/…`;
+}
+
+interface AddFlags {
+  types?: string;
+  actions?: string;
+  connections?: string;
+}
+
+async function add(name: string, url: string, flags: AddFlags): Promise<void> {
+  if (!NAME_RULE.test(name)) {
+    throw new UserError(
+      `endpoint name '${name}' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_'`,
+      2,
+    );
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = new URL('invalid:');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw new UserError(`url '${url}' is not allowed: expected an http(s) URL`, 2);
+  }
+  const filters: EndpointFilters = {
+    resources: flags.types === undefined ? [] : listFlag('--types', RESOURCES, flags.types),
+    actions: flags.actions === undefined ? [] : listFlag('--actions', ACTIONS, flags.actions),
+    connections:
+      flags.connections === undefined
+        ? []
+        : listFlag('--connections', undefined, flags.connections),
+  };
+  const bad = filters.connections.find((c) => !NAME_RULE.test(c));
+  if (bad !== undefined) {
+    throw new UserError(`--connections: '${bad}' is not a connection name`, 2);
+  }
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const added = await withStore((store) =>
+    store.add({
+      name,
+      url: parsed.href,
+      secret,
+      filters,
+      createdAt: new Date().toISOString(),
+      disabledAt: null,
+      disabledReason: null,
+    }),
+  );
+  if (!added) {
+    throw new UserError(`endpoint '${name}' exists already (ebsync webhooks endpoints remove)`, 2);
+  }
+  // The only time the secret is shown: the endpoint needs it to verify signatures.
+  process.stdout.write(
+    `added endpoint ${name} → ${maskedUrl(parsed.href)}\nsigning secret (shown once, keep it with the endpoint): ${secret}\n`,
+  );
+}
+
+function filterText(filters: EndpointFilters): string {
+  const part = (label: string, items: string[]): string =>
+    `${label}=${items.length === 0 ? 'all' : items.join(',')}`;
+  return [
+    part('types', filters.resources),
+    part('actions', filters.actions),
+    part('connections', filters.connections),
+  ].join(' ');
+}
+
+async function list(flags: { json?: boolean }): Promise<void> {
+  const rows = await withStore(async (store) =>
+    (await store.list()).map((endpoint) => {
+      const breaker = store.breaker(endpoint.name);
+      return {
+        name: endpoint.name,
+        url: maskedUrl(endpoint.url),
+        filters: endpoint.filters,
+        state:
+          endpoint.disabledAt !== null
+            ? 'disabled'
+            : breaker.openUntil > Date.now()
+              ? 'breaker open'
+              : 'active',
+        failures: breaker.failures,
+        disabledReason: endpoint.disabledReason,
+        createdAt: endpoint.createdAt,
+      };
+    }),
+  );
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return;
+  }
+  if (rows.length === 0) {
+    process.stdout.write('no automation endpoints (ebsync webhooks endpoints add)\n');
+    return;
+  }
+  for (const row of rows) {
+    process.stdout.write(
+      `${row.name}  ${row.url}  ${row.state}${row.disabledReason ? ` (${row.disabledReason})` : ''}  ${filterText(row.filters)}\n`,
+    );
+  }
+}
+
+async function deliveries(flags: {
+  json?: boolean;
+  endpoint?: string;
+  limit: number;
+}): Promise<void> {
+  const rows = await withStore((store) =>
+    store.deliveries({
+      limit: flags.limit,
+      ...(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint }),
+    }),
+  );
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return;
+  }
+  if (rows.length === 0) {
+    process.stdout.write('no automation deliveries yet\n');
+    return;
+  }
+  for (const row of rows) {
+    process.stdout.write(
+      `${row.at}  ${row.endpoint}  ${row.connectionId}/${row.resource}/${row.recordId} ${row.action}  ${row.status}${row.httpStatus === null ? '' : ` ${row.httpStatus}`}  attempts=${row.attempts}  ${row.webhookId}\n`,
+    );
+  }
+}
+
+/** `ebsync webhooks endpoints add|list|remove` and `ebsync webhooks deliveries`. */
+export function registerAutomationCommands(webhooks: Command): void {
+  const endpoints = webhooks
+    .command('endpoints')
+    .description(
+      'Automation endpoints: each applied change is POSTed to them, signed (Standard Webhooks).',
+    );
+  endpoints
+    .command('add <name> <url>')
+    .description('Add an endpoint; prints its signing secret once.')
+    .option('--types <list>', `only these record tables (${RESOURCES.join(', ')})`)
+    .option('--actions <list>', 'only these actions (written, deleted)')
+    .option('--connections <list>', 'only changes of these connections')
+    .action((name: string, url: string, flags: AddFlags) => runAction(() => add(name, url, flags)));
+  endpoints
+    .command('list')
+    .description('List endpoints (URLs masked), their filters and state.')
+    .option('--json', 'print JSON')
+    .action((flags: { json?: boolean }) => runAction(() => list(flags)));
+  endpoints
+    .command('remove <name>')
+    .description('Remove an endpoint; nothing more is sent to it.')
+    .action((name: string) =>
+      runAction(async () => {
+        const removed = await withStore((store) => store.remove(name));
+        if (!removed) throw new UserError(`no endpoint named '${name}'`, 2);
+        process.stdout.write(`removed endpoint ${name}\n`);
+      }),
+    );
+  webhooks
+    .command('deliveries')
+    .description('The automation delivery log, newest first.')
+    .option('--endpoint <name>', 'only this endpoint')
+    .addOption(
+      new Option('--limit <n>', 'rows to show (default 50)')
+        .argParser(intFlag(1, 10_000))
+        .default(50),
+    )
+    .option('--json', 'print JSON')
+    .action((flags: { json?: boolean; endpoint?: string; limit: number }) =>
+      runAction(() => deliveries(flags)),
+    );
+}

@@ -1,0 +1,290 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@temporalio/client';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createRecordActivities } from '../../activities/mirror/refresh-record.js';
+import { sqliteAutomationStore, type AutomationStore } from '../../store/automation-endpoints.js';
+import { EncryptionCodec } from '../../worker/codec.js';
+import { generateKeyLine } from '../../worker/data-converter.js';
+import { recordSummaryQuery, recordWorkflowId } from '../../workflows/record-types.js';
+import { CliProcess, freePort, runCli } from '../helpers/cli.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import {
+  destinationColumn,
+  eventually,
+  hintBody,
+  post,
+  recordDeps,
+  standardHeaders,
+} from './deliveries.js';
+
+/**
+ * Automations out, end to end: a staff edit at the sandbox, its webhook through `ebsync
+ * webhooks serve`, the worker's record workflow writing the destination row, and the fresh
+ * record POSTed signed to a user's endpoint (a small server here that checks the signature).
+ */
+interface Hook {
+  url: string;
+  /** Verified calls: webhook-id and parsed body. */
+  calls: { id: string; body: { type: string; data: { id: string; record: unknown } } }[];
+  /** Calls whose signature did not verify. */
+  forged: number;
+  answer: number;
+  secret: string;
+  server: Server;
+}
+
+let ts: TestSandbox;
+let temporal: TemporalHarness;
+let dir: string;
+let env: Record<string, string>;
+let destinationFile: string;
+let deps: ReturnType<typeof recordDeps>;
+let store: AutomationStore;
+let serve: CliProcess | undefined;
+let receiverBase: string;
+let sandboxSecret: string;
+const hooks: Hook[] = [];
+const keyLine = generateKeyLine('automations');
+const [keyId, keyText] = keyLine.split(':') as [string, string];
+const codec = new EncryptionCodec([{ id: keyId, key: Buffer.from(keyText, 'base64') }]);
+
+async function startHook(answer: number): Promise<Hook> {
+  const hook: Hook = { url: '', calls: [], forged: 0, answer, secret: '', server: createServer() };
+  hook.server.on('request', (request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      try {
+        const headers = Object.fromEntries(
+          Object.entries(request.headers).map(([k, v]) => [k, String(v)]),
+        );
+        hook.calls.push({
+          id: String(request.headers['webhook-id']),
+          body: new Webhook(hook.secret).verify(body, headers) as Hook['calls'][number]['body'],
+        });
+      } catch {
+        hook.forged += 1;
+      }
+      response.writeHead(hook.answer).end();
+    });
+  });
+  await new Promise<void>((resolve) => hook.server.listen(0, '127.0.0.1', resolve));
+  hook.url = `http://127.0.0.1:${(hook.server.address() as AddressInfo).port}/hooks/secret-token`;
+  hooks.push(hook);
+  return hook;
+}
+
+async function addEndpoint(name: string, hook: Hook, ...flags: string[]): Promise<void> {
+  const added = await runCli(['webhooks', 'endpoints', 'add', name, hook.url, ...flags], env);
+  expect(added.stderr).toBe('');
+  const secret = /signing secret .*: (whsec_\S+)/.exec(added.stdout)?.[1];
+  expect(secret).toBeDefined();
+  hook.secret = secret!;
+}
+
+async function endpointsJson(): Promise<{ name: string; state: string; url: string }[]> {
+  const listed = await runCli(['webhooks', 'endpoints', 'list', '--json'], env);
+  expect(listed.code).toBe(0);
+  return JSON.parse(listed.stdout) as { name: string; state: string; url: string }[];
+}
+
+beforeAll(async () => {
+  ts = await startTestSandbox({ https: true, seed: { leads: 120, events: 5 } });
+  temporal = await connectTemporal();
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-automations-'));
+  destinationFile = join(dir, 'mirror.db');
+  const port = await freePort();
+  receiverBase = `http://127.0.0.1:${port}`;
+  env = {
+    EBSYNC_DATA_DIR: join(dir, 'data'),
+    EBSYNC_ENCRYPTION_KEYS: keyLine,
+    EBSYNC_LOG_FORMAT: 'json',
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: temporal.taskQueue(),
+    EBS_CA_FILE: ts.sb.caFile ?? '',
+    EBSYNC_WEBHOOK_PORT: String(port),
+    EBSYNC_WEBHOOK_DEBOUNCE: '100ms',
+  };
+  deps = recordDeps(ts, dir);
+  const registered = await runCli(
+    [
+      'webhooks',
+      'register',
+      'shop',
+      '--to',
+      `sqlite:${destinationFile}`,
+      '--sandbox-admin',
+      `${ts.sb.url}/admin`,
+      '--admin-token',
+      ts.sb.adminToken,
+    ],
+    env,
+  );
+  expect(registered.code).toBe(0);
+  sandboxSecret = ts.sb.admin.webhooks()[0]!.secret;
+  store = sqliteAutomationStore(join(env.EBSYNC_DATA_DIR!, 'webhooks.db'), codec);
+  serve = new CliProcess(['webhooks', 'serve'], env);
+  await serve.waitForLine(/webhook receiver listening/, 60_000);
+}, 120_000);
+
+afterAll(async () => {
+  serve?.killAll();
+  for (const hook of hooks) hook.server.close();
+  store?.close();
+  await deps?.close();
+  await temporal?.close();
+  await ts?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function withWorker<T>(fn: () => Promise<T>): Promise<T> {
+  return temporal.withWorker(
+    {
+      taskQueue: env.TEMPORAL_TASK_QUEUE!,
+      // The worker forwards from the same webhooks.db the CLI writes endpoints to.
+      activities: createRecordActivities(deps, store),
+      dataConverter: { payloadCodecs: [codec] },
+    },
+    fn,
+  );
+}
+
+const names = (): Map<string, unknown> => destinationColumn(destinationFile, 'leads', 'first_name');
+
+async function readsOf(recordId: string): Promise<number> {
+  // The worker's payloads are sealed: the query is read through the same codec.
+  const client = new Client({
+    connection: temporal.client.connection,
+    dataConverter: { payloadCodecs: [codec] },
+  });
+  const handle = client.workflow.getHandle(recordWorkflowId('shop', 'leads', recordId));
+  return (await handle.query(recordSummaryQuery)).reads;
+}
+
+describe('automations out', () => {
+  it('a staff edit updates the destination row and calls the matching endpoint once, signed', async () => {
+    const leadsHook = await startHook(200);
+    const eventsHook = await startHook(200);
+    await addEndpoint('crm-leads', leadsHook, '--types', 'leads', '--actions', 'written');
+    await addEndpoint('crm-events', eventsHook, '--types', 'events');
+    // The hook's URL carries a token: listed masked.
+    expect((await endpointsJson()).map((e) => e.url)).toEqual([
+      expect.not.stringContaining('secret-token'),
+      expect.not.stringContaining('secret-token'),
+    ]);
+
+    await withWorker(async () => {
+      ts.sb.admin.patchRecord('lead', 21, { first_name: 'Automated' });
+      await eventually(
+        () => names().get('21') === 'Automated' && leadsHook.calls.length > 0,
+        60_000,
+        'the edit in the destination and at the endpoint',
+      );
+      // The same delivery again (a sender's retry), and a new delivery with nothing changed:
+      // each is read or dropped, neither fires the endpoint again.
+      const again = hintBody('evt_auto_again', 'lead', 21);
+      const sent = await post(
+        `${receiverBase}/webhooks/shop`,
+        again,
+        standardHeaders(sandboxSecret, 'evt_auto_again', again),
+      );
+      expect(sent.status).toBe(200);
+      await eventually(async () => (await readsOf('21')) >= 2, 30_000, 'the second read');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    });
+    expect(leadsHook.forged).toBe(0);
+    expect(leadsHook.calls).toHaveLength(1);
+    const call = leadsHook.calls[0]!;
+    expect(call.id).toMatch(/^msg_/);
+    expect(call.body.type).toBe('leads.written');
+    expect(call.body.data.id).toBe('21');
+    expect(JSON.stringify(call.body.data.record)).toContain('Automated');
+    expect(eventsHook.calls).toHaveLength(0);
+
+    const log = await runCli(['webhooks', 'deliveries', '--json'], env);
+    const rows = JSON.parse(log.stdout) as { endpoint: string; status: string; recordId: string }[];
+    expect(rows).toEqual([
+      expect.objectContaining({ endpoint: 'crm-leads', status: 'delivered', recordId: '21' }),
+    ]);
+    const text = await runCli(['webhooks', 'deliveries'], env);
+    expect(text.stdout).toMatch(/crm-leads\s+shop\/leads\/21 written\s+delivered 200/);
+    await runCli(['webhooks', 'endpoints', 'remove', 'crm-leads'], env);
+    await runCli(['webhooks', 'endpoints', 'remove', 'crm-events'], env);
+  }, 180_000);
+
+  it('an endpoint answering 410 is disabled and called no more', async () => {
+    const gone = await startHook(410);
+    await addEndpoint('gone-hook', gone);
+    await withWorker(async () => {
+      ts.sb.admin.patchRecord('lead', 31, { first_name: 'Gone one' });
+      await eventually(
+        async () => (await store.list()).some((e) => e.disabledAt !== null),
+        60_000,
+        'the endpoint disabled',
+      );
+      ts.sb.admin.patchRecord('lead', 32, { first_name: 'Gone two' });
+      await eventually(() => names().get('32') === 'Gone two', 60_000, 'the second edit applied');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    });
+    expect(gone.calls).toHaveLength(1);
+    expect((await endpointsJson()).find((e) => e.name === 'gone-hook')?.state).toBe('disabled');
+    const rows = JSON.parse(
+      (await runCli(['webhooks', 'deliveries', '--json', '--endpoint', 'gone-hook'], env)).stdout,
+    ) as { status: string; httpStatus: number }[];
+    expect(rows).toEqual([expect.objectContaining({ status: 'gone', httpStatus: 410 })]);
+    await runCli(['webhooks', 'endpoints', 'remove', 'gone-hook'], env);
+  }, 180_000);
+
+  it('an endpoint that keeps failing opens its breaker, and the records are still applied', async () => {
+    const failing = await startHook(500);
+    await addEndpoint('flaky-hook', failing);
+    const ids = [51, 52, 53, 54, 55, 56];
+    await withWorker(async () => {
+      for (const id of ids) ts.sb.admin.patchRecord('lead', id, { first_name: `Flaky ${id}` });
+      await eventually(
+        () => ids.every((id) => names().get(String(id)) === `Flaky ${id}`),
+        60_000,
+        'every edit applied despite the failing endpoint',
+      );
+      await eventually(
+        () => store.breaker('flaky-hook').openUntil > Date.now(),
+        60_000,
+        'the breaker open',
+      );
+      const seen = failing.calls.length;
+      // While open, retries fail fast without touching the endpoint.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(failing.calls.length).toBe(seen);
+    });
+    expect((await endpointsJson()).find((e) => e.name === 'flaky-hook')?.state).toBe(
+      'breaker open',
+    );
+    const rows = JSON.parse(
+      (await runCli(['webhooks', 'deliveries', '--json', '--endpoint', 'flaky-hook'], env)).stdout,
+    ) as { status: string }[];
+    expect(rows.some((r) => r.status === 'breaker_open')).toBe(true);
+    expect(rows.some((r) => r.status === 'delivered')).toBe(false);
+    await runCli(['webhooks', 'endpoints', 'remove', 'flaky-hook'], env);
+  }, 180_000);
+
+  it('refuses a bad endpoint in one line', async () => {
+    const bad = await runCli(['webhooks', 'endpoints', 'add', 'x', 'ftp://example.com'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(
+      "ebsync: url 'ftp://example.com' is not allowed: expected an http(s) URL\n",
+    );
+    const badType = await runCli(
+      ['webhooks', 'endpoints', 'add', 'x', 'https://example.com', '--types', 'expenses'],
+      env,
+    );
+    expect(badType.code).toBe(2);
+    expect(badType.stderr).toMatch(/^ebsync: --types='expenses' is not allowed: expected .*leads/);
+  });
+});
