@@ -160,9 +160,10 @@ describe('webhooks end to end', () => {
       // The kill landed mid-flood.
       expect(ok.length).toBeGreaterThanOrEqual(50);
       expect(failed.length).toBeGreaterThan(0);
+      // Generous: in a full suite run this worker shares two cores with other test files.
       await eventually(
         () => ok.every((id) => names().get(id) === `Kill ${id}`),
-        90_000,
+        180_000,
         'every lead whose delivery got a 2xx carries its edit',
       );
 
@@ -183,5 +184,5 @@ describe('webhooks end to end', () => {
         'every lead carries its edit after the retries',
       );
     });
-  }, 240_000);
+  }, 360_000);
 });
