@@ -32,6 +32,14 @@ const SERVICE_URL_RULE =
   'expected an https:// URL ending in /api/v1/ (http:// only to loopback with EBS_ALLOW_HTTP=true)';
 const AUTH_URL_RULE =
   'expected an https:// URL (http:// only to loopback with EBS_ALLOW_HTTP=true)';
+const PORT_RULE = 'expected a port from 0 to 65535';
+/** A port a server of ebsync listens on; 0 picks a free one. */
+const listenPort = z.coerce
+  .number({ error: PORT_RULE })
+  .int({ error: PORT_RULE })
+  .min(0, { error: PORT_RULE })
+  .max(65535, { error: PORT_RULE });
+
 const CRM_URL_RULE = 'expected an https:// URL (http:// only to loopback in development)';
 const PRODUCTION_HTTP =
   'plain http:// is refused in production mode, even on loopback; use https://';
@@ -246,12 +254,7 @@ export const configSchema = z
     status: z
       .object({
         host: z.string().min(1).default('127.0.0.1'),
-        port: z.coerce
-          .number({ error: 'expected a port from 0 to 65535' })
-          .int({ error: 'expected a port from 0 to 65535' })
-          .min(0, { error: 'expected a port from 0 to 65535' })
-          .max(65535, { error: 'expected a port from 0 to 65535' })
-          .default(4020),
+        port: listenPort.default(4020),
         adminToken: z.string().min(16, { error: 'expected at least 16 characters' }).optional(),
       })
       .prefault({}),
@@ -277,12 +280,7 @@ export const configSchema = z
     webhooks: z
       .object({
         host: z.string().min(1).default('127.0.0.1'),
-        port: z.coerce
-          .number({ error: 'expected a port from 0 to 65535' })
-          .int({ error: 'expected a port from 0 to 65535' })
-          .min(0, { error: 'expected a port from 0 to 65535' })
-          .max(65535, { error: 'expected a port from 0 to 65535' })
-          .default(8790),
+        port: listenPort.default(8790),
         bodyLimit: positiveInt.default(256 * 1024),
         signature: signatureScheme.default('standard'),
         allowUnsigned: boolSetting.default(false),
