@@ -1,6 +1,5 @@
 import got from 'got';
 import {
-  DestinationAuthError,
   DestinationPausedError,
   DestinationRateLimitedError,
   DestinationUnavailableError,
@@ -11,9 +10,16 @@ import {
   jsonBody,
   nextUtcMidnight,
   numericHeader as header,
+  unusableAnswer,
   serverNow,
   type VendorAnswer,
 } from './vendor-answer.js';
+
+const NAMES = {
+  vendor: 'HubSpot',
+  token: 'access token',
+  setting: 'EBSYNC_HUBSPOT_TOKEN',
+};
 
 /**
  * HubSpot over HTTP with got. The issue prefers `@hubspot/api-client` (it takes a basePath
@@ -102,16 +108,13 @@ export class HubSpotClient {
           waitMs,
         );
       }
-      if (status === 401) {
-        throw new DestinationAuthError(
-          'HubSpot refused the access token (401): set a valid private-app token in EBSYNC_HUBSPOT_TOKEN',
-        );
-      }
-      if (status >= 500) {
-        throw new DestinationUnavailableError(
-          `HubSpot answered ${status} to ${method} ${path}: ${messageOf(body)}`,
-        );
-      }
+      const unusable = unusableAnswer(
+        NAMES,
+        { status, body },
+        `${method} ${path}`,
+        messageOf(body),
+      );
+      if (unusable) throw unusable;
       return { status, body };
     }
   }

@@ -1,6 +1,5 @@
 import got from 'got';
 import {
-  DestinationAuthError,
   DestinationPausedError,
   DestinationRateLimitedError,
   DestinationUnavailableError,
@@ -11,9 +10,12 @@ import {
   jsonBody,
   nextUtcMidnight,
   numericHeader,
+  unusableAnswer,
   serverNow,
   type VendorAnswer,
 } from './vendor-answer.js';
+
+const NAMES = { vendor: 'Pipedrive', token: 'API token', setting: 'EBSYNC_PIPEDRIVE_TOKEN' };
 
 /**
  * Pipedrive over HTTP with got. The official `pipedrive` package answers with the body only
@@ -103,16 +105,8 @@ export class PipedriveClient {
         if (attempt < IN_PLACE_RETRIES) continue;
         throw new DestinationRateLimitedError(`Pipedrive rate limited ${method} ${path}`, waitMs);
       }
-      if (status === 401) {
-        throw new DestinationAuthError(
-          'Pipedrive refused the API token (401): set a valid token in EBSYNC_PIPEDRIVE_TOKEN',
-        );
-      }
-      if (status >= 500) {
-        throw new DestinationUnavailableError(
-          `Pipedrive answered ${status} to ${method} ${path}: ${errorOf(body)}`,
-        );
-      }
+      const unusable = unusableAnswer(NAMES, { status, body }, `${method} ${path}`, errorOf(body));
+      if (unusable) throw unusable;
       return { status, body };
     }
   }

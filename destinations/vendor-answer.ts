@@ -1,5 +1,7 @@
 /** What CRM clients read from a vendor's HTTP answer, the same way for every vendor. */
 
+import { DestinationAuthError, DestinationUnavailableError } from './errors.js';
+
 export interface VendorAnswer {
   status: number;
   body: unknown;
@@ -32,4 +34,34 @@ export function nextUtcMidnight(at: number): string {
 export function serverNow(headers: Record<string, unknown>): number {
   const at = Date.parse(typeof headers.date === 'string' ? headers.date : '');
   return Number.isNaN(at) ? Date.now() : at;
+}
+
+/** How a vendor's refusals read: its name, what its token is called and where it is set. */
+export interface VendorNames {
+  vendor: string;
+  token: string;
+  setting: string;
+}
+
+/**
+ * The answers no call of any vendor can use: a refused token (fix the setting, no retry) and
+ * a server error (retryable). Undefined for every other answer, which the caller reads.
+ */
+export function unusableAnswer(
+  names: VendorNames,
+  answer: VendorAnswer,
+  call: string,
+  detail: string,
+): Error | undefined {
+  if (answer.status === 401) {
+    return new DestinationAuthError(
+      `${names.vendor} refused the ${names.token} (401): set a valid one in ${names.setting}`,
+    );
+  }
+  if (answer.status >= 500) {
+    return new DestinationUnavailableError(
+      `${names.vendor} answered ${answer.status} to ${call}: ${detail}`,
+    );
+  }
+  return undefined;
 }
