@@ -117,7 +117,7 @@ beforeAll(async () => {
     [
       'webhooks',
       'register',
-      'shop',
+      'auto-shop',
       '--to',
       `sqlite:${destinationFile}`,
       '--sandbox-admin',
@@ -164,7 +164,7 @@ async function readsOf(recordId: string): Promise<number> {
     connection: temporal.client.connection,
     dataConverter: { payloadCodecs: [codec] },
   });
-  const handle = client.workflow.getHandle(recordWorkflowId('shop', 'leads', recordId));
+  const handle = client.workflow.getHandle(recordWorkflowId('auto-shop', 'leads', recordId));
   return (await handle.query(recordSummaryQuery)).reads;
 }
 
@@ -191,7 +191,7 @@ describe('automations out', () => {
       // each is read or dropped, neither fires the endpoint again.
       const again = hintBody('evt_auto_again', 'lead', 21);
       const sent = await post(
-        `${receiverBase}/webhooks/shop`,
+        `${receiverBase}/webhooks/auto-shop`,
         again,
         standardHeaders(sandboxSecret, 'evt_auto_again', again),
       );
@@ -214,7 +214,7 @@ describe('automations out', () => {
       expect.objectContaining({ endpoint: 'crm-leads', status: 'delivered', recordId: '21' }),
     ]);
     const text = await runCli(['webhooks', 'deliveries'], env);
-    expect(text.stdout).toMatch(/crm-leads\s+shop\/leads\/21 written\s+delivered 200/);
+    expect(text.stdout).toMatch(/crm-leads\s+auto-shop\/leads\/21 written\s+delivered 200/);
     await runCli(['webhooks', 'endpoints', 'remove', 'crm-leads'], env);
     await runCli(['webhooks', 'endpoints', 'remove', 'crm-events'], env);
   }, 180_000);
@@ -248,10 +248,9 @@ describe('automations out', () => {
     const ids = [51, 52, 53, 54, 55, 56];
     await withWorker(async () => {
       for (const id of ids) ts.sb.admin.patchRecord('lead', id, { first_name: `Flaky ${id}` });
-      // Generous: in a full suite run this worker shares two cores with other test files.
       await eventually(
         () => ids.every((id) => names().get(String(id)) === `Flaky ${id}`),
-        180_000,
+        60_000,
         'every edit applied despite the failing endpoint',
       );
       await eventually(

@@ -26,7 +26,9 @@ import {
   type Sent,
 } from './deliveries.js';
 
-const CONNECTION = 'shop';
+// Record workflow ids are per connection and record, and every test file shares one Temporal
+// dev server: a name of its own keeps this file's notices out of another file's workflows.
+const CONNECTION = 'receiver-shop';
 const SECRET = newSecret();
 let ts: TestSandbox;
 let temporal: TemporalHarness;
