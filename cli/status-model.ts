@@ -4,20 +4,27 @@ import { maskCredentials } from '../store/postgres-connection.js';
 import { connectionWorkflowId, type ConnectionState } from '../workflows/connection-types.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
 import type { MirrorProgress } from '../workflows/mirror-types.js';
+import { LIMIT_WINDOW_MS } from '../workflows/rate-limit.js';
 import { listConnections } from './connections.js';
 import {
+  automationSection,
   FAILED_RUN,
   rootReason,
   RUN_STATUS,
   type RunStatus,
   scheduleSection,
   webhookSection,
+  type AutomationEndpointsView,
   type RunOutcomeCache,
   type ScheduleStatusView,
   type WebhookReceiverView,
 } from './status-sections.js';
 
-export type { ScheduleStatusView, WebhookReceiverView } from './status-sections.js';
+export type {
+  AutomationEndpointsView,
+  ScheduleStatusView,
+  WebhookReceiverView,
+} from './status-sections.js';
 
 /**
  * The operator's view of a deployment, gathered in one place so `ebsync status`, its JSON and
@@ -35,6 +42,10 @@ export interface StatusReport {
   schedules: ScheduleStatusView[];
   /** The webhook receiver at its configured address; `running: false` when it does not answer. */
   webhooks: WebhookReceiverView;
+  /** Automation endpoints (`ebsync webhooks endpoints`) with their breaker state; no secret. */
+  automations: AutomationEndpointsView;
+  /** The service's rate-limit refusals (429, or its 403 variant) of all connections, last hour. */
+  rateLimitedLastHour: number;
   /** What needs a person, one line each; empty when all is healthy. */
   problems: Problem[];
 }
@@ -47,6 +58,12 @@ export interface ConnectionView {
   lastError: string | null;
   /** Epoch ms; installed apps only. */
   accessExpiresAt: number | null;
+  /**
+   * The service's rate-limit refusals of this connection (429, or its 403 variant) that turned
+   * an activity attempt away, as the workers reported them: the last hour's total, and per
+   * minute ([minute start epoch ms, count], oldest first; minutes without any are absent).
+   */
+  rateLimited: { lastHour: number; perMinute: [number, number][] };
   workflowId: string;
   uiUrl: string;
 }
@@ -253,14 +270,19 @@ export async function collectStatus(
 ): Promise<StatusReport> {
   const cache: ClosedRunCache =
     options.cache ?? new Map<string, Pick<PassView, 'progress' | 'error'>>();
-  const [statuses, executions, schedules, webhooks] = await Promise.all([
+  const [statuses, executions, schedules, webhooks, automations] = await Promise.all([
     listConnections(client, config.temporal.taskQueue),
     mirrorExecutions(client, config),
     scheduleSection(client, config, options.runCache ?? (new Map() as RunOutcomeCache)),
     webhookSection(config),
+    automationSection(config),
   ]);
+  const generatedAt = Date.now();
   const connections: ConnectionView[] = statuses.map((s) => {
     const workflowId = connectionWorkflowId(s.connectionId);
+    const perMinute = (s.rateLimitedMinutes ?? []).filter(
+      ([start]) => start > generatedAt - LIMIT_WINDOW_MS,
+    );
     return {
       connectionId: s.connectionId,
       businessName: s.businessName ?? null,
@@ -268,6 +290,7 @@ export async function collectStatus(
       state: s.state,
       lastError: s.lastError,
       accessExpiresAt: s.accessExpiresAt ?? null,
+      rateLimited: { lastHour: perMinute.reduce((sum, [, n]) => sum + n, 0), perMinute },
       workflowId,
       uiUrl: workflowUiUrl(config, workflowId),
     };
@@ -295,7 +318,7 @@ export async function collectStatus(
     ...new Set(mirrors.flatMap((m) => (m.destination ? [m.destination] : []))),
   ].sort();
   return {
-    generatedAt: Date.now(),
+    generatedAt,
     temporal: {
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
@@ -306,6 +329,8 @@ export async function collectStatus(
     destinations,
     schedules,
     webhooks,
+    automations,
+    rateLimitedLastHour: connections.reduce((sum, c) => sum + c.rateLimited.lastHour, 0),
     problems: findProblems(connections, mirrors, schedules),
   };
 }

@@ -1,4 +1,6 @@
 import type {
+  AutomationEndpointsView,
+  ConnectionView,
   MirrorView,
   PassView,
   ScheduleStatusView,
@@ -54,7 +56,42 @@ export function lineChart(series: RateSeries, now: number, unit: string, label: 
   );
 }
 
-function passBlock(label: string, pass: PassView, series: RateSeries, now: number): string {
+/** Refusals per minute of the last hour, minutes without any as 0, so the line drops to 0. */
+function minuteSeries(
+  perMinute: ConnectionView['rateLimited']['perMinute'],
+  now: number,
+): RateSeries {
+  const counts = new Map(perMinute);
+  const last = Math.floor(now / 60_000) * 60_000;
+  return Array.from({ length: 60 }, (_, i) => {
+    const start = last - (59 - i) * 60_000;
+    return [start, counts.get(start) ?? 0] as const;
+  });
+}
+
+/** The connection's 429s of the last hour: its count and a chart per minute. */
+function limitedChart(connection: ConnectionView | undefined, now: number): string {
+  const limited = connection?.rateLimited ?? { lastHour: 0, perMinute: [] };
+  return (
+    `<div class="chart-box" data-testid="limited-${escapeHtml(connection?.connectionId ?? '')}" data-count="${limited.lastHour}">` +
+    `<div>429s, last hour: <b>${limited.lastHour}</b></div>` +
+    lineChart(
+      minuteSeries(limited.perMinute, now),
+      now,
+      '/min',
+      'rate-limit refusals (429) per minute',
+    ) +
+    `</div>`
+  );
+}
+
+function passBlock(
+  label: string,
+  pass: PassView,
+  series: RateSeries,
+  now: number,
+  connection?: ConnectionView,
+): string {
   const p = pass.progress;
   const parts = [
     `<div class="pass" data-testid="pass-${label}" data-status="${pass.status}">`,
@@ -83,16 +120,26 @@ function passBlock(label: string, pass: PassView, series: RateSeries, now: numbe
     }
   }
   if (pass.error) parts.push(`<div class="error">${escapeHtml(pass.error)}</div>`);
-  if (pass.status === 'running') parts.push(lineChart(series, now, '/s', 'records per second'));
+  if (pass.status === 'running') {
+    parts.push(
+      `<div class="charts"><div class="chart-box"><div>records per second</div>` +
+        `${lineChart(series, now, '/s', 'records per second')}</div>${limitedChart(connection, now)}</div>`,
+    );
+  }
   parts.push('</div>');
   return parts.join('');
 }
 
-function mirrorBlock(m: MirrorView, series: RateSeries, now: number): string {
+function mirrorBlock(
+  m: MirrorView,
+  series: RateSeries,
+  now: number,
+  connection: ConnectionView | undefined,
+): string {
   return (
     `<section class="mirror" data-testid="mirror-${escapeHtml(m.connectionId)}">` +
     `<h3>${escapeHtml(m.connectionId)} → ${escapeHtml(m.destination ?? '(destination not reported yet)')}</h3>` +
-    (m.current ? passBlock('current', m.current, series, now) : '') +
+    (m.current ? passBlock('current', m.current, series, now, connection) : '') +
     (m.last ? passBlock('last', m.last, [], now) : '') +
     `</section>`
   );
@@ -150,6 +197,36 @@ function webhooksHtml(w: WebhookReceiverView, now: number): string {
   );
 }
 
+function automationsHtml(a: AutomationEndpointsView): string {
+  if (a.error) {
+    return `<p class="error" data-testid="automations">Could not read the endpoints: ${escapeHtml(a.error)}</p>`;
+  }
+  if (a.endpoints.length === 0) {
+    return `<p data-testid="automations">None: <code>ebsync webhooks endpoints add</code> adds one.</p>`;
+  }
+  const rows = a.endpoints.map((e) => {
+    const name = escapeHtml(e.name);
+    const badge = e.state === 'active' ? 'active' : e.state === 'disabled' ? 'failed' : 'paused';
+    const detail =
+      e.state === 'breaker open'
+        ? `until ${when(Date.parse(e.openUntil ?? ''))}`
+        : e.state === 'disabled'
+          ? escapeHtml(e.disabledReason ?? '')
+          : '';
+    const only = (label: string, items: string[]) =>
+      `${label} ${items.length === 0 ? 'all' : escapeHtml(items.join(', '))}`;
+    return (
+      `<tr data-testid="endpoint-${name}" data-state="${escapeHtml(e.state)}"><td>${name}</td><td>${escapeHtml(e.url)}</td>` +
+      `<td><span class="badge ${badge}">${escapeHtml(e.state)}</span> ${detail}</td><td>${e.failures}</td>` +
+      `<td>${only('types', e.filters.resources)}; ${only('actions', e.filters.actions)}; ${only('connections', e.filters.connections)}</td></tr>`
+    );
+  });
+  return (
+    `<table data-testid="automations"><thead><tr><th>name</th><th>url</th><th>state</th><th>failures in a row</th>` +
+    `<th>sends</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+  );
+}
+
 /** The part of the page that refreshes itself. */
 export function reportHtml(
   report: StatusReport,
@@ -170,7 +247,8 @@ export function reportHtml(
       return (
         `<tr data-testid="connection-${id}"><td>${id}</td><td>${escapeHtml(c.businessName ?? '-')}</td>` +
         `<td><span class="badge ${c.state}">${escapeHtml(c.state.replace('_', ' '))}</span></td>` +
-        `<td>${escapeHtml(c.kind)}</td><td>${escapeHtml(c.lastError ?? '')}</td>` +
+        `<td>${escapeHtml(c.kind)}</td><td data-limited="${c.rateLimited.lastHour}">${c.rateLimited.lastHour}</td>` +
+        `<td>${escapeHtml(c.lastError ?? '')}</td>` +
         `<td><a href="${escapeHtml(c.uiUrl)}" target="_blank" rel="noopener">workflow</a></td>` +
         `<td>${actionButton('sync', 'connection', c.connectionId, 'Sync now')} ` +
         `${actionButton(toggle, 'connection', c.connectionId, toggle === 'pause' ? 'Pause' : 'Resume')}</td></tr>`
@@ -183,11 +261,21 @@ export function reportHtml(
     `<h2>Connections (${report.connections.length})</h2>`,
     report.connections.length === 0
       ? '<p>None yet: <code>ebsync connect</code> adds one.</p>'
-      : `<table><thead><tr><th>id</th><th>business</th><th>state</th><th>kind</th><th>last error</th><th></th><th>actions</th></tr></thead><tbody>${rows}</tbody></table>`,
+      : `<table><thead><tr><th>id</th><th>business</th><th>state</th><th>kind</th><th>429s (1h)</th><th>last error</th><th></th><th>actions</th></tr></thead><tbody>${rows}</tbody></table>` +
+        `<p data-testid="limited-total" data-count="${report.rateLimitedLastHour}">429s last hour (rate-limit refusals, all connections): <b>${report.rateLimitedLastHour}</b></p>`,
     `<h2>Mirrors (${report.mirrors.length})</h2>`,
     report.mirrors.length === 0
       ? '<p>None yet: <code>ebsync sync</code> or “Sync now” starts one.</p>'
-      : report.mirrors.map((m) => mirrorBlock(m, rates.get(m.workflowId) ?? [], now)).join(''),
+      : report.mirrors
+          .map((m) =>
+            mirrorBlock(
+              m,
+              rates.get(m.workflowId) ?? [],
+              now,
+              report.connections.find((c) => c.connectionId === m.connectionId),
+            ),
+          )
+          .join(''),
     `<h2>Destinations</h2>`,
     report.destinations.length === 0
       ? '<p>None yet.</p>'
@@ -196,6 +284,8 @@ export function reportHtml(
     schedulesHtml(report.schedules),
     `<h2>Webhook receiver</h2>`,
     webhooksHtml(report.webhooks, now),
+    `<h2>Automation endpoints (${report.automations.endpoints.length})</h2>`,
+    automationsHtml(report.automations),
     `<p class="meta">Updated ${when(now)} · namespace ${escapeHtml(report.temporal.namespace)}, task queue ${escapeHtml(report.temporal.taskQueue)}</p>`,
   ].join('\n');
 }
@@ -208,6 +298,7 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d0d7de;
 .bar{height:10px;background:#eaeef2;border-radius:5px;overflow:hidden;margin:4px 0}.bar div{height:100%;background:#2da44e}
 .mirror{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;margin:8px 0}.pass{margin:6px 0}
 .error,.problems{color:#cf222e}.ok{color:#1a7f37}.meta{color:#57606a;font-size:12px}
+.charts{display:flex;gap:16px;flex-wrap:wrap}.chart-box{font-size:12px;color:#57606a}
 #admin{float:right}#action-result{min-height:1.4em}`;
 
 /**

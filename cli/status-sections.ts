@@ -6,6 +6,7 @@ import {
   type ReceiverStats,
 } from '../webhooks/receiver-stats.js';
 import { listMirrorSchedules } from './schedules.js';
+import { configuredEndpoints, type EndpointView } from './webhook-automations.js';
 
 /** How long the status waits for the webhook receiver's counters before calling it down. */
 const RECEIVER_TIMEOUT_MS = 1_000;
@@ -205,5 +206,21 @@ export async function webhookSection(config: Config): Promise<WebhookReceiverVie
       latencySeries: [],
       since: null,
     };
+  }
+}
+
+/** The automation endpoints, their state as `ebsync webhooks endpoints list` shows it. */
+export interface AutomationEndpointsView {
+  endpoints: EndpointView[];
+  /** Why the endpoints could not be read (e.g. other EBSYNC_ENCRYPTION_KEYS than the workers'); else null. */
+  error: string | null;
+}
+
+/** The data dir's automation endpoints, never their secrets (URLs masked to their origin). */
+export async function automationSection(config: Config): Promise<AutomationEndpointsView> {
+  try {
+    return { endpoints: await configuredEndpoints(config), error: null };
+  } catch (error) {
+    return { endpoints: [], error: error instanceof Error ? error.message : String(error) };
   }
 }

@@ -24,6 +24,21 @@ function passLine(label: string, pass: PassView): string[] {
   return lines;
 }
 
+function automationLines(report: StatusReport): string[] {
+  const a = report.automations;
+  if (a.error) return [`  could not be read: ${a.error}`];
+  if (a.endpoints.length === 0) return ["  none: 'ebsync webhooks endpoints add' adds one"];
+  return a.endpoints.map((e) => {
+    const detail =
+      e.state === 'breaker open'
+        ? ` until ${when(Date.parse(e.openUntil ?? ''))}`
+        : e.disabledReason
+          ? ` (${e.disabledReason})`
+          : '';
+    return `  ${e.name}  ${e.url}  ${e.state}${detail}  failures in a row: ${e.failures}`;
+  });
+}
+
 /** The report as a person reads it in a terminal. */
 export function statusText(report: StatusReport): string {
   const lines: string[] = ['Connections'];
@@ -31,8 +46,13 @@ export function statusText(report: StatusReport): string {
   for (const c of report.connections) {
     const who = c.businessName ?? '(business name not shown)';
     const error = c.lastError ? `, last error: ${c.lastError}` : '';
-    lines.push(`  ${c.connectionId}  ${c.state}  ${c.kind}  ${who}${error}`, `    ${c.uiUrl}`);
+    const limited = c.rateLimited.lastHour > 0 ? `, 429s last hour: ${c.rateLimited.lastHour}` : '';
+    lines.push(
+      `  ${c.connectionId}  ${c.state}  ${c.kind}  ${who}${limited}${error}`,
+      `    ${c.uiUrl}`,
+    );
   }
+  if (report.connections.length > 0) lines.push(`  429s last hour: ${report.rateLimitedLastHour}`);
   lines.push('', 'Mirrors');
   if (report.mirrors.length === 0) lines.push("  none yet: start one with 'ebsync sync'");
   for (const m of report.mirrors) {
@@ -59,6 +79,9 @@ export function statusText(report: StatusReport): string {
           `${w.failed} failed hand-offs, latency p50 ${ms(w.latencyP50Ms)} p95 ${ms(w.latencyP95Ms)} (since ${when(w.since)})`
       : `Webhook receiver: not running at ${w.endpoint} (${w.error ?? 'no answer'})`,
     '',
+    'Automation endpoints',
+    ...automationLines(report),
+    '',
     report.problems.length === 0
       ? 'All healthy.'
       : `${report.problems.length} problem${report.problems.length > 1 ? 's' : ''}:`,
@@ -71,8 +94,9 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description(
-      'Connections, mirror passes (current and last), reach gaps and errors, schedules, the webhook ' +
-        'receiver, with Temporal UI links. Exits 1 when a connection needs re-authorization, a last ' +
+      'Connections (and their 429s over the last hour), mirror passes (current and last), reach ' +
+        'gaps and errors, schedules, the webhook receiver, automation endpoints and their breakers, ' +
+        'with Temporal UI links. Exits 1 when a connection needs re-authorization, a last ' +
         "pass failed or a schedule's last run failed, naming which.\n" +
         '--serve runs the status page instead (EBSYNC_STATUS_HOST, EBSYNC_STATUS_PORT).',
     )

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
@@ -117,26 +118,57 @@ function filterText(filters: EndpointFilters): string {
   ].join(' ');
 }
 
+/** An endpoint as `endpoints list` and the status show it: URL masked, never its secret. */
+export interface EndpointView {
+  name: string;
+  url: string;
+  filters: EndpointFilters;
+  state: 'active' | 'breaker open' | 'disabled';
+  /** Consecutive failed attempts. */
+  failures: number;
+  /** While the breaker is open: when it lets one probe through (ISO); otherwise null. */
+  openUntil: string | null;
+  disabledReason: string | null;
+  createdAt: string;
+}
+
+/** The endpoints of a store with their breaker state at `now`. */
+export async function endpointViews(
+  store: AutomationStore,
+  now: number = Date.now(),
+): Promise<EndpointView[]> {
+  return (await store.list()).map((endpoint) => {
+    const breaker = store.breaker(endpoint.name);
+    const open = breaker.openUntil > now;
+    return {
+      name: endpoint.name,
+      url: maskedUrl(endpoint.url),
+      filters: endpoint.filters,
+      state: endpoint.disabledAt !== null ? 'disabled' : open ? 'breaker open' : 'active',
+      failures: breaker.failures,
+      openUntil: open ? new Date(breaker.openUntil).toISOString() : null,
+      disabledReason: endpoint.disabledReason,
+      createdAt: endpoint.createdAt,
+    };
+  });
+}
+
+/**
+ * The data dir's endpoints for the status; none when no `webhooks.db` exists yet (reading
+ * must not create it).
+ */
+export async function configuredEndpoints(config: Config): Promise<EndpointView[]> {
+  if (!existsSync(join(config.dataDir, 'webhooks.db'))) return [];
+  const store = automationStore(config);
+  try {
+    return await endpointViews(store);
+  } finally {
+    store.close();
+  }
+}
+
 async function list(flags: { json?: boolean }): Promise<void> {
-  const rows = await withStore(async (store) =>
-    (await store.list()).map((endpoint) => {
-      const breaker = store.breaker(endpoint.name);
-      return {
-        name: endpoint.name,
-        url: maskedUrl(endpoint.url),
-        filters: endpoint.filters,
-        state:
-          endpoint.disabledAt !== null
-            ? 'disabled'
-            : breaker.openUntil > Date.now()
-              ? 'breaker open'
-              : 'active',
-        failures: breaker.failures,
-        disabledReason: endpoint.disabledReason,
-        createdAt: endpoint.createdAt,
-      };
-    }),
-  );
+  const rows = await withStore((store) => endpointViews(store));
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     return;

@@ -73,19 +73,47 @@ function limitSignalOf(error: unknown, at: number): RateLimitSignal | undefined 
 /**
  * Activity interceptor: when the service turns a request away for its rate, the activity's
  * own workflow is told (it lowers the connection's pace, `workflows/rate-limit.ts`) and so is
- * the connection's workflow (it keeps the last signal for `ebsync connections`). The retry
- * itself waits for Retry-After with jitter (activities/failures.ts).
+ * the connection's workflow (it keeps the last signal for `ebsync connections` and counts the
+ * refusals per minute for the status). The retry itself waits for Retry-After with jitter
+ * (activities/failures.ts).
  */
 export function rateLimitSignals(
   client: Client,
   onError: (error: unknown) => void = () => undefined,
 ): ActivityInterceptorsFactory {
+  const signal = (workflowId: string, value: RateLimitSignal): void =>
+    void client.workflow.getHandle(workflowId).signal(rateLimitedSignal, value).catch(onError);
+  // The pace: refusals within a second of the last signal are one cut, so they are dropped.
   const lastSent = new Map<string, number>();
-  const send = (workflowId: string, signal: RateLimitSignal): void => {
-    if (signal.at - (lastSent.get(workflowId) ?? Number.NEGATIVE_INFINITY) < SIGNAL_EVERY_MS)
-      return;
-    lastSent.set(workflowId, signal.at);
-    client.workflow.getHandle(workflowId).signal(rateLimitedSignal, signal).catch(onError);
+  const pace = (workflowId: string, value: RateLimitSignal): void => {
+    if (value.at - (lastSent.get(workflowId) ?? Number.NEGATIVE_INFINITY) < SIGNAL_EVERY_MS) return;
+    lastSent.set(workflowId, value.at);
+    signal(workflowId, value);
+  };
+  // The count: refusals within a second are held and go with the next signal, or after that
+  // second, so every refusal is counted once and a burst is still one signal a second.
+  const countSent = new Map<string, number>();
+  const held = new Map<string, { last: RateLimitSignal; count: number; timer?: NodeJS.Timeout }>();
+  const flush = (workflowId: string): void => {
+    const entry = held.get(workflowId);
+    if (!entry) return;
+    held.delete(workflowId);
+    clearTimeout(entry.timer);
+    countSent.set(workflowId, Date.now());
+    signal(workflowId, { ...entry.last, count: entry.count });
+  };
+  const count = (workflowId: string, value: RateLimitSignal): void => {
+    const entry = held.get(workflowId) ?? { last: value, count: 0 };
+    entry.last = value;
+    entry.count += 1;
+    held.set(workflowId, entry);
+    const wait =
+      (countSent.get(workflowId) ?? Number.NEGATIVE_INFINITY) + SIGNAL_EVERY_MS - value.at;
+    if (wait <= 0) flush(workflowId);
+    else if (!entry.timer) {
+      entry.timer = setTimeout(() => flush(workflowId), wait);
+      entry.timer.unref();
+    }
   };
   return (ctx) => ({
     inbound: {
@@ -93,12 +121,13 @@ export function rateLimitSignals(
         try {
           return await next(input);
         } catch (error) {
-          const signal = limitSignalOf(error, Date.now());
+          const limited = limitSignalOf(error, Date.now());
           const connectionId = ctx.info.priority?.fairnessKey;
-          if (signal && connectionId) {
+          if (limited && connectionId) {
             const own = ctx.info.workflowExecution?.workflowId;
-            if (own) send(own, signal);
-            send(connectionWorkflowId(connectionId), signal);
+            const connection = connectionWorkflowId(connectionId);
+            if (own && own !== connection) pace(own, limited);
+            count(connection, limited);
           }
           throw error;
         }

@@ -2,7 +2,7 @@
  * Shapes shared by the connection workflow, its activities and its callers. Credentials travel
  * only inside Temporal payloads, which the payload codec encrypts.
  */
-import type { RateLimitSignal } from './rate-limit.js';
+import type { LimitMinutes, RateLimitSignal } from './rate-limit.js';
 export type ConnectionKind = 'installed_app' | 'integration_key' | 'legacy_app';
 export type ConnectionState = 'active' | 'needs_reauth' | 'paused' | 'disconnected';
 
@@ -50,6 +50,7 @@ export interface ConnectionInput {
     refreshCount: number;
     connectedAt: number;
     lastRateLimit?: RateLimitSignal | null;
+    rateLimitedMinutes?: LimitMinutes;
   };
 }
 
@@ -60,6 +61,8 @@ export interface ConnectionStatus extends ConnectionProfile {
   connectedAt: number;
   /** The last time the service turned this connection away for its rate (429 or 403). */
   lastRateLimit?: RateLimitSignal | null;
+  /** The service's rate-limit refusals of this connection per minute, the last hour. */
+  rateLimitedMinutes?: LimitMinutes;
   /** Epoch ms; installed apps only. */
   accessExpiresAt?: number;
 }

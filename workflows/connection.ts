@@ -23,7 +23,12 @@ import {
   type IssuedCredentials,
   type TokenRequestArgs,
 } from './connection-types.js';
-import { rateLimitedSignal, type RateLimitSignal } from './rate-limit.js';
+import {
+  countLimit,
+  rateLimitedSignal,
+  type LimitMinutes,
+  type RateLimitSignal,
+} from './rate-limit.js';
 
 type ConnectionActivities = ReturnType<typeof createConnectionActivities>;
 
@@ -79,6 +84,7 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
   let lastError: string | null = input.carried?.lastError ?? null;
   let refreshCount = input.carried?.refreshCount ?? 0;
   let lastRateLimit: RateLimitSignal | null = input.carried?.lastRateLimit ?? null;
+  let rateLimitedMinutes: LimitMinutes = input.carried?.rateLimitedMinutes ?? [];
   const connectedAt = input.carried?.connectedAt ?? Date.now();
   let refreshing: Promise<void> | undefined;
   /** An access token obtained because the service refused the one before it. */
@@ -92,6 +98,7 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     refreshCount,
     connectedAt,
     lastRateLimit,
+    rateLimitedMinutes,
     ...(credentials.kind === 'oauth' ? { accessExpiresAt: credentials.accessExpiresAt } : {}),
   });
 
@@ -177,6 +184,7 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
   // Recorded only: the pacing itself is the syncing workflow's (workflows/rate-limit.ts).
   setHandler(rateLimitedSignal, (signal) => {
     lastRateLimit = signal;
+    rateLimitedMinutes = countLimit(rateLimitedMinutes, signal);
   });
 
   setHandler(getCredentialsUpdate, async ({ rejectedToken }) => {
@@ -274,7 +282,14 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
       await continueAsNew<typeof connectionWorkflow>({
         profile,
         credentials,
-        carried: { state, lastError, refreshCount, connectedAt, lastRateLimit },
+        carried: {
+          state,
+          lastError,
+          refreshCount,
+          connectedAt,
+          lastRateLimit,
+          rateLimitedMinutes,
+        },
         ...(input.historyLimit !== undefined ? { historyLimit: input.historyLimit } : {}),
       });
     }

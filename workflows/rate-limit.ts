@@ -14,6 +14,34 @@ export interface RateLimitSignal {
   retryAfterMs: number | null;
   /** The operation refused, e.g. `leads.list`. */
   operation: string | null;
+  /**
+   * Refusals this signal stands for: a worker signals a workflow at most once a second and
+   * counts the refusals in between into the next one. Absent means 1.
+   */
+  count?: number;
+}
+
+/** Rate-limit refusals per minute: [minute start (epoch ms), count], oldest first. */
+export type LimitMinutes = [number, number][];
+
+const MINUTE_MS = 60_000;
+/** How far back the per-minute counts go. */
+export const LIMIT_WINDOW_MS = 3_600_000;
+
+/** `minutes` with the signal counted in its minute, and minutes older than an hour dropped. */
+export function countLimit(
+  minutes: readonly [number, number][],
+  signal: RateLimitSignal,
+): LimitMinutes {
+  const minute = Math.floor(signal.at / MINUTE_MS) * MINUTE_MS;
+  const add = Math.max(1, signal.count ?? 1);
+  const kept: LimitMinutes = minutes
+    .filter(([start]) => start > signal.at - LIMIT_WINDOW_MS)
+    .map(([start, n]) => [start, n]);
+  const same = kept.find(([start]) => start === minute);
+  if (same) same[1] += add;
+  else kept.push([minute, add]);
+  return kept.sort((a, b) => a[0] - b[0]);
 }
 
 export const rateLimitedSignal = defineSignal<[RateLimitSignal]>('rateLimited');
