@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../../config/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { sqliteAutomationStore } from '../../store/automation-endpoints.js';
+import { dataConverter } from '../../worker/data-converter.js';
 import { ensureChromium } from '../helpers/chromium.js';
 import { CliProcess, freePort, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { hintBody, post, standardHeaders } from '../webhooks/deliveries.js';
@@ -32,7 +35,27 @@ let connection: Connection;
 let client: Client;
 
 interface StatusJson {
-  mirrors: { workflowId: string; connectionId: string; current: { runId: string } | null }[];
+  connections: {
+    connectionId: string;
+    rateLimited: { lastHour: number; perMinute: [number, number][] };
+  }[];
+  rateLimitedLastHour: number;
+  automations: {
+    endpoints: {
+      name: string;
+      url: string;
+      state: string;
+      failures: number;
+      openUntil: string | null;
+    }[];
+    error: string | null;
+  };
+  mirrors: {
+    workflowId: string;
+    connectionId: string;
+    current: { runId: string } | null;
+    last: { runId: string; status: string } | null;
+  }[];
   schedules: {
     scheduleId: string;
     paused: boolean;
@@ -205,6 +228,133 @@ describe('the status page, webhook receiver', () => {
     const stats = await fetch(`http://127.0.0.1:${env.EBSYNC_WEBHOOK_PORT}/webhooks/_stats`);
     expect(stats.status).toBe(200);
   }, 120_000);
+});
+
+describe('the status page, automation endpoints', () => {
+  it('shows each endpoint with its breaker state, an open breaker as such, and never a secret', async () => {
+    expect((await statusJson()).automations).toEqual({ endpoints: [], error: null });
+    const added: string[] = [];
+    for (const [name, hook] of [
+      ['hook-up', 'http://127.0.0.1:9/hooks/up-path-token-1111'],
+      ['hook-down', 'http://127.0.0.1:9/hooks/down-path-token-2222'],
+    ] as const) {
+      const result = await runCli(['webhooks', 'endpoints', 'add', name, hook], env);
+      expect(result.code, result.stderr).toBe(0);
+      added.push(/(whsec_\S+)/.exec(result.stdout)![1]!);
+    }
+    // What the forwarder records when hook-down keeps failing: the breaker opens for 10 min,
+    // in the same webhooks.db (and with the same key) the workers use.
+    const config = loadConfig(env);
+    const store = sqliteAutomationStore(
+      join(config.dataDir, 'webhooks.db'),
+      dataConverter(config).payloadCodecs![0]!,
+    );
+    try {
+      store.failed('hook-down', Date.now(), 3, 600_000);
+      store.failed('hook-down', Date.now(), 3, 600_000);
+      store.failed('hook-down', Date.now(), 3, 600_000);
+    } finally {
+      store.close();
+    }
+
+    await page.goto(url);
+    const down = page.locator('[data-testid="endpoint-hook-down"]');
+    await expect
+      .poll(() => down.getAttribute('data-state'), { timeout: 15_000 })
+      .toBe('breaker open');
+    expect(await down.textContent()).toMatch(/breaker open until \d{4}-\d\d-\d\dT/);
+    expect(await page.getAttribute('[data-testid="endpoint-hook-up"]', 'data-state')).toBe(
+      'active',
+    );
+    const html = await page.content();
+    for (const secret of [...added, 'up-path-token-1111', 'down-path-token-2222']) {
+      expect(html).not.toContain(secret);
+    }
+    await page.screenshot({ path: join(ARTIFACTS, 'status-automations.png'), fullPage: true });
+
+    const json = await runCli(['status', '--json'], env);
+    const report = JSON.parse(json.stdout) as StatusJson;
+    expect(report.automations.endpoints.map((e) => [e.name, e.state, e.failures])).toEqual([
+      ['hook-down', 'breaker open', 3],
+      ['hook-up', 'active', 0],
+    ]);
+    expect(report.automations.endpoints[0]!.url).toBe('http://127.0.0.1:9/…');
+    for (const secret of [...added, 'down-path-token-2222'])
+      expect(json.stdout).not.toContain(secret);
+    const text = await runCli(['status'], env);
+    expect(text.stdout).toMatch(
+      /hook-down {2}http:\/\/127\.0\.0\.1:9\/… {2}breaker open until \S+ {2}failures in a row: 3/,
+    );
+    expect(text.stdout).toMatch(/hook-up .* active /);
+    // An open breaker is the endpoint's state, not the deployment's health.
+    expect(text.code, text.stderr).toBe(0);
+    for (const name of ['hook-up', 'hook-down']) {
+      await runCli(['webhooks', 'endpoints', 'remove', name], env);
+    }
+  }, 120_000);
+});
+
+describe('the status page, 429s', () => {
+  it('counts the rate-limit refusals a mirror met over the last hour, charted beside its records/s', async () => {
+    const before = (await statusJson()).connections.find((c) => c.connectionId === SHOP);
+    expect(before?.rateLimited.lastHour).toBe(0);
+    const refusedBefore = sb.admin.counters().rate_limited;
+    // Slower and far stricter than the worker's pace (EBS_RATE_LIMIT 10/s): refusals follow.
+    sb.admin.setFaults({ latencyMs: 100 });
+    sb.admin.setRateLimit({ perSecond: 1 });
+    try {
+      await page.goto(url);
+      await page.fill('#token', ADMIN_TOKEN);
+      await page.click(`button[data-action="sync"][data-connection="${SHOP}"]`);
+      await expect
+        .poll(actionResult, { timeout: 15_000 })
+        .toMatch(/started the mirror|already running/);
+      const chart = page.locator(`[data-testid="mirror-${SHOP}"] [data-testid="limited-${SHOP}"]`);
+      await expect
+        .poll(
+          async () =>
+            Number(
+              (await chart.getAttribute('data-count', { timeout: 1_000 }).catch(() => null)) ?? 0,
+            ),
+          {
+            timeout: 90_000,
+          },
+        )
+        .toBeGreaterThan(0);
+      expect(await chart.locator('svg.chart').count()).toBe(1);
+      expect(await chart.textContent()).toMatch(/429s, last hour: [1-9]/);
+      await page.screenshot({ path: join(ARTIFACTS, 'status-429s.png'), fullPage: true });
+    } finally {
+      sb.admin.setRateLimit({ perSecond: 0 });
+      sb.admin.setFaults({ latencyMs: 0 });
+    }
+    // The pass finishes once the service lets it; the count stays for the hour.
+    const done = await until(
+      'the pass to complete',
+      async () => {
+        const report = await statusJson();
+        const m = report.mirrors.find((x) => x.connectionId === SHOP);
+        return m && !m.current && m.last?.status === 'completed' ? report : undefined;
+      },
+      120_000,
+    );
+    const refused = sb.admin.counters().rate_limited - refusedBefore;
+    const counted = done.connections.find((c) => c.connectionId === SHOP)!.rateLimited;
+    // Each refusal that turned an activity attempt away, at most one per attempt.
+    expect(counted.lastHour).toBeGreaterThan(0);
+    expect(counted.lastHour).toBeLessThanOrEqual(refused);
+    expect(counted.perMinute.reduce((sum, [, n]) => sum + n, 0)).toBe(counted.lastHour);
+    expect(done.rateLimitedLastHour).toBe(counted.lastHour);
+
+    await page.goto(url);
+    expect(await page.getAttribute('[data-testid="limited-total"]', 'data-count')).toBe(
+      String(counted.lastHour),
+    );
+    const text = await runCli(['status'], env);
+    expect(text.stdout).toContain(`429s last hour: ${counted.lastHour}`);
+    const json = JSON.parse((await runCli(['status', '--json'], env)).stdout) as StatusJson;
+    expect(json.rateLimitedLastHour).toBe(counted.lastHour);
+  }, 300_000);
 });
 
 describe('ebsync status, failures', () => {
