@@ -150,17 +150,35 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, message: string):
   }
 }
 
-/** A TCP port nobody listens on right now (bound to port 0, then released). */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed out in this process, so two calls never name the same one. Ports come from below
+ * the kernel's ephemeral range (32768-60999 on Linux): a port taken from that range (bound to 0,
+ * then released) can be handed by the kernel to any other socket before the server under test
+ * binds it, and one CI run failed that way (a dev server's UI port, "address already in use").
+ */
+const handedOut = new Set<number>();
+const LOWEST = 20_000;
+const SPAN = 12_000;
+
+function listenable(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
   });
+}
+
+/** A TCP port nobody listens on right now, outside the range the kernel assigns by itself. */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = LOWEST + Math.floor(Math.random() * SPAN);
+    if (handedOut.has(port)) continue;
+    if (await listenable(port, host)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port between ${LOWEST} and ${LOWEST + SPAN} on ${host}`);
 }
 
 /** The JSON log lines of a worker's stdout (other lines skipped). */
