@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -46,6 +47,22 @@ export function cli(
     });
     child.once('exit', (code) => reject(new Error(`ebsync ${args.join(' ')} exited ${code}`)));
   });
+}
+
+/**
+ * The first fetch of a process sets up its HTTP client (tens of ms): done once against a
+ * throwaway local server, so the first timed load is the page's time, not this process's.
+ */
+async function warmFetch(): Promise<void> {
+  const server = createServer((_request, response) => response.end('ok'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  try {
+    await (await fetch(`http://127.0.0.1:${port}/`)).text();
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
 }
 
 async function timedGet(url: string): Promise<number> {
@@ -117,7 +134,12 @@ export const consoleBenchmark: Benchmark = {
       children.push(page.child);
       const url = /(http:\/\/\S+)/.exec(page.line)?.[1];
       if (!url) throw new Error(`no address in '${page.line}'`);
+      await warmFetch();
+      const started = performance.now();
       const first = await timedGet(url);
+      // The page shows its report once /fragment answers: the first one waits for the report.
+      await timedGet(new URL('fragment', url).href);
+      const firstReport = performance.now() - started;
       const loads: number[] = [];
       for (let i = 0; i < LOADS; i++) loads.push(await timedGet(url));
       // What the background refresh costs: one report gathered from Temporal, nothing cached.
@@ -136,13 +158,15 @@ export const consoleBenchmark: Benchmark = {
         method:
           `\`ebsync status --serve\` (a real worker, ${CONNECTIONS} connection workflows on a fresh ` +
           `Temporal dev server, ${MIRRORS} of them with a completed mirror pass) timed from this ` +
-          `process over HTTP: the first load (which waits for the first report from Temporal), ` +
-          `then ${LOADS} loads of \`/\` in a row.`,
+          `process over HTTP (its HTTP client warmed on a throwaway server first): the first load right after the page's address is printed, the ` +
+          `time until that page's report is there (its \`/fragment\` answered), then ${LOADS} ` +
+          `loads of \`/\` in a row.`,
         tables: [
           {
             head: ['load of /', 'ms'],
             rows: [
-              ['first (cold: report gathered from Temporal)', fmt(first, 0)],
+              ['first, right after start', fmt(first, 0)],
+              ['first report on the page, right after start', fmt(firstReport, 0)],
               ['p50', fmt(s.p50, 0)],
               ['p95', fmt(s.p95, 0)],
               ['max', fmt(s.max, 0)],
@@ -156,7 +180,9 @@ export const consoleBenchmark: Benchmark = {
         notes: [
           `Target: page load ≤ ${TARGET_MS} ms with ${CONNECTIONS} connections: ${
             s.p95 <= TARGET_MS ? '**met**' : '**NOT met**'
-          } at p95 (${fmt(s.p95, 0)} ms); the first, cold load took ${fmt(first, 0)} ms.`,
+          } at p95 (${fmt(s.p95, 0)} ms); the first load right after start took ${fmt(first, 0)} ms ` +
+            `(${first <= TARGET_MS ? 'within' : 'over'} the target), and its report was on the page after ${fmt(firstReport, 0)} ms.`,
+          'Before its first report the page comes at once with "Reading the status from Temporal…" and fetches the report itself; the server starts gathering it at start.',
           'A load renders the last report, which the page server refreshes every 2 s in the background; closed passes are read once and kept.',
         ],
       };

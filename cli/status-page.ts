@@ -301,6 +301,11 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d0d7de;
 .charts{display:flex;gap:16px;flex-wrap:wrap}.chart-box{font-size:12px;color:#57606a}
 #admin{float:right}#action-result{min-height:1.4em}`;
 
+/** Stands in for the report until the first one has been gathered from Temporal. */
+export function loadingHtml(): string {
+  return `<p class="meta" data-loading data-testid="loading">Reading the status from Temporal…</p>`;
+}
+
 /**
  * The page: the report plus a token field for the actions. The token stays in this tab
  * (sessionStorage) and goes only into the Authorization header of an action's request.
@@ -320,11 +325,18 @@ token.value = sessionStorage.getItem('ebsync-admin-token') || '';
 token.addEventListener('input', () => sessionStorage.setItem('ebsync-admin-token', token.value));
 const result = document.getElementById('action-result');
 async function refresh() {
+  const report = document.getElementById('report');
   try {
     const res = await fetch('fragment', { cache: 'no-store' });
-    if (res.ok) document.getElementById('report').innerHTML = await res.text();
+    if (res.ok) report.innerHTML = await res.text();
+    else if (report.querySelector('[data-loading]')) {
+      const body = await res.json().catch(() => ({}));
+      report.querySelector('[data-loading]').textContent = body.message || res.statusText;
+      report.querySelector('[data-loading]').className = 'error';
+    }
   } catch {}
 }
+if (document.querySelector('[data-loading]')) refresh();
 setInterval(refresh, 2000);
 document.addEventListener('click', async (event) => {
   const button = event.target.closest('button[data-action]');

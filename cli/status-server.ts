@@ -11,10 +11,28 @@ import { UserError } from './errors.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedules.js';
 import { collectStatus, type ClosedRunCache, type StatusReport } from './status-model.js';
 import type { RunOutcomeCache } from './status-sections.js';
-import { pageHtml, reportHtml, type RateSeries } from './status-page.js';
+import { loadingHtml, pageHtml, reportHtml, type RateSeries } from './status-page.js';
 import { defaultDestination, startOrAttach } from './sync.js';
 
 const REFRESH_MS = 2_000;
+/** How long the first visit waits for the first report before the page comes without it. */
+const FIRST_WAIT_MS = 150;
+
+/** The report, if it arrives within ms; a failure before then still fails the request. */
+async function firstReportWithin(
+  report: Promise<StatusReport>,
+  ms: number,
+): Promise<StatusReport | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      report,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 const HOUR_MS = 3_600_000;
 const CONNECTION_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** Schedule ids ebsync makes: sync-<connection>-<what>-<mode>[-<destination key>]. */
@@ -112,6 +130,8 @@ export async function startStatusServer(
   const current = async (): Promise<StatusReport> => latest ?? (await refresh());
   const timer = setInterval(() => void refresh().catch(() => undefined), REFRESH_MS);
   timer.unref();
+  // Gathering starts now, not at the first visit: the first report takes about a second.
+  void refresh().catch(() => undefined);
 
   const app = Fastify({ logger: false });
   app.setErrorHandler((error, _request, reply) =>
@@ -129,9 +149,12 @@ export async function startStatusServer(
 
   const fragment = async (): Promise<string> =>
     reportHtml(await current(), history.series(), collectError);
-  app.get('/', async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').send(pageHtml(await fragment())),
-  );
+  app.get('/', async (_request, reply) => {
+    // Before the first report, the page comes at once and fetches its report itself.
+    const ready = latest ?? (await firstReportWithin(refresh(), FIRST_WAIT_MS));
+    const body = ready ? reportHtml(ready, history.series(), collectError) : loadingHtml();
+    return reply.type('text/html; charset=utf-8').send(pageHtml(body));
+  });
   app.get('/fragment', async (_request, reply) =>
     reply
       .type('text/html; charset=utf-8')

@@ -1,8 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadingHtml, pageHtml } from '../../cli/status-page.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { ensureChromium } from '../helpers/chromium.js';
 import { CliProcess, freePort, REPO_ROOT, runCli } from '../helpers/cli.js';
@@ -168,6 +170,45 @@ describe('the status page', () => {
       .toMatch(/completed/);
     await page.screenshot({ path: join(ARTIFACTS, 'status-page-completed.png'), fullPage: true });
   }, 300_000);
+});
+
+describe('the page before its first report', () => {
+  /** Serves the page as the status server does before it has a report, with a given /fragment. */
+  async function servePage(fragment: (reply: FastifyReply) => Promise<unknown>): Promise<string> {
+    const app = Fastify({ logger: false });
+    app.get('/', async (_request, reply) =>
+      reply.type('text/html; charset=utf-8').send(pageHtml(loadingHtml())),
+    );
+    app.get('/fragment', async (_request, reply) => fragment(reply));
+    apps.push(app);
+    return app.listen({ host: '127.0.0.1', port: 0 });
+  }
+  const apps: FastifyInstance[] = [];
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+  });
+
+  it('says it is reading, then shows the report when it comes', async () => {
+    const base = await servePage(async (reply) => {
+      await new Promise((r) => setTimeout(r, 300));
+      return reply.type('text/html').send('<p data-testid="health">All healthy.</p>');
+    });
+    await page.goto(base);
+    expect(await page.textContent('[data-testid="loading"]')).toMatch(/Reading the status/);
+    await expect
+      .poll(() => page.textContent('[data-testid="health"]'), { timeout: 10_000 })
+      .toMatch(/All healthy/);
+  });
+
+  it('names why when the first report cannot be read', async () => {
+    const base = await servePage(async (reply) =>
+      reply.code(503).send({ message: 'the status could not be read: Temporal is down' }),
+    );
+    await page.goto(base);
+    await expect
+      .poll(() => page.textContent('[data-testid="loading"]'), { timeout: 10_000 })
+      .toMatch(/could not be read: Temporal is down/);
+  });
 });
 
 describe('ebsync status', () => {
