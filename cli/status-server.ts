@@ -15,24 +15,6 @@ import { loadingHtml, pageHtml, reportHtml, type RateSeries } from './status-pag
 import { defaultDestination, startOrAttach } from './sync.js';
 
 const REFRESH_MS = 2_000;
-/** How long the first visit waits for the first report before the page comes without it. */
-const FIRST_WAIT_MS = 150;
-
-/** The report, if it arrives within ms; a failure before then still fails the request. */
-async function firstReportWithin(
-  report: Promise<StatusReport>,
-  ms: number,
-): Promise<StatusReport | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      report,
-      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 const HOUR_MS = 3_600_000;
 const CONNECTION_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** Schedule ids ebsync makes: sync-<connection>-<what>-<mode>[-<destination key>]. */
@@ -151,8 +133,7 @@ export async function startStatusServer(
     reportHtml(await current(), history.series(), collectError);
   app.get('/', async (_request, reply) => {
     // Before the first report, the page comes at once and fetches its report itself.
-    const ready = latest ?? (await firstReportWithin(refresh(), FIRST_WAIT_MS));
-    const body = ready ? reportHtml(ready, history.series(), collectError) : loadingHtml();
+    const body = latest ? reportHtml(latest, history.series(), collectError) : loadingHtml();
     return reply.type('text/html; charset=utf-8').send(pageHtml(body));
   });
   app.get('/fragment', async (_request, reply) =>
