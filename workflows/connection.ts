@@ -91,14 +91,18 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
   let issuedAfterRejection: string | undefined;
   let wake = false;
 
-  const status = (): ConnectionStatus => ({
-    ...profile,
+  /** What outlives continue-as-new, and what the status query shows beside the profile. */
+  const carried = () => ({
     state,
     lastError,
     refreshCount,
     connectedAt,
     lastRateLimit,
     rateLimitedMinutes,
+  });
+  const status = (): ConnectionStatus => ({
+    ...profile,
+    ...carried(),
     ...(credentials.kind === 'oauth' ? { accessExpiresAt: credentials.accessExpiresAt } : {}),
   });
 
@@ -282,14 +286,7 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
       await continueAsNew<typeof connectionWorkflow>({
         profile,
         credentials,
-        carried: {
-          state,
-          lastError,
-          refreshCount,
-          connectedAt,
-          lastRateLimit,
-          rateLimitedMinutes,
-        },
+        carried: carried(),
         ...(input.historyLimit !== undefined ? { historyLimit: input.historyLimit } : {}),
       });
     }
