@@ -57,6 +57,27 @@ export async function connectionRateOf(
 /** A signal to one workflow goes out at most this often from one worker. */
 const SIGNAL_EVERY_MS = 1_000;
 
+/**
+ * When a signal last went to each workflow. Entries older than a signal interval say nothing,
+ * so they are dropped once there are many: a worker that runs for months sees a new mirror
+ * workflow id every pass.
+ */
+class SentTimes {
+  private readonly at = new Map<string, number>();
+
+  /** Milliseconds until a signal may go to workflowId again (≤ 0: now). */
+  waitFor(workflowId: string, now: number): number {
+    const last = this.at.get(workflowId);
+    return last === undefined ? 0 : last + SIGNAL_EVERY_MS - now;
+  }
+
+  mark(workflowId: string, now: number): void {
+    this.at.set(workflowId, now);
+    if (this.at.size <= 256) return;
+    for (const [id, last] of this.at) if (now - last >= SIGNAL_EVERY_MS) this.at.delete(id);
+  }
+}
+
 /** What a failed activity says about a rate limit, when it was one. */
 function limitSignalOf(error: unknown, at: number): RateLimitSignal | undefined {
   if (!(error instanceof ApplicationFailure) || error.type !== 'RateLimitedError') return;
@@ -84,22 +105,22 @@ export function rateLimitSignals(
   const signal = (workflowId: string, value: RateLimitSignal): void =>
     void client.workflow.getHandle(workflowId).signal(rateLimitedSignal, value).catch(onError);
   // The pace: refusals within a second of the last signal are one cut, so they are dropped.
-  const lastSent = new Map<string, number>();
+  const paceSent = new SentTimes();
   const pace = (workflowId: string, value: RateLimitSignal): void => {
-    if (value.at - (lastSent.get(workflowId) ?? Number.NEGATIVE_INFINITY) < SIGNAL_EVERY_MS) return;
-    lastSent.set(workflowId, value.at);
+    if (paceSent.waitFor(workflowId, value.at) > 0) return;
+    paceSent.mark(workflowId, value.at);
     signal(workflowId, value);
   };
   // The count: refusals within a second are held and go with the next signal, or after that
   // second, so every refusal is counted once and a burst is still one signal a second.
-  const countSent = new Map<string, number>();
+  const countSent = new SentTimes();
   const held = new Map<string, { last: RateLimitSignal; count: number; timer?: NodeJS.Timeout }>();
   const flush = (workflowId: string): void => {
     const entry = held.get(workflowId);
     if (!entry) return;
     held.delete(workflowId);
     clearTimeout(entry.timer);
-    countSent.set(workflowId, Date.now());
+    countSent.mark(workflowId, Date.now());
     signal(workflowId, { ...entry.last, count: entry.count });
   };
   const count = (workflowId: string, value: RateLimitSignal): void => {
@@ -107,8 +128,7 @@ export function rateLimitSignals(
     entry.last = value;
     entry.count += 1;
     held.set(workflowId, entry);
-    const wait =
-      (countSent.get(workflowId) ?? Number.NEGATIVE_INFINITY) + SIGNAL_EVERY_MS - value.at;
+    const wait = countSent.waitFor(workflowId, value.at);
     if (wait <= 0) flush(workflowId);
     else if (!entry.timer) {
       entry.timer = setTimeout(() => flush(workflowId), wait);
