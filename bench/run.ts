@@ -109,7 +109,10 @@ function keptSections(file: string, replaced: ReadonlySet<string>): Map<string, 
         .join(', ')}._`
     : '_Kept from an earlier run._';
   // Trimmed, or each run would add a blank line at the end of every kept section.
-  for (const part of text.split(/\n(?=## )/).slice(1).map((p) => p.trimEnd())) {
+  for (const part of text
+    .split(/\n(?=## )/)
+    .slice(1)
+    .map((p) => p.trimEnd())) {
     const name = /^## .*\(`([\w-]+)`\)$/m.exec(part)?.[1];
     if (!name || replaced.has(name) || !BENCHMARKS.some((b) => b.name === name)) continue;
     const [heading, ...rest] = part.split('\n');
