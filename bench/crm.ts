@@ -128,7 +128,7 @@ export const crmBenchmark: Benchmark = {
       );
       const pdCeiling = DEFAULT_PIPEDRIVE_LIMITS.perWindow / 2;
       return {
-        method: `New leads written through each CRM destination into its in-process fake under the vendor's default limits (HubSpot: ${DEFAULT_LIMITS.tenSecondly} calls per 10 s, private app; Pipedrive: ${DEFAULT_PIPEDRIVE_LIMITS.perWindow} calls per 2 s, Professional plan api_token; Salesforce: ${DEFAULT_SALESFORCE_LIMITS.dailyApiRequests} calls per rolling 24 h, Developer Edition), four batches in flight. HubSpot: a contact upsert, a deal upsert and one association call per batch of 100. Pipedrive has no batch writes: per new lead a person search, a person create, a deal search (by ebs_lead_id) and a deal create. Salesforce: one Lead upsert by EBS_Lead_Id__c per collection of 200 (the requests count includes the three describe calls that check the org's fields once).`,
+        method: `New leads written through each CRM destination into its in-process fake under the vendor's default limits (HubSpot: ${DEFAULT_LIMITS.tenSecondly} calls per 10 s, private app; Pipedrive: ${DEFAULT_PIPEDRIVE_LIMITS.perWindow} calls per 2 s, Professional plan api_token; Salesforce: ${DEFAULT_SALESFORCE_LIMITS.dailyApiRequests} calls per rolling 24 h, Developer Edition), four batches in flight. HubSpot: a contact upsert, a deal upsert and one association call per batch of 100. Pipedrive has no batch writes: per new lead a person search, a person create, a deal search (by ebs_lead_id) and a deal create. Salesforce: one Lead upsert by EBS_Lead_Id__c per collection of 200; the three describe calls that check the org's fields once come before the clock starts, like HubSpot's and Pipedrive's schema checks.`,
         tables: [
           {
             head: ['CRM', 'leads', 'seconds', 'leads/s', 'requests', 'requests/lead', '429s'],
@@ -142,7 +142,7 @@ export const crmBenchmark: Benchmark = {
         notes: [
           `HubSpot requests per lead: ${fmt(hs.requests / HUBSPOT_LEADS, 3)}; the bound is 1/100 per object written plus the association call, 3/100 = 0.030. Ceiling ${DEFAULT_LIMITS.tenSecondly / 10} calls/s, about ${fmt(((DEFAULT_LIMITS.tenSecondly / 10) * 100) / 3, 0)} leads/s.`,
           `Pipedrive requests per lead: ${fmt(pd.requests / PIPEDRIVE_LEADS, 3)} (4 for a new lead; 2 PATCHes for a changed one, found by the ids the ledger keeps). Ceiling ${pdCeiling} calls/s, about ${fmt(pdCeiling / 4, 0)} new leads/s.`,
-          `Salesforce requests per lead: ${fmt(sf.requests / SALESFORCE_LEADS, 3)}; the bound is 1/200 = 0.005 plus the three describe calls. Salesforce has no per-second limit: the rate is the fake's and the network's; the org's daily allocation of ${DEFAULT_SALESFORCE_LIMITS.dailyApiRequests} calls would take about ${fmt(DEFAULT_SALESFORCE_LIMITS.dailyApiRequests * 0.95 * 200, 0)} new leads a day before ebsync stops at 95% of it.`,
+          `Salesforce requests per lead: ${fmt(sf.requests / SALESFORCE_LEADS, 3)}; the bound is 1/200 = 0.005. Salesforce has no per-second limit: the rate is the fake's and the network's; the org's daily allocation of ${DEFAULT_SALESFORCE_LIMITS.dailyApiRequests} calls would take about ${fmt(DEFAULT_SALESFORCE_LIMITS.dailyApiRequests * 0.95 * 200, 0)} new leads a day before ebsync stops at 95% of it.`,
         ],
       };
     } finally {
