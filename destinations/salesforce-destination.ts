@@ -19,7 +19,12 @@ import {
   salesforceMapping,
   type SalesforceMapping,
 } from './salesforce-mapping.js';
-import { describeObjects, missingFields, type ObjectFields } from './salesforce-setup.js';
+import {
+  describeObjects,
+  missingFields,
+  type FieldShape,
+  type ObjectFields,
+} from './salesforce-setup.js';
 import { TABLES, type TableSpec } from './tables.js';
 
 export interface SalesforceDestinationOptions extends SalesforceClientOptions {
@@ -41,15 +46,17 @@ interface ItemResult {
 }
 
 /**
- * A column's value as the Salesforce field's type takes it: numbers for number fields (money
- * from cents), `YYYY-MM-DD` for dates, text for the rest; null clears the field.
+ * A column's value as the Salesforce field takes it: numbers for number fields (money from
+ * cents), `YYYY-MM-DD` for dates, text cut to the field's length (Salesforce refuses longer
+ * text, STRING_TOO_LONG) for the rest; null clears the field.
  */
 function fieldValue(
   table: 'leads' | 'events',
   column: string,
-  fieldType: string | undefined,
+  field: FieldShape | undefined,
   value: JsonValue | undefined,
 ): JsonValue {
+  const fieldType = field?.type;
   if (value === undefined || value === null) return null;
   const columnType = TABLES[table].columns.find((c) => c.name === column)?.type;
   const numeric = typeof value === 'number' && columnType === 'cents' ? value / 100 : value;
@@ -69,8 +76,10 @@ function fieldValue(
       return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)
         ? value.slice(0, 10)
         : null;
-    default:
-      return typeof numeric === 'object' ? JSON.stringify(numeric) : String(numeric);
+    default: {
+      const text = typeof numeric === 'object' ? JSON.stringify(numeric) : String(numeric);
+      return field && field.length > 0 ? text.slice(0, field.length) : text;
+    }
   }
 }
 
@@ -300,7 +309,13 @@ export class SalesforceDestination implements Destination {
     const emails = [...new Set([...emailsOf.values()].flat())];
     const contacts = await this.collectionUpsert(
       'Contact',
-      emails.map((email) => ({ key: email, values: { Email: email, LastName: email } })),
+      emails.map((email) => ({
+        key: email,
+        values: {
+          Email: email,
+          LastName: email.slice(0, fields.Contact.get('LastName')?.length || undefined),
+        },
+      })),
     );
     const roles = [...emailsOf].flatMap(([eventId, list]) => {
       const opportunity = opportunities.ok.get(eventId)?.id;

@@ -46,7 +46,7 @@ export const DEFAULT_SALESFORCE_MAPPING: SalesforceMapping = {
     onDelete: 'delete',
   },
   events: {
-    opportunity: { Name: 'title', Amount: 'starting_balance_cents', CloseDate: 'starts_at' },
+    opportunity: { Name: 'title', Amount: 'starting_balance_cents', CloseDate: 'starts_at_date' },
     stages: {
       proposal: 'Proposal/Price Quote',
       confirmed: 'Closed Won',

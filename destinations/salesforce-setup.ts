@@ -2,11 +2,18 @@ import { SalesforceClient, type SalesforceClientOptions } from './salesforce-cli
 import { SALESFORCE_KEYS, type SalesforceMapping } from './salesforce-mapping.js';
 import { DestinationSchemaError } from './errors.js';
 
-/** Field API name → Salesforce type, per object ebsync writes. */
-export type ObjectFields = Record<'Lead' | 'Opportunity' | 'Contact', Map<string, string>>;
+/** A field as ebsync writes it: its Salesforce type, and the most characters text takes. */
+export interface FieldShape {
+  type: string;
+  /** 0 when the field is not text (or Salesforce gives no length). */
+  length: number;
+}
+
+/** Field API name → its shape, per object ebsync writes. */
+export type ObjectFields = Record<'Lead' | 'Opportunity' | 'Contact', Map<string, FieldShape>>;
 
 interface Described {
-  fields?: { name: string; type: string; externalId?: boolean }[];
+  fields?: { name: string; type: string; length?: number; externalId?: boolean }[];
 }
 
 /**
@@ -24,7 +31,7 @@ export async function describeObjects(client: SalesforceClient): Promise<ObjectF
       (described.fields ?? [])
         // A field named like the key but not an external id cannot be upserted by.
         .filter((f) => f.name !== key || f.externalId === true)
-        .map((f) => [f.name, f.type]),
+        .map((f) => [f.name, { type: f.type, length: f.length ?? 0 }]),
     );
   }
   return out;
@@ -68,6 +75,6 @@ export async function checkSalesforce(
   }
   return Object.entries(SALESFORCE_KEYS).map(([o, f]) => ({
     field: `${o}.${f}`,
-    type: fields[o as keyof ObjectFields].get(f) ?? '',
+    type: fields[o as keyof ObjectFields].get(f)?.type ?? '',
   }));
 }

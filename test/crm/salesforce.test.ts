@@ -454,6 +454,24 @@ describe('Salesforce limits and refusals', () => {
     expect(fake.state.counters.itemErrors).toEqual({ DUPLICATES_DETECTED: 1 });
   });
 
+  it('text longer than its field is cut to the length describe gives, not refused', async () => {
+    const fake = await newFake();
+    const long = 'L'.repeat(100);
+    const written = await destinationFor(fake).upsert('leads', [
+      {
+        resource: 'leads',
+        id: 'long',
+        attributes: { last_name: long, company_name: null },
+        raw: {},
+      },
+    ]);
+    expect(written).toMatchObject({ inserted: 1 });
+    const [record] = fake.state.byField('Lead', 'EBS_Lead_Id__c', 'long');
+    expect(record?.fields.LastName).toBe(long.slice(0, 80));
+    expect(record?.fields.Company).toBe('[not provided]');
+    expect(fake.state.counters.itemErrors).toEqual({});
+  });
+
   it('an expired session is renewed once; a refused refresh token names the setting', async () => {
     const fake = await newFake();
     const destination = destinationFor(fake);

@@ -163,6 +163,7 @@ export function registerSalesforceRoutes(
         type: d.type,
         externalId: d.externalId,
         unique: d.unique,
+        length: d.length,
         nillable: !d.required,
         custom: d.custom,
       })),
@@ -191,6 +192,13 @@ export function registerSalesforceRoutes(
         return failure('INVALID_TYPE_ON_FIELD_IN_RECORD', `${name}: value not of required type`, [
           name,
         ]);
+      }
+      if (d.length > 0 && typeof value === 'string' && value.length > d.length) {
+        return failure(
+          'STRING_TOO_LONG',
+          `${name}: data value too large (max length=${d.length})`,
+          [name],
+        );
       }
     }
     return undefined;

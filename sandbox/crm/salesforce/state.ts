@@ -44,6 +44,8 @@ export interface FieldDescription {
   /** Must be set when a record is created (nillable false, no default). */
   required: boolean;
   custom: boolean;
+  /** Most characters a text field takes (0 for other types). */
+  length: number;
 }
 
 export interface SalesforceLimits {
@@ -86,10 +88,18 @@ const f = (
   unique: false,
   required: false,
   custom: name.endsWith('__c'),
+  length: 0,
   ...extra,
 });
+/** A text field of at most `length` characters. */
+const text = (
+  name: string,
+  length: number,
+  type: 'string' | 'email' | 'phone' | 'textarea' = 'string',
+  extra: Partial<FieldDescription> = {},
+): FieldDescription => f(name, type, { length, ...extra });
 const externalId = (name: string): FieldDescription =>
-  f(name, 'string', { externalId: true, unique: true });
+  text(name, 255, 'string', { externalId: true, unique: true });
 
 /**
  * The fields each object starts with: a few standard ones, and the custom external-id
@@ -97,40 +107,39 @@ const externalId = (name: string): FieldDescription =>
  * https://developer.salesforce.com/docs/atlas.en-us.object_reference.meta/object_reference/sforce_api_objects_lead.htm
  * — LastName and Company are required on a Lead; Opportunity needs Name, StageName and
  * CloseDate; Contact needs LastName; an OpportunityContactRole links an OpportunityId and a
- * ContactId.
+ * ContactId. Text lengths are the standard fields' (FirstName 40, LastName 80, Company 255…).
  */
 function standardFields(): Record<SObjectName, Map<string, FieldDescription>> {
   const map = (list: FieldDescription[]) => new Map(list.map((d) => [d.name, d]));
   return {
     Lead: map([
       f('Id', 'id'),
-      f('FirstName', 'string'),
-      f('LastName', 'string', { required: true }),
-      f('Company', 'string', { required: true }),
-      f('Email', 'email'),
-      f('Phone', 'phone'),
-      f('Title', 'string'),
+      text('FirstName', 40),
+      text('LastName', 80, 'string', { required: true }),
+      text('Company', 255, 'string', { required: true }),
+      text('Email', 80, 'email'),
+      text('Phone', 40, 'phone'),
+      text('Title', 128),
       f('LeadSource', 'picklist'),
       f('Status', 'picklist'),
-      f('Description', 'textarea'),
+      text('Description', 32_000, 'textarea'),
       externalId('EBS_Lead_Id__c'),
-      f('EBS_Event_Date__c', 'date'),
     ]),
     Contact: map([
       f('Id', 'id'),
-      f('FirstName', 'string'),
-      f('LastName', 'string', { required: true }),
-      f('Email', 'email'),
-      f('Phone', 'phone'),
+      text('FirstName', 40),
+      text('LastName', 80, 'string', { required: true }),
+      text('Email', 80, 'email'),
+      text('Phone', 40, 'phone'),
       externalId('EBS_Email__c'),
     ]),
     Opportunity: map([
       f('Id', 'id'),
-      f('Name', 'string', { required: true }),
+      text('Name', 120, 'string', { required: true }),
       f('StageName', 'picklist', { required: true }),
       f('CloseDate', 'date', { required: true }),
       f('Amount', 'currency'),
-      f('Description', 'textarea'),
+      text('Description', 32_000, 'textarea'),
       f('LeadSource', 'picklist'),
       externalId('EBS_Event_Id__c'),
     ]),
