@@ -6,6 +6,7 @@ import { setupHubSpot } from '../destinations/hubspot-setup.js';
 import { pipedriveMapping, type PipedriveMapping } from '../destinations/pipedrive-mapping.js';
 import { setupPipedrive } from '../destinations/pipedrive-setup.js';
 import { salesforceMapping, type SalesforceMapping } from '../destinations/salesforce-mapping.js';
+import { salesforceClientOptions } from '../destinations/salesforce-client.js';
 import { checkSalesforce } from '../destinations/salesforce-setup.js';
 import { runAction, UserError } from './errors.js';
 
@@ -96,17 +97,13 @@ const mappingText = (crm: Crm, config: ReturnType<typeof loadConfig>): string =>
 
 /** `destinations setup salesforce`: the org cannot be changed over REST cheaply, so it is checked. */
 async function checkSalesforceOrg(config: ReturnType<typeof loadConfig>): Promise<void> {
-  const { baseUrl, clientId, clientSecret, refreshToken, mapping } = config.crm.salesforce;
-  if (!clientId || !refreshToken) {
-    throw new UserError(
-      'EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_REFRESH_TOKEN are not both set: a connected app and a refresh token are required (docs/crm.md)',
-      2,
-    );
+  let options;
+  try {
+    options = salesforceClientOptions(config.crm.salesforce);
+  } catch (error) {
+    throw new UserError((error as Error).message, 2);
   }
-  const lines = await checkSalesforce(
-    { loginUrl: baseUrl, clientId, refreshToken, ...(clientSecret ? { clientSecret } : {}) },
-    salesforceMapping(mapping),
-  );
+  const lines = await checkSalesforce(options, salesforceMapping(config.crm.salesforce.mapping));
   for (const line of lines) {
     process.stdout.write(`external id ${line.field}: there (${line.type})\n`);
   }

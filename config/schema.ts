@@ -283,6 +283,9 @@ export const configSchema = z
             clientId: optionalText,
             clientSecret: optionalText,
             refreshToken: optionalText,
+            /** JWT bearer flow: the user, and the key of the app's certificate. */
+            username: optionalText,
+            privateKeyFile: optionalText,
             mapping: salesforceMappingSetting.optional(),
           })
           .prefault({}),

@@ -285,6 +285,20 @@ export const SETTINGS: readonly Setting[] = [
       'Refresh token of the Salesforce user ebsync writes as (scopes `api refresh_token`); see [docs/crm.md](docs/crm.md).',
   },
   {
+    env: 'EBSYNC_SALESFORCE_USERNAME',
+    path: 'crm.salesforce.username',
+    default: '(none)',
+    description:
+      'With `EBSYNC_SALESFORCE_PRIVATE_KEY_FILE`, instead of a refresh token: the pre-authorized user the JWT bearer flow acts as.',
+  },
+  {
+    env: 'EBSYNC_SALESFORCE_PRIVATE_KEY_FILE',
+    path: 'crm.salesforce.privateKeyFile',
+    default: '(none)',
+    description:
+      'PEM file of the private key whose certificate the connected app holds; signs the JWT bearer assertion (the key itself is never logged).',
+  },
+  {
     env: 'EBSYNC_SALESFORCE_MAPPING',
     path: 'crm.salesforce.mapping',
     default: '(defaults)',

@@ -6,6 +6,7 @@ import { DestinationTargetError } from './errors.js';
 import { openHubSpotDestination } from './hubspot-destination.js';
 import { openPipedriveDestination } from './pipedrive-destination.js';
 import { openPostgresDestination } from './postgres-destination.js';
+import { salesforceClientOptions } from './salesforce-client.js';
 import { openSalesforceDestination } from './salesforce-destination.js';
 import { openSqliteDestination } from './sqlite-destination.js';
 
@@ -98,18 +99,9 @@ export function openDestination(
     });
   }
   if (parsed.kind === 'salesforce') {
-    const salesforce = crm?.salesforce;
-    if (!salesforce?.clientId || !salesforce.refreshToken) {
-      throw new DestinationTargetError(
-        'destination salesforce needs a connected app and a refresh token: set EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_REFRESH_TOKEN (see docs/crm.md)',
-      );
-    }
     return openSalesforceDestination({
-      loginUrl: salesforce.baseUrl,
-      clientId: salesforce.clientId,
-      refreshToken: salesforce.refreshToken,
-      ...(salesforce.clientSecret ? { clientSecret: salesforce.clientSecret } : {}),
-      ...(salesforce.mapping ? { mapping: salesforce.mapping } : {}),
+      ...salesforceClientOptions(crm?.salesforce),
+      ...(crm?.salesforce?.mapping ? { mapping: crm.salesforce.mapping } : {}),
     });
   }
   return parsed.kind === 'sqlite'

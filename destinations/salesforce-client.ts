@@ -1,8 +1,12 @@
+import { createPrivateKey, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import got, { type Got } from 'got';
+import type { Config } from '../config/index.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import {
   DestinationAuthError,
   DestinationPausedError,
+  DestinationTargetError,
   DestinationUnavailableError,
   DestinationWriteError,
 } from './errors.js';
@@ -43,7 +47,69 @@ export interface SalesforceClientOptions {
   /** Consumer secret (a secret: only in the token request's body, never in messages). */
   clientSecret?: string;
   /** Refresh token (a secret: only in the token request's body, never in messages). */
-  refreshToken: string;
+  refreshToken?: string;
+  /** The JWT bearer flow instead: the pre-authorized user and the PEM key of the app's certificate. */
+  jwt?: { username: string; privateKey: string };
+}
+
+/**
+ * The client's credentials from settings: a connected app with a refresh token, or with a
+ * user and the private key of its certificate (JWT bearer). Names what is missing otherwise.
+ */
+export function salesforceClientOptions(
+  settings: Partial<Config['crm']['salesforce']> | undefined,
+): SalesforceClientOptions {
+  const s = settings ?? {};
+  const base = {
+    loginUrl: s.baseUrl ?? 'https://login.salesforce.com',
+    clientId: s.clientId ?? '',
+    ...(s.clientSecret ? { clientSecret: s.clientSecret } : {}),
+  };
+  if (s.clientId && s.refreshToken) return { ...base, refreshToken: s.refreshToken };
+  if (s.clientId && s.username && s.privateKeyFile) {
+    let privateKey: string;
+    try {
+      privateKey = readFileSync(s.privateKeyFile, 'utf8');
+      createPrivateKey(privateKey);
+    } catch {
+      throw new DestinationTargetError(
+        `EBSYNC_SALESFORCE_PRIVATE_KEY_FILE='${s.privateKeyFile}' is not a readable PEM private key`,
+      );
+    }
+    return { ...base, jwt: { username: s.username, privateKey } };
+  }
+  throw new DestinationTargetError(
+    'Salesforce needs a connected app: set EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_REFRESH_TOKEN, or EBSYNC_SALESFORCE_USERNAME and EBSYNC_SALESFORCE_PRIVATE_KEY_FILE for the JWT bearer flow (see docs/crm.md)',
+  );
+}
+
+/**
+ * https://help.salesforce.com/s/articleView?id=sf.remoteaccess_oauth_jwt_flow.htm — the
+ * audience is the login server: login.salesforce.com for production My Domains,
+ * test.salesforce.com for sandbox ones, else the login URL itself.
+ */
+function audience(loginUrl: string): string {
+  const url = new URL(loginUrl);
+  if (url.hostname.endsWith('.sandbox.my.salesforce.com')) return 'https://test.salesforce.com';
+  if (url.hostname.endsWith('.my.salesforce.com')) return 'https://login.salesforce.com';
+  return url.origin;
+}
+
+/** An RS256 JWT bearer assertion, valid for three minutes. */
+function assertion(
+  options: SalesforceClientOptions,
+  jwt: { username: string; privateKey: string },
+): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const head = part({ alg: 'RS256' });
+  const body = part({
+    iss: options.clientId,
+    sub: jwt.username,
+    aud: audience(options.loginUrl),
+    exp: Math.floor(Date.now() / 1000) + 180,
+  });
+  const signature = sign('RSA-SHA256', Buffer.from(`${head}.${body}`), jwt.privateKey);
+  return `${head}.${body}.${signature.toString('base64url')}`;
 }
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -199,8 +265,8 @@ export class SalesforceClient {
 
   /**
    * https://help.salesforce.com/s/articleView?id=sf.remoteaccess_oauth_refresh_token_flow.htm
-   * — a form-encoded refresh_token grant at /services/oauth2/token; the answer's
-   * instance_url is where the org's API is.
+   * — a form-encoded refresh_token grant (or the JWT bearer grant) at /services/oauth2/token;
+   * the answer's instance_url is where the org's API is.
    */
   private async newSession(): Promise<Session> {
     const login = this.options.loginUrl.replace(/\/+$/, '');
@@ -211,12 +277,17 @@ export class SalesforceClient {
         retry: { limit: 0 },
         timeout: { request: 30_000 },
         headers: { accept: 'application/json' },
-        form: {
-          grant_type: 'refresh_token',
-          client_id: this.options.clientId,
-          ...(this.options.clientSecret ? { client_secret: this.options.clientSecret } : {}),
-          refresh_token: this.options.refreshToken,
-        },
+        form: this.options.jwt
+          ? {
+              grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+              assertion: assertion(this.options, this.options.jwt),
+            }
+          : {
+              grant_type: 'refresh_token',
+              client_id: this.options.clientId,
+              ...(this.options.clientSecret ? { client_secret: this.options.clientSecret } : {}),
+              refresh_token: this.options.refreshToken ?? '',
+            },
       });
     } catch (error) {
       throw new DestinationUnavailableError(
@@ -233,7 +304,9 @@ export class SalesforceClient {
       const error = typeof body.error === 'string' ? body.error : `HTTP ${response.statusCode}`;
       const setting = error.startsWith('invalid_client')
         ? 'EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_CLIENT_SECRET'
-        : 'EBSYNC_SALESFORCE_REFRESH_TOKEN';
+        : this.options.jwt
+          ? 'EBSYNC_SALESFORCE_USERNAME and EBSYNC_SALESFORCE_PRIVATE_KEY_FILE (the user must be pre-authorized for the app)'
+          : 'EBSYNC_SALESFORCE_REFRESH_TOKEN';
       throw new DestinationAuthError(
         `Salesforce refused the token request (${error.slice(0, 60)}): check ${setting}`,
       );

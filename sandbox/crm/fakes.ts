@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerCrmAdmin, type FakeRecords, type FakeSwitches } from './admin.js';
 import { registerHubSpotAdmin } from './hubspot/admin.js';
@@ -40,6 +40,10 @@ export type PipedriveFake = Fake<'pipedrive', PipedriveState>;
 export type SalesforceFake = Fake<'salesforce', SalesforceState> & {
   clientId: string;
   clientSecret: string;
+  /** The user the JWT bearer flow acts as. */
+  username: string;
+  /** PEM private key of the app's certificate, to sign JWT bearer assertions. */
+  privateKey: string;
 };
 export type CrmFake = HubSpotFake | PipedriveFake | SalesforceFake;
 
@@ -125,7 +129,10 @@ export function startPipedriveFake(options: CrmFakeOptions): Promise<PipedriveFa
  * fake itself.
  */
 export async function startSalesforceFake(options: CrmFakeOptions): Promise<SalesforceFake> {
+  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const app = {
+    username: 'integration@ebsync.example',
+    certificate: keys.publicKey,
     clientId: `3MVG9fake${randomBytes(16).toString('hex')}`,
     clientSecret: randomBytes(32).toString('hex').toUpperCase(),
     refreshToken: options.token ?? `5Aep861fake${randomBytes(24).toString('base64url')}`,
@@ -145,6 +152,8 @@ export async function startSalesforceFake(options: CrmFakeOptions): Promise<Sale
     ...fake,
     clientId: app.clientId,
     clientSecret: app.clientSecret,
+    username: app.username,
+    privateKey: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     settings: {
       EBSYNC_SALESFORCE_URL: fake.baseUrl,
       EBSYNC_SALESFORCE_CLIENT_ID: app.clientId,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ApplicationFailure } from '@temporalio/common';
@@ -494,6 +494,43 @@ describe('Salesforce limits and refusals', () => {
     expect(refused).toBeInstanceOf(DestinationAuthError);
     expect((refused as Error).message).toBe(
       'Salesforce refused the token request (invalid_grant): check EBSYNC_SALESFORCE_REFRESH_TOKEN',
+    );
+  });
+
+  it('the JWT bearer flow: a signed assertion for the pre-authorized user gets a session; another user is refused', async () => {
+    const fake = await newFake();
+    const keyFile = join(dir, 'salesforce-key.pem');
+    writeFileSync(keyFile, fake.privateKey);
+    const jwt = { baseUrl: fake.baseUrl, clientId: fake.clientId, privateKeyFile: keyFile };
+    const destination = openDestination('salesforce', {
+      salesforce: { ...jwt, username: fake.username },
+    });
+    destinations.push(destination);
+    const written = await destination.upsert('leads', [
+      { resource: 'leads', id: 'j1', attributes: { last_name: 'Jwt' }, raw: {} },
+    ]);
+    expect(written).toMatchObject({ inserted: 1 });
+    expect(fake.state.counters.tokens).toBe(1);
+
+    const stranger = openDestination('salesforce', {
+      salesforce: { ...jwt, username: 'someone@else.example' },
+    });
+    const refused = await stranger.ensureSchema([]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(DestinationAuthError);
+    expect((refused as Error).message).toMatch(
+      /^Salesforce refused the token request \(invalid_grant\): check EBSYNC_SALESFORCE_USERNAME/,
+    );
+    const forged = await fetch(`${fake.baseUrl}/services/oauth2/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+        assertion: 'eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.c2lnbmF0dXJl',
+      }),
+    });
+    expect(forged.status).toBe(400);
+    expect(await forged.json()).toMatchObject({ error: 'invalid_grant' });
+    expect(() => openDestination('salesforce', { salesforce: { baseUrl: fake.baseUrl } })).toThrow(
+      /Salesforce needs a connected app: set EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_REFRESH_TOKEN, or EBSYNC_SALESFORCE_USERNAME/,
     );
   });
 

@@ -1,3 +1,4 @@
+import { verify } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { countAndFault } from '../admin.js';
@@ -47,6 +48,7 @@ const collectionBody = z.strictObject({
   records: z.array(record).min(1),
 });
 const COLLECTION_MAX = 200;
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 interface ItemResult {
   id?: string;
@@ -121,6 +123,11 @@ export function registerSalesforceRoutes(
   // signature. Errors are 400 with error and error_description.
   app.post('/services/oauth2/token', (request, reply) => {
     const form = (request.body ?? {}) as Record<string, unknown>;
+    if (form.grant_type === JWT_BEARER) {
+      const refused = jwtRefusal(form.assertion);
+      if (refused) return oauthError(reply, refused[0], refused[1]);
+      return sessionAnswer();
+    }
     if (form.grant_type !== 'refresh_token') {
       return oauthError(reply, 'unsupported_grant_type', 'grant type not supported');
     }
@@ -133,6 +140,10 @@ export function registerSalesforceRoutes(
     if (form.refresh_token !== state.app.refreshToken) {
       return oauthError(reply, 'invalid_grant', 'expired access/refresh token');
     }
+    return sessionAnswer();
+  });
+
+  const sessionAnswer = () => {
     const session = state.issueSession();
     return {
       access_token: session.token,
@@ -143,7 +154,44 @@ export function registerSalesforceRoutes(
       token_type: 'Bearer',
       issued_at: session.issuedAt,
     };
-  });
+  };
+
+  // https://help.salesforce.com/s/articleView?id=sf.remoteaccess_oauth_jwt_flow.htm — the
+  // assertion is a JWT signed RS256 with the key of the app's certificate: iss the consumer
+  // key, sub the user, aud the login server, exp at most 3 minutes ahead.
+  const jwtRefusal = (assertion: unknown): [string, string] | undefined => {
+    const parts = typeof assertion === 'string' ? assertion.split('.') : [];
+    const [head, body, signature] = parts;
+    if (parts.length !== 3 || !head || !body || !signature) {
+      return ['invalid_grant', 'invalid assertion'];
+    }
+    let header: { alg?: unknown };
+    let claims: { iss?: unknown; sub?: unknown; aud?: unknown; exp?: unknown };
+    try {
+      header = JSON.parse(Buffer.from(head, 'base64url').toString('utf8')) as typeof header;
+      claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof claims;
+    } catch {
+      return ['invalid_grant', 'invalid assertion'];
+    }
+    const signed = verify(
+      'RSA-SHA256',
+      Buffer.from(`${head}.${body}`),
+      state.app.certificate,
+      Buffer.from(signature, 'base64url'),
+    );
+    if (header.alg !== 'RS256' || !signed) return ['invalid_grant', 'invalid assertion'];
+    if (claims.iss !== state.app.clientId)
+      return ['invalid_client_id', 'client identifier invalid'];
+    if (claims.aud !== baseUrl()) return ['invalid_grant', 'audience is invalid'];
+    if (claims.sub !== state.app.username) {
+      return ['invalid_grant', "user hasn't approved this consumer"];
+    }
+    const nowS = state.now() / 1000;
+    if (typeof claims.exp !== 'number' || claims.exp < nowS || claims.exp > nowS + 300) {
+      return ['invalid_grant', 'expired authorization code'];
+    }
+    return undefined;
+  };
 
   const fieldsOf = (type: SObjectName) => state.fields[type];
 

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, type KeyObject } from 'node:crypto';
 
 /**
  * The in-memory org behind the Salesforce fake: Leads, Contacts, Opportunities and
@@ -178,6 +178,10 @@ export interface ConnectedApp {
   clientId: string;
   clientSecret: string;
   refreshToken: string;
+  /** The pre-authorized user the JWT bearer flow may act as. */
+  username: string;
+  /** The certificate uploaded to the app: verifies JWT bearer assertions. */
+  certificate: KeyObject;
 }
 
 export class SalesforceState {
