@@ -65,11 +65,12 @@ function fieldValue(
     case 'double':
     case 'int':
     case 'percent':
-      return typeof numeric === 'number'
-        ? numeric
-        : Number.isFinite(Number(numeric))
-          ? Number(numeric)
-          : null;
+      if (typeof numeric === 'number') return numeric;
+      return typeof numeric === 'string' &&
+        numeric.trim() !== '' &&
+        Number.isFinite(Number(numeric))
+        ? Number(numeric)
+        : null;
     case 'boolean':
       return typeof value === 'boolean' ? value : null;
     case 'date':
