@@ -5,15 +5,20 @@ import { setupHubSpot } from '../destinations/hubspot-setup.js';
 import { PipedriveDestination } from '../destinations/pipedrive-destination.js';
 import { setupPipedrive } from '../destinations/pipedrive-setup.js';
 import type { MirrorRecord } from '../destinations/record.js';
-import { startHubSpotFake, startPipedriveFake } from '../sandbox/crm/fakes.js';
+import { SalesforceDestination } from '../destinations/salesforce-destination.js';
+import { startHubSpotFake, startPipedriveFake, startSalesforceFake } from '../sandbox/crm/fakes.js';
 import { DEFAULT_LIMITS } from '../sandbox/crm/hubspot/state.js';
 import { DEFAULT_PIPEDRIVE_LIMITS } from '../sandbox/crm/pipedrive/state.js';
+import { DEFAULT_SALESFORCE_LIMITS } from '../sandbox/crm/salesforce/state.js';
 import { fmt, type Benchmark, type BenchContext } from './lib.js';
 
 const HUBSPOT_LEADS = 10_000;
 // Pipedrive writes one record per call (no batch endpoints) under 80 calls per 2 s: fewer
 // leads keep the run near a minute.
 const PIPEDRIVE_LEADS = 600;
+// Salesforce's only limit is the org's daily allocation (15,000 calls in a Developer
+// Edition): 10,000 leads in collections of 200 take 50 upserts of it.
+const SALESFORCE_LEADS = 10_000;
 
 function lead(i: number): MirrorRecord {
   return {
@@ -91,6 +96,7 @@ export const crmBenchmark: Benchmark = {
   async run(ctx) {
     const hubspot = await startHubSpotFake({ adminToken: 'bench-admin' });
     const pipedrive = await startPipedriveFake({ adminToken: 'bench-admin' });
+    const salesforce = await startSalesforceFake({ adminToken: 'bench-admin' });
     try {
       await setupHubSpot({ baseUrl: hubspot.baseUrl, token: hubspot.token });
       const hs = await measure(
@@ -108,24 +114,41 @@ export const crmBenchmark: Benchmark = {
         PIPEDRIVE_LEADS,
         () => pipedrive.state.counters,
       );
+      const sf = await measure(
+        ctx,
+        'salesforce',
+        new SalesforceDestination({
+          loginUrl: salesforce.baseUrl,
+          clientId: salesforce.clientId,
+          clientSecret: salesforce.clientSecret,
+          refreshToken: salesforce.token,
+        }),
+        SALESFORCE_LEADS,
+        () => salesforce.state.counters,
+      );
       const pdCeiling = DEFAULT_PIPEDRIVE_LIMITS.perWindow / 2;
       return {
-        method: `New leads written through each CRM destination into its in-process fake under the vendor's default limits (HubSpot: ${DEFAULT_LIMITS.tenSecondly} calls per 10 s, private app; Pipedrive: ${DEFAULT_PIPEDRIVE_LIMITS.perWindow} calls per 2 s, Professional plan api_token), four batches in flight. HubSpot: a contact upsert, a deal upsert and one association call per batch of 100. Pipedrive has no batch writes: per new lead a person search, a person create, a deal search (by ebs_lead_id) and a deal create.`,
+        method: `New leads written through each CRM destination into its in-process fake under the vendor's default limits (HubSpot: ${DEFAULT_LIMITS.tenSecondly} calls per 10 s, private app; Pipedrive: ${DEFAULT_PIPEDRIVE_LIMITS.perWindow} calls per 2 s, Professional plan api_token; Salesforce: ${DEFAULT_SALESFORCE_LIMITS.dailyApiRequests} calls per rolling 24 h, Developer Edition), four batches in flight. HubSpot: a contact upsert, a deal upsert and one association call per batch of 100. Pipedrive has no batch writes: per new lead a person search, a person create, a deal search (by ebs_lead_id) and a deal create. Salesforce: one Lead upsert by EBS_Lead_Id__c per collection of 200; the three describe calls that check the org's fields once come before the clock starts, like HubSpot's and Pipedrive's schema checks.`,
         tables: [
           {
             head: ['CRM', 'leads', 'seconds', 'leads/s', 'requests', 'requests/lead', '429s'],
-            rows: [row('HubSpot', HUBSPOT_LEADS, hs), row('Pipedrive', PIPEDRIVE_LEADS, pd)],
+            rows: [
+              row('HubSpot', HUBSPOT_LEADS, hs),
+              row('Pipedrive', PIPEDRIVE_LEADS, pd),
+              row('Salesforce', SALESFORCE_LEADS, sf),
+            ],
           },
         ],
         notes: [
           `HubSpot requests per lead: ${fmt(hs.requests / HUBSPOT_LEADS, 3)}; the bound is 1/100 per object written plus the association call, 3/100 = 0.030. Ceiling ${DEFAULT_LIMITS.tenSecondly / 10} calls/s, about ${fmt(((DEFAULT_LIMITS.tenSecondly / 10) * 100) / 3, 0)} leads/s.`,
           `Pipedrive requests per lead: ${fmt(pd.requests / PIPEDRIVE_LEADS, 3)} (4 for a new lead; 2 PATCHes for a changed one, found by the ids the ledger keeps). Ceiling ${pdCeiling} calls/s, about ${fmt(pdCeiling / 4, 0)} new leads/s.`,
-          'Salesforce has no destination yet.',
+          `Salesforce requests per lead: ${fmt(sf.requests / SALESFORCE_LEADS, 3)}; the bound is 1/200 = 0.005. Salesforce has no per-second limit: the rate is the fake's and the network's; the org's daily allocation of ${DEFAULT_SALESFORCE_LIMITS.dailyApiRequests} calls would take about ${fmt(DEFAULT_SALESFORCE_LIMITS.dailyApiRequests * 0.95 * 200, 0)} new leads a day before ebsync stops at 95% of it.`,
         ],
       };
     } finally {
       await hubspot.close();
       await pipedrive.close();
+      await salesforce.close();
     }
   },
 };

@@ -5,10 +5,13 @@ import { hubspotMapping, type HubSpotMapping } from '../destinations/hubspot-map
 import { setupHubSpot } from '../destinations/hubspot-setup.js';
 import { pipedriveMapping, type PipedriveMapping } from '../destinations/pipedrive-mapping.js';
 import { setupPipedrive } from '../destinations/pipedrive-setup.js';
+import { salesforceMapping, type SalesforceMapping } from '../destinations/salesforce-mapping.js';
+import { salesforceClientOptions } from '../destinations/salesforce-client.js';
+import { checkSalesforce } from '../destinations/salesforce-setup.js';
 import { runAction, UserError } from './errors.js';
 
-/** CRMs ebsync writes to (`--to hubspot`, `--to pipedrive`); Salesforce is still to come. */
-const CRMS = ['hubspot', 'pipedrive'] as const;
+/** CRMs ebsync writes to (`--to hubspot`, `--to pipedrive`, `--to salesforce`). */
+const CRMS = ['hubspot', 'pipedrive', 'salesforce'] as const;
 type Crm = (typeof CRMS)[number];
 
 function crmArgument(value: string): Crm {
@@ -68,6 +71,45 @@ export function pipedriveMappingText(m: PipedriveMapping): string {
   ].join('\n')}\n`;
 }
 
+/** The effective Salesforce mapping as lines a person reads. */
+export function salesforceMappingText(m: SalesforceMapping): string {
+  return `${[
+    'lead → Lead (upserted by EBS_Lead_Id__c)',
+    ...arrow(m.leads.lead),
+    `  ${'LastName, Company'.padEnd(24)} = ${'[not provided]'} when empty (required fields)`,
+    `  deleted lead: ${m.leads.onDelete === 'delete' ? 'Lead deleted (to the Recycle Bin)' : 'Lead kept'}`,
+    'event → Opportunity (upserted by EBS_Event_Id__c)',
+    ...arrow(m.events.opportunity),
+    `  ${'StageName'.padEnd(24)} ← status: ${Object.entries(m.events.stages)
+      .map(([status, stage]) => `${status === '*' ? 'any other' : status} → ${stage}`)
+      .join(', ')}`,
+    `  new Opportunity: a Contact per customer email (upserted by EBS_Email__c), linked by an OpportunityContactRole (Role ${m.events.contactRole}; the first email primary)`,
+    `  deleted event: ${m.events.onDelete === 'delete' ? 'Opportunity deleted (to the Recycle Bin)' : 'Opportunity kept'}`,
+  ].join('\n')}\n`;
+}
+
+const mappingText = (crm: Crm, config: ReturnType<typeof loadConfig>): string =>
+  crm === 'hubspot'
+    ? hubspotMappingText(hubspotMapping(config.crm.hubspot.mapping))
+    : crm === 'pipedrive'
+      ? pipedriveMappingText(pipedriveMapping(config.crm.pipedrive.mapping))
+      : salesforceMappingText(salesforceMapping(config.crm.salesforce.mapping));
+
+/** `destinations setup salesforce`: the org cannot be changed over REST cheaply, so it is checked. */
+async function checkSalesforceOrg(config: ReturnType<typeof loadConfig>): Promise<void> {
+  let options;
+  try {
+    options = salesforceClientOptions(config.crm.salesforce);
+  } catch (error) {
+    throw new UserError((error as Error).message, 2);
+  }
+  const lines = await checkSalesforce(options, salesforceMapping(config.crm.salesforce.mapping));
+  for (const line of lines) {
+    process.stdout.write(`external id ${line.field}: there (${line.type})\n`);
+  }
+  process.stdout.write('every mapped Lead and Opportunity field: there\n');
+}
+
 const asUserError = (error: unknown): unknown =>
   error instanceof DestinationError ? new UserError(error.message, error.retryable ? 1 : 2) : error;
 
@@ -81,11 +123,7 @@ export function registerCrmCommands(program: Command): void {
       runAction(async () => {
         const config = loadConfig();
         try {
-          process.stdout.write(
-            crm === 'hubspot'
-              ? hubspotMappingText(hubspotMapping(config.crm.hubspot.mapping))
-              : pipedriveMappingText(pipedriveMapping(config.crm.pipedrive.mapping)),
-          );
+          process.stdout.write(mappingText(crm, config));
         } catch (error) {
           throw asUserError(error);
         }
@@ -97,12 +135,23 @@ export function registerCrmCommands(program: Command): void {
   destinations
     .command('setup')
     .description(
-      'Create what a CRM needs before the first mirror: the deal fields ebs_lead_id and ebs_event_id (unique-value properties in HubSpot, custom fields in Pipedrive)',
+      'Create what a CRM needs before the first mirror: the deal fields ebs_lead_id and ebs_event_id (unique-value properties in HubSpot, custom fields in Pipedrive); for Salesforce, check the external-id fields an admin made',
     )
     .argument('<crm>', CRMS.join(', '), crmArgument)
     .action((crm: Crm) =>
       runAction(async () => {
         const config = loadConfig();
+        if (crm === 'salesforce') {
+          try {
+            await checkSalesforceOrg(config);
+          } catch (error) {
+            throw asUserError(error);
+          }
+          process.stdout.write(
+            `Salesforce at ${new URL(config.crm.salesforce.baseUrl).host} is ready: ebsync sync --to salesforce\n`,
+          );
+          return;
+        }
         const { baseUrl, token } = config.crm[crm];
         const vendor = crm === 'hubspot' ? 'HubSpot' : 'Pipedrive';
         if (!token) {

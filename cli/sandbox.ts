@@ -233,10 +233,12 @@ export function registerSandboxCommand(program: Command): void {
           'Point ebsync at it:',
           `  export EBS_BASE_URL=${sandbox.baseUrl} EBS_AUTH_URL=${sandbox.authUrl} EBS_API_KEY=${sandbox.apiKey}` +
             (sandbox.caFile ? ` EBS_CA_FILE=${sandbox.caFile}` : ' EBS_ALLOW_HTTP=true'),
-          ...fakes.map((fake) => {
-            const prefix = `EBSYNC_${fake.name.toUpperCase()}`;
-            return `  export ${prefix}_URL=${fake.baseUrl} ${prefix}_TOKEN=${fake.token}`;
-          }),
+          ...fakes.map(
+            (fake) =>
+              `  export ${Object.entries(fake.settings)
+                .map(([name, value]) => `${name}=${value}`)
+                .join(' ')}`,
+          ),
           'Stop: Ctrl-C',
         );
         // Listening for the stop signals before saying "ready": a script that stops the

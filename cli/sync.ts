@@ -35,8 +35,8 @@ export interface SyncRequest {
 }
 
 /**
- * `sqlite:PATH` (made absolute), `postgres://…`, `hubspot` or `pipedrive` (address, token from
- * settings); anything else is bad input, exit 2.
+ * `sqlite:PATH` (made absolute), `postgres://…`, `hubspot`, `pipedrive` or `salesforce` (address,
+ * credentials from settings); anything else is bad input, exit 2.
  */
 export function normalizeDestination(to: string): string {
   let target;
@@ -46,7 +46,9 @@ export function normalizeDestination(to: string): string {
     if (error instanceof DestinationTargetError) throw new UserError(`--to: ${error.message}`, 2);
     throw error;
   }
-  if (target.kind === 'hubspot' || target.kind === 'pipedrive') return target.kind;
+  if (target.kind === 'hubspot' || target.kind === 'pipedrive' || target.kind === 'salesforce') {
+    return target.kind;
+  }
   return target.kind === 'sqlite' ? `sqlite:${resolve(target.path)}` : to;
 }
 
@@ -250,14 +252,14 @@ export function registerSyncCommand(program: Command): void {
   program
     .command('sync')
     .description(
-      'Mirror leads, events and appointments into a database or a CRM (HubSpot, Pipedrive): starts the mirror of a connection, ' +
+      'Mirror leads, events and appointments into a database or a CRM (HubSpot, Pipedrive, Salesforce): starts the mirror of a connection, ' +
         'or attaches to the one already running, and shows its progress.\n' +
         'Ctrl-C detaches (the sync goes on); --cancel stops it; --status shows it without attaching.',
     )
     .argument('[what]', 'leads, events, appointments or all', 'all')
     .option(
       '--to <destination>',
-      'sqlite:PATH, postgres://…, hubspot or pipedrive (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
+      'sqlite:PATH, postgres://…, hubspot, pipedrive or salesforce (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
     )
     .option(
       '--full',

@@ -3,6 +3,7 @@ import { withRouteOverrides } from '../api/routes.js';
 import { parseDuration } from './duration.js';
 import { hubspotMappingSetting } from './hubspot-mapping.js';
 import { pipedriveMappingSetting } from './pipedrive-mapping.js';
+import { salesforceMappingSetting } from './salesforce-mapping.js';
 import { jsonSettingValue } from './json-setting.js';
 import { isLoopbackHost } from './loopback.js';
 
@@ -275,6 +276,19 @@ export const configSchema = z
             mapping: pipedriveMappingSetting.optional(),
           })
           .prefault({}),
+        salesforce: z
+          .object({
+            /** Where OAuth tokens come from; API calls go to the answer's instance_url. */
+            baseUrl: serverUrl(CRM_URL_RULE, false).default('https://login.salesforce.com'),
+            clientId: optionalText,
+            clientSecret: optionalText,
+            refreshToken: optionalText,
+            /** JWT bearer flow: the user, and the key of the app's certificate. */
+            username: optionalText,
+            privateKeyFile: optionalText,
+            mapping: salesforceMappingSetting.optional(),
+          })
+          .prefault({}),
       })
       .prefault({}),
     webhooks: z
@@ -313,7 +327,7 @@ export const configSchema = z
       });
     }
     // The CRM fakes (`ebsync sandbox --crm`) speak plain HTTP on loopback: development only.
-    for (const crm of ['hubspot', 'pipedrive'] as const) {
+    for (const crm of ['hubspot', 'pipedrive', 'salesforce'] as const) {
       const crmUrl = new URL(config.crm[crm].baseUrl);
       if (
         crmUrl.protocol === 'http:' &&

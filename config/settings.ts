@@ -257,6 +257,55 @@ export const SETTINGS: readonly Setting[] = [
       'JSON overrides of the Pipedrive field mapping, deal statuses and deletions; see [docs/crm.md](docs/crm.md) and `ebsync mapping show pipedrive`.',
   },
   {
+    env: 'EBSYNC_SALESFORCE_URL',
+    path: 'crm.salesforce.baseUrl',
+    default: 'https://login.salesforce.com',
+    description:
+      "Salesforce login URL for `--to salesforce` (your org's My Domain URL, or `https://test.salesforce.com` for a sandbox org); API calls go to the `instance_url` its token answer names. `http://` only to loopback in development (the fake of `ebsync sandbox --crm salesforce`).",
+  },
+  {
+    env: 'EBSYNC_SALESFORCE_CLIENT_ID',
+    path: 'crm.salesforce.clientId',
+    default: '(none)',
+    description: 'Consumer key of the Salesforce connected app ebsync uses.',
+  },
+  {
+    env: 'EBSYNC_SALESFORCE_CLIENT_SECRET',
+    path: 'crm.salesforce.clientSecret',
+    secret: true,
+    default: '(none)',
+    description: "Consumer secret of that connected app (sent only in the token request's body).",
+  },
+  {
+    env: 'EBSYNC_SALESFORCE_REFRESH_TOKEN',
+    path: 'crm.salesforce.refreshToken',
+    secret: true,
+    default: '(none)',
+    description:
+      'Refresh token of the Salesforce user ebsync writes as (scopes `api refresh_token`); see [docs/crm.md](docs/crm.md).',
+  },
+  {
+    env: 'EBSYNC_SALESFORCE_USERNAME',
+    path: 'crm.salesforce.username',
+    default: '(none)',
+    description:
+      'With `EBSYNC_SALESFORCE_PRIVATE_KEY_FILE`, instead of a refresh token: the pre-authorized user the JWT bearer flow acts as.',
+  },
+  {
+    env: 'EBSYNC_SALESFORCE_PRIVATE_KEY_FILE',
+    path: 'crm.salesforce.privateKeyFile',
+    default: '(none)',
+    description:
+      'PEM file of the private key whose certificate the connected app holds; signs the JWT bearer assertion (the key itself is never logged).',
+  },
+  {
+    env: 'EBSYNC_SALESFORCE_MAPPING',
+    path: 'crm.salesforce.mapping',
+    default: '(defaults)',
+    description:
+      'JSON overrides of the Salesforce field mapping, opportunity stages, contact role and deletions; see [docs/crm.md](docs/crm.md) and `ebsync mapping show salesforce`.',
+  },
+  {
     env: 'EBSYNC_MAX_ACTIVITIES',
     path: 'worker.maxConcurrentActivities',
     default: '100',

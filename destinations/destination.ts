@@ -25,7 +25,7 @@ export interface Destination {
 }
 
 export interface DestinationDescription {
-  readonly kind: 'sqlite' | 'postgres' | 'hubspot' | 'pipedrive';
+  readonly kind: 'sqlite' | 'postgres' | 'hubspot' | 'pipedrive' | 'salesforce';
   /**
    * Names the destination in ledger keys: stable, and free of credentials
    * (`sqlite:/abs/path/mirror.db`, `postgres://host:5432/db` or `…/db?schema=name`).

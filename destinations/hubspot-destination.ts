@@ -6,6 +6,7 @@ import type {
   SchemaChanges,
   UpsertResult,
 } from './destination.js';
+import { chunks, crmBatch, crmDescription, emailsIn, passedOver } from './crm-fields.js';
 import { DestinationRecordError, DestinationSchemaError } from './errors.js';
 import { HubSpotClient } from './hubspot-client.js';
 import { EVENT_KEY, LEAD_KEY, hubspotMapping, type HubSpotMapping } from './hubspot-mapping.js';
@@ -30,7 +31,6 @@ interface BatchAnswer {
 
 // https://developers.hubspot.com/docs/api/crm/understanding-the-crm — 100 inputs per batch.
 const BATCH = 100;
-const EMAIL = /^[^\s@,;]+@[^\s@,;]+\.[^\s@,;]+$/;
 
 /** The HubSpot value of a column: strings throughout; money from cents to a decimal amount. */
 function propertyValue(table: 'leads' | 'events', column: string, value: JsonValue | undefined) {
@@ -51,19 +51,6 @@ function properties(
     out[property] = propertyValue(table, column, record.attributes[column]);
   }
   return out;
-}
-
-const chunks = <T>(list: readonly T[], size: number): T[][] =>
-  Array.from({ length: Math.ceil(list.length / size) }, (_, i) =>
-    list.slice(i * size, i * size + size),
-  );
-
-function emailsIn(text: JsonValue | undefined): string[] {
-  if (typeof text !== 'string') return [];
-  return text
-    .split(/[\s,;]+/)
-    .map((e) => e.trim().toLowerCase())
-    .filter((e) => EMAIL.test(e));
 }
 
 /**
@@ -87,8 +74,7 @@ export class HubSpotDestination implements Destination {
   }
 
   describe(): DestinationDescription {
-    const origin = new URL(this.options.baseUrl).host;
-    return { kind: 'hubspot', id: `hubspot:${origin}`, label: `HubSpot at ${origin}` };
+    return crmDescription('hubspot', 'HubSpot', this.options.baseUrl);
   }
 
   /**
@@ -112,13 +98,13 @@ export class HubSpotDestination implements Destination {
   }
 
   async upsert(resource: Resource, records: readonly MirrorRecord[]): Promise<UpsertResult> {
-    if (records.length > BATCH) {
-      throw new DestinationRecordError(`at most ${BATCH} records per HubSpot batch`);
-    }
+    const table = crmBatch('HubSpot', BATCH, resource, records);
+    if (!table) return passedOver(records);
     const latest = [...new Map(records.map((r) => [r.id, r])).values()];
-    if (resource === 'leads') return this.order(records, await this.upsertLeads(latest));
-    if (resource === 'events') return this.order(records, await this.upsertEvents(latest));
-    return { inserted: 0, updated: 0, unchanged: records.length, keys: records.map((r) => r.id) };
+    return this.order(
+      records,
+      table === 'leads' ? await this.upsertLeads(latest) : await this.upsertEvents(latest),
+    );
   }
 
   /** Archives the deals of deleted leads and events (or keeps them, as the mapping says). */

@@ -1,6 +1,5 @@
 import type { HubSpotMappingOverrides } from '../config/hubspot-mapping.js';
-import { DestinationTargetError } from './errors.js';
-import { TABLES } from './tables.js';
+import { mergeFieldMap, reservedFields } from './crm-fields.js';
 
 /**
  * What ebsync writes to HubSpot: a lead becomes a contact (matched by email) and a deal
@@ -58,33 +57,20 @@ export const DEFAULT_HUBSPOT_MAPPING: HubSpotMapping = {
 /** Properties ebsync sets itself: keys and stage, not remappable. */
 const RESERVED = new Set(['email', LEAD_KEY, EVENT_KEY, 'dealstage', 'pipeline']);
 
-function merge(
+const merge = (
   where: string,
   table: 'leads' | 'events',
   defaults: Record<string, string>,
   overrides: Record<string, string | null> | undefined,
-): Record<string, string> {
-  const merged: Record<string, string> = { ...defaults };
-  const columns = new Set(TABLES[table].columns.map((c) => c.name));
-  for (const [property, column] of Object.entries(overrides ?? {})) {
-    if (RESERVED.has(property)) {
-      throw new DestinationTargetError(
-        `EBSYNC_HUBSPOT_MAPPING ${where}.${property} is not allowed: ebsync sets ${[...RESERVED].join(', ')} itself`,
-      );
-    }
-    if (column === null) {
-      delete merged[property];
-      continue;
-    }
-    if (!columns.has(column)) {
-      throw new DestinationTargetError(
-        `EBSYNC_HUBSPOT_MAPPING ${where}.${property}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
-      );
-    }
-    merged[property] = column;
-  }
-  return merged;
-}
+): Record<string, string> =>
+  mergeFieldMap(
+    'EBSYNC_HUBSPOT_MAPPING',
+    where,
+    table,
+    defaults,
+    overrides,
+    reservedFields(RESERVED),
+  );
 
 /** The defaults with the configured overrides applied (EBSYNC_HUBSPOT_MAPPING). */
 export function hubspotMapping(overrides: HubSpotMappingOverrides = {}): HubSpotMapping {

@@ -6,6 +6,8 @@ import { DestinationTargetError } from './errors.js';
 import { openHubSpotDestination } from './hubspot-destination.js';
 import { openPipedriveDestination } from './pipedrive-destination.js';
 import { openPostgresDestination } from './postgres-destination.js';
+import { salesforceClientOptions } from './salesforce-client.js';
+import { openSalesforceDestination } from './salesforce-destination.js';
 import { openSqliteDestination } from './sqlite-destination.js';
 
 export type DestinationTarget =
@@ -13,7 +15,8 @@ export type DestinationTarget =
   | { readonly kind: 'postgres'; readonly url: string; readonly schema?: string }
   /** The CRM's address, token and mapping come from settings, never from the target. */
   | { readonly kind: 'hubspot' }
-  | { readonly kind: 'pipedrive' };
+  | { readonly kind: 'pipedrive' }
+  | { readonly kind: 'salesforce' };
 
 /** What a CRM destination needs beside its target: `Config['crm']`. */
 export type CrmSettings = Partial<Config['crm']>;
@@ -24,17 +27,19 @@ export function defaultMirrorFile(dataDir: string): string {
 }
 
 const TARGET_RULE =
-  'expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE[?schema=NAME], hubspot or pipedrive';
+  'expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE[?schema=NAME], hubspot, pipedrive or salesforce';
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /**
  * Reads a destination as the command line and settings give it: `sqlite:PATH` or a
  * `postgres://` URL, optionally with `?schema=NAME` to keep one business's tables apart, or
- * `hubspot` / `pipedrive` (the account of EBSYNC_<CRM>_URL and EBSYNC_<CRM>_TOKEN).
+ * `hubspot` / `pipedrive` (the account of EBSYNC_<CRM>_URL and EBSYNC_<CRM>_TOKEN) or
+ * `salesforce` (the org of EBSYNC_SALESFORCE_URL and its connected app's settings).
  */
 export function parseDestinationTarget(text: string): DestinationTarget {
   if (text === 'hubspot' || text === 'hubspot:') return { kind: 'hubspot' };
   if (text === 'pipedrive' || text === 'pipedrive:') return { kind: 'pipedrive' };
+  if (text === 'salesforce' || text === 'salesforce:') return { kind: 'salesforce' };
   if (text.startsWith('sqlite:')) {
     const path = text.slice('sqlite:'.length);
     if (path.trim() !== '') return { kind: 'sqlite', path };
@@ -91,6 +96,12 @@ export function openDestination(
       baseUrl: pipedrive.baseUrl,
       token: pipedrive.token,
       ...(pipedrive.mapping ? { mapping: pipedrive.mapping } : {}),
+    });
+  }
+  if (parsed.kind === 'salesforce') {
+    return openSalesforceDestination({
+      ...salesforceClientOptions(crm?.salesforce),
+      ...(crm?.salesforce?.mapping ? { mapping: crm.salesforce.mapping } : {}),
     });
   }
   return parsed.kind === 'sqlite'

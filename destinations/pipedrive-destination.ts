@@ -6,7 +6,8 @@ import type {
   SchemaChanges,
   UpsertResult,
 } from './destination.js';
-import { DestinationRecordError, DestinationSchemaError } from './errors.js';
+import { crmBatch, crmDescription, emailsIn, passedOver } from './crm-fields.js';
+import { DestinationSchemaError } from './errors.js';
 import { PipedriveClient } from './pipedrive-client.js';
 import {
   PIPEDRIVE_EVENT_FIELD,
@@ -15,7 +16,7 @@ import {
   type PipedriveMapping,
 } from './pipedrive-mapping.js';
 import { dealFieldKeys } from './pipedrive-setup.js';
-import type { JsonValue, MirrorRecord, Resource } from './record.js';
+import type { MirrorRecord, Resource } from './record.js';
 import { TABLES, type TableSpec } from './tables.js';
 
 export interface PipedriveDestinationOptions {
@@ -42,15 +43,6 @@ export function decodeIds(key: string | undefined): Ids {
 // at once (the rolling window still paces them to the plan's limit).
 const BATCH = 100;
 const PARALLEL = 8;
-const EMAIL = /^[^\s@,;]+@[^\s@,;]+\.[^\s@,;]+$/;
-
-function emailsIn(text: JsonValue | undefined): string[] {
-  if (typeof text !== 'string') return [];
-  return text
-    .split(/[\s,;]+/)
-    .map((e) => e.trim().toLowerCase())
-    .filter((e) => EMAIL.test(e));
-}
 
 async function inParallel<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
@@ -91,8 +83,7 @@ export class PipedriveDestination implements Destination {
   }
 
   describe(): DestinationDescription {
-    const origin = new URL(this.options.baseUrl).host;
-    return { kind: 'pipedrive', id: `pipedrive:${origin}`, label: `Pipedrive at ${origin}` };
+    return crmDescription('pipedrive', 'Pipedrive', this.options.baseUrl);
   }
 
   /** Reads the hash keys of the ebs_lead_id / ebs_event_id deal fields (made by setup). */
@@ -102,12 +93,7 @@ export class PipedriveDestination implements Destination {
   }
 
   async upsert(resource: Resource, records: readonly MirrorRecord[]): Promise<UpsertResult> {
-    if (records.length > BATCH) {
-      throw new DestinationRecordError(`at most ${BATCH} records per Pipedrive batch`);
-    }
-    if (resource !== 'leads' && resource !== 'events') {
-      return { inserted: 0, updated: 0, unchanged: records.length, keys: records.map((r) => r.id) };
-    }
+    if (!crmBatch('Pipedrive', BATCH, resource, records)) return passedOver(records);
     const keys = await this.fieldKeys();
     const latest = new Map(records.map((r) => [r.id, r]));
     // One person per email for the whole batch, even when several records share it.

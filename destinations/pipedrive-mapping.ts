@@ -1,6 +1,5 @@
 import type { PipedriveMappingOverrides } from '../config/pipedrive-mapping.js';
-import { DestinationTargetError } from './errors.js';
-import { TABLES } from './tables.js';
+import { mergeFieldMap } from './crm-fields.js';
 
 /**
  * What ebsync writes to Pipedrive: a lead becomes a person (found by email) and, unless
@@ -58,27 +57,12 @@ function merge(
   defaults: Record<string, string>,
   overrides: Record<string, string | null> | undefined,
 ): Record<string, string> {
-  const merged: Record<string, string> = { ...defaults };
-  const columns = new Set(TABLES[table].columns.map((c) => c.name));
   const standard: readonly string[] = STANDARD[kind];
-  for (const [field, column] of Object.entries(overrides ?? {})) {
-    if (!standard.includes(field) && !CUSTOM_KEY.test(field)) {
-      throw new DestinationTargetError(
-        `EBSYNC_PIPEDRIVE_MAPPING ${where}.${field} is not allowed: expected ${standard.join(', ')} or a custom field key (40 hex digits)`,
-      );
-    }
-    if (column === null) {
-      delete merged[field];
-      continue;
-    }
-    if (!columns.has(column)) {
-      throw new DestinationTargetError(
-        `EBSYNC_PIPEDRIVE_MAPPING ${where}.${field}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
-      );
-    }
-    merged[field] = column;
-  }
-  return merged;
+  return mergeFieldMap('EBSYNC_PIPEDRIVE_MAPPING', where, table, defaults, overrides, (field) =>
+    standard.includes(field) || CUSTOM_KEY.test(field)
+      ? undefined
+      : `expected ${standard.join(', ')} or a custom field key (40 hex digits)`,
+  );
 }
 
 /** The defaults with the configured overrides applied (EBSYNC_PIPEDRIVE_MAPPING). */

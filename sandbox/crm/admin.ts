@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 
 /** The switches every CRM fake's state has (HubSpotState, PipedriveState). */
@@ -9,6 +9,28 @@ export interface FakeSwitches {
   clockOffsetMs: number;
   now(): number;
   reset(): void;
+}
+
+/** What every fake counts: calls by route, and the injected faults answered. */
+interface RequestCounters {
+  requests: Record<string, number>;
+  faults: number;
+}
+
+/**
+ * Counts a call by its route, and takes one injected fault when the switch holds any: the
+ * status the fake must answer with instead (in its vendor's error shape), else undefined.
+ */
+export function countAndFault(
+  fake: { counters: RequestCounters; fault: FakeSwitches['fault'] },
+  request: FastifyRequest,
+): number | undefined {
+  const route = `${request.method} ${request.routeOptions.url ?? request.url}`;
+  fake.counters.requests[route] = (fake.counters.requests[route] ?? 0) + 1;
+  if (!fake.fault || fake.fault.count <= 0) return undefined;
+  fake.fault.count -= 1;
+  fake.counters.faults += 1;
+  return fake.fault.status;
 }
 
 /** What a fake shows beside its switches. */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerCrmAdmin, type FakeRecords, type FakeSwitches } from './admin.js';
 import { registerHubSpotAdmin } from './hubspot/admin.js';
@@ -6,9 +6,12 @@ import { registerHubSpotRoutes } from './hubspot/routes.js';
 import { HubSpotState } from './hubspot/state.js';
 import { registerPipedriveRoutes } from './pipedrive/routes.js';
 import { PIPEDRIVE_ENTITIES, PipedriveState, type PipedriveEntity } from './pipedrive/state.js';
+import { registerSalesforceAdmin } from './salesforce/admin.js';
+import { registerSalesforceRoutes } from './salesforce/routes.js';
+import { SalesforceState } from './salesforce/state.js';
 
 /** The CRMs with a local fake; `ebsync sandbox --crm` takes a list of these. */
-export const CRM_FAKES = ['hubspot', 'pipedrive'] as const;
+export const CRM_FAKES = ['hubspot', 'pipedrive', 'salesforce'] as const;
 export type CrmFakeName = (typeof CRM_FAKES)[number];
 
 export interface CrmFakeOptions {
@@ -24,15 +27,25 @@ interface Fake<Name extends CrmFakeName, State> {
   name: Name;
   /** Stands for the vendor's API origin: plain HTTP on loopback. */
   baseUrl: string;
-  /** The token the fake accepts. */
+  /** The token the fake accepts (Salesforce: the connected app's refresh token). */
   token: string;
+  /** The ebsync settings that point at this fake, as environment variables. */
+  settings: Record<string, string>;
   /** In-process access to what the admin routes show and switch. */
   state: State;
   close(): Promise<void>;
 }
 export type HubSpotFake = Fake<'hubspot', HubSpotState>;
 export type PipedriveFake = Fake<'pipedrive', PipedriveState>;
-export type CrmFake = HubSpotFake | PipedriveFake;
+export type SalesforceFake = Fake<'salesforce', SalesforceState> & {
+  clientId: string;
+  clientSecret: string;
+  /** The user the JWT bearer flow acts as. */
+  username: string;
+  /** PEM private key of the app's certificate, to sign JWT bearer assertions. */
+  privateKey: string;
+};
+export type CrmFake = HubSpotFake | PipedriveFake | SalesforceFake;
 
 /** One fake on its own port: the vendor's routes at the root, its switches under `/_admin`. */
 async function serveFake<Name extends CrmFakeName, State>(
@@ -60,7 +73,16 @@ async function serveFake<Name extends CrmFakeName, State>(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const shown = host.includes(':') ? `[${host}]` : host;
-  return { name, baseUrl: `http://${shown}:${port}`, token, state, close: () => app.close() };
+  const baseUrl = `http://${shown}:${port}`;
+  const prefix = `EBSYNC_${name.toUpperCase()}`;
+  return {
+    name,
+    baseUrl,
+    token,
+    settings: { [`${prefix}_URL`]: baseUrl, [`${prefix}_TOKEN`]: token },
+    state,
+    close: () => app.close(),
+  };
 }
 
 /** A HubSpot portal (stands for https://api.hubapi.com). */
@@ -101,6 +123,52 @@ export function startPipedriveFake(options: CrmFakeOptions): Promise<PipedriveFa
   );
 }
 
+/**
+ * A Salesforce org (stands for https://login.salesforce.com and the org's instance): its
+ * connected app takes the refresh-token grant, and the token answer's instance_url is the
+ * fake itself.
+ */
+export async function startSalesforceFake(options: CrmFakeOptions): Promise<SalesforceFake> {
+  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const app = {
+    username: 'integration@ebsync.example',
+    certificate: keys.publicKey,
+    clientId: `3MVG9fake${randomBytes(16).toString('hex')}`,
+    clientSecret: randomBytes(32).toString('hex').toUpperCase(),
+    refreshToken: options.token ?? `5Aep861fake${randomBytes(24).toString('base64url')}`,
+  };
+  const state = new SalesforceState(app);
+  let instanceUrl = '';
+  const fake = await serveFake(
+    'salesforce',
+    app.refreshToken,
+    state,
+    options,
+    (scope) => registerSalesforceRoutes(scope, state, () => instanceUrl),
+    (scope) => registerSalesforceAdmin(scope, state, options.adminToken),
+  );
+  instanceUrl = fake.baseUrl;
+  return {
+    ...fake,
+    clientId: app.clientId,
+    clientSecret: app.clientSecret,
+    username: app.username,
+    privateKey: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    settings: {
+      EBSYNC_SALESFORCE_URL: fake.baseUrl,
+      EBSYNC_SALESFORCE_CLIENT_ID: app.clientId,
+      EBSYNC_SALESFORCE_CLIENT_SECRET: app.clientSecret,
+      EBSYNC_SALESFORCE_REFRESH_TOKEN: app.refreshToken,
+    },
+  };
+}
+
+const STARTERS: Record<CrmFakeName, (options: CrmFakeOptions) => Promise<CrmFake>> = {
+  hubspot: startHubSpotFake,
+  pipedrive: startPipedriveFake,
+  salesforce: startSalesforceFake,
+};
+
 export async function startCrmFakes(
   names: readonly CrmFakeName[],
   options: CrmFakeOptions,
@@ -108,9 +176,7 @@ export async function startCrmFakes(
   const started: CrmFake[] = [];
   try {
     for (const name of names) {
-      started.push(
-        name === 'hubspot' ? await startHubSpotFake(options) : await startPipedriveFake(options),
-      );
+      started.push(await STARTERS[name](options));
     }
   } catch (error) {
     await Promise.allSettled(started.map((f) => f.close()));

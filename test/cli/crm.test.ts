@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import {
   startHubSpotFake,
   startPipedriveFake,
+  startSalesforceFake,
   type HubSpotFake,
   type PipedriveFake,
+  type SalesforceFake,
 } from '../../sandbox/crm/fakes.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
 
@@ -12,14 +14,17 @@ const SPAWN_TIMEOUT = 120_000;
 
 let fake: HubSpotFake;
 let pipedrive: PipedriveFake;
+let salesforce: SalesforceFake;
 
 beforeAll(async () => {
   fake = await startHubSpotFake({ adminToken: 'crm-cli-admin' });
   pipedrive = await startPipedriveFake({ adminToken: 'crm-cli-admin' });
+  salesforce = await startSalesforceFake({ adminToken: 'crm-cli-admin' });
 });
 afterAll(async () => {
   await fake?.close();
   await pipedrive?.close();
+  await salesforce?.close();
 });
 
 describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
@@ -145,18 +150,95 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     expect(refused.stderr).not.toContain(wrong);
   });
 
-  it('sandbox --crm hubspot,pipedrive serves both fakes and prints where', async ({ expect }) => {
+  it('mapping show salesforce prints the defaults with overrides; a reserved field is one line, exit 2', async ({
+    expect,
+  }) => {
+    const result = await runCli(['mapping', 'show', 'salesforce'], {
+      EBSYNC_SALESFORCE_MAPPING: JSON.stringify({
+        leads: { lead: { Description: null, Title: 'lead_event_type' }, onDelete: 'keep' },
+        events: { stages: { proposal: 'Negotiation/Review' }, contactRole: 'Business User' },
+      }),
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/lead → Lead \(upserted by EBS_Lead_Id__c\)/);
+    expect(result.stdout).toMatch(/Title +← lead_event_type/);
+    expect(result.stdout).not.toMatch(/Description +←/);
+    expect(result.stdout).toMatch(/proposal → Negotiation\/Review, confirmed → Closed Won/);
+    expect(result.stdout).toMatch(/Role Business User/);
+    expect(result.stdout).toMatch(/deleted lead: Lead kept/);
+    const refused = await runCli(['mapping', 'show', 'salesforce'], {
+      EBSYNC_SALESFORCE_MAPPING: '{"events":{"opportunity":{"StageName":"status"}}}',
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(
+      'ebsync: EBSYNC_SALESFORCE_MAPPING events.opportunity.StageName is not allowed: ebsync sets EBS_Lead_Id__c, EBS_Event_Id__c, EBS_Email__c, Id, StageName itself\n',
+    );
+  });
+
+  it('destinations setup salesforce checks the external-id fields, and names what is missing', async ({
+    expect,
+  }) => {
+    const env = {
+      EBSYNC_SALESFORCE_URL: salesforce.baseUrl,
+      EBSYNC_SALESFORCE_CLIENT_ID: salesforce.clientId,
+      EBSYNC_SALESFORCE_CLIENT_SECRET: salesforce.clientSecret,
+      EBSYNC_SALESFORCE_REFRESH_TOKEN: salesforce.token,
+    };
+    const ready = await runCli(['destinations', 'setup', 'salesforce'], env);
+    expect(ready.stderr).toBe('');
+    expect(ready.stdout).toMatch(/external id Lead\.EBS_Lead_Id__c: there \(string\)/);
+    expect(ready.stdout).toMatch(/external id Opportunity\.EBS_Event_Id__c: there/);
+    expect(ready.stdout).toMatch(/is ready: ebsync sync --to salesforce/);
+    const unset = await runCli(['destinations', 'setup', 'salesforce'], {
+      EBSYNC_SALESFORCE_URL: salesforce.baseUrl,
+    });
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toMatch(/EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_REFRESH_TOKEN/);
+    const revoked = 'revoked-refresh-token-123';
+    const refused = await runCli(['destinations', 'setup', 'salesforce'], {
+      ...env,
+      EBSYNC_SALESFORCE_REFRESH_TOKEN: revoked,
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/invalid_grant.*EBSYNC_SALESFORCE_REFRESH_TOKEN/);
+    expect(refused.stderr).not.toContain(revoked);
+    salesforce.state.fields.Lead.delete('EBS_Lead_Id__c');
+    const missing = await runCli(['destinations', 'setup', 'salesforce'], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/Salesforce has no field Lead\.EBS_Lead_Id__c: create it/);
+  });
+
+  it('sandbox --crm hubspot,pipedrive,salesforce serves the fakes and prints where', async ({
+    expect,
+  }) => {
     const sandbox = new CliProcess([
       'sandbox',
       '--http',
       '--port',
       '0',
       '--crm',
-      'hubspot,pipedrive',
+      'hubspot,pipedrive,salesforce',
     ]);
     try {
-      await sandbox.waitForLine(/EBSYNC_PIPEDRIVE_URL=/, 90_000);
+      await sandbox.waitForLine(/EBSYNC_SALESFORCE_URL=/, 90_000);
       expect(sandbox.stdout).toMatch(/EBSYNC_HUBSPOT_URL=/);
+      const org =
+        /EBSYNC_SALESFORCE_URL=(\S+) EBSYNC_SALESFORCE_CLIENT_ID=(\S+) EBSYNC_SALESFORCE_CLIENT_SECRET=(\S+) EBSYNC_SALESFORCE_REFRESH_TOKEN=(\S+)/.exec(
+          sandbox.stdout,
+        );
+      expect(org).not.toBeNull();
+      const token = await fetch(`${org?.[1]}/services/oauth2/token`, {
+        method: 'POST',
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          client_id: org?.[2] ?? '',
+          client_secret: org?.[3] ?? '',
+          refresh_token: org?.[4] ?? '',
+        }),
+      });
+      expect(token.status).toBe(200);
+      expect(await token.json()).toMatchObject({ instance_url: org?.[1], token_type: 'Bearer' });
       const url = /EBSYNC_PIPEDRIVE_URL=(\S+) EBSYNC_PIPEDRIVE_TOKEN=(\S+)/.exec(sandbox.stdout);
       expect(url).not.toBeNull();
       const answer = await fetch(`${url?.[1]}/v1/dealFields`, {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { countAndFault } from '../admin.js';
 import {
   DEFAULT_PIPELINE_STAGES,
   OBJECT_TYPES,
@@ -98,13 +99,8 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
   // https://developers.hubspot.com/docs/api/private-apps — a private app's access token
   // goes in `Authorization: Bearer`.
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const route = `${request.method} ${request.routeOptions.url ?? request.url}`;
-    state.counters.requests[route] = (state.counters.requests[route] ?? 0) + 1;
-    if (state.fault && state.fault.count > 0) {
-      state.fault.count -= 1;
-      state.counters.faults += 1;
-      return hubspotError(reply, state.fault.status, 'INTERNAL_ERROR', 'injected fault');
-    }
+    const fault = countAndFault(state, request);
+    if (fault !== undefined) return hubspotError(reply, fault, 'INTERNAL_ERROR', 'injected fault');
     if (request.headers.authorization !== `Bearer ${state.token}`) {
       return hubspotError(
         reply,

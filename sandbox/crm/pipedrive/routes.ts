@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { countAndFault } from '../admin.js';
 import {
   PIPEDRIVE_ENTITIES,
   type PipedriveEntity,
@@ -99,13 +100,8 @@ export function registerPipedriveRoutes(app: FastifyInstance, state: PipedriveSt
   // https://pipedrive.readme.io/docs/core-api-concepts-rate-limiting — every answer carries
   // x-ratelimit-limit, -remaining, -reset and x-daily-requests-left; over the limit, 429.
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const route = `${request.method} ${request.routeOptions.url ?? request.url}`;
-    state.counters.requests[route] = (state.counters.requests[route] ?? 0) + 1;
-    if (state.fault && state.fault.count > 0) {
-      state.fault.count -= 1;
-      state.counters.faults += 1;
-      return pipedriveError(reply, state.fault.status, 'injected fault');
-    }
+    const fault = countAndFault(state, request);
+    if (fault !== undefined) return pipedriveError(reply, fault, 'injected fault');
     if (request.headers['x-api-token'] !== state.token) {
       return pipedriveError(reply, 401, 'unauthorized access');
     }

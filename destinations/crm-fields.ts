@@ -1,0 +1,97 @@
+import type { DestinationDescription, UpsertResult } from './destination.js';
+import { DestinationRecordError, DestinationTargetError } from './errors.js';
+import type { JsonValue, MirrorRecord, Resource } from './record.js';
+import { TABLES } from './tables.js';
+
+/** What the CRM destinations share about records and field maps. */
+
+const EMAIL = /^[^\s@,;]+@[^\s@,;]+\.[^\s@,;]+$/;
+
+/** The addresses in a text of one or more e-mails, lower-cased; anything else is dropped. */
+export function emailsIn(text: JsonValue | undefined): string[] {
+  if (typeof text !== 'string') return [];
+  return text
+    .split(/[\s,;]+/)
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => EMAIL.test(e));
+}
+
+/** The list cut into parts of at most `size` (a vendor's batch limit). */
+export const chunks = <T>(list: readonly T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(list.length / size) }, (_, i) =>
+    list.slice(i * size, i * size + size),
+  );
+
+/**
+ * A CRM field map (CRM field → column of the mirrored table): the defaults with overrides
+ * applied, null removing a field. `refuse` says why a field may not be mapped (undefined when
+ * it may); a column the table lacks is refused too, naming `setting` and where it is.
+ */
+export function mergeFieldMap(
+  setting: string,
+  where: string,
+  table: 'leads' | 'events',
+  defaults: Record<string, string>,
+  overrides: Record<string, string | null> | undefined,
+  refuse: (field: string) => string | undefined,
+): Record<string, string> {
+  const merged: Record<string, string> = { ...defaults };
+  const columns = new Set(TABLES[table].columns.map((c) => c.name));
+  for (const [field, column] of Object.entries(overrides ?? {})) {
+    const why = refuse(field);
+    if (why !== undefined) {
+      throw new DestinationTargetError(`${setting} ${where}.${field} is not allowed: ${why}`);
+    }
+    if (column === null) {
+      delete merged[field];
+      continue;
+    }
+    if (!columns.has(column)) {
+      throw new DestinationTargetError(
+        `${setting} ${where}.${field}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
+      );
+    }
+    merged[field] = column;
+  }
+  return merged;
+}
+
+/** A field-map refusal: these fields are ebsync's own. */
+export const reservedFields =
+  (reserved: ReadonlySet<string>) =>
+  (field: string): string | undefined =>
+    reserved.has(field) ? `ebsync sets ${[...reserved].join(', ')} itself` : undefined;
+
+/** A CRM destination's name in ledger keys and for people: the vendor's host, no credentials. */
+export function crmDescription(
+  kind: 'hubspot' | 'pipedrive' | 'salesforce',
+  vendor: string,
+  url: string,
+): DestinationDescription {
+  const origin = new URL(url).host;
+  return { kind, id: `${kind}:${origin}`, label: `${vendor} at ${origin}` };
+}
+
+/**
+ * The batch a CRM destination takes: the leads or events it writes, or undefined for the
+ * other resources (bookings, appointments), which no CRM object holds and are passed over.
+ */
+export function crmBatch(
+  vendor: string,
+  max: number,
+  resource: Resource,
+  records: readonly MirrorRecord[],
+): 'leads' | 'events' | undefined {
+  if (records.length > max) {
+    throw new DestinationRecordError(`at most ${max} records per ${vendor} batch`);
+  }
+  return resource === 'leads' || resource === 'events' ? resource : undefined;
+}
+
+/** What a batch of passed-over records comes to: nothing written, each keyed by its id. */
+export const passedOver = (records: readonly MirrorRecord[]): UpsertResult => ({
+  inserted: 0,
+  updated: 0,
+  unchanged: records.length,
+  keys: records.map((r) => r.id),
+});

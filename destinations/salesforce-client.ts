@@ -1,0 +1,342 @@
+import { createPrivateKey, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import got, { type Got } from 'got';
+import type { Config } from '../config/index.js';
+import { isLoopbackHost } from '../config/loopback.js';
+import {
+  DestinationAuthError,
+  DestinationPausedError,
+  DestinationTargetError,
+  DestinationUnavailableError,
+  DestinationWriteError,
+} from './errors.js';
+import { jsonBody, serverNow, unusableAnswer, type VendorAnswer } from './vendor-answer.js';
+
+/**
+ * Salesforce REST over HTTP with got. jsforce would take an instance URL and a version, but
+ * it is not a dependency of ebsync, and got gives the status and the `Sforce-Limit-Info`
+ * header the pacing reads.
+ */
+
+const NAMES = {
+  vendor: 'Salesforce',
+  token: 'session',
+  setting: 'EBSYNC_SALESFORCE_REFRESH_TOKEN',
+};
+
+// https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_versions.htm —
+// the version is named in every path; v62.0 is the oldest the sObject Collections upsert and
+// ebsync are checked against.
+export const SALESFORCE_API_VERSION = 'v62.0';
+
+/**
+ * Share of the org's daily API allocation ebsync leaves to the org's people and other
+ * integrations: at `1 - RESERVE` used, the destination pauses instead of spending the rest.
+ */
+export const SALESFORCE_API_RESERVE = 0.05;
+/**
+ * Salesforce counts the allocation over a rolling 24 hours and does not say when calls age
+ * out, so a paused mirror is run again after an hour, when some may have.
+ */
+export const SALESFORCE_PAUSE_MS = 60 * 60 * 1000;
+
+export interface SalesforceClientOptions {
+  /** Login URL (https://login.salesforce.com, a My Domain, or the fake's). */
+  loginUrl: string;
+  clientId: string;
+  /** Consumer secret (a secret: only in the token request's body, never in messages). */
+  clientSecret?: string;
+  /** Refresh token (a secret: only in the token request's body, never in messages). */
+  refreshToken?: string;
+  /** The JWT bearer flow instead: the pre-authorized user and the PEM key of the app's certificate. */
+  jwt?: { username: string; privateKey: string };
+}
+
+/**
+ * The client's credentials from settings: a connected app with a refresh token, or with a
+ * user and the private key of its certificate (JWT bearer). Names what is missing otherwise.
+ */
+export function salesforceClientOptions(
+  settings: Partial<Config['crm']['salesforce']> | undefined,
+): SalesforceClientOptions {
+  const s = settings ?? {};
+  const base = {
+    loginUrl: s.baseUrl ?? 'https://login.salesforce.com',
+    clientId: s.clientId ?? '',
+    ...(s.clientSecret ? { clientSecret: s.clientSecret } : {}),
+  };
+  if (s.clientId && s.refreshToken) return { ...base, refreshToken: s.refreshToken };
+  if (s.clientId && s.username && s.privateKeyFile) {
+    let privateKey: string;
+    try {
+      privateKey = readFileSync(s.privateKeyFile, 'utf8');
+      createPrivateKey(privateKey);
+    } catch {
+      throw new DestinationTargetError(
+        `EBSYNC_SALESFORCE_PRIVATE_KEY_FILE='${s.privateKeyFile}' is not a readable PEM private key`,
+      );
+    }
+    return { ...base, jwt: { username: s.username, privateKey } };
+  }
+  throw new DestinationTargetError(
+    'Salesforce needs a connected app: set EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_REFRESH_TOKEN, or EBSYNC_SALESFORCE_USERNAME and EBSYNC_SALESFORCE_PRIVATE_KEY_FILE for the JWT bearer flow (see docs/crm.md)',
+  );
+}
+
+/**
+ * https://help.salesforce.com/s/articleView?id=sf.remoteaccess_oauth_jwt_flow.htm — the
+ * audience is the login server: login.salesforce.com for production My Domains,
+ * test.salesforce.com for sandbox ones, else the login URL itself.
+ */
+function audience(loginUrl: string): string {
+  const url = new URL(loginUrl);
+  if (url.hostname.endsWith('.sandbox.my.salesforce.com')) return 'https://test.salesforce.com';
+  if (url.hostname.endsWith('.my.salesforce.com')) return 'https://login.salesforce.com';
+  return url.origin;
+}
+
+/** An RS256 JWT bearer assertion, valid for three minutes. */
+function assertion(
+  options: SalesforceClientOptions,
+  jwt: { username: string; privateKey: string },
+): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const head = part({ alg: 'RS256' });
+  const body = part({
+    iss: options.clientId,
+    sub: jwt.username,
+    aud: audience(options.loginUrl),
+    exp: Math.floor(Date.now() / 1000) + 180,
+  });
+  const signature = sign('RSA-SHA256', Buffer.from(`${head}.${body}`), jwt.privateKey);
+  return `${head}.${body}.${signature.toString('base64url')}`;
+}
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+interface Session {
+  http: Got;
+}
+
+export interface SalesforceErrorItem {
+  message?: string;
+  errorCode?: string;
+  fields?: string[];
+}
+
+/** Salesforce's error list as one line: `CODE: message; …`. */
+export function errorLine(body: unknown): string {
+  const list = Array.isArray(body) ? (body as SalesforceErrorItem[]) : [];
+  const line = list
+    .slice(0, 3)
+    .map((e) => `${e.errorCode ?? 'ERROR'}: ${e.message ?? ''}`.trim())
+    .join('; ');
+  return (line || 'no message').slice(0, 300);
+}
+
+/** `api-usage=N/M` of the Sforce-Limit-Info header, or undefined. */
+export function apiUsage(
+  headers: Record<string, unknown>,
+): { used: number; max: number } | undefined {
+  const value = headers['sforce-limit-info'];
+  const m = typeof value === 'string' ? /api-usage=(\d+)\/(\d+)/.exec(value) : null;
+  return m ? { used: Number(m[1]), max: Number(m[2]) } : undefined;
+}
+
+export class SalesforceClient {
+  /** The org's API usage as the last answer gave it. */
+  usage: { used: number; max: number; at: number; serverAt: number } | undefined;
+  private session: Promise<Session> | undefined;
+
+  constructor(private readonly options: SalesforceClientOptions) {}
+
+  /** The path of a REST resource under this API version. */
+  static path(resource: string): string {
+    return `/services/data/${SALESFORCE_API_VERSION}${resource}`;
+  }
+
+  /**
+   * One call to the org's instance. A refused session is renewed once; the org's spent
+   * allocation (or the reserve ebsync keeps) pauses the destination; 5xx is retryable.
+   */
+  async call(
+    method: Method,
+    resource: string,
+    options: { json?: unknown; searchParams?: Record<string, string> } = {},
+  ): Promise<VendorAnswer> {
+    this.checkReserve();
+    for (let attempt = 0; ; attempt += 1) {
+      const session = await this.currentSession();
+      let response;
+      try {
+        response = await session.http(SalesforceClient.path(resource).slice(1), {
+          method,
+          ...(options.json === undefined ? {} : { json: options.json }),
+          ...(options.searchParams ? { searchParams: options.searchParams } : {}),
+        });
+      } catch (error) {
+        throw new DestinationUnavailableError(
+          `Salesforce could not be reached (${method} ${resource}): ${(error as Error).message}`,
+        );
+      }
+      const headers = response.headers as Record<string, unknown>;
+      const status = response.statusCode;
+      const body = jsonBody(response.body);
+      // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/headers_api_usage.htm
+      // — the org's calls in the last 24 hours and its allocation, on every answer.
+      const usage = apiUsage(headers);
+      if (usage) this.usage = { ...usage, at: Date.now(), serverAt: serverNow(headers) };
+      const code = Array.isArray(body)
+        ? (body[0] as SalesforceErrorItem | undefined)?.errorCode
+        : undefined;
+      if (status === 401 && attempt === 0) {
+        // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/errorcodes.htm
+        // — INVALID_SESSION_ID: the access token expired or was revoked; a new one may do.
+        this.session = undefined;
+        continue;
+      }
+      if (status === 403 && code === 'REQUEST_LIMIT_EXCEEDED') {
+        const paused = this.paused(
+          serverNow(headers),
+          'the org has spent its daily API allocation',
+        );
+        // The pass stops on this; when it is run again, the org itself says whether it
+        // takes calls (the 24-hour window may have moved on), not this answer's count.
+        this.usage = undefined;
+        throw paused;
+      }
+      const unusable = unusableAnswer(
+        NAMES,
+        { status, body },
+        `${method} ${resource}`,
+        errorLine(body),
+      );
+      if (unusable) throw unusable;
+      return { status, body };
+    }
+  }
+
+  /** A call that must answer 2xx; anything else is a write error naming Salesforce's reason. */
+  async ok(
+    method: Method,
+    resource: string,
+    options: { json?: unknown; searchParams?: Record<string, string> } = {},
+  ): Promise<VendorAnswer> {
+    const answer = await this.call(method, resource, options);
+    if (answer.status < 200 || answer.status >= 300) {
+      throw new DestinationWriteError(
+        `Salesforce answered ${answer.status} to ${method} ${resource}: ${errorLine(answer.body)}`,
+      );
+    }
+    return answer;
+  }
+
+  private paused(at: number, why: string): DestinationPausedError {
+    const resumeAt = new Date(at + SALESFORCE_PAUSE_MS).toISOString();
+    const usage = this.usage ? ` (api-usage ${this.usage.used}/${this.usage.max})` : '';
+    return new DestinationPausedError(
+      `Salesforce: ${why}${usage}; the mirror pauses until ${resumeAt}`,
+      resumeAt,
+    );
+  }
+
+  /** Stops before the org's last calls, which its people and other integrations need too. */
+  private checkReserve(): void {
+    const u = this.usage;
+    if (!u || u.max <= 0) return;
+    if (u.used >= Math.floor(u.max * (1 - SALESFORCE_API_RESERVE))) {
+      // Calls age out of the org's 24-hour window: after a pause, look again.
+      if (Date.now() - u.at < SALESFORCE_PAUSE_MS) {
+        throw this.paused(
+          u.serverAt + (Date.now() - u.at),
+          `ebsync keeps the last ${SALESFORCE_API_RESERVE * 100}% of the org's daily API allocation for others`,
+        );
+      }
+    }
+  }
+
+  private currentSession(): Promise<Session> {
+    this.session ??= this.newSession().catch((error: unknown) => {
+      this.session = undefined;
+      throw error;
+    });
+    return this.session;
+  }
+
+  /**
+   * https://help.salesforce.com/s/articleView?id=sf.remoteaccess_oauth_refresh_token_flow.htm
+   * — a form-encoded refresh_token grant (or the JWT bearer grant) at /services/oauth2/token;
+   * the answer's instance_url is where the org's API is.
+   */
+  private async newSession(): Promise<Session> {
+    const login = this.options.loginUrl.replace(/\/+$/, '');
+    let response;
+    try {
+      response = await got.post(`${login}/services/oauth2/token`, {
+        throwHttpErrors: false,
+        retry: { limit: 0 },
+        timeout: { request: 30_000 },
+        headers: { accept: 'application/json' },
+        form: this.options.jwt
+          ? {
+              grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+              assertion: assertion(this.options, this.options.jwt),
+            }
+          : {
+              grant_type: 'refresh_token',
+              client_id: this.options.clientId,
+              ...(this.options.clientSecret ? { client_secret: this.options.clientSecret } : {}),
+              refresh_token: this.options.refreshToken ?? '',
+            },
+      });
+    } catch (error) {
+      throw new DestinationUnavailableError(
+        `Salesforce login could not be reached: ${(error as Error).message}`,
+      );
+    }
+    const body = (jsonBody(response.body) ?? {}) as Record<string, unknown>;
+    if (response.statusCode >= 500) {
+      throw new DestinationUnavailableError(`Salesforce login answered ${response.statusCode}`);
+    }
+    const accessToken = body.access_token;
+    const instance = this.instanceUrl(body.instance_url);
+    if (response.statusCode !== 200 || typeof accessToken !== 'string' || !instance) {
+      const error = typeof body.error === 'string' ? body.error : `HTTP ${response.statusCode}`;
+      const setting = error.startsWith('invalid_client')
+        ? 'EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_CLIENT_SECRET'
+        : this.options.jwt
+          ? 'EBSYNC_SALESFORCE_USERNAME and EBSYNC_SALESFORCE_PRIVATE_KEY_FILE (the user must be pre-authorized for the app)'
+          : 'EBSYNC_SALESFORCE_REFRESH_TOKEN';
+      throw new DestinationAuthError(
+        `Salesforce refused the token request (${error.slice(0, 60)}): check ${setting}`,
+      );
+    }
+    return {
+      http: got.extend({
+        prefixUrl: instance,
+        throwHttpErrors: false,
+        retry: { limit: 0 },
+        timeout: { request: 120_000 },
+        headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+      }),
+    };
+  }
+
+  /**
+   * The instance URL the token answer names: https, or plain http only when the login URL
+   * itself is plain http on loopback (the fake).
+   */
+  private instanceUrl(value: unknown): string | undefined {
+    if (typeof value !== 'string') return undefined;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      return undefined;
+    }
+    const login = new URL(this.options.loginUrl);
+    const plainOk = login.protocol === 'http:' && isLoopbackHost(url.hostname);
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && plainOk)) return undefined;
+    return url.origin;
+  }
+}

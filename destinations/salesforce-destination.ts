@@ -1,0 +1,361 @@
+import type { SalesforceMappingOverrides } from '../config/salesforce-mapping.js';
+import type {
+  Destination,
+  DestinationCapabilities,
+  DestinationDescription,
+  SchemaChanges,
+  UpsertResult,
+} from './destination.js';
+import { chunks, crmBatch, crmDescription, emailsIn, passedOver } from './crm-fields.js';
+import { DestinationRecordError, DestinationSchemaError } from './errors.js';
+import type { JsonValue, MirrorRecord, Resource } from './record.js';
+import {
+  SalesforceClient,
+  type SalesforceClientOptions,
+  type SalesforceErrorItem,
+} from './salesforce-client.js';
+import {
+  SALESFORCE_KEYS,
+  salesforceMapping,
+  type SalesforceMapping,
+} from './salesforce-mapping.js';
+import {
+  describeObjects,
+  missingFields,
+  type FieldShape,
+  type ObjectFields,
+} from './salesforce-setup.js';
+import { TABLES, type TableSpec } from './tables.js';
+
+export interface SalesforceDestinationOptions extends SalesforceClientOptions {
+  mapping?: SalesforceMappingOverrides;
+}
+
+// https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_upsert.htm
+// — up to 200 records per sObject Collections request.
+const BATCH = 200;
+// https://help.salesforce.com/s/articleView?id=sf.leads_fields.htm — what web-to-lead writes
+// where a required Lead field was left empty.
+const NOT_PROVIDED = '[not provided]';
+
+interface ItemResult {
+  id?: string;
+  success?: boolean;
+  created?: boolean;
+  errors?: SalesforceErrorItem[];
+}
+
+/**
+ * A column's value as the Salesforce field takes it: numbers for number fields (money from
+ * cents), `YYYY-MM-DD` for dates, text cut to the field's length (Salesforce refuses longer
+ * text, STRING_TOO_LONG) for the rest; null clears the field.
+ */
+function fieldValue(
+  table: 'leads' | 'events',
+  column: string,
+  field: FieldShape | undefined,
+  value: JsonValue | undefined,
+): JsonValue {
+  const fieldType = field?.type;
+  if (value === undefined || value === null) return null;
+  const columnType = TABLES[table].columns.find((c) => c.name === column)?.type;
+  const numeric = typeof value === 'number' && columnType === 'cents' ? value / 100 : value;
+  switch (fieldType) {
+    case 'currency':
+    case 'double':
+    case 'int':
+    case 'percent':
+      if (typeof numeric === 'number') return numeric;
+      return typeof numeric === 'string' &&
+        numeric.trim() !== '' &&
+        Number.isFinite(Number(numeric))
+        ? Number(numeric)
+        : null;
+    case 'boolean':
+      return typeof value === 'boolean' ? value : null;
+    case 'date':
+      return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)
+        ? value.slice(0, 10)
+        : null;
+    default: {
+      const text = typeof numeric === 'object' ? JSON.stringify(numeric) : String(numeric);
+      return field && field.length > 0 ? text.slice(0, field.length) : text;
+    }
+  }
+}
+
+/** Item failures of one request, as `CODE` counts and the first message, for one error line. */
+function failureLine(
+  what: string,
+  failed: { id: string; errors: SalesforceErrorItem[] }[],
+): string {
+  const codes = new Map<string, number>();
+  for (const f of failed) {
+    const code = f.errors[0]?.errorCode ?? 'ERROR';
+    codes.set(code, (codes.get(code) ?? 0) + 1);
+  }
+  const first = failed[0];
+  return `Salesforce refused ${failed.length} ${what} (${[...codes].map(([c, n]) => `${c} ×${n}`).join(', ')}), not retried; first: ${first?.id} ${first?.errors[0]?.errorCode ?? ''}: ${(first?.errors[0]?.message ?? '').slice(0, 120)}`;
+}
+
+/**
+ * Leads and events into a Salesforce org over REST: Leads and Opportunities are upserted by
+ * external-id fields in sObject Collections of 200, so a repeated batch changes nothing; the
+ * other mirrored resources (bookings, appointments) have no Salesforce object here.
+ */
+export class SalesforceDestination implements Destination {
+  readonly capabilities: DestinationCapabilities = {
+    maxBatchSize: BATCH,
+    atomicBatches: false,
+    countsChanges: true,
+  };
+  readonly mapping: SalesforceMapping;
+  readonly client: SalesforceClient;
+  private fields: Promise<ObjectFields> | undefined;
+
+  constructor(private readonly options: SalesforceDestinationOptions) {
+    this.mapping = salesforceMapping(options.mapping);
+    this.client = new SalesforceClient(options);
+  }
+
+  describe(): DestinationDescription {
+    return crmDescription('salesforce', 'Salesforce', this.options.loginUrl);
+  }
+
+  /** Checks the org has the external-id fields and every mapped field (made by an admin). */
+  async ensureSchema(_tables: readonly TableSpec[]): Promise<SchemaChanges> {
+    await this.objectFields();
+    return { createdTables: [], addedColumns: [] };
+  }
+
+  async upsert(resource: Resource, records: readonly MirrorRecord[]): Promise<UpsertResult> {
+    const table = crmBatch('Salesforce', BATCH, resource, records);
+    if (!table) return passedOver(records);
+    const fields = await this.objectFields();
+    const latest = [...new Map(records.map((r) => [r.id, r])).values()];
+    const results =
+      table === 'leads'
+        ? await this.upsertLeads(latest, fields)
+        : await this.upsertEvents(latest, fields);
+    let inserted = 0;
+    for (const r of results.values()) if (r.created) inserted += 1;
+    return {
+      inserted,
+      updated: results.size - inserted,
+      unchanged: 0,
+      keys: records.map((r) => results.get(r.id)?.id ?? r.id),
+    };
+  }
+
+  /** Deletes (to the Recycle Bin) the Leads and Opportunities of deleted records, or keeps them. */
+  async markDeleted(resource: Resource, ids: readonly string[]): Promise<number> {
+    if (resource !== 'leads' && resource !== 'events') return 0;
+    if (this.mapping[resource].onDelete !== 'delete') return 0;
+    const sobject = resource === 'leads' ? 'Lead' : 'Opportunity';
+    const key = SALESFORCE_KEYS[sobject];
+    const found: string[] = [];
+    for (const id of ids) {
+      // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_upsert.htm
+      // — a record read by external id: 404 when none, 300 when the value is not unique.
+      const answer = await this.client.call(
+        'GET',
+        `/sobjects/${sobject}/${key}/${encodeURIComponent(id)}`,
+      );
+      if (answer.status === 404) continue;
+      if (answer.status === 300) {
+        throw new DestinationSchemaError(
+          `Salesforce has several ${sobject} records with ${key} ${id}: make ${key} unique in the org`,
+        );
+      }
+      const found1 = (answer.body as { Id?: unknown } | null)?.Id;
+      if (answer.status !== 200 || typeof found1 !== 'string') {
+        throw new DestinationRecordError(
+          `Salesforce answered ${answer.status} reading ${sobject} ${key} ${id}`,
+        );
+      }
+      found.push(found1);
+    }
+    let deleted = 0;
+    for (const part of chunks(found, BATCH)) {
+      // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_delete.htm
+      const answer = await this.client.ok('DELETE', '/composite/sobjects', {
+        searchParams: { ids: part.join(','), allOrNone: 'false' },
+      });
+      for (const r of answer.body as ItemResult[]) if (r.success) deleted += 1;
+    }
+    return deleted;
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private objectFields(): Promise<ObjectFields> {
+    this.fields ??= (async () => {
+      const fields = await describeObjects(this.client);
+      const missing = missingFields(fields, this.mapping);
+      if (missing.length > 0) {
+        throw new DestinationSchemaError(
+          `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} (docs/crm.md, Salesforce) or change EBSYNC_SALESFORCE_MAPPING, then check with 'ebsync destinations setup salesforce'`,
+        );
+      }
+      return fields;
+    })().catch((error: unknown) => {
+      this.fields = undefined;
+      throw error;
+    });
+    return this.fields;
+  }
+
+  private values(
+    table: 'leads' | 'events',
+    sobject: 'Lead' | 'Opportunity',
+    map: Record<string, string>,
+    record: MirrorRecord,
+    fields: ObjectFields,
+  ): Record<string, JsonValue> {
+    const out: Record<string, JsonValue> = {};
+    for (const [field, column] of Object.entries(map)) {
+      out[field] = fieldValue(table, column, fields[sobject].get(field), record.attributes[column]);
+    }
+    return out;
+  }
+
+  /**
+   * One sObject Collections upsert by an external id; item failures are returned, never
+   * retried (allOrNone false: the other records of the request are written).
+   */
+  private async collectionUpsert(
+    sobject: 'Lead' | 'Opportunity' | 'Contact',
+    records: { key: string; values: Record<string, JsonValue> }[],
+  ): Promise<{
+    ok: Map<string, ItemResult>;
+    failed: { id: string; errors: SalesforceErrorItem[] }[];
+  }> {
+    const field = SALESFORCE_KEYS[sobject];
+    const ok = new Map<string, ItemResult>();
+    const failed: { id: string; errors: SalesforceErrorItem[] }[] = [];
+    for (const part of chunks(records, BATCH)) {
+      const answer = await this.client.ok('PATCH', `/composite/sobjects/${sobject}/${field}`, {
+        json: {
+          allOrNone: false,
+          records: part.map((r) => ({
+            attributes: { type: sobject },
+            ...r.values,
+            [field]: r.key,
+          })),
+        },
+      });
+      const results = Array.isArray(answer.body) ? (answer.body as ItemResult[]) : [];
+      part.forEach((r, i) => {
+        const result = results[i];
+        if (result?.success && typeof result.id === 'string') ok.set(r.key, result);
+        else failed.push({ id: r.key, errors: result?.errors ?? [] });
+      });
+    }
+    return { ok, failed };
+  }
+
+  private async upsertLeads(
+    leads: MirrorRecord[],
+    fields: ObjectFields,
+  ): Promise<Map<string, ItemResult>> {
+    const { ok, failed } = await this.collectionUpsert(
+      'Lead',
+      leads.map((lead) => {
+        const values = this.values('leads', 'Lead', this.mapping.leads.lead, lead, fields);
+        // LastName and Company are required on a Lead.
+        for (const required of ['LastName', 'Company']) {
+          if (
+            values[required] === null ||
+            values[required] === undefined ||
+            values[required] === ''
+          ) {
+            values[required] = NOT_PROVIDED;
+          }
+        }
+        if (typeof values.Email === 'string') values.Email = emailsIn(values.Email)[0] ?? null;
+        return { key: lead.id, values };
+      }),
+    );
+    if (failed.length > 0) throw new DestinationRecordError(failureLine('leads', failed));
+    return ok;
+  }
+
+  private async upsertEvents(
+    events: MirrorRecord[],
+    fields: ObjectFields,
+  ): Promise<Map<string, ItemResult>> {
+    const m = this.mapping.events;
+    const today = new Date().toISOString().slice(0, 10);
+    const opportunities = await this.collectionUpsert(
+      'Opportunity',
+      events.map((event) => {
+        const values = this.values('events', 'Opportunity', m.opportunity, event, fields);
+        // Name, StageName and CloseDate are required on an Opportunity.
+        if (!values.Name) values.Name = `Event ${event.id}`;
+        if (!values.CloseDate) values.CloseDate = today;
+        const status = typeof event.attributes.status === 'string' ? event.attributes.status : '';
+        values.StageName = m.stages[status] ?? m.stages['*'] ?? 'Prospecting';
+        return { key: event.id, values };
+      }),
+    );
+    // Contacts and their roles only for new Opportunities: a role is made once, and a
+    // contact someone has edited in Salesforce is left as it is afterwards.
+    const emailsOf = new Map(
+      events
+        .filter((e) => opportunities.ok.get(e.id)?.created)
+        .map((e) => [e.id, emailsIn(e.attributes.customer_emails)]),
+    );
+    const emails = [...new Set([...emailsOf.values()].flat())];
+    const contacts = await this.collectionUpsert(
+      'Contact',
+      emails.map((email) => ({
+        key: email,
+        values: {
+          Email: email,
+          LastName: email.slice(0, fields.Contact.get('LastName')?.length || undefined),
+        },
+      })),
+    );
+    const roles = [...emailsOf].flatMap(([eventId, list]) => {
+      const opportunity = opportunities.ok.get(eventId)?.id;
+      return list.flatMap((email, i) => {
+        const contact = contacts.ok.get(email)?.id;
+        return opportunity && contact
+          ? [
+              {
+                attributes: { type: 'OpportunityContactRole' },
+                OpportunityId: opportunity,
+                ContactId: contact,
+                Role: m.contactRole,
+                IsPrimary: i === 0,
+              },
+            ]
+          : [];
+      });
+    });
+    const roleFailures: { id: string; errors: SalesforceErrorItem[] }[] = [];
+    for (const part of chunks(roles, BATCH)) {
+      // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_create.htm
+      const answer = await this.client.ok('POST', '/composite/sobjects', {
+        json: { allOrNone: false, records: part },
+      });
+      (answer.body as ItemResult[]).forEach((r, i) => {
+        if (!r.success)
+          roleFailures.push({ id: part[i]?.OpportunityId ?? '', errors: r.errors ?? [] });
+      });
+    }
+    const failed = [...opportunities.failed, ...contacts.failed, ...roleFailures];
+    if (failed.length > 0) {
+      throw new DestinationRecordError(failureLine('event records', failed));
+    }
+    return opportunities.ok;
+  }
+}
+
+export function openSalesforceDestination(
+  options: SalesforceDestinationOptions,
+): SalesforceDestination {
+  return new SalesforceDestination(options);
+}

@@ -1,0 +1,97 @@
+import type { SalesforceMappingOverrides } from '../config/salesforce-mapping.js';
+import { mergeFieldMap, reservedFields } from './crm-fields.js';
+
+/**
+ * What ebsync writes to Salesforce: a lead becomes a Lead upserted by `EBS_Lead_Id__c`; an
+ * event an Opportunity upserted by `EBS_Event_Id__c`, with a Contact per customer email
+ * (upserted by `EBS_Email__c`) linked to a new Opportunity by an OpportunityContactRole.
+ * Field maps read Salesforce field API name → column of the mirrored table.
+ */
+export interface SalesforceMapping {
+  leads: {
+    lead: Record<string, string>;
+    onDelete: 'delete' | 'keep';
+  };
+  events: {
+    opportunity: Record<string, string>;
+    /** Event status → StageName; `*` for any other status. */
+    stages: Record<string, string>;
+    contactRole: string;
+    onDelete: 'delete' | 'keep';
+  };
+}
+
+/** The external-id fields an admin creates in the org (docs/crm.md) and ebsync upserts by. */
+export const SALESFORCE_KEYS = {
+  Lead: 'EBS_Lead_Id__c',
+  Opportunity: 'EBS_Event_Id__c',
+  Contact: 'EBS_Email__c',
+} as const;
+
+/** Fields ebsync sets itself: the keys, the stage and the id, not remappable. */
+const RESERVED = new Set<string>([...Object.values(SALESFORCE_KEYS), 'Id', 'StageName']);
+
+// https://help.salesforce.com/s/articleView?id=sf.customize_opp_stages.htm — the stage
+// values a new org's Opportunity stage picklist has.
+export const DEFAULT_SALESFORCE_MAPPING: SalesforceMapping = {
+  leads: {
+    lead: {
+      FirstName: 'first_name',
+      LastName: 'last_name',
+      Email: 'email',
+      Phone: 'phone',
+      Company: 'company_name',
+      Description: 'subject',
+    },
+    onDelete: 'delete',
+  },
+  events: {
+    opportunity: { Name: 'title', Amount: 'starting_balance_cents', CloseDate: 'starts_at_date' },
+    stages: {
+      proposal: 'Proposal/Price Quote',
+      confirmed: 'Closed Won',
+      completed: 'Closed Won',
+      canceled: 'Closed Lost',
+      '*': 'Prospecting',
+    },
+    contactRole: 'Decision Maker',
+    onDelete: 'delete',
+  },
+};
+
+const merge = (
+  where: string,
+  table: 'leads' | 'events',
+  defaults: Record<string, string>,
+  overrides: Record<string, string | null> | undefined,
+): Record<string, string> =>
+  mergeFieldMap(
+    'EBSYNC_SALESFORCE_MAPPING',
+    where,
+    table,
+    defaults,
+    overrides,
+    reservedFields(RESERVED),
+  );
+
+/** The defaults with the configured overrides applied (EBSYNC_SALESFORCE_MAPPING). */
+export function salesforceMapping(overrides: SalesforceMappingOverrides = {}): SalesforceMapping {
+  const d = DEFAULT_SALESFORCE_MAPPING;
+  return {
+    leads: {
+      lead: merge('leads.lead', 'leads', d.leads.lead, overrides.leads?.lead),
+      onDelete: overrides.leads?.onDelete ?? d.leads.onDelete,
+    },
+    events: {
+      opportunity: merge(
+        'events.opportunity',
+        'events',
+        d.events.opportunity,
+        overrides.events?.opportunity,
+      ),
+      stages: { ...d.events.stages, ...overrides.events?.stages },
+      contactRole: overrides.events?.contactRole ?? d.events.contactRole,
+      onDelete: overrides.events?.onDelete ?? d.events.onDelete,
+    },
+  };
+}

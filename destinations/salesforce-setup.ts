@@ -1,0 +1,80 @@
+import { SalesforceClient, type SalesforceClientOptions } from './salesforce-client.js';
+import { SALESFORCE_KEYS, type SalesforceMapping } from './salesforce-mapping.js';
+import { DestinationSchemaError } from './errors.js';
+
+/** A field as ebsync writes it: its Salesforce type, and the most characters text takes. */
+export interface FieldShape {
+  type: string;
+  /** 0 when the field is not text (or Salesforce gives no length). */
+  length: number;
+}
+
+/** Field API name → its shape, per object ebsync writes. */
+export type ObjectFields = Record<'Lead' | 'Opportunity' | 'Contact', Map<string, FieldShape>>;
+
+interface Described {
+  fields?: { name: string; type: string; length?: number; externalId?: boolean }[];
+}
+
+/**
+ * https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_sobject_describe.htm
+ * — each object's fields with their types; an external id is a field with externalId true
+ * (only those are kept as `key` here when they are ebsync's keys).
+ */
+export async function describeObjects(client: SalesforceClient): Promise<ObjectFields> {
+  const out = {} as ObjectFields;
+  for (const sobject of ['Lead', 'Opportunity', 'Contact'] as const) {
+    const answer = await client.ok('GET', `/sobjects/${sobject}/describe`);
+    const described = (answer.body ?? {}) as Described;
+    const key = SALESFORCE_KEYS[sobject];
+    out[sobject] = new Map(
+      (described.fields ?? [])
+        // A field named like the key but not an external id cannot be upserted by.
+        .filter((f) => f.name !== key || f.externalId === true)
+        .map((f) => [f.name, { type: f.type, length: f.length ?? 0 }]),
+    );
+  }
+  return out;
+}
+
+/** `Object.Field` of each key or mapped field the org lacks. */
+export function missingFields(fields: ObjectFields, mapping: SalesforceMapping): string[] {
+  const wanted: [keyof ObjectFields, string][] = [
+    ...Object.entries(SALESFORCE_KEYS).map(
+      ([o, f]) => [o as keyof ObjectFields, f] as [keyof ObjectFields, string],
+    ),
+    ...Object.keys(mapping.leads.lead).map((f) => ['Lead', f] as [keyof ObjectFields, string]),
+    ...Object.keys(mapping.events.opportunity).map(
+      (f) => ['Opportunity', f] as [keyof ObjectFields, string],
+    ),
+  ];
+  return wanted.filter(([o, f]) => !fields[o].has(f)).map(([o, f]) => `${o}.${f}`);
+}
+
+export interface SalesforceSetupLine {
+  field: string;
+  type: string;
+}
+
+/**
+ * Checks the org is ready: custom fields cannot be made over REST without the Metadata API
+ * (and field-level security), so an admin creates them (docs/crm.md) and this verifies
+ * them, with the mapping's fields too. Throws naming what is missing.
+ */
+export async function checkSalesforce(
+  options: SalesforceClientOptions,
+  mapping: SalesforceMapping,
+): Promise<SalesforceSetupLine[]> {
+  const client = new SalesforceClient(options);
+  const fields = await describeObjects(client);
+  const missing = missingFields(fields, mapping);
+  if (missing.length > 0) {
+    throw new DestinationSchemaError(
+      `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} as docs/crm.md says (external ids: Text, External ID, Unique), or change EBSYNC_SALESFORCE_MAPPING`,
+    );
+  }
+  return Object.entries(SALESFORCE_KEYS).map(([o, f]) => ({
+    field: `${o}.${f}`,
+    type: fields[o as keyof ObjectFields].get(f)?.type ?? '',
+  }));
+}

@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { registerCrmAdmin } from '../admin.js';
+import { SOBJECTS, type SObjectName, type SalesforceState } from './state.js';
+
+const duplicateRuleBody = z.strictObject({ blockLeadEmails: z.boolean() });
+
+/**
+ * Salesforce's admin surface: the records of each object (Recycle Bin included), the fields
+ * each object has, and a switch for a blocking duplicate rule on Lead emails.
+ */
+export function registerSalesforceAdmin(
+  app: FastifyInstance,
+  state: SalesforceState,
+  adminToken: string,
+): void {
+  registerCrmAdmin(
+    app,
+    state,
+    {
+      recordTypes: SOBJECTS,
+      records: (type) => [...state.records[type as SObjectName].values()],
+      views: {
+        fields: () =>
+          Object.fromEntries(SOBJECTS.map((type) => [type, [...state.fields[type].values()]])),
+      },
+    },
+    adminToken,
+  );
+  app.put('/duplicate-rule', (request, reply) => {
+    const body = duplicateRuleBody.safeParse(request.body);
+    if (!body.success)
+      return reply.code(400).send({ error: 'expected {blockLeadEmails: boolean}' });
+    state.blockDuplicateLeadEmails = body.data.blockLeadEmails;
+    return { blockLeadEmails: state.blockDuplicateLeadEmails };
+  });
+}

@@ -1,0 +1,547 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeyAuth, createClient } from '../../api/index.js';
+import { toActivityFailure } from '../../activities/failures.js';
+import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
+import type { Destination } from '../../destinations/destination.js';
+import {
+  DestinationAuthError,
+  DestinationPausedError,
+  DestinationRecordError,
+} from '../../destinations/errors.js';
+import { openDestination } from '../../destinations/open-destination.js';
+import { SalesforceDestination } from '../../destinations/salesforce-destination.js';
+import type { Ledger } from '../../store/ledger.js';
+import { openLedger } from '../../store/open-ledger.js';
+import { startSalesforceFake, type SalesforceFake } from '../../sandbox/crm/fakes.js';
+import { SALESFORCE_DAY_MS, type SObjectRecord } from '../../sandbox/crm/salesforce/state.js';
+import { mirrorWorkflow } from '../../workflows/mirror.js';
+import type { MirrorInput, MirrorSummary } from '../../workflows/mirror-types.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import { sourceIds } from '../mirror/source-truth.js';
+
+const LEADS = 2000;
+const EVENTS = 300;
+const REACH = 10_000;
+/** This file's connection name: no other test file uses it. */
+const CONNECTION = 'crm-salesforce';
+
+let ts: TestSandbox;
+let dir: string;
+let temporal: TemporalHarness;
+const fakes: SalesforceFake[] = [];
+const ledgers: Ledger[] = [];
+const destinations: Destination[] = [];
+
+async function newFake(): Promise<SalesforceFake> {
+  const fake = await startSalesforceFake({ adminToken: 'admin-token-for-tests' });
+  fakes.push(fake);
+  return fake;
+}
+
+const settingsOf = (fake: SalesforceFake) => ({
+  baseUrl: fake.baseUrl,
+  clientId: fake.clientId,
+  clientSecret: fake.clientSecret,
+  refreshToken: fake.token,
+});
+
+const destinationFor = (fake: SalesforceFake): SalesforceDestination =>
+  new SalesforceDestination({
+    loginUrl: fake.baseUrl,
+    clientId: fake.clientId,
+    clientSecret: fake.clientSecret,
+    refreshToken: fake.token,
+  });
+
+/** Mirror deps whose `salesforce` destination is this fake, with a ledger of its own. */
+function depsFor(fake: SalesforceFake): MirrorDeps {
+  let ledger: Promise<Ledger> | undefined;
+  let destination: Destination | undefined;
+  return {
+    clientFor: () =>
+      Promise.resolve(
+        createClient({
+          baseUrl: ts.sb.baseUrl,
+          auth: apiKeyAuth(ts.sb.apiKey),
+          allowInsecureLoopback: true,
+        }),
+      ),
+    ledger: () =>
+      (ledger ??= openLedger(
+        `sqlite:${join(dir, `ledger-${ledgers.length}-${Math.random()}.db`)}`,
+      ).then((l) => {
+        ledgers.push(l);
+        return l;
+      })),
+    destination: (target) => {
+      if (!destination) {
+        destination = openDestination(target, { salesforce: settingsOf(fake) });
+        destinations.push(destination);
+      }
+      return Promise.resolve(destination);
+    },
+    reachLimit: REACH,
+    per: 100,
+  };
+}
+
+async function runPass(
+  deps: MirrorDeps,
+  input: Omit<MirrorInput, 'connectionId' | 'destination'>,
+): Promise<MirrorSummary> {
+  const taskQueue = temporal.taskQueue();
+  return temporal.withWorker(
+    { taskQueue, activities: createMirrorActivities(deps), maxConcurrentActivityTaskExecutions: 8 },
+    () =>
+      temporal.client.workflow.execute(mirrorWorkflow, {
+        taskQueue,
+        workflowId: `mirror-${CONNECTION}-${taskQueue}`,
+        args: [{ connectionId: CONNECTION, destination: 'salesforce', ...input }],
+      }),
+  );
+}
+
+const keyed = (fake: SalesforceFake, type: 'Lead' | 'Opportunity', field: string) =>
+  fake.state.live(type).filter((r) => typeof r.fields[field] === 'string');
+const keysOf = (records: SObjectRecord[], field: string) =>
+  new Set(records.map((r) => r.fields[field]));
+
+/** A session for the fake's data API, as a connected app gets one. */
+async function session(fake: SalesforceFake): Promise<string> {
+  const answer = await fetch(`${fake.baseUrl}/services/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'refresh_token',
+      client_id: fake.clientId,
+      client_secret: fake.clientSecret,
+      refresh_token: fake.token,
+    }),
+  });
+  expect(answer.status).toBe(200);
+  const body = (await answer.json()) as Record<string, string>;
+  expect(body).toMatchObject({ instance_url: fake.baseUrl, token_type: 'Bearer' });
+  expect(body.issued_at).toMatch(/^\d+$/);
+  expect(body.signature).toMatch(/^[A-Za-z0-9+/]+=*$/);
+  return body.access_token ?? '';
+}
+
+const lead = (id: string, email: string, lastName = 'Lovelace') => ({
+  attributes: { type: 'Lead' },
+  EBS_Lead_Id__c: id,
+  LastName: lastName,
+  Company: 'Analytical',
+  Email: email,
+});
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-crm-salesforce-'));
+  ts = await startTestSandbox({ reachLimit: REACH, seed: { leads: LEADS, events: EVENTS } });
+  temporal = await connectTemporal();
+}, 240_000);
+
+afterAll(async () => {
+  for (const d of destinations) await d.close();
+  for (const l of ledgers) await l.close();
+  for (const f of fakes) await f.close();
+  await temporal?.close();
+  await ts?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('Salesforce fake', () => {
+  let fake: SalesforceFake;
+  let token: string;
+  const call = (method: string, path: string, body?: unknown, bearer = token) =>
+    fetch(`${fake.baseUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const upsertPath = '/services/data/v62.0/composite/sobjects/Lead/EBS_Lead_Id__c';
+
+  beforeAll(async () => {
+    fake = await newFake();
+    token = await session(fake);
+  });
+
+  it('refuses a wrong refresh token at the token endpoint, and a wrong session with 401', async () => {
+    const refused = await fetch(`${fake.baseUrl}/services/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: fake.clientId,
+        refresh_token: 'not-the-token',
+      }),
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: 'invalid_grant' });
+    const stranger = await call(
+      'GET',
+      '/services/data/v62.0/sobjects/Lead/describe',
+      undefined,
+      'x',
+    );
+    expect(stranger.status).toBe(401);
+    expect(await stranger.json()).toEqual([
+      { message: 'Session expired or invalid', errorCode: 'INVALID_SESSION_ID', fields: [] },
+    ]);
+  });
+
+  it('serves v62.0 and newer only, with Sforce-Limit-Info on every answer', async () => {
+    const old = await call('GET', '/services/data/v61.0/sobjects/Lead/describe');
+    expect(old.status).toBe(404);
+    expect(((await old.json()) as { errorCode: string }[])[0]?.errorCode).toBe('NOT_FOUND');
+    const now = await call('GET', '/services/data/v62.0/sobjects/Lead/describe');
+    expect(now.status).toBe(200);
+    expect(now.headers.get('sforce-limit-info')).toMatch(/^api-usage=\d+\/15000$/);
+    const described = (await now.json()) as { fields: { name: string; externalId: boolean }[] };
+    expect(described.fields.find((f) => f.name === 'EBS_Lead_Id__c')?.externalId).toBe(true);
+  });
+
+  it('upserts up to 200 records in order; 201 is a 400, and so is a malformed body', async () => {
+    const records = Array.from({ length: 200 }, (_, i) => lead(`f${i}`, `f${i}@example.com`));
+    const made = await call('PATCH', upsertPath, { records });
+    expect(made.status).toBe(200);
+    const results = (await made.json()) as { id: string; success: boolean; created: boolean }[];
+    expect(results).toHaveLength(200);
+    expect(results.every((r) => r.success && r.created && r.id.startsWith('00Q'))).toBe(true);
+    const again = (await (await call('PATCH', upsertPath, { records })).json()) as typeof results;
+    expect(again.map((r) => r.id)).toEqual(results.map((r) => r.id));
+    expect(again.every((r) => r.success && !r.created)).toBe(true);
+
+    const tooMany = await call('PATCH', upsertPath, {
+      records: [...records, lead('f200', 'f200@example.com')],
+    });
+    expect(tooMany.status).toBe(400);
+    expect(((await tooMany.json()) as { errorCode: string }[])[0]?.errorCode).toBe(
+      'EXCEEDED_ID_LIMIT',
+    );
+    const malformed = await call('PATCH', upsertPath, { rows: [] });
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()) as unknown[]).toEqual([
+      expect.objectContaining({ errorCode: expect.any(String), message: expect.any(String) }),
+    ]);
+  });
+
+  it('allOrNone rolls every record back when one fails; without it the rest are written', async () => {
+    const bad = { attributes: { type: 'Lead' }, EBS_Lead_Id__c: 'g2', Company: 'No last name' };
+    const all = await call('PATCH', upsertPath, {
+      allOrNone: true,
+      records: [lead('g1', 'g1@example.com'), bad],
+    });
+    const allResults = (await all.json()) as {
+      success: boolean;
+      errors: { errorCode: string }[];
+    }[];
+    expect(allResults.map((r) => r.errors[0]?.errorCode)).toEqual([
+      'ALL_OR_NONE_OPERATION_ROLLED_BACK',
+      'REQUIRED_FIELD_MISSING',
+    ]);
+    expect(fake.state.byField('Lead', 'EBS_Lead_Id__c', 'g1')).toHaveLength(0);
+    const some = await call('PATCH', upsertPath, { records: [lead('g1', 'g1@example.com'), bad] });
+    const someResults = (await some.json()) as { success: boolean }[];
+    expect(someResults.map((r) => r.success)).toEqual([true, false]);
+    expect(fake.state.byField('Lead', 'EBS_Lead_Id__c', 'g1')).toHaveLength(1);
+  });
+
+  it('an external id held by several records: the item fails, and a single upsert answers 300', async () => {
+    fake.state.insert('Lead', { EBS_Lead_Id__c: 'twice', LastName: 'A', Company: 'A' });
+    fake.state.insert('Lead', { EBS_Lead_Id__c: 'twice', LastName: 'B', Company: 'B' });
+    const batch = await call('PATCH', upsertPath, { records: [lead('twice', 'x@example.com')] });
+    const [result] = (await batch.json()) as {
+      success: boolean;
+      errors: { errorCode: string }[];
+    }[];
+    expect(result?.success).toBe(false);
+    expect(result?.errors[0]?.errorCode).toBe('DUPLICATE_EXTERNAL_ID');
+    const single = await call('PATCH', '/services/data/v62.0/sobjects/Lead/EBS_Lead_Id__c/twice', {
+      LastName: 'C',
+    });
+    expect(single.status).toBe(300);
+    const urls = (await single.json()) as string[];
+    expect(urls).toHaveLength(2);
+    for (const url of urls) expect(url).toMatch(/^\/services\/data\/v62\.0\/sobjects\/Lead\/00Q/);
+    const made = await call('PATCH', '/services/data/v62.0/sobjects/Lead/EBS_Lead_Id__c/once', {
+      LastName: 'D',
+      Company: 'D',
+    });
+    expect(made.status).toBe(201);
+    expect(await made.json()).toMatchObject({ success: true, created: true });
+  });
+});
+
+describe('mirror into Salesforce (2,000 leads, 300 events)', () => {
+  let fake: SalesforceFake;
+  let deps: MirrorDeps;
+  let first: MirrorSummary;
+
+  beforeAll(async () => {
+    fake = await newFake();
+    fake.state.limits.dailyApiRequests = 100_000;
+    deps = depsFor(fake);
+    first = await runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
+  }, 600_000);
+
+  it('upserts a Lead per lead and an Opportunity per event, by their external ids, in batches of 200', () => {
+    expect(first.phase).toBe('done');
+    const leads = keyed(fake, 'Lead', 'EBS_Lead_Id__c');
+    expect(leads).toHaveLength(LEADS);
+    expect(keysOf(leads, 'EBS_Lead_Id__c')).toEqual(sourceIds(ts.sb, 'lead'));
+    const opportunities = keyed(fake, 'Opportunity', 'EBS_Event_Id__c');
+    expect(opportunities).toHaveLength(EVENTS);
+    expect(keysOf(opportunities, 'EBS_Event_Id__c')).toEqual(sourceIds(ts.sb, 'event'));
+    // Required fields are always there, as Salesforce refuses records without them.
+    for (const l of leads) expect(l.fields.LastName && l.fields.Company).toBeTruthy();
+    const upserts =
+      fake.state.counters.requests[
+        'PATCH /services/data/:version/composite/sobjects/:sobject/:field'
+      ];
+    // Leads: at least 10 requests of 200; never one request per record.
+    expect(upserts).toBeLessThan((LEADS + EVENTS) / 20);
+  });
+
+  it('links each new Opportunity to a Contact per customer email by an OpportunityContactRole', () => {
+    const roles = fake.state.live('OpportunityContactRole');
+    expect(roles.length).toBeGreaterThan(0);
+    const contacts = new Map(fake.state.live('Contact').map((c) => [c.Id, c]));
+    const opportunities = new Set(fake.state.live('Opportunity').map((o) => o.Id));
+    for (const role of roles) {
+      expect(opportunities.has(role.fields.OpportunityId as string)).toBe(true);
+      expect(contacts.get(role.fields.ContactId as string)?.fields.EBS_Email__c).toBeTruthy();
+    }
+    // One primary contact per linked Opportunity.
+    const primaries = roles.filter((r) => r.fields.IsPrimary === true);
+    expect(new Set(primaries.map((r) => r.fields.OpportunityId)).size).toBe(primaries.length);
+  });
+
+  it('sets StageName from the event status through the default mapping', () => {
+    const stageOf: Record<string, string> = {
+      proposal: 'Proposal/Price Quote',
+      confirmed: 'Closed Won',
+      completed: 'Closed Won',
+      canceled: 'Closed Lost',
+    };
+    const statuses = new Map(
+      (
+        ts.sb.ctx.db
+          .prepare(
+            `SELECT id, json_extract(attrs, '$.status') AS status FROM records WHERE type = 'event' AND business_id = ?`,
+          )
+          .all(ts.sb.businessId) as { id: number; status: string }[]
+      ).map((r) => [String(r.id), r.status]),
+    );
+    const opportunities = keyed(fake, 'Opportunity', 'EBS_Event_Id__c');
+    expect(new Set(opportunities.map((o) => o.fields.StageName)).size).toBeGreaterThan(1);
+    for (const o of opportunities) {
+      const status = statuses.get(o.fields.EBS_Event_Id__c as string) ?? '';
+      expect(o.fields.StageName).toBe(stageOf[status] ?? 'Prospecting');
+    }
+  });
+
+  it('writes nothing on a second pass; one edited lead updates one Salesforce record', async () => {
+    const before = structuredClone(fake.state.counters);
+    const again = await runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
+    expect(again.phase).toBe('done');
+    expect(again.counts.written).toBe(0);
+    expect(fake.state.counters.writes).toBe(before.writes);
+
+    const [leadId] = [...sourceIds(ts.sb, 'lead')].slice(42, 43);
+    ts.sb.admin.patchRecord('lead', Number(leadId), { first_name: 'Edited' });
+    const edited = await runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+    expect(edited.phase).toBe('done');
+    expect(fake.state.counters.writes).toBe(before.writes + 1);
+    expect(fake.state.counters.updated.Lead).toBe(before.updated.Lead + 1);
+    expect(fake.state.counters.created).toEqual(before.created);
+    const [record] = fake.state.byField('Lead', 'EBS_Lead_Id__c', leadId ?? '');
+    expect(record?.fields.FirstName).toBe('Edited');
+  }, 600_000);
+
+  it('deletes the Lead of a deleted lead on the next full pass (onDelete: delete)', async () => {
+    const [leadId] = [...sourceIds(ts.sb, 'lead')].slice(7, 8);
+    ts.sb.admin.deleteRecord('lead', Number(leadId));
+    const deletedBefore = fake.state.counters.deleted;
+    const pass = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    expect(pass.phase).toBe('done');
+    expect(pass.counts.deleted).toBe(1);
+    expect(fake.state.counters.deleted).toBe(deletedBefore + 1);
+    const record = [...fake.state.records.Lead.values()].find(
+      (l) => l.fields.EBS_Lead_Id__c === leadId,
+    );
+    expect(record?.IsDeleted).toBe(true);
+  }, 600_000);
+});
+
+describe('Salesforce limits and refusals', () => {
+  it('REQUEST_LIMIT_EXCEEDED pauses the mirror without a retry storm; it resumes once the 24 hours have passed', async () => {
+    const fake = await newFake();
+    // The org's other integrations have spent the allocation today.
+    fake.state.limits.dailyApiRequests = 500;
+    for (let i = 0; i < 500; i += 1) fake.state.admit();
+    const deps = depsFor(fake);
+    const paused = await runPass(deps, { subjects: ['events'], mode: 'full' });
+    expect(paused.phase).toBe('paused');
+    expect(paused.error).toMatch(/daily API allocation/);
+    expect(Date.parse(paused.pausedUntil ?? '')).toBeGreaterThan(fake.state.now());
+    const refusals = fake.state.counters.rateLimited.daily ?? 0;
+    expect(refusals).toBeGreaterThan(0);
+    // Each activity in flight learns of it once; nothing retries into the wall.
+    expect(refusals).toBeLessThanOrEqual(10);
+    expect(fake.state.counters.writes).toBe(0);
+
+    fake.state.clockOffsetMs = SALESFORCE_DAY_MS + 1_000;
+    const resumed = await runPass(deps, { subjects: ['events'], mode: 'full' });
+    expect(resumed.phase).toBe('done');
+    expect(keysOf(keyed(fake, 'Opportunity', 'EBS_Event_Id__c'), 'EBS_Event_Id__c')).toEqual(
+      sourceIds(ts.sb, 'event'),
+    );
+  }, 600_000);
+
+  it('stops before the last 5% of the allocation, read from Sforce-Limit-Info, with no 403', async () => {
+    const fake = await newFake();
+    fake.state.limits.dailyApiRequests = 100;
+    for (let i = 0; i < 91; i += 1) fake.state.admit();
+    const destination = destinationFor(fake);
+    const records = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        resource: 'leads' as const,
+        id: `r${i}`,
+        attributes: { email: `r${i}@example.com`, last_name: 'R' },
+        raw: {},
+      }));
+    // describe ×3 and one upsert: 95 of 100, the reserve's edge.
+    await destination.upsert('leads', records(10));
+    const paused = await destination.upsert('leads', records(20)).catch((e: unknown) => e);
+    expect(paused).toBeInstanceOf(DestinationPausedError);
+    expect((paused as Error).message).toMatch(/keeps the last 5% .*\(api-usage 95\/100\)/);
+    expect(fake.state.counters.rateLimited.daily ?? 0).toBe(0);
+    const failure = toActivityFailure(paused) as ApplicationFailure;
+    expect(failure.type).toBe('DestinationPausedError');
+    expect(failure.nonRetryable).toBe(true);
+  });
+
+  it('DUPLICATES_DETECTED on an item is reported and not retried; the rest of the batch is written', async () => {
+    const fake = await newFake();
+    fake.state.blockDuplicateLeadEmails = true;
+    fake.state.insert('Lead', { LastName: 'Old', Company: 'X', Email: 'taken@example.com' });
+    const destination = destinationFor(fake);
+    const failed = await destination
+      .upsert('leads', [
+        { resource: 'leads', id: 'd1', attributes: { email: 'taken@example.com' }, raw: {} },
+        { resource: 'leads', id: 'd2', attributes: { email: 'free@example.com' }, raw: {} },
+      ])
+      .catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(DestinationRecordError);
+    expect((failed as Error).message).toMatch(
+      /refused 1 leads \(DUPLICATES_DETECTED ×1\), not retried; first: d1 DUPLICATES_DETECTED/,
+    );
+    expect((toActivityFailure(failed) as ApplicationFailure).nonRetryable).toBe(true);
+    expect(
+      fake.state.counters.requests[
+        'PATCH /services/data/:version/composite/sobjects/:sobject/:field'
+      ],
+    ).toBe(1);
+    expect(fake.state.byField('Lead', 'EBS_Lead_Id__c', 'd2')).toHaveLength(1);
+    expect(fake.state.counters.itemErrors).toEqual({ DUPLICATES_DETECTED: 1 });
+  });
+
+  it('text longer than its field is cut to the length describe gives, not refused', async () => {
+    const fake = await newFake();
+    const long = 'L'.repeat(100);
+    const written = await destinationFor(fake).upsert('leads', [
+      {
+        resource: 'leads',
+        id: 'long',
+        attributes: { last_name: long, company_name: null },
+        raw: {},
+      },
+    ]);
+    expect(written).toMatchObject({ inserted: 1 });
+    const [record] = fake.state.byField('Lead', 'EBS_Lead_Id__c', 'long');
+    expect(record?.fields.LastName).toBe(long.slice(0, 80));
+    expect(record?.fields.Company).toBe('[not provided]');
+    expect(fake.state.counters.itemErrors).toEqual({});
+  });
+
+  it('an expired session is renewed once; a refused refresh token names the setting', async () => {
+    const fake = await newFake();
+    const destination = destinationFor(fake);
+    await destination.ensureSchema([]);
+    fake.state.sessions.clear();
+    await destination.ensureSchema([]);
+    const refresh = () => fake.state.counters.requests['POST /services/oauth2/token'] ?? 0;
+    expect(refresh()).toBe(1);
+    await destination.upsert('leads', [
+      { resource: 'leads', id: 's1', attributes: { last_name: 'S' }, raw: {} },
+    ]);
+    expect(refresh()).toBe(2);
+
+    const wrong = new SalesforceDestination({
+      loginUrl: fake.baseUrl,
+      clientId: fake.clientId,
+      refreshToken: 'revoked-refresh-token',
+    });
+    const refused = await wrong.ensureSchema([]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(DestinationAuthError);
+    expect((refused as Error).message).toBe(
+      'Salesforce refused the token request (invalid_grant): check EBSYNC_SALESFORCE_REFRESH_TOKEN',
+    );
+  });
+
+  it('the JWT bearer flow: a signed assertion for the pre-authorized user gets a session; another user is refused', async () => {
+    const fake = await newFake();
+    const keyFile = join(dir, 'salesforce-key.pem');
+    writeFileSync(keyFile, fake.privateKey);
+    const jwt = { baseUrl: fake.baseUrl, clientId: fake.clientId, privateKeyFile: keyFile };
+    const destination = openDestination('salesforce', {
+      salesforce: { ...jwt, username: fake.username },
+    });
+    destinations.push(destination);
+    const written = await destination.upsert('leads', [
+      { resource: 'leads', id: 'j1', attributes: { last_name: 'Jwt' }, raw: {} },
+    ]);
+    expect(written).toMatchObject({ inserted: 1 });
+    expect(fake.state.counters.tokens).toBe(1);
+
+    const stranger = openDestination('salesforce', {
+      salesforce: { ...jwt, username: 'someone@else.example' },
+    });
+    const refused = await stranger.ensureSchema([]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(DestinationAuthError);
+    expect((refused as Error).message).toMatch(
+      /^Salesforce refused the token request \(invalid_grant\): check EBSYNC_SALESFORCE_USERNAME/,
+    );
+    const forged = await fetch(`${fake.baseUrl}/services/oauth2/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+        assertion: 'eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.c2lnbmF0dXJl',
+      }),
+    });
+    expect(forged.status).toBe(400);
+    expect(await forged.json()).toMatchObject({ error: 'invalid_grant' });
+    expect(() => openDestination('salesforce', { salesforce: { baseUrl: fake.baseUrl } })).toThrow(
+      /Salesforce needs a connected app: set EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_REFRESH_TOKEN, or EBSYNC_SALESFORCE_USERNAME/,
+    );
+  });
+
+  it('a missing external-id field fails with what to create', async () => {
+    const fake = await newFake();
+    fake.state.fields.Opportunity.delete('EBS_Event_Id__c');
+    const failed = await destinationFor(fake)
+      .ensureSchema([])
+      .catch((e: unknown) => e);
+    expect((failed as Error).message).toMatch(
+      /^Salesforce has no field Opportunity\.EBS_Event_Id__c: create it/,
+    );
+  });
+});
