@@ -22,7 +22,11 @@ import {
   readLeadsAndBookings,
   readList,
 } from '../activities/mirror/source-pass.js';
-import { writeRecords, type WriteCounts } from '../activities/mirror/write-records.js';
+import {
+  emptyWriteCounts,
+  writeRecords,
+  type WriteCounts,
+} from '../activities/mirror/write-records.js';
 import type { CanonicalRecord } from '../activities/mirror/canonical.js';
 import { loadConfig } from '../config/index.js';
 import type { Destination } from '../destinations/destination.js';
@@ -90,7 +94,7 @@ async function runNaive(settings: MirrorProcessSettings): Promise<NaiveResult> {
     };
     const { generation } = await ledger.beginPass(key, { restart: true });
     const target = { connectionId: 'bench', ledger, destination };
-    const counts: WriteCounts = { written: 0, unchanged: 0 };
+    const counts: WriteCounts = emptyWriteCounts();
     const onRecords = async (records: CanonicalRecord[]): Promise<void> => {
       const c = await writeRecords(target, generation, records);
       counts.written += c.written;

@@ -108,9 +108,17 @@ function passBlock(
       `<div class="counts" data-testid="read-${label}" data-read="${p.counts.read}">` +
         `${escapeHtml(p.phase)}: <b>${p.counts.read}</b>${p.counts.expected ? ` of ${p.counts.expected}` : ''} read (${percent}%), ` +
         `${p.counts.written} written, ${p.counts.unchanged} unchanged, ${p.counts.deleted} deleted, ` +
+        `${p.counts.refused ? `${p.counts.refused} refused, ` : ''}` +
         `${p.partitions.done}/${p.partitions.total} partitions, ${p.counts.requests} requests, ` +
         `${p.ratePerSecond}/s${eta}, ${duration(p.elapsedMs)} elapsed</div>`,
     );
+    if ((p.refusals ?? []).length > 0) {
+      parts.push(
+        `<div class="problems" data-testid="refusals-${label}">Refused by the destination (tried again next pass):<ul>` +
+          (p.refusals ?? []).map((r) => `<li>${escapeHtml(r)}</li>`).join('') +
+          `</ul></div>`,
+      );
+    }
     if (p.counts.unreachable > 0 || p.gaps.length > 0) {
       parts.push(
         `<div class="gaps">${p.counts.unreachable} records out of reach:<ul>` +

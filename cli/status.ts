@@ -19,6 +19,7 @@ function passLine(label: string, pass: PassView): string[] {
   if (pass.closedAt !== null) lines[0] += `, ended ${when(pass.closedAt)}`;
   if (pass.progress) lines.push(`            ${progressLine(pass.progress)}`);
   for (const gap of pass.progress?.gaps ?? []) lines.push(`            reach gap: ${gap}`);
+  for (const line of pass.progress?.refusals ?? []) lines.push(`            ${line}`);
   if (pass.error) lines.push(`            error: ${pass.error}`);
   lines.push(`            ${pass.uiUrl}`);
   return lines;

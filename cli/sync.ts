@@ -149,7 +149,8 @@ export function progressLine(p: MirrorProgress): string {
   const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
   return (
     `${p.phase}: ${c.read}${of} read, ${c.written} written, ${c.unchanged} unchanged, ` +
-    `${c.deleted} deleted, ${p.partitions.done}/${p.partitions.total} partitions, ` +
+    `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}` +
+    `${p.partitions.done}/${p.partitions.total} partitions, ` +
     `${p.ratePerSecond}/s${eta}`
   );
 }
@@ -167,6 +168,12 @@ export function summaryText(p: MirrorProgress): string {
       `  unreachable  ${c.unreachable} of ${c.expected} records: no split of the query reaches them`,
     );
     for (const gap of p.gaps) lines.push(`               ${gap}`);
+  }
+  if (c.refused > 0 || (p.refusals ?? []).length > 0) {
+    lines.push(
+      `  refused      ${c.refused ?? 0} records the destination would not take; the next pass tries them again:`,
+    );
+    for (const line of p.refusals ?? []) lines.push(`               ${line}`);
   }
   if (p.pausedUntil) {
     lines.push(

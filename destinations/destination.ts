@@ -58,4 +58,19 @@ export interface UpsertResult {
   readonly unchanged: number;
   /** The destination's key of each record, in the order given (the id, for databases). */
   readonly keys: readonly string[];
+  /**
+   * Records a CRM answered for one by one and refused (a duplicate rule, a value it will not
+   * take), by index in the batch. They are not written and not retried in this pass: the
+   * mirror counts them, says why, and tries them again in the next pass. `partial` marks a
+   * record that was written but not all of it (an Opportunity whose Contact was refused).
+   */
+  readonly refused?: readonly RecordRefusal[];
+}
+
+export interface RecordRefusal {
+  readonly index: number;
+  /** The vendor's error code, e.g. DUPLICATES_DETECTED. */
+  readonly code: string;
+  readonly message: string;
+  readonly partial?: boolean;
 }

@@ -3,6 +3,7 @@ import type {
   Destination,
   DestinationCapabilities,
   DestinationDescription,
+  RecordRefusal,
   SchemaChanges,
   UpsertResult,
 } from './destination.js';
@@ -84,18 +85,26 @@ function fieldValue(
   }
 }
 
-/** Item failures of one request, as `CODE` counts and the first message, for one error line. */
-function failureLine(
-  what: string,
-  failed: { id: string; errors: SalesforceErrorItem[] }[],
-): string {
-  const codes = new Map<string, number>();
-  for (const f of failed) {
-    const code = f.errors[0]?.errorCode ?? 'ERROR';
-    codes.set(code, (codes.get(code) ?? 0) + 1);
-  }
-  const first = failed[0];
-  return `Salesforce refused ${failed.length} ${what} (${[...codes].map(([c, n]) => `${c} ×${n}`).join(', ')}), not retried; first: ${first?.id} ${first?.errors[0]?.errorCode ?? ''}: ${(first?.errors[0]?.message ?? '').slice(0, 120)}`;
+type ItemFailure = { id: string; errors: SalesforceErrorItem[] };
+
+/** What the mirror records of a record Salesforce refused: its first error's code and text. */
+function refusalOf(index: number, failure: ItemFailure, partial: boolean): RecordRefusal {
+  const [first] = failure.errors;
+  return {
+    index,
+    code: first?.errorCode ?? 'ERROR',
+    message: (first?.message ?? 'no reason given').slice(0, 200),
+    ...(partial ? { partial } : {}),
+  };
+}
+
+/** The records of one upsert that Salesforce took, refused, or took without their links. */
+interface UpsertOutcome {
+  ok: Map<string, ItemResult>;
+  /** By record id: not written. */
+  failed: Map<string, ItemFailure>;
+  /** By record id: written, but a Contact or role of it was refused. */
+  partial: Map<string, ItemFailure>;
 }
 
 /**
@@ -133,17 +142,28 @@ export class SalesforceDestination implements Destination {
     if (!table) return passedOver(records);
     const fields = await this.objectFields();
     const latest = [...new Map(records.map((r) => [r.id, r])).values()];
-    const results =
+    const outcome =
       table === 'leads'
         ? await this.upsertLeads(latest, fields)
         : await this.upsertEvents(latest, fields);
+    const results = outcome.ok;
     let inserted = 0;
     for (const r of results.values()) if (r.created) inserted += 1;
+    // Item errors (allOrNone false) are the records' own, e.g. DUPLICATES_DETECTED: reported
+    // to the mirror, which tries them again next pass, never retried here.
+    const refused: RecordRefusal[] = [];
+    records.forEach((r, index) => {
+      const failed = outcome.failed.get(r.id);
+      const partial = outcome.partial.get(r.id);
+      if (failed) refused.push(refusalOf(index, failed, false));
+      else if (partial) refused.push(refusalOf(index, partial, true));
+    });
     return {
       inserted,
       updated: results.size - inserted,
       unchanged: 0,
       keys: records.map((r) => results.get(r.id)?.id ?? r.id),
+      ...(refused.length > 0 ? { refused } : {}),
     };
   }
 
@@ -228,13 +248,10 @@ export class SalesforceDestination implements Destination {
   private async collectionUpsert(
     sobject: 'Lead' | 'Opportunity' | 'Contact',
     records: { key: string; values: Record<string, JsonValue> }[],
-  ): Promise<{
-    ok: Map<string, ItemResult>;
-    failed: { id: string; errors: SalesforceErrorItem[] }[];
-  }> {
+  ): Promise<{ ok: Map<string, ItemResult>; failed: Map<string, ItemFailure> }> {
     const field = SALESFORCE_KEYS[sobject];
     const ok = new Map<string, ItemResult>();
-    const failed: { id: string; errors: SalesforceErrorItem[] }[] = [];
+    const failed = new Map<string, ItemFailure>();
     for (const part of chunks(records, BATCH)) {
       const answer = await this.client.ok('PATCH', `/composite/sobjects/${sobject}/${field}`, {
         json: {
@@ -250,16 +267,13 @@ export class SalesforceDestination implements Destination {
       part.forEach((r, i) => {
         const result = results[i];
         if (result?.success && typeof result.id === 'string') ok.set(r.key, result);
-        else failed.push({ id: r.key, errors: result?.errors ?? [] });
+        else failed.set(r.key, { id: r.key, errors: result?.errors ?? [] });
       });
     }
     return { ok, failed };
   }
 
-  private async upsertLeads(
-    leads: MirrorRecord[],
-    fields: ObjectFields,
-  ): Promise<Map<string, ItemResult>> {
+  private async upsertLeads(leads: MirrorRecord[], fields: ObjectFields): Promise<UpsertOutcome> {
     const { ok, failed } = await this.collectionUpsert(
       'Lead',
       leads.map((lead) => {
@@ -278,14 +292,10 @@ export class SalesforceDestination implements Destination {
         return { key: lead.id, values };
       }),
     );
-    if (failed.length > 0) throw new DestinationRecordError(failureLine('leads', failed));
-    return ok;
+    return { ok, failed, partial: new Map() };
   }
 
-  private async upsertEvents(
-    events: MirrorRecord[],
-    fields: ObjectFields,
-  ): Promise<Map<string, ItemResult>> {
+  private async upsertEvents(events: MirrorRecord[], fields: ObjectFields): Promise<UpsertOutcome> {
     const m = this.mapping.events;
     const today = new Date().toISOString().slice(0, 10);
     const opportunities = await this.collectionUpsert(
@@ -335,22 +345,25 @@ export class SalesforceDestination implements Destination {
           : [];
       });
     });
-    const roleFailures: { id: string; errors: SalesforceErrorItem[] }[] = [];
+    // A refused Contact or role leaves its Opportunity written but unlinked: reported as such.
+    const partial = new Map<string, ItemFailure>();
+    for (const [eventId, list] of emailsOf) {
+      const refusedContact = list.map((email) => contacts.failed.get(email)).find(Boolean);
+      if (refusedContact) partial.set(eventId, refusedContact);
+    }
+    const eventOf = new Map([...opportunities.ok].map(([eventId, r]) => [r.id, eventId]));
     for (const part of chunks(roles, BATCH)) {
       // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_create.htm
       const answer = await this.client.ok('POST', '/composite/sobjects', {
         json: { allOrNone: false, records: part },
       });
       (answer.body as ItemResult[]).forEach((r, i) => {
-        if (!r.success)
-          roleFailures.push({ id: part[i]?.OpportunityId ?? '', errors: r.errors ?? [] });
+        const eventId = eventOf.get(part[i]?.OpportunityId);
+        if (!r.success && eventId && !partial.has(eventId))
+          partial.set(eventId, { id: eventId, errors: r.errors ?? [] });
       });
     }
-    const failed = [...opportunities.failed, ...contacts.failed, ...roleFailures];
-    if (failed.length > 0) {
-      throw new DestinationRecordError(failureLine('event records', failed));
-    }
-    return opportunities.ok;
+    return { ok: opportunities.ok, failed: opportunities.failed, partial };
   }
 }
 

@@ -53,6 +53,8 @@ export interface MirrorCounts {
   unreachable: number;
   /** Records the service said the pass would find (sum of total_counts). */
   expected: number;
+  /** Records the destination refused one by one (a CRM's duplicate rule): tried next pass. */
+  refused: number;
 }
 
 export type MirrorPhase = 'planning' | 'reading' | 'deleting' | 'done' | 'failed' | 'paused';
@@ -71,6 +73,8 @@ export interface MirrorCarried {
   sweepAfter: string | null;
   /** Reach-limit gaps the planner found, one line each. */
   gaps: string[];
+  /** Why the destination refused records, one line each (the first few). */
+  refusals?: string[];
   runs: number;
 }
 
@@ -87,6 +91,8 @@ export interface MirrorProgress {
   partitions: { total: number; done: number };
   counts: MirrorCounts;
   gaps: string[];
+  /** Why the destination refused records, one line each (the first 20 of the pass). */
+  refusals: string[];
   /** Records read per second over the pass so far. */
   ratePerSecond: number;
   /** Time left at that rate, from the expected count; null when unknown. */
@@ -99,6 +105,17 @@ export interface MirrorProgress {
 
 export type MirrorSummary = MirrorProgress;
 
+/** Refusal lines kept per write and per pass: enough to act on, never a history-sized list. */
+export const MAX_REFUSAL_LINES = 20;
+
+/** Adds refusal lines to those kept, up to MAX_REFUSAL_LINES. */
+export function keepRefusals(
+  kept: readonly string[] | undefined,
+  more: readonly string[],
+): string[] {
+  return [...(kept ?? []), ...more].slice(0, MAX_REFUSAL_LINES);
+}
+
 export const emptyCounts = (): MirrorCounts => ({
   pages: 0,
   requests: 0,
@@ -108,11 +125,13 @@ export const emptyCounts = (): MirrorCounts => ({
   deleted: 0,
   unreachable: 0,
   expected: 0,
+  refused: 0,
 });
 
 export function addCounts(into: MirrorCounts, more: Partial<MirrorCounts>): void {
   for (const key of Object.keys(more) as (keyof MirrorCounts)[]) {
-    into[key] += more[key] ?? 0;
+    // `?? 0`: a pass carried over from before a count existed holds no such key.
+    into[key] = (into[key] ?? 0) + (more[key] ?? 0);
   }
 }
 

@@ -14,6 +14,7 @@ import {
 import type { createMirrorActivities } from '../activities/mirror/pass.js';
 import {
   addCounts,
+  keepRefusals,
   DESTINATION_PAUSED,
   emptyCounts,
   type MirrorCarried,
@@ -89,6 +90,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       },
       counts: { ...counts },
       gaps: state?.gaps ?? [],
+      refusals: state?.refusals ?? [],
       ratePerSecond: Math.round(ratePerSecond * 10) / 10,
       etaMs,
       error,
@@ -182,6 +184,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
         addCounts(current.counts, page.counts);
         current.counts.expected = current.partitions.reduce((sum, p) => sum + p.expected, 0);
         current.gaps.push(...page.gaps);
+        if (page.refusals) current.refusals = keepRefusals(current.refusals, page.refusals);
         pagesThisRun += 1;
       };
       await Promise.all(Array.from({ length: concurrency }, lane));
@@ -198,6 +201,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
         after: current.sweepAfter,
       });
       addCounts(current.counts, sweep.counts);
+      if (sweep.refusals) current.refusals = keepRefusals(current.refusals, sweep.refusals);
       current.sweepAfter = sweep.after;
       pagesThisRun += 1;
       if (sweep.done) current.phase = 'done';

@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client as ServiceClient } from '../../api/client.js';
 import type { Destination } from '../../destinations/destination.js';
@@ -6,11 +6,12 @@ import type { Resource } from '../../destinations/record.js';
 import { ALL_TABLES } from '../../destinations/tables.js';
 import { withServiceFailures } from '../failures.js';
 import type { Ledger, LedgerScope, PassKey } from '../../store/ledger.js';
-import type {
-  MirrorCounts,
-  MirrorMode,
-  MirrorSubject,
-  PartitionState,
+import {
+  MAX_REFUSAL_LINES,
+  type MirrorCounts,
+  type MirrorMode,
+  type MirrorSubject,
+  type PartitionState,
 } from '../../workflows/mirror-types.js';
 import type { CanonicalRecord } from './canonical.js';
 import {
@@ -125,6 +126,18 @@ export interface PageOutput {
   expected: number;
   counts: Partial<MirrorCounts>;
   gaps: string[];
+  /** Why the destination refused records of this page (none: absent). */
+  refusals?: string[];
+}
+
+/** Refusal lines for an activity's result: absent when none, at most a few, and logged. */
+function refusalsOf(lines: readonly string[]): { refusals?: string[] } {
+  if (lines.length === 0) return {};
+  const kept = lines.slice(0, MAX_REFUSAL_LINES);
+  log.warn('the destination refused records; the next pass tries them again', {
+    refusals: kept,
+  });
+  return { refusals: kept };
 }
 
 export function createMirrorActivities(deps: MirrorDeps) {
@@ -329,7 +342,8 @@ export function createMirrorActivities(deps: MirrorDeps) {
         const written = await writeRecords(at, input.generation, records);
         return { pages: fetched.length, requests, read, written, failures, next };
       };
-      const totals = { pages: 0, requests: 0, read: 0, written: 0, unchanged: 0 };
+      const totals = { pages: 0, requests: 0, read: 0, written: 0, unchanged: 0, refused: 0 };
+      const refusals: string[] = [];
       let batch: FetchRound | undefined;
       for (let i = 0; i < rounds && !planComplete(plan); i += 1) {
         const r = await round(batch ?? fetchRound(), i === rounds - 1);
@@ -339,6 +353,8 @@ export function createMirrorActivities(deps: MirrorDeps) {
         totals.read += r.read;
         totals.written += r.written.written;
         totals.unchanged += r.written.unchanged;
+        totals.refused += r.written.refused;
+        refusals.push(...r.written.refusals);
         const refusal = r.failures.find(isRefusal);
         if (refusal !== undefined) throw refusal;
         const [failure] = r.failures;
@@ -372,6 +388,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
         expected,
         counts: { ...totals, unreachable },
         gaps,
+        ...refusalsOf(refusals),
       };
     },
 
@@ -385,7 +402,12 @@ export function createMirrorActivities(deps: MirrorDeps) {
         generation: number;
         after: string | null;
       },
-    ): Promise<{ after: string | null; done: boolean; counts: Partial<MirrorCounts> }> {
+    ): Promise<{
+      after: string | null;
+      done: boolean;
+      counts: Partial<MirrorCounts>;
+      refusals?: string[];
+    }> {
       const order = input.subjects.flatMap((s) => SUBJECT_RESOURCES[s]);
       const [startResource, startId] = (input.after ?? '').split('|') as [string, string?];
       let index = Math.max(0, order.indexOf(startResource as Resource));
@@ -430,8 +452,10 @@ export function createMirrorActivities(deps: MirrorDeps) {
             read: found.length,
             written: written.written,
             unchanged: written.unchanged,
+            refused: written.refused,
             deleted: gone.length,
           },
+          ...refusalsOf(written.refusals),
         };
       }
       return { after: null, done: true, counts: {} };

@@ -1,3 +1,4 @@
+import { log } from '@temporalio/activity';
 import type { AutomationStore } from '../../store/automation-endpoints.js';
 import { createAutomationActivities, endpointWants } from '../automations/forward-change.js';
 import { withServiceFailures } from '../failures.js';
@@ -49,6 +50,11 @@ export function createRecordActivities(deps: MirrorDeps, automations?: Automatio
         return { outcome: 'deleted', forward: await wanted(input, 'deleted') };
       }
       const counts = await writeRecords(target, 0, [read.record, ...read.included]);
+      if (counts.refusals.length > 0) {
+        log.warn('the destination refused the record; the next pass tries it again', {
+          refusals: counts.refusals,
+        });
+      }
       return counts.written > 0
         ? { outcome: 'written', record: read.record, forward: await wanted(input, 'written') }
         : { outcome: 'unchanged' };

@@ -2,6 +2,7 @@ import type { Destination } from '../../destinations/destination.js';
 import type { JsonObject, JsonValue, MirrorRecord, Resource } from '../../destinations/record.js';
 import { TABLES, type ColumnSpec } from '../../destinations/tables.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
+import { MAX_REFUSAL_LINES } from '../../workflows/mirror-types.js';
 import type { CanonicalRecord, Scalar } from './canonical.js';
 
 /** Which ledger: one connection's records in one destination. */
@@ -14,7 +15,24 @@ export interface WriteTarget {
 export interface WriteCounts {
   written: number;
   unchanged: number;
+  /** Records the destination refused (not written; tried again next pass). */
+  refused: number;
+  /** Why, one line per refused record: at most MAX_REFUSAL_LINES of them. */
+  refusals: string[];
 }
+
+export const emptyWriteCounts = (): WriteCounts => ({
+  written: 0,
+  unchanged: 0,
+  refused: 0,
+  refusals: [],
+});
+
+/**
+ * The ledger hash of a refused record: it matches no record's hash, so the next pass writes
+ * the record again, and the record still counts as seen (never swept as deleted).
+ */
+const REFUSED_HASH = 'refused';
 
 function numberOf(value: Scalar): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
@@ -97,7 +115,7 @@ export async function writeRecords(
     if (!group) byResource.set(resource, (group = new Map<string, CanonicalRecord>()));
     group.set(record.id, record);
   }
-  const counts: WriteCounts = { written: 0, unchanged: 0 };
+  const counts = emptyWriteCounts();
   const destination = target.destination.describe().id;
   const batchSize = Math.max(1, target.destination.capabilities.maxBatchSize);
   for (const [resource, group] of byResource) {
@@ -120,14 +138,31 @@ export async function writeRecords(
           return known ? { ...toMirrorRecord(r), destinationKey: known } : toMirrorRecord(r);
         }),
       );
+      const refused = new Map((result.refused ?? []).map((r) => [r.index, r]));
       await target.ledger.recordWritten(
         scope,
         generation,
-        batch.map((r, j) => ({ id: r.id, hash: r.hash, destinationKey: result.keys[j] ?? r.id })),
+        batch.map((r, j) => {
+          const refusal = refused.get(j);
+          return refusal && !refusal.partial
+            ? { id: r.id, hash: REFUSED_HASH, destinationKey: keys.get(r.id) ?? '' }
+            : { id: r.id, hash: r.hash, destinationKey: result.keys[j] ?? r.id };
+        }),
       );
+      let notWritten = 0;
+      for (const [j, refusal] of refused) {
+        if (!refusal.partial) notWritten += 1;
+        if (counts.refusals.length < MAX_REFUSAL_LINES) {
+          const what = refusal.partial ? 'written in part' : 'refused';
+          counts.refusals.push(
+            `${resource} ${batch[j]?.id ?? `#${j}`} ${what}: ${refusal.code}: ${refusal.message}`,
+          );
+        }
+      }
+      counts.written += batch.length - notWritten;
+      counts.refused += notWritten;
     }
     if (unchanged.length > 0) await target.ledger.markSeen(scope, generation, unchanged);
-    counts.written += changed.length;
     counts.unchanged += unchanged.length;
   }
   return counts;

@@ -7,11 +7,7 @@ import { apiKeyAuth, createClient } from '../../api/index.js';
 import { toActivityFailure } from '../../activities/failures.js';
 import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
 import type { Destination } from '../../destinations/destination.js';
-import {
-  DestinationAuthError,
-  DestinationPausedError,
-  DestinationRecordError,
-} from '../../destinations/errors.js';
+import { DestinationAuthError, DestinationPausedError } from '../../destinations/errors.js';
 import { openDestination } from '../../destinations/open-destination.js';
 import { SalesforceDestination } from '../../destinations/salesforce-destination.js';
 import type { Ledger } from '../../store/ledger.js';
@@ -434,25 +430,62 @@ describe('Salesforce limits and refusals', () => {
     fake.state.blockDuplicateLeadEmails = true;
     fake.state.insert('Lead', { LastName: 'Old', Company: 'X', Email: 'taken@example.com' });
     const destination = destinationFor(fake);
-    const failed = await destination
-      .upsert('leads', [
-        { resource: 'leads', id: 'd1', attributes: { email: 'taken@example.com' }, raw: {} },
-        { resource: 'leads', id: 'd2', attributes: { email: 'free@example.com' }, raw: {} },
-      ])
-      .catch((e: unknown) => e);
-    expect(failed).toBeInstanceOf(DestinationRecordError);
-    expect((failed as Error).message).toMatch(
-      /refused 1 leads \(DUPLICATES_DETECTED ×1\), not retried; first: d1 DUPLICATES_DETECTED/,
-    );
-    expect((toActivityFailure(failed) as ApplicationFailure).nonRetryable).toBe(true);
+    const result = await destination.upsert('leads', [
+      { resource: 'leads', id: 'd1', attributes: { email: 'taken@example.com' }, raw: {} },
+      { resource: 'leads', id: 'd2', attributes: { email: 'free@example.com' }, raw: {} },
+    ]);
+    expect(result.refused).toEqual([
+      { index: 0, code: 'DUPLICATES_DETECTED', message: expect.any(String) as string },
+    ]);
+    expect(result.inserted).toBe(1);
     expect(
       fake.state.counters.requests[
         'PATCH /services/data/:version/composite/sobjects/:sobject/:field'
       ],
     ).toBe(1);
+    expect(fake.state.byField('Lead', 'EBS_Lead_Id__c', 'd1')).toHaveLength(0);
     expect(fake.state.byField('Lead', 'EBS_Lead_Id__c', 'd2')).toHaveLength(1);
     expect(fake.state.counters.itemErrors).toEqual({ DUPLICATES_DETECTED: 1 });
   });
+
+  it('a pass goes on past a refused lead, says which and why, and writes it once the rule is gone', async () => {
+    const fake = await newFake();
+    fake.state.limits.dailyApiRequests = 100_000;
+    const deps = depsFor(fake);
+    expect((await runPass(deps, { subjects: ['leads'], mode: 'full' })).counts.refused).toBe(0);
+
+    // A lead now has the e-mail of a Lead someone entered by hand; the org's rule blocks it.
+    const [leadId] = [...sourceIds(ts.sb, 'lead')].slice(99, 100);
+    ts.sb.admin.patchRecord('lead', Number(leadId), { email: 'already-a-lead@example.com' });
+    fake.state.insert('Lead', {
+      LastName: 'Entered by hand',
+      Company: 'X',
+      Email: 'already-a-lead@example.com',
+    });
+    fake.state.blockDuplicateLeadEmails = true;
+    const pass = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    expect(pass.phase).toBe('done');
+    expect(pass.error).toBeNull();
+    // Refused, and still known to the ledger: the full pass does not sweep it as deleted.
+    expect(pass.counts).toMatchObject({ written: 0, refused: 1, deleted: 0 });
+    expect(pass.refusals).toEqual([
+      expect.stringMatching(new RegExp(`^leads ${leadId} refused: DUPLICATES_DETECTED: `)),
+    ]);
+    expect(fake.state.counters.itemErrors).toEqual({ DUPLICATES_DETECTED: 1 });
+    const [kept] = fake.state.byField('Lead', 'EBS_Lead_Id__c', leadId ?? '');
+    expect(kept?.fields.Email).not.toBe('already-a-lead@example.com');
+
+    fake.state.blockDuplicateLeadEmails = false;
+    const next = await runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+    expect(next.phase).toBe('done');
+    expect(next.counts).toMatchObject({ written: 1, refused: 0 });
+    expect(next.refusals).toEqual([]);
+    const [written] = fake.state.byField('Lead', 'EBS_Lead_Id__c', leadId ?? '');
+    expect(written?.fields.Email).toBe('already-a-lead@example.com');
+    expect(keysOf(keyed(fake, 'Lead', 'EBS_Lead_Id__c'), 'EBS_Lead_Id__c')).toEqual(
+      sourceIds(ts.sb, 'lead'),
+    );
+  }, 600_000);
 
   it('text longer than its field is cut to the length describe gives, not refused', async () => {
     const fake = await newFake();

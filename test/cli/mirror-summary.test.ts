@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { progressLine, summaryText } from '../../cli/sync.js';
+import { emptyCounts, type MirrorProgress } from '../../workflows/mirror-types.js';
+
+/** A finished pass as the mirror workflow's query answers it. */
+function finished(over: Partial<MirrorProgress> = {}): MirrorProgress {
+  return {
+    connectionId: 'shop',
+    destination: 'salesforce',
+    mode: 'full',
+    subjects: ['leads'],
+    phase: 'done',
+    passId: 'p#1',
+    generation: 1,
+    startedAt: 0,
+    elapsedMs: 4_000,
+    partitions: { total: 1, done: 1 },
+    counts: { ...emptyCounts(), read: 100, written: 98, unchanged: 0, refused: 2 },
+    gaps: [],
+    refusals: [
+      'leads 7 refused: DUPLICATES_DETECTED: Use one of these records?',
+      'leads 9 refused: REQUIRED_FIELD_MISSING: Required fields are missing: [LastName]',
+    ],
+    ratePerSecond: 25,
+    etaMs: 0,
+    error: null,
+    ...over,
+  };
+}
+
+describe('the summary of a pass the destination refused records in', () => {
+  it('counts the refused records and names each with its reason', () => {
+    const text = summaryText(finished());
+    expect(text).toContain(
+      '  refused      2 records the destination would not take; the next pass tries them again:\n' +
+        '               leads 7 refused: DUPLICATES_DETECTED: Use one of these records?\n' +
+        '               leads 9 refused: REQUIRED_FIELD_MISSING: Required fields are missing: [LastName]\n',
+    );
+    expect(progressLine(finished())).toContain('98 written, 0 unchanged, 0 deleted, 2 refused,');
+  });
+
+  it('says nothing of refusals when there were none, nor for a pass from before they were counted', () => {
+    const clean = finished({
+      counts: { ...emptyCounts(), read: 100, written: 100 },
+      refusals: [],
+    });
+    expect(summaryText(clean)).not.toContain('refused');
+    expect(progressLine(clean)).not.toContain('refused');
+    // A workflow started by an older worker answers without these fields.
+    const legacy = JSON.parse(JSON.stringify(clean)) as Record<string, unknown>;
+    delete legacy.refusals;
+    delete (legacy.counts as Record<string, unknown>).refused;
+    expect(summaryText(legacy as unknown as MirrorProgress)).not.toContain('refused');
+    expect(progressLine(legacy as unknown as MirrorProgress)).not.toContain('refused');
+  });
+});
