@@ -384,14 +384,19 @@ describe('ebsync status, failures', () => {
     await client.workflow.getHandle(running.mirror.workflowId).terminate('status test');
     sb.admin.setFaults({ latencyMs: 0 });
 
+    // What the last try printed goes into the timeout's message: a failure must say why.
+    let lastTry = 'no run of ebsync status finished';
     const failed = await until(
       'both problems',
       async () => {
         const result = await runCli(['status'], env);
+        lastTry = `exit ${result.code}; stderr: ${result.stderr.trim() || '(empty)'}; stdout: ${result.stdout.slice(0, 2_000)}`;
         return result.code === 1 && /schedule/.test(result.stderr) ? result : undefined;
       },
-      60_000,
-    );
+      120_000,
+    ).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}; the last try: ${lastTry}`);
+    });
     expect(failed.stderr).toMatch(
       new RegExp(`ebsync: mirror of connection ${SHOP}.*: last pass terminated`),
     );
@@ -401,5 +406,5 @@ describe('ebsync status, failures', () => {
       .poll(() => page.textContent('[data-testid="health"]'), { timeout: 10_000 })
       .toMatch(/need attention/);
     await page.screenshot({ path: join(ARTIFACTS, 'status-failures.png'), fullPage: true });
-  }, 180_000);
+  }, 240_000);
 });
