@@ -1,4 +1,9 @@
-import type { DestinationDescription, UpsertResult } from './destination.js';
+import type {
+  DestinationDescription,
+  RecordRefusal,
+  RefusalReason,
+  UpsertResult,
+} from './destination.js';
 import { DestinationRecordError, DestinationTargetError } from './errors.js';
 import type { JsonValue, MirrorRecord, Resource } from './record.js';
 import { TABLES } from './tables.js';
@@ -95,3 +100,31 @@ export const passedOver = (records: readonly MirrorRecord[]): UpsertResult => ({
   unchanged: records.length,
   keys: records.map((r) => r.id),
 });
+
+/** How long a vendor's reason may be in the mirror's refusal lines. */
+const REASON_CHARS = 200;
+
+/**
+ * The refusals of one upsert, by index in the batch given: records refused whole (`refused`,
+ * by record id), and records written without a part the CRM refused (`partial`: a contact).
+ */
+export function refusalsOf(
+  records: readonly MirrorRecord[],
+  refused: ReadonlyMap<string, RefusalReason>,
+  partial: ReadonlyMap<string, RefusalReason>,
+): RecordRefusal[] {
+  const out: RecordRefusal[] = [];
+  records.forEach((record, index) => {
+    const whole = refused.get(record.id);
+    const part = whole ? undefined : partial.get(record.id);
+    const reason = whole ?? part;
+    if (!reason) return;
+    out.push({
+      index,
+      code: reason.code,
+      message: reason.message.slice(0, REASON_CHARS),
+      ...(part ? { partial: true } : {}),
+    });
+  });
+  return out;
+}
