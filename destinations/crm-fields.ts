@@ -27,38 +27,51 @@ export const chunks = <T>(list: readonly T[], size: number): T[][] =>
     list.slice(i * size, i * size + size),
   );
 
+/** Where in a CRM mapping a field map is: `leads.contact`, `events.deal`… */
+export type FieldMapPlace = `${'leads' | 'events'}.${string}`;
+
 /**
- * A CRM field map (CRM field → column of the mirrored table): the defaults with overrides
- * applied, null removing a field. `refuse` says why a field may not be mapped (undefined when
- * it may); a column the table lacks is refused too, naming `setting` and where it is.
+ * A field map (CRM field → column of the mirrored table) from the defaults and the configured
+ * overrides, null removing a field; a field or column that may not be mapped is refused in
+ * one line naming the setting and the place.
  */
-export function mergeFieldMap(
-  setting: string,
-  where: string,
-  table: 'leads' | 'events',
+export type FieldMapMerger = (
+  where: FieldMapPlace,
   defaults: Record<string, string>,
   overrides: Record<string, string | null> | undefined,
-  refuse: (field: string) => string | undefined,
-): Record<string, string> {
-  const merged: Record<string, string> = { ...defaults };
-  const columns = new Set(TABLES[table].columns.map((c) => c.name));
-  for (const [field, column] of Object.entries(overrides ?? {})) {
-    const why = refuse(field);
-    if (why !== undefined) {
-      throw new DestinationTargetError(`${setting} ${where}.${field} is not allowed: ${why}`);
+) => Record<string, string>;
+
+/**
+ * One CRM's field-map merger: `setting` names its mapping setting in refusals, `refuse` says
+ * why a field may not be mapped at a place (undefined when it may). A column the place's
+ * table lacks is refused too.
+ */
+export function fieldMapMerger(
+  setting: string,
+  refuse: (field: string, where: FieldMapPlace) => string | undefined,
+): FieldMapMerger {
+  return (where, defaults, overrides) => {
+    const table = where.startsWith('leads.') ? 'leads' : 'events';
+    const merged: Record<string, string> = { ...defaults };
+    const columns = new Set(TABLES[table].columns.map((c) => c.name));
+    for (const [field, column] of Object.entries(overrides ?? {})) {
+      const why = refuse(field, where);
+      if (why !== undefined) {
+        throw new DestinationTargetError(`${setting} ${where}.${field} is not allowed: ${why}`);
+      }
+      if (column === null) {
+        delete merged[field];
+        continue;
+      }
+      if (!columns.has(column)) {
+        throw new DestinationTargetError(
+          `${setting} ${where}.${field}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
+        );
+      }
+      merged[field] = column;
     }
-    if (column === null) {
-      delete merged[field];
-      continue;
-    }
-    if (!columns.has(column)) {
-      throw new DestinationTargetError(
-        `${setting} ${where}.${field}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
-      );
-    }
-    merged[field] = column;
-  }
-  return merged;
+    return merged;
+  };
 }
 
 /** A field-map refusal: these fields are ebsync's own. */
