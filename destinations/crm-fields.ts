@@ -1,4 +1,9 @@
-import type { DestinationDescription, UpsertResult } from './destination.js';
+import type {
+  DestinationDescription,
+  RecordRefusal,
+  RefusalReason,
+  UpsertResult,
+} from './destination.js';
 import { DestinationRecordError, DestinationTargetError } from './errors.js';
 import type { JsonValue, MirrorRecord, Resource } from './record.js';
 import { TABLES } from './tables.js';
@@ -22,38 +27,51 @@ export const chunks = <T>(list: readonly T[], size: number): T[][] =>
     list.slice(i * size, i * size + size),
   );
 
+/** Where in a CRM mapping a field map is: `leads.contact`, `events.deal`… */
+export type FieldMapPlace = `${'leads' | 'events'}.${string}`;
+
 /**
- * A CRM field map (CRM field → column of the mirrored table): the defaults with overrides
- * applied, null removing a field. `refuse` says why a field may not be mapped (undefined when
- * it may); a column the table lacks is refused too, naming `setting` and where it is.
+ * A field map (CRM field → column of the mirrored table) from the defaults and the configured
+ * overrides, null removing a field; a field or column that may not be mapped is refused in
+ * one line naming the setting and the place.
  */
-export function mergeFieldMap(
-  setting: string,
-  where: string,
-  table: 'leads' | 'events',
+export type FieldMapMerger = (
+  where: FieldMapPlace,
   defaults: Record<string, string>,
   overrides: Record<string, string | null> | undefined,
-  refuse: (field: string) => string | undefined,
-): Record<string, string> {
-  const merged: Record<string, string> = { ...defaults };
-  const columns = new Set(TABLES[table].columns.map((c) => c.name));
-  for (const [field, column] of Object.entries(overrides ?? {})) {
-    const why = refuse(field);
-    if (why !== undefined) {
-      throw new DestinationTargetError(`${setting} ${where}.${field} is not allowed: ${why}`);
+) => Record<string, string>;
+
+/**
+ * One CRM's field-map merger: `setting` names its mapping setting in refusals, `refuse` says
+ * why a field may not be mapped at a place (undefined when it may). A column the place's
+ * table lacks is refused too.
+ */
+export function fieldMapMerger(
+  setting: string,
+  refuse: (field: string, where: FieldMapPlace) => string | undefined,
+): FieldMapMerger {
+  return (where, defaults, overrides) => {
+    const table = where.startsWith('leads.') ? 'leads' : 'events';
+    const merged: Record<string, string> = { ...defaults };
+    const columns = new Set(TABLES[table].columns.map((c) => c.name));
+    for (const [field, column] of Object.entries(overrides ?? {})) {
+      const why = refuse(field, where);
+      if (why !== undefined) {
+        throw new DestinationTargetError(`${setting} ${where}.${field} is not allowed: ${why}`);
+      }
+      if (column === null) {
+        delete merged[field];
+        continue;
+      }
+      if (!columns.has(column)) {
+        throw new DestinationTargetError(
+          `${setting} ${where}.${field}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
+        );
+      }
+      merged[field] = column;
     }
-    if (column === null) {
-      delete merged[field];
-      continue;
-    }
-    if (!columns.has(column)) {
-      throw new DestinationTargetError(
-        `${setting} ${where}.${field}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
-      );
-    }
-    merged[field] = column;
-  }
-  return merged;
+    return merged;
+  };
 }
 
 /** A field-map refusal: these fields are ebsync's own. */
@@ -95,3 +113,31 @@ export const passedOver = (records: readonly MirrorRecord[]): UpsertResult => ({
   unchanged: records.length,
   keys: records.map((r) => r.id),
 });
+
+/** How long a vendor's reason may be in the mirror's refusal lines. */
+const REASON_CHARS = 200;
+
+/**
+ * The refusals of one upsert, by index in the batch given: records refused whole (`refused`,
+ * by record id), and records written without a part the CRM refused (`partial`: a contact).
+ */
+export function refusalsOf(
+  records: readonly MirrorRecord[],
+  refused: ReadonlyMap<string, RefusalReason>,
+  partial: ReadonlyMap<string, RefusalReason>,
+): RecordRefusal[] {
+  const out: RecordRefusal[] = [];
+  records.forEach((record, index) => {
+    const whole = refused.get(record.id);
+    const part = whole ? undefined : partial.get(record.id);
+    const reason = whole ?? part;
+    if (!reason) return;
+    out.push({
+      index,
+      code: reason.code,
+      message: reason.message.slice(0, REASON_CHARS),
+      ...(part ? { partial: true } : {}),
+    });
+  });
+  return out;
+}

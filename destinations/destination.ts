@@ -67,10 +67,14 @@ export interface UpsertResult {
   readonly refused?: readonly RecordRefusal[];
 }
 
-export interface RecordRefusal {
-  readonly index: number;
+/** Why a CRM refused one record: the vendor's error code and its text. */
+export interface RefusalReason {
   /** The vendor's error code, e.g. DUPLICATES_DETECTED. */
   readonly code: string;
   readonly message: string;
+}
+
+export interface RecordRefusal extends RefusalReason {
+  readonly index: number;
   readonly partial?: boolean;
 }

@@ -1,13 +1,22 @@
+import { z } from 'zod';
 import type { HubSpotMappingOverrides } from '../config/hubspot-mapping.js';
 import type {
   Destination,
   DestinationCapabilities,
   DestinationDescription,
+  RefusalReason,
   SchemaChanges,
   UpsertResult,
 } from './destination.js';
-import { chunks, crmBatch, crmDescription, emailsIn, passedOver } from './crm-fields.js';
-import { DestinationRecordError, DestinationSchemaError } from './errors.js';
+import {
+  chunks,
+  crmBatch,
+  crmDescription,
+  emailsIn,
+  passedOver,
+  refusalsOf,
+} from './crm-fields.js';
+import { DestinationSchemaError, DestinationWriteError } from './errors.js';
 import { HubSpotClient } from './hubspot-client.js';
 import { EVENT_KEY, LEAD_KEY, hubspotMapping, type HubSpotMapping } from './hubspot-mapping.js';
 import type { JsonValue, MirrorRecord, Resource } from './record.js';
@@ -19,14 +28,79 @@ export interface HubSpotDestinationOptions {
   mapping?: HubSpotMappingOverrides;
 }
 
-interface BatchResult {
-  id: string;
-  new?: boolean;
-  properties?: Record<string, string | null>;
+// https://developers.hubspot.com/docs/api-reference/error-handling — a batch answer: its
+// results, and (207) one error per failed part with `category`, `message` and `context` (a
+// map of lists of strings); every field of an error may be missing, so all are optional.
+const batchResult = z.looseObject({
+  id: z.string(),
+  new: z.boolean().optional(),
+  properties: z.record(z.string(), z.string().nullable()).optional(),
+});
+const batchError = z.looseObject({
+  category: z.string().optional(),
+  message: z.string().optional(),
+  context: z.record(z.string(), z.unknown()).optional(),
+});
+const batchAnswer = z.looseObject({
+  results: z.array(batchResult).optional(),
+  errors: z.array(batchError).optional(),
+});
+type BatchResult = z.infer<typeof batchResult>;
+type BatchError = z.infer<typeof batchError>;
+
+/** What one batch upsert came to, by input id (lower-cased emails for contacts). */
+interface BatchOutcome {
+  written: Map<string, BatchResult>;
+  refused: Map<string, RefusalReason>;
 }
-interface BatchAnswer {
-  results?: BatchResult[];
-  errors?: { message?: string; category?: string }[];
+
+/** The deals of a batch of records: written, refused, or written without a contact. */
+interface DealsOutcome {
+  deals: Map<string, BatchResult>;
+  refused: Map<string, RefusalReason>;
+  partial: Map<string, RefusalReason>;
+}
+
+function readBatch(type: string, body: unknown): z.infer<typeof batchAnswer> {
+  const parsed = batchAnswer.safeParse(body);
+  if (!parsed.success) {
+    throw new DestinationWriteError(`HubSpot's answer to a ${type} batch could not be read`);
+  }
+  return parsed.data;
+}
+
+const reasonOf = (error: BatchError): RefusalReason => ({
+  code: error.category ?? 'ERROR',
+  message: error.message ?? 'no reason given',
+});
+
+/** The strings a 207 error's context lists under `name` (HubSpot gives lists; one string too). */
+function listed(error: BatchError, name: string): string[] {
+  const value = error.context?.[name];
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/**
+ * The input ids a 207 error concerns: by the `objectWriteTraceId` ebsync gives each input
+ * (its index; HubSpot's documented way to tell failed inputs apart), else by input ids the
+ * context names (`ids`, `id`, or the idProperty's name). Names that match no input are
+ * dropped, so an error is never pinned on the wrong record.
+ */
+function inputsOf(
+  error: BatchError,
+  ids: readonly string[],
+  key: (id: string) => string,
+  idProperty: string,
+): string[] {
+  const traced = listed(error, 'objectWriteTraceId')
+    .filter((t) => /^\d+$/.test(t))
+    .flatMap((t) => ids[Number(t)] ?? []);
+  if (traced.length > 0) return traced.map(key);
+  const known = new Set(ids.map(key));
+  return [...listed(error, 'ids'), ...listed(error, 'id'), ...listed(error, idProperty)]
+    .map(key)
+    .filter((id) => known.has(id));
 }
 
 // https://developers.hubspot.com/docs/api/crm/understanding-the-crm — 100 inputs per batch.
@@ -120,7 +194,7 @@ export class HubSpotDestination implements Destination {
         properties: [key],
         inputs: part.map((id) => ({ id })),
       });
-      const found = (read.body as BatchAnswer).results ?? [];
+      const found = readBatch('deals', read.body).results ?? [];
       if (found.length === 0) continue;
       await this.client.ok('POST', '/crm/v3/objects/deals/batch/archive', {
         inputs: found.map((r) => ({ id: r.id })),
@@ -134,48 +208,62 @@ export class HubSpotDestination implements Destination {
     return Promise.resolve();
   }
 
-  /** Upserts by a unique property; item errors (207) are reported as one record error. */
+  /**
+   * Upserts by a unique property. Item errors (207) are the inputs' own (a value a
+   * validation rule refuses, a unique value another record holds): returned, never retried.
+   */
   private async batchUpsert(
     type: 'contacts' | 'deals',
     idProperty: string,
     inputs: { id: string; properties: Record<string, string> }[],
-  ): Promise<Map<string, BatchResult>> {
-    const byKey = new Map<string, BatchResult>();
-    if (inputs.length === 0) return byKey;
-    // https://developers.hubspot.com/docs/api/crm/contacts — batch upsert by idProperty.
+  ): Promise<BatchOutcome> {
+    const written = new Map<string, BatchResult>();
+    const refused = new Map<string, RefusalReason>();
+    if (inputs.length === 0) return { written, refused };
+    const key = (id: string) => (idProperty === 'email' ? id.toLowerCase() : id);
+    // https://developers.hubspot.com/docs/api/crm/contacts — batch upsert by idProperty;
+    // https://developers.hubspot.com/docs/api-reference/error-handling — a unique
+    // objectWriteTraceId per input names it in the error of a failed one.
     const answer = await this.client.ok('POST', `/crm/v3/objects/${type}/batch/upsert`, {
-      inputs: inputs.map((i) => ({ ...i, idProperty })),
+      inputs: inputs.map((input, i) => ({ ...input, idProperty, objectWriteTraceId: String(i) })),
     });
-    const body = answer.body as BatchAnswer;
+    const body = readBatch(type, answer.body);
     for (const result of body.results ?? []) {
-      const key = result.properties?.[idProperty];
-      if (typeof key === 'string')
-        byKey.set(idProperty === 'email' ? key.toLowerCase() : key, result);
+      const id = result.properties?.[idProperty];
+      if (typeof id === 'string') written.set(key(id), result);
     }
-    const errors = body.errors ?? [];
-    if (errors.length > 0 && type === 'deals') {
-      throw new DestinationRecordError(
-        `HubSpot refused ${errors.length} of ${inputs.length} deals: ${errors
-          .slice(0, 3)
-          .map((e) => e.message ?? e.category ?? 'error')
-          .join('; ')}`,
-      );
+    const ids = inputs.map((i) => i.id);
+    const unplaced: RefusalReason[] = [];
+    for (const error of body.errors ?? []) {
+      const concerned = inputsOf(error, ids, key, idProperty);
+      if (concerned.length === 0) unplaced.push(reasonOf(error));
+      for (const id of concerned) if (!written.has(id)) refused.set(id, reasonOf(error));
     }
-    // A contact HubSpot refuses (an address it deems invalid) leaves its deal unlinked.
-    return byKey;
+    // An input HubSpot neither wrote nor named in an error is refused, never dropped: with
+    // the reasons of the errors that named no input, else with a reason saying so.
+    const [first] = unplaced;
+    const unnamed: RefusalReason = first
+      ? { code: first.code, message: unplaced.map((r) => r.message).join('; ') }
+      : { code: 'NO_RESULT', message: 'HubSpot answered with neither a result nor an error' };
+    for (const id of ids.map(key)) {
+      if (!written.has(id) && !refused.has(id)) refused.set(id, unnamed);
+    }
+    return { written, refused };
   }
 
   private async contactsFor(
     emails: Iterable<string>,
     values: Map<string, Record<string, string>> = new Map(),
-  ): Promise<Map<string, BatchResult>> {
+  ): Promise<BatchOutcome> {
     const inputs = [...new Set(emails)].map((email) => ({
       id: email,
       properties: values.get(email) ?? {},
     }));
-    const all = new Map<string, BatchResult>();
+    const all: BatchOutcome = { written: new Map(), refused: new Map() };
     for (const part of chunks(inputs, BATCH)) {
-      for (const [k, v] of await this.batchUpsert('contacts', 'email', part)) all.set(k, v);
+      const outcome = await this.batchUpsert('contacts', 'email', part);
+      for (const [k, v] of outcome.written) all.written.set(k, v);
+      for (const [k, v] of outcome.refused) all.refused.set(k, v);
     }
     return all;
   }
@@ -189,7 +277,7 @@ export class HubSpotDestination implements Destination {
     }
   }
 
-  private async upsertLeads(leads: MirrorRecord[]): Promise<Map<string, BatchResult>> {
+  private async upsertLeads(leads: MirrorRecord[]): Promise<DealsOutcome> {
     const m = this.mapping.leads;
     const contactValues = new Map<string, Record<string, string>>();
     const emailOf = new Map<string, string>();
@@ -212,16 +300,22 @@ export class HubSpotDestination implements Destination {
         };
       }),
     );
-    const pairs = leads.flatMap((lead) => {
-      const deal = deals.get(lead.id);
-      const contact = contacts.get(emailOf.get(lead.id) ?? '');
-      return deal && contact ? [{ deal: deal.id, contact: contact.id }] : [];
-    });
+    const pairs: { deal: string; contact: string }[] = [];
+    // A contact HubSpot refuses (an address it deems invalid) leaves its deal unlinked.
+    const partial = new Map<string, RefusalReason>();
+    for (const lead of leads) {
+      const deal = deals.written.get(lead.id);
+      const email = emailOf.get(lead.id) ?? '';
+      const contact = contacts.written.get(email);
+      if (deal && contact) pairs.push({ deal: deal.id, contact: contact.id });
+      const refusedContact = contacts.refused.get(email);
+      if (deal && refusedContact) partial.set(lead.id, refusedContact);
+    }
     await this.associate(pairs);
-    return deals;
+    return { deals: deals.written, refused: deals.refused, partial };
   }
 
-  private async upsertEvents(events: MirrorRecord[]): Promise<Map<string, BatchResult>> {
+  private async upsertEvents(events: MirrorRecord[]): Promise<DealsOutcome> {
     const m = this.mapping.events;
     const deals = await this.batchUpsert(
       'deals',
@@ -237,31 +331,43 @@ export class HubSpotDestination implements Destination {
         };
       }),
     );
-    const emailsOf = new Map(events.map((e) => [e.id, emailsIn(e.attributes.customer_emails)]));
+    // Contacts only for the deals written; a refused event is tried whole next pass.
+    const emailsOf = new Map(
+      events
+        .filter((e) => deals.written.has(e.id))
+        .map((e) => [e.id, emailsIn(e.attributes.customer_emails)]),
+    );
     // Customers are upserted with their email only: what a lead wrote stays as it is.
     const contacts = await this.contactsFor([...emailsOf.values()].flat());
-    const pairs = events.flatMap((event) => {
-      const deal = deals.get(event.id);
-      if (!deal) return [];
-      return (emailsOf.get(event.id) ?? []).flatMap((email) => {
-        const contact = contacts.get(email);
-        return contact ? [{ deal: deal.id, contact: contact.id }] : [];
-      });
-    });
+    const pairs: { deal: string; contact: string }[] = [];
+    const partial = new Map<string, RefusalReason>();
+    for (const [eventId, emails] of emailsOf) {
+      const deal = deals.written.get(eventId);
+      for (const email of emails) {
+        const contact = contacts.written.get(email);
+        if (deal && contact) pairs.push({ deal: deal.id, contact: contact.id });
+        const refusedContact = contacts.refused.get(email);
+        if (refusedContact && !partial.has(eventId)) partial.set(eventId, refusedContact);
+      }
+    }
     await this.associate(pairs);
-    return deals;
+    return { deals: deals.written, refused: deals.refused, partial };
   }
 
-  /** Counts and keys (HubSpot deal ids) in the order of the records given. */
-  private order(records: readonly MirrorRecord[], deals: Map<string, BatchResult>): UpsertResult {
+  /**
+   * Counts, keys (HubSpot deal ids) and refusals in the order of the records given. Refused
+   * deals go to the mirror, which counts them and tries them again next pass.
+   */
+  private order(records: readonly MirrorRecord[], outcome: DealsOutcome): UpsertResult {
     let inserted = 0;
     let updated = 0;
-    const keys = records.map((r) => deals.get(r.id)?.id ?? r.id);
-    for (const result of deals.values()) {
+    const keys = records.map((r) => outcome.deals.get(r.id)?.id ?? r.id);
+    for (const result of outcome.deals.values()) {
       if (result.new) inserted += 1;
       else updated += 1;
     }
-    return { inserted, updated, unchanged: 0, keys };
+    const refused = refusalsOf(records, outcome.refused, outcome.partial);
+    return { inserted, updated, unchanged: 0, keys, ...(refused.length > 0 ? { refused } : {}) };
   }
 }
 

@@ -1,5 +1,5 @@
 import type { HubSpotMappingOverrides } from '../config/hubspot-mapping.js';
-import { mergeFieldMap, reservedFields } from './crm-fields.js';
+import { fieldMapMerger, reservedFields } from './crm-fields.js';
 
 /**
  * What ebsync writes to HubSpot: a lead becomes a contact (matched by email) and a deal
@@ -57,20 +57,7 @@ export const DEFAULT_HUBSPOT_MAPPING: HubSpotMapping = {
 /** Properties ebsync sets itself: keys and stage, not remappable. */
 const RESERVED = new Set(['email', LEAD_KEY, EVENT_KEY, 'dealstage', 'pipeline']);
 
-const merge = (
-  where: string,
-  table: 'leads' | 'events',
-  defaults: Record<string, string>,
-  overrides: Record<string, string | null> | undefined,
-): Record<string, string> =>
-  mergeFieldMap(
-    'EBSYNC_HUBSPOT_MAPPING',
-    where,
-    table,
-    defaults,
-    overrides,
-    reservedFields(RESERVED),
-  );
+const merge = fieldMapMerger('EBSYNC_HUBSPOT_MAPPING', reservedFields(RESERVED));
 
 /** The defaults with the configured overrides applied (EBSYNC_HUBSPOT_MAPPING). */
 export function hubspotMapping(overrides: HubSpotMappingOverrides = {}): HubSpotMapping {
@@ -78,13 +65,13 @@ export function hubspotMapping(overrides: HubSpotMappingOverrides = {}): HubSpot
   return {
     pipeline: overrides.pipeline ?? d.pipeline,
     leads: {
-      contact: merge('leads.contact', 'leads', d.leads.contact, overrides.leads?.contact),
-      deal: merge('leads.deal', 'leads', d.leads.deal, overrides.leads?.deal),
+      contact: merge('leads.contact', d.leads.contact, overrides.leads?.contact),
+      deal: merge('leads.deal', d.leads.deal, overrides.leads?.deal),
       dealStage: overrides.leads?.dealStage ?? d.leads.dealStage,
       onDelete: overrides.leads?.onDelete ?? d.leads.onDelete,
     },
     events: {
-      deal: merge('events.deal', 'events', d.events.deal, overrides.events?.deal),
+      deal: merge('events.deal', d.events.deal, overrides.events?.deal),
       stages: { ...d.events.stages, ...overrides.events?.stages },
       onDelete: overrides.events?.onDelete ?? d.events.onDelete,
     },

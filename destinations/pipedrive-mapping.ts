@@ -1,5 +1,5 @@
 import type { PipedriveMappingOverrides } from '../config/pipedrive-mapping.js';
-import { mergeFieldMap } from './crm-fields.js';
+import { fieldMapMerger } from './crm-fields.js';
 
 /**
  * What ebsync writes to Pipedrive: a lead becomes a person (found by email) and, unless
@@ -50,20 +50,12 @@ export const DEFAULT_PIPEDRIVE_MAPPING: PipedriveMapping = {
   },
 };
 
-function merge(
-  where: string,
-  table: 'leads' | 'events',
-  kind: 'person' | 'deal',
-  defaults: Record<string, string>,
-  overrides: Record<string, string | null> | undefined,
-): Record<string, string> {
-  const standard: readonly string[] = STANDARD[kind];
-  return mergeFieldMap('EBSYNC_PIPEDRIVE_MAPPING', where, table, defaults, overrides, (field) =>
-    standard.includes(field) || CUSTOM_KEY.test(field)
-      ? undefined
-      : `expected ${standard.join(', ')} or a custom field key (40 hex digits)`,
-  );
-}
+const merge = fieldMapMerger('EBSYNC_PIPEDRIVE_MAPPING', (field, where) => {
+  const standard: readonly string[] = STANDARD[where.endsWith('.person') ? 'person' : 'deal'];
+  return standard.includes(field) || CUSTOM_KEY.test(field)
+    ? undefined
+    : `expected ${standard.join(', ')} or a custom field key (40 hex digits)`;
+});
 
 /** The defaults with the configured overrides applied (EBSYNC_PIPEDRIVE_MAPPING). */
 export function pipedriveMapping(overrides: PipedriveMappingOverrides = {}): PipedriveMapping {
@@ -71,13 +63,13 @@ export function pipedriveMapping(overrides: PipedriveMappingOverrides = {}): Pip
   return {
     currency: overrides.currency ?? d.currency,
     leads: {
-      person: merge('leads.person', 'leads', 'person', d.leads.person, overrides.leads?.person),
-      deal: merge('leads.deal', 'leads', 'deal', d.leads.deal, overrides.leads?.deal),
+      person: merge('leads.person', d.leads.person, overrides.leads?.person),
+      deal: merge('leads.deal', d.leads.deal, overrides.leads?.deal),
       createDeal: overrides.leads?.createDeal ?? d.leads.createDeal,
       onDelete: overrides.leads?.onDelete ?? d.leads.onDelete,
     },
     events: {
-      deal: merge('events.deal', 'events', 'deal', d.events.deal, overrides.events?.deal),
+      deal: merge('events.deal', d.events.deal, overrides.events?.deal),
       status: { ...d.events.status, ...overrides.events?.status },
       onDelete: overrides.events?.onDelete ?? d.events.onDelete,
     },

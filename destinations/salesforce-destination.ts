@@ -3,11 +3,18 @@ import type {
   Destination,
   DestinationCapabilities,
   DestinationDescription,
-  RecordRefusal,
+  RefusalReason,
   SchemaChanges,
   UpsertResult,
 } from './destination.js';
-import { chunks, crmBatch, crmDescription, emailsIn, passedOver } from './crm-fields.js';
+import {
+  chunks,
+  crmBatch,
+  crmDescription,
+  emailsIn,
+  passedOver,
+  refusalsOf,
+} from './crm-fields.js';
 import { DestinationRecordError, DestinationSchemaError } from './errors.js';
 import type { JsonValue, MirrorRecord, Resource } from './record.js';
 import {
@@ -88,15 +95,13 @@ function fieldValue(
 type ItemFailure = { id: string; errors: SalesforceErrorItem[] };
 
 /** What the mirror records of a record Salesforce refused: its first error's code and text. */
-function refusalOf(index: number, failure: ItemFailure, partial: boolean): RecordRefusal {
+function reasonOf(failure: ItemFailure): RefusalReason {
   const [first] = failure.errors;
-  return {
-    index,
-    code: first?.errorCode ?? 'ERROR',
-    message: (first?.message ?? 'no reason given').slice(0, 200),
-    ...(partial ? { partial } : {}),
-  };
+  return { code: first?.errorCode ?? 'ERROR', message: first?.message ?? 'no reason given' };
 }
+
+const reasonsOf = (failures: ReadonlyMap<string, ItemFailure>): Map<string, RefusalReason> =>
+  new Map([...failures].map(([id, failure]) => [id, reasonOf(failure)]));
 
 /** The records of one upsert that Salesforce took, refused, or took without their links. */
 interface UpsertOutcome {
@@ -151,13 +156,7 @@ export class SalesforceDestination implements Destination {
     for (const r of results.values()) if (r.created) inserted += 1;
     // Item errors (allOrNone false) are the records' own, e.g. DUPLICATES_DETECTED: reported
     // to the mirror, which tries them again next pass, never retried here.
-    const refused: RecordRefusal[] = [];
-    records.forEach((r, index) => {
-      const failed = outcome.failed.get(r.id);
-      const partial = outcome.partial.get(r.id);
-      if (failed) refused.push(refusalOf(index, failed, false));
-      else if (partial) refused.push(refusalOf(index, partial, true));
-    });
+    const refused = refusalsOf(records, reasonsOf(outcome.failed), reasonsOf(outcome.partial));
     return {
       inserted,
       updated: results.size - inserted,

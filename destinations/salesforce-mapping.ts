@@ -1,5 +1,5 @@
 import type { SalesforceMappingOverrides } from '../config/salesforce-mapping.js';
-import { mergeFieldMap, reservedFields } from './crm-fields.js';
+import { fieldMapMerger, reservedFields } from './crm-fields.js';
 
 /**
  * What ebsync writes to Salesforce: a lead becomes a Lead upserted by `EBS_Lead_Id__c`; an
@@ -59,36 +59,18 @@ export const DEFAULT_SALESFORCE_MAPPING: SalesforceMapping = {
   },
 };
 
-const merge = (
-  where: string,
-  table: 'leads' | 'events',
-  defaults: Record<string, string>,
-  overrides: Record<string, string | null> | undefined,
-): Record<string, string> =>
-  mergeFieldMap(
-    'EBSYNC_SALESFORCE_MAPPING',
-    where,
-    table,
-    defaults,
-    overrides,
-    reservedFields(RESERVED),
-  );
+const merge = fieldMapMerger('EBSYNC_SALESFORCE_MAPPING', reservedFields(RESERVED));
 
 /** The defaults with the configured overrides applied (EBSYNC_SALESFORCE_MAPPING). */
 export function salesforceMapping(overrides: SalesforceMappingOverrides = {}): SalesforceMapping {
   const d = DEFAULT_SALESFORCE_MAPPING;
   return {
     leads: {
-      lead: merge('leads.lead', 'leads', d.leads.lead, overrides.leads?.lead),
+      lead: merge('leads.lead', d.leads.lead, overrides.leads?.lead),
       onDelete: overrides.leads?.onDelete ?? d.leads.onDelete,
     },
     events: {
-      opportunity: merge(
-        'events.opportunity',
-        'events',
-        d.events.opportunity,
-        overrides.events?.opportunity,
-      ),
+      opportunity: merge('events.opportunity', d.events.opportunity, overrides.events?.opportunity),
       stages: { ...d.events.stages, ...overrides.events?.stages },
       contactRole: overrides.events?.contactRole ?? d.events.contactRole,
       onDelete: overrides.events?.onDelete ?? d.events.onDelete,

@@ -26,8 +26,25 @@ const SECRET_KEY_ENDINGS: readonly RegExp[] = [
 /** Credentials the service (and the sandbox) issue carry these prefixes. */
 const TOKEN_CHARS = '[A-Za-z0-9_-]';
 
+/** A word after "Bearer"; a dot that ends a sentence stays outside it. */
+const BEARER = /\b(bearer)\s+([A-Za-z0-9._~+/=-]*[A-Za-z0-9_~+/=-])/gi;
+/** The text before a match ends in an Authorization header or member name. */
+const AFTER_AUTHORIZATION = /authorization["']?\s*[:=]\s*["']?$/i;
+/** What prose lacks and tokens have: a digit, or `._~+/=` inside the word. */
+const TOKEN_SIGN = /[0-9._~+/=]/;
+/** Tokens this long are credentials even without a digit or sign; English words rarely are. */
+const LONG_TOKEN = 16;
+
+/**
+ * Whether the word after "Bearer" is a credential: always in an Authorization header, and
+ * elsewhere when it looks like a token, so prose such as "for the JWT bearer flow" (from
+ * setting names and error texts) keeps its words.
+ */
+function isBearerToken(word: string, before: string): boolean {
+  return AFTER_AUTHORIZATION.test(before) || TOKEN_SIGN.test(word) || word.length >= LONG_TOKEN;
+}
+
 const SECRET_PATTERNS: readonly RegExp[] = [
-  /\b(bearer)\s+[A-Za-z0-9._~+/=-]+/gi,
   // Basic credentials are base64 of user:password; "the basic plan" is not one.
   /\b(Basic)\s+[A-Za-z0-9+/]{8,}={0,2}/g,
   // Access and refresh tokens, authorization codes, admin tokens: not inside a word, so
@@ -51,12 +68,15 @@ export function isSecretKey(key: string): boolean {
 }
 
 export function scrubText(text: string): string {
-  let out = text;
+  let out = text.replace(
+    BEARER,
+    (match: string, bearer: string, word: string, offset: number, whole: string) =>
+      isBearerToken(word, whole.slice(0, offset)) ? `${bearer} ${REDACTED}` : match,
+  );
   for (const pattern of SECRET_PATTERNS) {
     out = out.replace(pattern, (match: string, ...groups: unknown[]) => {
       const first = groups[0];
-      if (typeof first === 'string' && /^(bearer|basic)$/i.test(first))
-        return `${first} ${REDACTED}`;
+      if (typeof first === 'string' && /^basic$/i.test(first)) return `${first} ${REDACTED}`;
       if (typeof first === 'string' && match.startsWith('"')) return `"${first}":"${REDACTED}"`;
       if (typeof first === 'string' && match.startsWith('//')) return `${first}:${REDACTED}@`;
       if (typeof first === 'string' && /^[?&#]$/.test(first))

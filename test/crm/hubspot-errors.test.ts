@@ -27,6 +27,16 @@ const lead = (id: string, email: string) => ({
   raw: {},
 });
 
+/** Sets the fake portal's property validation rules through its admin route. */
+async function setRules(rules: object[]): Promise<void> {
+  const answer = await fetch(`${fake.baseUrl}/_admin/validation-rules`, {
+    method: 'PUT',
+    headers: { 'x-admin-token': 'crm-errors-admin', 'content-type': 'application/json' },
+    body: JSON.stringify({ rules }),
+  });
+  expect(answer.status).toBe(200);
+}
+
 beforeAll(async () => {
   fake = await startHubSpotFake({ adminToken: 'crm-errors-admin' });
   await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
@@ -54,13 +64,60 @@ describe('HubSpot destination failures', () => {
     expect(fake.state.counters.created).toEqual({ contacts: 1, deals: 1 });
   });
 
-  it('a contact HubSpot refuses (207) leaves its deal written and unlinked', async () => {
-    const result = await destination.upsert('leads', [lead('2', 'not-an-email@x')]);
-    expect(result.inserted).toBe(1);
-    const deal = [...fake.state.objects.deals.values()].find(
-      (d) => d.properties.ebs_lead_id === '2',
-    );
-    expect([...fake.state.dealContacts].some((p) => p.startsWith(`${deal?.id}|`))).toBe(false);
+  it('a contact HubSpot refuses (207) leaves its deal written and unlinked, reported as written in part', async () => {
+    await setRules([{ objectType: 'contacts', property: 'firstname', maxLength: 2 }]);
+    try {
+      const result = await destination.upsert('leads', [lead('2', 'long-name@example.com')]);
+      expect(result.inserted).toBe(1);
+      expect(result.refused).toEqual([
+        {
+          index: 0,
+          code: 'VALIDATION_ERROR',
+          message: expect.stringMatching(/firstname/) as string,
+          partial: true,
+        },
+      ]);
+      const deal = [...fake.state.objects.deals.values()].find(
+        (d) => d.properties.ebs_lead_id === '2',
+      );
+      expect(deal).toBeDefined();
+      expect([...fake.state.dealContacts].some((p) => p.startsWith(`${deal?.id}|`))).toBe(false);
+    } finally {
+      await setRules([]);
+    }
+  });
+
+  it('a deal a validation rule refuses (207) is reported by its index; the others are written', async () => {
+    await setRules([{ objectType: 'deals', property: 'dealname', pattern: '^[^#]*$' }]);
+    try {
+      const named = (id: string, subject: string) => ({
+        ...lead(id, `${id}@example.com`),
+        attributes: { email: `${id}@example.com`, first_name: 'Ada', subject },
+      });
+      const result = await destination.upsert('leads', [
+        named('r1', 'Wedding'),
+        named('r2', 'Gala #2'),
+        named('r3', 'Launch'),
+      ]);
+      expect(result.refused).toEqual([
+        {
+          index: 1,
+          code: 'VALIDATION_ERROR',
+          message: expect.stringMatching(/dealname/) as string,
+        },
+      ]);
+      expect(result.inserted).toBe(2);
+      const dealOf = (id: string) =>
+        [...fake.state.objects.deals.values()].find((d) => d.properties.ebs_lead_id === id);
+      expect(dealOf('r1')?.properties.dealname).toBe('Wedding');
+      expect(dealOf('r2')).toBeUndefined();
+      expect(dealOf('r3')?.properties.dealname).toBe('Launch');
+      // The refused lead's key is its own id (no HubSpot deal), the others their deal ids.
+      expect(result.keys[1]).toBe('r2');
+      expect(result.keys[0]).toBe(dealOf('r1')?.id);
+    } finally {
+      await setRules([]);
+    }
   });
 
   it('DAILY: a paused destination with the next UTC midnight, non-retryable', async () => {

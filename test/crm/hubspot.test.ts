@@ -290,3 +290,41 @@ describe('HubSpot rate limits', () => {
     );
   }, 300_000);
 });
+
+describe('HubSpot item errors', () => {
+  it('a pass goes on past a deal a validation rule refuses, says which and why, and writes it once the rule is gone', async () => {
+    const fake = await newFake();
+    await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
+    const deps = depsFor(fake);
+    // A portal admin allows no '#' in deal names; one lead's subject (its deal name) has one.
+    const leadIds = sourceIds(ts.sb, 'lead');
+    const [leadId] = [...leadIds].slice(150, 151);
+    ts.sb.admin.patchRecord('lead', Number(leadId), { subject: 'Gala #2' });
+    fake.state.validationRules = [
+      { objectType: 'deals', property: 'dealname', pattern: '^[^#]*$' },
+    ];
+
+    const pass = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    expect(pass.phase).toBe('done');
+    expect(pass.error).toBeNull();
+    // Refused, and still known to the ledger: the full pass does not sweep it as deleted.
+    expect(pass.counts).toMatchObject({ refused: 1, deleted: 0 });
+    expect(pass.refusals).toEqual([
+      expect.stringMatching(new RegExp(`^leads ${leadId} refused: VALIDATION_ERROR: .*dealname`)),
+    ]);
+    const written = new Set(dealsKeyed(fake, 'ebs_lead_id').map((d) => d.properties.ebs_lead_id));
+    expect(written.has(leadId ?? '')).toBe(false);
+    expect(written.size).toBe(leadIds.size - 1);
+
+    fake.state.validationRules = [];
+    const next = await runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+    expect(next.phase).toBe('done');
+    expect(next.counts).toMatchObject({ written: 1, refused: 0 });
+    expect(next.refusals).toEqual([]);
+    const deal = dealsKeyed(fake, 'ebs_lead_id').find((d) => d.properties.ebs_lead_id === leadId);
+    expect(deal?.properties.dealname).toBe('Gala #2');
+    expect(new Set(dealsKeyed(fake, 'ebs_lead_id').map((d) => d.properties.ebs_lead_id))).toEqual(
+      leadIds,
+    );
+  }, 600_000);
+});

@@ -1,8 +1,33 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { registerCrmAdmin } from '../admin.js';
 import { OBJECT_TYPES, type HubSpotState, type ObjectType } from './state.js';
 
-/** HubSpot's admin surface: contacts and deals, plus the deal ↔ contact associations. */
+const validationRulesBody = z.strictObject({
+  rules: z.array(
+    z.strictObject({
+      objectType: z.enum(OBJECT_TYPES),
+      property: z.string().min(1),
+      maxLength: z.number().int().min(1).optional(),
+      pattern: z
+        .string()
+        .refine((p) => {
+          try {
+            new RegExp(p);
+            return true;
+          } catch {
+            return false;
+          }
+        })
+        .optional(),
+    }),
+  ),
+});
+
+/**
+ * HubSpot's admin surface: contacts and deals, the deal ↔ contact associations, and the
+ * portal's property validation rules (what makes HubSpot refuse single items of a batch).
+ */
 export function registerHubSpotAdmin(
   app: FastifyInstance,
   state: HubSpotState,
@@ -25,4 +50,20 @@ export function registerHubSpotAdmin(
     },
     adminToken,
   );
+  app.get('/validation-rules', () => ({ rules: state.validationRules }));
+  app.put('/validation-rules', (request, reply) => {
+    const body = validationRulesBody.safeParse(request.body);
+    if (!body.success) {
+      return reply.code(400).send({
+        error: 'expected {rules: [{objectType: contacts|deals, property, maxLength?, pattern?}]}',
+      });
+    }
+    state.validationRules = body.data.rules.map((r) => ({
+      objectType: r.objectType,
+      property: r.property,
+      ...(r.maxLength !== undefined ? { maxLength: r.maxLength } : {}),
+      ...(r.pattern !== undefined ? { pattern: r.pattern } : {}),
+    }));
+    return { rules: state.validationRules };
+  });
 }

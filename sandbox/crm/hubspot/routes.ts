@@ -49,6 +49,7 @@ const upsertBody = z.object({
     z.object({
       id: z.string().min(1),
       idProperty: z.string().min(1).optional(),
+      objectWriteTraceId: z.string().min(1).optional(),
       properties: propertyValues,
     }),
   ),
@@ -157,6 +158,22 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
         return { category: 'VALIDATION_ERROR', message: `${stage} is not a valid deal stage` };
       }
     }
+    for (const rule of state.validationRules) {
+      const value = values[rule.property];
+      if (rule.objectType !== type || value === undefined || value === null) continue;
+      if (rule.maxLength !== undefined && value.length > rule.maxLength) {
+        return {
+          category: 'VALIDATION_ERROR',
+          message: `Property values were not valid: ${rule.property} is longer than ${rule.maxLength} characters`,
+        };
+      }
+      if (rule.pattern !== undefined && !new RegExp(rule.pattern).test(value)) {
+        return {
+          category: 'VALIDATION_ERROR',
+          message: `Property values were not valid: ${rule.property} does not match the rule ${rule.pattern}`,
+        };
+      }
+    }
     // https://developers.hubspot.com/docs/api/crm/properties — a property with
     // hasUniqueValue refuses a value another record already holds.
     for (const [name, value] of Object.entries(values)) {
@@ -201,6 +218,10 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
   // https://developers.hubspot.com/docs/api/crm/contacts — batch upsert: each input names
   // its record by a unique property (`idProperty`, e.g. email); the answer marks each result
   // `new`, and is 207 with `errors` and `numErrors` when some inputs failed.
+  // https://developers.hubspot.com/docs/api-reference/error-handling (Multi-status errors) —
+  // an input may carry a unique `objectWriteTraceId`; the error of a failed one names it in
+  // `context.objectWriteTraceId` (a list). An input without one is named by its id in
+  // `context.ids`, as batch read names the ids it did not find.
   app.post('/crm/v3/objects/:type/batch/upsert', (request, reply) => {
     const params = objectTypeParam.safeParse(request.params);
     if (!params.success) return hubspotError(reply, 404, 'OBJECT_NOT_FOUND', 'Unknown object type');
@@ -250,7 +271,9 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
           status: 'error',
           category: problem.category,
           message: problem.message,
-          context: { id: [input.id] },
+          context: input.objectWriteTraceId
+            ? { objectWriteTraceId: [input.objectWriteTraceId] }
+            : { ids: [input.id] },
         });
         continue;
       }

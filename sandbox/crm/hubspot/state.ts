@@ -26,6 +26,23 @@ export interface PropertyDefinition {
   hubspotDefined: boolean;
 }
 
+/**
+ * A portal admin's validation rule on one property: values longer than `maxLength`, or not
+ * matching `pattern`, are refused.
+ * https://knowledge.hubspot.com/properties/set-validation-rules-for-properties — admins set
+ * rules on text properties, Deal Name among the default ones.
+ * https://developers.hubspot.com/docs/api-reference/crm-property-validations-v3/guide — rule
+ * types include MAX_LENGTH and REGEX; the fake keeps just these two, set by its admin route.
+ * https://developers.hubspot.com/docs/api-reference/error-handling — from API version
+ * 2026-09 the rules hold on every CRM API write.
+ */
+export interface ValidationRule {
+  objectType: ObjectType;
+  property: string;
+  maxLength?: number;
+  pattern?: string;
+}
+
 export interface HubSpotLimits {
   /** Requests per rolling ten seconds (private apps: 100 to 190 by tier). */
   tenSecondly: number;
@@ -114,6 +131,8 @@ export class HubSpotState {
   clockOffsetMs = 0;
   /** The next `count` requests answer `status` (a 502 outage, say) before any other check. */
   fault: { status: number; count: number } | undefined;
+  /** Rules the portal's admin set (an admin switch of the fake); none by default. */
+  validationRules: ValidationRule[] = [];
   private nextId = 1001;
   /** End times of the calls counted in the rolling ten-second window. */
   private window: number[] = [];
@@ -149,6 +168,7 @@ export class HubSpotState {
     this.counters = emptyCounters();
     this.clockOffsetMs = 0;
     this.fault = undefined;
+    this.validationRules = [];
     this.window = [];
     this.day = '';
     this.usedToday = 0;
