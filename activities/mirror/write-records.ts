@@ -29,8 +29,9 @@ export const emptyWriteCounts = (): WriteCounts => ({
 });
 
 /**
- * The ledger hash of a refused record: it matches no record's hash, so the next pass writes
- * the record again, and the record still counts as seen (never swept as deleted).
+ * The ledger hash of a record not written in full (refused, or written in part: a deal
+ * without its contact): it matches no record's hash, so the next pass writes the record
+ * again, and the record still counts as seen (never swept as deleted).
  */
 const REFUSED_HASH = 'refused';
 
@@ -144,9 +145,11 @@ export async function writeRecords(
         generation,
         batch.map((r, j) => {
           const refusal = refused.get(j);
-          return refusal && !refusal.partial
-            ? { id: r.id, hash: REFUSED_HASH, destinationKey: keys.get(r.id) ?? '' }
-            : { id: r.id, hash: r.hash, destinationKey: result.keys[j] ?? r.id };
+          const written = result.keys[j] ?? r.id;
+          if (!refusal) return { id: r.id, hash: r.hash, destinationKey: written };
+          // A record written in part keeps the key it was written under, for the next try.
+          const key = refusal.partial ? written : (keys.get(r.id) ?? '');
+          return { id: r.id, hash: REFUSED_HASH, destinationKey: key };
         }),
       );
       let notWritten = 0;

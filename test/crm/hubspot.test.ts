@@ -327,4 +327,37 @@ describe('HubSpot item errors', () => {
       leadIds,
     );
   }, 600_000);
+
+  it('a deal whose contact HubSpot refuses is written in part, and the next pass links it once the rule is gone', async () => {
+    const fake = await newFake();
+    await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
+    const deps = depsFor(fake);
+    const leadIds = sourceIds(ts.sb, 'lead');
+    const [leadId] = [...leadIds].slice(160, 161);
+    ts.sb.admin.patchRecord('lead', Number(leadId), { first_name: 'Ann #1' });
+    fake.state.validationRules = [
+      { objectType: 'contacts', property: 'firstname', pattern: '^[^#]*$' },
+    ];
+    const linked = (): boolean => {
+      const deal = dealsKeyed(fake, 'ebs_lead_id').find((d) => d.properties.ebs_lead_id === leadId);
+      return [...fake.state.dealContacts].some((p) => p.startsWith(`${deal?.id}|`));
+    };
+
+    const pass = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    expect(pass.phase).toBe('done');
+    expect(pass.counts.refused).toBe(0);
+    expect(pass.refusals).toEqual([
+      expect.stringMatching(
+        new RegExp(`^leads ${leadId} written in part: VALIDATION_ERROR: .*firstname`),
+      ),
+    ]);
+    expect(linked()).toBe(false);
+
+    fake.state.validationRules = [];
+    const next = await runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+    expect(next.phase).toBe('done');
+    expect(next.counts).toMatchObject({ written: 1, refused: 0 });
+    expect(next.refusals).toEqual([]);
+    expect(linked()).toBe(true);
+  }, 600_000);
 });
