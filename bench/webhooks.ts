@@ -283,7 +283,7 @@ export const webhooksBenchmark: Benchmark = {
               ? '**met**'
               : '**NOT met**'
           } (p99 ${fmt(s.p99, 0)} ms, ${missing} not applied, ${refused.length} not answered 200).`,
-          `The debounce (${config.webhooks.debounce} ms, EBSYNC_WEBHOOK_DEBOUNCE) is part of every latency.`,
+          `The debounce (${config.webhooks.debounce} ms, EBSYNC_WEBHOOK_DEBOUNCE) delays only a notice that comes during or just after a read of its record; each delivery in the latency run is its lead's first, read at once.`,
         ],
       };
     } finally {
