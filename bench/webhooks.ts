@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { tsToMs } from '@temporalio/common/lib/time.js';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Webhook } from 'standardwebhooks';
 import { saveConnection } from '../cli/connections.js';
@@ -25,6 +25,7 @@ const SECONDS = 60;
 const LATENCY_TARGET_MS = 1_000;
 /** Every this many leads of the latency run, the record workflow's history is read back. */
 const SAMPLE_EVERY = 30;
+const { EventType } = proto.temporal.api.enums.v1;
 const SECRET = `whsec_${Buffer.from('bench-webhooks-secret-0123456789').toString('base64')}`;
 
 /** A fastify that answers 200 to any POST: the ceiling a receiver on this machine can reach. */
@@ -89,9 +90,8 @@ interface TaskTimes {
 
 /** The first workflow task of a record workflow, from its history; undefined if not done. */
 async function firstTask(env: TestWorkflowEnvironment, workflowId: string) {
-  const { EventType } = temporal.api.enums.v1;
   const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
-  const at = (type: temporal.api.enums.v1.EventType): number | undefined => {
+  const at = (type: proto.temporal.api.enums.v1.EventType): number | undefined => {
     const event = history.events?.find((e) => e.eventType === type);
     return event ? tsToMs(event.eventTime) : undefined;
   };
