@@ -349,7 +349,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'webhooks.debounce',
     default: '300ms',
     description:
-      'How long a record’s workflow waits after a notice for more before re-reading it: a burst of changes costs one read.',
+      'A record’s first notice is read at once; one arriving during a read or this long after it waits until this long after the read, so a burst of changes costs one more read.',
   },
   {
     env: 'EBSYNC_STATUS_HOST',

@@ -130,6 +130,14 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     // flight must not be abandoned) gets another minute before the worker gives up on it.
     shutdownForceTime: config.worker.shutdownGrace + 60_000,
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+    // A webhook for a record not seen lately starts a new record workflow, whose first task
+    // comes from the task queue itself, not this worker's sticky queue: at the default ratio
+    // only 2 of 10 pollers take those. Half the pollers take them here.
+    nonStickyToStickyPollRatio: 0.5,
+    // A record's read runs as a local activity inside its workflow task, which holds a task
+    // slot until the read is written: more slots, so reads waiting on the service or the
+    // destination do not hold back the next records' tasks.
+    maxConcurrentWorkflowTaskExecutions: 100,
   });
   return {
     worker,

@@ -7,7 +7,7 @@ export interface RecordInput {
   destination: string;
   resource: Resource;
   recordId: string;
-  /** Quiet time after a notice before the record is read: a burst costs one read. */
+  /** A notice during a read or this soon after one waits until this long after it. */
   debounceMs: number;
   /** How long the workflow waits for another notice before it ends. */
   idleMs?: number;

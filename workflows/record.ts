@@ -1,15 +1,23 @@
 import {
+  ActivityFailure,
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
+  isCancellation,
   log,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { createRecordActivities } from '../activities/mirror/refresh-record.js';
+import type {
+  createRecordActivities,
+  RefreshInput,
+  RefreshOutput,
+} from '../activities/mirror/refresh-record.js';
 import {
   recordChangeSignal,
   recordSummaryQuery,
@@ -18,9 +26,30 @@ import {
   type RecordSummary,
 } from './record-types.js';
 
+const READ_RETRY = {
+  initialInterval: '1 second',
+  maximumInterval: '1 minute',
+  backoffCoefficient: 2,
+} as const;
+
 const { refreshRecord } = proxyActivities<ReturnType<typeof createRecordActivities>>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 },
+  retry: READ_RETRY,
+});
+
+// The read as a local activity: run by the worker inside the workflow task that saw the
+// notice, so a change costs one workflow task instead of three plus an activity task. Retries
+// wait in the worker up to 10 s (the task heartbeats meanwhile); longer waits become durable
+// timers, so a service that is down for minutes is not polled hot. After 5 minutes the read
+// falls back to the ordinary activity above, whose retries the server keeps for as long as
+// the outage lasts.
+const { refreshRecord: refreshRecordLocal } = proxyLocalActivities<
+  ReturnType<typeof createRecordActivities>
+>({
+  startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: '5 minutes',
+  localRetryThreshold: '10 seconds',
+  retry: READ_RETRY,
 });
 
 // Automations out: a few hours of backoff, then the change is given up for that endpoint (the
@@ -38,6 +67,24 @@ const { forwardChange } = proxyActivities<ReturnType<typeof createRecordActiviti
 /** Reads per run before the history is handed to a fresh run. */
 const READS_PER_RUN = 200;
 const DEFAULT_IDLE_MS = 15 * 60_000;
+
+async function readQuickly(input: RefreshInput): Promise<RefreshOutput> {
+  try {
+    return await refreshRecordLocal(input);
+  } catch (error) {
+    // A refusal would be refused again: it fails the workflow as the ordinary activity's does.
+    if (
+      !(error instanceof ActivityFailure) ||
+      isCancellation(error) ||
+      (error.cause instanceof ApplicationFailure && error.cause.nonRetryable)
+    )
+      throw error;
+    log.warn('the record could not be read for 5 minutes; retrying as an ordinary activity', {
+      error: error.cause?.message ?? error.message,
+    });
+    return refreshRecord(input);
+  }
+}
 
 async function forward(
   input: RecordInput,
@@ -65,11 +112,13 @@ async function forward(
 }
 
 /**
- * Keeps one record of one connection in step with the service after webhooks: each notice
- * marks it dirty, and after a short quiet time it is read again and written (one activity,
- * the mirror's write path). Reads never overlap, so changes land in the order the service
- * made them, and a burst of notices costs one read. Duplicate deliveries (the same id) are
- * dropped. The workflow ends after a quiet spell; the next notice starts it again.
+ * Keeps one record of one connection in step with the service after webhooks: a notice marks
+ * it dirty, and it is read again by id and written (the mirror's write path). The first
+ * notice after a quiet spell is read at once; a notice that arrives during a read, or within
+ * the debounce after one, waits out the debounce, so a burst costs one more read, not one per
+ * notice. Reads never overlap, so changes land in the order the service made them. Duplicate
+ * deliveries (the same id) are dropped. The workflow ends after a quiet spell; the next notice
+ * starts it again.
  */
 export async function recordWorkflow(input: RecordInput): Promise<RecordSummary> {
   const seen: string[] = [...(input.seen ?? [])];
@@ -77,6 +126,8 @@ export async function recordWorkflow(input: RecordInput): Promise<RecordSummary>
   let dirty = input.pending ?? false;
   const summary: RecordSummary = { reads: 0, notices: 0, duplicates: 0 };
   const forwarding = new Set<Promise<void>>();
+  /** Workflow time the last read ended (deterministic: local activity markers carry it). */
+  let lastReadEnd: number | undefined;
 
   setHandler(recordSummaryQuery, () => summary);
   setHandler(recordChangeSignal, (change) => {
@@ -93,15 +144,21 @@ export async function recordWorkflow(input: RecordInput): Promise<RecordSummary>
 
   for (;;) {
     if (!(await condition(() => dirty, input.idleMs ?? DEFAULT_IDLE_MS))) break;
-    await sleep(input.debounceMs);
+    // Histories recorded before this change always waited, then read as an ordinary activity.
+    const readAtOnce = patched('record-read-at-once');
+    const sinceRead = lastReadEnd === undefined ? Infinity : Date.now() - lastReadEnd;
+    if (!readAtOnce) await sleep(input.debounceMs);
+    else if (sinceRead < input.debounceMs) await sleep(input.debounceMs - sinceRead);
     // Notices arriving during the read below make the record dirty again: one more read.
     dirty = false;
-    const applied = await refreshRecord({
+    const target: RefreshInput = {
       connectionId: input.connectionId,
       destination: input.destination,
       resource: input.resource,
       recordId: input.recordId,
-    });
+    };
+    const applied = readAtOnce ? await readQuickly(target) : await refreshRecord(target);
+    lastReadEnd = Date.now();
     summary.reads += 1;
     // Histories recorded before automations existed have no forward step.
     if (applied.outcome !== 'unchanged' && applied.forward === true && patched('automations-out')) {
