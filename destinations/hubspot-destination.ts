@@ -45,7 +45,25 @@ const batchAnswer = z.looseObject({
   results: z.array(batchResult).optional(),
   errors: z.array(batchError).optional(),
 });
+const associationAnswer = z.looseObject({
+  results: z
+    .array(
+      z.looseObject({
+        fromObjectId: z.union([z.number(), z.string()]),
+        toObjectId: z.union([z.number(), z.string()]),
+      }),
+    )
+    .optional(),
+  errors: z.array(batchError).optional(),
+});
 type BatchResult = z.infer<typeof batchResult>;
+
+/** A deal to link to a contact, and the record the deal stands for. */
+interface Pair {
+  record: string;
+  deal: string;
+  contact: string;
+}
 type BatchError = z.infer<typeof batchError>;
 
 /** What one batch upsert came to, by input id (lower-cased emails for contacts). */
@@ -268,13 +286,39 @@ export class HubSpotDestination implements Destination {
     return all;
   }
 
-  private async associate(pairs: { deal: string; contact: string }[]): Promise<void> {
-    // https://developers.hubspot.com/docs/api/crm/associations — v4 default associations.
+  /**
+   * Links deals to contacts; the records whose pair HubSpot did not link (a 207 with errors),
+   * with why: their deals are written, so they are reported as written in part.
+   */
+  private async associate(pairs: Pair[]): Promise<Map<string, RefusalReason>> {
+    const unlinked = new Map<string, RefusalReason>();
+    // https://developers.hubspot.com/docs/api/crm/associations — v4 default associations;
+    // each linked pair comes back in results as fromObjectId and toObjectId.
     for (const part of chunks(pairs, BATCH)) {
-      await this.client.ok('POST', '/crm/v4/associations/deals/contacts/batch/associate/default', {
-        inputs: part.map((p) => ({ from: { id: p.deal }, to: { id: p.contact } })),
-      });
+      const answer = await this.client.ok(
+        'POST',
+        '/crm/v4/associations/deals/contacts/batch/associate/default',
+        { inputs: part.map((p) => ({ from: { id: p.deal }, to: { id: p.contact } })) },
+      );
+      const body = associationAnswer.safeParse(answer.body);
+      if (!body.success) {
+        throw new DestinationWriteError(
+          "HubSpot's answer to an association batch could not be read",
+        );
+      }
+      const linked = new Set(
+        (body.data.results ?? []).map((r) => `${r.fromObjectId}|${r.toObjectId}`),
+      );
+      const [error] = body.data.errors ?? [];
+      const reason: RefusalReason = error
+        ? reasonOf(error)
+        : { code: 'NO_RESULT', message: 'HubSpot did not confirm the deal-contact association' };
+      for (const p of part) {
+        if (!linked.has(`${p.deal}|${p.contact}`) && !unlinked.has(p.record))
+          unlinked.set(p.record, reason);
+      }
     }
+    return unlinked;
   }
 
   private async upsertLeads(leads: MirrorRecord[]): Promise<DealsOutcome> {
@@ -300,18 +344,19 @@ export class HubSpotDestination implements Destination {
         };
       }),
     );
-    const pairs: { deal: string; contact: string }[] = [];
+    const pairs: Pair[] = [];
     // A contact HubSpot refuses (an address it deems invalid) leaves its deal unlinked.
     const partial = new Map<string, RefusalReason>();
     for (const lead of leads) {
       const deal = deals.written.get(lead.id);
       const email = emailOf.get(lead.id) ?? '';
       const contact = contacts.written.get(email);
-      if (deal && contact) pairs.push({ deal: deal.id, contact: contact.id });
+      if (deal && contact) pairs.push({ record: lead.id, deal: deal.id, contact: contact.id });
       const refusedContact = contacts.refused.get(email);
       if (deal && refusedContact) partial.set(lead.id, refusedContact);
     }
-    await this.associate(pairs);
+    for (const [id, reason] of await this.associate(pairs))
+      if (!partial.has(id)) partial.set(id, reason);
     return { deals: deals.written, refused: deals.refused, partial };
   }
 
@@ -339,18 +384,19 @@ export class HubSpotDestination implements Destination {
     );
     // Customers are upserted with their email only: what a lead wrote stays as it is.
     const contacts = await this.contactsFor([...emailsOf.values()].flat());
-    const pairs: { deal: string; contact: string }[] = [];
+    const pairs: Pair[] = [];
     const partial = new Map<string, RefusalReason>();
     for (const [eventId, emails] of emailsOf) {
       const deal = deals.written.get(eventId);
       for (const email of emails) {
         const contact = contacts.written.get(email);
-        if (deal && contact) pairs.push({ deal: deal.id, contact: contact.id });
+        if (deal && contact) pairs.push({ record: eventId, deal: deal.id, contact: contact.id });
         const refusedContact = contacts.refused.get(email);
         if (refusedContact && !partial.has(eventId)) partial.set(eventId, refusedContact);
       }
     }
-    await this.associate(pairs);
+    for (const [id, reason] of await this.associate(pairs))
+      if (!partial.has(id)) partial.set(id, reason);
     return { deals: deals.written, refused: deals.refused, partial };
   }
 

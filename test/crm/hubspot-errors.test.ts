@@ -27,6 +27,12 @@ const lead = (id: string, email: string) => ({
   raw: {},
 });
 
+/** A lead whose deal name (its subject) is given. */
+const named = (id: string, subject: string) => ({
+  ...lead(id, `${id}@example.com`),
+  attributes: { email: `${id}@example.com`, first_name: 'Ada', subject },
+});
+
 /** Sets the fake portal's property validation rules through its admin route. */
 async function setRules(rules: object[]): Promise<void> {
   const answer = await fetch(`${fake.baseUrl}/_admin/validation-rules`, {
@@ -87,13 +93,35 @@ describe('HubSpot destination failures', () => {
     }
   });
 
+  it('a deal HubSpot will not link to its contact (207 from the associations API) is reported as written in part, and linked on the next write', async () => {
+    fake.state.contactsPerDeal = 0;
+    try {
+      const result = await destination.upsert('leads', [lead('3', 'linked-later@example.com')]);
+      expect(result.inserted).toBe(1);
+      expect(result.refused).toEqual([
+        {
+          index: 0,
+          code: 'VALIDATION_ERROR',
+          message: expect.stringMatching(/limit of 0 associated contacts/) as string,
+          partial: true,
+        },
+      ]);
+    } finally {
+      fake.state.contactsPerDeal = null;
+    }
+    const deal = [...fake.state.objects.deals.values()].find(
+      (d) => d.properties.ebs_lead_id === '3',
+    );
+    const linked = () => [...fake.state.dealContacts].some((p) => p.startsWith(`${deal?.id}|`));
+    expect(linked()).toBe(false);
+    const again = await destination.upsert('leads', [lead('3', 'linked-later@example.com')]);
+    expect(again.refused).toBeUndefined();
+    expect(linked()).toBe(true);
+  });
+
   it('a deal a validation rule refuses (207) is reported by its index; the others are written', async () => {
     await setRules([{ objectType: 'deals', property: 'dealname', pattern: '^[^#]*$' }]);
     try {
-      const named = (id: string, subject: string) => ({
-        ...lead(id, `${id}@example.com`),
-        attributes: { email: `${id}@example.com`, first_name: 'Ada', subject },
-      });
       const result = await destination.upsert('leads', [
         named('r1', 'Wedding'),
         named('r2', 'Gala #2'),
@@ -116,6 +144,32 @@ describe('HubSpot destination failures', () => {
       expect(result.keys[1]).toBe('r2');
       expect(result.keys[0]).toBe(dealOf('r1')?.id);
     } finally {
+      await setRules([]);
+    }
+  });
+
+  it.each([
+    ['by its id when the error carries no trace id', 'ids' as const],
+    ['as not written, with the reason, when the error names no input', 'none' as const],
+  ])('a refused deal is placed %s', async (_, context) => {
+    await setRules([{ objectType: 'deals', property: 'dealname', pattern: '^[^#]*$' }]);
+    fake.state.itemErrorContext = context;
+    try {
+      const result = await destination.upsert('leads', [
+        named(`${context}1`, 'Wedding'),
+        named(`${context}2`, 'Gala #2'),
+      ]);
+      // Either way the one deal HubSpot did not write is refused, and only that one.
+      expect(result.refused).toEqual([
+        {
+          index: 1,
+          code: 'VALIDATION_ERROR',
+          message: expect.stringMatching(/dealname/) as string,
+        },
+      ]);
+      expect(result.inserted).toBe(1);
+    } finally {
+      fake.state.itemErrorContext = 'trace';
       await setRules([]);
     }
   });

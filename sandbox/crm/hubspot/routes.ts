@@ -271,9 +271,14 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
           status: 'error',
           category: problem.category,
           message: problem.message,
-          context: input.objectWriteTraceId
-            ? { objectWriteTraceId: [input.objectWriteTraceId] }
-            : { ids: [input.id] },
+          ...(state.itemErrorContext === 'none'
+            ? {}
+            : {
+                context:
+                  input.objectWriteTraceId && state.itemErrorContext === 'trace'
+                    ? { objectWriteTraceId: [input.objectWriteTraceId] }
+                    : { ids: [input.id] },
+              }),
         });
         continue;
       }
@@ -472,6 +477,17 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
         continue;
       }
       const pair = `${deal.id}|${contact.id}`;
+      const limit = state.contactsPerDeal;
+      const linked = [...state.dealContacts].filter((p) => p.startsWith(`${deal.id}|`)).length;
+      if (!state.dealContacts.has(pair) && limit !== null && linked >= limit) {
+        errors.push({
+          status: 'error',
+          category: 'VALIDATION_ERROR',
+          message: `Deal ${deal.id} has reached its limit of ${limit} associated contacts`,
+          context: { fromObjectId: [deal.id], toObjectId: [contact.id] },
+        });
+        continue;
+      }
       if (!state.dealContacts.has(pair)) {
         state.dealContacts.add(pair);
         state.counters.associations += 1;

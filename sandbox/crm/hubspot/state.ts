@@ -133,6 +133,18 @@ export class HubSpotState {
   fault: { status: number; count: number } | undefined;
   /** Rules the portal's admin set (an admin switch of the fake); none by default. */
   validationRules: ValidationRule[] = [];
+  /**
+   * Contacts one deal may be associated with; null: no limit short of HubSpot's own. HubSpot
+   * caps associations per record (https://developers.hubspot.com/docs/api/crm/associations,
+   * limits); tests set a small cap to make an association fail.
+   */
+  contactsPerDeal: number | null = null;
+  /**
+   * How an item error names its input: by the input's objectWriteTraceId where it has one
+   * (HubSpot's documented way), by its id only, or not at all. A test switch: ebsync must
+   * place or at least report each failed input whichever it gets.
+   */
+  itemErrorContext: 'trace' | 'ids' | 'none' = 'trace';
   private nextId = 1001;
   /** End times of the calls counted in the rolling ten-second window. */
   private window: number[] = [];
@@ -169,6 +181,8 @@ export class HubSpotState {
     this.clockOffsetMs = 0;
     this.fault = undefined;
     this.validationRules = [];
+    this.contactsPerDeal = null;
+    this.itemErrorContext = 'trace';
     this.window = [];
     this.day = '';
     this.usedToday = 0;
