@@ -5,7 +5,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startSandbox } from '../sandbox/server.js';
 import { FAIRNESS_ARGS } from '../worker/dev-server.js';
-import { PAGES_PER_PACED_ACTIVITY } from '../worker/rate-limits.js';
+import { pacedPages, PACING_HEADROOM } from '../activities/request-pacing.js';
 import { findTemporalCli } from '../worker/temporal-cli.js';
 import { workflowsPath } from '../worker/worker.js';
 import { runPacedMirror, type PacedRun } from '../test/fixtures/paced-mirror.js';
@@ -13,7 +13,7 @@ import { fmt, type BenchContext, type Benchmark, type Section } from './lib.js';
 
 /** The service's limit for one credential, and ebsync's per-connection rate set to it. */
 const R = 20;
-const LEADS = 4_000;
+const LEADS = 10_000;
 const PER = 25;
 const REACH = 10_000;
 
@@ -79,6 +79,7 @@ export const rateBenchmark: Benchmark = {
         });
         const asked = run.requests / run.seconds;
         const limitedShare = run.limited / run.requests;
+        const sustained = run.sustainedPerSecond;
         rows.push([
           c.mode,
           c.workers,
@@ -87,12 +88,13 @@ export const rateBenchmark: Benchmark = {
           fmt(asked, 1),
           fmt(run.servedPerSecond, 1),
           `${fmt(run.servedPerSecond / R, 2)} R`,
+          `${fmt(sustained / R, 2)} R`,
           run.limited,
           `${fmt(limitedShare * 100, 2)} %`,
         ]);
-        const ok = run.servedPerSecond >= 0.9 * R && asked <= 1.05 * R && limitedShare <= 0.01;
+        const ok = sustained >= 0.9 * R && sustained <= 1.05 * R && limitedShare <= 0.01;
         verdicts.push(
-          `${c.workers} worker(s), ${c.mode}: served ${fmt(run.servedPerSecond / R, 2)} R (target ≥ 0.90), asked ${fmt(asked / R, 2)} R (target ≤ 1.05), ${fmt(limitedShare * 100, 2)} % limited (target ≤ 1 %): ${ok ? 'met' : 'NOT met'}`,
+          `${c.workers} worker(s), ${c.mode}: sustained ${fmt(sustained / R, 2)} R while reading (target 0.90 to 1.05), ${fmt(limitedShare * 100, 2)} % limited (target ≤ 1 %): ${ok ? 'met' : 'NOT met'}; over the whole pass, planning and closing included, ${fmt(run.servedPerSecond / R, 2)} R`,
         );
       }
     } finally {
@@ -104,9 +106,11 @@ export const rateBenchmark: Benchmark = {
       method:
         `A sandbox (\`--rate-limit ${R}\`, one-second windows per credential) seeded with ${LEADS.toLocaleString('en-US')} leads; ` +
         `a full pass of subject \`leads\` (page size ${PER}) of one connection, by worker processes running as ` +
-        `ebsync's worker does under \`EBS_RATE_LIMIT=${R}\`: ${PAGES_PER_PACED_ACTIVITY} pages per activity, the connection as fairness key, ` +
-        `the task queue's per-key rate ${R / PAGES_PER_PACED_ACTIVITY} activities/s (Temporal dev server with \`matching.enableFairness=true\`). ` +
-        'Seconds from the workflow start to its close (planning and closing included); requests counted by the sandbox.',
+        `ebsync's worker does under \`EBS_RATE_LIMIT=${R}\`: the connection as fairness key, the task queue's per-key rate ${R} activities/s ` +
+        `(Temporal dev server with \`matching.enableFairness=true\`), each request waiting for its slot in the shared SQLite store ` +
+        `(spaced for ${PACING_HEADROOM} × ${R} a second), ${pacedPages(R).pagesPerActivity} pages per activity, ${pacedPages(R).pagesInFlight} in flight. ` +
+        'Seconds from the workflow start to its close (planning and closing included); requests counted by the sandbox. ' +
+        '"Served" is answered requests over those seconds; "sustained" is the same over the reading alone, from the first page activity\'s start to the last one\'s end (from the workflow history): the rate the connection holds while it syncs.',
       tables: [
         {
           head: [
@@ -117,6 +121,7 @@ export const rateBenchmark: Benchmark = {
             'asked / s',
             'served / s',
             'served',
+            'sustained',
             'limited',
             'limited share',
           ],

@@ -198,7 +198,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'service.rateLimit',
     default: '10',
     description:
-      "Requests per second each connection may make to the service, held by Temporal across every worker (`docs/rate-limits.md`); a 429 slows the connection below it for a while. `0` sets no limit. Set it just under the service's limit for one credential.",
+      "Requests per second each connection may make to the service, held across every worker that shares the store (`docs/rate-limits.md`): requests are spaced for 0.95 of it, and a 429 slows the connection below it for a while. `0` sets no limit. Set it to the service's limit for one credential.",
   },
   {
     env: 'EBSYNC_STORE_URL',

@@ -100,6 +100,21 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (connection_id, destination, pass, partition)
       );`,
   },
+  {
+    version: 2,
+    name: 'request slots: one per connection, shared by every worker',
+    // next_at: epoch milliseconds (fractional) at which the connection's next slot begins.
+    sqlite: `
+      CREATE TABLE request_slots (
+        connection_id TEXT NOT NULL PRIMARY KEY,
+        next_at REAL NOT NULL
+      ) STRICT, WITHOUT ROWID;`,
+    postgres: `
+      CREATE TABLE request_slots (
+        connection_id text NOT NULL PRIMARY KEY,
+        next_at double precision NOT NULL
+      );`,
+  },
 ];
 
 /** The migrations still to apply given the versions a database has, in order. */

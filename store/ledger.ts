@@ -171,5 +171,17 @@ export interface Ledger {
 
   passStatus(key: PassKey): Promise<PassStatus>;
 
+  /**
+   * Takes the connection's next request slot, `intervalMs` after the one before it, and
+   * returns how long to wait for it (0: now). Every worker sharing the store draws from the
+   * same row, so together they send no faster than one request per interval
+   * (docs/rate-limits.md). Postgres reckons time by its own clock, so workers on machines
+   * whose clocks differ still space their requests.
+   */
+  reserveRequest(connectionId: string, intervalMs: number): Promise<number>;
+
+  /** No slot of the connection begins sooner than `delayMs` from now (a Retry-After). */
+  holdRequests(connectionId: string, delayMs: number): Promise<void>;
+
   close(): Promise<void>;
 }

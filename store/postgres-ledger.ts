@@ -301,6 +301,29 @@ export async function openPostgresLedger(
         }),
       ),
     passStatus: (key) => run(async () => passStatusOf(passRow(await selectPass(pool, key)))),
+    // The server's clock, read once per statement: workers on other machines agree with it.
+    reserveRequest: (connectionId, intervalMs) =>
+      run(async () => {
+        const { rows } = await pool.query<{ wait_ms: number }>(
+          `WITH t AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms)
+           INSERT INTO request_slots AS s (connection_id, next_at)
+           SELECT $1, t.now_ms + $2::float8 FROM t
+           ON CONFLICT (connection_id) DO UPDATE
+             SET next_at = greatest(s.next_at, excluded.next_at - $2::float8) + $2::float8
+           RETURNING s.next_at - $2::float8 - (SELECT now_ms FROM t) AS wait_ms`,
+          [connectionId, intervalMs],
+        );
+        return Math.max(0, rows[0]?.wait_ms ?? 0);
+      }),
+    holdRequests: (connectionId, delayMs) =>
+      run(async () => {
+        await pool.query(
+          `INSERT INTO request_slots AS s (connection_id, next_at)
+           VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::float8 + $2::float8)
+           ON CONFLICT (connection_id) DO UPDATE SET next_at = greatest(s.next_at, excluded.next_at)`,
+          [connectionId, delayMs],
+        );
+      }),
     close: async () => {
       if (!pool.ended) await pool.end();
     },

@@ -141,6 +141,16 @@ export function openSqliteLedger(file: string): Ledger {
     ),
     clearCheckpoints: db.prepare(`DELETE FROM pass_checkpoints WHERE ${PASS}`),
     clearCheckpoint: db.prepare(`DELETE FROM pass_checkpoints WHERE ${PASS} AND partition = ?`),
+    // One statement each, so SQLite's write lock makes them atomic across processes.
+    reserveRequest: db.prepare<{ id: string; now: number; interval: number }, { slot: number }>(
+      `INSERT INTO request_slots (connection_id, next_at) VALUES (@id, @now + @interval)
+       ON CONFLICT (connection_id) DO UPDATE SET next_at = max(next_at, @now) + @interval
+       RETURNING next_at - @interval AS slot`,
+    ),
+    holdRequests: db.prepare<{ id: string; until: number }>(
+      `INSERT INTO request_slots (connection_id, next_at) VALUES (@id, @until)
+       ON CONFLICT (connection_id) DO UPDATE SET next_at = max(next_at, @until)`,
+    ),
   };
 
   const checkpointsOf = (key: PassKey): Record<string, JsonValue> =>
@@ -274,6 +284,16 @@ export function openSqliteLedger(file: string): Ledger {
     completePass: (key, generation, at = new Date()) =>
       run(() => complete.immediate(key, generation, at.getTime())),
     passStatus: (key) => run(() => passStatusOf(passRow(stmt.pass.get(...passParams(key))))),
+    reserveRequest: (connectionId, intervalMs) =>
+      run(() => {
+        const now = Date.now();
+        const row = stmt.reserveRequest.get({ id: connectionId, now, interval: intervalMs });
+        return Math.max(0, (row?.slot ?? now) - now);
+      }),
+    holdRequests: (connectionId, delayMs) =>
+      run(() => {
+        stmt.holdRequests.run({ id: connectionId, until: Date.now() + delayMs });
+      }),
     close: () =>
       run(() => {
         if (db.open) db.close();

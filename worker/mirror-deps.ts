@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client as ServiceClient } from '../api/client.js';
 import type { MirrorDeps } from '../activities/mirror/pass.js';
+import { pacedClient, pacedPages } from '../activities/request-pacing.js';
+import { rateLimitReporter } from './rate-limits.js';
 import { clientForConnection } from '../activities/service-client.js';
 import type { ConnectionTokens } from '../activities/connection-tokens.js';
 import type { Config } from '../config/index.js';
@@ -9,7 +11,6 @@ import type { Destination } from '../destinations/destination.js';
 import { openDestination } from '../destinations/open-destination.js';
 import type { Ledger } from '../store/ledger.js';
 import { openLedger } from '../store/open-ledger.js';
-import { PAGES_PER_PACED_ACTIVITY } from './rate-limits.js';
 import { statusQuery } from '../workflows/connection.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 
@@ -29,30 +30,42 @@ export function createMirrorDeps(
   temporal: TemporalClient,
   tokens: ConnectionTokens,
   ca: Buffer | undefined,
+  onSignalError: (error: unknown) => void = () => undefined,
 ): MirrorDeps & { close(): Promise<void> } {
   let ledger: Promise<Ledger> | undefined;
   const destinations = new Map<string, Promise<Destination>>();
   const clients = new Map<string, { client: Promise<ServiceClient>; at: number }>();
 
+  const openLedgerOnce = (): Promise<Ledger> => {
+    ledger ??= openLedger(ledgerLocation(config));
+    ledger.catch(() => (ledger = undefined));
+    return ledger;
+  };
+
+  const { rateLimit } = config.service;
+  const onRefused = rateLimitReporter(temporal, onSignalError);
   const newClient = async (connectionId: string): Promise<ServiceClient> => {
     const status = await temporal.workflow
       .getHandle(connectionWorkflowId(connectionId))
       .query(statusQuery);
-    return clientForConnection(tokens, connectionId, status.baseUrl, {
+    const client = await clientForConnection(tokens, connectionId, status.baseUrl, {
       ...(ca ? { ca } : {}),
       ...(config.service.allowHttp ? { allowInsecureLoopback: true } : {}),
       ...(config.service.routeOverrides ? { routeOverrides: config.service.routeOverrides } : {}),
+    });
+    return pacedClient(client, connectionId, {
+      ratePerSecond: rateLimit,
+      ledger: openLedgerOnce,
+      onRefused,
     });
   };
 
   return {
     reachLimit: config.service.reachLimit,
     per: config.service.pageSize,
-    // Under a rate limit the task queue paces activities, so each reads a known number of
-    // pages: activities a second × pages = list requests a second (docs/rate-limits.md).
-    ...(config.service.rateLimit > 0
-      ? { pagesInFlight: PAGES_PER_PACED_ACTIVITY, pagesPerActivity: PAGES_PER_PACED_ACTIVITY }
-      : {}),
+    // Under a rate limit every request waits for its slot in the shared store
+    // (docs/rate-limits.md), and activities read enough pages to keep the slots busy.
+    ...(rateLimit > 0 ? pacedPages(rateLimit) : {}),
     clientFor(connectionId) {
       const cached = clients.get(connectionId);
       if (cached && Date.now() - cached.at < CLIENT_TTL_MS) return cached.client;
@@ -61,11 +74,7 @@ export function createMirrorDeps(
       client.catch(() => clients.delete(connectionId));
       return client;
     },
-    ledger() {
-      ledger ??= openLedger(ledgerLocation(config));
-      ledger.catch(() => (ledger = undefined));
-      return ledger;
-    },
+    ledger: openLedgerOnce,
     destination(target) {
       let opened = destinations.get(target);
       if (!opened) {

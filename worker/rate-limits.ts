@@ -1,23 +1,18 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { Client, WorkflowService } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { Refusal } from '../activities/request-pacing.js';
 import { rateLimitedSignal, type RateLimitSignal } from '../workflows/rate-limit.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 
 /**
- * List pages a mirror activity reads under a rate limit: one round, fetched at once, so each
- * activity makes this many list requests (fewer only at a list's end). The task queue is
- * given the rate in activities, `perSecond / PAGES_PER_PACED_ACTIVITY`. One page per
- * activity would be exact but reads a list one page per round trip through the workflow.
- */
-export const PAGES_PER_PACED_ACTIVITY = 4;
-
-/**
  * Sets the per-connection rate on a task queue (DESIGN decision 7): every activity that calls
  * the service carries its connection as fairness key, and the server dispatches at most
- * `rate × weight` of one key's activities a second, to all workers together. Idempotent; the
- * last worker to start sets it. `perSecond` (requests) 0 removes the limit.
+ * `rate × weight` of one key's activities a second, to all workers together, in weighted
+ * round-robin between connections. An activity makes one request or more, so this bounds a
+ * connection's activities; its requests are spaced by the store's request slots
+ * (activities/request-pacing.ts), because the server lets an idle key start about a second's
+ * worth of activities at once (docs/rate-limits.md). Idempotent; the last worker to start
+ * sets it. `perSecond` 0 removes the limit.
  */
 export async function setConnectionRate(
   service: WorkflowService,
@@ -32,7 +27,7 @@ export async function setConnectionRate(
     updateFairnessKeyRateLimitDefault:
       perSecond > 0
         ? {
-            rateLimit: { requestsPerSecond: perSecond / PAGES_PER_PACED_ACTIVITY },
+            rateLimit: { requestsPerSecond: perSecond },
             reason: `ebsync: EBS_RATE_LIMIT=${perSecond}`,
           }
         : { reason: 'ebsync: EBS_RATE_LIMIT=0' },
@@ -51,7 +46,7 @@ export async function connectionRateOf(
     reportConfig: true,
   });
   const activities = described.config?.fairnessKeysRateLimitDefault?.rateLimit?.requestsPerSecond;
-  return typeof activities === 'number' ? activities * PAGES_PER_PACED_ACTIVITY : null;
+  return typeof activities === 'number' ? activities : null;
 }
 
 /** A signal to one workflow goes out at most this often from one worker. */
@@ -78,30 +73,19 @@ class SentTimes {
   }
 }
 
-/** What a failed activity says about a rate limit, when it was one. */
-function limitSignalOf(error: unknown, at: number): RateLimitSignal | undefined {
-  if (!(error instanceof ApplicationFailure) || error.type !== 'RateLimitedError') return;
-  const [details] = error.details ?? [];
-  const d = (details ?? {}) as { status?: unknown; retryAfterMs?: unknown; operation?: unknown };
-  return {
-    at,
-    status: typeof d.status === 'number' ? d.status : null,
-    retryAfterMs: typeof d.retryAfterMs === 'number' ? d.retryAfterMs : null,
-    operation: typeof d.operation === 'string' ? d.operation : null,
-  };
-}
-
 /**
- * Activity interceptor: when the service turns a request away for its rate, the activity's
- * own workflow is told (it lowers the connection's pace, `workflows/rate-limit.ts`) and so is
- * the connection's workflow (it keeps the last signal for `ebsync connections` and counts the
- * refusals per minute for the status). The retry itself waits for Retry-After with jitter
- * (activities/failures.ts).
+ * Tells workflows about the service turning a connection away for its rate, from every
+ * request of every activity (activities/request-pacing.ts), whether or not the refusal
+ * fails the activity (a mirror activity that read some pages keeps them and hands its cursor
+ * back). The activity's own workflow is told when it paces the connection (its activities
+ * carry the connection as fairness key): it lowers the connection's pace
+ * (`workflows/rate-limit.ts`). The connection's workflow is told always: it keeps the last
+ * signal for `ebsync connections` and counts the refusals per minute for the status.
  */
-export function rateLimitSignals(
+export function rateLimitReporter(
   client: Client,
   onError: (error: unknown) => void = () => undefined,
-): ActivityInterceptorsFactory {
+): (refusal: Refusal) => void {
   const signal = (workflowId: string, value: RateLimitSignal): void =>
     void client.workflow.getHandle(workflowId).signal(rateLimitedSignal, value).catch(onError);
   // The pace: refusals within a second of the last signal are one cut, so they are dropped.
@@ -135,23 +119,9 @@ export function rateLimitSignals(
       entry.timer.unref();
     }
   };
-  return (ctx) => ({
-    inbound: {
-      async execute(input, next) {
-        try {
-          return await next(input);
-        } catch (error) {
-          const limited = limitSignalOf(error, Date.now());
-          const connectionId = ctx.info.priority?.fairnessKey;
-          if (limited && connectionId) {
-            const own = ctx.info.workflowExecution?.workflowId;
-            const connection = connectionWorkflowId(connectionId);
-            if (own && own !== connection) pace(own, limited);
-            count(connection, limited);
-          }
-          throw error;
-        }
-      },
-    },
-  });
+  return ({ connectionId, pacedWorkflowId, signal: value }) => {
+    const connection = connectionWorkflowId(connectionId);
+    if (pacedWorkflowId && pacedWorkflowId !== connection) pace(pacedWorkflowId, value);
+    count(connection, value);
+  };
 }

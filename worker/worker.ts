@@ -20,7 +20,7 @@ import { sqliteAutomationStore } from '../store/automation-endpoints.js';
 import { ConnectionTokens } from '../activities/connection-tokens.js';
 import { connectClient } from './temporal-client.js';
 import { createMirrorDeps } from './mirror-deps.js';
-import { rateLimitSignals, setConnectionRate } from './rate-limits.js';
+import { setConnectionRate } from './rate-limits.js';
 
 /** Source of the workflow bundle: .ts when run from source, .js from dist. */
 export function workflowsPath(): string {
@@ -102,6 +102,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     temporal.client,
     new ConnectionTokens(temporal.client),
     ca,
+    (error) => logger.debug({ err: error }, 'a rate-limit signal was not delivered'),
   );
   const activities = createActivities({
     version: VERSION,
@@ -116,13 +117,6 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     namespace: config.temporal.namespace,
     taskQueue,
     activities,
-    interceptors: {
-      activity: [
-        rateLimitSignals(temporal.client, (error) =>
-          logger.debug({ err: error }, 'a rate-limit signal was not delivered'),
-        ),
-      ],
-    },
     dataConverter: converter,
     workflowBundle: options.workflowBundle ?? (await bundleQuietly(logger)),
     shutdownGraceTime: config.worker.shutdownGrace,

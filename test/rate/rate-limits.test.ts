@@ -2,16 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { apiKeyAuth, createClient } from '../../api/index.js';
+import { apiKeyAuth, createClient, type Client } from '../../api/index.js';
+import { pacedClient, pacedPages } from '../../activities/request-pacing.js';
 import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
 import type { Destination } from '../../destinations/destination.js';
 import { openDestination } from '../../destinations/open-destination.js';
 import { openLedger } from '../../store/open-ledger.js';
-import {
-  connectionRateOf,
-  PAGES_PER_PACED_ACTIVITY,
-  setConnectionRate,
-} from '../../worker/rate-limits.js';
+import { connectionRateOf, setConnectionRate } from '../../worker/rate-limits.js';
 import { connectionWorkflow, statusQuery } from '../../workflows/connection.js';
 import { connectionWorkflowId } from '../../workflows/connection-types.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../../workflows/mirror.js';
@@ -173,12 +170,22 @@ describe('fair shares between connections on one task queue', () => {
         auth: apiKeyAuth(t.sb.apiKey),
         allowInsecureLoopback: true,
       });
-    const bigClient = clientOf(big);
-    const smallClient = clientOf(small);
+    const clients = new Map<string, Client>();
     const ledger = openLedger(`sqlite:${join(dir, 'fair-store.db')}`);
     const destinations = new Map<string, Destination>();
     const deps: MirrorDeps = {
-      clientFor: (id) => Promise.resolve(id.startsWith('big-') ? bigClient : smallClient),
+      // Paced as the real worker is (worker/mirror-deps.ts): one client per connection.
+      clientFor: (id) => {
+        let client = clients.get(id);
+        if (!client) {
+          client = pacedClient(clientOf(id.startsWith('big-') ? big : small), id, {
+            ratePerSecond: rate,
+            ledger: () => ledger,
+          });
+          clients.set(id, client);
+        }
+        return Promise.resolve(client);
+      },
       ledger: () => ledger,
       destination: (target) => {
         let d = destinations.get(target);
@@ -187,8 +194,7 @@ describe('fair shares between connections on one task queue', () => {
       },
       reachLimit: REACH,
       per: 20,
-      pagesInFlight: PAGES_PER_PACED_ACTIVITY,
-      pagesPerActivity: PAGES_PER_PACED_ACTIVITY,
+      ...pacedPages(rate),
     };
     const start = (connectionId: string, concurrency: number) =>
       temporal.client.workflow.start(mirrorWorkflow, {

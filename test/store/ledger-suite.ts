@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LEDGER_MIGRATIONS } from '../../store/ledger-migrations.js';
 import { PassSupersededError, StoreMigrationError } from '../../store/errors.js';
 import type { Ledger, LedgerScope, PassKey } from '../../store/ledger.js';
 
@@ -251,8 +252,44 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       ledger = await backend.open(location);
       expect((await ledger.get(scope, ['1']))[0]?.hash).toBe('a');
       expect((await ledger.beginPass(pass)).resumed).toBe(true);
-      const versions = await backend.query(location, 'SELECT version FROM schema_migrations');
-      expect(versions.map((v) => Number(v.version))).toEqual([1]);
+      const versions = await backend.query(
+        location,
+        'SELECT version FROM schema_migrations ORDER BY version',
+      );
+      expect(versions.map((v) => Number(v.version))).toEqual(
+        LEDGER_MIGRATIONS.map((m) => m.version),
+      );
+    });
+
+    it('hands out one request slot per interval per connection, to every opener of the store', async () => {
+      // Long intervals, so the milliseconds the calls themselves take cannot blur the slots.
+      const interval = 10_000;
+      const other = await backend.open(location);
+      try {
+        const waits = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            (i % 2 === 0 ? ledger : other).reserveRequest('c1', interval),
+          ),
+        );
+        const sorted = [...waits].sort((a, b) => a - b);
+        sorted.forEach((wait, i) => {
+          expect(wait).toBeGreaterThan(i * interval - 1_000);
+          expect(wait).toBeLessThanOrEqual(i * interval);
+        });
+        // Another connection has slots of its own.
+        expect(await other.reserveRequest('c2', interval)).toBe(0);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it("holds a connection's requests for a Retry-After, without shortening a longer hold", async () => {
+      await ledger.holdRequests('c1', 60_000);
+      await ledger.holdRequests('c1', 5_000);
+      const wait = await ledger.reserveRequest('c1', 100);
+      expect(wait).toBeGreaterThan(59_000);
+      expect(wait).toBeLessThanOrEqual(60_000);
+      expect(await ledger.reserveRequest('c2', 100)).toBe(0);
     });
 
     it('refuses a store migrated by a newer ebsync', async () => {

@@ -1,3 +1,4 @@
+import { LEDGER_MIGRATIONS } from '../../store/ledger-migrations.js';
 import { describe, expect, it } from 'vitest';
 import type { LedgerScope, PassKey } from '../../store/ledger.js';
 import { openPostgresLedger } from '../../store/postgres-ledger.js';
@@ -17,9 +18,9 @@ describe('Postgres ledger shared by many workers', () => {
     await Promise.all(ledgers.map((l) => l.close()));
     const versions = await queryDatabase<{ version: number }>(
       url,
-      'SELECT version FROM schema_migrations',
+      'SELECT version FROM schema_migrations ORDER BY version',
     );
-    expect(versions).toEqual([{ version: 1 }]);
+    expect(versions).toEqual(LEDGER_MIGRATIONS.map((m) => ({ version: m.version })));
   });
 
   it('takes overlapping writes, sightings and deletions from two pools without loss', async () => {
