@@ -6,6 +6,7 @@ import {
   DestinationUnavailableError,
   DestinationWriteError,
 } from './errors.js';
+import { networkCode } from './network-code.js';
 import { RollingWindow } from './rolling-window.js';
 import {
   nextUtcMidnight,
@@ -64,15 +65,6 @@ const IN_PLACE_RETRIES = 3;
 function messageOf(body: unknown): string {
   const m = (body as { message?: unknown } | null)?.message;
   return typeof m === 'string' ? m.slice(0, 300) : 'no message';
-}
-
-/** A network failure's code (ECONNREFUSED…), never its message or request, which may hold the token. */
-function networkCode(error: unknown): string {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return error instanceof TypeError ? 'network error' : 'unreadable answer';
 }
 
 export class HubSpotClient {

@@ -6,7 +6,7 @@ import { clientForConnection } from '../activities/service-client.js';
 import type { ConnectionTokens } from '../activities/connection-tokens.js';
 import type { Config } from '../config/index.js';
 import type { Destination } from '../destinations/destination.js';
-import { openDestination } from '../destinations/open-destination.js';
+import { openDestination, type DestinationKeeping } from '../destinations/open-destination.js';
 import type { Ledger } from '../store/ledger.js';
 import { openLedger } from '../store/open-ledger.js';
 import { PAGES_PER_PACED_ACTIVITY } from './rate-limits.js';
@@ -29,6 +29,7 @@ export function createMirrorDeps(
   temporal: TemporalClient,
   tokens: ConnectionTokens,
   ca: Buffer | undefined,
+  keeping: DestinationKeeping = {},
 ): MirrorDeps & { close(): Promise<void> } {
   let ledger: Promise<Ledger> | undefined;
   const destinations = new Map<string, Promise<Destination>>();
@@ -69,7 +70,7 @@ export function createMirrorDeps(
     destination(target) {
       let opened = destinations.get(target);
       if (!opened) {
-        opened = Promise.resolve().then(() => openDestination(target, config.crm));
+        opened = Promise.resolve().then(() => openDestination(target, config.crm, keeping));
         destinations.set(target, opened);
         opened.catch(() => destinations.delete(target));
       }
