@@ -6,6 +6,8 @@ import { setupHubSpot } from '../destinations/hubspot-setup.js';
 import { pipedriveMapping, type PipedriveMapping } from '../destinations/pipedrive-mapping.js';
 import { setupPipedrive } from '../destinations/pipedrive-setup.js';
 import { salesforceMapping, type SalesforceMapping } from '../destinations/salesforce-mapping.js';
+import { crmRefreshTokens } from '../store/crm-refresh-tokens.js';
+import { dataConverter } from '../worker/data-converter.js';
 import { salesforceClientOptions } from '../destinations/salesforce-client.js';
 import { checkSalesforce } from '../destinations/salesforce-setup.js';
 import { runAction, UserError } from './errors.js';
@@ -103,7 +105,19 @@ async function checkSalesforceOrg(config: ReturnType<typeof loadConfig>): Promis
   } catch (error) {
     throw new UserError((error as Error).message, 2);
   }
-  const lines = await checkSalesforce(options, salesforceMapping(config.crm.salesforce.mapping));
+  // The refresh token the workers present (Salesforce may have rotated the configured one).
+  const codec = dataConverter(config).payloadCodecs?.[0];
+  if (!codec) throw new Error('the data converter has no payload codec');
+  const refreshTokens = crmRefreshTokens(config, codec);
+  let lines;
+  try {
+    lines = await checkSalesforce(
+      { ...options, refreshTokens },
+      salesforceMapping(config.crm.salesforce.mapping),
+    );
+  } finally {
+    refreshTokens.close();
+  }
   for (const line of lines) {
     process.stdout.write(`external id ${line.field}: there (${line.type})\n`);
   }

@@ -1,13 +1,14 @@
-import got from 'got';
+import { Client } from '@hubspot/api-client';
+import { z } from 'zod';
 import {
   DestinationPausedError,
   DestinationRateLimitedError,
   DestinationUnavailableError,
   DestinationWriteError,
 } from './errors.js';
+import { networkCode } from './network-code.js';
 import { RollingWindow } from './rolling-window.js';
 import {
-  jsonBody,
   nextUtcMidnight,
   numericHeader as header,
   unusableAnswer,
@@ -22,9 +23,12 @@ const NAMES = {
 };
 
 /**
- * HubSpot over HTTP with got. The issue prefers `@hubspot/api-client` (it takes a basePath
- * and exposes headers), but it is not a dependency of ebsync yet; got gives the status and
- * the rate headers the pacing needs either way.
+ * HubSpot through its official SDK, `@hubspot/api-client`: it takes the API origin as
+ * `basePath` (so the fake is reached as the vendor is), and its `…WithHttpInfo` methods give
+ * the status and the response headers the pacing reads. The SDK's own retries and its
+ * Bottleneck limiter stay off: `numberOfApiCallRetries: 0` adds no retry decorator, and
+ * without `limiterOptions` no limiter is made (the SDK only throttles when given those
+ * options), because pacing belongs to this client's RollingWindow and retries to Temporal.
  */
 
 export type HubSpotAnswer = VendorAnswer;
@@ -35,6 +39,22 @@ export interface HubSpotClientOptions {
   /** Private-app access token (a secret: never in messages). */
   token: string;
 }
+
+/** What an SDK `…WithHttpInfo` method resolves to. */
+export interface HttpInfoLike {
+  httpStatusCode: number;
+  headers: Record<string, string>;
+  data: unknown;
+}
+
+// Every generated API module of the SDK defines its own ApiException class, so it is
+// recognised by shape, never by instanceof. Its message embeds the body and the headers,
+// so neither it nor the error is kept: only the status, body and headers are read.
+const apiException = z.object({
+  code: z.number().int(),
+  body: z.unknown(),
+  headers: z.record(z.string(), z.unknown()).optional(),
+});
 
 // https://developers.hubspot.com/docs/api/usage-details — the burst limit until the first
 // answer's X-HubSpot-RateLimit-Max says otherwise (the lowest private-app tier).
@@ -49,47 +69,47 @@ function messageOf(body: unknown): string {
 
 export class HubSpotClient {
   readonly window = new RollingWindow(FIRST_GUESS.max, FIRST_GUESS.intervalMs);
-  private readonly http;
+  /** The SDK client; calls go through `call` / `ok`, which pace them and read their answers. */
+  readonly sdk: Client;
 
-  constructor(private readonly options: HubSpotClientOptions) {
-    this.http = got.extend({
-      prefixUrl: options.baseUrl.replace(/\/+$/, ''),
-      throwHttpErrors: false,
-      retry: { limit: 0 },
-      timeout: { request: 60_000 },
-      headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' },
+  constructor(options: HubSpotClientOptions) {
+    this.sdk = new Client({
+      accessToken: options.token,
+      basePath: options.baseUrl.replace(/\/+$/, ''),
+      numberOfApiCallRetries: 0,
     });
   }
 
-  /** One call, paced; rate limits and failures become the typed errors of errors.ts. */
-  async call(
-    method: 'GET' | 'POST' | 'PATCH',
-    path: string,
-    json?: unknown,
-  ): Promise<HubSpotAnswer> {
+  /**
+   * One SDK call, paced; rate limits and failures become the typed errors of errors.ts.
+   * `name` (method and path) is what messages call it. Every status comes back as an answer:
+   * the SDK throws for the ones its spec does not list (an association 207 among them).
+   */
+  async call(name: string, send: (sdk: Client) => Promise<HttpInfoLike>): Promise<HubSpotAnswer> {
     for (let attempt = 0; ; attempt += 1) {
       await this.window.acquire();
-      let response;
+      let answer: { status: number; headers: Record<string, unknown>; body: unknown };
       try {
-        response = await this.http(path.replace(/^\//, ''), {
-          method,
-          ...(json === undefined ? {} : { json }),
-        });
+        const info = await send(this.sdk);
+        answer = { status: info.httpStatusCode, headers: info.headers, body: info.data };
       } catch (error) {
-        throw new DestinationUnavailableError(
-          `HubSpot could not be reached (${method} ${path}): ${(error as Error).message}`,
-        );
+        const refused = apiException.safeParse(error);
+        if (!refused.success) {
+          throw new DestinationUnavailableError(
+            `HubSpot could not be reached or answered unreadably (${name}): ${networkCode(error)}`,
+          );
+        }
+        const { code, body, headers = {} } = refused.data;
+        answer = { status: code, headers, body };
       } finally {
         this.window.release();
       }
-      const headers = response.headers as Record<string, unknown>;
+      const { status, headers, body } = answer;
       this.window.learn(
         header(headers, 'x-hubspot-ratelimit-max'),
         header(headers, 'x-hubspot-ratelimit-interval-milliseconds'),
         header(headers, 'x-hubspot-ratelimit-remaining'),
       );
-      const body = jsonBody(response.body);
-      const status = response.statusCode;
       if (status === 429) {
         const policy = (body as { policyName?: unknown } | null)?.policyName;
         if (policy === 'DAILY') {
@@ -104,27 +124,22 @@ export class HubSpotClient {
         this.window.pauseFor(waitMs);
         if (attempt < IN_PLACE_RETRIES) continue;
         throw new DestinationRateLimitedError(
-          `HubSpot rate limited ${method} ${path} (${String(policy)})`,
+          `HubSpot rate limited ${name} (${String(policy)})`,
           waitMs,
         );
       }
-      const unusable = unusableAnswer(
-        NAMES,
-        { status, body },
-        `${method} ${path}`,
-        messageOf(body),
-      );
+      const unusable = unusableAnswer(NAMES, { status, body }, name, messageOf(body));
       if (unusable) throw unusable;
       return { status, body };
     }
   }
 
   /** A call that must answer 2xx; anything else is a write error naming HubSpot's reason. */
-  async ok(method: 'GET' | 'POST' | 'PATCH', path: string, json?: unknown): Promise<HubSpotAnswer> {
-    const answer = await this.call(method, path, json);
+  async ok(name: string, send: (sdk: Client) => Promise<HttpInfoLike>): Promise<HubSpotAnswer> {
+    const answer = await this.call(name, send);
     if (answer.status >= 300) {
       throw new DestinationWriteError(
-        `HubSpot answered ${answer.status} to ${method} ${path}: ${messageOf(answer.body)}`,
+        `HubSpot answered ${answer.status} to ${name}: ${messageOf(answer.body)}`,
       );
     }
     return answer;

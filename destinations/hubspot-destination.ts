@@ -31,9 +31,10 @@ export interface HubSpotDestinationOptions {
 // https://developers.hubspot.com/docs/api-reference/error-handling — a batch answer: its
 // results, and (207) one error per failed part with `category`, `message` and `context` (a
 // map of lists of strings); every field of an error may be missing, so all are optional.
+// The SDK reads a result's `new` into `_new` (a reserved word in its generated models).
 const batchResult = z.looseObject({
   id: z.string(),
-  new: z.boolean().optional(),
+  _new: z.boolean().optional(),
   properties: z.record(z.string(), z.string().nullable()).optional(),
 });
 const batchError = z.looseObject({
@@ -45,13 +46,14 @@ const batchAnswer = z.looseObject({
   results: z.array(batchResult).optional(),
   errors: z.array(batchError).optional(),
 });
+// https://developers.hubspot.com/docs/api-reference/latest/crm/associations/associate-records/batch/create-associations
+// — each linked pair comes back as `{from: {id}, to: {id}, associationSpec}`. The SDK's
+// model names `from` `_from` (a 200 it reads); a 207 reaches ebsync as HubSpot's own JSON.
+const objectRef = z.looseObject({ id: z.union([z.number(), z.string()]) });
 const associationAnswer = z.looseObject({
   results: z
     .array(
-      z.looseObject({
-        fromObjectId: z.union([z.number(), z.string()]),
-        toObjectId: z.union([z.number(), z.string()]),
-      }),
+      z.looseObject({ _from: objectRef.optional(), from: objectRef.optional(), to: objectRef }),
     )
     .optional(),
   errors: z.array(batchError).optional(),
@@ -176,7 +178,9 @@ export class HubSpotDestination implements Destination {
   async ensureSchema(_tables: readonly TableSpec[]): Promise<SchemaChanges> {
     if (!this.schemaChecked) {
       for (const name of [LEAD_KEY, EVENT_KEY]) {
-        const answer = await this.client.call('GET', `/crm/v3/properties/deals/${name}`);
+        const answer = await this.client.call(`GET /crm/v3/properties/deals/${name}`, (sdk) =>
+          sdk.crm.properties.coreApi.getByNameWithHttpInfo('deals', name),
+        );
         const unique = (answer.body as { hasUniqueValue?: unknown } | null)?.hasUniqueValue;
         if (answer.status !== 200 || unique !== true) {
           throw new DestinationSchemaError(
@@ -207,16 +211,19 @@ export class HubSpotDestination implements Destination {
     for (const part of chunks(ids, BATCH)) {
       // https://developers.hubspot.com/docs/api/crm/deals — read by a unique property, then
       // archive by HubSpot id.
-      const read = await this.client.ok('POST', '/crm/v3/objects/deals/batch/read', {
-        idProperty: key,
-        properties: [key],
-        inputs: part.map((id) => ({ id })),
-      });
+      const read = await this.client.ok('POST /crm/v3/objects/deals/batch/read', (sdk) =>
+        sdk.crm.deals.batchApi.readWithHttpInfo({
+          idProperty: key,
+          properties: [key],
+          propertiesWithHistory: [],
+          inputs: part.map((id) => ({ id })),
+        }),
+      );
       const found = readBatch('deals', read.body).results ?? [];
       if (found.length === 0) continue;
-      await this.client.ok('POST', '/crm/v3/objects/deals/batch/archive', {
-        inputs: found.map((r) => ({ id: r.id })),
-      });
+      await this.client.ok('POST /crm/v3/objects/deals/batch/archive', (sdk) =>
+        sdk.crm.deals.batchApi.archiveWithHttpInfo({ inputs: found.map((r) => ({ id: r.id })) }),
+      );
       archived += found.length;
     }
     return archived;
@@ -242,9 +249,14 @@ export class HubSpotDestination implements Destination {
     // https://developers.hubspot.com/docs/api/crm/contacts — batch upsert by idProperty;
     // https://developers.hubspot.com/docs/api-reference/error-handling — a unique
     // objectWriteTraceId per input names it in the error of a failed one.
-    const answer = await this.client.ok('POST', `/crm/v3/objects/${type}/batch/upsert`, {
+    const batch = {
       inputs: inputs.map((input, i) => ({ ...input, idProperty, objectWriteTraceId: String(i) })),
-    });
+    };
+    const answer = await this.client.ok(`POST /crm/v3/objects/${type}/batch/upsert`, (sdk) =>
+      type === 'contacts'
+        ? sdk.crm.contacts.batchApi.upsertWithHttpInfo(batch)
+        : sdk.crm.deals.batchApi.upsertWithHttpInfo(batch),
+    );
     const body = readBatch(type, answer.body);
     for (const result of body.results ?? []) {
       const id = result.properties?.[idProperty];
@@ -293,12 +305,15 @@ export class HubSpotDestination implements Destination {
   private async associate(pairs: Pair[]): Promise<Map<string, RefusalReason>> {
     const unlinked = new Map<string, RefusalReason>();
     // https://developers.hubspot.com/docs/api/crm/associations — v4 default associations;
-    // each linked pair comes back in results as fromObjectId and toObjectId.
+    // a 207 (some pairs not linked) is an answer the SDK's spec does not list, so the client
+    // turns its exception back into the answer.
     for (const part of chunks(pairs, BATCH)) {
       const answer = await this.client.ok(
-        'POST',
-        '/crm/v4/associations/deals/contacts/batch/associate/default',
-        { inputs: part.map((p) => ({ from: { id: p.deal }, to: { id: p.contact } })) },
+        'POST /crm/v4/associations/deals/contacts/batch/associate/default',
+        (sdk) =>
+          sdk.crm.associations.v4.batchApi.createDefaultWithHttpInfo('deals', 'contacts', {
+            inputs: part.map((p) => ({ _from: { id: p.deal }, to: { id: p.contact } })),
+          }),
       );
       const body = associationAnswer.safeParse(answer.body);
       if (!body.success) {
@@ -307,7 +322,7 @@ export class HubSpotDestination implements Destination {
         );
       }
       const linked = new Set(
-        (body.data.results ?? []).map((r) => `${r.fromObjectId}|${r.toObjectId}`),
+        (body.data.results ?? []).map((r) => `${(r._from ?? r.from)?.id}|${r.to.id}`),
       );
       const [error] = body.data.errors ?? [];
       const reason: RefusalReason = error
@@ -409,7 +424,7 @@ export class HubSpotDestination implements Destination {
     let updated = 0;
     const keys = records.map((r) => outcome.deals.get(r.id)?.id ?? r.id);
     for (const result of outcome.deals.values()) {
-      if (result.new) inserted += 1;
+      if (result._new) inserted += 1;
       else updated += 1;
     }
     const refused = refusalsOf(records, outcome.refused, outcome.partial);

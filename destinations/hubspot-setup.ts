@@ -1,3 +1,7 @@
+import {
+  PropertyCreateFieldTypeEnum,
+  PropertyCreateTypeEnum,
+} from '@hubspot/api-client/lib/codegen/crm/properties/index.js';
 import { DestinationSchemaError } from './errors.js';
 import { HubSpotClient, type HubSpotClientOptions } from './hubspot-client.js';
 import { EVENT_KEY, LEAD_KEY } from './hubspot-mapping.js';
@@ -21,19 +25,23 @@ export async function setupHubSpot(options: HubSpotClientOptions): Promise<Setup
   ] as const) {
     // https://developers.hubspot.com/docs/api/crm/properties — create a property; 409 when
     // the name is taken.
-    const created = await client.call('POST', '/crm/v3/properties/deals', {
-      name,
-      label,
-      type: 'string',
-      fieldType: 'text',
-      groupName: 'dealinformation',
-      hasUniqueValue: true,
-    });
+    const created = await client.call('POST /crm/v3/properties/deals', (sdk) =>
+      sdk.crm.properties.coreApi.createWithHttpInfo('deals', {
+        name,
+        label,
+        type: PropertyCreateTypeEnum.String,
+        fieldType: PropertyCreateFieldTypeEnum.Text,
+        groupName: 'dealinformation',
+        hasUniqueValue: true,
+      }),
+    );
     if (created.status === 201 || created.status === 200) {
       lines.push({ property: name, outcome: 'created' });
       continue;
     }
-    const existing = await client.ok('GET', `/crm/v3/properties/deals/${name}`);
+    const existing = await client.ok(`GET /crm/v3/properties/deals/${name}`, (sdk) =>
+      sdk.crm.properties.coreApi.getByNameWithHttpInfo('deals', name),
+    );
     if ((existing.body as { hasUniqueValue?: unknown }).hasUniqueValue !== true) {
       throw new DestinationSchemaError(
         `HubSpot deal property ${name} exists without unique values, which HubSpot cannot change: delete it in HubSpot, then run setup again`,

@@ -6,7 +6,7 @@ import { DestinationTargetError } from './errors.js';
 import { openHubSpotDestination } from './hubspot-destination.js';
 import { openPipedriveDestination } from './pipedrive-destination.js';
 import { openPostgresDestination } from './postgres-destination.js';
-import { salesforceClientOptions } from './salesforce-client.js';
+import { salesforceClientOptions, type RotatedRefreshTokens } from './salesforce-client.js';
 import { openSalesforceDestination } from './salesforce-destination.js';
 import { openSqliteDestination } from './sqlite-destination.js';
 
@@ -67,9 +67,15 @@ export function parseDestinationTarget(text: string): DestinationTarget {
   );
 }
 
+/** What a destination may keep beside its settings: the refresh tokens a CRM rotated. */
+export interface DestinationKeeping {
+  refreshTokens?: RotatedRefreshTokens;
+}
+
 export function openDestination(
   target: string | DestinationTarget,
   crm?: CrmSettings,
+  keeping: DestinationKeeping = {},
 ): Destination {
   const parsed = typeof target === 'string' ? parseDestinationTarget(target) : target;
   if (parsed.kind === 'hubspot') {
@@ -102,6 +108,7 @@ export function openDestination(
     return openSalesforceDestination({
       ...salesforceClientOptions(crm?.salesforce),
       ...(crm?.salesforce?.mapping ? { mapping: crm.salesforce.mapping } : {}),
+      ...(keeping.refreshTokens ? { refreshTokens: keeping.refreshTokens } : {}),
     });
   }
   return parsed.kind === 'sqlite'

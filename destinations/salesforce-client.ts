@@ -1,6 +1,7 @@
 import { createPrivateKey, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import got, { type Got } from 'got';
+import { Connection, type HttpRequest, type HttpResponse } from '@jsforce/jsforce-node';
+import got from 'got';
 import type { Config } from '../config/index.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import {
@@ -10,12 +11,23 @@ import {
   DestinationUnavailableError,
   DestinationWriteError,
 } from './errors.js';
+import { networkCode } from './network-code.js';
 import { jsonBody, serverNow, unusableAnswer, type VendorAnswer } from './vendor-answer.js';
 
 /**
- * Salesforce REST over HTTP with got. jsforce would take an instance URL and a version, but
- * it is not a dependency of ebsync, and got gives the status and the `Sforce-Limit-Info`
- * header the pacing reads.
+ * Salesforce REST through jsforce (`@jsforce/jsforce-node`): a Connection on the token
+ * answer's `instance_url`, with the API version set (jsforce's default, 50.0, is older than
+ * the sObject Collections upsert ebsync uses), builds each call's URL and sends its session.
+ *
+ * `conn.request()` resolves to the body alone and throws for a 300 or any status from 400 on
+ * with only Salesforce's errorCode: 5xx and 4xx, 300 and 400 cannot be told apart, and the
+ * Date header the pause is timed by is lost (it does parse Sforce-Limit-Info into
+ * `conn.limitInfo`). So each call passes jsforce a transport that records the raw answer
+ * jsforce received (status, headers, body), and the client reads that, as before.
+ *
+ * The token request stays on got: jsforce's OAuth2 throws the token endpoint's refusals as
+ * plain Errors without the status, so a 5xx (retry) and a refused grant (fix the settings)
+ * would look the same.
  */
 
 const NAMES = {
@@ -50,6 +62,16 @@ export interface SalesforceClientOptions {
   refreshToken?: string;
   /** The JWT bearer flow instead: the pre-authorized user and the PEM key of the app's certificate. */
   jwt?: { username: string; privateKey: string };
+  /** Where a refresh token Salesforce rotates is kept, so the next run presents the new one. */
+  refreshTokens?: RotatedRefreshTokens;
+}
+
+/** Rotated refresh tokens, kept sealed across runs (store/crm-refresh-tokens.ts). */
+export interface RotatedRefreshTokens {
+  /** The token to present in place of `configured`, when it was rotated. */
+  latest(account: string, configured: string): Promise<string | undefined>;
+  /** Keeps `next` as the token to present in place of `configured`. */
+  keep(account: string, configured: string, next: string): Promise<void>;
 }
 
 /**
@@ -115,8 +137,11 @@ function assertion(
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 interface Session {
-  http: Got;
+  conn: Connection;
 }
+
+/** What jsforce's per-request options take: its retries off (Temporal retries), a timeout. */
+const REQUEST_OPTIONS = { retry: { maxRetries: 0 }, timeout: 120_000 };
 
 export interface SalesforceErrorItem {
   message?: string;
@@ -150,10 +175,8 @@ export class SalesforceClient {
 
   constructor(private readonly options: SalesforceClientOptions) {}
 
-  /** The path of a REST resource under this API version. */
-  static path(resource: string): string {
-    return `/services/data/${SALESFORCE_API_VERSION}${resource}`;
-  }
+  /** Set once Salesforce rotated the refresh token in this process, store or not. */
+  private rotatedRefreshToken: string | undefined;
 
   /**
    * One call to the org's instance. A refused session is renewed once; the org's spent
@@ -167,18 +190,7 @@ export class SalesforceClient {
     this.checkReserve();
     for (let attempt = 0; ; attempt += 1) {
       const session = await this.currentSession();
-      let response;
-      try {
-        response = await session.http(SalesforceClient.path(resource).slice(1), {
-          method,
-          ...(options.json === undefined ? {} : { json: options.json }),
-          ...(options.searchParams ? { searchParams: options.searchParams } : {}),
-        });
-      } catch (error) {
-        throw new DestinationUnavailableError(
-          `Salesforce could not be reached (${method} ${resource}): ${(error as Error).message}`,
-        );
-      }
+      const response = await this.send(session.conn, method, resource, options);
       const headers = response.headers as Record<string, unknown>;
       const status = response.statusCode;
       const body = jsonBody(response.body);
@@ -231,6 +243,55 @@ export class SalesforceClient {
     return answer;
   }
 
+  /**
+   * One request through jsforce, answered with what jsforce received. A relative resource
+   * is put under the instance's `/services/data/vNN.N` by jsforce itself.
+   */
+  private async send(
+    conn: Connection,
+    method: Method,
+    resource: string,
+    options: { json?: unknown; searchParams?: Record<string, string> },
+  ): Promise<HttpResponse> {
+    const query = options.searchParams
+      ? `?${new URLSearchParams(options.searchParams).toString()}`
+      : '';
+    const request: HttpRequest = {
+      method,
+      url: `${resource}${query}`,
+      ...(options.json === undefined
+        ? {}
+        : { body: JSON.stringify(options.json), headers: { 'content-type': 'application/json' } }),
+    };
+    let received: HttpResponse | undefined;
+    const transport = conn._transport;
+    const recording = {
+      httpRequest(req: HttpRequest, opts?: object) {
+        const answer = transport.httpRequest(req, opts);
+        answer.then(
+          (r) => (received = r),
+          () => undefined,
+        );
+        return answer;
+      },
+    };
+    try {
+      await conn.request(request, { ...REQUEST_OPTIONS, transport: recording });
+    } catch (error) {
+      // A status jsforce throws for (300, 4xx, 5xx) is an answer; no answer is a lost call.
+      // Only the code is kept: jsforce's errors may carry the request, with its session.
+      if (!received) {
+        throw new DestinationUnavailableError(
+          `Salesforce could not be reached (${method} ${resource}): ${networkCode(error)}`,
+        );
+      }
+    }
+    if (!received) {
+      throw new DestinationUnavailableError(`Salesforce gave no answer to ${method} ${resource}`);
+    }
+    return received;
+  }
+
   private paused(at: number, why: string): DestinationPausedError {
     const resumeAt = new Date(at + SALESFORCE_PAUSE_MS).toISOString();
     const usage = this.usage ? ` (api-usage ${this.usage.used}/${this.usage.max})` : '';
@@ -270,6 +331,12 @@ export class SalesforceClient {
    */
   private async newSession(): Promise<Session> {
     const login = this.options.loginUrl.replace(/\/+$/, '');
+    const account = `salesforce ${login} ${this.options.clientId}`;
+    const configured = this.options.refreshToken ?? '';
+    const presented =
+      this.rotatedRefreshToken ??
+      (configured && (await this.options.refreshTokens?.latest(account, configured))) ??
+      configured;
     let response;
     try {
       response = await got.post(`${login}/services/oauth2/token`, {
@@ -286,12 +353,12 @@ export class SalesforceClient {
               grant_type: 'refresh_token',
               client_id: this.options.clientId,
               ...(this.options.clientSecret ? { client_secret: this.options.clientSecret } : {}),
-              refresh_token: this.options.refreshToken ?? '',
+              refresh_token: presented,
             },
       });
     } catch (error) {
       throw new DestinationUnavailableError(
-        `Salesforce login could not be reached: ${(error as Error).message}`,
+        `Salesforce login could not be reached: ${networkCode(error)}`,
       );
     }
     const body = (jsonBody(response.body) ?? {}) as Record<string, unknown>;
@@ -311,13 +378,19 @@ export class SalesforceClient {
         `Salesforce refused the token request (${error.slice(0, 60)}): check ${setting}`,
       );
     }
+    // https://help.salesforce.com/s/articleView?id=sf.remoteaccess_oauth_refresh_token_flow.htm
+    // — with rotation on, the answer carries a new refresh token and the old one stops
+    // working: it is kept before anything else, so no later run presents the dead one.
+    const rotated = body.refresh_token;
+    if (!this.options.jwt && typeof rotated === 'string' && rotated && rotated !== presented) {
+      this.rotatedRefreshToken = rotated;
+      await this.options.refreshTokens?.keep(account, configured, rotated);
+    }
     return {
-      http: got.extend({
-        prefixUrl: instance,
-        throwHttpErrors: false,
-        retry: { limit: 0 },
-        timeout: { request: 120_000 },
-        headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+      conn: new Connection({
+        instanceUrl: instance,
+        accessToken,
+        version: SALESFORCE_API_VERSION.slice(1),
       }),
     };
   }

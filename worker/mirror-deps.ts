@@ -8,7 +8,7 @@ import { clientForConnection } from '../activities/service-client.js';
 import type { ConnectionTokens } from '../activities/connection-tokens.js';
 import type { Config } from '../config/index.js';
 import type { Destination } from '../destinations/destination.js';
-import { openDestination } from '../destinations/open-destination.js';
+import { openDestination, type DestinationKeeping } from '../destinations/open-destination.js';
 import type { Ledger } from '../store/ledger.js';
 import { openLedger } from '../store/open-ledger.js';
 import { statusQuery } from '../workflows/connection.js';
@@ -30,6 +30,7 @@ export function createMirrorDeps(
   temporal: TemporalClient,
   tokens: ConnectionTokens,
   ca: Buffer | undefined,
+  keeping: DestinationKeeping = {},
   onSignalError: (error: unknown) => void = () => undefined,
 ): MirrorDeps & { close(): Promise<void> } {
   let ledger: Promise<Ledger> | undefined;
@@ -78,7 +79,7 @@ export function createMirrorDeps(
     destination(target) {
       let opened = destinations.get(target);
       if (!opened) {
-        opened = Promise.resolve().then(() => openDestination(target, config.crm));
+        opened = Promise.resolve().then(() => openDestination(target, config.crm, keeping));
         destinations.set(target, opened);
         opened.catch(() => destinations.delete(target));
       }

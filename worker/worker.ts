@@ -15,6 +15,7 @@ import { temporalConnectionOptions } from './temporal-connection.js';
 import type { Logger } from './logger.js';
 import { VERSION } from './version.js';
 import { dataConverter } from './data-converter.js';
+import { crmRefreshTokens } from '../store/crm-refresh-tokens.js';
 import { sqliteTokenJournal } from '../store/token-journal.js';
 import { sqliteAutomationStore } from '../store/automation-endpoints.js';
 import { ConnectionTokens } from '../activities/connection-tokens.js';
@@ -79,6 +80,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   if (!codec) throw new Error('the data converter has no payload codec');
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const journal = sqliteTokenJournal(join(config.dataDir, 'token-journal.db'), codec);
+  const refreshTokens = crmRefreshTokens(config, codec);
   // Beside the webhook registrations (worker/webhook-receiver.ts): CLI and workers share it.
   const automations = sqliteAutomationStore(join(config.dataDir, 'webhooks.db'), codec);
   const ca = config.service.caFile ? readFileSync(config.service.caFile) : undefined;
@@ -102,6 +104,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     temporal.client,
     new ConnectionTokens(temporal.client),
     ca,
+    { refreshTokens },
     (error) => logger.debug({ err: error }, 'a rate-limit signal was not delivered'),
   );
   const activities = createActivities({
@@ -141,6 +144,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         await worker.run();
       } finally {
         journal.close();
+        refreshTokens.close();
         automations.close();
         await mirror.close();
         await temporal.close();

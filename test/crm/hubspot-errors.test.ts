@@ -1,11 +1,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inspect } from 'node:util';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toActivityFailure } from '../../activities/failures.js';
 import { ConfigError, loadConfig } from '../../config/index.js';
 import {
+  DestinationAuthError,
   DestinationPausedError,
   DestinationRateLimitedError,
   DestinationUnavailableError,
@@ -172,6 +175,33 @@ describe('HubSpot destination failures', () => {
       fake.state.itemErrorContext = 'trace';
       await setRules([]);
     }
+  });
+
+  it('an unreachable portal is retryable, and the error names neither the token nor the request', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const token = 'pat-na1-unreachable-secret';
+    const failed: unknown = await new HubSpotDestination({
+      baseUrl: `http://127.0.0.1:${port}`,
+      token,
+    })
+      .upsert('leads', [lead('u1', 'u1@example.com')])
+      .catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(DestinationUnavailableError);
+    expect((failed as Error).message).toMatch(/HubSpot could not be reached.*ECONNREFUSED/);
+    expect(inspect(failed, { depth: 10 })).not.toContain(token);
+  });
+
+  it('a refused token is a non-retryable auth error that does not repeat the token', async () => {
+    const token = 'pat-na1-wrong-secret';
+    const failed: unknown = await new HubSpotDestination({ baseUrl: fake.baseUrl, token })
+      .upsert('leads', [lead('w1', 'w1@example.com')])
+      .catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(DestinationAuthError);
+    expect((failed as Error).message).toMatch(/set a valid one in EBSYNC_HUBSPOT_TOKEN/);
+    expect(inspect(failed, { depth: 10 })).not.toContain(token);
   });
 
   it('DAILY: a paused destination with the next UTC midnight, non-retryable', async () => {

@@ -1,19 +1,28 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inspect } from 'node:util';
 import type { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyAuth, createClient } from '../../api/index.js';
 import { toActivityFailure } from '../../activities/failures.js';
 import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
 import type { Destination } from '../../destinations/destination.js';
-import { DestinationAuthError, DestinationPausedError } from '../../destinations/errors.js';
+import {
+  DestinationAuthError,
+  DestinationPausedError,
+  DestinationUnavailableError,
+} from '../../destinations/errors.js';
 import { openDestination } from '../../destinations/open-destination.js';
 import { SalesforceDestination } from '../../destinations/salesforce-destination.js';
+import { sqliteRefreshTokenStore } from '../../store/crm-refresh-tokens.js';
 import type { Ledger } from '../../store/ledger.js';
 import { openLedger } from '../../store/open-ledger.js';
 import { startSalesforceFake, type SalesforceFake } from '../../sandbox/crm/fakes.js';
 import { SALESFORCE_DAY_MS, type SObjectRecord } from '../../sandbox/crm/salesforce/state.js';
+import { EncryptionCodec } from '../../worker/codec.js';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
 import type { MirrorInput, MirrorSummary } from '../../workflows/mirror-types.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
@@ -528,6 +537,96 @@ describe('Salesforce limits and refusals', () => {
     expect((refused as Error).message).toBe(
       'Salesforce refused the token request (invalid_grant): check EBSYNC_SALESFORCE_REFRESH_TOKEN',
     );
+  });
+
+  it('a 502 is retryable and tried once (jsforce retries nothing); an unreachable login names no secret', async () => {
+    const fake = await newFake();
+    const destination = destinationFor(fake);
+    await destination.ensureSchema([]);
+    const lead = { resource: 'leads' as const, id: 'f1', attributes: { last_name: 'F' }, raw: {} };
+    fake.state.fault = { status: 502, count: 1 };
+    const failed = await destination.upsert('leads', [lead]).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(DestinationUnavailableError);
+    expect((failed as Error).message).toMatch(/^Salesforce answered 502 to PATCH /);
+    expect(await destination.upsert('leads', [lead])).toMatchObject({ inserted: 1 });
+    // jsforce would retry a GET's 5xx on its own five times; ebsync leaves retries to Temporal.
+    const requests = () =>
+      Object.values(fake.state.counters.requests).reduce((sum, n) => sum + n, 0);
+    const before = requests();
+    fake.state.fault = { status: 503, count: 1 };
+    const read = await destination.client
+      .call('GET', '/sobjects/Lead/describe')
+      .catch((e: unknown) => e);
+    expect(read).toBeInstanceOf(DestinationUnavailableError);
+    expect(requests() - before).toBe(1);
+
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = await new SalesforceDestination({
+      loginUrl: `http://127.0.0.1:${port}`,
+      clientId: fake.clientId,
+      clientSecret: fake.clientSecret,
+      refreshToken: fake.token,
+    })
+      .ensureSchema([])
+      .catch((e: unknown) => e);
+    expect(unreachable).toBeInstanceOf(DestinationUnavailableError);
+    expect((unreachable as Error).message).toBe(
+      'Salesforce login could not be reached: ECONNREFUSED',
+    );
+    const shown = inspect(unreachable, { depth: 10 });
+    expect(shown).not.toContain(fake.token);
+    expect(shown).not.toContain(fake.clientSecret);
+  });
+
+  it('a refresh token Salesforce rotates is kept sealed, and the next run presents it in place of the dead configured one', async () => {
+    const fake = await newFake();
+    const switched = await fetch(`${fake.baseUrl}/_admin/refresh-token-rotation`, {
+      method: 'PUT',
+      headers: { 'x-admin-token': 'admin-token-for-tests', 'content-type': 'application/json' },
+      body: JSON.stringify({ rotate: true }),
+    });
+    expect(switched.status).toBe(200);
+    const file = join(dir, 'crm-refresh-tokens.db');
+    const codec = new EncryptionCodec([{ id: 'k1', key: randomBytes(32) }]);
+    /** One run: a new process with the same settings (the configured token) and the store. */
+    const run = async () => {
+      const store = sqliteRefreshTokenStore(file, codec);
+      try {
+        await new SalesforceDestination({
+          loginUrl: fake.baseUrl,
+          clientId: fake.clientId,
+          clientSecret: fake.clientSecret,
+          refreshToken: fake.token,
+          refreshTokens: store,
+        }).ensureSchema([]);
+      } finally {
+        store.close();
+      }
+    };
+    await run();
+    const rotated = fake.state.app.refreshToken;
+    expect(rotated).not.toBe(fake.token);
+    const onDisk = Buffer.concat(
+      [file, `${file}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f)),
+    );
+    expect(onDisk.includes(rotated)).toBe(false);
+    // Without what was kept, the settings' token is dead: the fake did rotate it.
+    const forgetful = new SalesforceDestination({
+      loginUrl: fake.baseUrl,
+      clientId: fake.clientId,
+      clientSecret: fake.clientSecret,
+      refreshToken: fake.token,
+    });
+    expect(await forgetful.ensureSchema([]).catch((e: unknown) => e)).toBeInstanceOf(
+      DestinationAuthError,
+    );
+    await run();
+    expect(fake.state.app.refreshToken).not.toBe(rotated);
+    await run();
+    expect(fake.state.counters.tokens).toBe(3);
   });
 
   it('the JWT bearer flow: a signed assertion for the pre-authorized user gets a session; another user is refused', async () => {

@@ -460,6 +460,9 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
 
   // https://developers.hubspot.com/docs/api/crm/associations — v4 batch "associate default"
   // links each pair with the default (unlabeled) type, in both directions.
+  // https://developers.hubspot.com/docs/api-reference/latest/crm/associations/associate-records/batch/create-associations
+  // — each result is `{associationSpec, from: {id}, to: {id}}` (the labelled `batch/create`
+  // answers `fromObjectId`/`toObjectId` instead, which this fake gave here before).
   app.post('/crm/v4/associations/deals/contacts/batch/associate/default', (request, reply) => {
     const body = associateBody.safeParse(request.body);
     if (!body.success) return bad(reply, body.error);
@@ -493,11 +496,12 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
         state.counters.associations += 1;
       }
       results.push({
-        fromObjectTypeId: '0-3',
-        fromObjectId: Number(deal.id),
-        toObjectTypeId: '0-1',
-        toObjectId: Number(contact.id),
-        labels: [],
+        from: { id: deal.id },
+        to: { id: contact.id },
+        associationSpec: {
+          associationCategory: 'HUBSPOT_DEFINED',
+          associationTypeId: DEAL_TO_CONTACT,
+        },
       });
     }
     const answer = { status: 'COMPLETE', results, startedAt: nowIso(), completedAt: nowIso() };

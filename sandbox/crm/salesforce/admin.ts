@@ -4,10 +4,12 @@ import { registerCrmAdmin } from '../admin.js';
 import { SOBJECTS, type SObjectName, type SalesforceState } from './state.js';
 
 const duplicateRuleBody = z.strictObject({ blockLeadEmails: z.boolean() });
+const rotationBody = z.strictObject({ rotate: z.boolean() });
 
 /**
  * Salesforce's admin surface: the records of each object (Recycle Bin included), the fields
- * each object has, and a switch for a blocking duplicate rule on Lead emails.
+ * each object has, a switch for a blocking duplicate rule on Lead emails, and one for the
+ * connected app's refresh token rotation.
  */
 export function registerSalesforceAdmin(
   app: FastifyInstance,
@@ -33,5 +35,11 @@ export function registerSalesforceAdmin(
       return reply.code(400).send({ error: 'expected {blockLeadEmails: boolean}' });
     state.blockDuplicateLeadEmails = body.data.blockLeadEmails;
     return { blockLeadEmails: state.blockDuplicateLeadEmails };
+  });
+  app.put('/refresh-token-rotation', (request, reply) => {
+    const body = rotationBody.safeParse(request.body);
+    if (!body.success) return reply.code(400).send({ error: 'expected {rotate: boolean}' });
+    state.rotateRefreshTokens = body.data.rotate;
+    return { rotate: state.rotateRefreshTokens };
   });
 }

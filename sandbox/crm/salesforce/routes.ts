@@ -1,4 +1,4 @@
-import { verify } from 'node:crypto';
+import { randomBytes, verify } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { countAndFault } from '../admin.js';
@@ -139,6 +139,13 @@ export function registerSalesforceRoutes(
     }
     if (form.refresh_token !== state.app.refreshToken) {
       return oauthError(reply, 'invalid_grant', 'expired access/refresh token');
+    }
+    // https://help.salesforce.com/s/articleView?id=sf.remoteaccess_oauth_refresh_token_flow.htm
+    // — with refresh token rotation on for the app, the answer carries a new refresh_token
+    // and the one just presented is invalidated.
+    if (state.rotateRefreshTokens) {
+      state.app.refreshToken = `5Aep861fake.${randomBytes(24).toString('base64url')}`;
+      return { ...sessionAnswer(), refresh_token: state.app.refreshToken };
     }
     return sessionAnswer();
   });

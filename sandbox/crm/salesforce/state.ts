@@ -201,6 +201,11 @@ export class SalesforceState {
    * default: the org's standard rules only alert, and an alert does not stop an API save.
    */
   blockDuplicateLeadEmails = false;
+  /**
+   * The connected app's "refresh token rotation": each refresh answers a new refresh token
+   * and the one presented stops working.
+   */
+  rotateRefreshTokens = false;
   /** Access tokens issued and still valid. */
   readonly sessions = new Set<string>();
   /** Arrival times of the API calls counted against the org's allocation. */
@@ -223,6 +228,7 @@ export class SalesforceState {
     this.clockOffsetMs = 0;
     this.fault = undefined;
     this.blockDuplicateLeadEmails = false;
+    this.rotateRefreshTokens = false;
     this.sessions.clear();
     this.calls = [];
   }

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { PayloadCodec } from '@temporalio/common';
+import { openValue, sealValue } from './sealed-values.js';
+
+/** The names of a table of sealed values, each keyed by an owner and a token's hash. */
+export interface SealedTokenTableNames {
+  table: string;
+  owner: string;
+  tokenHash: string;
+  at: string;
+}
+
+/** Sealed values keyed by an owner and a token, which is only ever stored as its hash. */
+export interface SealedTokenTable {
+  get<T>(owner: string, token: string): Promise<T | undefined>;
+  put(owner: string, token: string, value: unknown): Promise<void>;
+  /** Drops the values written before `at` (epoch ms). */
+  dropBefore(at: number): void;
+  close(): void;
+}
+
+const hashOf = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/**
+ * A table in an SQLite file for secrets that must survive a crash the moment they are
+ * written (rotated tokens: the old one may be dead already): WAL, synchronous FULL, and a
+ * wait on a lock held by another process sharing the data dir. Values are sealed with the
+ * payload codec.
+ */
+export function sealedTokenTable(
+  file: string,
+  codec: PayloadCodec,
+  names: SealedTokenTableNames,
+): SealedTokenTable {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  const { table, owner, tokenHash, at } = names;
+  db.exec(`CREATE TABLE IF NOT EXISTS ${table} (
+    ${owner} TEXT NOT NULL, ${tokenHash} TEXT NOT NULL, sealed BLOB NOT NULL,
+    ${at} INTEGER NOT NULL, PRIMARY KEY (${owner}, ${tokenHash}))`);
+  const insert = db.prepare(
+    `INSERT OR REPLACE INTO ${table} (${owner}, ${tokenHash}, sealed, ${at}) VALUES (?, ?, ?, ?)`,
+  );
+  const select = db.prepare<[string, string], { sealed: Buffer }>(
+    `SELECT sealed FROM ${table} WHERE ${owner} = ? AND ${tokenHash} = ?`,
+  );
+  const drop = db.prepare(`DELETE FROM ${table} WHERE ${at} < ?`);
+  return {
+    async get<T>(key: string, token: string): Promise<T | undefined> {
+      const row = select.get(key, hashOf(token));
+      return row ? openValue<T>(codec, row.sealed) : undefined;
+    },
+    async put(key: string, token: string, value: unknown): Promise<void> {
+      insert.run(key, hashOf(token), await sealValue(codec, value), Date.now());
+    },
+    dropBefore(time: number) {
+      drop.run(time);
+    },
+    close() {
+      db.close();
+    },
+  };
+}
