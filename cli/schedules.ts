@@ -10,7 +10,7 @@ import {
 } from '@temporalio/client';
 import { Option, type Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
-import { maskCredentials } from '../store/postgres-connection.js';
+import { maskCredentials } from '../config/database-locations.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import type { MirrorSubject } from '../workflows/mirror-types.js';

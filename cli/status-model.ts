@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
-import { maskCredentials } from '../store/postgres-connection.js';
+import { maskCredentials } from '../config/database-locations.js';
 import { connectionWorkflowId, type ConnectionState } from '../workflows/connection-types.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
 import type { MirrorProgress } from '../workflows/mirror-types.js';

@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
 import { DestinationTargetError } from '../destinations/errors.js';
 import { parseDestinationTarget } from '../destinations/open-destination.js';
-import { maskCredentials } from '../store/postgres-connection.js';
+import { maskCredentials } from '../config/database-locations.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
 import {

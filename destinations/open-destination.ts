@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { isPostgresUrl, maskCredentials } from '../store/postgres-connection.js';
+import { isPostgresUrl, maskCredentials } from '../config/database-locations.js';
 import type { Config } from '../config/index.js';
 import type { Destination } from './destination.js';
 import { DestinationTargetError } from './errors.js';

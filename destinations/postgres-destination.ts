@@ -1,9 +1,6 @@
 import type pg from 'pg';
-import {
-  createPostgresPool,
-  inPostgresTransaction,
-  postgresIdentity,
-} from '../store/postgres-connection.js';
+import { createPostgresPool, inPostgresTransaction } from '../config/database-drivers.js';
+import { postgresIdentity } from '../config/database-locations.js';
 import type { Destination, SchemaChanges, UpsertResult } from './destination.js';
 import { toDestinationError } from './errors.js';
 import type { Resource } from './record.js';

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { openSqliteFile, sqliteIdentity } from '../store/sqlite-connection.js';
+import { openSqliteFile } from '../config/database-drivers.js';
+import { sqliteIdentity } from '../config/database-locations.js';
 import type { Destination, SchemaChanges, UpsertResult } from './destination.js';
 import { toDestinationError } from './errors.js';
 import type { ColumnType, JsonValue, MirrorRecord, Resource } from './record.js';

@@ -1,4 +1,4 @@
-import { databaseMessage, isTransientDatabaseError } from './database-errors.js';
+import { databaseMessage, isTransientDatabaseError } from '../config/database-drivers.js';
 
 /**
  * Failures of the ledger. `retryable` says whether the same call may succeed later unchanged

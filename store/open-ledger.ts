@@ -1,9 +1,8 @@
 import { join } from 'node:path';
+import { isPostgresUrl, maskCredentials, sqlitePathOf } from '../config/database-locations.js';
 import { StoreLocationError } from './errors.js';
 import type { Ledger } from './ledger.js';
-import { isPostgresUrl, maskCredentials } from './postgres-connection.js';
 import { openPostgresLedger } from './postgres-ledger.js';
-import { sqlitePathOf } from './sqlite-connection.js';
 import { openSqliteLedger } from './sqlite-ledger.js';
 
 /** Where the ledger lives when nothing else is said: one SQLite file in the data directory. */

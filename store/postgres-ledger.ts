@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { createPostgresPool, inPostgresTransaction } from '../config/database-drivers.js';
+import { postgresIdentity } from '../config/database-locations.js';
 import { passSuperseded, StoreFailedError, toStoreError } from './errors.js';
 import type { JsonValue, Ledger, LedgerScope, PassKey, PassState } from './ledger.js';
 import {
@@ -15,11 +17,6 @@ import {
   type StoredPass,
 } from './ledger-batches.js';
 import { pendingMigrations } from './ledger-migrations.js';
-import {
-  createPostgresPool,
-  inPostgresTransaction,
-  postgresIdentity,
-} from './postgres-connection.js';
 
 type EntryRow = StoredEntry<Date>;
 

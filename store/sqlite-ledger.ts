@@ -1,4 +1,6 @@
 import type Database from 'better-sqlite3';
+import { openSqliteFile } from '../config/database-drivers.js';
+import { sqliteIdentity } from '../config/database-locations.js';
 import { passSuperseded, StoreFailedError, toStoreError } from './errors.js';
 import type {
   JsonValue,
@@ -23,7 +25,6 @@ import {
   type StoredPass,
 } from './ledger-batches.js';
 import { pendingMigrations } from './ledger-migrations.js';
-import { openSqliteFile, sqliteIdentity } from './sqlite-connection.js';
 
 type EntryRow = StoredEntry<number>;
 

@@ -1,0 +1,42 @@
+import { resolve } from 'node:path';
+
+/**
+ * Database locations as configuration gives them (the store URL, `--to` targets): which
+ * engine a text names, and the forms of it that are safe to show or to key state by.
+ */
+
+/** `postgres://` or `postgresql://`, as libpq and node-postgres take them. */
+export function isPostgresUrl(text: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(text);
+}
+
+/** Any `//user:password@` in a text (a URL someone typed) masked, for error messages. */
+export function maskCredentials(text: string): string {
+  return text.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/** The URL without its password (and query), for logs, errors and ledger keys. */
+export function redactPostgresUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.password = '';
+  parsed.search = '';
+  parsed.hash = '';
+  return parsed.toString();
+}
+
+/** The URL with user and password removed too: the same database however one logs in. */
+export function postgresIdentity(url: string): string {
+  const parsed = new URL(url);
+  const database = parsed.pathname.replace(/^\//, '') || parsed.username || 'postgres';
+  return `postgres://${parsed.hostname}:${parsed.port || '5432'}/${database}`;
+}
+
+/** `sqlite:PATH` names a file explicitly (the form `--to` and store locations take). */
+export function sqlitePathOf(location: string): string {
+  return location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;
+}
+
+/** The location a file is known by in ledger keys and messages: absolute, so one per file. */
+export function sqliteIdentity(file: string): string {
+  return file === ':memory:' ? 'sqlite::memory:' : `sqlite:${resolve(file)}`;
+}
