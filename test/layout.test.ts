@@ -82,9 +82,11 @@ const KNOWN_CROSSINGS: { folder: Folder; targets: string[]; why: string }[] = [
       'workflows/connection.ts',
       'workflows/connection-types.ts',
       'workflows/mirror-types.ts',
+      'workflows/rate-limit.ts',
     ],
     why:
-      'the contracts of the workflows these activities serve or ask: shared types and constants, ' +
+      'the contracts of the workflows these activities serve or ask: shared types and constants ' +
+      '(the rate-limit signal a refused request reports), ' +
       "and the connection workflow's update and query definitions (called by definition, never by name)",
   },
   {
