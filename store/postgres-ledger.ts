@@ -26,6 +26,9 @@ const MIGRATION_LOCK = 'ebsync.ledger.schema_migrations';
 const SCOPE = 'connection_id = $1 AND destination = $2 AND resource = $3';
 const PASS = 'connection_id = $1 AND destination = $2 AND pass = $3';
 
+/** The database server's clock in epoch milliseconds: workers on machines whose clocks differ agree on it. */
+const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::float8';
+
 const scopeParams = (s: LedgerScope) => [s.connectionId, s.destination, s.resource];
 const passParams = (k: PassKey) => [k.connectionId, k.destination, k.pass];
 
@@ -301,13 +304,15 @@ export async function openPostgresLedger(
     // The server's clock, read once per statement: workers on other machines agree with it.
     reserveRequest: (connectionId, intervalMs) =>
       run(async () => {
+        // The clock is read after the row's lock is taken (in SET, and again in RETURNING),
+        // not at the statement's start: a statement that waited for another's lock would
+        // otherwise reckon its wait from before that other took its slot.
         const { rows } = await pool.query<{ wait_ms: number }>(
-          `WITH t AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms)
-           INSERT INTO request_slots AS s (connection_id, next_at)
-           SELECT $1, t.now_ms + $2::float8 FROM t
+          `INSERT INTO request_slots AS s (connection_id, next_at)
+           VALUES ($1, ${NOW_MS} + $2::float8)
            ON CONFLICT (connection_id) DO UPDATE
-             SET next_at = greatest(s.next_at, excluded.next_at - $2::float8) + $2::float8
-           RETURNING s.next_at - $2::float8 - (SELECT now_ms FROM t) AS wait_ms`,
+             SET next_at = greatest(s.next_at, ${NOW_MS}) + $2::float8
+           RETURNING s.next_at - $2::float8 - ${NOW_MS} AS wait_ms`,
           [connectionId, intervalMs],
         );
         return Math.max(0, rows[0]?.wait_ms ?? 0);
@@ -316,7 +321,7 @@ export async function openPostgresLedger(
       run(async () => {
         await pool.query(
           `INSERT INTO request_slots AS s (connection_id, next_at)
-           VALUES ($1, (extract(epoch FROM clock_timestamp()) * 1000)::float8 + $2::float8)
+           VALUES ($1, ${NOW_MS} + $2::float8)
            ON CONFLICT (connection_id) DO UPDATE SET next_at = greatest(s.next_at, excluded.next_at)`,
           [connectionId, delayMs],
         );
