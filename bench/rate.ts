@@ -108,7 +108,7 @@ export const rateBenchmark: Benchmark = {
         `a full pass of subject \`leads\` (page size ${PER}) of one connection, by worker processes running as ` +
         `ebsync's worker does under \`EBS_RATE_LIMIT=${R}\`: the connection as fairness key, the task queue's per-key rate ${R} activities/s ` +
         `(Temporal dev server with \`matching.enableFairness=true\`), each request waiting for its slot in the shared SQLite store ` +
-        `(spaced for ${PACING_HEADROOM} × ${R} a second), ${pacedPages(R).pagesPerActivity} pages per activity, ${pacedPages(R).pagesInFlight} in flight. ` +
+        `(spaced for ${PACING_HEADROOM} × ${R} a second), ${pacedPages(R).pagesPerActivity} pages per activity, ${pacedPages(R).pagesInFlight} in flight and the next ${pacedPages(R).pagesInFlight} asked for before they answer. ` +
         'Seconds from the workflow start to its close (planning and closing included); requests counted by the sandbox. ' +
         '"Served" is answered requests over those seconds; "sustained" is the same over the reading alone, from the first page activity\'s start to the last one\'s end (from the workflow history): the rate the connection holds while it syncs.',
       tables: [

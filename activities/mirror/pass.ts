@@ -21,6 +21,7 @@ import {
   planComplete,
   planReport,
   readySteps,
+  stepKey,
   type ListResource,
   type PageStep,
   type PartitionPlan,
@@ -50,6 +51,12 @@ export interface MirrorDeps {
   pagesInFlight?: number;
   /** Pages one activity reads before handing its cursor back (default 16). */
   pagesPerActivity?: number;
+  /**
+   * Asks for the next round's pages while this round's are still on their way (default no).
+   * Under a rate each request waits for its slot, and a round that waits for its slowest
+   * answer before asking again leaves a latency's worth of slots unused every round.
+   */
+  fetchAhead?: boolean;
 }
 
 export interface MirrorTarget {
@@ -240,8 +247,11 @@ export function createMirrorActivities(deps: MirrorDeps) {
       // Every page and read by id is tried even when some fail: what arrived is written (and
       // seen in the ledger), so a retry asks only for what is missing. One failed request in
       // a few dozen must not cost the whole activity, or a flaky service is never read through.
-      const fetchRound = (): FetchRound => {
-        const steps = readySteps(plan, { max: lanes });
+      const fetchRound = (inFlight?: FetchRound): FetchRound => {
+        const steps = readySteps(plan, {
+          max: lanes,
+          ...(inFlight ? { skip: new Set(inFlight.steps.map(stepKey)) } : {}),
+        });
         return {
           steps,
           settled: Promise.allSettled(steps.map((step) => fetchPage(client, plan, step))),
@@ -266,6 +276,9 @@ export function createMirrorActivities(deps: MirrorDeps) {
             nonRetryable: true,
           });
         }
+        // Pages the plan already knows of (a listed query's later pages) go out now; a page
+        // that only this round's answers can name (a cut query's first page) waits for them.
+        const ahead = deps.fetchAhead && !last ? fetchRound(batch) : undefined;
         const settled = await batch.settled;
         ctx.heartbeat();
         const failures: Error[] = [];
@@ -338,7 +351,11 @@ export function createMirrorActivities(deps: MirrorDeps) {
         // The next round's pages are on their way while this round's records are written, so
         // the service and the writes overlap. Not after a failure: the activity ends there.
         const next =
-          !last && failures.length === 0 && !planComplete(plan) ? fetchRound() : undefined;
+          !last && failures.length === 0 && !planComplete(plan)
+            ? ahead && ahead.steps.length > 0
+              ? ahead
+              : fetchRound()
+            : undefined;
         const written = await writeRecords(at, input.generation, records);
         return { pages: fetched.length, requests, read, written, failures, next };
       };
