@@ -7,6 +7,7 @@ import {
   continueAsNew,
   defineQuery,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -98,7 +99,8 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     };
   };
   setHandler(mirrorProgressQuery, progress);
-  const pace = new Pace(input.connectionId);
+  // Passes started before lone refusals stopped cutting the pace replay as they ran.
+  const pace = new Pace(input.connectionId, { cutOnRepeat: patched('pace-cut-on-repeat') });
   setHandler(rateLimitedSignal, (signal) => pace.onLimit(signal, now()));
 
   const target = {

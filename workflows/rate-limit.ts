@@ -50,6 +50,11 @@ export const rateLimitedSignal = defineSignal<[RateLimitSignal]>('rateLimited');
 export const MIN_PACE = 1 / 16;
 /** Quiet time after a limit signal before the pace starts climbing back. */
 export const RECOVERY_QUIET_MS = 10_000;
+/**
+ * A refusal within this long of the previous one is a repeat: the rate is too high, and the
+ * pace is cut. A lone refusal only holds the connection's requests for its Retry-After.
+ */
+export const REPEAT_WINDOW_MS = 30_000;
 /** Each step back up multiplies the pace by this, once per RECOVERY_STEP_MS of quiet. */
 const RECOVERY_FACTOR = 1.25;
 const RECOVERY_STEP_MS = 2_000;
@@ -59,18 +64,32 @@ const RECOVERY_STEP_MS = 2_000;
  * decision 7). The task queue limits each fairness key to `rate × weight`, so halving the
  * weight halves the connection's rate on every worker at once. Signals that arrive together
  * (the same second's refusals) count as one: a cut waits for the previous cut's Retry-After.
+ *
+ * With `cutOnRepeat`, a lone refusal does not cut: requests are spaced below the rate in the
+ * shared store, so one refusal in a while is a request that arrived late into a full window of
+ * the service, and the Retry-After hold on every worker (activities/request-pacing.ts) answers
+ * it. Halving the pace for it cost a pass about a fifth of its rate (bench/RESULTS.md, `rate`).
+ * A refusal within REPEAT_WINDOW_MS of another, or a signal counting several, means the rate
+ * is set too high, and halves the pace as before.
  */
 export class Pace {
   private cutAt = Number.NEGATIVE_INFINITY;
   private steppedAt = Number.NEGATIVE_INFINITY;
   private holdUntil = Number.NEGATIVE_INFINITY;
+  private refusedAt = Number.NEGATIVE_INFINITY;
   last: RateLimitSignal | null = null;
 
   private weight = 1;
-  constructor(private readonly connectionId: string) {}
+  constructor(
+    private readonly connectionId: string,
+    private readonly options: { cutOnRepeat?: boolean } = {},
+  ) {}
 
   onLimit(signal: RateLimitSignal, now: number): void {
     this.last = signal;
+    const repeat = (signal.count ?? 1) > 1 || now - this.refusedAt < REPEAT_WINDOW_MS;
+    this.refusedAt = now;
+    if (this.options.cutOnRepeat === true && !repeat) return;
     if (now >= this.holdUntil) {
       this.weight = Math.max(MIN_PACE, this.weight / 2);
       this.cutAt = now;
