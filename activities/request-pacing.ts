@@ -131,3 +131,26 @@ export function pacedClient(
   };
   return client;
 }
+
+/**
+ * One paced client per connection (`pacedClient`, each on its own connection's slots), made
+ * by `newClient` on first use and kept for `ttlMs` (default: for good), so that a reconnect's
+ * new key or base URL is picked up; a client that fails to be made is not kept.
+ */
+export function pacedClients(
+  newClient: (connectionId: string) => ServiceClient | Promise<ServiceClient>,
+  pacing: RequestPacing,
+  ttlMs = Infinity,
+): (connectionId: string) => Promise<ServiceClient> {
+  const clients = new Map<string, { client: Promise<ServiceClient>; at: number }>();
+  return (connectionId) => {
+    const cached = clients.get(connectionId);
+    if (cached && Date.now() - cached.at < ttlMs) return cached.client;
+    const client = Promise.resolve(newClient(connectionId)).then((made) =>
+      pacedClient(made, connectionId, pacing),
+    );
+    clients.set(connectionId, { client, at: Date.now() });
+    client.catch(() => clients.delete(connectionId));
+    return client;
+  };
+}

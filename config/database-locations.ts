@@ -15,15 +15,6 @@ export function maskCredentials(text: string): string {
   return text.replace(/\/\/[^@/]*@/, '//***@');
 }
 
-/** The URL without its password (and query), for logs, errors and ledger keys. */
-export function redactPostgresUrl(url: string): string {
-  const parsed = new URL(url);
-  parsed.password = '';
-  parsed.search = '';
-  parsed.hash = '';
-  return parsed.toString();
-}
-
 /** The URL with user and password removed too: the same database however one logs in. */
 export function postgresIdentity(url: string): string {
   const parsed = new URL(url);

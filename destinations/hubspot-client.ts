@@ -9,6 +9,7 @@ import {
 import { networkCode } from './network-code.js';
 import { RollingWindow } from './rolling-window.js';
 import {
+  CRM_REQUEST_TIMEOUT_MS,
   nextUtcMidnight,
   numericHeader as header,
   unusableAnswer,
@@ -29,6 +30,8 @@ const NAMES = {
  * Bottleneck limiter stay off: `numberOfApiCallRetries: 0` adds no retry decorator, and
  * without `limiterOptions` no limiter is made (the SDK only throttles when given those
  * options), because pacing belongs to this client's RollingWindow and retries to Temporal.
+ * The SDK sets no request timeout and takes no AbortSignal, so `call` bounds each call itself
+ * (the request may go on in the background; its answer is dropped).
  */
 
 export type HubSpotAnswer = VendorAnswer;
@@ -38,6 +41,8 @@ export interface HubSpotClientOptions {
   baseUrl: string;
   /** Private-app access token (a secret: never in messages). */
   token: string;
+  /** How long one call may take before it fails as unavailable (default 60 s). */
+  timeoutMs?: number;
 }
 
 /** What an SDK `…WithHttpInfo` method resolves to. */
@@ -67,12 +72,30 @@ function messageOf(body: unknown): string {
   return typeof m === 'string' ? m.slice(0, 300) : 'no message';
 }
 
+/** The SDK's call, or a DestinationUnavailableError once `ms` pass without an answer. */
+async function withTimeout<T>(sent: Promise<T>, ms: number, name: string): Promise<T> {
+  const signal = AbortSignal.timeout(ms);
+  let onAbort = (): void => undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    onAbort = () =>
+      reject(new DestinationUnavailableError(`HubSpot did not answer ${name} within ${ms} ms`));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([sent, timedOut]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
 export class HubSpotClient {
   readonly window = new RollingWindow(FIRST_GUESS.max, FIRST_GUESS.intervalMs);
   /** The SDK client; calls go through `call` / `ok`, which pace them and read their answers. */
   readonly sdk: Client;
+  private readonly timeoutMs: number;
 
   constructor(options: HubSpotClientOptions) {
+    this.timeoutMs = options.timeoutMs ?? CRM_REQUEST_TIMEOUT_MS;
     this.sdk = new Client({
       accessToken: options.token,
       basePath: options.baseUrl.replace(/\/+$/, ''),
@@ -90,9 +113,10 @@ export class HubSpotClient {
       await this.window.acquire();
       let answer: { status: number; headers: Record<string, unknown>; body: unknown };
       try {
-        const info = await send(this.sdk);
+        const info = await withTimeout(send(this.sdk), this.timeoutMs, name);
         answer = { status: info.httpStatusCode, headers: info.headers, body: info.data };
       } catch (error) {
+        if (error instanceof DestinationUnavailableError) throw error;
         const refused = apiException.safeParse(error);
         if (!refused.success) {
           throw new DestinationUnavailableError(

@@ -17,14 +17,12 @@ import {
   refusalsOf,
 } from './crm-fields.js';
 import { DestinationSchemaError, DestinationWriteError } from './errors.js';
-import { HubSpotClient } from './hubspot-client.js';
+import { HubSpotClient, type HubSpotClientOptions } from './hubspot-client.js';
 import { EVENT_KEY, LEAD_KEY, hubspotMapping, type HubSpotMapping } from './hubspot-mapping.js';
 import type { JsonValue, MirrorRecord, Resource } from './record.js';
 import { TABLES, type TableSpec } from './tables.js';
 
-export interface HubSpotDestinationOptions {
-  baseUrl: string;
-  token: string;
+export interface HubSpotDestinationOptions extends HubSpotClientOptions {
   mapping?: HubSpotMappingOverrides;
 }
 
@@ -164,7 +162,7 @@ export class HubSpotDestination implements Destination {
 
   constructor(private readonly options: HubSpotDestinationOptions) {
     this.mapping = hubspotMapping(options.mapping);
-    this.client = new HubSpotClient({ baseUrl: options.baseUrl, token: options.token });
+    this.client = new HubSpotClient(options);
   }
 
   describe(): DestinationDescription {

@@ -7,6 +7,7 @@ import {
 } from './errors.js';
 import { RollingWindow } from './rolling-window.js';
 import {
+  CRM_REQUEST_TIMEOUT_MS,
   jsonBody,
   nextUtcMidnight,
   numericHeader,
@@ -51,7 +52,7 @@ export class PipedriveClient {
       prefixUrl: options.baseUrl.replace(/\/+$/, ''),
       throwHttpErrors: false,
       retry: { limit: 0 },
-      timeout: { request: 60_000 },
+      timeout: { request: CRM_REQUEST_TIMEOUT_MS },
       // https://pipedrive.readme.io/docs/core-api-concepts-authentication — the token in a
       // header keeps it out of URLs (and so out of logs).
       headers: { 'x-api-token': options.token, accept: 'application/json' },

@@ -2,6 +2,9 @@
 
 import { DestinationAuthError, DestinationUnavailableError } from './errors.js';
 
+/** How long one CRM request may take before it counts as a transient failure (HubSpot, Pipedrive). */
+export const CRM_REQUEST_TIMEOUT_MS = 60_000;
+
 export interface VendorAnswer {
   status: number;
   body: unknown;

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import type { PayloadCodec } from '@temporalio/common';
+import { openSqliteFile } from '../config/database-drivers.js';
 import { openValue, sealValue } from './sealed-values.js';
 
 /** The names of a table of sealed values, each keyed by an owner and a token's hash. */
@@ -35,11 +33,9 @@ export function sealedTokenTable(
   codec: PayloadCodec,
   names: SealedTokenTableNames,
 ): SealedTokenTable {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
+  const db = openSqliteFile(file, 5_000);
+  // FULL, not openSqliteFile's NORMAL: a token written must survive power loss too.
   db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
   const { table, owner, tokenHash, at } = names;
   db.exec(`CREATE TABLE IF NOT EXISTS ${table} (
     ${owner} TEXT NOT NULL, ${tokenHash} TEXT NOT NULL, sealed BLOB NOT NULL,

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client as ServiceClient } from '../api/client.js';
 import type { MirrorDeps } from '../activities/mirror/pass.js';
-import { pacedClient, pacedPages } from '../activities/request-pacing.js';
+import { pacedClients, pacedPages } from '../activities/request-pacing.js';
 import { rateLimitReporter } from './rate-limits.js';
 import { clientForConnection } from '../activities/service-client.js';
 import type { ConnectionTokens } from '../activities/connection-tokens.js';
@@ -35,7 +35,6 @@ export function createMirrorDeps(
 ): MirrorDeps & { close(): Promise<void> } {
   let ledger: Promise<Ledger> | undefined;
   const destinations = new Map<string, Promise<Destination>>();
-  const clients = new Map<string, { client: Promise<ServiceClient>; at: number }>();
 
   const openLedgerOnce = (): Promise<Ledger> => {
     ledger ??= openLedger(ledgerLocation(config));
@@ -49,15 +48,10 @@ export function createMirrorDeps(
     const status = await temporal.workflow
       .getHandle(connectionWorkflowId(connectionId))
       .query(statusQuery);
-    const client = await clientForConnection(tokens, connectionId, status.baseUrl, {
+    return clientForConnection(tokens, connectionId, status.baseUrl, {
       ...(ca ? { ca } : {}),
       ...(config.service.allowHttp ? { allowInsecureLoopback: true } : {}),
       ...(config.service.routeOverrides ? { routeOverrides: config.service.routeOverrides } : {}),
-    });
-    return pacedClient(client, connectionId, {
-      ratePerSecond: rateLimit,
-      ledger: openLedgerOnce,
-      onRefused,
     });
   };
 
@@ -67,14 +61,11 @@ export function createMirrorDeps(
     // Under a rate limit every request waits for its slot in the shared store
     // (docs/rate-limits.md), and activities read enough pages to keep the slots busy.
     ...(rateLimit > 0 ? pacedPages(rateLimit) : {}),
-    clientFor(connectionId) {
-      const cached = clients.get(connectionId);
-      if (cached && Date.now() - cached.at < CLIENT_TTL_MS) return cached.client;
-      const client = newClient(connectionId);
-      clients.set(connectionId, { client, at: Date.now() });
-      client.catch(() => clients.delete(connectionId));
-      return client;
-    },
+    clientFor: pacedClients(
+      newClient,
+      { ratePerSecond: rateLimit, ledger: openLedgerOnce, onRefused },
+      CLIENT_TTL_MS,
+    ),
     ledger: openLedgerOnce,
     destination(target) {
       let opened = destinations.get(target);

@@ -36,15 +36,18 @@ const named = (id: string, subject: string) => ({
   attributes: { email: `${id}@example.com`, first_name: 'Ada', subject },
 });
 
-/** Sets the fake portal's property validation rules through its admin route. */
-async function setRules(rules: object[]): Promise<void> {
-  const answer = await fetch(`${fake.baseUrl}/_admin/validation-rules`, {
+/** Sets one of the fake portal's switches through its admin route. */
+async function putAdmin(route: string, body: object): Promise<void> {
+  const answer = await fetch(`${fake.baseUrl}/_admin/${route}`, {
     method: 'PUT',
     headers: { 'x-admin-token': 'crm-errors-admin', 'content-type': 'application/json' },
-    body: JSON.stringify({ rules }),
+    body: JSON.stringify(body),
   });
   expect(answer.status).toBe(200);
 }
+
+/** Sets the fake portal's property validation rules. */
+const setRules = (rules: object[]) => putAdmin('validation-rules', { rules });
 
 beforeAll(async () => {
   fake = await startHubSpotFake({ adminToken: 'crm-errors-admin' });
@@ -192,6 +195,26 @@ describe('HubSpot destination failures', () => {
     expect(failed).toBeInstanceOf(DestinationUnavailableError);
     expect((failed as Error).message).toMatch(/HubSpot could not be reached.*ECONNREFUSED/);
     expect(inspect(failed, { depth: 10 })).not.toContain(token);
+  });
+
+  it('a hung call fails within the request timeout as retryable; the next call is answered', async () => {
+    await putAdmin('stall', { ms: 3_000, count: 1 });
+    const impatient = new HubSpotDestination({
+      baseUrl: fake.baseUrl,
+      token: fake.token,
+      timeoutMs: 500,
+    });
+    const started = Date.now();
+    const failed: unknown = await impatient
+      .upsert('leads', [lead('h1', 'h1@example.com')])
+      .catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(failed).toBeInstanceOf(DestinationUnavailableError);
+    expect((failed as Error).message).toMatch(/HubSpot did not answer .* within 500 ms/);
+    expect((failed as DestinationUnavailableError).retryable).toBe(true);
+    expect(toActivityFailure(failed)).toBe(failed);
+    const written = await impatient.upsert('leads', [lead('h1', 'h1@example.com')]);
+    expect(written.inserted + written.updated).toBe(1);
   });
 
   it('a refused token is a non-retryable auth error that does not repeat the token', async () => {

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { apiKeyAuth, createClient, type Client } from '../../api/index.js';
-import { pacedClient, pacedPages } from '../../activities/request-pacing.js';
+import { apiKeyAuth, createClient } from '../../api/index.js';
+import { pacedClients, pacedPages } from '../../activities/request-pacing.js';
 import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
 import type { Destination } from '../../destinations/destination.js';
 import { openDestination } from '../../destinations/open-destination.js';
@@ -170,22 +170,14 @@ describe('fair shares between connections on one task queue', () => {
         auth: apiKeyAuth(t.sb.apiKey),
         allowInsecureLoopback: true,
       });
-    const clients = new Map<string, Client>();
     const ledger = openLedger(`sqlite:${join(dir, 'fair-store.db')}`);
     const destinations = new Map<string, Destination>();
     const deps: MirrorDeps = {
       // Paced as the real worker is (worker/mirror-deps.ts): one client per connection.
-      clientFor: (id) => {
-        let client = clients.get(id);
-        if (!client) {
-          client = pacedClient(clientOf(id.startsWith('big-') ? big : small), id, {
-            ratePerSecond: rate,
-            ledger: () => ledger,
-          });
-          clients.set(id, client);
-        }
-        return Promise.resolve(client);
-      },
+      clientFor: pacedClients((id) => clientOf(id.startsWith('big-') ? big : small), {
+        ratePerSecond: rate,
+        ledger: () => ledger,
+      }),
       ledger: () => ledger,
       destination: (target) => {
         let d = destinations.get(target);

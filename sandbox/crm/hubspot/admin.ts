@@ -23,10 +23,15 @@ const validationRulesBody = z.strictObject({
     }),
   ),
 });
+const stallBody = z.strictObject({
+  ms: z.number().int().min(0),
+  count: z.number().int().min(0),
+});
 
 /**
  * HubSpot's admin surface: contacts and deals, the deal ↔ contact associations, and the
- * portal's property validation rules (what makes HubSpot refuse single items of a batch).
+ * portal's property validation rules (what makes HubSpot refuse single items of a batch), and
+ * a stall (requests held before they are answered: a hung portal).
  */
 export function registerHubSpotAdmin(
   app: FastifyInstance,
@@ -65,5 +70,11 @@ export function registerHubSpotAdmin(
       ...(r.pattern !== undefined ? { pattern: r.pattern } : {}),
     }));
     return { rules: state.validationRules };
+  });
+  app.put('/stall', (request, reply) => {
+    const body = stallBody.safeParse(request.body);
+    if (!body.success) return reply.code(400).send({ error: 'expected {ms, count}' });
+    state.stall = body.data;
+    return state.stall;
   });
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { countAndFault } from '../admin.js';
@@ -102,6 +103,10 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const fault = countAndFault(state, request);
     if (fault !== undefined) return hubspotError(reply, fault, 'INTERNAL_ERROR', 'injected fault');
+    if (state.stall && state.stall.count > 0) {
+      state.stall.count -= 1;
+      await sleep(state.stall.ms);
+    }
     if (request.headers.authorization !== `Bearer ${state.token}`) {
       return hubspotError(
         reply,

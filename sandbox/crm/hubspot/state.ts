@@ -131,6 +131,8 @@ export class HubSpotState {
   clockOffsetMs = 0;
   /** The next `count` requests answer `status` (a 502 outage, say) before any other check. */
   fault: { status: number; count: number } | undefined;
+  /** The next `count` requests are held `ms` before they are answered (a hung portal). */
+  stall: { ms: number; count: number } | undefined;
   /** Rules the portal's admin set (an admin switch of the fake); none by default. */
   validationRules: ValidationRule[] = [];
   /**
@@ -180,6 +182,7 @@ export class HubSpotState {
     this.counters = emptyCounters();
     this.clockOffsetMs = 0;
     this.fault = undefined;
+    this.stall = undefined;
     this.validationRules = [];
     this.contactsPerDeal = null;
     this.itemErrorContext = 'trace';
