@@ -1,4 +1,4 @@
-import { Client } from '@hubspot/api-client';
+import type { Client } from '@hubspot/api-client';
 import { z } from 'zod';
 import {
   DestinationPausedError,
@@ -90,17 +90,28 @@ async function withTimeout<T>(sent: Promise<T>, ms: number, name: string): Promi
 
 export class HubSpotClient {
   readonly window = new RollingWindow(FIRST_GUESS.max, FIRST_GUESS.intervalMs);
-  /** The SDK client; calls go through `call` / `ok`, which pace them and read their answers. */
-  readonly sdk: Client;
+  /**
+   * The SDK client, loaded at the first call: the SDK and its dependencies hold about 20 MiB,
+   * which a worker that never writes to HubSpot should not carry. Calls go through `call` /
+   * `ok`, which pace them and read their answers.
+   */
+  private sdk: Promise<Client> | undefined;
   private readonly timeoutMs: number;
 
-  constructor(options: HubSpotClientOptions) {
+  constructor(private readonly options: HubSpotClientOptions) {
     this.timeoutMs = options.timeoutMs ?? CRM_REQUEST_TIMEOUT_MS;
-    this.sdk = new Client({
-      accessToken: options.token,
-      basePath: options.baseUrl.replace(/\/+$/, ''),
-      numberOfApiCallRetries: 0,
-    });
+  }
+
+  private loadSdk(): Promise<Client> {
+    this.sdk ??= import('@hubspot/api-client').then(
+      ({ Client: Sdk }) =>
+        new Sdk({
+          accessToken: this.options.token,
+          basePath: this.options.baseUrl.replace(/\/+$/, ''),
+          numberOfApiCallRetries: 0,
+        }),
+    );
+    return this.sdk;
   }
 
   /**
@@ -113,7 +124,7 @@ export class HubSpotClient {
       await this.window.acquire();
       let answer: { status: number; headers: Record<string, unknown>; body: unknown };
       try {
-        const info = await withTimeout(send(this.sdk), this.timeoutMs, name);
+        const info = await withTimeout(this.loadSdk().then(send), this.timeoutMs, name);
         answer = { status: info.httpStatusCode, headers: info.headers, body: info.data };
       } catch (error) {
         if (error instanceof DestinationUnavailableError) throw error;

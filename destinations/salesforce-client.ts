@@ -1,6 +1,6 @@
 import { createPrivateKey, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Connection, type HttpRequest, type HttpResponse } from '@jsforce/jsforce-node';
+import type { Connection, HttpRequest, HttpResponse } from '@jsforce/jsforce-node';
 import got from 'got';
 import type { Config } from '../config/index.js';
 import { isLoopbackHost } from '../config/loopback.js';
@@ -386,8 +386,11 @@ export class SalesforceClient {
       this.rotatedRefreshToken = rotated;
       await this.options.refreshTokens?.keep(account, configured, rotated);
     }
+    // Loaded here, at the first token: jsforce and its dependencies hold about 40 MiB, which a
+    // worker that never writes to Salesforce should not carry.
+    const { Connection: SdkConnection } = await import('@jsforce/jsforce-node');
     return {
-      conn: new Connection({
+      conn: new SdkConnection({
         instanceUrl: instance,
         accessToken,
         version: SALESFORCE_API_VERSION.slice(1),
