@@ -9,22 +9,56 @@ import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { URL, fileURLToPath } from 'node:url';
 
+// Commands that run a Temporal worker start their process with V8 and glibc tuned for a small
+// footprint (worker/heap-mode.ts says why, with SEMI_SPACE_MIB and MALLOC_ARENAS, the same
+// values); both read these only when the process starts. A MALLOC_ARENA_MAX of the user's wins.
+const WORKER_NODE_FLAGS = ['--max-semi-space-size=4'];
+const WORKER_ENV = { MALLOC_ARENA_MAX: '2' };
+const WORKER_COMMANDS = new Set(['dev', 'worker']);
+
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 12)) {
+const tooOld = major < 22 || (major === 22 && minor < 12);
+const command = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
+const forWorker = command !== undefined && WORKER_COMMANDS.has(command);
+const nodeFlags = forWorker
+  ? WORKER_NODE_FLAGS.filter((flag) => !process.execArgv.includes(flag))
+  : [];
+const env = forWorker ? { ...WORKER_ENV, ...process.env } : process.env;
+const envMissing = forWorker && Object.keys(WORKER_ENV).some((name) => !(name in process.env));
+const script = fileURLToPath(import.meta.url);
+
+const retune = nodeFlags.length > 0 || envMissing;
+
+if (!tooOld && retune && typeof process.execve === 'function') {
+  // Node 22.15+: this process becomes the one with the flags; same pid, nothing in between.
+  try {
+    process.execve(
+      process.execPath,
+      [process.execPath, ...process.execArgv, ...nodeFlags, script, ...process.argv.slice(2)],
+      env,
+    );
+  } catch {
+    // Where the system refuses, the child process below serves instead.
+  }
+}
+
+if (tooOld || retune) {
   const bundled = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
-  if (!existsSync(bundled) || process.env.EBSYNC_NODE_REEXEC === '1') {
+  if (tooOld && (!existsSync(bundled) || process.env.EBSYNC_NODE_REEXEC === '1')) {
     process.stderr.write(
       `ebsync: Node ${process.versions.node} is too old: ebsync needs Node 22.12 or newer ` +
         `(22 and 24 are tested); run 'npm ci' to get the project's Node 24, or install Node 24\n`,
     );
     process.exit(2);
   }
+  const node = tooOld ? bundled : process.execPath;
+  const args = [...process.execArgv, ...nodeFlags, script, ...process.argv.slice(2)];
   // The child gets a process group of its own, so each signal reaches it exactly once: from
   // here, whether it was Ctrl-C (sent to this foreground group) or a kill of this process.
-  const child = spawn(bundled, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+  const child = spawn(node, args, {
     stdio: 'inherit',
     detached: true,
-    env: { ...process.env, EBSYNC_NODE_REEXEC: '1' },
+    env: { ...env, EBSYNC_NODE_REEXEC: '1' },
   });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.on(signal, () => child.kill(signal));

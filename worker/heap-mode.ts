@@ -1,14 +1,40 @@
 import { setFlagsFromString } from 'node:v8';
 
 /**
- * Has V8 keep its heaps near what is live. A worker reading a large mirror pass allocates
- * fast (page bodies, canonical records), and V8's default heap growth then held about
- * 3.5 times the live heap: the bench worker's RSS reached 565 MiB at 30,000 leads with about
- * 55 MiB live, and 272 MiB with this mode. It costs CPU: at 100,000 leads the worker used
- * about twice the CPU time of a run without it (bench/RESULTS.md and its history). The flag is
- * read at each garbage collection, so setting it once at start serves every isolate of the
- * process (the workflow thread's too).
+ * How far V8 lets a heap grow past what its last full collection kept, in percent. A worker
+ * reading a large mirror pass allocates fast (page bodies, canonical records), and V8's own
+ * growth factor, which rises to 4 when collections are quick, held about 3.5 times the live
+ * heap: the bench worker's RSS reached 565 MiB at 30,000 leads with about 55 MiB live.
+ */
+export const HEAP_GROWING_PERCENT = 30;
+
+/**
+ * The young generation's semi-space, in MiB. V8 sizes it from the machine's memory (32 MiB on
+ * a 24 GiB machine), and a mirror pass's short-lived page bodies fill it whole, in each
+ * isolate: the main one (activities) and the workflow thread's. In the mirror benchmark at
+ * 100,000 leads, 8 MiB took the worker's V8 pages at its peak from 254 to 133 MiB and 4 MiB
+ * to 128 MiB, its throughput within the run-to-run noise.
+ */
+export const SEMI_SPACE_MIB = 4;
+
+/**
+ * glibc's malloc arenas for a worker process. glibc gives threads that allocate at once arenas
+ * of their own, up to 8 per core, and a worker has about 16 threads (Temporal's core, libuv's
+ * pool, V8's platform, the workflow thread): 47 MiB of arenas at the benchmark's peak, 18 MiB
+ * with 2.
+ */
+export const MALLOC_ARENAS = 2;
+
+/**
+ * Has V8 keep its heaps near what is live. The growth flag is read at each garbage
+ * collection, so setting it once serves every isolate of the process. The semi-space of an
+ * isolate is fixed when it is made: set here, it reaches the workflow thread's; the main
+ * isolate's is fixed at process start, so cli/ebsync.js starts worker commands with
+ * `--max-semi-space-size` and `MALLOC_ARENA_MAX` (the values above). `--optimize-for-size`
+ * kept heaps small before, but it also has V8 compile for size, which about doubled the
+ * worker's CPU time in the mirror benchmark.
  */
 export function keepHeapsSmall(): void {
-  setFlagsFromString('--optimize-for-size');
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  setFlagsFromString(`--max-semi-space-size=${SEMI_SPACE_MIB}`);
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../config/index.js';
 import { dataConverter } from '../../worker/data-converter.js';
+import { MALLOC_ARENAS, SEMI_SPACE_MIB } from '../../worker/heap-mode.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
 import { connectionWorkflowId, type ConnectionInput } from '../../workflows/connection-types.js';
 import { CliProcess } from '../helpers/cli.js';
@@ -132,5 +133,22 @@ describe('ebsync worker shutdown', () => {
     expect(result.code).toBe(0);
     expect(result.signal).toBeNull();
     expect(result.stdout + result.stderr).toMatch(/worker stopped/);
+  }, 150_000);
+
+  it('runs the worker in the process it was started as, with its small-footprint tuning', async () => {
+    const worker = new CliProcess(['worker'], {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `tuned-${randomBytes(4).toString('hex')}`,
+      EBSYNC_DATA_DIR: join(dir, 'data'),
+    });
+    await worker.waitForLine(/worker started/, 90_000);
+    // Same pid: the process became the tuned one (no parent left waiting on a child).
+    const pid = worker.child.pid ?? 0;
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    expect(argv).toContain(`--max-semi-space-size=${SEMI_SPACE_MIB}`);
+    expect(environ).toContain(`MALLOC_ARENA_MAX=${MALLOC_ARENAS}`);
+    const result = await worker.stop('SIGTERM', 60_000);
+    expect(result.code).toBe(0);
   }, 150_000);
 });
