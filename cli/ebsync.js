@@ -10,10 +10,11 @@ import { constants } from 'node:os';
 import { URL, fileURLToPath } from 'node:url';
 
 // Commands that run a Temporal worker start their process with V8 and glibc tuned for a small
-// footprint (worker/heap-mode.ts says why, with SEMI_SPACE_MIB and MALLOC_ARENAS, the same
-// values); both read these only when the process starts. A MALLOC_ARENA_MAX of the user's wins.
+// footprint (worker/heap-mode.ts says why, with SEMI_SPACE_MIB, MALLOC_ARENAS and
+// MALLOC_TRIM_THRESHOLD, the same values); both read these only when the process starts.
+// A value of the user's wins.
 const WORKER_NODE_FLAGS = ['--max-semi-space-size=4'];
-const WORKER_ENV = { MALLOC_ARENA_MAX: '2' };
+const WORKER_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' };
 const WORKER_COMMANDS = new Set(['dev', 'worker']);
 
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
