@@ -14,7 +14,7 @@ import { dataConverter } from '../worker/data-converter.js';
 import { workflowsPath } from '../worker/worker.js';
 import { mirrorWorkflow } from '../workflows/mirror.js';
 import type { MirrorSummary } from '../workflows/mirror-types.js';
-import { MALLOC_ARENAS, MALLOC_TRIM_THRESHOLD, SEMI_SPACE_MIB } from '../worker/heap-mode.js';
+import { WORKER_LAUNCH } from '../worker/heap-mode.js';
 import {
   cpuSeconds,
   fmt,
@@ -94,13 +94,8 @@ function spawnSide(side: 'naive' | 'worker', settings: MirrorProcessSettings) {
   // The worker side starts as cli/ebsync.js starts `ebsync worker`: a small young generation
   // and few malloc arenas (worker/heap-mode.ts).
   const worker = side === 'worker';
-  const nodeFlags = worker ? [`--max-semi-space-size=${SEMI_SPACE_MIB}`] : [];
-  const tuning = worker
-    ? {
-        MALLOC_ARENA_MAX: String(MALLOC_ARENAS),
-        MALLOC_TRIM_THRESHOLD_: String(MALLOC_TRIM_THRESHOLD),
-      }
-    : {};
+  const nodeFlags = worker ? WORKER_LAUNCH.nodeFlags : [];
+  const tuning = worker ? WORKER_LAUNCH.env : {};
   const child = spawn(
     process.execPath,
     [...nodeFlags, '--import', 'tsx', 'bench/mirror-process.ts', side],
@@ -360,7 +355,7 @@ function report(small: SizeRun, large: SizeRun) {
   return {
     method: [
       `One sandbox per size (${large.sandbox.via.replace(String(LARGE), 'N')}, N = ${SMALL.toLocaleString('en-US')} and ${LARGE.toLocaleString('en-US')}; HTTPS, reach limit ${REACH.toLocaleString('en-US')}, max per ${PER}, its default events), warmed with 20 list pages, then read whole into a fresh SQLite mirror and SQLite ledger by each side in turn, leads, events and appointments (\`ebsync sync all\`, a full pass).`,
-      `**naive**: one process, one page in flight, each page written before the next is asked for (activities/mirror/source-pass.ts drivers at concurrency 1, the same client, page fetch and write path: writeRecords with ledger + destination). **ebsync**: mirrorWorkflow on a Temporal dev server (\`temporal server start-dev\`, SQLite persistence) started by this runner, its worker in a process of its own, started as \`ebsync worker\` starts (\`--max-semi-space-size=${SEMI_SPACE_MIB}\`, \`MALLOC_ARENA_MAX=${MALLOC_ARENAS}\`, \`MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD}\`; worker/heap-mode.ts) (the project's data converter and defaults: 4 partitions at once, each activity 4 pages in flight and up to 16 pages); its time runs from starting the workflow to its result, the worker already polling.`,
+      `**naive**: one process, one page in flight, each page written before the next is asked for (activities/mirror/source-pass.ts drivers at concurrency 1, the same client, page fetch and write path: writeRecords with ledger + destination). **ebsync**: mirrorWorkflow on a Temporal dev server (\`temporal server start-dev\`, SQLite persistence) started by this runner, its worker in a process of its own, started as \`ebsync worker\` starts (${[...WORKER_LAUNCH.nodeFlags, ...Object.entries(WORKER_LAUNCH.env).map(([k, v]) => `${k}=${v}`)].map((x) => `\`${x}\``).join(', ')}; worker/heap-mode.ts) (the project's data converter and defaults: 4 partitions at once, each activity 4 pages in flight and up to 16 pages); its time runs from starting the workflow to its result, the worker already polling.`,
       `Peak RSS is VmHWM of the side's process; CPU is its user + system time (/proc). Leads/s counts the service's total_count of leads; records/s counts every record written or found unchanged (a lead booking comes with its lead and again in its own list).`,
     ].join('\n\n'),
     tables: [

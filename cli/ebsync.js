@@ -10,8 +10,8 @@ import { constants } from 'node:os';
 import { URL, fileURLToPath } from 'node:url';
 
 // Commands that run a Temporal worker start their process with V8 and glibc tuned for a small
-// footprint (worker/heap-mode.ts says why, with SEMI_SPACE_MIB, MALLOC_ARENAS and
-// MALLOC_TRIM_THRESHOLD, the same values); both read these only when the process starts.
+// footprint (worker/heap-mode.ts says why; its WORKER_LAUNCH holds the same values, and a test
+// checks a started worker against it); both read these only when the process starts.
 // A value of the user's wins.
 const WORKER_NODE_FLAGS = ['--max-semi-space-size=4'];
 const WORKER_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' };

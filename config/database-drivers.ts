@@ -9,13 +9,13 @@ import pg from 'pg';
  * and which failures are worth retrying.
  */
 
+/** Page cache per SQLite connection, in KiB. */
+const SQLITE_CACHE_KIB = 4096;
+
 /**
  * Opens (creating) a database file in WAL mode, so readers never block the writer and
  * several processes can share the file; a writer waits up to busyTimeoutMs for another.
  */
-/** Page cache per SQLite connection, in KiB. */
-export const SQLITE_CACHE_KIB = 4096;
-
 export function openSqliteFile(file: string, busyTimeoutMs = 10_000): Database.Database {
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
   const db = new Database(file);

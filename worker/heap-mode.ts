@@ -29,18 +29,30 @@ export const MALLOC_ARENAS = 2;
  * glibc's trim threshold, in bytes: free memory above it at the top of the heap goes back to
  * the system. Left unset, glibc raises it (to as much as 64 MiB) each time a large block is
  * freed, and a worker freeing page bodies kept tens of MiB it no longer used. Set, it stays
- * fixed: in the mirror benchmark the worker's peak fell from 277-291 MiB to 259 MiB.
+ * fixed: in the mirror benchmark the worker's peak fell from 277-291 MiB to 259-268 MiB.
  */
 export const MALLOC_TRIM_THRESHOLD = 131_072;
+
+/**
+ * What a worker process starts with: V8 and glibc read these only at process start.
+ * cli/ebsync.js (plain JavaScript, run before TypeScript can load) starts worker commands
+ * with the same values; test/cli/shutdown.test.ts checks a started worker against these.
+ */
+export const WORKER_LAUNCH = {
+  nodeFlags: [`--max-semi-space-size=${SEMI_SPACE_MIB}`],
+  env: {
+    MALLOC_ARENA_MAX: String(MALLOC_ARENAS),
+    MALLOC_TRIM_THRESHOLD_: String(MALLOC_TRIM_THRESHOLD),
+  },
+} as const;
 
 /**
  * Has V8 keep its heaps near what is live. The growth flag is read at each garbage
  * collection, so setting it once serves every isolate of the process. The semi-space of an
  * isolate is fixed when it is made: set here, it reaches the workflow thread's; the main
- * isolate's is fixed at process start, so cli/ebsync.js starts worker commands with
- * `--max-semi-space-size`, `MALLOC_ARENA_MAX` and `MALLOC_TRIM_THRESHOLD_` (the values above). `--optimize-for-size`
- * kept heaps small before, but it also has V8 compile for size, which about doubled the
- * worker's CPU time in the mirror benchmark.
+ * isolate's is fixed at process start (WORKER_LAUNCH). `--optimize-for-size` kept heaps
+ * small before, but it also has V8 compile for size, which about doubled the worker's CPU
+ * time in the mirror benchmark.
  */
 export function keepHeapsSmall(): void {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../config/index.js';
 import { dataConverter } from '../../worker/data-converter.js';
-import { MALLOC_ARENAS, MALLOC_TRIM_THRESHOLD, SEMI_SPACE_MIB } from '../../worker/heap-mode.js';
+import { WORKER_LAUNCH } from '../../worker/heap-mode.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
 import { connectionWorkflowId, type ConnectionInput } from '../../workflows/connection-types.js';
 import { CliProcess } from '../helpers/cli.js';
@@ -146,9 +146,9 @@ describe('ebsync worker shutdown', () => {
     const pid = worker.child.pid ?? 0;
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    expect(argv).toContain(`--max-semi-space-size=${SEMI_SPACE_MIB}`);
-    expect(environ).toContain(`MALLOC_ARENA_MAX=${MALLOC_ARENAS}`);
-    expect(environ).toContain(`MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD}`);
+    for (const flag of WORKER_LAUNCH.nodeFlags) expect(argv).toContain(flag);
+    for (const [name, value] of Object.entries(WORKER_LAUNCH.env))
+      expect(environ).toContain(`${name}=${value}`);
     const result = await worker.stop('SIGTERM', 60_000);
     expect(result.code).toBe(0);
   }, 150_000);
