@@ -1,4 +1,10 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createSecretKey,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 
@@ -47,8 +53,10 @@ export interface EncryptionCodecOptions {
 const additionalData = (keyId: string): Buffer => Buffer.from(`ebsync/${keyId}`, 'utf8');
 
 export class EncryptionCodec implements PayloadCodec {
-  private readonly keys: ReadonlyMap<string, Buffer>;
-  private readonly current: EncryptionKey;
+  // KeyObjects, made once: handed a Buffer, every cipher imports the key again, which cost
+  // several times the sealing of a small payload.
+  private readonly keys: ReadonlyMap<string, KeyObject>;
+  private readonly current: { id: string; key: KeyObject };
   private readonly acceptPlaintext: boolean;
 
   constructor(keys: readonly EncryptionKey[], options: EncryptionCodecOptions = {}) {
@@ -62,8 +70,8 @@ export class EncryptionCodec implements PayloadCodec {
       if (ids.has(k.id)) throw new Error(`encryption key id '${k.id}' is used twice`);
       ids.add(k.id);
     }
-    this.current = first;
-    this.keys = new Map(keys.map((k) => [k.id, k.key]));
+    this.current = { id: first.id, key: createSecretKey(first.key) };
+    this.keys = new Map(keys.map((k) => [k.id, createSecretKey(k.key)]));
     this.acceptPlaintext = options.acceptPlaintext ?? false;
   }
 
