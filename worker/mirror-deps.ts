@@ -54,6 +54,11 @@ export function createMirrorDeps(
       ...(config.service.routeOverrides ? { routeOverrides: config.service.routeOverrides } : {}),
     });
   };
+  const clientFor = pacedClients(
+    newClient,
+    { ratePerSecond: rateLimit, ledger: openLedgerOnce, onRefused },
+    CLIENT_TTL_MS,
+  );
 
   return {
     reachLimit: config.service.reachLimit,
@@ -61,11 +66,14 @@ export function createMirrorDeps(
     // Under a rate limit every request waits for its slot in the shared store
     // (docs/rate-limits.md), and activities read enough pages to keep the slots busy.
     ...(rateLimit > 0 ? pacedPages(rateLimit) : {}),
-    clientFor: pacedClients(
-      newClient,
-      { ratePerSecond: rateLimit, ledger: openLedgerOnce, onRefused },
-      CLIENT_TTL_MS,
-    ),
+    clientFor,
+    clientIfReady(connectionId) {
+      // The connection's state is re-checked as often for these reads as for any other call.
+      if (clientFor.ready(connectionId) && tokens.ready(connectionId))
+        return clientFor(connectionId);
+      void Promise.all([tokens.get(connectionId), clientFor(connectionId)]).catch(() => undefined);
+      return undefined;
+    },
     ledger: openLedgerOnce,
     destination(target) {
       let opened = destinations.get(target);

@@ -45,3 +45,9 @@ export function recordWorkflowId(
 ): string {
   return `record:${connectionId}:${resource}:${recordId}`;
 }
+
+/**
+ * A local read found no client at hand without asking the connection workflow: the workflow
+ * reads with an ordinary activity instead (the failure type it is told this by).
+ */
+export const CLIENT_NOT_AT_HAND = 'ClientNotAtHand';

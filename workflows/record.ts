@@ -19,6 +19,7 @@ import type {
   RefreshOutput,
 } from '../activities/mirror/refresh-record.js';
 import {
+  CLIENT_NOT_AT_HAND,
   recordChangeSignal,
   recordSummaryQuery,
   SEEN_LIMIT,
@@ -72,6 +73,12 @@ async function readQuickly(input: RefreshInput): Promise<RefreshOutput> {
   try {
     return await refreshRecordLocal(input);
   } catch (error) {
+    // The worker had no client at hand without asking the connection workflow, which a read
+    // must not wait for inside this task: an ordinary activity reads instead.
+    // (A local activity's failure may come as its ApplicationFailure itself, not wrapped.)
+    const failure = error instanceof ActivityFailure ? error.cause : error;
+    if (failure instanceof ApplicationFailure && failure.type === CLIENT_NOT_AT_HAND)
+      return refreshRecord(input);
     // A refusal would be refused again: it fails the workflow as the ordinary activity's does.
     if (
       !(error instanceof ActivityFailure) ||

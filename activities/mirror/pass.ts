@@ -39,6 +39,14 @@ import {
 export interface MirrorDeps {
   /** A client of the service with the connection's credentials (from its workflow). */
   clientFor(connectionId: string): Promise<ServiceClient>;
+  /**
+   * The client only if this process can give it without asking the connection workflow;
+   * otherwise undefined, and the asking starts in the background. A local activity holds its
+   * workflow task's slot while it runs, and the connection workflow answers only in a slot of
+   * its own: a read that waited for that answer could wait for good when reads fill the slots.
+   * Absent: every client is at hand (deps that build clients directly).
+   */
+  clientIfReady?(connectionId: string): Promise<ServiceClient> | undefined;
   /** The process's ledger (opened once). */
   ledger(): Promise<Ledger>;
   /** The destination of a target string, opened once per process. */

@@ -1,4 +1,6 @@
-import { log } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { CLIENT_NOT_AT_HAND } from '../../workflows/record-types.js';
 import type { AutomationStore } from '../../store/automation-endpoints.js';
 import { createAutomationActivities, endpointWants } from '../automations/forward-change.js';
 import { withServiceFailures } from '../failures.js';
@@ -34,12 +36,26 @@ export function createRecordActivities(deps: MirrorDeps, automations?: Automatio
   const wanted = async (input: RefreshInput, action: 'written' | 'deleted'): Promise<boolean> =>
     automations !== undefined &&
     (await automations.list()).some((endpoint) => endpointWants(endpoint, { ...input, action }));
+  // A local activity does not wait for the connection workflow (see MirrorDeps.clientIfReady):
+  // it hands the read to an ordinary activity, which may wait, its slot free meanwhile.
+  const clientOf = (connectionId: string) => {
+    if (!deps.clientIfReady || !Context.current().info.isLocal) return deps.clientFor(connectionId);
+    const client = deps.clientIfReady(connectionId);
+    if (client) return client;
+    throw ApplicationFailure.create({
+      type: CLIENT_NOT_AT_HAND,
+      message: `this worker has no checked credentials of connection ${connectionId} at hand; the read goes to an ordinary activity`,
+      nonRetryable: true,
+      // Expected after a start and every few seconds: not a warning in the worker's log.
+      category: ApplicationFailureCategory.BENIGN,
+    });
+  };
   return {
     // Without a store (tests of the write path alone) forwarding has nowhere to go: a no-op.
     ...createAutomationActivities(automations),
     refreshRecord: withServiceFailures(async (input: RefreshInput): Promise<RefreshOutput> => {
       const [client, ledger, destination] = await Promise.all([
-        deps.clientFor(input.connectionId),
+        clientOf(input.connectionId),
         deps.ledger(),
         deps.destination(input.destination),
       ]);
