@@ -83,10 +83,11 @@ const KNOWN_CROSSINGS: { folder: Folder; targets: string[]; why: string }[] = [
       'workflows/connection-types.ts',
       'workflows/mirror-types.ts',
       'workflows/rate-limit.ts',
+      'workflows/record-types.ts',
     ],
     why:
       'the contracts of the workflows these activities serve or ask: shared types and constants ' +
-      '(the rate-limit signal a refused request reports), ' +
+      '(the rate-limit signal a refused request reports, the failure type that sends a read to an ordinary activity), ' +
       "and the connection workflow's update and query definitions (called by definition, never by name)",
   },
   {
