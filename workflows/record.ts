@@ -40,15 +40,15 @@ const { refreshRecord } = proxyActivities<ReturnType<typeof createRecordActiviti
 
 // The read as a local activity: run by the worker inside the workflow task that saw the
 // notice, so a change costs one workflow task instead of three plus an activity task. Retries
-// wait in the worker up to 10 s (the task heartbeats meanwhile); longer waits become durable
-// timers, so a service that is down for minutes is not polled hot. After 5 minutes the read
-// falls back to the ordinary activity above, whose retries the server keeps for as long as
-// the outage lasts.
+// wait in the worker up to 10 s (the task heartbeats meanwhile, holding one of the worker's
+// task slots); longer waits become durable timers. After 30 s of failures the read falls back
+// to the ordinary activity above, whose retries the server keeps for as long as an outage
+// lasts, holding no slot: many records waiting out an outage must not fill the worker.
 const { refreshRecord: refreshRecordLocal } = proxyLocalActivities<
   ReturnType<typeof createRecordActivities>
 >({
   startToCloseTimeout: '1 minute',
-  scheduleToCloseTimeout: '5 minutes',
+  scheduleToCloseTimeout: '30 seconds',
   localRetryThreshold: '10 seconds',
   retry: READ_RETRY,
 });
@@ -73,21 +73,17 @@ async function readQuickly(input: RefreshInput): Promise<RefreshOutput> {
   try {
     return await refreshRecordLocal(input);
   } catch (error) {
+    if (isCancellation(error)) throw error;
+    // A local activity's failure may come as its cause itself, not wrapped in ActivityFailure.
+    const cause = error instanceof ActivityFailure ? error.cause : error;
     // The worker had no client at hand without asking the connection workflow, which a read
     // must not wait for inside this task: an ordinary activity reads instead.
-    // (A local activity's failure may come as its ApplicationFailure itself, not wrapped.)
-    const failure = error instanceof ActivityFailure ? error.cause : error;
-    if (failure instanceof ApplicationFailure && failure.type === CLIENT_NOT_AT_HAND)
+    if (cause instanceof ApplicationFailure && cause.type === CLIENT_NOT_AT_HAND)
       return refreshRecord(input);
     // A refusal would be refused again: it fails the workflow as the ordinary activity's does.
-    if (
-      !(error instanceof ActivityFailure) ||
-      isCancellation(error) ||
-      (error.cause instanceof ApplicationFailure && error.cause.nonRetryable)
-    )
-      throw error;
-    log.warn('the record could not be read for 5 minutes; retrying as an ordinary activity', {
-      error: error.cause?.message ?? error.message,
+    if (cause instanceof ApplicationFailure && cause.nonRetryable) throw error;
+    log.warn('the record could not be read for 30 s; retrying as an ordinary activity', {
+      error: cause instanceof Error ? cause.message : String(cause),
     });
     return refreshRecord(input);
   }

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
 import { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
-import type { TestSandbox } from '../helpers/sandbox.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 
 /** Signed deliveries as a sender would make them, and what the test reads back. */
 export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
@@ -121,4 +123,31 @@ export function recordDeps(ts: TestSandbox, dir: string): ReturnType<typeof sand
     reachLimit: 10_000,
     per: 100,
   });
+}
+
+/** What a record-workflow test file stands on: an HTTPS sandbox, Temporal, a scratch directory. */
+export interface RecordBed {
+  ts: TestSandbox;
+  temporal: TemporalHarness;
+  dir: string;
+  deps: ReturnType<typeof recordDeps>;
+}
+
+export async function openRecordBed(
+  seed: { leads: number; events: number },
+  dirPrefix: string,
+): Promise<RecordBed> {
+  const ts = await startTestSandbox({ https: true, seed });
+  const temporal = await connectTemporal();
+  const dir = mkdtempSync(join(tmpdir(), dirPrefix));
+  return { ts, temporal, dir, deps: recordDeps(ts, dir) };
+}
+
+/** Closes what openRecordBed opened; a bed that never opened is nothing to close. */
+export async function closeRecordBed(bed: RecordBed | undefined): Promise<void> {
+  if (!bed) return;
+  await bed.deps.close();
+  await bed.temporal.close();
+  await bed.ts.close();
+  rmSync(bed.dir, { recursive: true, force: true });
 }

@@ -1,6 +1,4 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
@@ -12,11 +10,13 @@ import { createReceiver, type ConnectionHook, type HandOff } from '../../webhook
 import type { SignatureScheme } from '../../webhooks/signature.js';
 import { recordSummaryQuery, recordWorkflowId } from '../../workflows/record-types.js';
 import { closedPort } from '../helpers/ports.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import type { TestSandbox } from '../helpers/sandbox.js';
+import type { TemporalHarness } from '../helpers/temporal.js';
 import {
+  closeRecordBed,
   destinationColumn,
-  recordDeps,
+  openRecordBed,
+  type RecordBed,
   eventually,
   hintBody,
   inLanes,
@@ -30,26 +30,20 @@ import {
 // dev server: a name of its own keeps this file's notices out of another file's workflows.
 const CONNECTION = 'receiver-shop';
 const SECRET = newSecret();
+let bed: RecordBed | undefined;
 let ts: TestSandbox;
 let temporal: TemporalHarness;
 let dir: string;
 let destination: string;
-let deps: ReturnType<typeof recordDeps>;
+let deps: RecordBed['deps'];
 
 beforeAll(async () => {
-  ts = await startTestSandbox({ https: true, seed: { leads: 400, events: 5 } });
-  temporal = await connectTemporal();
-  dir = mkdtempSync(join(tmpdir(), 'ebsync-webhooks-'));
+  bed = await openRecordBed({ leads: 400, events: 5 }, 'ebsync-webhooks-');
+  ({ ts, temporal, dir, deps } = bed);
   destination = `sqlite:${join(dir, 'mirror.db')}`;
-  deps = recordDeps(ts, dir);
 });
 
-afterAll(async () => {
-  await deps?.close();
-  await temporal?.close();
-  await ts?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => closeRecordBed(bed));
 
 interface Running {
   url: string;
