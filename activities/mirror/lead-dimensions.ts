@@ -1,8 +1,9 @@
 /**
  * How a lead search over the reach limit is cut: by the spec's filters `origin`, `lead_type`,
- * `source` (equality; the parts are disjoint) and `text` with the distinctive word of an
- * e-mail domain (word-prefix search; parts may overlap, and every lead has an e-mail). The
- * values come from what was read: a sample of the search itself plus the values seen so far.
+ * `source` (equality; the parts are disjoint) and `text` with a whole e-mail domain (every lead
+ * has an e-mail; the full-text search also looks at names, venues and notes, so parts may
+ * overlap). The values come from what was read: a sample of the search itself plus the values
+ * seen so far.
  */
 export const LEAD_DIMENSIONS = ['origin', 'lead_type', 'source', 'text'] as const;
 export type LeadDimension = (typeof LEAD_DIMENSIONS)[number];
@@ -74,28 +75,6 @@ export function discover(into: Discovered, samples: readonly LeadSample[]): void
   }
 }
 
-const words = (domain: string): string[] =>
-  domain.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= 2);
-
-/**
- * The word of a domain that fewest known domains share ("gmail" of gmail.com, not "com"),
- * longer on a tie: the text search for it finds that domain's leads and few others.
- */
-export function domainWord(domain: string, known: readonly string[]): string | null {
-  let best: { word: string; shared: number } | undefined;
-  for (const word of words(domain)) {
-    const shared = known.filter((d) => words(d).includes(word)).length;
-    if (
-      !best ||
-      shared < best.shared ||
-      (shared === best.shared && word.length > best.word.length)
-    ) {
-      best = { word, shared };
-    }
-  }
-  return best?.word ?? null;
-}
-
 export interface DimensionChoice {
   dimension: LeadDimension;
   values: string[];
@@ -146,26 +125,21 @@ function equalityChoice(
   };
 }
 
+/**
+ * Text parts are whole domains ("example.com", not its word "com"): a single word of a domain
+ * also finds every lead whose notes or venue hold a word it begins ("company", "corporate"),
+ * and each such lead is read twice.
+ */
 function textChoice(samples: readonly LeadSample[], discovered: Discovered): DimensionChoice {
   const global = discovered.domain ?? {};
   const inSample = new Map<string, number>();
   for (const s of samples)
     if (s.domain !== null) inSample.set(s.domain, (inSample.get(s.domain) ?? 0) + 1);
-  const domains = new Set<string>();
+  const chosen = new Set<string>();
   for (const [domain, n] of inSample) {
-    if (n >= MIN_DOMAIN_COUNT || (global[domain] ?? 0) >= MIN_DOMAIN_COUNT) domains.add(domain);
+    if (n >= MIN_DOMAIN_COUNT || (global[domain] ?? 0) >= MIN_DOMAIN_COUNT) chosen.add(domain);
   }
-  const known = [...new Set([...Object.keys(global), ...inSample.keys()])];
-  const wordOf = new Map<string, string>();
-  for (const domain of domains) {
-    const word = domainWord(domain, known);
-    if (word !== null) wordOf.set(domain, word);
-  }
-  const chosen = new Set(wordOf.values());
-  const covered = samples.filter(
-    (s) =>
-      s.domain !== null && words(s.domain).some((w) => [...chosen].some((c) => w.startsWith(c))),
-  ).length;
+  const covered = samples.filter((s) => s.domain !== null && chosen.has(s.domain)).length;
   return {
     dimension: 'text',
     values: [...chosen].sort(),

@@ -319,8 +319,7 @@ function reaches(dimension: LeadDimension, values: ReadonlySet<string>, s: LeadS
     const value = s[dimension];
     return value !== null && values.has(value);
   }
-  const domain = s.domain;
-  return domain !== null && [...values].some((word) => domain.includes(word));
+  return s.domain !== null && values.has(s.domain);
 }
 
 /**

@@ -13,7 +13,7 @@ import {
   planComplete,
   readySteps,
 } from '../../activities/mirror/partition-plan.js';
-import { domainWord } from '../../activities/mirror/lead-dimensions.js';
+import { rankDimensions, type LeadSample } from '../../activities/mirror/lead-dimensions.js';
 
 const event = {
   id: '7',
@@ -195,10 +195,21 @@ describe('partition plans', () => {
 });
 
 describe('lead cut values', () => {
-  it('takes the word of a domain that fewest known domains share', () => {
-    const known = ['gmail.com', 'yahoo.com', 'example.com', 'mail.example'];
-    expect(domainWord('gmail.com', known)).toBe('gmail');
-    expect(domainWord('example.com', known)).toBe('example');
-    expect(domainWord('mail.example', known)).toBe('mail');
+  const lead = (domain: string): LeadSample => ({
+    origin: null,
+    lead_type: null,
+    source: null,
+    domain,
+  });
+
+  it('cuts by whole e-mail domains seen at least twice, in the sample or before', () => {
+    const samples = ['gmail.com', 'gmail.com', 'mail.example', 'mail.example', 'once.io'].map(lead);
+    const [text] = rankDimensions([], samples, { domain: { 'once.io': 2, 'yahoo.com': 9 } });
+    expect(text?.dimension).toBe('text');
+    expect(text?.values).toEqual(['gmail.com', 'mail.example', 'once.io']);
+    expect(text?.coverage).toBe(1);
+    const [fresh] = rankDimensions([], samples, {});
+    expect(fresh?.values).toEqual(['gmail.com', 'mail.example']);
+    expect(fresh?.coverage).toBeCloseTo(0.8);
   });
 });

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyAuth, createClient, type Client } from '../../api/index.js';
 import type { CanonicalRecord, Resource } from '../../activities/mirror/canonical.js';
 import { readRecord } from '../../activities/mirror/records-by-id.js';
+import { createPlan } from '../../activities/mirror/partition-plan.js';
 import {
+  drivePlan,
   readEventsAndBookings,
   readLeadsAndBookings,
   readList,
@@ -139,6 +141,22 @@ describe('a full read of a sandbox whose reach limit is 100', () => {
     expect(counters['leads.get']?.['200'] ?? 0).toBe(leadRead.leads.readById);
     expect(counters['events.get']?.['200']).toBe(eventRead.events.requests);
     expect(ts.internalErrors).toEqual([]);
+  });
+
+  it('cuts leads by whole e-mail domains: the parts of a text cut never hold a lead twice', async () => {
+    // Notes say "Corporate holiday party": a part searching only the word "corp" of
+    // corp.example also finds those leads, which another part reads again.
+    const plan = await drivePlan(client, createPlan('leads', { reachLimit: REACH, per: 100 }));
+    const textCuts = plan.nodes.filter((n) => n.split?.dimension === 'text');
+    expect(textCuts.length).toBeGreaterThan(0);
+    for (const node of textCuts) {
+      const parts = (node.split?.children ?? []).map((id) => plan.nodes[id]);
+      const values = parts.map((part) => part?.query.text ?? '');
+      expect(values.filter((v) => !/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(v))).toEqual([]);
+      const held = parts.reduce((sum, part) => sum + (part?.total ?? 0), 0);
+      const twice = Math.max(0, held - (node.total ?? 0));
+      expect({ query: node.query, twice }).toEqual({ query: node.query, twice: 0 });
+    }
   });
 });
 
