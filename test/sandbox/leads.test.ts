@@ -368,6 +368,8 @@ describe('GET /api/v1/leads/{lead_id}', () => {
         Number(d.id),
       );
     expect(await found(`${word}old`)).toEqual([id]);
+    // Both searches were asked before the edit: what the sandbox keeps of them must not outlive it.
+    expect(await found(`${word}new`)).toEqual([]);
     const record = t.sb.ctx.records.get<LeadAttrs>('lead', t.sb.businessId, id);
     if (!record) throw new Error('lead not stored');
     const edited = updateLead(t.sb.ctx, record, { last_name: `${word}new` });
