@@ -250,6 +250,44 @@ function seek(
   return fromId === undefined ? undefined : { fromId, offset: offset - k * ANCHOR_STEP };
 }
 
+/** Filtered lists whose ids are kept; the least recently asked is dropped past this. */
+const FILTERED_KEPT = 16;
+const filteredCache = new WeakMap<Db, Map<string, { writes: number; ids: number[] }>>();
+
+/**
+ * Every live id a filtered list holds, in list order, kept until a record of its type is
+ * written (Records.writeCount). A partitioned read asks for each page of the same filter in
+ * turn, and every page counted the whole filter again and skipped its offset: at 100,000
+ * leads a page of one origin's e-mail domain took about 40 ms, twice an unfiltered page.
+ */
+function filteredIds(
+  ctx: SandboxContext,
+  type: 'lead' | 'lead_booking',
+  table: string,
+  where: string,
+  params: unknown[],
+): number[] {
+  let kept = filteredCache.get(ctx.db);
+  if (!kept) filteredCache.set(ctx.db, (kept = new Map()));
+  const key = `${type}\n${where}\n${JSON.stringify(params)}`;
+  const writes = ctx.records.writeCount(type);
+  const known = kept.get(key);
+  kept.delete(key);
+  if (known?.writes === writes) {
+    kept.set(key, known);
+    return known.ids;
+  }
+  const ids = sql(ctx.db, `SELECT id FROM ${table} WHERE ${where} ORDER BY id`)
+    .pluck()
+    .all(...params) as number[];
+  if (kept.size >= FILTERED_KEPT) {
+    const [oldest] = kept.keys();
+    if (oldest !== undefined) kept.delete(oldest);
+  }
+  kept.set(key, { writes, ids });
+  return ids;
+}
+
 export interface IndexFilter {
   where: string;
   params: unknown[];
@@ -313,38 +351,47 @@ export function pageOfRecords<A extends RecordAttrs>(
   const table = type === 'lead' ? 'lead_index' : 'lead_booking_index';
   const where = ['business_id = ?', 'live = 1'].concat(filters.map((f) => f.where)).join(' AND ');
   const params = [businessId, ...filters.flatMap((f) => f.params)];
+  const matching = filters.length === 0 ? undefined : filteredIds(ctx, type, table, where, params);
   const total =
-    filters.length === 0
-      ? ((
-          sql(ctx.db, 'SELECT live FROM lead_counts WHERE type = ? AND business_id = ?').get(
-            type,
-            businessId,
-          ) as { live: number } | undefined
-        )?.live ?? 0)
-      : (
-          sql(ctx.db, `SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...params) as {
-            n: number;
-          }
-        ).n;
+    matching?.length ??
+    (
+      sql(ctx.db, 'SELECT live FROM lead_counts WHERE type = ? AND business_id = ?').get(
+        type,
+        businessId,
+      ) as { live: number } | undefined
+    )?.live ??
+    0;
   if (window.limit === 0) return { records: [], total };
-  const from = filters.length === 0 ? seek(ctx, type, table, businessId, window.offset) : undefined;
-  // One statement: the page's ids from the side table, then their rows by primary key. Raw
-  // rows (arrays), since a page is 100 of them.
-  const rows = sql(
-    ctx.db,
-    `SELECT id, business_id, parent_id, attrs FROM records
-       WHERE type = '${type}' AND id IN (
-         SELECT id FROM ${table} WHERE ${where}${from ? ' AND id >= ?' : ''}
-           ORDER BY id LIMIT ? OFFSET ?)
-       ORDER BY id`,
-  )
-    .raw()
-    .all(
-      ...params,
-      ...(from ? [from.fromId] : []),
-      window.limit,
-      from ? from.offset : window.offset,
-    ) as [number, number, number | null, string][];
+  let rows: [number, number, number | null, string][];
+  if (matching) {
+    const ids = matching.slice(window.offset, window.offset + window.limit);
+    rows = sql(
+      ctx.db,
+      `SELECT id, business_id, parent_id, attrs FROM records
+         WHERE type = '${type}' AND id IN (SELECT value FROM json_each(?)) ORDER BY id`,
+    )
+      .raw()
+      .all(JSON.stringify(ids)) as typeof rows;
+  } else {
+    const from = seek(ctx, type, table, businessId, window.offset);
+    // One statement: the page's ids from the side table, then their rows by primary key. Raw
+    // rows (arrays), since a page is 100 of them.
+    rows = sql(
+      ctx.db,
+      `SELECT id, business_id, parent_id, attrs FROM records
+         WHERE type = '${type}' AND id IN (
+           SELECT id FROM ${table} WHERE ${where}${from ? ' AND id >= ?' : ''}
+             ORDER BY id LIMIT ? OFFSET ?)
+         ORDER BY id`,
+    )
+      .raw()
+      .all(
+        ...params,
+        ...(from ? [from.fromId] : []),
+        window.limit,
+        from ? from.offset : window.offset,
+      ) as typeof rows;
+  }
   return {
     total,
     records: rows.map(([id, business, parent, attrs]) => ({

@@ -152,6 +152,63 @@ describe('deep pages of unfiltered lists', () => {
     await check();
   });
 
+  it('gives filtered pages the rows a fresh query gives, as leads move in and out of the filter', async () => {
+    const origin = 'Lead Form';
+    const match = '"example.com"*';
+    const fresh = (withText: boolean): string[] =>
+      (
+        deep.sb.ctx.db
+          .prepare(
+            `SELECT id FROM records WHERE type = 'lead' AND business_id = ? AND deleted_at IS NULL
+               AND json_extract(attrs, '$.origin') = ?
+               ${withText ? 'AND id IN (SELECT rowid FROM lead_search WHERE lead_search MATCH ?)' : ''}
+             ORDER BY id`,
+          )
+          .pluck()
+          .all(deep.sb.businessId, origin, ...(withText ? [match] : [])) as number[]
+      ).map(String);
+    const listed = async (withText: boolean): Promise<{ ids: string[]; total: number }> => {
+      const ids: string[] = [];
+      let total = 0;
+      for (let pageNo = 1; ; pageNo += 1) {
+        const query: Record<string, string> = { per: '20', page: String(pageNo), origin };
+        if (withText) query.text = 'example.com';
+        const res = await deep.request('GET', '/api/v1/leads', { query });
+        expect(res.status).toBe(200);
+        const body = res.body as ListBody;
+        total = body.meta.total_count;
+        ids.push(...body.data.map((d) => d.id));
+        if (body.data.length < 20) return { ids, total };
+      }
+    };
+    const check = async () => {
+      for (const withText of [false, true]) {
+        const want = fresh(withText);
+        expect(want.length).toBeGreaterThan(20);
+        expect(await listed(withText), `text ${withText}`).toEqual({
+          ids: want,
+          total: want.length,
+        });
+      }
+    };
+    await check();
+    const [, moved, gone] = fresh(true).map(Number);
+    const lead = (id: number | undefined) => {
+      const record = deep.sb.ctx.records.get('lead', deep.sb.businessId, id ?? 0);
+      if (!record) throw new Error(`no lead ${id}`);
+      return record;
+    };
+    // Every change below is asked for right after the same lists were read whole.
+    deep.sb.ctx.records.update(lead(moved), { origin: 'API' });
+    await check();
+    deep.sb.ctx.records.update(lead(moved), { origin, email: 'moved@elsewhere.test' });
+    await check();
+    deep.sb.ctx.records.update(lead(moved), { email: 'moved@example.com' });
+    await check();
+    deep.sb.ctx.records.softDelete(lead(gone), deep.sb.ctx.clock.iso());
+    await check();
+  });
+
   it('pages lead bookings the same way', async () => {
     for (const [pageNo, per] of [
       [7, 100],
