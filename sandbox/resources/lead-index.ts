@@ -268,7 +268,8 @@ function filteredIds(
   params: unknown[],
 ): number[] {
   let kept = filteredCache.get(ctx.db);
-  if (!kept) filteredCache.set(ctx.db, (kept = new Map()));
+  if (!kept)
+    filteredCache.set(ctx.db, (kept = new Map<string, { writes: number; ids: number[] }>()));
   const key = `${type}\n${where}\n${JSON.stringify(params)}`;
   const writes = ctx.records.writeCount(type);
   const known = kept.get(key);
