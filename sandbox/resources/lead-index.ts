@@ -294,48 +294,6 @@ export interface IndexFilter {
   params: unknown[];
 }
 
-/** Text searches whose hits are kept; the oldest is dropped past this. */
-const TEXT_HITS_KEPT = 64;
-const textHits = new WeakMap<Db, Map<string, number>>();
-
-/**
- * The lead list's `text` filter. A search's hits are kept in a temporary table until a lead
- * is written (Records.writeCount): a partitioned read asks for every page of the same search,
- * and each page runs the filter twice (count and page). A phrase whose word every lead holds
- * ("example" of example.com) costs 7 to 12 ms a run at 100,000 leads, about 10 s over a
- * mirror's pass; a kept search costs an index range.
- */
-export function textFilter(ctx: SandboxContext, match: string): IndexFilter {
-  const db = ctx.db;
-  ensureLeadIndexes(db);
-  let kept = textHits.get(db);
-  if (!kept) {
-    db.exec(`CREATE TEMP TABLE IF NOT EXISTS lead_search_hits (
-      query TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (query, id)) WITHOUT ROWID`);
-    textHits.set(db, (kept = new Map<string, number>()));
-  }
-  const writes = ctx.records.writeCount('lead');
-  if (kept.get(match) !== writes) {
-    if (!kept.has(match) && kept.size >= TEXT_HITS_KEPT) {
-      const [oldest] = kept.keys();
-      if (oldest !== undefined) forgetHits(ctx, kept, oldest);
-    }
-    forgetHits(ctx, kept, match);
-    sql(
-      db,
-      `INSERT INTO temp.lead_search_hits
-         SELECT ?, rowid FROM lead_search WHERE lead_search MATCH ?`,
-    ).run(match, match);
-    kept.set(match, writes);
-  }
-  return { where: 'id IN (SELECT id FROM temp.lead_search_hits WHERE query = ?)', params: [match] };
-}
-
-function forgetHits(ctx: SandboxContext, kept: Map<string, number>, match: string): void {
-  sql(ctx.db, 'DELETE FROM temp.lead_search_hits WHERE query = ?').run(match);
-  kept.delete(match);
-}
-
 /**
  * One page of live lead or lead-booking records by id: ids and the count come from the
  * side tables (index-only; unfiltered, the count is the maintained one), then the page's

@@ -4,7 +4,7 @@ import type { Handlers, SandboxContext } from '../context.js';
 import { listBody, paging, parseInclude, reachWindow } from '../envelope.js';
 import { badRequest, notFound } from '../errors.js';
 import { bookingsOfLeads } from './lead-bookings.js';
-import { pageOfRecords, textFilter, type IndexFilter } from './lead-index.js';
+import { pageOfRecords, type IndexFilter } from './lead-index.js';
 import { leadBookingItem, LeadView } from './lead-bookings-view.js';
 import { leadBookingsHandlers } from './lead-bookings-routes.js';
 import { leadQuestionsHandlers } from './lead-questions.js';
@@ -47,7 +47,12 @@ function listLeads(ctx: SandboxContext, caller: Caller, query: Record<string, un
   }
   const text = stringParam(query, 'text');
   const match = text === undefined ? undefined : ftsQuery(text);
-  if (match !== undefined) filters.push(textFilter(ctx, match));
+  if (match !== undefined) {
+    filters.push({
+      where: 'id IN (SELECT rowid FROM lead_search WHERE lead_search MATCH ?)',
+      params: [match],
+    });
+  }
   const { records: leads, total } = pageOfRecords<LeadAttrs>(
     ctx,
     'lead',
