@@ -13,6 +13,7 @@ import { crmBenchmark } from './crm.js';
 import { consoleBenchmark } from './console.js';
 import { mirrorBenchmark } from './mirror.js';
 import { rateBenchmark } from './rate.js';
+import { temporalStoreBenchmark } from './temporal-store.js';
 import { webhooksBenchmark } from './webhooks.js';
 import {
   fmt,
@@ -35,6 +36,7 @@ const BENCHMARKS: Benchmark[] = [
   rateBenchmark,
   consoleBenchmark,
   webhooksBenchmark,
+  temporalStoreBenchmark,
 ];
 
 const { values, positionals } = parseArgs({

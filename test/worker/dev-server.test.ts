@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -64,6 +64,13 @@ describe('ebsync temporal', { timeout: 240_000 }, () => {
         `  data: ${dbFilename}\n`,
     );
     expect(existsSync(dbFilename)).toBe(true);
+  });
+
+  it('keeps its database file in WAL mode, not a journal rewritten on every commit', () => {
+    // The file header's read and write format versions are 2 for WAL, 1 for a rollback journal.
+    const header = readFileSync(dbFilename).subarray(18, 20);
+    expect([...header]).toEqual([2, 2]);
+    expect(existsSync(`${dbFilename}-wal`)).toBe(true);
   });
 
   it('refuses a second server on a --port in use, in one line naming the port', async () => {
