@@ -9,6 +9,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { apiKeyAuth } from '../api/auth.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config/index.js';
+import { DEV_SERVER_ARGS } from '../worker/dev-server.js';
 import { findTemporalCli } from '../worker/temporal-cli.js';
 import { dataConverter } from '../worker/data-converter.js';
 import { workflowsPath } from '../worker/worker.js';
@@ -284,6 +285,7 @@ export const mirrorBenchmark: Benchmark = {
             executable,
             dbFilename: join(work, 'temporal.db'),
             log: { format: 'pretty', level: 'error' },
+            extraArgs: DEV_SERVER_ARGS,
           },
         }),
         bundleWorkflowCode({
@@ -355,7 +357,7 @@ function report(small: SizeRun, large: SizeRun) {
   return {
     method: [
       `One sandbox per size (${large.sandbox.via.replace(String(LARGE), 'N')}, N = ${SMALL.toLocaleString('en-US')} and ${LARGE.toLocaleString('en-US')}; HTTPS, reach limit ${REACH.toLocaleString('en-US')}, max per ${PER}, its default events), warmed with 20 list pages, then read whole into a fresh SQLite mirror and SQLite ledger by each side in turn, leads, events and appointments (\`ebsync sync all\`, a full pass).`,
-      `**naive**: one process, one page in flight, each page written before the next is asked for (activities/mirror/source-pass.ts drivers at concurrency 1, the same client, page fetch and write path: writeRecords with ledger + destination). **ebsync**: mirrorWorkflow on a Temporal dev server (\`temporal server start-dev\`, SQLite persistence) started by this runner, its worker in a process of its own, started as \`ebsync worker\` starts (${[...WORKER_LAUNCH.nodeFlags, ...Object.entries(WORKER_LAUNCH.env).map(([k, v]) => `${k}=${v}`)].map((x) => `\`${x}\``).join(', ')}; worker/heap-mode.ts) (the project's data converter and defaults: 4 partitions at once, each activity 4 pages in flight and up to 16 pages); its time runs from starting the workflow to its result, the worker already polling.`,
+      `**naive**: one process, one page in flight, each page written before the next is asked for (activities/mirror/source-pass.ts drivers at concurrency 1, the same client, page fetch and write path: writeRecords with ledger + destination). **ebsync**: mirrorWorkflow on a Temporal dev server (\`temporal server start-dev\`, SQLite persistence in WAL mode, as \`npm start\` starts it) started by this runner, its worker in a process of its own, started as \`ebsync worker\` starts (${[...WORKER_LAUNCH.nodeFlags, ...Object.entries(WORKER_LAUNCH.env).map(([k, v]) => `${k}=${v}`)].map((x) => `\`${x}\``).join(', ')}; worker/heap-mode.ts) (the project's data converter and defaults: 4 partitions at once, each activity 4 pages in flight and up to 16 pages); its time runs from starting the workflow to its result, the worker already polling.`,
       `Peak RSS is VmHWM of the side's process; CPU is its user + system time (/proc). Leads/s counts the service's total_count of leads; records/s counts every record written or found unchanged (a lead booking comes with its lead and again in its own list).`,
     ].join('\n\n'),
     tables: [

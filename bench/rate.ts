@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startSandbox } from '../sandbox/server.js';
-import { FAIRNESS_ARGS } from '../worker/dev-server.js';
+import { DEV_SERVER_ARGS } from '../worker/dev-server.js';
 import { pacedPages, PACING_HEADROOM } from '../activities/request-pacing.js';
 import { findTemporalCli } from '../worker/temporal-cli.js';
 import { workflowsPath } from '../worker/worker.js';
@@ -42,7 +42,7 @@ export const rateBenchmark: Benchmark = {
           executable,
           dbFilename: join(work, 'temporal.db'),
           log: { format: 'pretty', level: 'error' },
-          extraArgs: FAIRNESS_ARGS,
+          extraArgs: DEV_SERVER_ARGS,
         },
       }),
       bundleWorkflowCode({

@@ -12,6 +12,7 @@ import { loadConfig } from '../config/index.js';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 import { generateKeyLine } from '../worker/data-converter.js';
 import { connectClient } from '../worker/temporal-client.js';
+import { DEV_SERVER_ARGS } from '../worker/dev-server.js';
 import { findTemporalCli } from '../worker/temporal-cli.js';
 import { webhookRegistrations } from '../worker/webhook-receiver.js';
 import { cli } from './console.js';
@@ -249,7 +250,10 @@ export const webhooksBenchmark: Benchmark = {
       server = await TestWorkflowEnvironment.createLocal({
         server: {
           executable: await findTemporalCli(),
+          // The server `npm start` runs: a database file, with the same arguments.
+          dbFilename: join(work, 'temporal.db'),
           log: { format: 'pretty', level: 'error' },
+          extraArgs: DEV_SERVER_ARGS,
         },
       });
       const destinationFile = join(work, 'mirror.db');
@@ -363,7 +367,9 @@ export const webhooksBenchmark: Benchmark = {
           `each after a staff edit of its own lead in the in-process ` +
           `sandbox; the worker (debounce ${config.webhooks.debounce} ms, EBS_RATE_LIMIT=0: no pacing) ` +
           `re-reads the lead and writes SQLite; the time is from sending the delivery until a ` +
-          `poll (every 25 ms, the 200 oldest outstanding leads) of the destination sees the new value. Temporal is a local dev server on the same machine.`,
+          `poll (every 25 ms, the 200 oldest outstanding leads) of the destination sees the new ` +
+          `value. Temporal is a local dev server on the same machine, started as \`npm start\` ` +
+          `starts it (a SQLite file in WAL mode, task-queue fairness on).`,
         tables: [
           {
             head: ['throughput', 'deliveries/s'],
