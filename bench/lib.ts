@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DEV_SERVER_ARGS } from '../worker/dev-server.js';
+import { findTemporalCli } from '../worker/temporal-cli.js';
 
 /** Shared pieces of the benchmarks: statistics, tables, sandbox processes, one HTTP GET. */
 
@@ -34,6 +37,24 @@ export interface Benchmark {
   name: string;
   title: string;
   run(ctx: BenchContext): Promise<Section>;
+}
+
+/**
+ * A Temporal dev server as `npm start` runs it (worker/dev-server.ts: a SQLite file, WAL,
+ * fairness), its file in `dir`: a benchmark measures the server users get.
+ */
+export async function startBenchTemporal(
+  ctx: BenchContext,
+  dir: string,
+): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: await findTemporalCli({ onProgress: (line) => ctx.log(line) }),
+      dbFilename: join(dir, 'temporal.db'),
+      log: { format: 'pretty', level: 'error' },
+      extraArgs: DEV_SERVER_ARGS,
+    },
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,13 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { apiKeyAuth } from '../api/auth.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config/index.js';
-import { DEV_SERVER_ARGS } from '../worker/dev-server.js';
-import { findTemporalCli } from '../worker/temporal-cli.js';
 import { dataConverter } from '../worker/data-converter.js';
 import { workflowsPath } from '../worker/worker.js';
 import { mirrorWorkflow } from '../workflows/mirror.js';
@@ -23,6 +21,7 @@ import {
   ratio,
   ROOT,
   seededSandbox,
+  startBenchTemporal,
   track,
   type BenchContext,
   type Benchmark,
@@ -278,16 +277,8 @@ export const mirrorBenchmark: Benchmark = {
     try {
       ctx.log('starting a Temporal dev server and bundling the workflows');
       const bundlePath = join(work, 'workflow-bundle.js');
-      const executable = await findTemporalCli();
       const [env, bundle] = await Promise.all([
-        TestWorkflowEnvironment.createLocal({
-          server: {
-            executable,
-            dbFilename: join(work, 'temporal.db'),
-            log: { format: 'pretty', level: 'error' },
-            extraArgs: DEV_SERVER_ARGS,
-          },
-        }),
+        startBenchTemporal(ctx, work),
         bundleWorkflowCode({
           workflowsPath: workflowsPath(),
           logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },

@@ -1,15 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startSandbox } from '../sandbox/server.js';
-import { DEV_SERVER_ARGS } from '../worker/dev-server.js';
 import { pacedPages, PACING_HEADROOM } from '../activities/request-pacing.js';
-import { findTemporalCli } from '../worker/temporal-cli.js';
 import { workflowsPath } from '../worker/worker.js';
 import { runPacedMirror, type PacedRun } from '../test/fixtures/paced-mirror.js';
-import { fmt, type BenchContext, type Benchmark, type Section } from './lib.js';
+import { fmt, startBenchTemporal, type BenchContext, type Benchmark, type Section } from './lib.js';
 
 /** The service's limit for one credential, and ebsync's per-connection rate set to it. */
 const R = 20;
@@ -35,16 +32,8 @@ export const rateBenchmark: Benchmark = {
   title: 'One rate limit per connection across workers',
   async run(ctx: BenchContext): Promise<Section> {
     const work = mkdtempSync(join(tmpdir(), 'ebsync-bench-rate-'));
-    const executable = await findTemporalCli({ onProgress: (line) => ctx.log(line) });
     const [env, bundle, sb] = await Promise.all([
-      TestWorkflowEnvironment.createLocal({
-        server: {
-          executable,
-          dbFilename: join(work, 'temporal.db'),
-          log: { format: 'pretty', level: 'error' },
-          extraArgs: DEV_SERVER_ARGS,
-        },
-      }),
+      startBenchTemporal(ctx, work),
       bundleWorkflowCode({
         workflowsPath: workflowsPath(),
         logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },

@@ -5,18 +5,16 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Webhook } from 'standardwebhooks';
 import { saveConnection } from '../cli/connections.js';
 import { loadConfig } from '../config/index.js';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 import { generateKeyLine } from '../worker/data-converter.js';
 import { connectClient } from '../worker/temporal-client.js';
-import { DEV_SERVER_ARGS } from '../worker/dev-server.js';
-import { findTemporalCli } from '../worker/temporal-cli.js';
 import { webhookRegistrations } from '../worker/webhook-receiver.js';
 import { cli } from './console.js';
-import { fmt, ROOT, summarize, track, type Benchmark } from './lib.js';
+import { fmt, ROOT, startBenchTemporal, summarize, track, type Benchmark } from './lib.js';
 
 const FLOOD = 3_000;
 const LANES = 32;
@@ -247,15 +245,7 @@ export const webhooksBenchmark: Benchmark = {
     const children: ChildProcess[] = [];
     try {
       ctx.log('starting a Temporal dev server');
-      server = await TestWorkflowEnvironment.createLocal({
-        server: {
-          executable: await findTemporalCli(),
-          // The server `npm start` runs: a database file, with the same arguments.
-          dbFilename: join(work, 'temporal.db'),
-          log: { format: 'pretty', level: 'error' },
-          extraArgs: DEV_SERVER_ARGS,
-        },
-      });
+      server = await startBenchTemporal(ctx, work);
       const destinationFile = join(work, 'mirror.db');
       const env = {
         TEMPORAL_ADDRESS: server.address,

@@ -91,12 +91,7 @@ export const FAIRNESS_ARGS = ['--dynamic-config-value', 'matching.enableFairness
  * server answered survives a crash of the machine as before, so a webhook answered 2xx is
  * never lost.
  */
-export const SQLITE_ARGS = [
-  '--sqlite-pragma',
-  'journal_mode=wal',
-  '--sqlite-pragma',
-  'synchronous=full',
-];
+const SQLITE_ARGS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=full'];
 
 /** Everything a persistent dev server is started with beyond its address and file. */
 export const DEV_SERVER_ARGS = [...SQLITE_ARGS, ...FAIRNESS_ARGS];
