@@ -46,10 +46,13 @@ export function planTable(
 /** Quotes an identifier the same way in both engines (SQL standard double quotes). */
 export const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
-/** Column definitions of CREATE TABLE: `id` the key, `record` and `synced_at` required. */
+/**
+ * Column definitions of CREATE TABLE: `id` the key, `id`, `record` and `synced_at` required
+ * (said of `id` too, since a SQLite rowid table's PRIMARY KEY alone would take a NULL).
+ */
 export function columnDefinitions(plan: TablePlan, types: TypeNames): string[] {
   return plan.columns.map((c) => {
-    const required = c.name === 'record' || c.name === 'synced_at' ? ' NOT NULL' : '';
+    const required = ['id', 'record', 'synced_at'].includes(c.name) ? ' NOT NULL' : '';
     const key = c.name === 'id' ? ' PRIMARY KEY' : '';
     return `${quoteIdentifier(c.name)} ${types[c.type]}${key}${required}`;
   });

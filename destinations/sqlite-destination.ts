@@ -35,9 +35,16 @@ function toSqlite(type: ColumnType, value: JsonValue): string | number | null {
   return value as string | number;
 }
 
+/**
+ * A rowid table with `id` as a unique key, not WITHOUT ROWID: a record of a few KB fits a
+ * rowid table's leaf page, where a WITHOUT ROWID table keeps only about a quarter page of
+ * each row in the tree and spills the rest into an overflow page of its own, so every upsert
+ * touched two pages and the tree grew tall. Tables created before stay as they are; the same
+ * statements serve both.
+ */
 function createTableSql(plan: TablePlan): string {
   const columns = columnDefinitions(plan, TYPES);
-  return `CREATE TABLE ${q(plan.table.table)} (\n  ${columns.join(',\n  ')}\n) STRICT, WITHOUT ROWID`;
+  return `CREATE TABLE ${q(plan.table.table)} (\n  ${columns.join(',\n  ')}\n) STRICT`;
 }
 
 function indexSql(table: TableSpec): string[] {

@@ -6,10 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DestinationTargetError } from '../../destinations/errors.js';
 import { openDestination, parseDestinationTarget } from '../../destinations/open-destination.js';
 import type { JsonValue } from '../../destinations/record.js';
-import { ALL_TABLES } from '../../destinations/tables.js';
+import { ALL_TABLES, TABLES } from '../../destinations/tables.js';
 import { columnsOf } from '../../destinations/schema-plan.js';
 import { createTestDatabase, queryDatabase } from '../helpers/postgres.js';
-import { describeDestination } from './destination-suite.js';
+import { describeDestination, leadRecord } from './destination-suite.js';
 
 const typeOf = (table: string, column: string) =>
   ALL_TABLES.filter((t) => t.table === table)
@@ -61,6 +61,75 @@ describeDestination('SQLite', {
         .all()
         .map((c) => c.name),
     ),
+});
+
+describe('SQLite file layout', () => {
+  /** Leads whose whole record is about 3 KB, as a lead with notes and custom fields is. */
+  const largeLeads = (n: number) =>
+    Array.from({ length: n }, (_, i) => {
+      const lead = leadRecord(String(i + 1));
+      return { ...lead, raw: { ...lead.raw, notes: `Call back after the tasting. `.repeat(100) } };
+    });
+
+  it('keeps a record of a few KB in its row, not in an overflow page of its own', async () => {
+    const target = `sqlite:${join(dir, `mirror-${++files}.db`)}`;
+    const destination = openDestination(target);
+    try {
+      expect(await destination.upsert('leads', largeLeads(200))).toMatchObject({ inserted: 200 });
+    } finally {
+      await destination.close();
+    }
+    const pages = await withSqlite(target, (db) =>
+      db
+        .prepare<[], { pagetype: string; n: number }>(
+          `SELECT pagetype, count(*) AS n FROM dbstat WHERE name = 'leads' GROUP BY pagetype`,
+        )
+        .all(),
+    );
+    const count = (type: string) => pages.find((p) => p.pagetype === type)?.n ?? 0;
+    expect(count('leaf')).toBeGreaterThan(0);
+    expect(count('overflow')).toBe(0);
+  });
+
+  it('goes on writing a table an earlier ebsync created WITHOUT ROWID', async () => {
+    const target = `sqlite:${join(dir, `mirror-${++files}.db`)}`;
+    const first = openDestination(target);
+    await first.ensureSchema([TABLES.leads]);
+    await first.close();
+    await withSqlite(target, (db) => {
+      const { sql } = db
+        .prepare<[], { sql: string }>(`SELECT sql FROM sqlite_master WHERE name = 'leads'`)
+        .get()!;
+      db.exec(`DROP TABLE leads; ${sql}, WITHOUT ROWID;`);
+    });
+    const destination = openDestination(target);
+    try {
+      expect(await destination.upsert('leads', largeLeads(20))).toMatchObject({ inserted: 20 });
+      expect(await destination.upsert('leads', largeLeads(20))).toMatchObject({ unchanged: 20 });
+      const changed = largeLeads(2).map((l) => leadRecord(l.id, { first_name: 'Bea' }));
+      expect(await destination.upsert('leads', changed)).toMatchObject({ updated: 2 });
+      expect(await destination.markDeleted('leads', ['3'])).toBe(1);
+    } finally {
+      await destination.close();
+    }
+    const rows = await withSqlite(target, (db) => ({
+      sql: db
+        .prepare<[], { sql: string }>(`SELECT sql FROM sqlite_master WHERE name = 'leads'`)
+        .get()!.sql,
+      names: db
+        .prepare<[], { first_name: string }>(`SELECT first_name FROM leads WHERE id IN ('1', '2')`)
+        .all()
+        .map((r) => r.first_name),
+      deleted: db
+        .prepare<[], { n: number }>(`SELECT count(*) AS n FROM leads WHERE deleted_at IS NOT NULL`)
+        .get()!.n,
+    }));
+    expect(rows).toEqual({
+      sql: expect.stringMatching(/WITHOUT ROWID/) as string,
+      names: ['Bea', 'Bea'],
+      deleted: 1,
+    });
+  });
 });
 
 const postgresBackend = (schema: string) => ({
