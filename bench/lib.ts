@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
@@ -217,6 +217,43 @@ export function cpuSeconds(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Parent pid of each live process (Linux /proc), read once. */
+function parentPids(): Map<number, number> {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return parents;
+}
+
+/**
+ * CPU seconds of a process and all its live descendants: `ebsync worker` runs its work in a
+ * child of the launcher, whose own /proc figure would miss it.
+ */
+export function treeCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  const parents = parentPids();
+  const tree = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [child, parent] of parents) {
+      if (tree.has(parent) && !tree.has(child)) {
+        tree.add(child);
+        grew = true;
+      }
+    }
+  }
+  let total = 0;
+  for (const member of tree) total += cpuSeconds(member) ?? 0;
+  return cpuSeconds(pid) === undefined ? undefined : total;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,7 +14,15 @@ import { generateKeyLine } from '../worker/data-converter.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { webhookRegistrations } from '../worker/webhook-receiver.js';
 import { cli } from './console.js';
-import { fmt, ROOT, startBenchTemporal, summarize, track, type Benchmark } from './lib.js';
+import {
+  fmt,
+  ROOT,
+  startBenchTemporal,
+  summarize,
+  track,
+  treeCpuSeconds,
+  type Benchmark,
+} from './lib.js';
 
 const FLOOD = 3_000;
 const LANES = 32;
@@ -127,6 +135,37 @@ interface Step {
   /** Deliveries answered but not seen in the destination within 30 s of the last send. */
   missing: number;
   summary: ReturnType<typeof summarize>;
+  /** Cores each process used while the step sent (CPU seconds over wall seconds). */
+  cores: Record<string, number>;
+}
+
+/** Pids to meter: each with its descendants; this process itself by process.cpuUsage. */
+type Metered = Record<string, number | undefined>;
+
+function cpuNow(processes: Metered): Record<string, number> {
+  const usage = process.cpuUsage();
+  return {
+    ...Object.fromEntries(
+      Object.entries(processes).map(([name, pid]) => [name, treeCpuSeconds(pid) ?? NaN]),
+    ),
+    [SELF]: (usage.user + usage.system) / 1e6,
+  };
+}
+
+const SELF = 'this process: the sender, the sandbox and the destination poll';
+
+/** The dev server this benchmark started: the process whose command line names its file. */
+function pidOf(commandLinePart: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(commandLinePart))
+        return Number(entry);
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -140,6 +179,7 @@ async function latencyRun(run: {
   sandbox: Sandbox;
   destinationFile: string;
   receiverUrl: string;
+  metered: Metered;
 }): Promise<Step> {
   const total = run.rate * run.seconds;
   const sentAt = new Map<number, number>();
@@ -171,6 +211,7 @@ async function latencyRun(run: {
       }
     }
   })();
+  const cpuAtStart = cpuNow(run.metered);
   const startAt = performance.now();
   const posts: Promise<void>[] = [];
   for (let i = 0; i < total; i++) {
@@ -190,7 +231,15 @@ async function latencyRun(run: {
       ),
     );
   }
-  const offered = total / ((performance.now() - startAt) / 1000);
+  const sendSeconds = (performance.now() - startAt) / 1000;
+  const offered = total / sendSeconds;
+  const cpuAtEnd = cpuNow(run.metered);
+  const cores = Object.fromEntries(
+    Object.entries(cpuAtEnd).map(([name, seconds]) => [
+      name,
+      (seconds - (cpuAtStart[name] ?? NaN)) / sendSeconds,
+    ]),
+  );
   await Promise.all(posts);
   const deadline = performance.now() + 30_000;
   while (sentAt.size > 0 && performance.now() < deadline) {
@@ -211,6 +260,7 @@ async function latencyRun(run: {
     refused,
     missing,
     summary: summarize(latencies),
+    cores,
   };
 }
 
@@ -310,7 +360,13 @@ export const webhooksBenchmark: Benchmark = {
       const receiverRate = await throughput(`${receiverUrl}/webhooks/bench`, flood('flood'));
       bare.child.kill('SIGTERM');
       ctx.log('starting a worker; the same flood again while it applies the first');
-      children.push((await cli(['worker'], env, /worker started/)).child);
+      const worker = (await cli(['worker'], env, /worker started/)).child;
+      children.push(worker);
+      const metered: Metered = {
+        'Temporal dev server': pidOf(join(work, 'temporal.db')),
+        'ebsync worker': worker.pid,
+        'ebsync webhooks serve': receiver.child.pid,
+      };
       const busyRate = await throughput(`${receiverUrl}/webhooks/bench`, flood('flood2'));
       ctx.log('letting the worker finish both floods');
       await new Promise((r) => setTimeout(r, 20_000));
@@ -328,6 +384,7 @@ export const webhooksBenchmark: Benchmark = {
             sandbox,
             destinationFile,
             receiverUrl,
+            metered,
           }),
         );
         nextLead += step.rate * step.seconds;
@@ -359,7 +416,9 @@ export const webhooksBenchmark: Benchmark = {
           `re-reads the lead and writes SQLite; the time is from sending the delivery until a ` +
           `poll (every 25 ms, the 200 oldest outstanding leads) of the destination sees the new ` +
           `value. Temporal is a local dev server on the same machine, started as \`npm start\` ` +
-          `starts it (a SQLite file in WAL mode, task-queue fairness on).`,
+          `starts it (a SQLite file in WAL mode, task-queue fairness on). Cores by process: ` +
+          `each process's CPU seconds (with its child processes, from /proc) over the seconds a ` +
+          `step spent sending.`,
         tables: [
           {
             head: ['throughput', 'deliveries/s'],
@@ -380,6 +439,27 @@ export const webhooksBenchmark: Benchmark = {
               fmt(step.summary.p50, 0),
               fmt(step.summary.p99, 0),
             ]),
+          },
+          {
+            head: [
+              'cores in use while deliveries were sent, by process',
+              ...steps.map((step) => `${step.rate}/s`),
+            ],
+            rows: [
+              ...Object.keys(steps[0]?.cores ?? {}).map((name) => [
+                name,
+                ...steps.map((step) => fmt(step.cores[name] ?? NaN, 2)),
+              ]),
+              [
+                'all of them',
+                ...steps.map((step) =>
+                  fmt(
+                    Object.values(step.cores).reduce((a, b) => a + b, 0),
+                    2,
+                  ),
+                ),
+              ],
+            ],
           },
           {
             head: [`delivery → destination row at ${RATE}/s`, 'ms'],
