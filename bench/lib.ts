@@ -219,19 +219,34 @@ export function cpuSeconds(pid: number | undefined): number | undefined {
   }
 }
 
-/** Parent pid of each live process (Linux /proc), read once. */
-function parentPids(): Map<number, number> {
-  const parents = new Map<number, number>();
+/** Each live process's pid with a file of its /proc entry (Linux), skipping any gone meanwhile. */
+function procFiles(file: 'stat' | 'cmdline'): Map<number, string> {
+  const read = new Map<number, string>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      read.set(Number(entry), readFileSync(`/proc/${entry}/${file}`, 'utf8'));
     } catch {
       // Gone between the listing and the read.
     }
   }
-  return parents;
+  return read;
+}
+
+/** The pid of a live process whose command line holds `part` (a file it was given). */
+export function pidByCommandLine(part: string): number | undefined {
+  for (const [pid, cmdline] of procFiles('cmdline')) if (cmdline.includes(part)) return pid;
+  return undefined;
+}
+
+/** Parent pid of each live process. */
+function parentPids(): Map<number, number> {
+  return new Map(
+    [...procFiles('stat')].map(([pid, stat]) => [
+      pid,
+      Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]),
+    ]),
+  );
 }
 
 /**

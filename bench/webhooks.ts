@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -16,6 +16,7 @@ import { webhookRegistrations } from '../worker/webhook-receiver.js';
 import { cli } from './console.js';
 import {
   fmt,
+  pidByCommandLine,
   ROOT,
   startBenchTemporal,
   summarize,
@@ -142,6 +143,8 @@ interface Step {
 /** Pids to meter: each with its descendants; this process itself by process.cpuUsage. */
 type Metered = Record<string, number | undefined>;
 
+const SELF = 'this process: the sender, the sandbox and the destination poll';
+
 function cpuNow(processes: Metered): Record<string, number> {
   const usage = process.cpuUsage();
   return {
@@ -150,22 +153,6 @@ function cpuNow(processes: Metered): Record<string, number> {
     ),
     [SELF]: (usage.user + usage.system) / 1e6,
   };
-}
-
-const SELF = 'this process: the sender, the sandbox and the destination poll';
-
-/** The dev server this benchmark started: the process whose command line names its file. */
-function pidOf(commandLinePart: string): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(commandLinePart))
-        return Number(entry);
-    } catch {
-      // Gone between the listing and the read.
-    }
-  }
-  return undefined;
 }
 
 /**
@@ -363,7 +350,7 @@ export const webhooksBenchmark: Benchmark = {
       const worker = (await cli(['worker'], env, /worker started/)).child;
       children.push(worker);
       const metered: Metered = {
-        'Temporal dev server': pidOf(join(work, 'temporal.db')),
+        'Temporal dev server': pidByCommandLine(join(work, 'temporal.db')),
         'ebsync worker': worker.pid,
         'ebsync webhooks serve': receiver.child.pid,
       };
