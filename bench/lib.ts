@@ -1,12 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { pino } from 'pino';
 import { DEV_SERVER_ARGS } from '../worker/dev-server.js';
 import { findTemporalCli } from '../worker/temporal-cli.js';
+import { bundleQuietly } from '../worker/worker.js';
 
 /** Shared pieces of the benchmarks: statistics, tables, sandbox processes, one HTTP GET. */
 
@@ -55,6 +57,14 @@ export async function startBenchTemporal(
       extraArgs: DEV_SERVER_ARGS,
     },
   });
+}
+
+/** The workflows bundled as the worker bundles them, written into `dir`: the file's path. */
+export async function writeWorkflowBundle(dir: string): Promise<string> {
+  const { code } = await bundleQuietly(pino({ level: 'silent' }));
+  const path = join(dir, 'workflow-bundle.js');
+  writeFileSync(path, code);
+  return path;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -254,8 +264,8 @@ function parentPids(): Map<number, number> {
  * child of the launcher, whose own /proc figure would miss it.
  */
 export function treeCpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
   const parents = parentPids();
+  if (pid === undefined || !parents.has(pid)) return undefined;
   const tree = new Set([pid]);
   for (let grew = true; grew;) {
     grew = false;
@@ -268,7 +278,7 @@ export function treeCpuSeconds(pid: number | undefined): number | undefined {
   }
   let total = 0;
   for (const member of tree) total += cpuSeconds(member) ?? 0;
-  return cpuSeconds(pid) === undefined ? undefined : total;
+  return total;
 }
 
 /**

@@ -1,16 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { apiKeyAuth } from '../api/auth.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config/index.js';
 import { dataConverter } from '../worker/data-converter.js';
-import { workflowsPath } from '../worker/worker.js';
 import { mirrorWorkflow } from '../workflows/mirror.js';
 import type { MirrorSummary } from '../workflows/mirror-types.js';
 import { WORKER_LAUNCH } from '../worker/heap-mode.js';
@@ -22,6 +20,7 @@ import {
   ROOT,
   seededSandbox,
   startBenchTemporal,
+  writeWorkflowBundle,
   track,
   type BenchContext,
   type Benchmark,
@@ -276,16 +275,11 @@ export const mirrorBenchmark: Benchmark = {
     let server: TestWorkflowEnvironment | undefined;
     try {
       ctx.log('starting a Temporal dev server and bundling the workflows');
-      const bundlePath = join(work, 'workflow-bundle.js');
-      const [env, bundle] = await Promise.all([
+      const [env, bundlePath] = await Promise.all([
         startBenchTemporal(ctx, work),
-        bundleWorkflowCode({
-          workflowsPath: workflowsPath(),
-          logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-        }),
+        writeWorkflowBundle(work),
       ]);
       server = env;
-      writeFileSync(bundlePath, bundle.code);
       const temporal = {
         address: env.address,
         bundlePath,

@@ -1,12 +1,17 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { startSandbox } from '../sandbox/server.js';
 import { pacedPages, PACING_HEADROOM } from '../activities/request-pacing.js';
-import { workflowsPath } from '../worker/worker.js';
 import { runPacedMirror, type PacedRun } from '../test/fixtures/paced-mirror.js';
-import { fmt, startBenchTemporal, type BenchContext, type Benchmark, type Section } from './lib.js';
+import {
+  fmt,
+  startBenchTemporal,
+  writeWorkflowBundle,
+  type BenchContext,
+  type Benchmark,
+  type Section,
+} from './lib.js';
 
 /** The service's limit for one credential, and ebsync's per-connection rate set to it. */
 const R = 20;
@@ -32,16 +37,11 @@ export const rateBenchmark: Benchmark = {
   title: 'One rate limit per connection across workers',
   async run(ctx: BenchContext): Promise<Section> {
     const work = mkdtempSync(join(tmpdir(), 'ebsync-bench-rate-'));
-    const [env, bundle, sb] = await Promise.all([
+    const [env, bundlePath, sb] = await Promise.all([
       startBenchTemporal(ctx, work),
-      bundleWorkflowCode({
-        workflowsPath: workflowsPath(),
-        logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-      }),
+      writeWorkflowBundle(work),
       startSandbox({ reachLimit: REACH, seed: { leads: LEADS } }),
     ]);
-    const bundlePath = join(work, 'workflow-bundle.js');
-    writeFileSync(bundlePath, bundle.code);
     const rows: (string | number)[][] = [];
     const verdicts: string[] = [];
     try {

@@ -36,7 +36,8 @@ export function workflowsPath(): string {
  * Bundles the workflows with webpack's per-module report kept at debug level: at info it is
  * one multi-kilobyte log line at every start.
  */
-async function bundleQuietly(logger: Logger): Promise<WorkflowBundleOption> {
+/** The workflows bundled, the bundler's chatter sent to `logger` at debug. */
+export async function bundleQuietly(logger: Logger): Promise<{ code: string }> {
   const started = Date.now();
   const { code } = await bundleWorkflowCode({
     workflowsPath: workflowsPath(),
