@@ -1,114 +1,24 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyAuth, createClient } from '../../api/index.js';
-import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
-import type { Destination } from '../../destinations/destination.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { MirrorDeps } from '../../activities/mirror/pass.js';
 import { setupHubSpot } from '../../destinations/hubspot-setup.js';
-import { openDestination } from '../../destinations/open-destination.js';
-import type { Ledger } from '../../store/ledger.js';
-import { openLedger } from '../../store/open-ledger.js';
 import { startHubSpotFake, type HubSpotFake } from '../../sandbox/crm/fakes.js';
 import type { CrmObject } from '../../sandbox/crm/hubspot/state.js';
-import { mirrorWorkflow } from '../../workflows/mirror.js';
-import type { MirrorInput, MirrorSummary } from '../../workflows/mirror-types.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import type { MirrorSummary } from '../../workflows/mirror-types.js';
 import { sourceIds } from '../mirror/source-truth.js';
+import { LEADS, useCrmMirror } from './crm-mirror.js';
 
-const LEADS = 2000;
-const EVENTS = 300;
-const REACH = 10_000;
-/** This file's connection name: no other test file uses it. */
-const CONNECTION = 'crm-hubspot';
-
-let ts: TestSandbox;
-let dir: string;
-let temporal: TemporalHarness;
-const fakes: HubSpotFake[] = [];
-const ledgers: Ledger[] = [];
-const destinations: Destination[] = [];
-
-async function newFake(): Promise<HubSpotFake> {
-  const fake = await startHubSpotFake({ adminToken: 'admin-token-for-tests' });
-  fakes.push(fake);
-  return fake;
-}
-
-/** Mirror deps whose `hubspot` destination is this fake, with a ledger of its own. */
-function depsFor(fake: HubSpotFake): MirrorDeps {
-  let ledger: Promise<Ledger> | undefined;
-  let destination: Destination | undefined;
-  return {
-    clientFor: () =>
-      Promise.resolve(
-        createClient({
-          baseUrl: ts.sb.baseUrl,
-          auth: apiKeyAuth(ts.sb.apiKey),
-          allowInsecureLoopback: true,
-        }),
-      ),
-    ledger: () =>
-      (ledger ??= openLedger(
-        `sqlite:${join(dir, `ledger-${ledgers.length}-${Math.random()}.db`)}`,
-      ).then((l) => {
-        ledgers.push(l);
-        return l;
-      })),
-    destination: (target) => {
-      if (!destination) {
-        destination = openDestination(target, {
-          hubspot: { baseUrl: fake.baseUrl, token: fake.token },
-        });
-        destinations.push(destination);
-      }
-      return Promise.resolve(destination);
-    },
-    reachLimit: REACH,
-    per: 100,
-  };
-}
-
-async function runPass(
-  deps: MirrorDeps,
-  input: Omit<MirrorInput, 'connectionId' | 'destination'>,
-): Promise<MirrorSummary> {
-  const taskQueue = temporal.taskQueue();
-  return temporal.withWorker(
-    { taskQueue, activities: createMirrorActivities(deps), maxConcurrentActivityTaskExecutions: 8 },
-    () =>
-      temporal.client.workflow.execute(mirrorWorkflow, {
-        taskQueue,
-        workflowId: `mirror-${CONNECTION}-${taskQueue}`,
-        args: [{ connectionId: CONNECTION, destination: 'hubspot', ...input }],
-      }),
-  );
-}
+const crm = useCrmMirror('hubspot', startHubSpotFake, (fake) => ({
+  hubspot: { baseUrl: fake.baseUrl, token: fake.token },
+}));
 
 const live = (fake: HubSpotFake, type: 'contacts' | 'deals'): CrmObject[] =>
   [...fake.state.objects[type].values()].filter((o) => !o.archived);
 const dealsKeyed = (fake: HubSpotFake, key: 'ebs_lead_id' | 'ebs_event_id'): CrmObject[] =>
   live(fake, 'deals').filter((d) => d.properties[key]);
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ebsync-crm-hubspot-'));
-  ts = await startTestSandbox({ reachLimit: REACH, seed: { leads: LEADS, events: EVENTS } });
-  temporal = await connectTemporal();
-}, 240_000);
-
-afterAll(async () => {
-  for (const d of destinations) await d.close();
-  for (const l of ledgers) await l.close();
-  for (const f of fakes) await f.close();
-  await temporal?.close();
-  await ts?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
 describe('HubSpot fake', () => {
   it('answers a duplicate create with 409 CONFLICT naming the existing id, and checks the token', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     const post = (token: string, email: string) =>
       fetch(`${fake.baseUrl}/crm/v3/objects/contacts`, {
         method: 'POST',
@@ -136,45 +46,30 @@ describe('mirror into HubSpot (2,000 leads, 300 events)', () => {
   let first: MirrorSummary;
 
   beforeAll(async () => {
-    fake = await newFake();
-    deps = depsFor(fake);
+    fake = await crm.newFake();
+    deps = crm.depsFor(fake);
     await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
-    first = await runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
+    first = await crm.runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
   }, 300_000);
 
   it('fails with the setup command to run when the unique deal properties are missing', async () => {
-    const bare = await newFake();
-    const failure = await runPass(depsFor(bare), { subjects: ['events'], mode: 'full' }).then(
-      () => undefined,
-      (error: Error) => error,
-    );
-    expect(String((failure?.cause as Error | undefined)?.message)).toMatch(
-      /mirror pass failed: .*run 'ebsync destinations setup hubspot' once/,
-    );
+    const bare = await crm.newFake();
+    const failure = await crm.failureOf(crm.depsFor(bare), { subjects: ['events'], mode: 'full' });
+    expect(failure).toMatch(/mirror pass failed: .*run 'ebsync destinations setup hubspot' once/);
     expect(bare.state.counters.upsertInputs).toBe(0);
   });
 
   it('makes a deal per lead and per event, and a contact per distinct lead email', () => {
     expect(first.phase).toBe('done');
-    const leadIds = sourceIds(ts.sb, 'lead');
+    const leadIds = sourceIds(crm.sb, 'lead');
     const leadDeals = dealsKeyed(fake, 'ebs_lead_id');
     expect(new Set(leadDeals.map((d) => d.properties.ebs_lead_id))).toEqual(leadIds);
     expect(leadDeals).toHaveLength(leadIds.size);
     const eventDeals = dealsKeyed(fake, 'ebs_event_id');
     expect(new Set(eventDeals.map((d) => d.properties.ebs_event_id))).toEqual(
-      sourceIds(ts.sb, 'event'),
+      sourceIds(crm.sb, 'event'),
     );
-    const leadEmails = new Set(
-      (
-        ts.sb.ctx.db
-          .prepare(
-            `SELECT json_extract(attrs, '$.email') AS email FROM records WHERE type = 'lead' AND business_id = ? AND deleted_at IS NULL`,
-          )
-          .all(ts.sb.businessId) as { email: string | null }[]
-      )
-        .map((r) => r.email?.toLowerCase())
-        .filter(Boolean),
-    );
+    const leadEmails = crm.leadEmails();
     const contactEmails = new Set(live(fake, 'contacts').map((c) => c.properties.email));
     for (const email of leadEmails) expect(contactEmails.has(email ?? '')).toBe(true);
     // Every lead deal with an email is linked to that contact.
@@ -188,15 +83,7 @@ describe('mirror into HubSpot (2,000 leads, 300 events)', () => {
       completed: 'closedwon',
       canceled: 'closedlost',
     };
-    const statuses = new Map(
-      (
-        ts.sb.ctx.db
-          .prepare(
-            `SELECT id, json_extract(attrs, '$.status') AS status FROM records WHERE type = 'event' AND business_id = ?`,
-          )
-          .all(ts.sb.businessId) as { id: number; status: string }[]
-      ).map((r) => [String(r.id), r.status]),
-    );
+    const statuses = crm.eventStatuses();
     const deals = dealsKeyed(fake, 'ebs_event_id');
     expect(new Set(deals.map((d) => d.properties.dealstage)).size).toBeGreaterThan(1);
     for (const deal of deals) {
@@ -208,34 +95,30 @@ describe('mirror into HubSpot (2,000 leads, 300 events)', () => {
 
   it('writes nothing on a second pass; one edited lead updates one contact', async () => {
     const before = structuredClone(fake.state.counters);
-    const again = await runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
+    const again = await crm.runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
     expect(again.phase).toBe('done');
     expect(again.counts.written).toBe(0);
     expect(fake.state.counters.upsertInputs).toBe(before.upsertInputs);
     expect(fake.state.counters.created).toEqual(before.created);
     expect(fake.state.counters.updated).toEqual(before.updated);
 
-    const [leadId] = [...sourceIds(ts.sb, 'lead')].slice(42, 43);
-    ts.sb.admin.patchRecord('lead', Number(leadId), { first_name: 'Edited' });
-    const edited = await runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+    const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(42, 43);
+    crm.sb.admin.patchRecord('lead', Number(leadId), { first_name: 'Edited' });
+    const edited = await crm.runPass(deps, { subjects: ['leads'], mode: 'incremental' });
     expect(edited.phase).toBe('done');
     expect(fake.state.counters.updated.contacts).toBe(before.updated.contacts + 1);
     expect(fake.state.counters.updated.deals).toBe(before.updated.deals);
     expect(fake.state.counters.created).toEqual(before.created);
-    const { email } = ts.sb.ctx.db
-      .prepare(
-        `SELECT json_extract(attrs, '$.email') AS email FROM records WHERE type = 'lead' AND id = ?`,
-      )
-      .get(Number(leadId)) as { email: string | null };
+    const email = crm.leadEmail(leadId);
     const contact = live(fake, 'contacts').find((c) => c.properties.email === email?.toLowerCase());
     expect(contact?.properties.firstname).toBe('Edited');
   }, 300_000);
 
   it('archives the deal of a deleted lead on the next full pass', async () => {
-    const [leadId] = [...sourceIds(ts.sb, 'lead')].slice(7, 8);
-    ts.sb.admin.deleteRecord('lead', Number(leadId));
+    const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(7, 8);
+    crm.sb.admin.deleteRecord('lead', Number(leadId));
     const archivedBefore = fake.state.counters.archived;
-    const pass = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    const pass = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
     expect(pass.phase).toBe('done');
     expect(pass.counts.deleted).toBe(1);
     expect(fake.state.counters.archived).toBe(archivedBefore + 1);
@@ -248,24 +131,24 @@ describe('mirror into HubSpot (2,000 leads, 300 events)', () => {
 
 describe('HubSpot rate limits', () => {
   it('TEN_SECONDLY_ROLLING: paces under a small burst limit, and nothing fails', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
     fake.state.limits.tenSecondly = 30;
-    const pass = await runPass(depsFor(fake), { subjects: ['leads'], mode: 'full' });
+    const pass = await crm.runPass(crm.depsFor(fake), { subjects: ['leads'], mode: 'full' });
     expect(pass.phase).toBe('done');
     expect(new Set(dealsKeyed(fake, 'ebs_lead_id').map((d) => d.properties.ebs_lead_id))).toEqual(
-      sourceIds(ts.sb, 'lead'),
+      sourceIds(crm.sb, 'lead'),
     );
     // Paced from the rate headers: the fake never had to turn a call away.
     expect(fake.state.counters.rateLimited.TEN_SECONDLY_ROLLING ?? 0).toBe(0);
   }, 300_000);
 
   it('DAILY: pauses the pass until the reset without a retry storm, then resumes', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
     fake.state.limits.daily = 40;
-    const deps = depsFor(fake);
-    const paused = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    const deps = crm.depsFor(fake);
+    const paused = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
     expect(paused.phase).toBe('paused');
     const today = new Date(fake.state.now()).toISOString().slice(0, 10);
     expect((paused.pausedUntil ?? '').slice(0, 10) > today).toBe(true);
@@ -277,34 +160,34 @@ describe('HubSpot rate limits', () => {
     expect(refusals).toBeLessThanOrEqual(8);
 
     // Before the reset: stopped again at the first call, still no storm.
-    const stillPaused = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    const stillPaused = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
     expect(stillPaused.phase).toBe('paused');
     expect((fake.state.counters.rateLimited.DAILY ?? 0) - refusals).toBeLessThanOrEqual(2);
 
     // The fake's clock passes midnight: the day's allowance is back and the mirror finishes.
     fake.state.clockOffsetMs = Date.parse(paused.pausedUntil ?? '') - Date.now() + 1_000;
-    const resumed = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    const resumed = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
     expect(resumed.phase).toBe('done');
     expect(new Set(dealsKeyed(fake, 'ebs_lead_id').map((d) => d.properties.ebs_lead_id))).toEqual(
-      sourceIds(ts.sb, 'lead'),
+      sourceIds(crm.sb, 'lead'),
     );
   }, 300_000);
 });
 
 describe('HubSpot item errors', () => {
   it('a pass goes on past a deal a validation rule refuses, says which and why, and writes it once the rule is gone', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
-    const deps = depsFor(fake);
+    const deps = crm.depsFor(fake);
     // A portal admin allows no '#' in deal names; one lead's subject (its deal name) has one.
-    const leadIds = sourceIds(ts.sb, 'lead');
+    const leadIds = sourceIds(crm.sb, 'lead');
     const [leadId] = [...leadIds].slice(150, 151);
-    ts.sb.admin.patchRecord('lead', Number(leadId), { subject: 'Gala #2' });
+    crm.sb.admin.patchRecord('lead', Number(leadId), { subject: 'Gala #2' });
     fake.state.validationRules = [
       { objectType: 'deals', property: 'dealname', pattern: '^[^#]*$' },
     ];
 
-    const pass = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    const pass = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
     expect(pass.phase).toBe('done');
     expect(pass.error).toBeNull();
     // Refused, and still known to the ledger: the full pass does not sweep it as deleted.
@@ -317,7 +200,7 @@ describe('HubSpot item errors', () => {
     expect(written.size).toBe(leadIds.size - 1);
 
     fake.state.validationRules = [];
-    const next = await runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+    const next = await crm.runPass(deps, { subjects: ['leads'], mode: 'incremental' });
     expect(next.phase).toBe('done');
     expect(next.counts).toMatchObject({ written: 1, refused: 0 });
     expect(next.refusals).toEqual([]);
@@ -329,12 +212,12 @@ describe('HubSpot item errors', () => {
   }, 600_000);
 
   it('a deal whose contact HubSpot refuses is written in part, and the next pass links it once the rule is gone', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
-    const deps = depsFor(fake);
-    const leadIds = sourceIds(ts.sb, 'lead');
+    const deps = crm.depsFor(fake);
+    const leadIds = sourceIds(crm.sb, 'lead');
     const [leadId] = [...leadIds].slice(160, 161);
-    ts.sb.admin.patchRecord('lead', Number(leadId), { first_name: 'Ann #1' });
+    crm.sb.admin.patchRecord('lead', Number(leadId), { first_name: 'Ann #1' });
     fake.state.validationRules = [
       { objectType: 'contacts', property: 'firstname', pattern: '^[^#]*$' },
     ];
@@ -343,7 +226,7 @@ describe('HubSpot item errors', () => {
       return [...fake.state.dealContacts].some((p) => p.startsWith(`${deal?.id}|`));
     };
 
-    const pass = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    const pass = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
     expect(pass.phase).toBe('done');
     expect(pass.counts.refused).toBe(0);
     expect(pass.refusals).toEqual([
@@ -354,7 +237,7 @@ describe('HubSpot item errors', () => {
     expect(linked()).toBe(false);
 
     fake.state.validationRules = [];
-    const next = await runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+    const next = await crm.runPass(deps, { subjects: ['leads'], mode: 'incremental' });
     expect(next.phase).toBe('done');
     expect(next.counts).toMatchObject({ written: 1, refused: 0 });
     expect(next.refusals).toEqual([]);

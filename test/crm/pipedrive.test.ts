@@ -1,90 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyAuth, createClient } from '../../api/index.js';
-import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
-import type { Destination } from '../../destinations/destination.js';
-import { openDestination } from '../../destinations/open-destination.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { MirrorDeps } from '../../activities/mirror/pass.js';
 import { setupPipedrive } from '../../destinations/pipedrive-setup.js';
-import type { Ledger } from '../../store/ledger.js';
-import { openLedger } from '../../store/open-ledger.js';
 import { startPipedriveFake, type PipedriveFake } from '../../sandbox/crm/fakes.js';
 import type { PipedriveRecord } from '../../sandbox/crm/pipedrive/state.js';
-import { mirrorWorkflow } from '../../workflows/mirror.js';
-import type { MirrorInput, MirrorSummary } from '../../workflows/mirror-types.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import type { MirrorSummary } from '../../workflows/mirror-types.js';
 import { sourceIds } from '../mirror/source-truth.js';
+import { EVENTS, LEADS, useCrmMirror } from './crm-mirror.js';
 
-const LEADS = 2000;
-const EVENTS = 300;
-const REACH = 10_000;
-/** This file's connection name: no other test file uses it. */
-const CONNECTION = 'crm-pipedrive';
-
-let ts: TestSandbox;
-let dir: string;
-let temporal: TemporalHarness;
-const fakes: PipedriveFake[] = [];
-const ledgers: Ledger[] = [];
-const destinations: Destination[] = [];
-
-async function newFake(): Promise<PipedriveFake> {
-  const fake = await startPipedriveFake({ adminToken: 'admin-token-for-tests' });
-  fakes.push(fake);
-  return fake;
-}
-
-/** Mirror deps whose `pipedrive` destination is this fake, with a ledger of its own. */
-function depsFor(fake: PipedriveFake): MirrorDeps {
-  let ledger: Promise<Ledger> | undefined;
-  let destination: Destination | undefined;
-  return {
-    clientFor: () =>
-      Promise.resolve(
-        createClient({
-          baseUrl: ts.sb.baseUrl,
-          auth: apiKeyAuth(ts.sb.apiKey),
-          allowInsecureLoopback: true,
-        }),
-      ),
-    ledger: () =>
-      (ledger ??= openLedger(
-        `sqlite:${join(dir, `ledger-${ledgers.length}-${Math.random()}.db`)}`,
-      ).then((l) => {
-        ledgers.push(l);
-        return l;
-      })),
-    destination: (target) => {
-      if (!destination) {
-        destination = openDestination(target, {
-          pipedrive: { baseUrl: fake.baseUrl, token: fake.token },
-        });
-        destinations.push(destination);
-      }
-      return Promise.resolve(destination);
-    },
-    reachLimit: REACH,
-    per: 100,
-  };
-}
-
-async function runPass(
-  deps: MirrorDeps,
-  input: Omit<MirrorInput, 'connectionId' | 'destination'>,
-): Promise<MirrorSummary> {
-  const taskQueue = temporal.taskQueue();
-  return temporal.withWorker(
-    { taskQueue, activities: createMirrorActivities(deps), maxConcurrentActivityTaskExecutions: 8 },
-    () =>
-      temporal.client.workflow.execute(mirrorWorkflow, {
-        taskQueue,
-        workflowId: `mirror-${CONNECTION}-${taskQueue}`,
-        args: [{ connectionId: CONNECTION, destination: 'pipedrive', ...input }],
-      }),
-  );
-}
+const crm = useCrmMirror('pipedrive', startPipedriveFake, (fake) => ({
+  pipedrive: { baseUrl: fake.baseUrl, token: fake.token },
+}));
 
 /** The key of a deal custom field, by name (setup made it). */
 const fieldKey = (fake: PipedriveFake, name: string): string =>
@@ -96,24 +21,9 @@ const dealsKeyed = (fake: PipedriveFake, name: string): PipedriveRecord[] => {
 const totalUpdated = (fake: PipedriveFake): number =>
   fake.state.counters.updated.persons + fake.state.counters.updated.deals;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ebsync-crm-pipedrive-'));
-  ts = await startTestSandbox({ reachLimit: REACH, seed: { leads: LEADS, events: EVENTS } });
-  temporal = await connectTemporal();
-}, 240_000);
-
-afterAll(async () => {
-  for (const d of destinations) await d.close();
-  for (const l of ledgers) await l.close();
-  for (const f of fakes) await f.close();
-  await temporal?.close();
-  await ts?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
 describe('Pipedrive fake', () => {
   it('keeps the envelope, the rate headers and x-api-token; custom fields get 40-character keys', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     const lines = await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
     expect(lines.map((l) => l.outcome)).toEqual(['created', 'created']);
     for (const line of lines) expect(line.key).toMatch(/^[0-9a-f]{40}$/);
@@ -148,23 +58,18 @@ describe('mirror into Pipedrive (2,000 leads, 300 events)', () => {
   let first: MirrorSummary;
 
   beforeAll(async () => {
-    fake = await newFake();
+    fake = await crm.newFake();
     // A roomy window: this block is about what is written (pacing is tested below).
     fake.state.limits = { perWindow: 5_000, dailyWrites: 100_000 };
-    deps = depsFor(fake);
+    deps = crm.depsFor(fake);
     await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
-    first = await runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
+    first = await crm.runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
   }, 600_000);
 
   it('fails with the setup command to run when the deal fields are missing', async () => {
-    const bare = await newFake();
-    const failure = await runPass(depsFor(bare), { subjects: ['events'], mode: 'full' }).then(
-      () => undefined,
-      (error: Error) => error,
-    );
-    expect(String((failure?.cause as Error | undefined)?.message)).toMatch(
-      /mirror pass failed: .*run 'ebsync destinations setup pipedrive' once/,
-    );
+    const bare = await crm.newFake();
+    const failure = await crm.failureOf(crm.depsFor(bare), { subjects: ['events'], mode: 'full' });
+    expect(failure).toMatch(/mirror pass failed: .*run 'ebsync destinations setup pipedrive' once/);
     expect(bare.state.counters.writes).toBe(0);
   });
 
@@ -173,26 +78,16 @@ describe('mirror into Pipedrive (2,000 leads, 300 events)', () => {
     const leadKey = fieldKey(fake, 'ebs_lead_id');
     const leadDeals = dealsKeyed(fake, 'ebs_lead_id');
     expect(new Set(leadDeals.map((d) => d.custom_fields[leadKey]))).toEqual(
-      sourceIds(ts.sb, 'lead'),
+      sourceIds(crm.sb, 'lead'),
     );
     expect(leadDeals).toHaveLength(LEADS);
     const eventKey = fieldKey(fake, 'ebs_event_id');
     const eventDeals = dealsKeyed(fake, 'ebs_event_id');
     expect(new Set(eventDeals.map((d) => d.custom_fields[eventKey]))).toEqual(
-      sourceIds(ts.sb, 'event'),
+      sourceIds(crm.sb, 'event'),
     );
     expect(eventDeals).toHaveLength(EVENTS);
-    const leadEmails = new Set(
-      (
-        ts.sb.ctx.db
-          .prepare(
-            `SELECT json_extract(attrs, '$.email') AS email FROM records WHERE type = 'lead' AND business_id = ? AND deleted_at IS NULL`,
-          )
-          .all(ts.sb.businessId) as { email: string | null }[]
-      )
-        .map((r) => r.email?.toLowerCase())
-        .filter(Boolean),
-    );
+    const leadEmails = crm.leadEmails();
     const personByEmail = new Map<string, PipedriveRecord>();
     for (const p of fake.state.live('persons')) {
       for (const e of p.fields.emails as { value: string }[]) personByEmail.set(e.value, p);
@@ -211,15 +106,7 @@ describe('mirror into Pipedrive (2,000 leads, 300 events)', () => {
       completed: 'won',
       canceled: 'lost',
     };
-    const statuses = new Map(
-      (
-        ts.sb.ctx.db
-          .prepare(
-            `SELECT id, json_extract(attrs, '$.status') AS status FROM records WHERE type = 'event' AND business_id = ?`,
-          )
-          .all(ts.sb.businessId) as { id: number; status: string }[]
-      ).map((r) => [String(r.id), r.status]),
-    );
+    const statuses = crm.eventStatuses();
     const key = fieldKey(fake, 'ebs_event_id');
     const deals = dealsKeyed(fake, 'ebs_event_id');
     expect(new Set(deals.map((d) => d.fields.status)).size).toBeGreaterThan(1);
@@ -231,28 +118,24 @@ describe('mirror into Pipedrive (2,000 leads, 300 events)', () => {
 
   it('writes nothing on a second pass; one edited lead updates one Pipedrive record', async () => {
     const before = structuredClone(fake.state.counters);
-    const again = await runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
+    const again = await crm.runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
     expect(again.phase).toBe('done');
     expect(again.counts.written).toBe(0);
     expect(fake.state.counters.writes).toBe(before.writes);
     expect(fake.state.counters.created).toEqual(before.created);
 
-    const [leadId] = [...sourceIds(ts.sb, 'lead')].slice(42, 43);
-    ts.sb.admin.patchRecord('lead', Number(leadId), { first_name: 'Edited' });
+    const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(42, 43);
+    crm.sb.admin.patchRecord('lead', Number(leadId), { first_name: 'Edited' });
     const searchesBefore = fake.state.counters.searches;
     const updatedBefore = totalUpdated(fake);
-    const edited = await runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+    const edited = await crm.runPass(deps, { subjects: ['leads'], mode: 'incremental' });
     expect(edited.phase).toBe('done');
     expect(totalUpdated(fake)).toBe(updatedBefore + 1);
     expect(fake.state.counters.updated.persons).toBe(before.updated.persons + 1);
     expect(fake.state.counters.created).toEqual(before.created);
     // Updated by the ids the ledger kept: no search.
     expect(fake.state.counters.searches).toBe(searchesBefore);
-    const { email } = ts.sb.ctx.db
-      .prepare(
-        `SELECT json_extract(attrs, '$.email') AS email FROM records WHERE type = 'lead' AND id = ?`,
-      )
-      .get(Number(leadId)) as { email: string | null };
+    const email = crm.leadEmail(leadId);
     const person = fake.state
       .live('persons')
       .find((p) =>
@@ -262,10 +145,10 @@ describe('mirror into Pipedrive (2,000 leads, 300 events)', () => {
   }, 600_000);
 
   it('deletes the deal of a deleted lead on the next full pass (onDelete: delete)', async () => {
-    const [leadId] = [...sourceIds(ts.sb, 'lead')].slice(7, 8);
-    ts.sb.admin.deleteRecord('lead', Number(leadId));
+    const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(7, 8);
+    crm.sb.admin.deleteRecord('lead', Number(leadId));
     const deletedBefore = fake.state.counters.deleted;
-    const pass = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    const pass = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
     expect(pass.phase).toBe('done');
     expect(pass.counts.deleted).toBe(1);
     expect(fake.state.counters.deleted).toBe(deletedBefore + 1);
@@ -279,25 +162,25 @@ describe('mirror into Pipedrive (2,000 leads, 300 events)', () => {
 
 describe('Pipedrive rate limits', () => {
   it('429 of the 2-second window: paced from the rate headers, and nothing fails', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
     fake.state.limits = { perWindow: 60, dailyWrites: 100_000 };
-    const pass = await runPass(depsFor(fake), { subjects: ['events'], mode: 'full' });
+    const pass = await crm.runPass(crm.depsFor(fake), { subjects: ['events'], mode: 'full' });
     expect(pass.phase).toBe('done');
     const key = fieldKey(fake, 'ebs_event_id');
     expect(new Set(dealsKeyed(fake, 'ebs_event_id').map((d) => d.custom_fields[key]))).toEqual(
-      sourceIds(ts.sb, 'event'),
+      sourceIds(crm.sb, 'event'),
     );
     // Several activities share the window: the rare 429 is waited out, never a failure.
     expect(fake.state.counters.rateLimited.window ?? 0).toBeLessThan(20);
   }, 600_000);
 
   it('daily POST/PUT allowance spent: pauses until midnight UTC without a retry storm, then resumes', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
     fake.state.limits = { perWindow: 5_000, dailyWrites: 60 };
-    const deps = depsFor(fake);
-    const paused = await runPass(deps, { subjects: ['events'], mode: 'full' });
+    const deps = crm.depsFor(fake);
+    const paused = await crm.runPass(deps, { subjects: ['events'], mode: 'full' });
     expect(paused.phase).toBe('paused');
     const today = new Date(fake.state.now()).toISOString().slice(0, 10);
     expect((paused.pausedUntil ?? '').slice(0, 10) > today).toBe(true);
@@ -310,11 +193,11 @@ describe('Pipedrive rate limits', () => {
     // The next UTC day, with room for the rest (60 writes would pause it again).
     fake.state.clockOffsetMs = Date.parse(paused.pausedUntil ?? '') - Date.now() + 1_000;
     fake.state.limits.dailyWrites = 100_000;
-    const resumed = await runPass(deps, { subjects: ['events'], mode: 'full' });
+    const resumed = await crm.runPass(deps, { subjects: ['events'], mode: 'full' });
     expect(resumed.phase).toBe('done');
     const key = fieldKey(fake, 'ebs_event_id');
     expect(new Set(dealsKeyed(fake, 'ebs_event_id').map((d) => d.custom_fields[key]))).toEqual(
-      sourceIds(ts.sb, 'event'),
+      sourceIds(crm.sb, 'event'),
     );
   }, 600_000);
 });

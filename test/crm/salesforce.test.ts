@@ -1,15 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { ApplicationFailure } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyAuth, createClient } from '../../api/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { toActivityFailure } from '../../activities/failures.js';
-import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
-import type { Destination } from '../../destinations/destination.js';
+import type { MirrorDeps } from '../../activities/mirror/pass.js';
 import {
   DestinationAuthError,
   DestinationPausedError,
@@ -18,35 +15,12 @@ import {
 import { openDestination } from '../../destinations/open-destination.js';
 import { SalesforceDestination } from '../../destinations/salesforce-destination.js';
 import { sqliteRefreshTokenStore } from '../../store/crm-refresh-tokens.js';
-import type { Ledger } from '../../store/ledger.js';
-import { openLedger } from '../../store/open-ledger.js';
 import { startSalesforceFake, type SalesforceFake } from '../../sandbox/crm/fakes.js';
 import { SALESFORCE_DAY_MS, type SObjectRecord } from '../../sandbox/crm/salesforce/state.js';
 import { EncryptionCodec } from '../../worker/codec.js';
-import { mirrorWorkflow } from '../../workflows/mirror.js';
-import type { MirrorInput, MirrorSummary } from '../../workflows/mirror-types.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import type { MirrorSummary } from '../../workflows/mirror-types.js';
 import { sourceIds } from '../mirror/source-truth.js';
-
-const LEADS = 2000;
-const EVENTS = 300;
-const REACH = 10_000;
-/** This file's connection name: no other test file uses it. */
-const CONNECTION = 'crm-salesforce';
-
-let ts: TestSandbox;
-let dir: string;
-let temporal: TemporalHarness;
-const fakes: SalesforceFake[] = [];
-const ledgers: Ledger[] = [];
-const destinations: Destination[] = [];
-
-async function newFake(): Promise<SalesforceFake> {
-  const fake = await startSalesforceFake({ adminToken: 'admin-token-for-tests' });
-  fakes.push(fake);
-  return fake;
-}
+import { EVENTS, LEADS, useCrmMirror } from './crm-mirror.js';
 
 const settingsOf = (fake: SalesforceFake) => ({
   baseUrl: fake.baseUrl,
@@ -55,6 +29,10 @@ const settingsOf = (fake: SalesforceFake) => ({
   refreshToken: fake.token,
 });
 
+const crm = useCrmMirror('salesforce', startSalesforceFake, (fake) => ({
+  salesforce: settingsOf(fake),
+}));
+
 const destinationFor = (fake: SalesforceFake): SalesforceDestination =>
   new SalesforceDestination({
     loginUrl: fake.baseUrl,
@@ -62,54 +40,6 @@ const destinationFor = (fake: SalesforceFake): SalesforceDestination =>
     clientSecret: fake.clientSecret,
     refreshToken: fake.token,
   });
-
-/** Mirror deps whose `salesforce` destination is this fake, with a ledger of its own. */
-function depsFor(fake: SalesforceFake): MirrorDeps {
-  let ledger: Promise<Ledger> | undefined;
-  let destination: Destination | undefined;
-  return {
-    clientFor: () =>
-      Promise.resolve(
-        createClient({
-          baseUrl: ts.sb.baseUrl,
-          auth: apiKeyAuth(ts.sb.apiKey),
-          allowInsecureLoopback: true,
-        }),
-      ),
-    ledger: () =>
-      (ledger ??= openLedger(
-        `sqlite:${join(dir, `ledger-${ledgers.length}-${Math.random()}.db`)}`,
-      ).then((l) => {
-        ledgers.push(l);
-        return l;
-      })),
-    destination: (target) => {
-      if (!destination) {
-        destination = openDestination(target, { salesforce: settingsOf(fake) });
-        destinations.push(destination);
-      }
-      return Promise.resolve(destination);
-    },
-    reachLimit: REACH,
-    per: 100,
-  };
-}
-
-async function runPass(
-  deps: MirrorDeps,
-  input: Omit<MirrorInput, 'connectionId' | 'destination'>,
-): Promise<MirrorSummary> {
-  const taskQueue = temporal.taskQueue();
-  return temporal.withWorker(
-    { taskQueue, activities: createMirrorActivities(deps), maxConcurrentActivityTaskExecutions: 8 },
-    () =>
-      temporal.client.workflow.execute(mirrorWorkflow, {
-        taskQueue,
-        workflowId: `mirror-${CONNECTION}-${taskQueue}`,
-        args: [{ connectionId: CONNECTION, destination: 'salesforce', ...input }],
-      }),
-  );
-}
 
 const keyed = (fake: SalesforceFake, type: 'Lead' | 'Opportunity', field: string) =>
   fake.state.live(type).filter((r) => typeof r.fields[field] === 'string');
@@ -144,21 +74,6 @@ const lead = (id: string, email: string, lastName = 'Lovelace') => ({
   Email: email,
 });
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ebsync-crm-salesforce-'));
-  ts = await startTestSandbox({ reachLimit: REACH, seed: { leads: LEADS, events: EVENTS } });
-  temporal = await connectTemporal();
-}, 240_000);
-
-afterAll(async () => {
-  for (const d of destinations) await d.close();
-  for (const l of ledgers) await l.close();
-  for (const f of fakes) await f.close();
-  await temporal?.close();
-  await ts?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
 describe('Salesforce fake', () => {
   let fake: SalesforceFake;
   let token: string;
@@ -174,7 +89,7 @@ describe('Salesforce fake', () => {
   const upsertPath = '/services/data/v62.0/composite/sobjects/Lead/EBS_Lead_Id__c';
 
   beforeAll(async () => {
-    fake = await newFake();
+    fake = await crm.newFake();
     token = await session(fake);
   });
 
@@ -291,20 +206,20 @@ describe('mirror into Salesforce (2,000 leads, 300 events)', () => {
   let first: MirrorSummary;
 
   beforeAll(async () => {
-    fake = await newFake();
+    fake = await crm.newFake();
     fake.state.limits.dailyApiRequests = 100_000;
-    deps = depsFor(fake);
-    first = await runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
+    deps = crm.depsFor(fake);
+    first = await crm.runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
   }, 600_000);
 
   it('upserts a Lead per lead and an Opportunity per event, by their external ids, in batches of 200', () => {
     expect(first.phase).toBe('done');
     const leads = keyed(fake, 'Lead', 'EBS_Lead_Id__c');
     expect(leads).toHaveLength(LEADS);
-    expect(keysOf(leads, 'EBS_Lead_Id__c')).toEqual(sourceIds(ts.sb, 'lead'));
+    expect(keysOf(leads, 'EBS_Lead_Id__c')).toEqual(sourceIds(crm.sb, 'lead'));
     const opportunities = keyed(fake, 'Opportunity', 'EBS_Event_Id__c');
     expect(opportunities).toHaveLength(EVENTS);
-    expect(keysOf(opportunities, 'EBS_Event_Id__c')).toEqual(sourceIds(ts.sb, 'event'));
+    expect(keysOf(opportunities, 'EBS_Event_Id__c')).toEqual(sourceIds(crm.sb, 'event'));
     // Required fields are always there, as Salesforce refuses records without them.
     for (const l of leads) expect(l.fields.LastName && l.fields.Company).toBeTruthy();
     const upserts =
@@ -336,15 +251,7 @@ describe('mirror into Salesforce (2,000 leads, 300 events)', () => {
       completed: 'Closed Won',
       canceled: 'Closed Lost',
     };
-    const statuses = new Map(
-      (
-        ts.sb.ctx.db
-          .prepare(
-            `SELECT id, json_extract(attrs, '$.status') AS status FROM records WHERE type = 'event' AND business_id = ?`,
-          )
-          .all(ts.sb.businessId) as { id: number; status: string }[]
-      ).map((r) => [String(r.id), r.status]),
-    );
+    const statuses = crm.eventStatuses();
     const opportunities = keyed(fake, 'Opportunity', 'EBS_Event_Id__c');
     expect(new Set(opportunities.map((o) => o.fields.StageName)).size).toBeGreaterThan(1);
     for (const o of opportunities) {
@@ -355,14 +262,14 @@ describe('mirror into Salesforce (2,000 leads, 300 events)', () => {
 
   it('writes nothing on a second pass; one edited lead updates one Salesforce record', async () => {
     const before = structuredClone(fake.state.counters);
-    const again = await runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
+    const again = await crm.runPass(deps, { subjects: ['leads', 'events'], mode: 'full' });
     expect(again.phase).toBe('done');
     expect(again.counts.written).toBe(0);
     expect(fake.state.counters.writes).toBe(before.writes);
 
-    const [leadId] = [...sourceIds(ts.sb, 'lead')].slice(42, 43);
-    ts.sb.admin.patchRecord('lead', Number(leadId), { first_name: 'Edited' });
-    const edited = await runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+    const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(42, 43);
+    crm.sb.admin.patchRecord('lead', Number(leadId), { first_name: 'Edited' });
+    const edited = await crm.runPass(deps, { subjects: ['leads'], mode: 'incremental' });
     expect(edited.phase).toBe('done');
     expect(fake.state.counters.writes).toBe(before.writes + 1);
     expect(fake.state.counters.updated.Lead).toBe(before.updated.Lead + 1);
@@ -372,10 +279,10 @@ describe('mirror into Salesforce (2,000 leads, 300 events)', () => {
   }, 600_000);
 
   it('deletes the Lead of a deleted lead on the next full pass (onDelete: delete)', async () => {
-    const [leadId] = [...sourceIds(ts.sb, 'lead')].slice(7, 8);
-    ts.sb.admin.deleteRecord('lead', Number(leadId));
+    const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(7, 8);
+    crm.sb.admin.deleteRecord('lead', Number(leadId));
     const deletedBefore = fake.state.counters.deleted;
-    const pass = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    const pass = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
     expect(pass.phase).toBe('done');
     expect(pass.counts.deleted).toBe(1);
     expect(fake.state.counters.deleted).toBe(deletedBefore + 1);
@@ -388,12 +295,12 @@ describe('mirror into Salesforce (2,000 leads, 300 events)', () => {
 
 describe('Salesforce limits and refusals', () => {
   it('REQUEST_LIMIT_EXCEEDED pauses the mirror without a retry storm; it resumes once the 24 hours have passed', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     // The org's other integrations have spent the allocation today.
     fake.state.limits.dailyApiRequests = 500;
     for (let i = 0; i < 500; i += 1) fake.state.admit();
-    const deps = depsFor(fake);
-    const paused = await runPass(deps, { subjects: ['events'], mode: 'full' });
+    const deps = crm.depsFor(fake);
+    const paused = await crm.runPass(deps, { subjects: ['events'], mode: 'full' });
     expect(paused.phase).toBe('paused');
     expect(paused.error).toMatch(/daily API allocation/);
     expect(Date.parse(paused.pausedUntil ?? '')).toBeGreaterThan(fake.state.now());
@@ -404,15 +311,15 @@ describe('Salesforce limits and refusals', () => {
     expect(fake.state.counters.writes).toBe(0);
 
     fake.state.clockOffsetMs = SALESFORCE_DAY_MS + 1_000;
-    const resumed = await runPass(deps, { subjects: ['events'], mode: 'full' });
+    const resumed = await crm.runPass(deps, { subjects: ['events'], mode: 'full' });
     expect(resumed.phase).toBe('done');
     expect(keysOf(keyed(fake, 'Opportunity', 'EBS_Event_Id__c'), 'EBS_Event_Id__c')).toEqual(
-      sourceIds(ts.sb, 'event'),
+      sourceIds(crm.sb, 'event'),
     );
   }, 600_000);
 
   it('stops before the last 5% of the allocation, read from Sforce-Limit-Info, with no 403', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     fake.state.limits.dailyApiRequests = 100;
     for (let i = 0; i < 91; i += 1) fake.state.admit();
     const destination = destinationFor(fake);
@@ -435,7 +342,7 @@ describe('Salesforce limits and refusals', () => {
   });
 
   it('DUPLICATES_DETECTED on an item is reported and not retried; the rest of the batch is written', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     fake.state.blockDuplicateLeadEmails = true;
     fake.state.insert('Lead', { LastName: 'Old', Company: 'X', Email: 'taken@example.com' });
     const destination = destinationFor(fake);
@@ -458,21 +365,21 @@ describe('Salesforce limits and refusals', () => {
   });
 
   it('a pass goes on past a refused lead, says which and why, and writes it once the rule is gone', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     fake.state.limits.dailyApiRequests = 100_000;
-    const deps = depsFor(fake);
-    expect((await runPass(deps, { subjects: ['leads'], mode: 'full' })).counts.refused).toBe(0);
+    const deps = crm.depsFor(fake);
+    expect((await crm.runPass(deps, { subjects: ['leads'], mode: 'full' })).counts.refused).toBe(0);
 
     // A lead now has the e-mail of a Lead someone entered by hand; the org's rule blocks it.
-    const [leadId] = [...sourceIds(ts.sb, 'lead')].slice(99, 100);
-    ts.sb.admin.patchRecord('lead', Number(leadId), { email: 'already-a-lead@example.com' });
+    const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(99, 100);
+    crm.sb.admin.patchRecord('lead', Number(leadId), { email: 'already-a-lead@example.com' });
     fake.state.insert('Lead', {
       LastName: 'Entered by hand',
       Company: 'X',
       Email: 'already-a-lead@example.com',
     });
     fake.state.blockDuplicateLeadEmails = true;
-    const pass = await runPass(deps, { subjects: ['leads'], mode: 'full' });
+    const pass = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
     expect(pass.phase).toBe('done');
     expect(pass.error).toBeNull();
     // Refused, and still known to the ledger: the full pass does not sweep it as deleted.
@@ -485,19 +392,19 @@ describe('Salesforce limits and refusals', () => {
     expect(kept?.fields.Email).not.toBe('already-a-lead@example.com');
 
     fake.state.blockDuplicateLeadEmails = false;
-    const next = await runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+    const next = await crm.runPass(deps, { subjects: ['leads'], mode: 'incremental' });
     expect(next.phase).toBe('done');
     expect(next.counts).toMatchObject({ written: 1, refused: 0 });
     expect(next.refusals).toEqual([]);
     const [written] = fake.state.byField('Lead', 'EBS_Lead_Id__c', leadId ?? '');
     expect(written?.fields.Email).toBe('already-a-lead@example.com');
     expect(keysOf(keyed(fake, 'Lead', 'EBS_Lead_Id__c'), 'EBS_Lead_Id__c')).toEqual(
-      sourceIds(ts.sb, 'lead'),
+      sourceIds(crm.sb, 'lead'),
     );
   }, 600_000);
 
   it('text longer than its field is cut to the length describe gives, not refused', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     const long = 'L'.repeat(100);
     const written = await destinationFor(fake).upsert('leads', [
       {
@@ -515,7 +422,7 @@ describe('Salesforce limits and refusals', () => {
   });
 
   it('an expired session is renewed once; a refused refresh token names the setting', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     const destination = destinationFor(fake);
     await destination.ensureSchema([]);
     fake.state.sessions.clear();
@@ -540,7 +447,7 @@ describe('Salesforce limits and refusals', () => {
   });
 
   it('a 502 is retryable and tried once (jsforce retries nothing); an unreachable login names no secret', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     const destination = destinationFor(fake);
     await destination.ensureSchema([]);
     const lead = { resource: 'leads' as const, id: 'f1', attributes: { last_name: 'F' }, raw: {} };
@@ -582,14 +489,14 @@ describe('Salesforce limits and refusals', () => {
   });
 
   it('a refresh token Salesforce rotates is kept sealed, and the next run presents it in place of the dead configured one', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     const switched = await fetch(`${fake.baseUrl}/_admin/refresh-token-rotation`, {
       method: 'PUT',
       headers: { 'x-admin-token': 'admin-token-for-tests', 'content-type': 'application/json' },
       body: JSON.stringify({ rotate: true }),
     });
     expect(switched.status).toBe(200);
-    const file = join(dir, 'crm-refresh-tokens.db');
+    const file = join(crm.dir, 'crm-refresh-tokens.db');
     const codec = new EncryptionCodec([{ id: 'k1', key: randomBytes(32) }]);
     /** One run: a new process with the same settings (the configured token) and the store. */
     const run = async () => {
@@ -630,14 +537,14 @@ describe('Salesforce limits and refusals', () => {
   });
 
   it('the JWT bearer flow: a signed assertion for the pre-authorized user gets a session; another user is refused', async () => {
-    const fake = await newFake();
-    const keyFile = join(dir, 'salesforce-key.pem');
+    const fake = await crm.newFake();
+    const keyFile = join(crm.dir, 'salesforce-key.pem');
     writeFileSync(keyFile, fake.privateKey);
     const jwt = { baseUrl: fake.baseUrl, clientId: fake.clientId, privateKeyFile: keyFile };
     const destination = openDestination('salesforce', {
       salesforce: { ...jwt, username: fake.username },
     });
-    destinations.push(destination);
+    crm.closeLater(destination);
     const written = await destination.upsert('leads', [
       { resource: 'leads', id: 'j1', attributes: { last_name: 'Jwt' }, raw: {} },
     ]);
@@ -667,7 +574,7 @@ describe('Salesforce limits and refusals', () => {
   });
 
   it('a missing external-id field fails with what to create', async () => {
-    const fake = await newFake();
+    const fake = await crm.newFake();
     fake.state.fields.Opportunity.delete('EBS_Event_Id__c');
     const failed = await destinationFor(fake)
       .ensureSchema([])

@@ -12,6 +12,7 @@ import type { Ledger } from '../../store/ledger.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../../workflows/mirror.js';
 import type { MirrorInput, MirrorSummary } from '../../workflows/mirror-types.js';
 import { createTestDatabase, queryDatabase } from '../helpers/postgres.js';
+import { runMirrorPass } from '../helpers/mirror-pass.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 import { COMPLETE_TABLES, sourceIds } from './source-truth.js';
@@ -59,16 +60,7 @@ async function runPass(
   deps: MirrorDeps,
   input: Omit<MirrorInput, 'connectionId'>,
 ): Promise<MirrorSummary> {
-  const taskQueue = temporal.taskQueue();
-  return temporal.withWorker(
-    { taskQueue, activities: createMirrorActivities(deps), maxConcurrentActivityTaskExecutions: 8 },
-    () =>
-      temporal.client.workflow.execute(mirrorWorkflow, {
-        taskQueue,
-        workflowId: `mirror-test-${taskQueue}`,
-        args: [{ connectionId: 'c1', ...input }],
-      }),
-  );
+  return runMirrorPass(temporal, deps, { connectionId: 'c1', ...input }, 'mirror-test');
 }
 
 function sqliteRows(file: string, sql: string): Record<string, unknown>[] {

@@ -1,0 +1,176 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { apiKeyAuth, createClient } from '../../api/index.js';
+import type { MirrorDeps } from '../../activities/mirror/pass.js';
+import type { Destination } from '../../destinations/destination.js';
+import { openDestination, type CrmSettings } from '../../destinations/open-destination.js';
+import type { Ledger } from '../../store/ledger.js';
+import { openLedger } from '../../store/open-ledger.js';
+import type { CrmFake, CrmFakeOptions } from '../../sandbox/crm/fakes.js';
+import type { Sandbox } from '../../sandbox/server.js';
+import type { MirrorInput, MirrorSummary } from '../../workflows/mirror-types.js';
+import { runMirrorPass } from '../helpers/mirror-pass.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+
+export const LEADS = 2000;
+export const EVENTS = 300;
+const REACH = 10_000;
+
+/** What a CRM destination's test file shares: the sandbox, its fakes, and mirror passes into them. */
+export interface CrmMirror<F extends CrmFake> {
+  readonly sb: Sandbox;
+  /** A scratch folder removed after the file's tests. */
+  readonly dir: string;
+  /** A fresh fake with nothing in it, closed after the file's tests. */
+  newFake(): Promise<F>;
+  /** Mirror deps whose destination is this fake, with a ledger of their own. */
+  depsFor(fake: F): MirrorDeps;
+  /** One pass of this file's connection into the fake the deps name, to its end. */
+  runPass(
+    deps: MirrorDeps,
+    input: Omit<MirrorInput, 'connectionId' | 'destination'>,
+  ): Promise<MirrorSummary>;
+  /** The message of the failure of a pass that should fail (undefined if it ended well). */
+  failureOf(
+    deps: MirrorDeps,
+    input: Omit<MirrorInput, 'connectionId' | 'destination'>,
+  ): Promise<string | undefined>;
+  /** Closes a destination a test opened itself along with the rest. */
+  closeLater(destination: Destination): void;
+  /** The sandbox's event statuses, by event id. */
+  eventStatuses(): Map<string, string>;
+  /** The sandbox's live leads' emails, lower-cased, without the leads that have none. */
+  leadEmails(): Set<string>;
+  /** One lead's email as the sandbox holds it. */
+  leadEmail(leadId: string | undefined): string | null;
+}
+
+/**
+ * Registers the file's beforeAll and afterAll: a sandbox of 2,000 leads and 300 events, the
+ * shared dev server, and a connection named after the CRM that no other test file uses.
+ */
+export function useCrmMirror<F extends CrmFake>(
+  crm: F['name'],
+  startFake: (options: CrmFakeOptions) => Promise<F>,
+  settingsOf: (fake: F) => CrmSettings,
+): CrmMirror<F> {
+  const connection = `crm-${crm}`;
+  let ts: TestSandbox | undefined;
+  let temporal: TemporalHarness | undefined;
+  let dir: string | undefined;
+  const fakes: F[] = [];
+  const ledgers: Ledger[] = [];
+  const destinations: Destination[] = [];
+  const sandbox = (): Sandbox => {
+    if (!ts) throw new Error('the CRM mirror harness is used before its beforeAll ran');
+    return ts.sb;
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), `ebsync-${connection}-`));
+    ts = await startTestSandbox({ reachLimit: REACH, seed: { leads: LEADS, events: EVENTS } });
+    temporal = await connectTemporal();
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const d of destinations) await d.close();
+    for (const l of ledgers) await l.close();
+    for (const f of fakes) await f.close();
+    await temporal?.close();
+    await ts?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  return {
+    get sb() {
+      return sandbox();
+    },
+    get dir() {
+      if (!dir) throw new Error('the CRM mirror harness is used before its beforeAll ran');
+      return dir;
+    },
+    async newFake() {
+      const fake = await startFake({ adminToken: 'admin-token-for-tests' });
+      fakes.push(fake);
+      return fake;
+    },
+    depsFor(fake) {
+      let ledger: Promise<Ledger> | undefined;
+      let destination: Destination | undefined;
+      return {
+        clientFor: () =>
+          Promise.resolve(
+            createClient({
+              baseUrl: sandbox().baseUrl,
+              auth: apiKeyAuth(sandbox().apiKey),
+              allowInsecureLoopback: true,
+            }),
+          ),
+        ledger: () =>
+          (ledger ??= openLedger(
+            `sqlite:${join(dir ?? '', `ledger-${ledgers.length}-${Math.random()}.db`)}`,
+          ).then((l) => {
+            ledgers.push(l);
+            return l;
+          })),
+        destination: (target) => {
+          if (!destination) {
+            destination = openDestination(target, settingsOf(fake));
+            destinations.push(destination);
+          }
+          return Promise.resolve(destination);
+        },
+        reachLimit: REACH,
+        per: 100,
+      };
+    },
+    runPass(deps, input) {
+      if (!temporal) throw new Error('the CRM mirror harness is used before its beforeAll ran');
+      return runMirrorPass(
+        temporal,
+        deps,
+        { connectionId: connection, destination: crm, ...input },
+        `mirror-${connection}`,
+      );
+    },
+    failureOf(deps, input) {
+      return this.runPass(deps, input).then(
+        () => undefined,
+        // The workflow's failure wraps the activity's, which says what went wrong.
+        (error: Error) => String((error.cause as Error | undefined)?.message),
+      );
+    },
+    closeLater(destination) {
+      destinations.push(destination);
+    },
+    eventStatuses() {
+      const sb = sandbox();
+      const rows = sb.ctx.db
+        .prepare(
+          `SELECT id, json_extract(attrs, '$.status') AS status FROM records WHERE type = 'event' AND business_id = ?`,
+        )
+        .all(sb.businessId) as { id: number; status: string }[];
+      return new Map(rows.map((r) => [String(r.id), r.status]));
+    },
+    leadEmails() {
+      const sb = sandbox();
+      const rows = sb.ctx.db
+        .prepare(
+          `SELECT json_extract(attrs, '$.email') AS email FROM records WHERE type = 'lead' AND business_id = ? AND deleted_at IS NULL`,
+        )
+        .all(sb.businessId) as { email: string | null }[];
+      return new Set(rows.flatMap((r) => (r.email ? [r.email.toLowerCase()] : [])));
+    },
+    leadEmail(leadId) {
+      const row = sandbox()
+        .ctx.db.prepare(
+          `SELECT json_extract(attrs, '$.email') AS email FROM records WHERE type = 'lead' AND id = ?`,
+        )
+        .get(Number(leadId)) as { email: string | null } | undefined;
+      return row?.email ?? null;
+    },
+  };
+}
