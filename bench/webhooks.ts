@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { tsToMs } from '@temporalio/common/lib/time.js';
@@ -144,6 +144,7 @@ interface Step {
 type Metered = Record<string, number | undefined>;
 
 const SELF = 'this process: the sender, the sandbox and the destination poll';
+const BARE = 'bare fastify';
 
 function cpuNow(processes: Metered): Record<string, number> {
   const usage = process.cpuUsage();
@@ -251,6 +252,27 @@ async function latencyRun(run: {
   };
 }
 
+interface Flood {
+  /** Deliveries answered a second. */
+  rate: number;
+  /** CPU milliseconds per delivery, by process, while the flood was sent. */
+  cpuMs: Record<string, number>;
+}
+
+/** throughput(), with the CPU each metered process (and this one) spent meanwhile. */
+async function meteredFlood(url: string, requests: Signed[], metered: Metered): Promise<Flood> {
+  const before = cpuNow(metered);
+  const rate = await throughput(url, requests);
+  const after = cpuNow(metered);
+  const cpuMs = Object.fromEntries(
+    Object.entries(after).map(([name, seconds]) => [
+      name,
+      ((seconds - (before[name] ?? NaN)) * 1000) / requests.length,
+    ]),
+  );
+  return { rate, cpuMs };
+}
+
 /** Deliveries per second with LANES requests in flight, all answered 200 or it throws. */
 async function throughput(url: string, requests: Signed[]): Promise<number> {
   let next = 0;
@@ -343,18 +365,38 @@ export const webhooksBenchmark: Benchmark = {
         Array.from({ length: FLOOD }, (_, i) => signed(`${prefix}_${i}`, (i % FLOOD_RECORDS) + 1));
       await throughput(bareUrl, flood('warm_bare').slice(0, 300));
       await throughput(`${receiverUrl}/webhooks/bench`, flood('warm_recv').slice(0, 300));
-      const bareRate = await throughput(bareUrl, flood('bare'));
-      const receiverRate = await throughput(`${receiverUrl}/webhooks/bench`, flood('flood'));
+      const temporalPid = pidByCommandLine(join(work, 'temporal.db'));
+      const behindReceiver: Metered = {
+        'Temporal dev server': temporalPid,
+        'ebsync webhooks serve': receiver.child.pid,
+      };
+      const bareFlood = await meteredFlood(bareUrl, flood('bare'), {
+        [BARE]: bare.child.pid,
+      });
+      const receiverFlood = await meteredFlood(
+        `${receiverUrl}/webhooks/bench`,
+        flood('flood'),
+        behindReceiver,
+      );
+      const bareRate = bareFlood.rate;
+      const receiverRate = receiverFlood.rate;
       bare.child.kill('SIGTERM');
       ctx.log('starting a worker; the same flood again while it applies the first');
       const worker = (await cli(['worker'], env, /worker started/)).child;
       children.push(worker);
       const metered: Metered = {
-        'Temporal dev server': pidByCommandLine(join(work, 'temporal.db')),
+        'Temporal dev server': temporalPid,
         'ebsync worker': worker.pid,
         'ebsync webhooks serve': receiver.child.pid,
       };
-      const busyRate = await throughput(`${receiverUrl}/webhooks/bench`, flood('flood2'));
+      const busyFlood = await meteredFlood(
+        `${receiverUrl}/webhooks/bench`,
+        flood('flood2'),
+        metered,
+      );
+      const busyRate = busyFlood.rate;
+      const floods = [bareFlood, receiverFlood, busyFlood];
+      const floodTotal = (f: Flood) => Object.values(f.cpuMs).reduce((a, b) => a + b, 0);
       ctx.log('letting the worker finish both floods');
       await new Promise((r) => setTimeout(r, 20_000));
 
@@ -405,7 +447,7 @@ export const webhooksBenchmark: Benchmark = {
           `value. Temporal is a local dev server on the same machine, started as \`npm start\` ` +
           `starts it (a SQLite file in WAL mode, task-queue fairness on). Cores by process: ` +
           `each process's CPU seconds (with its child processes, from /proc) over the seconds a ` +
-          `step spent sending.`,
+          `step spent sending, and per delivery over each flood.`,
         tables: [
           {
             head: ['throughput', 'deliveries/s'],
@@ -415,6 +457,23 @@ export const webhooksBenchmark: Benchmark = {
               ['ratio', fmt(ratio, 2)],
               ['ebsync webhooks serve while the worker applies deliveries', fmt(busyRate, 0)],
               ['ratio', fmt(busyRate / bareRate, 2)],
+            ],
+          },
+          {
+            head: [
+              'CPU ms per delivery while the floods were sent, by process',
+              'bare fastify',
+              'receiver, no worker',
+              'receiver beside the worker',
+            ],
+            rows: [
+              ...[BARE, 'Temporal dev server', 'ebsync webhooks serve', 'ebsync worker', SELF].map(
+                (name) => [
+                  name,
+                  ...floods.map((f) => (name in f.cpuMs ? fmt(f.cpuMs[name] ?? NaN, 2) : '–')),
+                ],
+              ),
+              ['all of them', ...floods.map((f) => fmt(floodTotal(f), 2))],
             ],
           },
           {
@@ -484,6 +543,7 @@ export const webhooksBenchmark: Benchmark = {
         ],
         notes: [
           `Target: receiver throughput ≥ 0.5× bare fastify: ${ratio >= 0.5 ? '**met**' : '**NOT met**'} with no worker running (${fmt(ratio, 2)}×); ${fmt(busyRate / bareRate, 2)}× while a worker on the same cores applies deliveries.`,
+          `CPU per delivery in all, with no worker running: ${fmt(floodTotal(receiverFlood), 2)} ms through the receiver and Temporal, ${fmt(floodTotal(bareFlood), 2)} ms through bare fastify (each with the sender's share), ${fmt(floodTotal(receiverFlood) / floodTotal(bareFlood), 1)}× as much. ${cpus().length} cores carry at most ${fmt((cpus().length * 1000) / floodTotal(receiverFlood), 0)} deliveries a second through the receiver at that cost; half of bare fastify's rate is ${fmt(bareRate / 2, 0)}.`,
           `Target: p99 delivery → destination row ≤ ${LATENCY_TARGET_MS} ms at ${RATE}/s for ${SECONDS} s: ${
             s.p99 <= LATENCY_TARGET_MS && missing === 0 && refused.length === 0
               ? '**met**'
