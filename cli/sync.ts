@@ -163,6 +163,12 @@ export function summaryText(p: MirrorProgress): string {
     `  read         ${c.read} records in ${c.pages} pages, ${c.requests} requests, ${duration(p.elapsedMs)}`,
     `  written      ${c.written} changed or new; ${c.unchanged} already up to date; ${c.deleted} marked deleted`,
   ];
+  // A first pass is not "up to date" with anything: say where its unchanged records come from.
+  if (c.written > 0 && c.unchanged > 0 && p.subjects.includes('leads')) {
+    lines.push(
+      `               (a lead's bookings come with it and again from the booking list; read again, they are up to date)`,
+    );
+  }
   if (c.unreachable > 0 || p.gaps.length > 0) {
     lines.push(
       `  unreachable  ${c.unreachable} of ${c.expected} records: no split of the query reaches them`,

@@ -54,3 +54,27 @@ describe('the summary of a pass the destination refused records in', () => {
     expect(progressLine(legacy as unknown as MirrorProgress)).not.toContain('refused');
   });
 });
+
+describe('the summary of a first pass over leads', () => {
+  it('says why records it wrote itself count as up to date, and only when it wrote some', () => {
+    const first = finished({
+      counts: { ...emptyCounts(), read: 300, written: 300, unchanged: 120 },
+      refusals: [],
+    });
+    expect(summaryText(first)).toContain(
+      '  written      300 changed or new; 120 already up to date; 0 marked deleted\n' +
+        "               (a lead's bookings come with it and again from the booking list; read again, they are up to date)\n",
+    );
+    const second = finished({
+      counts: { ...emptyCounts(), read: 300, written: 0, unchanged: 420 },
+      refusals: [],
+    });
+    expect(summaryText(second)).not.toContain('booking list');
+    const events = finished({
+      subjects: ['events'],
+      counts: { ...emptyCounts(), read: 300, written: 300, unchanged: 20 },
+      refusals: [],
+    });
+    expect(summaryText(events)).not.toContain('booking list');
+  });
+});
