@@ -157,8 +157,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       dbFilename,
       '--namespace',
       options.namespace,
+      // Its warnings are about its own internals (on Ctrl-C, a screenful of failed polls as it
+      // stops); errors still show.
       '--log-level',
-      'warn',
+      'error',
       ...DEV_SERVER_ARGS,
     ],
     { stdio: ['ignore', 'inherit', 'inherit'] },

@@ -106,6 +106,13 @@ export class CliProcess {
     return withTimeout(this.exited, timeoutMs, `still running ${timeoutMs} ms after ${signal}`);
   }
 
+  /** Ctrl-C on a terminal: SIGINT to the whole process group, ebsync and what it started. */
+  async interrupt(timeoutMs: number): Promise<CliResult> {
+    const pid = this.child.pid;
+    if (this.running && pid !== undefined) process.kill(-pid, 'SIGINT');
+    return withTimeout(this.exited, timeoutMs, `still running ${timeoutMs} ms after Ctrl-C`);
+  }
+
   /** Last-resort cleanup: kills the whole process group (ebsync and anything it started). */
   killAll(): void {
     const pid = this.child.pid;
