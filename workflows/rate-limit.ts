@@ -68,7 +68,8 @@ const RECOVERY_STEP_MS = 2_000;
  * With `cutOnRepeat`, a lone refusal does not cut: requests are spaced below the rate in the
  * shared store, so one refusal in a while is a request that arrived late into a full window of
  * the service, and the Retry-After hold on every worker (activities/request-pacing.ts) answers
- * it. Halving the pace for it cost a pass about a fifth of its rate (bench/RESULTS.md, `rate`).
+ * it. Halving the pace for it cost a pass about a fifth of its rate (the `rate` bench before
+ * this change; its recorded run is of the code after it).
  * A refusal within REPEAT_WINDOW_MS of another, or a signal counting several, means the rate
  * is set too high, and halves the pace as before.
  */
