@@ -128,6 +128,18 @@ export const emptyCounts = (): MirrorCounts => ({
   refused: 0,
 });
 
+/**
+ * Milliseconds left at the pass's rate so far; null when unknown. Once the lists' counts are
+ * read, the pass may still be reading events by id (no list counts them beforehand), so an ETA
+ * of 0 there would be a claim: it is unknown until the pass is done.
+ */
+export function etaOf(counts: MirrorCounts, done: boolean, ratePerSecond: number): number | null {
+  if (done) return 0;
+  const left = counts.expected - counts.read - counts.unreachable;
+  if (ratePerSecond <= 0 || counts.expected <= 0 || left <= 0) return null;
+  return Math.round((left / ratePerSecond) * 1000);
+}
+
 export function addCounts(into: MirrorCounts, more: Partial<MirrorCounts>): void {
   for (const key of Object.keys(more) as (keyof MirrorCounts)[]) {
     // `?? 0`: a pass carried over from before a count existed holds no such key.

@@ -18,6 +18,7 @@ import {
   keepRefusals,
   DESTINATION_PAUSED,
   emptyCounts,
+  etaOf,
   type MirrorCarried,
   type MirrorInput,
   type MirrorProgress,
@@ -68,13 +69,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     const counts = state?.counts ?? emptyCounts();
     const elapsedMs = state ? Math.max(0, now() - state.startedAt) : 0;
     const ratePerSecond = elapsedMs > 0 ? (counts.read * 1000) / elapsedMs : 0;
-    const left = Math.max(0, counts.expected - counts.read - counts.unreachable);
-    const etaMs =
-      state?.phase === 'done'
-        ? 0
-        : ratePerSecond > 0 && counts.expected > 0
-          ? Math.round((left / ratePerSecond) * 1000)
-          : null;
+    const etaMs = etaOf(counts, state?.phase === 'done', ratePerSecond);
     return {
       connectionId: input.connectionId,
       destination: input.destination,
