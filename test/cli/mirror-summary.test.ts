@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { progressLine, summaryText } from '../../cli/sync.js';
-import { emptyCounts, type MirrorProgress } from '../../workflows/mirror-types.js';
+import { emptyCounts, etaOf, type MirrorProgress } from '../../workflows/mirror-types.js';
 
 /** A finished pass as the mirror workflow's query answers it. */
 function finished(over: Partial<MirrorProgress> = {}): MirrorProgress {
@@ -76,5 +76,30 @@ describe('the summary of a first pass over leads', () => {
       refusals: [],
     });
     expect(summaryText(events)).not.toContain('booking list');
+  });
+});
+
+describe("a mirror pass's ETA", () => {
+  it('is the records left at the rate so far, counting unreachable ones as settled', () => {
+    const counts = { ...emptyCounts(), expected: 1000, read: 500 };
+    expect(etaOf(counts, false, 100)).toBe(5_000);
+    expect(etaOf({ ...counts, unreachable: 100 }, false, 100)).toBe(4_000);
+    expect(etaOf(counts, true, 100)).toBe(0);
+  });
+
+  it('is unknown, not 0, while the pass goes on past what the lists counted (events read by id)', () => {
+    const counts = { ...emptyCounts(), expected: 3475, read: 3475, written: 3475 };
+    expect(etaOf(counts, false, 524.6)).toBeNull();
+    expect(etaOf({ ...counts, read: 3600 }, false, 524.6)).toBeNull();
+    // Before anything is read or counted there is no rate to go by either.
+    expect(etaOf(emptyCounts(), false, 0)).toBeNull();
+    const reading = finished({
+      phase: 'reading',
+      counts,
+      refusals: [],
+      ratePerSecond: 524.6,
+      etaMs: etaOf(counts, false, 524.6),
+    });
+    expect(progressLine(reading)).not.toContain('ETA');
   });
 });

@@ -64,10 +64,12 @@ export function useCrmMirror<F extends CrmFake>(
   const fakes: F[] = [];
   const ledgers: Ledger[] = [];
   const destinations: Destination[] = [];
-  const sandbox = (): Sandbox => {
-    if (!ts) throw new Error('the CRM mirror harness is used before its beforeAll ran');
-    return ts.sb;
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined)
+      throw new Error('the CRM mirror harness is used before its beforeAll ran');
+    return value;
   };
+  const sandbox = (): Sandbox => ready(ts).sb;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), `ebsync-${connection}-`));
@@ -89,8 +91,7 @@ export function useCrmMirror<F extends CrmFake>(
       return sandbox();
     },
     get dir() {
-      if (!dir) throw new Error('the CRM mirror harness is used before its beforeAll ran');
-      return dir;
+      return ready(dir);
     },
     async newFake() {
       const fake = await startFake({ adminToken: 'admin-token-for-tests' });
@@ -128,9 +129,8 @@ export function useCrmMirror<F extends CrmFake>(
       };
     },
     runPass(deps, input) {
-      if (!temporal) throw new Error('the CRM mirror harness is used before its beforeAll ran');
       return runMirrorPass(
-        temporal,
+        ready(temporal),
         deps,
         { connectionId: connection, destination: crm, ...input },
         `mirror-${connection}`,
