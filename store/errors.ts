@@ -41,12 +41,32 @@ export class PassSupersededError extends StoreError {
   readonly retryable = false;
 }
 
+/**
+ * Another save of the same checkpoint came between this caller's read and its save (a retry
+ * racing the attempt it replaced). Retrying reads the newer checkpoint and goes on from it.
+ */
+export class CheckpointConflictError extends StoreError {
+  override readonly name = 'CheckpointConflictError';
+  readonly retryable = true;
+}
+
 export function passSuperseded(
   key: { connectionId: string; pass: string },
   generation: number,
 ): PassSupersededError {
   return new PassSupersededError(
     `pass ${key.pass} generation ${generation} of connection ${key.connectionId} is no longer the open pass`,
+  );
+}
+
+export function checkpointConflict(
+  key: { connectionId: string; pass: string },
+  partition: string,
+  expected: number,
+  found: number,
+): CheckpointConflictError {
+  return new CheckpointConflictError(
+    `checkpoint '${partition}' of pass ${key.pass} of connection ${key.connectionId} is at version ${found}, not ${expected}: another save came first`,
   );
 }
 

@@ -115,6 +115,12 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
         next_at double precision NOT NULL
       );`,
   },
+  {
+    version: 3,
+    name: 'checkpoint versions: a save replaces only the version its caller read',
+    sqlite: `ALTER TABLE pass_checkpoints ADD COLUMN version INTEGER NOT NULL DEFAULT 1;`,
+    postgres: `ALTER TABLE pass_checkpoints ADD COLUMN version integer NOT NULL DEFAULT 1;`,
+  },
 ];
 
 /** The migrations still to apply given the versions a database has, in order. */

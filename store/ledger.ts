@@ -74,6 +74,12 @@ export interface PassState {
   readonly checkpoints: Readonly<Record<string, JsonValue>>;
 }
 
+export interface SavedCheckpoint {
+  readonly checkpoint: JsonValue;
+  /** Counts the saves of this partition's checkpoint in its pass: 1, 2, ... */
+  readonly version: number;
+}
+
 export interface PassStatus {
   /** The open pass, if one is under way (or was interrupted). */
   readonly open: { readonly generation: number; readonly startedAt: Date } | null;
@@ -147,18 +153,29 @@ export interface Ledger {
   ): Promise<PassState>;
 
   /**
-   * Saves a partition's cursor of the open pass `generation`. Throws PassSupersededError when
-   * that pass is no longer the open one (restarted or completed by someone else).
+   * Saves a partition's cursor of the open pass `generation` and returns its new version (1
+   * for the first save). Throws PassSupersededError when that pass is no longer the open one
+   * (restarted or completed by someone else). With `replaces`, the save happens only over
+   * that version (what the caller read; 0: none saved yet), else CheckpointConflictError:
+   * two workers that read the same cursor never both write theirs.
    */
   saveCheckpoint(
     key: PassKey,
     generation: number,
     checkpoint: JsonValue,
     partition?: string,
-  ): Promise<void>;
+    options?: { readonly replaces?: number },
+  ): Promise<number>;
 
   /** The open pass's checkpoints, or undefined when no pass is open. */
   readCheckpoints(key: PassKey): Promise<PassState | undefined>;
+
+  /** One partition's checkpoint of the open pass `generation`, with its version. */
+  readCheckpoint(
+    key: PassKey,
+    generation: number,
+    partition?: string,
+  ): Promise<SavedCheckpoint | undefined>;
 
   /** Drops checkpoints of the open pass: one partition, or all of them. */
   clearCheckpoints(key: PassKey, partition?: string): Promise<void>;

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { createPostgresPool, inPostgresTransaction } from '../config/database-drivers.js';
 import { postgresIdentity } from '../config/database-locations.js';
-import { passSuperseded, StoreFailedError, toStoreError } from './errors.js';
+import { checkpointConflict, passSuperseded, StoreFailedError, toStoreError } from './errors.js';
 import type { JsonValue, Ledger, LedgerScope, PassKey, PassState } from './ledger.js';
 import {
   classifyAgainst,
@@ -252,20 +252,49 @@ export async function openPostgresLedger(
           return { generation, startedAt, resumed: false, checkpoints: {} };
         }),
       ),
-    saveCheckpoint: (key, generation, checkpoint, partition = '') =>
+    saveCheckpoint: (key, generation, checkpoint, partition = '', options = {}) =>
+      run(() =>
+        inPostgresTransaction(pool, async (client) => {
+          // The pass row is locked first, as beginPass and completePass lock it: a save never
+          // lands in a pass that was restarted or completed meanwhile.
+          const pass = await selectPass(client, key, true);
+          if (pass?.open_generation !== generation) throw passSuperseded(key, generation);
+          const { rows } = await client.query<{ generation: number; version: number }>(
+            `SELECT generation, version FROM pass_checkpoints WHERE ${PASS} AND partition = $4`,
+            [...passParams(key), partition],
+          );
+          const saved = rows[0];
+          const current = saved?.generation === generation ? saved.version : 0;
+          if (options.replaces !== undefined && options.replaces !== current) {
+            throw checkpointConflict(key, partition, options.replaces, current);
+          }
+          await client.query(
+            `INSERT INTO pass_checkpoints (connection_id, destination, pass, partition, generation,
+               checkpoint, saved_at, version)
+             VALUES ($1, $2, $3, $4, $5, $6::jsonb, now(), $7)
+             ON CONFLICT (connection_id, destination, pass, partition) DO UPDATE SET
+               generation = EXCLUDED.generation, checkpoint = EXCLUDED.checkpoint,
+               saved_at = EXCLUDED.saved_at, version = EXCLUDED.version`,
+            [...passParams(key), partition, generation, JSON.stringify(checkpoint), current + 1],
+          );
+          return current + 1;
+        }),
+      ),
+    readCheckpoint: (key, generation, partition = '') =>
       run(async () => {
-        // One statement: written only while `generation` is the open pass.
-        const result = await pool.query(
-          `INSERT INTO pass_checkpoints (connection_id, destination, pass, partition, generation,
-             checkpoint, saved_at)
-           SELECT $1, $2, $3, $4, $5, $6::jsonb, now() FROM passes
-           WHERE ${PASS} AND open_generation = $5
-           ON CONFLICT (connection_id, destination, pass, partition) DO UPDATE SET
-             generation = EXCLUDED.generation, checkpoint = EXCLUDED.checkpoint,
-             saved_at = EXCLUDED.saved_at`,
-          [...passParams(key), partition, generation, JSON.stringify(checkpoint)],
+        const { rows } = await pool.query<{
+          generation: number;
+          checkpoint: JsonValue;
+          version: number;
+        }>(
+          `SELECT generation, checkpoint, version FROM pass_checkpoints
+           WHERE ${PASS} AND partition = $4`,
+          [...passParams(key), partition],
         );
-        if (result.rowCount !== 1) throw passSuperseded(key, generation);
+        const row = rows[0];
+        return row?.generation === generation
+          ? { checkpoint: row.checkpoint, version: row.version }
+          : undefined;
       }),
     readCheckpoints: (key) =>
       run(async () => {

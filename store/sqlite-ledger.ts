@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { openSqliteFile } from '../config/database-drivers.js';
 import { sqliteIdentity } from '../config/database-locations.js';
-import { passSuperseded, StoreFailedError, toStoreError } from './errors.js';
+import { checkpointConflict, passSuperseded, StoreFailedError, toStoreError } from './errors.js';
 import type {
   JsonValue,
   Ledger,
@@ -135,10 +135,17 @@ export function openSqliteLedger(file: string): Ledger {
     ),
     saveCheckpoint: db.prepare(
       `INSERT INTO pass_checkpoints (connection_id, destination, pass, partition, generation,
-         checkpoint, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+         checkpoint, saved_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (connection_id, destination, pass, partition) DO UPDATE SET
          generation = excluded.generation, checkpoint = excluded.checkpoint,
-         saved_at = excluded.saved_at`,
+         saved_at = excluded.saved_at, version = excluded.version`,
+    ),
+    checkpoint: db.prepare<
+      [string, string, string, string],
+      { generation: number; checkpoint: string; version: number }
+    >(
+      `SELECT generation, checkpoint, version FROM pass_checkpoints
+       WHERE ${PASS} AND partition = ?`,
     ),
     clearCheckpoints: db.prepare(`DELETE FROM pass_checkpoints WHERE ${PASS}`),
     clearCheckpoint: db.prepare(`DELETE FROM pass_checkpoints WHERE ${PASS} AND partition = ?`),
@@ -177,10 +184,30 @@ export function openSqliteLedger(file: string): Ledger {
   });
 
   const save = db.transaction(
-    (key: PassKey, generation: number, checkpoint: string, partition: string, at: number) => {
+    (
+      key: PassKey,
+      generation: number,
+      checkpoint: string,
+      partition: string,
+      replaces: number | undefined,
+      at: number,
+    ): number => {
       const row = stmt.pass.get(...passParams(key));
       if (row?.open_generation !== generation) throw passSuperseded(key, generation);
-      stmt.saveCheckpoint.run(...passParams(key), partition, generation, checkpoint, at);
+      const saved = stmt.checkpoint.get(...passParams(key), partition);
+      const current = saved?.generation === generation ? saved.version : 0;
+      if (replaces !== undefined && replaces !== current) {
+        throw checkpointConflict(key, partition, replaces, current);
+      }
+      stmt.saveCheckpoint.run(
+        ...passParams(key),
+        partition,
+        generation,
+        checkpoint,
+        at,
+        current + 1,
+      );
+      return current + 1;
     },
   );
 
@@ -270,8 +297,24 @@ export function openSqliteLedger(file: string): Ledger {
       run(() =>
         begin.immediate(key, options.restart ?? false, (options.at ?? new Date()).getTime()),
       ),
-    saveCheckpoint: (key, generation, checkpoint, partition = '') =>
-      run(() => save.immediate(key, generation, JSON.stringify(checkpoint), partition, Date.now())),
+    saveCheckpoint: (key, generation, checkpoint, partition = '', options = {}) =>
+      run(() =>
+        save.immediate(
+          key,
+          generation,
+          JSON.stringify(checkpoint),
+          partition,
+          options.replaces,
+          Date.now(),
+        ),
+      ),
+    readCheckpoint: (key, generation, partition = '') =>
+      run(() => {
+        const row = stmt.checkpoint.get(...passParams(key), partition);
+        return row?.generation === generation
+          ? { checkpoint: JSON.parse(row.checkpoint) as JsonValue, version: row.version }
+          : undefined;
+      }),
     readCheckpoints: (key) =>
       run(() => {
         const open = openPassOf(passRow(stmt.pass.get(...passParams(key))));

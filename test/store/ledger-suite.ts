@@ -1,6 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LEDGER_MIGRATIONS } from '../../store/ledger-migrations.js';
-import { PassSupersededError, StoreMigrationError } from '../../store/errors.js';
+import {
+  CheckpointConflictError,
+  PassSupersededError,
+  StoreMigrationError,
+} from '../../store/errors.js';
 import type { Ledger, LedgerScope, PassKey } from '../../store/ledger.js';
 
 /** How the suite reaches one engine: a fresh store per test, reopenable, and raw SQL. */
@@ -236,6 +240,41 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       await expect(ledger.saveCheckpoint(pass, fresh.generation, {})).rejects.toThrow(
         PassSupersededError,
       );
+    });
+
+    it('versions each checkpoint: a save over a version someone replaced is refused', async () => {
+      const { generation } = await ledger.beginPass(pass);
+      expect(await ledger.readCheckpoint(pass, generation, 'leads')).toBeUndefined();
+      expect(
+        await ledger.saveCheckpoint(pass, generation, { n: 1 }, 'leads', { replaces: 0 }),
+      ).toBe(1);
+      expect(await ledger.readCheckpoint(pass, generation, 'leads')).toEqual({
+        checkpoint: { n: 1 },
+        version: 1,
+      });
+      // Two attempts read version 1; the first to save wins, the second is told to read again.
+      expect(
+        await ledger.saveCheckpoint(pass, generation, { n: 2 }, 'leads', { replaces: 1 }),
+      ).toBe(2);
+      await expect(
+        ledger.saveCheckpoint(pass, generation, { n: 3 }, 'leads', { replaces: 1 }),
+      ).rejects.toThrow(CheckpointConflictError);
+      expect(await ledger.readCheckpoint(pass, generation, 'leads')).toEqual({
+        checkpoint: { n: 2 },
+        version: 2,
+      });
+      // Without `replaces` a save always lands; other partitions count their own versions.
+      expect(await ledger.saveCheckpoint(pass, generation, { n: 4 }, 'leads')).toBe(3);
+      expect(
+        await ledger.saveCheckpoint(pass, generation, { e: 1 }, 'events', { replaces: 0 }),
+      ).toBe(1);
+      // A new pass starts every checkpoint afresh; the old generation's are not its own.
+      const next = await ledger.beginPass(pass, { restart: true });
+      expect(await ledger.readCheckpoint(pass, next.generation, 'leads')).toBeUndefined();
+      expect(await ledger.readCheckpoint(pass, generation, 'leads')).toBeUndefined();
+      expect(
+        await ledger.saveCheckpoint(pass, next.generation, { n: 1 }, 'leads', { replaces: 0 }),
+      ).toBe(1);
     });
 
     it('numbers generations per connection and destination, across pass names', async () => {
