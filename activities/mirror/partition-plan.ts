@@ -57,12 +57,24 @@ const nodeSchema = z.object({
    * page was a probe); done: every page read.
    */
   status: z.enum(['new', 'reading', 'split', 'done']),
+  /**
+   * Bumped whenever the query is reset (a learned reach, a re-read): answers to steps of an
+   * earlier epoch, still in flight when it was reset, are ignored.
+   */
+  epoch: z.number().int().nonnegative().default(0),
   total: z.number().int().nonnegative().nullable(),
   perPage: z.number().int().positive().nullable(),
   /** Pages to read: all, or only the reachable ones of a query that cannot be cut further. */
   pages: z.number().int().nonnegative().nullable(),
   /** Pages whose answers were applied. */
   done: z.array(z.number().int().positive()),
+  /**
+   * Its total_count moved while its pages were read (records created or deleted meanwhile):
+   * offsets shifted, so a record may have slipped between two pages. Read again when the
+   * pass comes up short (rereadMoved).
+   */
+  moved: z.boolean().default(false),
+  rereads: z.number().int().nonnegative().default(0),
   split: z
     .object({
       dimension: z.union([dimensionSchema, z.literal('date')]),
@@ -88,6 +100,8 @@ const gapSchema = z.object({
   reason: z.enum(['single_day', 'filters_exhausted', 'residual_skipped', 'undated']),
   /** Results no page of this query reaches: exact for dates and equality filters, estimated otherwise. */
   count: z.number().int().nonnegative(),
+  /** The cuts tried on this query before it was called a gap (dimension names, or 'date'). */
+  tried: z.array(z.string()).default([]),
 });
 export type PlanGap = z.infer<typeof gapSchema>;
 
@@ -96,7 +110,27 @@ export const partitionPlanSchema = z.object({
   resource: z.enum(['leads', 'lead_bookings', 'event_bookings', 'appointments']),
   /** Page size asked for; the service may grant less. */
   per: z.number().int().positive(),
+  /**
+   * The reach the plan works with: the configured one at first, lowered when a page shows a
+   * smaller one (learnReach). Never raised: a reach that looks larger is never relied on.
+   */
   reachLimit: z.number().int().positive(),
+  /** What a page showed of the service's real reach, when it was below the setting. */
+  learned: z
+    .object({
+      /** The configured reach, the plan's first guess. */
+      configured: z.number().int().positive(),
+      reach: z.number().int().positive(),
+      /** The evidence: a page of a query holding fewer results than its total_count promised. */
+      page: z.number().int().positive(),
+      per: z.number().int().positive(),
+      items: z.number().int().nonnegative(),
+      total: z.number().int().nonnegative(),
+      /** Queries reset to be cut again under it. */
+      reset: z.number().int().nonnegative(),
+    })
+    .nullable()
+    .default(null),
   /** Extra reading for results the cuts miss happens when it should reach this many per request. */
   minYield: z.number().nonnegative(),
   nodes: z.array(nodeSchema),
@@ -128,6 +162,7 @@ export function createPlan(resource: ListResource, options: PlanOptions = {}): P
     reachLimit,
     minYield: options.minYield ?? 1,
     nodes: [newNode(0, null, { ...options.query }, [])],
+    learned: null,
     discovered: {},
     requests: 0,
     itemsRead: 0,
@@ -147,10 +182,13 @@ function newNode(
     query,
     spent,
     status: 'new',
+    epoch: 0,
     total: null,
     perPage: null,
     pages: null,
     done: [],
+    moved: false,
+    rereads: 0,
     split: null,
   };
 }
@@ -158,13 +196,15 @@ function newNode(
 /** One request: page `page` of `query` at `per` (exactly what source-pages.ts sends). */
 export interface PageStep {
   node: number;
+  /** The node's epoch when the step was made: an answer for an earlier epoch is ignored. */
+  epoch: number;
   page: number;
   per: number;
   query: Record<string, string>;
 }
 
-export const stepKey = (step: Pick<PageStep, 'node' | 'page'>): string =>
-  `${step.node}:${step.page}`;
+export const stepKey = (step: Pick<PageStep, 'node' | 'epoch' | 'page'>): string =>
+  `${step.node}.${step.epoch}:${step.page}`;
 
 /**
  * Pages that can be fetched now, in plan order: first pages of new queries and the remaining
@@ -179,11 +219,17 @@ export function readySteps(
   for (const node of plan.nodes) {
     if (out.length >= max) break;
     if (node.status === 'new') {
-      const step = { node: node.id, page: 1, per: plan.per, query: node.query };
+      const step = { node: node.id, epoch: node.epoch, page: 1, per: plan.per, query: node.query };
       if (!options.skip?.has(stepKey(step))) out.push(step);
     } else if (node.status === 'reading' && node.pages !== null && node.perPage !== null) {
       for (let page = 1; page <= node.pages && out.length < max; page += 1) {
-        const step = { node: node.id, page, per: node.perPage, query: node.query };
+        const step = {
+          node: node.id,
+          epoch: node.epoch,
+          page,
+          per: node.perPage,
+          query: node.query,
+        };
         if (!node.done.includes(page) && !options.skip?.has(stepKey(step))) out.push(step);
       }
     }
@@ -203,20 +249,115 @@ export interface PageSummary {
   dates?: (string | null)[];
 }
 
-/** Applies the answer of one step (in place). An answer applied twice changes nothing more. */
+/**
+ * Applies the answer of one step (in place). An answer applied twice changes nothing more, and
+ * an answer for a query reset since the step was made (a learned reach) is ignored: its
+ * records are real and may be written, but the plan counts only what its current epoch reads.
+ */
 export function applyPage(plan: PartitionPlan, step: PageStep, summary: PageSummary): void {
   const node = plan.nodes[step.node];
   if (!node) throw new RangeError(`partition plan has no node ${step.node}`);
   plan.requests += 1;
   plan.itemsRead += summary.items;
   if (summary.leads) discover(plan.discovered, summary.leads);
-  if (node.done.includes(step.page)) return;
+  // What a page shows of the reach holds whatever became of its query since it was asked.
+  const reach = shownReach(step, summary);
+  if (reach !== undefined && reach < plan.reachLimit) learnReach(plan, reach, step, summary);
+  // A query reset since (under a new reach, maybe this page's) has its first page asked again.
+  if (node.epoch !== step.epoch || node.done.includes(step.page)) return;
   node.done.push(step.page);
   if (node.total === null) firstPage(plan, node, summary);
+  else if (summary.totalCount !== node.total) totalMoved(plan, node, summary.totalCount);
   if (node.status === 'reading' && node.pages !== null && node.done.length >= node.pages) {
     node.status = 'done';
   }
 }
+
+/**
+ * The reach a page shows, if it shows one: a page holding fewer results than its own
+ * total_count promises stops at the reach ((page - 1) x per + items). A page is one snapshot,
+ * so its count and its items agree even when records come and go between pages: a total that
+ * moved shows as a different total_count, never as a short page.
+ */
+function shownReach(step: PageStep, summary: PageSummary): number | undefined {
+  const per = summary.perPage > 0 ? summary.perPage : step.per;
+  const offset = (step.page - 1) * per;
+  const promised = Math.max(0, Math.min(per, summary.totalCount - offset));
+  if (summary.items >= promised) return undefined;
+  // An empty page bounds the reach from above (at its offset); later pages tell it closer.
+  return Math.max(1, offset + summary.items);
+}
+
+/**
+ * Lowers the plan's reach to what a page showed: every query read or being read whose total
+ * is over it is reset (a new epoch; its first page is asked again and cut like any query
+ * over the reach), and the gaps counted under the old reach go with them.
+ */
+function learnReach(plan: PartitionPlan, reach: number, step: PageStep, summary: PageSummary) {
+  const reset = plan.nodes.filter(
+    (n) => (n.status === 'reading' || n.status === 'done') && (n.total ?? 0) > reach,
+  );
+  for (const node of reset) resetNode(plan, node);
+  plan.learned = {
+    configured: plan.learned?.configured ?? plan.reachLimit,
+    reach,
+    page: step.page,
+    per: summary.perPage > 0 ? summary.perPage : step.per,
+    items: summary.items,
+    total: summary.totalCount,
+    reset: (plan.learned?.reset ?? 0) + reset.length,
+  };
+  plan.reachLimit = reach;
+  plan.per = Math.min(plan.per, reach);
+}
+
+/** Forgets what was read of a query (a new epoch), so it is asked and planned afresh. */
+function resetNode(plan: PartitionPlan, node: PlanNode): void {
+  plan.gaps = plan.gaps.filter((g) => g.node !== node.id);
+  Object.assign(node, {
+    status: 'new',
+    epoch: node.epoch + 1,
+    total: null,
+    perPage: null,
+    pages: null,
+    done: [],
+    moved: false,
+  } satisfies Partial<PlanNode>);
+}
+
+/** A query's total_count moved between its pages: the pages to read follow the new count. */
+function totalMoved(plan: PartitionPlan, node: PlanNode, total: number): void {
+  node.moved = true;
+  const limited = (node.total ?? 0) > plan.reachLimit;
+  node.total = total;
+  if (node.status !== 'reading' || node.perPage === null) return;
+  if (total > plan.reachLimit && !limited) {
+    // It no longer fits: cut it like any query over the reach.
+    resetNode(plan, node);
+    return;
+  }
+  if (limited) {
+    const gap = plan.gaps.find((g) => g.node === node.id);
+    if (gap) gap.count = Math.max(0, total - plan.reachLimit);
+    if (total > plan.reachLimit) return;
+  }
+  node.pages = Math.ceil(total / node.perPage);
+}
+
+/**
+ * Reads again every query whose total moved while it was read (a record may have slipped
+ * between its pages), each at most twice. The pass calls it when it reached fewer records
+ * than the service counts; returns how many queries were reset.
+ */
+export function rereadMoved(plan: PartitionPlan): number {
+  const moved = plan.nodes.filter((n) => n.moved && n.status === 'done' && n.rereads < MAX_REREADS);
+  for (const node of moved) {
+    node.rereads += 1;
+    resetNode(plan, node);
+  }
+  return moved.length;
+}
+const MAX_REREADS = 2;
 
 function firstPage(plan: PartitionPlan, node: PlanNode, summary: PageSummary): void {
   node.total = summary.totalCount;
@@ -228,6 +369,12 @@ function firstPage(plan: PartitionPlan, node: PlanNode, summary: PageSummary): v
     readReachable(plan, node, plan.resource === 'leads' ? 'filters_exhausted' : 'single_day');
   }
   if (node.parent !== null) settleIfCounted(plan, node.parent);
+}
+
+/** The cuts a query was tried with before a gap was left in it. */
+function triedOn(plan: PartitionPlan, node: PlanNode, more: readonly string[] = []): string[] {
+  if (plan.resource !== 'leads') return ['date'];
+  return [...new Set([...node.spent, ...more, ...LEAD_DIMENSIONS])];
 }
 
 /** An uncuttable query over the limit: its reachable pages are read, the rest is a gap. */
@@ -242,7 +389,15 @@ function readReachable(
   node.pages = Math.ceil(plan.reachLimit / perPage);
   node.status = 'reading';
   const hidden = Math.max(0, count ?? (node.total ?? 0) - plan.reachLimit);
-  if (hidden > 0) plan.gaps.push({ node: node.id, query: node.query, reason, count: hidden });
+  if (hidden > 0) {
+    plan.gaps.push({
+      node: node.id,
+      query: node.query,
+      reason,
+      count: hidden,
+      tried: triedOn(plan, node),
+    });
+  }
 }
 
 function addChild(
@@ -356,7 +511,13 @@ function settleIfCounted(plan: PartitionPlan, id: number): void {
       WINDOW_PARAMS[plan.resource as Exclude<ListResource, 'leads'>],
     ).some((param) => node.query[param] !== undefined);
     if (!bounded)
-      plan.gaps.push({ node: node.id, query: node.query, reason: 'undated', count: residual });
+      plan.gaps.push({
+        node: node.id,
+        query: node.query,
+        reason: 'undated',
+        count: residual,
+        tried: ['date'],
+      });
     return;
   }
   const perPage = node.perPage ?? plan.per;
@@ -366,6 +527,7 @@ function settleIfCounted(plan: PartitionPlan, id: number): void {
       query: node.query,
       reason: 'residual_skipped',
       count: residual,
+      tried: [...node.spent, split.dimension],
     });
     return;
   }

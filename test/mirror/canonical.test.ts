@@ -132,7 +132,7 @@ describe('partition plans', () => {
   it('split an over-limit window on its first page, read the parts, report a crowded day as a gap', () => {
     const plan = createPlan('appointments', { reachLimit: 100, per: 50 });
     const [root] = readySteps(plan);
-    expect(root).toEqual({ node: 0, page: 1, per: 50, query: {} });
+    expect(root).toEqual({ node: 0, epoch: 0, page: 1, per: 50, query: {} });
     applyPage(plan, root!, {
       totalCount: 250,
       perPage: 50,
@@ -189,6 +189,7 @@ describe('partition plans', () => {
         query: { event_date_start: '2026-02-10', event_date_end: '2026-02-10' },
         reason: 'single_day',
         count: 30,
+        tried: ['date'],
       },
     ]);
   });
