@@ -173,7 +173,14 @@ export async function runMainJob(
         `  sqlite3 ${file} "SELECT status, count(*) FROM leads WHERE deleted_at IS NULL GROUP BY status"\n` +
         scheduleLines(schedules),
     );
-    logger.info({ workflowId: handle.workflowId }, 'mirror pass finished');
+    if (outcome.phase === 'done') {
+      logger.info({ workflowId: handle.workflowId }, 'mirror pass finished');
+    } else {
+      logger.warn(
+        { workflowId: handle.workflowId, phase: outcome.phase },
+        'mirror pass finished without everything: see the summary above',
+      );
+    }
   } finally {
     await close();
   }

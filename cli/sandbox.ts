@@ -60,6 +60,34 @@ function seedLine(seeded: SeedSummary): string {
   return `  data      ${parts.join(', ')}: ${n(seeded.records)} records in ${(seeded.ms / 1000).toFixed(1)} s (seed ${JSON.stringify(seeded.seed)})`;
 }
 
+/** The sandbox's defaults for the settings ebsync must be told of when they differ. */
+const SANDBOX_DEFAULTS = { reachLimit: 10_000, maxPer: 100, rateLimit: 0 } as const;
+
+/**
+ * The environment that points ebsync at a running sandbox: its addresses and key, and every
+ * limit set unlike the defaults (the reach, the largest page, the rate), so the export line
+ * is right whatever flags the sandbox was started with.
+ */
+export function sandboxEnvironment(
+  sandbox: { baseUrl: string; authUrl: string; apiKey: string; caFile?: string | undefined },
+  limits: { reachLimit: number; maxPer: number; rateLimit: number },
+): [string, string][] {
+  const env: [string, string][] = [
+    ['EBS_BASE_URL', sandbox.baseUrl],
+    ['EBS_AUTH_URL', sandbox.authUrl],
+    ['EBS_API_KEY', sandbox.apiKey],
+    sandbox.caFile ? ['EBS_CA_FILE', sandbox.caFile] : ['EBS_ALLOW_HTTP', 'true'],
+  ];
+  if (limits.reachLimit !== SANDBOX_DEFAULTS.reachLimit) {
+    env.push(['EBS_REACH_LIMIT', String(limits.reachLimit)]);
+  }
+  if (limits.maxPer !== SANDBOX_DEFAULTS.maxPer) env.push(['EBS_PAGE_SIZE', String(limits.maxPer)]);
+  if (limits.rateLimit !== SANDBOX_DEFAULTS.rateLimit) {
+    env.push(['EBS_RATE_LIMIT', String(limits.rateLimit)]);
+  }
+  return env;
+}
+
 export function registerSandboxCommand(program: Command): void {
   program
     .command('sandbox')
@@ -81,7 +109,7 @@ export function registerSandboxCommand(program: Command): void {
     .option('--api-key <key>', 'fix the full-permission integration key (ik_...)')
     .addOption(
       new Option('--rate-limit <n>', 'requests per second per credential (0 = none)')
-        .default(0)
+        .default(SANDBOX_DEFAULTS.rateLimit)
         .argParser(intFlag(0)),
     )
     .addOption(
@@ -91,11 +119,13 @@ export function registerSandboxCommand(program: Command): void {
     )
     .addOption(
       new Option('--reach-limit <n>', 'results past this position are never returned')
-        .default(10_000)
+        .default(SANDBOX_DEFAULTS.reachLimit)
         .argParser(intFlag(1)),
     )
     .addOption(
-      new Option('--max-per <n>', 'largest page size granted').default(100).argParser(intFlag(1)),
+      new Option('--max-per <n>', 'largest page size granted')
+        .default(SANDBOX_DEFAULTS.maxPer)
+        .argParser(intFlag(1)),
     )
     .addOption(
       new Option('--token-ttl <seconds>', 'access-token lifetime of the OAuth server')
@@ -231,8 +261,9 @@ export function registerSandboxCommand(program: Command): void {
         lines.push(
           '',
           'Point ebsync at it:',
-          `  export EBS_BASE_URL=${sandbox.baseUrl} EBS_AUTH_URL=${sandbox.authUrl} EBS_API_KEY=${sandbox.apiKey}` +
-            (sandbox.caFile ? ` EBS_CA_FILE=${sandbox.caFile}` : ' EBS_ALLOW_HTTP=true'),
+          `  export ${sandboxEnvironment(sandbox, flags)
+            .map(([name, value]) => `${name}=${value}`)
+            .join(' ')}`,
           ...fakes.map(
             (fake) =>
               `  export ${Object.entries(fake.settings)

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { connectionWorkflowId, type ConnectionState } from '../workflows/connection-types.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
-import type { MirrorProgress } from '../workflows/mirror-types.js';
+import { isIncomplete, type MirrorProgress } from '../workflows/mirror-types.js';
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit.js';
 import { listConnections } from './connections.js';
 import {
@@ -95,7 +95,7 @@ export interface MirrorView {
 
 export interface Problem {
   connectionId: string;
-  kind: 'needs_reauth' | 'last_pass_failed' | 'schedule_last_run_failed';
+  kind: 'needs_reauth' | 'last_pass_failed' | 'last_pass_incomplete' | 'schedule_last_run_failed';
   message: string;
 }
 
@@ -238,10 +238,25 @@ export function findProblems(
     });
   }
   for (const m of mirrors) {
+    const into = m.destination ? ` into ${m.destination}` : '';
+    const done = m.last?.progress;
+    if (m.last?.status === 'completed' && done && isIncomplete(done.counts)) {
+      // Ran to its end, but not everything arrived: that needs a person as much as a failure.
+      const c = done.counts;
+      const what = [
+        c.unreachable > 0 ? `${c.unreachable} records unreachable` : '',
+        c.refused > 0 ? `${c.refused} refused by the destination` : '',
+      ].filter(Boolean);
+      problems.push({
+        connectionId: m.connectionId,
+        kind: 'last_pass_incomplete',
+        message: `mirror of connection ${m.connectionId}${into}: last pass incomplete: ${what.join(', ')}${done.gaps[0] ? ` (${done.gaps[0]})` : ''}`,
+      });
+      continue;
+    }
     if (!m.last || m.last.status === 'completed') continue;
     // A pass running now supersedes a cancelled one; a failure stays until a pass completes.
     if (m.last.status === 'canceled' && m.current) continue;
-    const into = m.destination ? ` into ${m.destination}` : '';
     problems.push({
       connectionId: m.connectionId,
       kind: 'last_pass_failed',

@@ -3,7 +3,7 @@ import { loadConfig } from '../config/index.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { runAction } from './errors.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
-import { progressLine } from './sync.js';
+import { progressLine, reachLine } from './sync.js';
 import { requireWorker } from './worker-check.js';
 
 function when(ms: number | null): string {
@@ -18,6 +18,7 @@ function passLine(label: string, pass: PassView): string[] {
   const lines = [`    ${label.padEnd(8)}${pass.status} since ${when(pass.startedAt)}`];
   if (pass.closedAt !== null) lines[0] += `, ended ${when(pass.closedAt)}`;
   if (pass.progress) lines.push(`            ${progressLine(pass.progress)}`);
+  if (pass.progress?.reach) lines.push(`            reach: ${reachLine(pass.progress.reach)}`);
   for (const gap of pass.progress?.gaps ?? []) lines.push(`            reach gap: ${gap}`);
   for (const line of pass.progress?.refusals ?? []) lines.push(`            ${line}`);
   if (pass.error) lines.push(`            error: ${pass.error}`);

@@ -15,8 +15,10 @@ import { maskCredentials } from '../config/database-locations.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
 import {
+  isIncomplete,
   MIRROR_SUBJECTS,
   mirrorWorkflowId,
+  type LearnedReach,
   type MirrorInput,
   type MirrorProgress,
   type MirrorSubject,
@@ -155,6 +157,25 @@ export function progressLine(p: MirrorProgress): string {
   );
 }
 
+/** What a pass learned of the service's reach, in one line. */
+export function reachLine(r: LearnedReach): string {
+  return (
+    `the service reaches ${r.reach} results a query, not the ${r.configured} configured ` +
+    `(EBS_REACH_LIMIT): page ${r.page} of ${r.resource} at ${r.per} a page held ${r.items} ` +
+    `of a total_count of ${r.total}; queries over it were cut again`
+  );
+}
+
+/**
+ * The exit code a finished pass deserves: 0 done, 1 failed, 3 incomplete (it ran to its end
+ * but left records unreachable or refused: the summary says which).
+ */
+export function exitCodeOf(p: MirrorProgress): number {
+  if (p.phase === 'failed') return 1;
+  if (p.phase === 'incomplete' || isIncomplete(p.counts)) return 3;
+  return 0;
+}
+
 export function summaryText(p: MirrorProgress): string {
   const c = p.counts;
   const lines = [
@@ -169,10 +190,9 @@ export function summaryText(p: MirrorProgress): string {
       `               (a lead's bookings come with it and again from the booking list; read again, they are up to date)`,
     );
   }
+  if (p.reach) lines.push(`  reach        ${reachLine(p.reach)}`);
   if (c.unreachable > 0 || p.gaps.length > 0) {
-    lines.push(
-      `  unreachable  ${c.unreachable} of ${c.expected} records: no split of the query reaches them`,
-    );
+    lines.push(`  unreachable  ${c.unreachable} of ${c.expected} records the service counts:`);
     for (const gap of p.gaps) lines.push(`               ${gap}`);
   }
   if (c.refused > 0 || (p.refusals ?? []).length > 0) {
@@ -368,7 +388,7 @@ export function registerSyncCommand(program: Command): void {
             process.stdout.write(
               flags.json ? `${JSON.stringify(outcome)}\n` : summaryText(outcome),
             );
-            if (outcome.phase === 'failed') process.exitCode = 1;
+            process.exitCode = exitCodeOf(outcome);
           } finally {
             await close();
           }

@@ -40,6 +40,37 @@ export interface PartitionState {
   expected: number;
   /** Read only after this partition is done (lead bookings after leads). */
   after?: string;
+  /**
+   * What its activities did so far, as the store's cursor counts it; the pass's counts grow by
+   * the difference each activity reports. Absent in passes from before cursors were stored.
+   */
+  tally?: PartitionTally;
+}
+
+/** Running counts of one partition's reads and writes, kept with its cursor in the store. */
+export interface PartitionTally {
+  pages: number;
+  requests: number;
+  read: number;
+  written: number;
+  unchanged: number;
+  refused: number;
+}
+
+/**
+ * The service's reach as a pass found it, when a page showed it below the configured one
+ * (the configured reach is only a first guess).
+ */
+export interface LearnedReach {
+  /** The list where a page showed it. */
+  resource: string;
+  configured: number;
+  reach: number;
+  /** The page that showed it: page `page` at `per` held `items` of a total_count of `total`. */
+  page: number;
+  per: number;
+  items: number;
+  total: number;
 }
 
 export interface MirrorCounts {
@@ -57,7 +88,12 @@ export interface MirrorCounts {
   refused: number;
 }
 
-export type MirrorPhase = 'planning' | 'reading' | 'deleting' | 'done' | 'failed' | 'paused';
+/**
+ * `incomplete`: the pass ran to its end but left records unreachable or refused (counts and
+ * gaps say which); it is never `done` with a footnote.
+ */
+export type MirrorPhase =
+  'planning' | 'reading' | 'deleting' | 'done' | 'incomplete' | 'failed' | 'paused';
 
 /** Failure type of a destination that takes no calls before a reset (a CRM's daily quota). */
 export const DESTINATION_PAUSED = 'DestinationPausedError';
@@ -75,6 +111,8 @@ export interface MirrorCarried {
   gaps: string[];
   /** Why the destination refused records, one line each (the first few). */
   refusals?: string[];
+  /** The lowest reach a page showed, when below the configured one. */
+  reach?: LearnedReach;
   runs: number;
 }
 
@@ -93,6 +131,11 @@ export interface MirrorProgress {
   gaps: string[];
   /** Why the destination refused records, one line each (the first 20 of the pass). */
   refusals: string[];
+  /**
+   * The service's reach as the pass learned it, when a page showed it below the setting
+   * (absent from passes of older versions).
+   */
+  reach?: LearnedReach | null;
   /** Records read per second over the pass so far. */
   ratePerSecond: number;
   /** Time left at that rate, from the expected count; null when unknown. */
@@ -139,6 +182,22 @@ export function etaOf(counts: MirrorCounts, done: boolean, ratePerSecond: number
   if (ratePerSecond <= 0 || counts.expected <= 0 || left <= 0) return null;
   return Math.round((left / ratePerSecond) * 1000);
 }
+
+/** What an activity did since the tally the workflow had: the new tally minus the old. */
+export function tallyDelta(
+  now: PartitionTally,
+  before: PartitionTally | undefined,
+): Partial<MirrorCounts> {
+  const out: Partial<MirrorCounts> = {};
+  for (const key of Object.keys(now) as (keyof PartitionTally)[]) {
+    out[key] = Math.max(0, now[key] - (before?.[key] ?? 0));
+  }
+  return out;
+}
+
+/** A finished pass is incomplete when it left records unreachable or refused. */
+export const isIncomplete = (counts: MirrorCounts): boolean =>
+  counts.unreachable > 0 || counts.refused > 0;
 
 export function addCounts(into: MirrorCounts, more: Partial<MirrorCounts>): void {
   for (const key of Object.keys(more) as (keyof MirrorCounts)[]) {

@@ -19,6 +19,7 @@ import {
   DESTINATION_PAUSED,
   emptyCounts,
   etaOf,
+  isIncomplete,
   type MirrorCarried,
   type MirrorInput,
   type MirrorProgress,
@@ -87,6 +88,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       counts: { ...counts },
       gaps: state?.gaps ?? [],
       refusals: state?.refusals ?? [],
+      reach: state?.reach ?? null,
       ratePerSecond: Math.round(ratePerSecond * 10) / 10,
       etaMs,
       error,
@@ -123,13 +125,14 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     const current = state;
     current.runs += 1;
     let pagesThisRun = 0;
-    // Each page's result carries its partition's plan, so history grows by bytes as well as by
-    // events: hand over early on either.
+    // Page results carried their partition's plan until cursors moved to the store: passes
+    // from then still hand over early when their history grows by bytes.
+    const cursorsStored = patched('cursors-in-store');
     const pagesPerRun = Math.max(1, input.pagesPerRun ?? PAGES_PER_RUN);
     const handOver = (): boolean =>
       pagesThisRun >= pagesPerRun ||
       workflowInfo().continueAsNewSuggested ||
-      workflowInfo().historySize > HISTORY_BYTES;
+      (!cursorsStored && workflowInfo().historySize > HISTORY_BYTES);
 
     if (current.phase === 'reading') {
       // A fixed set of lanes, each taking the next unfinished partition, so at most
@@ -167,17 +170,23 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
         const page = await serviceCalls(pace).mirrorPage({
           ...target,
           generation: current.generation,
+          subjects: input.subjects,
           partition: {
             key: partition.key,
             subject: partition.subject,
             spec: partition.spec,
             cursor: partition.cursor,
+            ...(partition.tally ? { tally: partition.tally } : {}),
           },
           expectedOf: Object.fromEntries(current.partitions.map((p) => [p.key, p.expected])),
         });
         partition.cursor = page.cursor;
         partition.done = page.done;
         partition.expected = page.expected;
+        if (page.tally) partition.tally = page.tally;
+        if (page.reach && page.reach.reach < (current.reach?.reach ?? Infinity)) {
+          current.reach = page.reach;
+        }
         addCounts(current.counts, page.counts);
         current.counts.expected = current.partitions.reduce((sum, p) => sum + p.expected, 0);
         current.gaps.push(...page.gaps);
@@ -218,6 +227,8 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     });
     current.counts.unreachable = final.unreachable;
     current.gaps.push(...final.gaps);
+    // Nothing silent: a pass that left records unreachable or refused is not done.
+    if (isIncomplete(current.counts)) current.phase = 'incomplete';
     return progress();
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;

@@ -8,27 +8,31 @@ import { withServiceFailures } from '../failures.js';
 import type { Ledger, LedgerScope, PassKey } from '../../store/ledger.js';
 import {
   MAX_REFUSAL_LINES,
+  type LearnedReach,
   type MirrorCounts,
   type MirrorMode,
   type MirrorSubject,
   type PartitionState,
+  type PartitionTally,
+  tallyDelta,
 } from '../../workflows/mirror-types.js';
 import type { CanonicalRecord } from './canonical.js';
 import {
   applyPage,
   createPlan,
-  partitionPlanSchema,
   planComplete,
   planReport,
   readySteps,
+  rereadMoved,
   stepKey,
   type ListResource,
   type PageStep,
   type PartitionPlan,
-  type PlanGap,
 } from './partition-plan.js';
+import { gapLines } from './pass-gaps.js';
+import { loadPartition, savedPlan, savePartition } from './plan-checkpoints.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
-import { fetchPage, type FetchedPage } from './source-pages.js';
+import { fetchPage, recountRoot, type FetchedPage } from './source-pages.js';
 import {
   writeDeletions,
   writeRecords,
@@ -101,25 +105,29 @@ const answeredIds = (got: ManyRead): Set<string> =>
 const passName = (subjects: readonly MirrorSubject[], mode: MirrorMode): string =>
   `${[...subjects].sort().join('+')}:${mode}`;
 
-function gapLine(resource: string, gap: PlanGap): string {
-  const query = Object.entries(gap.query)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(' ');
-  return `${resource}: ${gap.count} unreachable (${gap.reason.replace('_', ' ')}${query ? `; ${query}` : ''})`;
-}
+const passKeyOf = (
+  at: { connectionId: string; destinationId: string },
+  subjects: readonly MirrorSubject[],
+  mode: MirrorMode,
+): PassKey => ({
+  connectionId: at.connectionId,
+  destination: at.destinationId,
+  pass: passName(subjects, mode),
+});
 
-/**
- * A list's gaps as far as the pass still misses them, `missing` records in all. A record the
- * list cannot reach may come another way (a lead booking without a date, sideloaded with its
- * lead): the list's gap is then no gap of the mirror, and reporting it would be wrong.
- */
-export function stillMissing(gaps: readonly PlanGap[], missing: number): PlanGap[] {
-  let left = missing;
-  return gaps.flatMap((gap) => {
-    const count = Math.min(gap.count, left);
-    left -= count;
-    return count > 0 ? [{ ...gap, count }] : [];
-  });
+/** What the plan learned of the service's reach, for the workflow, status and the log. */
+function learnedReach(resource: ListResource, plan: PartitionPlan): LearnedReach | undefined {
+  const learned = plan.learned;
+  if (!learned) return undefined;
+  return {
+    resource,
+    configured: learned.configured,
+    reach: learned.reach,
+    page: learned.page,
+    per: learned.per,
+    items: learned.items,
+    total: learned.total,
+  };
 }
 
 /** The pages of one round, asked for at once. */
@@ -130,17 +138,29 @@ interface FetchRound {
 
 export interface PageInput extends MirrorTarget {
   generation: number;
-  partition: Pick<PartitionState, 'key' | 'subject' | 'spec' | 'cursor'>;
+  /** The pass's subjects: with the mode, they name the pass whose cursors the store keeps. */
+  subjects?: MirrorSubject[];
+  /**
+   * The partition: its cursor is in the store; `cursor` is one a pass carried from before
+   * that (read once, then null), and `tally` the counts the workflow has seen reported.
+   */
+  partition: Pick<PartitionState, 'key' | 'subject' | 'spec' | 'cursor' | 'tally'>;
   /** Expected records of each finished partition (lead bookings need the leads' total). */
   expectedOf: Record<string, number>;
 }
 
 export interface PageOutput {
-  cursor: unknown;
+  /** Always null: the cursor stays in the store. */
+  cursor: null;
   done: boolean;
   expected: number;
+  /** What this activity (and any attempt whose result was lost) did: tally minus input's. */
   counts: Partial<MirrorCounts>;
+  /** The partition's running counts after this activity. */
+  tally: PartitionTally;
   gaps: string[];
+  /** Set when a page showed the service's reach to be below the configured one. */
+  reach?: LearnedReach;
   /** Why the destination refused records of this page (none: absent). */
   refusals?: string[];
 }
@@ -211,11 +231,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
     }> {
       const at = await open(input);
       await at.destination.ensureSchema(ALL_TABLES);
-      const key: PassKey = {
-        connectionId: input.connectionId,
-        destination: at.destinationId,
-        pass: passName(input.subjects, input.mode),
-      };
+      const key = passKeyOf(at, input.subjects, input.mode);
       // A new workflow is a new pass: whatever pass of this key was left open was interrupted.
       const pass = await at.ledger.beginPass(key, { restart: true });
       const partitions: PartitionState[] = input.subjects.flatMap((subject) =>
@@ -244,11 +260,14 @@ export function createMirrorActivities(deps: MirrorDeps) {
      */
     async mirrorPage(input: PageInput): Promise<PageOutput> {
       const resource = (input.partition.spec as { resource: ListResource }).resource;
-      const plan: PartitionPlan =
-        input.partition.cursor === null
-          ? createPlan(resource, { per: deps.per, reachLimit: deps.reachLimit })
-          : partitionPlanSchema.parse(input.partition.cursor);
       const [at, client] = await Promise.all([open(input), deps.clientFor(input.connectionId)]);
+      const key = passKeyOf(at, input.subjects ?? [input.partition.subject], input.mode);
+      const saved = await loadPartition(at.ledger, key, input.generation, input.partition.key, {
+        carried: input.partition.cursor,
+        plan: () => createPlan(resource, { per: deps.per, reachLimit: deps.reachLimit }),
+      });
+      const { plan } = saved;
+      const learnedBefore = plan.learned?.reach;
       const ctx = Context.current();
       // A few rounds of a few pages each per activity: fewer round trips through the workflow.
       // A round with a failed request ends the activity with what it got (kept in the cursor).
@@ -388,31 +407,62 @@ export function createMirrorActivities(deps: MirrorDeps) {
         if (failure && totals.pages === 0) throw failure;
         if (failure) break;
       }
-      const done = planComplete(plan);
-      const report = planReport(plan);
-      const expected = report.totalCount ?? 0;
+      const tally = saved.tally;
+      tally.pages += totals.pages;
+      tally.requests += totals.requests;
+      tally.read += totals.read;
+      tally.written += totals.written;
+      tally.unchanged += totals.unchanged;
+      tally.refused += totals.refused;
+      let done = planComplete(plan);
+      let expected = planReport(plan).totalCount ?? 0;
       let unreachable = 0;
       const gaps: string[] = [];
       if (done) {
         // Exact: what the service counts minus the distinct records this pass reached.
         const reached = (r: Resource) => at.ledger.countSeen(scopeOf(at, r), input.generation);
-        const missing = Math.max(0, expected - (await reached(resource)));
+        let missing = Math.max(0, expected - (await reached(resource)));
+        if (missing > 0 && rereadMoved(plan) > 0) {
+          // Some query's count moved while it was read: a record may have slipped between
+          // its pages. Those queries are read again before anything is called unreachable.
+          done = false;
+        } else if (missing > 0) {
+          // Records deleted since the list was first counted are no gap: count it again.
+          const now = await recountRoot(client, plan);
+          tally.requests += 1;
+          if (now < expected) {
+            expected = now;
+            missing = Math.max(0, expected - (await reached(resource)));
+          }
+        }
         // The leads' own count and gaps are settled with their bookings' (some leads come by
         // id), by finishMirrorPass.
-        if (resource !== 'leads') {
+        if (done && resource !== 'leads') {
           unreachable += missing;
-          gaps.push(...stillMissing(report.gaps, missing).map((g) => gapLine(resource, g)));
+          gaps.push(...gapLines(resource, plan.gaps, missing, expected));
         }
-        if (resource === 'lead_bookings') {
+        if (done && resource === 'lead_bookings') {
           unreachable += Math.max(0, (input.expectedOf.leads ?? 0) - (await reached('leads')));
         }
       }
+      await savePartition(at.ledger, key, input.generation, input.partition.key, saved);
+      const reach = learnedReach(resource, plan);
+      if (reach && reach.reach !== learnedBefore) {
+        log.warn(
+          'a page showed the service reach below the configured one; parts over it are cut again',
+          {
+            ...reach,
+          },
+        );
+      }
       return {
-        cursor: plan,
+        cursor: null,
         done,
         expected,
-        counts: { ...totals, unreachable },
+        counts: { ...tallyDelta(tally, input.partition.tally), unreachable },
+        tally,
         gaps,
+        ...(reach ? { reach } : {}),
         ...refusalsOf(refusals),
       };
     },
@@ -503,24 +553,21 @@ export function createMirrorActivities(deps: MirrorDeps) {
     ): Promise<{ unreachable: number; gaps: string[] }> {
       if (!input.complete) return { unreachable: 0, gaps: [] };
       const at = await open(input);
+      const key = passKeyOf(at, input.subjects, input.mode);
       let unreachable = 0;
       const gaps: string[] = [];
       for (const [list, expected] of Object.entries(input.expectedOf ?? {})) {
         const seen = await at.ledger.countSeen(scopeOf(at, list as Resource), input.generation);
         const missing = Math.max(0, expected - seen);
         unreachable += missing;
+        // The other lists reported their gaps when they finished; leads are settled here,
+        // after the leads only their bookings name were read by id.
         if (list === 'leads' && missing > 0) {
-          gaps.push(`leads: ${missing} of ${expected} unreachable by any filter or booking date`);
+          const plan = await savedPlan(at.ledger, key, input.generation, list);
+          gaps.push(...gapLines(list, plan?.gaps ?? [], missing, expected));
         }
       }
-      await at.ledger.completePass(
-        {
-          connectionId: input.connectionId,
-          destination: at.destinationId,
-          pass: passName(input.subjects, input.mode),
-        },
-        input.generation,
-      );
+      await at.ledger.completePass(key, input.generation);
       return { unreachable, gaps };
     },
   };

@@ -88,3 +88,21 @@ export async function fetchPage(
   else summary.dates = answer.data.map((i) => sampleDate(i.attributes));
   return { records, included, summary };
 }
+
+/**
+ * The whole list's total_count as the service counts it now: one request for one result of
+ * the plan's root query. A pass that comes up short asks it before calling anything
+ * unreachable, since records deleted while it read leave the first count too high.
+ */
+export async function recountRoot(client: Client, plan: PartitionPlan): Promise<number> {
+  const root = plan.nodes[0];
+  if (!root) return 0;
+  const answer = await request(client, plan, {
+    node: 0,
+    epoch: root.epoch,
+    page: 1,
+    per: 1,
+    query: root.query,
+  });
+  return answer.meta.total_count ?? answer.data.length;
+}

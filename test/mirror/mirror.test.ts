@@ -18,6 +18,7 @@ import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 import { COMPLETE_TABLES, sourceIds } from './source-truth.js';
 
 const REACH = 100;
+const CONFIGURED_REACH = 10_000;
 const LEADS = 2000;
 const EVENTS = 300;
 
@@ -48,7 +49,9 @@ function depsFor(ledgerLocation: string): MirrorDeps {
       if (!d) destinations.set(target, (d = openDestination(target)));
       return Promise.resolve(d);
     },
-    reachLimit: REACH,
+    // The setting left at its default, as a user who never heard of the sandbox's reach
+    // would: the plans learn the service's 100 from its pages.
+    reachLimit: CONFIGURED_REACH,
     per: 100,
   };
 }
@@ -126,8 +129,10 @@ describe('mirrorWorkflow into SQLite (reach limit 100, 2,000 leads, 300 events)'
     expect(unreachableLeads).toBeLessThanOrEqual(LEADS / 100);
     // The pass reports exactly the leads it could not reach, and nothing else is missing.
     expect(first.counts.unreachable).toBe(unreachableLeads);
-    if (unreachableLeads > 0) expect(first.gaps.join('\n')).toMatch(/leads: \d+ of 2000/);
-    expect(first.phase).toBe('done');
+    if (unreachableLeads > 0) expect(first.gaps.join('\n')).toMatch(/^leads: \d+ unreachable in /m);
+    expect(first.phase).toBe(unreachableLeads > 0 ? 'incomplete' : 'done');
+    // Configured 10,000; the pages showed 100.
+    expect(first.reach).toMatchObject({ configured: CONFIGURED_REACH, reach: REACH });
     expect(first.counts.written).toBeGreaterThan(LEADS);
   });
 

@@ -94,6 +94,39 @@ describe('ebsync sandbox flags and their docs', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('exports every limit started unlike its default, so ebsync plans with the same ones', async () => {
+    const cli = new CliProcess(
+      [
+        'sandbox',
+        '--http',
+        '--port',
+        '0',
+        '--reach-limit',
+        '100',
+        '--max-per',
+        '50',
+        '--rate-limit',
+        '7',
+      ],
+      { EBSYNC_DATA_DIR: tmp },
+    );
+    try {
+      await cli.waitForLine(/^Stop: Ctrl-C/, 60_000);
+      const exported = /^ {2}export (.*)$/m.exec(cli.stdout)?.[1] ?? '';
+      const env = Object.fromEntries(exported.split(' ').map((pair) => pair.split('=')));
+      expect(env).toMatchObject({
+        EBS_ALLOW_HTTP: 'true',
+        EBS_REACH_LIMIT: '100',
+        EBS_PAGE_SIZE: '50',
+        EBS_RATE_LIMIT: '7',
+      });
+      expect(env.EBS_API_KEY).toMatch(/^ik_/);
+      expect((await cli.stop('SIGTERM', 15_000)).code).toBe(0);
+    } finally {
+      cli.killAll();
+    }
+  });
+
   it('with --allow-remote, starts on a non-loopback host and warns on stderr', async () => {
     const cli = new CliProcess(['sandbox', '--host', '0.0.0.0', '--port', '0', '--allow-remote'], {
       EBSYNC_DATA_DIR: tmp,
@@ -125,6 +158,8 @@ describe('ebsync sandbox flags and their docs', () => {
       expect(cli.stdout).toMatch(/^ {2}data {6}1,000 leads .*, 200 events, /m);
       expect(cli.stdout).toContain(`(header x-admin-token: ${ADMIN_TOKEN})`);
       expect(cli.stdout).toMatch(/export EBS_BASE_URL=https:\/\/.* EBS_CA_FILE=/);
+      // Default limits: nothing for ebsync to be told.
+      expect(cli.stdout).not.toMatch(/EBS_REACH_LIMIT|EBS_PAGE_SIZE|EBS_RATE_LIMIT/);
       const url = value('admin').replace(/\/admin$/, '');
       const https = { certificateAuthority: readFileSync(value('CA file'), 'utf8') };
       const admin = got.extend({

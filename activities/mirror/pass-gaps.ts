@@ -1,0 +1,68 @@
+import type { PlanGap } from './partition-plan.js';
+
+/**
+ * The lines a pass reports for records it could not reach: each from a real gap of the plan
+ * (which query, why, which cuts were tried), and what no gap accounts for said as such, never
+ * blamed on cuts that were not tried (DESIGN decision 11).
+ */
+
+const REASONS: Record<PlanGap['reason'], string> = {
+  single_day: 'one day holds more than the reach, and a day cannot be cut',
+  filters_exhausted: 'no filter left to cut it by',
+  residual_skipped: 'what its cuts missed was too few to be worth the requests of another cut',
+  undated: 'they have no date, so no date window holds them',
+};
+
+const DIMENSION_NAMES: Record<string, string> = {
+  text: 'e-mail domain',
+  date: 'date windows',
+};
+
+/**
+ * A query as a user may read it: filter values, but of a text search only its first term
+ * (a whole e-mail domain); further terms are words of names and addresses, customer data
+ * that stays out of logs and status.
+ */
+export function describeQuery(query: Readonly<Record<string, string>>): string {
+  const parts = Object.entries(query).map(([name, value]) => {
+    if (name !== 'text') return `${name}=${value}`;
+    const [first, ...rest] = value.split(/\s+/);
+    return rest.length === 0 ? `text=${first}` : `text=${first} +${rest.length} word(s)`;
+  });
+  return parts.length === 0 ? 'the whole list' : parts.join(', ');
+}
+
+/**
+ * Lines for `missing` records of `resource` the pass did not reach (the exact count: what
+ * the service counts minus what the ledger saw), explained by the plan's gaps as far as they
+ * go. A list's gap may be no gap of the mirror (bookings without a date come with their
+ * leads), so gaps count at most what is still missing.
+ */
+export function gapLines(
+  resource: string,
+  gaps: readonly PlanGap[],
+  missing: number,
+  expected: number,
+): string[] {
+  if (missing <= 0) return [];
+  const lines: string[] = [];
+  let left = missing;
+  for (const gap of gaps) {
+    const count = Math.min(gap.count, left);
+    if (count <= 0) break;
+    left -= count;
+    const tried = gap.tried.map((d) => DIMENSION_NAMES[d] ?? d).join(', ');
+    lines.push(
+      `${resource}: ${count} unreachable in ${describeQuery(gap.query)}: ${REASONS[gap.reason]}` +
+        (tried ? ` (tried ${tried})` : ''),
+    );
+  }
+  if (left > 0) {
+    lines.push(
+      `${resource}: ${left} of ${expected} unreachable that no cut accounts for: the service counted ` +
+        `more than its pages held (records changed during the pass, or a search matched other ` +
+        `records than it counted); the next pass reads them again`,
+    );
+  }
+  return lines;
+}
