@@ -27,6 +27,7 @@ interface SandboxFlags {
   leads?: number;
   events?: number;
   seed?: string;
+  skew?: boolean;
   crm?: CrmFakeName[];
 }
 
@@ -158,6 +159,10 @@ export function registerSandboxCommand(program: Command): void {
         'seed of the generated data: same seed, same data (default 1)',
       ).argParser(seedFlag),
     )
+    .option(
+      '--skew',
+      'generated leads skewed as a real inbox: most from one origin and one mail provider, few with a lead type or source, Zipf-distributed names',
+    )
     .addOption(
       new Option(
         '--crm <list>',
@@ -200,12 +205,16 @@ export function registerSandboxCommand(program: Command): void {
           ...(flags.adminToken ? { adminToken: flags.adminToken } : {}),
         };
         const seeding =
-          flags.leads !== undefined || flags.events !== undefined || flags.seed !== undefined;
+          flags.leads !== undefined ||
+          flags.events !== undefined ||
+          flags.seed !== undefined ||
+          flags.skew === true;
         if (seeding) {
           options.seed = {
             ...(flags.leads !== undefined ? { leads: flags.leads } : {}),
             ...(flags.events !== undefined ? { events: flags.events } : {}),
             ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
+            ...(flags.skew ? { skew: true } : {}),
             onProgress: (p) =>
               process.stderr.write(
                 `generating data: ${p.records.toLocaleString('en-US')} records (${p.leads.toLocaleString('en-US')} of ${p.totalLeads.toLocaleString('en-US')} leads)\n`,
@@ -244,7 +253,7 @@ export function registerSandboxCommand(program: Command): void {
         if (sandbox.seeded) lines.push(seedLine(sandbox.seeded));
         else if (seeding) {
           lines.push(
-            `  data      ${flags.db ?? 'the database'} already holds data; --leads/--events/--seed ignored`,
+            `  data      ${flags.db ?? 'the database'} already holds data; --leads/--events/--seed/--skew ignored`,
           );
         }
         lines.push(

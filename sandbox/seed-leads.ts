@@ -46,6 +46,7 @@ import {
   person,
   phone,
 } from './seed-pools.js';
+import { SkewedLeads } from './seed-skew.js';
 import { DAY, SEED_EPOCH } from './seed-times.js';
 import { addDays, clock12, dateOfMs, ymdOf, zonedIso, type DateParts } from './time.js';
 
@@ -77,6 +78,8 @@ export interface LeadJob {
   catalog: Catalog;
   /** Each sequence's value before the run; ids continue from there. */
   lastIds: LeadIds;
+  /** Skewed data (seed-skew.ts) instead of evenly spread values. */
+  skew?: boolean;
 }
 
 export interface LeadIds {
@@ -183,6 +186,8 @@ export function generateLeads(
   let bookings = 0;
   const span = 730 * DAY;
   const firstMs = SEED_EPOCH - span;
+  // The uniform draws below keep their order when this is off: the same seed, the same data.
+  const skewed = job.skew ? new SkewedLeads() : undefined;
 
   const writeBooking = (
     leadId: number,
@@ -250,15 +255,19 @@ export function generateLeads(
       SEED_EPOCH - 1000,
       Math.max(firstMs, firstMs + Math.floor((span * n) / count) + jitter),
     );
-    const who = person(rng);
+    const who = skewed ? skewed.person(rng) : person(rng);
     const repeat = recentEmails.length > 0 && rng.chance(0.02);
-    const email = repeat ? rng.pick(recentEmails) : emailFor(rng, who, id);
+    const email = repeat
+      ? rng.pick(recentEmails)
+      : skewed
+        ? skewed.email(rng, who)
+        : emailFor(rng, who, id);
     if (!repeat) {
       if (recentEmails.length >= 50) recentEmails[n % 50] = email;
       else recentEmails.push(email);
     }
-    const leadType = rng.chance(0.85) ? rng.pick(LEAD_TYPES) : null;
-    const origin = rng.weighted(ORIGINS);
+    const leadType = skewed ? skewed.leadType(rng) : rng.chance(0.85) ? rng.pick(LEAD_TYPES) : null;
+    const origin = skewed ? skewed.origin(rng) : rng.weighted(ORIGINS);
     const input: LeadInput = {
       email: rng.chance(0.03) ? email.toUpperCase() : email,
       first_name: who.first,
@@ -266,8 +275,8 @@ export function generateLeads(
       company_name: rng.chance(leadType === 'Corporate Event' ? 0.7 : 0.06)
         ? rng.pick(COMPANIES)
         : null,
-      phone: rng.chance(0.7) ? phone(rng) : null,
-      lead_source: rng.chance(0.7) ? rng.pick(LEAD_SOURCES) : null,
+      phone: skewed ? skewed.phone(rng, who) : rng.chance(0.7) ? phone(rng) : null,
+      lead_source: skewed ? skewed.source(rng) : rng.chance(0.7) ? rng.pick(LEAD_SOURCES) : null,
       contact_preference: rng.chance(0.5) ? rng.pick(CONTACT_PREFERENCES) : null,
       lead_type: leadType,
       notes: rng.chance(0.1) ? rng.pick(NOTES) : null,
@@ -282,8 +291,9 @@ export function generateLeads(
       // inputs of one shape keep newLeadAttrs' property reads monomorphic.
       ...OPTIONAL_INPUT,
     };
-    if (rng.chance(0.6)) {
-      const [city, state, zip] = rng.pick(CITIES);
+    const place = skewed ? skewed.city(rng) : rng.chance(0.6) ? rng.pick(CITIES) : null;
+    if (place) {
+      const [city, state, zip] = place;
       const full = rng.chance(0.7);
       input.venue_name = full ? rng.pick(VENUES) : null;
       input.venue_address = full ? `${rng.int(1, 9999)} ${rng.pick(STREETS)}` : null;

@@ -83,6 +83,11 @@ export interface SeedOptions {
   /** Same seed, same data (default 1). */
   seed?: string | number;
   /**
+   * Skewed leads (seed-skew.ts): most from one origin and one mail provider, few with a lead
+   * type or source, Zipf-distributed names. Default: values spread evenly.
+   */
+  skew?: boolean;
+  /**
    * Generate leads on a worker thread from this many (default 10,000; 0: always, Infinity:
    * never). The rows are the same either way; below it a worker's start-up costs more than
    * it saves.
@@ -554,7 +559,7 @@ export function seedBusiness(
     const leads = seedLeads(
       seedCtx,
       businessId,
-      { seed, count: leadCount, timeZone, catalog },
+      { seed, count: leadCount, timeZone, catalog, ...(options.skew ? { skew: true } : {}) },
       options.workerFrom ?? WORKER_FROM,
       report,
     );

@@ -398,6 +398,46 @@ describe('generated data: found by the lead list filters', () => {
   });
 });
 
+describe('generated data: skewed (--skew)', () => {
+  it('skews leads as a real inbox: one origin, one provider, few types or sources, Zipf names', async () => {
+    const skewed = await startSandbox({
+      http: true,
+      seed: { leads: 5_000, seed: 's', skew: true },
+    });
+    const again = await startSandbox({ http: true, seed: { leads: 5_000, seed: 's', skew: true } });
+    try {
+      const rows = (sb: typeof skewed) =>
+        (
+          sb.ctx.db.prepare(`SELECT attrs FROM records WHERE type = 'lead' ORDER BY id`).all() as {
+            attrs: string;
+          }[]
+        ).map((r) => JSON.parse(r.attrs) as Record<string, string | null>);
+      const leads = rows(skewed);
+      expect(leads).toHaveLength(5_000);
+      const share = (test: (lead: Record<string, string | null>) => boolean) =>
+        leads.filter(test).length / leads.length;
+      expect(share((l) => l.origin === 'Lead Form')).toBeGreaterThan(0.8);
+      expect(share((l) => (l.email ?? '').endsWith('@mail.example'))).toBeGreaterThan(0.65);
+      expect(share((l) => l.lead_type !== null)).toBeLessThan(0.1);
+      expect(share((l) => l.source !== null)).toBeLessThan(0.1);
+      // Zipf: the commonest first name is far commoner than the median one, and a long tail
+      // of names is seen once.
+      const counts = new Map<string, number>();
+      for (const l of leads)
+        if (l.first_name) counts.set(l.first_name, (counts.get(l.first_name) ?? 0) + 1);
+      const sorted = [...counts.values()].sort((x, y) => y - x);
+      expect(sorted[0]!).toBeGreaterThan(10 * sorted[Math.floor(sorted.length / 2)]!);
+      expect(sorted.filter((n) => n === 1).length).toBeGreaterThan(50);
+      // A lead without a name has a phone: something a search can tell it apart by.
+      expect(leads.filter((l) => !l.first_name && !l.last_name && !l.phone)).toEqual([]);
+      // The same seed, the same data.
+      expect(rows(again)).toEqual(leads);
+    } finally {
+      await Promise.all([skewed.close(), again.close()]);
+    }
+  });
+});
+
 describe('generated data: a database file', () => {
   it('keeps nothing of a seed that failed, so the next start seeds it', async () => {
     const file = join(tmp, 'interrupted.db');
