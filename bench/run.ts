@@ -13,6 +13,7 @@ import { crmBenchmark } from './crm.js';
 import { consoleBenchmark } from './console.js';
 import { mirrorBenchmark } from './mirror.js';
 import { rateBenchmark } from './rate.js';
+import { reachBenchmark } from './reach.js';
 import { temporalStoreBenchmark } from './temporal-store.js';
 import { webhooksBenchmark } from './webhooks.js';
 import {
@@ -32,6 +33,7 @@ const BENCHMARKS: Benchmark[] = [
   listBenchmark,
   clientBenchmark,
   mirrorBenchmark,
+  reachBenchmark,
   crmBenchmark,
   rateBenchmark,
   consoleBenchmark,

@@ -230,6 +230,11 @@ export const configSchema = z
         concurrency: positiveInt
           .max(16, { error: 'expected a whole number from 1 to 16' })
           .default(4),
+        minYield: z.coerce
+          .number({ error: 'expected a number from 0 to 100' })
+          .min(0, { error: 'expected a number from 0 to 100' })
+          .max(100, { error: 'expected a number from 0 to 100' })
+          .default(1),
       })
       .prefault({}),
     temporal: z

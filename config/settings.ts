@@ -184,7 +184,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'service.reachLimit',
     default: '10000',
     description:
-      "Results a list query can reach however paged (the spec's 10,000). The mirror splits any query that matches more; set it to the sandbox's `--reach-limit` when testing one.",
+      "Results a list query can reach however paged (the spec's 10,000): a first guess. A page holding fewer results than its own `total_count` promises shows the service's real reach; the pass lowers its reach to it, cuts again every query over it, and says so in its summary and `ebsync status`. The sandbox's export line sets it when `--reach-limit` is not the default.",
   },
   {
     env: 'EBS_PAGE_SIZE',
@@ -213,6 +213,13 @@ export const SETTINGS: readonly Setting[] = [
     path: 'mirror.concurrency',
     default: '4',
     description: 'Partitions of a mirror pass read at once (1-16), each a few pages at a time.',
+  },
+  {
+    env: 'EBSYNC_MIRROR_MIN_YIELD',
+    path: 'mirror.minYield',
+    default: '1',
+    description:
+      "Leads a further cut must be expected to find per request before a pass makes it, to reach leads the cuts so far missed (each such cut reads the whole query again): a number from 0 to 100. `0` tries every cut the filters allow, however many requests a lead costs. Leads left are reported as a gap 'skipped', never silently.",
   },
   {
     env: 'EBSYNC_HUBSPOT_URL',

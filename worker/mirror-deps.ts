@@ -62,6 +62,7 @@ export function createMirrorDeps(
 
   return {
     reachLimit: config.service.reachLimit,
+    minYield: config.mirror.minYield,
     per: config.service.pageSize,
     // Under a rate limit every request waits for its slot in the shared store
     // (docs/rate-limits.md), and activities read enough pages to keep the slots busy.

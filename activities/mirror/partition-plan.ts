@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { dateOf, splitWindow, type DateWindow } from './date-windows.js';
 import {
   LEAD_DIMENSIONS,
+  WORD_DIMENSIONS,
   discover,
+  isDisjoint,
+  isTextTerm,
   rankDimensions,
   type DimensionChoice,
   type LeadDimension,
@@ -36,12 +39,22 @@ export const WINDOW_PARAMS: Readonly<
 };
 
 const dimensionSchema = z.enum(LEAD_DIMENSIONS);
+const sampleSchema = z.object({
+  origin: z.string().nullable(),
+  lead_type: z.string().nullable(),
+  source: z.string().nullable(),
+  domain: z.string().nullable(),
+  words: z.partialRecord(z.enum(WORD_DIMENSIONS), z.string().nullable()).optional(),
+  fresh: z.boolean().optional(),
+});
 const choiceSchema = z.object({
   dimension: dimensionSchema,
   values: z.array(z.string()),
   coverage: z.number(),
   /** Share of the sample that neither this nor any earlier choice reaches. */
   missing: z.number(),
+  /** Requests the cut was priced at when planned. */
+  cost: z.number().optional(),
 });
 type Choice = z.infer<typeof choiceSchema>;
 
@@ -54,9 +67,10 @@ const nodeSchema = z.object({
   spent: z.array(dimensionSchema),
   /**
    * new: nothing read; reading: pages to read are known; split: cut into children (its first
-   * page was a probe); done: every page read.
+   * page was a probe); waiting: over the reach, to be cut by words once the rest of the plan
+   * is read (the words seen by then make the cut); done: every page read.
    */
-  status: z.enum(['new', 'reading', 'split', 'done']),
+  status: z.enum(['new', 'reading', 'split', 'waiting', 'done']),
   /**
    * Bumped whenever the query is reset (a learned reach, a re-read): answers to steps of an
    * earlier epoch, still in flight when it was reset, are ignored.
@@ -75,6 +89,15 @@ const nodeSchema = z.object({
    */
   moved: z.boolean().default(false),
   rereads: z.number().int().nonnegative().default(0),
+  /** Distinct leads seen (each when first seen) that this query holds: see creditFresh. */
+  held: z.number().int().nonnegative().default(0),
+  /**
+   * `held` counts every lead the query holds that the pass saw: nothing it holds was seen
+   * before it existed (its parent held none yet), or it is a cover, which takes its query's.
+   */
+  exact: z.boolean().default(false),
+  /** A waiting query's first page, as samples for the cut it waits for. */
+  sample: z.array(sampleSchema).optional(),
   split: z
     .object({
       dimension: z.union([dimensionSchema, z.literal('date')]),
@@ -83,7 +106,10 @@ const nodeSchema = z.object({
       missing: z.number(),
       /** Further cuts of the same query, for what these children miss. */
       next: z.array(choiceSchema),
+      /** What its parts' counts prove is acted on (or nothing can be proved by counts). */
       settled: z.boolean(),
+      /** What everything under it read was checked against its total. */
+      verified: z.boolean().default(false),
     })
     .nullable(),
 });
@@ -147,7 +173,10 @@ export interface PlanOptions {
   per?: number;
   /** The service's reach limit (default 10,000). */
   reachLimit?: number;
-  /** See PartitionPlan.minYield (default 1: no worse than reading leads one by one). */
+  /**
+   * See PartitionPlan.minYield (default 1: a further cut must find a lead per request, no
+   * worse than reading leads one by one; 0 tries every cut).
+   */
   minYield?: number;
   /** Restricts the read: a date window for the dated lists, filters for leads. */
   query?: Readonly<Record<string, string>>;
@@ -161,7 +190,7 @@ export function createPlan(resource: ListResource, options: PlanOptions = {}): P
     per: Math.min(options.per ?? 100, reachLimit),
     reachLimit,
     minYield: options.minYield ?? 1,
-    nodes: [newNode(0, null, { ...options.query }, [])],
+    nodes: [{ ...newNode(0, null, { ...options.query }, []), exact: true }],
     learned: null,
     discovered: {},
     requests: 0,
@@ -189,6 +218,8 @@ function newNode(
     done: [],
     moved: false,
     rereads: 0,
+    held: 0,
+    exact: false,
     split: null,
   };
 }
@@ -234,6 +265,10 @@ export function readySteps(
       }
     }
   }
+  // Nothing left to ask and nothing on its way: the queries waiting for words are cut now.
+  if (out.length === 0 && (options.skip?.size ?? 0) === 0 && releaseWaiting(plan) > 0) {
+    return readySteps(plan, options);
+  }
   return out;
 }
 
@@ -245,16 +280,31 @@ export interface PageSummary {
   items: number;
   /** Leads: one entry per lead. */
   leads?: LeadSample[];
+  /** Leads: their ids, in the order of `leads` (for markFresh; the plan keeps none). */
+  ids?: string[];
   /** Dated lists: each result's date (YYYY-MM-DD) or null. */
   dates?: (string | null)[];
 }
 
 /**
- * Applies the answer of one step (in place). An answer applied twice changes nothing more, and
- * an answer for a query reset since the step was made (a learned reach) is ignored: its
- * records are real and may be written, but the plan counts only what its current epoch reads.
+ * Marks the leads of a page this pass sees for the first time, as the caller knows them (the
+ * ledger in a mirror activity, a set of ids elsewhere), so each is counted once in `held`.
  */
-export function applyPage(plan: PartitionPlan, step: PageStep, summary: PageSummary): void {
+export function markFresh(summary: PageSummary, isFresh: (id: string) => boolean): void {
+  summary.leads?.forEach((sample, i) => {
+    const id = summary.ids?.[i];
+    sample.fresh = id !== undefined && isFresh(id);
+  });
+}
+
+/**
+ * Applies the answer of one step (in place); returns whether its records are the plan's to
+ * keep. An answer applied twice changes nothing more, and one for a query reset since the step
+ * was made (a learned reach) is ignored. A probe's records are not kept either: the parts of
+ * its cut read them again, and a record is kept (written, counted in `held`) where it is read
+ * for good, once.
+ */
+export function applyPage(plan: PartitionPlan, step: PageStep, summary: PageSummary): boolean {
   const node = plan.nodes[step.node];
   if (!node) throw new RangeError(`partition plan has no node ${step.node}`);
   plan.requests += 1;
@@ -264,13 +314,18 @@ export function applyPage(plan: PartitionPlan, step: PageStep, summary: PageSumm
   const reach = shownReach(step, summary);
   if (reach !== undefined && reach < plan.reachLimit) learnReach(plan, reach, step, summary);
   // A query reset since (under a new reach, maybe this page's) has its first page asked again.
-  if (node.epoch !== step.epoch || node.done.includes(step.page)) return;
+  if (node.epoch !== step.epoch || node.done.includes(step.page)) return false;
   node.done.push(step.page);
   if (node.total === null) firstPage(plan, node, summary);
   else if (summary.totalCount !== node.total) totalMoved(plan, node, summary.totalCount);
+  // A probe (the first page of a query then cut, or left waiting) is read again by its parts.
+  const kept = node.status === 'reading' || node.status === 'done';
+  if (kept && summary.leads) creditFresh(plan, summary.leads);
   if (node.status === 'reading' && node.pages !== null && node.done.length >= node.pages) {
     node.status = 'done';
+    settleUp(plan, node.id);
   }
+  return kept;
 }
 
 /**
@@ -383,6 +438,7 @@ function readReachable(
   node: PlanNode,
   reason: PlanGap['reason'],
   count?: number,
+  tried?: string[],
 ): void {
   const perPage = node.perPage ?? plan.per;
   // The last reachable page may be partial (a reach limit that is no multiple of the page).
@@ -395,7 +451,7 @@ function readReachable(
       query: node.query,
       reason,
       count: hidden,
-      tried: triedOn(plan, node),
+      tried: tried ?? triedOn(plan, node),
     });
   }
 }
@@ -407,19 +463,26 @@ function addChild(
   spent: LeadDimension[],
 ): number {
   const id = plan.nodes.length;
-  plan.nodes.push(newNode(id, parent.id, query, spent));
+  // A part holds nothing its parent did not: if the parent held none yet, neither does it.
+  plan.nodes.push({
+    ...newNode(id, parent.id, query, spent),
+    exact: parent.exact && parent.held === 0,
+  });
   return id;
 }
 
 /** Cuts an over-limit query into children; false when it cannot be cut. */
 function cut(plan: PartitionPlan, node: PlanNode, summary: PageSummary): boolean {
   if (plan.resource === 'leads') {
-    const ranking = withMissing(
-      rankDimensions(node.spent, summary.leads ?? [], plan.discovered),
-      summary.leads ?? [],
-    );
-    const [first, ...next] = ranking;
+    const samples = summary.leads ?? [];
+    const [first, ...next] = leadRanking(plan, node, samples);
     if (!first) return false;
+    if (isWord(first.dimension)) {
+      // A cut by words is as complete as the words known: it waits for the rest of the plan.
+      node.status = 'waiting';
+      node.sample = samples;
+      return true;
+    }
     cutBy(plan, node, first, next);
     return true;
   }
@@ -439,14 +502,65 @@ function cut(plan: PartitionPlan, node: PlanNode, summary: PageSummary): boolean
     return addChild(plan, node, query, []);
   });
   node.status = 'split';
-  node.split = { dimension: 'date', children, coverage: 1, missing: 0, next: [], settled: false };
+  node.split = {
+    dimension: 'date',
+    children,
+    coverage: 1,
+    missing: 0,
+    next: [],
+    settled: false,
+    verified: false,
+  };
   return true;
+}
+
+/** Cuts by text terms wait for the words (and domains) the rest of the plan shows. */
+const isWord = (dimension: LeadDimension): boolean => isTextTerm(dimension);
+
+function leadRanking(
+  plan: PartitionPlan,
+  node: PlanNode,
+  samples: readonly LeadSample[],
+): Choice[] {
+  return withMissing(
+    rankDimensions(node.spent, samples, plan.discovered, {
+      total: node.total ?? 0,
+      per: node.perPage ?? plan.per,
+      reach: plan.reachLimit,
+    }),
+    samples,
+  );
+}
+
+/**
+ * Cuts the queries waiting for words, with every word read so far; readySteps calls it when
+ * nothing else is left to ask. Returns how many were cut.
+ */
+function releaseWaiting(plan: PartitionPlan): number {
+  const waiting = plan.nodes.filter((n) => n.status === 'waiting');
+  for (const node of waiting) {
+    const samples = node.sample ?? [];
+    delete node.sample;
+    const [first, ...next] = leadRanking(plan, node, samples);
+    if (first) cutBy(plan, node, first, next);
+    else readReachable(plan, node, 'filters_exhausted');
+    if (node.parent !== null) settleIfCounted(plan, node.parent);
+  }
+  return waiting.length;
 }
 
 function cutBy(plan: PartitionPlan, node: PlanNode, choice: Choice, next: Choice[]): void {
   const spent = [...node.spent, choice.dimension];
+  // Text terms add up: a part of a domain searches the domain and its word together.
   const children = choice.values.map((value) =>
-    addChild(plan, node, { ...node.query, [choice.dimension]: value }, spent),
+    addChild(
+      plan,
+      node,
+      isTextTerm(choice.dimension)
+        ? { ...node.query, text: [node.query.text, value].filter(Boolean).join(' ') }
+        : { ...node.query, [choice.dimension]: value },
+      spent,
+    ),
   );
   node.status = 'split';
   node.split = {
@@ -456,6 +570,7 @@ function cutBy(plan: PartitionPlan, node: PlanNode, choice: Choice, next: Choice
     missing: choice.missing,
     next,
     settled: false,
+    verified: false,
   };
 }
 
@@ -470,89 +585,225 @@ function withMissing(ranking: DimensionChoice[], samples: readonly LeadSample[])
 }
 
 function reaches(dimension: LeadDimension, values: ReadonlySet<string>, s: LeadSample): boolean {
-  if (dimension !== 'text') {
+  if (dimension === 'text') return s.domain !== null && values.has(s.domain);
+  if (dimension === 'origin' || dimension === 'lead_type' || dimension === 'source') {
     const value = s[dimension];
     return value !== null && values.has(value);
   }
-  return s.domain !== null && values.has(s.domain);
+  const word = s.words?.[dimension];
+  return word !== null && word !== undefined && values.has(word);
 }
 
 /**
- * Once every child of a cut has its total: what the children miss (results without a value,
- * or with one not discovered) is reached by the next cut of the same query, or by its
- * reachable pages, when that should bring at least `minYield` results per request; otherwise
- * it is a gap.
+ * What a cut missed, in two steps. First, an equality or date cut's parts are disjoint, so
+ * once every part has its total their counts prove what it missed (results without a value),
+ * and that is read through a cover at once. Then, for leads, once everything under the query
+ * is read: its total minus the distinct leads seen that it holds (`held`) and minus the gaps
+ * below it is what no cut under it reached; more than none is read through a cover by the
+ * next dimension. Only a query whose `held` counts all it holds (`exact`) can say so; the
+ * others leave it to the exact query above them.
  */
 function settleIfCounted(plan: PartitionPlan, id: number): void {
   const node = plan.nodes[id];
   const split = node?.split;
-  if (!node || !split || split.settled) return;
-  const totals = split.children.map((c) => plan.nodes[c]?.total ?? null);
-  if (totals.some((t) => t === null)) return;
-  split.settled = true;
+  if (!node || !split) return;
   const total = node.total ?? 0;
-  const sum = totals.reduce<number>((a, t) => a + (t ?? 0), 0);
-  const exact = Math.max(0, total - sum);
-  const estimated = Math.round(total * split.missing);
-  const cover = isCover(plan, node);
-  // Disjoint parts (dates, an equality filter) prove the residual by their counts. Text parts
-  // overlap, and a cover's parts also hold what earlier cuts reached: there the sample's
-  // share is the estimate (never below what the counts prove, for a first cut).
-  const residual =
-    split.dimension === 'date' || (split.dimension !== 'text' && !cover)
-      ? exact
-      : cover
-        ? estimated
-        : Math.max(exact, estimated);
-  if (residual === 0) return;
-  if (split.dimension === 'date') {
-    // Only an unbounded window holds undated results; elsewhere the counts moved while read.
-    const bounded = Object.values(
-      WINDOW_PARAMS[plan.resource as Exclude<ListResource, 'leads'>],
-    ).some((param) => node.query[param] !== undefined);
-    if (!bounded)
-      plan.gaps.push({
-        node: node.id,
-        query: node.query,
-        reason: 'undated',
-        count: residual,
-        tried: ['date'],
-      });
-    return;
+  if (!split.settled) {
+    if (isDisjoint(split.dimension) && !isCover(plan, node)) {
+      const totals = split.children.map((c) => plan.nodes[c]?.total ?? null);
+      if (totals.some((t) => t === null)) return;
+      split.settled = true;
+      const residual = Math.max(0, total - totals.reduce<number>((a, t) => a + (t ?? 0), 0));
+      if (residual > 0 && split.dimension === 'date') undatedGap(plan, node, residual);
+      else if (residual > 0) addCover(plan, node, residual);
+    } else {
+      // Overlapping parts prove nothing by their counts: only what is read tells.
+      split.settled = true;
+    }
   }
+  if (split.verified || !subtreeRead(plan, node)) return;
+  split.verified = true;
+  if (plan.resource === 'leads' && node.exact) {
+    const unexplained = total - node.held - gapsBelow(plan, node);
+    if (unexplained > 0 && addCover(plan, node, unexplained)) return;
+  }
+  settleUp(plan, id);
+}
+
+/** Only an unbounded window holds undated results; elsewhere the counts moved while read. */
+function undatedGap(plan: PartitionPlan, node: PlanNode, residual: number): void {
+  const bounded = Object.values(
+    WINDOW_PARAMS[plan.resource as Exclude<ListResource, 'leads'>],
+  ).some((param) => node.query[param] !== undefined);
+  if (bounded) return;
+  plan.gaps.push({
+    node: node.id,
+    query: node.query,
+    reason: 'undated',
+    count: residual,
+    tried: ['date'],
+  });
+}
+
+/** Settles every cut above a query whose reading just moved on. */
+function settleUp(plan: PartitionPlan, id: number): void {
+  for (let at = plan.nodes[id]?.parent ?? null; at !== null; at = plan.nodes[at]?.parent ?? null) {
+    settleIfCounted(plan, at);
+  }
+}
+
+/** The queries right below each query: its parts and its covers. */
+function belowOf(plan: PartitionPlan): Map<number, PlanNode[]> {
+  const below = new Map<number, PlanNode[]>();
+  for (const n of plan.nodes) {
+    if (n.parent === null) continue;
+    const list = below.get(n.parent) ?? [];
+    list.push(n);
+    below.set(n.parent, list);
+  }
+  return below;
+}
+
+/** Everything under a query is read: each query below it done, each cut below it verified. */
+function subtreeRead(plan: PartitionPlan, node: PlanNode): boolean {
+  const below = belowOf(plan);
+  const read = (n: PlanNode): boolean =>
+    n.status === 'done' ||
+    (n.status === 'split' && n.split?.verified === true && (below.get(n.id) ?? []).every(read));
+  return (below.get(node.id) ?? []).every(read);
+}
+
+/** Results the gaps under a query (its own included) already count as unreachable. */
+function gapsBelow(plan: PartitionPlan, node: PlanNode): number {
+  const inside = (id: number): boolean => {
+    for (let at: number | null = id; at !== null; at = plan.nodes[at]?.parent ?? null) {
+      if (at === node.id) return true;
+    }
+    return false;
+  };
+  return plan.gaps.filter((g) => inside(g.node)).reduce((a, g) => a + g.count, 0);
+}
+
+/**
+ * Counts each lead the pass sees for the first time (`fresh`) in every query that holds it,
+ * from the root down: equality filters by value, text terms by the lead's domain and words.
+ * A lead the service's search also finds through another field is not counted there, so a
+ * query's `held` never says it holds more than it does: a cut is never taken for complete
+ * when it is not (at worst, a cover reads some of it again).
+ */
+function creditFresh(plan: PartitionPlan, samples: readonly LeadSample[]): void {
+  const root = plan.nodes[0];
+  if (!root) return;
+  const below = belowOf(plan);
+  for (const sample of samples) {
+    if (!sample.fresh) continue;
+    const stack = [root];
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      node.held += 1;
+      for (const child of below.get(node.id) ?? []) {
+        if (holds(child.query, node.query, sample)) stack.push(child);
+      }
+    }
+  }
+}
+
+/** Whether a lead is in a query, given it is in its parent's (only the terms added count). */
+function holds(
+  query: Readonly<Record<string, string>>,
+  parent: Readonly<Record<string, string>>,
+  s: LeadSample,
+): boolean {
+  for (const name of ['origin', 'lead_type', 'source'] as const) {
+    if (query[name] !== undefined && query[name] !== parent[name] && s[name] !== query[name]) {
+      return false;
+    }
+  }
+  if (query.text === undefined || query.text === parent.text) return true;
+  const known = new Set((parent.text ?? '').split(' '));
+  const words = new Set(Object.values(s.words ?? {}).filter((w): w is string => !!w));
+  return query.text
+    .split(' ')
+    .filter((term) => !known.has(term))
+    .every((term) => (term.includes('.') ? s.domain === term : words.has(term)));
+}
+
+/**
+ * What a cut of `node` missed is read through a cover: the same query again, cut by the next
+ * dimension (with every value known by now), or at last read as far as it reaches when that
+ * should find at least `minYield` of them a request. Otherwise, or past that, they are a gap.
+ * Returns whether a cover was added.
+ */
+function addCover(plan: PartitionPlan, node: PlanNode, residual: number): boolean {
+  const split = node.split;
+  if (!split || split.dimension === 'date') return false;
+  const total = node.total ?? 0;
   const perPage = node.perPage ?? plan.per;
-  if ((residual * perPage) / total < plan.minYield) {
+  const reachable = Math.min(1, plan.reachLimit / Math.max(1, total));
+  // Each way on costs requests: the cut by a dimension left (its parts and their pages), or
+  // the query's reachable pages. The one that should find the most of what was missed per
+  // request goes next, if that is at least minYield.
+  const ways = split.next.map((choice, i) => ({
+    choice,
+    rest: split.next.filter((_, j) => j !== i),
+    // Its parts, and the pages of what they hold (what this cut missed is no cost of the next).
+    yield:
+      (residual * choice.coverage) /
+      Math.max(1, choice.values.length + (choice.coverage * total) / perPage),
+  }));
+  // Of the cuts worth their requests, the one that reaches the most: every cut after it
+  // reads the whole query again, so the chain should end soon rather than start cheap.
+  const worth = ways.filter((w) => w.yield >= plan.minYield);
+  const best =
+    worth.sort((a, b) => b.choice.coverage - a.choice.coverage || b.yield - a.yield)[0] ??
+    ways.sort((a, b) => b.yield - a.yield)[0];
+  const useCut = best !== undefined && best.yield >= plan.minYield;
+  // Reading the query as far as it reaches is the last resort: it tries no cut, and what lies
+  // past the reach stays a gap.
+  const readYield = (residual * reachable) / Math.ceil(Math.min(total, plan.reachLimit) / perPage);
+  const tried = [...node.spent, split.dimension];
+  const reason = best ? 'residual_skipped' : 'filters_exhausted';
+  if (!useCut && readYield < plan.minYield) {
     plan.gaps.push({
       node: node.id,
       query: node.query,
-      reason: 'residual_skipped',
+      reason,
       count: residual,
-      tried: [...node.spent, split.dimension],
+      tried: best ? tried : triedOn(plan, node),
     });
-    return;
+    return false;
   }
   const coverId = plan.nodes.length;
   const coverNode: PlanNode = {
     ...newNode(coverId, node.id, node.query, [...node.spent, split.dimension]),
     total,
     perPage,
-    // The query's first page was read as the probe of `node`.
-    done: [1],
+    // The same query: it holds what `node` holds, counted so far.
+    held: node.held,
+    exact: node.exact,
   };
   plan.nodes.push(coverNode);
-  const [first, ...rest] = split.next;
-  if (first) {
-    cutBy(plan, coverNode, first, rest);
+  if (useCut) {
+    cutBy(plan, coverNode, withKnownValues(plan, coverNode, best.choice), best.rest);
     settleIfCounted(plan, coverId);
   } else {
-    readReachable(
-      plan,
-      coverNode,
-      'filters_exhausted',
-      Math.round((residual * (total - Math.min(total, plan.reachLimit))) / total),
-    );
-    if (coverNode.done.length >= (coverNode.pages ?? 0)) coverNode.status = 'done';
+    readReachable(plan, coverNode, reason, Math.round(residual * (1 - reachable)), tried);
   }
+  return true;
+}
+
+/** A later cut of a query takes the values of its dimension read since it was planned. */
+function withKnownValues(plan: PartitionPlan, node: PlanNode, choice: Choice): Choice {
+  if (!isWord(choice.dimension)) return choice;
+  const [now] = rankDimensions(
+    LEAD_DIMENSIONS.filter((d) => d !== choice.dimension),
+    [],
+    plan.discovered,
+    { total: node.total ?? 0, per: node.perPage ?? plan.per, reach: plan.reachLimit },
+  );
+  return now
+    ? { ...choice, values: [...new Set([...choice.values, ...now.values])].sort() }
+    : choice;
 }
 
 /** A cover repeats its parent's query to reach what the parent's cut missed. */
@@ -574,9 +825,26 @@ export interface PlanReport {
   /** total_count of the whole read (the root query); null before its first page. */
   totalCount: number | null;
   requests: number;
+  /**
+   * The requests the plan's cuts allow at least: what a pass that knew every count
+   * beforehand and cut the same way would make (the root's first page, then each query read
+   * for good, its reachable pages once; no probe, no page asked twice).
+   */
+  floor: number;
   itemsRead: number;
   queries: number;
   gaps: PlanGap[];
+}
+
+function planFloor(plan: PartitionPlan): number {
+  const root = plan.nodes[0];
+  let floor = root?.status === 'done' ? 0 : 1;
+  for (const node of plan.nodes) {
+    if (node.status !== 'done' && node.status !== 'reading') continue;
+    const perPage = node.perPage ?? plan.per;
+    floor += Math.ceil(Math.min(node.total ?? 0, plan.reachLimit) / perPage) || 1;
+  }
+  return floor;
 }
 
 export function planReport(plan: PartitionPlan): PlanReport {
@@ -585,6 +853,7 @@ export function planReport(plan: PartitionPlan): PlanReport {
     complete: planComplete(plan),
     totalCount: plan.nodes[0]?.total ?? null,
     requests: plan.requests,
+    floor: planFloor(plan),
     itemsRead: plan.itemsRead,
     queries: plan.nodes.length,
     gaps: plan.gaps,

@@ -8,8 +8,9 @@ import type { PlanGap } from './partition-plan.js';
 
 const REASONS: Record<PlanGap['reason'], string> = {
   single_day: 'one day holds more than the reach, and a day cannot be cut',
-  filters_exhausted: 'no filter left to cut it by',
-  residual_skipped: 'what its cuts missed was too few to be worth the requests of another cut',
+  filters_exhausted: 'no filter value the pass has seen cuts it further',
+  residual_skipped:
+    'another cut would find fewer of them than it costs requests (EBSYNC_MIRROR_MIN_YIELD)',
   undated: 'they have no date, so no date window holds them',
 };
 

@@ -20,6 +20,7 @@ import type { CanonicalRecord } from './canonical.js';
 import {
   applyPage,
   createPlan,
+  markFresh,
   planComplete,
   planReport,
   readySteps,
@@ -59,6 +60,8 @@ export interface MirrorDeps {
   reachLimit: number;
   /** Page size asked for; the service grants what it grants. */
   per: number;
+  /** See PlanOptions.minYield (EBSYNC_MIRROR_MIN_YIELD; default 1). */
+  minYield?: number;
   /** Pages one activity fetches at once, and records read by id at once (default 4). */
   pagesInFlight?: number;
   /** Pages one activity reads before handing its cursor back (default 16). */
@@ -264,7 +267,12 @@ export function createMirrorActivities(deps: MirrorDeps) {
       const key = passKeyOf(at, input.subjects ?? [input.partition.subject], input.mode);
       const saved = await loadPartition(at.ledger, key, input.generation, input.partition.key, {
         carried: input.partition.cursor,
-        plan: () => createPlan(resource, { per: deps.per, reachLimit: deps.reachLimit }),
+        plan: () =>
+          createPlan(resource, {
+            per: deps.per,
+            reachLimit: deps.reachLimit,
+            ...(deps.minYield !== undefined ? { minYield: deps.minYield } : {}),
+          }),
       });
       const { plan } = saved;
       const learnedBefore = plan.learned?.reach;
@@ -370,8 +378,23 @@ export function createMirrorActivities(deps: MirrorDeps) {
             ...fetched.filter((f) => f.needs.every((id) => has.has(id))),
           );
         }
+        // Leads this pass had not seen: the plan counts each once, where it is kept.
+        const fresh =
+          resource === 'leads'
+            ? new Set(
+                await notSeenIn(
+                  at,
+                  'leads',
+                  input.generation,
+                  fetched.flatMap((f) => f.page.summary.ids ?? []),
+                ),
+              )
+            : undefined;
         for (const { step, page } of fetched) {
-          applyPage(plan, step, page.summary);
+          if (fresh) markFresh(page.summary, (id) => fresh.has(id));
+          // A probe's records (a query then cut) come again with its parts: written there.
+          if (!applyPage(plan, step, page.summary)) continue;
+          for (const id of page.summary.ids ?? []) fresh?.delete(id);
           records.push(...page.records, ...page.included);
           read += page.records.length;
         }

@@ -84,8 +84,10 @@ export async function fetchPage(
     perPage: answer.meta.per_page ?? step.per,
     items: answer.data.length,
   };
-  if (plan.resource === 'leads') summary.leads = answer.data.map((i) => leadSampleOf(i.attributes));
-  else summary.dates = answer.data.map((i) => sampleDate(i.attributes));
+  if (plan.resource === 'leads') {
+    summary.leads = answer.data.map((i) => leadSampleOf(i.attributes));
+    summary.ids = answer.data.map((i) => i.id);
+  } else summary.dates = answer.data.map((i) => sampleDate(i.attributes));
   return { records, included, summary };
 }
 

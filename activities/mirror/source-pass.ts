@@ -3,6 +3,7 @@ import type { CanonicalRecord } from './canonical.js';
 import {
   applyPage,
   createPlan,
+  markFresh,
   planComplete,
   planReport,
   readySteps,
@@ -24,7 +25,7 @@ import { readRecords } from './records-by-id.js';
 export interface DriveOptions {
   /** Pages in flight at once (default 4). */
   concurrency?: number;
-  /** Every fetched page, in the order answers arrive. */
+  /** Every page the plan keeps (not probes, nor answers for a reset query), as answers arrive. */
   onPage?: (page: FetchedPage, step: PageStep) => void | Promise<void>;
   /**
    * Start no more than this many pages, then return once they are handled: the plan may be
@@ -55,6 +56,8 @@ export async function drivePlan(
 ): Promise<PartitionPlan> {
   const concurrency = Math.max(1, options.concurrency ?? 4);
   const inFlight = new Map<string, Promise<void>>();
+  // Leads seen by this drive: each is counted once in the plan's `held` (markFresh).
+  const seen = new Set<string>();
   let failure: unknown;
   let left = options.maxPages ?? Infinity;
   while (!planComplete(plan) && (left > 0 || inFlight.size > 0)) {
@@ -68,7 +71,9 @@ export async function drivePlan(
       const key = stepKey(step);
       const run = fetchPage(client, plan, step)
         .then(async (page) => {
-          applyPage(plan, step, page.summary);
+          markFresh(page.summary, (id) => !seen.has(id));
+          if (!applyPage(plan, step, page.summary)) return;
+          for (const id of page.summary.ids ?? []) seen.add(id);
           await options.onPage?.(page, step);
         })
         .catch((error: unknown) => {
@@ -143,11 +148,17 @@ export async function readLeadsAndBookings(
   delete bookingOptions.query;
   const leadPlan = await drivePlan(client, createPlan('leads', options), {
     ...options,
-    onPage: (page) => take([...page.records, ...page.included]),
+    onPage: async (page, step) => {
+      await take([...page.records, ...page.included]);
+      await options.onPage?.(page, step);
+    },
   });
   const bookingPlan = await drivePlan(client, createPlan('lead_bookings', bookingOptions), {
     ...options,
-    onPage: (page) => take(page.records),
+    onPage: async (page, step) => {
+      await take(page.records);
+      await options.onPage?.(page, step);
+    },
   });
   const unseen = [...bookingLeads]
     .filter((id) => !leadIds.has(id))

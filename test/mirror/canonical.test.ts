@@ -203,14 +203,21 @@ describe('lead cut values', () => {
     domain,
   });
 
-  it('cuts by whole e-mail domains seen at least twice, in the sample or before', () => {
+  it('cuts by whole e-mail domains seen, in the sample or before, each expected to hold a lead', () => {
     const samples = ['gmail.com', 'gmail.com', 'mail.example', 'mail.example', 'once.io'].map(lead);
-    const [text] = rankDimensions([], samples, { domain: { 'once.io': 2, 'yahoo.com': 9 } });
-    expect(text?.dimension).toBe('text');
-    expect(text?.values).toEqual(['gmail.com', 'mail.example', 'once.io']);
-    expect(text?.coverage).toBe(1);
-    const [fresh] = rankDimensions([], samples, {});
-    expect(fresh?.values).toEqual(['gmail.com', 'mail.example']);
-    expect(fresh?.coverage).toBeCloseTo(0.8);
+    const text = (shape?: { total: number; per: number; reach: number }) =>
+      rankDimensions([], samples, { domain: { 'once.io': 2, 'yahoo.com': 9 } }, shape).find(
+        (c) => c.dimension === 'text',
+      );
+    expect(text()?.values).toEqual(['gmail.com', 'mail.example', 'once.io', 'yahoo.com']);
+    expect(text()?.coverage).toBe(1);
+    // In a search of 1,000, yahoo.com (never in its sample, a third of what was seen before)
+    // should hold leads; in a search of 2 it should not, and is left to a later cut.
+    expect(text({ total: 1000, per: 100, reach: 100 })?.values).toContain('yahoo.com');
+    expect(text({ total: 2, per: 100, reach: 1 })?.values).toEqual([
+      'gmail.com',
+      'mail.example',
+      'once.io',
+    ]);
   });
 });

@@ -1,0 +1,175 @@
+import { apiKeyAuth, createClient } from '../api/index.js';
+import { readEventsAndBookings, readLeadsAndBookings } from '../activities/mirror/source-pass.js';
+import { startSandbox, type Sandbox } from '../sandbox/server.js';
+import { reachOracle } from '../test/helpers/reach-oracle.js';
+import { fmt, type BenchContext, type Benchmark, type Table } from './lib.js';
+
+/**
+ * What a pass reaches of the leads when the service's reach is below what the data needs,
+ * and at how many requests: the lead list cut by the plan, lead bookings by date windows,
+ * the leads only bookings name read by id (activities/mirror/source-pass.ts drives the same
+ * plans and reads as the mirror's activities, in one process, against a sandbox over HTTP).
+ */
+
+interface Case {
+  label: string;
+  leads: number;
+  events: number;
+  reach: number;
+  skew: boolean;
+  seed: string;
+}
+
+const CASES: Case[] = [
+  // The issue's table: the sandbox's reach below the setting, which stays at its default.
+  { label: 'issue table', leads: 2_000, events: 300, reach: 100, skew: false, seed: '11' },
+  { label: 'issue table', leads: 2_000, events: 300, reach: 400, skew: false, seed: '11' },
+  { label: 'uniform', leads: 100_000, events: 0, reach: 10_000, skew: false, seed: '1' },
+  { label: 'skewed', leads: 200_000, events: 0, reach: 10_000, skew: true, seed: '1' },
+];
+const CONFIGURED = 10_000;
+const PER = 100;
+
+interface Outcome {
+  c: Case;
+  seconds: number;
+  reached: number;
+  unreachable: number;
+  listRequests: number;
+  byId: number;
+  floor: number;
+  gaps: string;
+  /** Of the leads the pass lacks, those the enumeration reaches. */
+  missedReachable: number;
+  events?: { reached: number; total: number };
+}
+
+function liveEvents(sb: Sandbox): number {
+  return (
+    sb.ctx.db
+      .prepare(`SELECT count(*) AS n FROM records WHERE type = 'event' AND deleted_at IS NULL`)
+      .get() as { n: number }
+  ).n;
+}
+
+async function runCase(ctx: BenchContext, c: Case): Promise<Outcome> {
+  ctx.log(`${c.label}: ${c.leads.toLocaleString('en-US')} leads, reach ${c.reach}: seeding`);
+  const sb = await startSandbox({
+    http: true,
+    reachLimit: c.reach,
+    seed: { leads: c.leads, events: c.events, seed: c.seed, ...(c.skew ? { skew: true } : {}) },
+  });
+  try {
+    const client = createClient({
+      baseUrl: sb.baseUrl,
+      auth: apiKeyAuth(sb.apiKey),
+      allowInsecureLoopback: true,
+    });
+    const mirrored = new Set<string>();
+    const started = performance.now();
+    const options = { reachLimit: CONFIGURED, per: PER };
+    const read = await readLeadsAndBookings(client, {
+      ...options,
+      onRecords: (records) => {
+        for (const r of records) if (r.resource === 'leads') mirrored.add(r.id);
+      },
+    });
+    const events = c.events > 0 ? await readEventsAndBookings(client, options) : undefined;
+    const seconds = (performance.now() - started) / 1000;
+    ctx.log(`${c.label}: read in ${fmt(seconds, 1)} s; asking the enumeration about the misses`);
+    const ids = (
+      sb.ctx.db
+        .prepare(`SELECT id FROM records WHERE type = 'lead' AND deleted_at IS NULL`)
+        .all() as { id: number }[]
+    ).map((r) => String(r.id));
+    const missed = new Set(ids.filter((id) => !mirrored.has(id)));
+    const oracle = reachOracle(sb, c.reach, missed);
+    const report = read.leads.report;
+    return {
+      c,
+      seconds,
+      reached: read.leads.reached,
+      unreachable: read.leads.unreachable,
+      listRequests: report.requests,
+      byId: read.leads.readById,
+      floor: report.floor,
+      gaps: [...new Set(report.gaps.map((g) => g.reason))].join(', ') || 'none',
+      missedReachable: oracle.reachable.size,
+      ...(events ? { events: { reached: events.events.reached, total: liveEvents(sb) } } : {}),
+    };
+  } finally {
+    await sb.close();
+  }
+}
+
+export const reachBenchmark: Benchmark = {
+  name: 'reach',
+  title: 'Reach: the leads a pass reaches below the service reach, and its requests',
+  async run(ctx) {
+    const outcomes: Outcome[] = [];
+    for (const c of CASES) outcomes.push(await runCase(ctx, c));
+    const n = (v: number) => v.toLocaleString('en-US');
+    const table: Table = {
+      head: [
+        'data',
+        'leads',
+        'service reach',
+        'leads reached',
+        'unreachable (reported)',
+        'of them the enumeration reaches',
+        'lead requests',
+        'ideal',
+        'floor of the cuts',
+        'requests / floor',
+        'requests / ideal',
+        'gap reasons',
+        'events reached',
+        'seconds',
+      ],
+      rows: outcomes.map((o) => {
+        const requests = o.listRequests + o.byId;
+        const ideal = Math.ceil(o.c.leads / Math.min(PER, o.c.reach));
+        return [
+          `${o.c.label}${o.c.skew ? ' (--skew)' : ''}, seed ${o.c.seed}`,
+          n(o.c.leads),
+          n(o.c.reach),
+          n(o.reached),
+          n(o.unreachable),
+          n(o.missedReachable),
+          n(requests),
+          n(ideal),
+          n(o.floor + o.byId),
+          `${fmt(requests / (o.floor + o.byId), 2)}×`,
+          `${fmt(requests / ideal, 2)}×`,
+          o.gaps,
+          o.events ? `${n(o.events.reached)} of ${n(o.events.total)}` : 'n/a',
+          fmt(o.seconds, 1),
+        ];
+      }),
+    };
+    const skewed = outcomes.find((o) => o.c.skew);
+    const uniform = outcomes.find((o) => o.c.label === 'uniform');
+    const notes = [
+      `The setting (EBS_REACH_LIMIT) stays at ${n(CONFIGURED)} in every case: below it, the plans learn the service's reach from its pages.`,
+      "Lead requests are lead list pages and leads read by id. Ideal: every lead once at the largest page. Floor of the cuts: what a pass that knew every count beforehand and cut as this one did would make (the root's first page, each query read for good once, the same reads by id); the plan's probes and cuts made again under a learned reach are the difference.",
+      'The enumeration (test/helpers/reach-oracle.ts) reaches a lead when the query with all its filter values, e-mail domain, name words, area code and city holds it among the first `reach`. A lead it reaches that the pass lacks lies in a gap the pass reports as skipped (another cut would cost more requests than it finds leads: EBSYNC_MIRROR_MIN_YIELD) or exhausted (no value the pass had seen cuts further).',
+    ];
+    if (uniform) {
+      notes.push(
+        `Uniform data at 100,000: ${n(uniform.listRequests + uniform.byId)} lead requests (target: 1,019 or fewer).`,
+      );
+    }
+    if (skewed) {
+      const requests = skewed.listRequests + skewed.byId;
+      notes.push(
+        `Skewed data at 200,000: ${n(skewed.reached)} of ${n(skewed.c.leads)} leads reached, ${n(skewed.missedReachable)} of the missing ones reachable by the enumeration (target: none); ${n(requests)} lead requests, ${fmt((requests / (skewed.floor + skewed.byId) - 1) * 100, 1)} % over the floor of its cuts (target: within 10 %) and ${fmt(requests / Math.ceil(skewed.c.leads / PER), 2)}× the ideal.`,
+      );
+    }
+    return {
+      method:
+        'Each case seeds a sandbox in this process (HTTP on loopback, `--reach-limit` as given) and reads its leads as a full pass does, with the setting left at 10,000. Leads reached, and those reported unreachable, are counted from what was read; the enumeration is asked about each lead the pass lacks.',
+      tables: [table],
+      notes,
+    };
+  },
+};
