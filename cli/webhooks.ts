@@ -3,6 +3,7 @@ import { Option, type Command } from 'commander';
 import got from 'got';
 import { z } from 'zod';
 import { loadConfig, type Config } from '../config/index.js';
+import { signingSecretProblem } from '../webhooks/signature.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
 import { runAction, UserError } from './errors.js';
 import { portFlag } from './options.js';
@@ -11,7 +12,6 @@ import { defaultDestination, normalizeDestination } from './sync.js';
 import { loggerFor } from './worker.js';
 
 const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-const SECRET_RULE = /^\S{16,}$/;
 
 const sandboxEndpoint = z.object({
   id: z.union([z.number(), z.string()]).transform(String),
@@ -118,14 +118,12 @@ async function register(config: Config, connection: string, flags: RegisterFlags
     }
     if (!flags.adminToken) throw new UserError('--sandbox-admin needs --admin-token', 2);
     endpoint = await registerAtSandbox(config, flags.sandboxAdmin, flags.adminToken, url);
+    const problem = signingSecretProblem(config.webhooks.signature, endpoint.secret);
+    if (problem) throw new UserError(`the sandbox's signing secret is not allowed: ${problem}`);
   } else if (flags.secretStdin) {
     const secret = await readStdin();
-    if (!SECRET_RULE.test(secret)) {
-      throw new UserError(
-        'the signing secret on stdin is not allowed: expected at least 16 characters, no spaces',
-        2,
-      );
-    }
+    const problem = signingSecretProblem(config.webhooks.signature, secret);
+    if (problem) throw new UserError(`the signing secret on stdin is not allowed: ${problem}`, 2);
     endpoint = { id: null, secret };
   } else {
     throw new UserError(

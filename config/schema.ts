@@ -142,19 +142,23 @@ const encryptionKeys = z.string().transform((value, ctx) => {
 
 /**
  * How deliveries are signed: `standard` (Standard Webhooks, what the sandbox sends) or a JSON
- * HMAC header scheme, for a sender the spec leaves open.
+ * HMAC header scheme, for a sender the spec leaves open. The timestamp header is required and
+ * signed, and so is the id header when there is one (webhooks/signature.ts says how): without
+ * them a captured delivery could be replayed forever, under new ids past the dedupe.
  */
 const hmacScheme = z.strictObject({
   header: z.string().min(1).toLowerCase(),
   algorithm: z.enum(['sha256', 'sha512']).default('sha256'),
   encoding: z.enum(['hex', 'base64']).default('hex'),
   prefix: z.string().default(''),
-  timestampHeader: z.string().min(1).toLowerCase().optional(),
+  timestampHeader: z.string().min(1).toLowerCase(),
   idHeader: z.string().min(1).toLowerCase().optional(),
 });
 export type HmacScheme = z.output<typeof hmacScheme>;
 const SIGNATURE_RULE =
-  'expected standard, or a JSON object {"header":…, "algorithm"?: sha256|sha512, "encoding"?: hex|base64, "prefix"?, "timestampHeader"?, "idHeader"?}';
+  'expected standard, or a JSON object {"header":…, "timestampHeader":…, "algorithm"?: sha256|sha512, "encoding"?: hex|base64, "prefix"?, "idHeader"?}';
+const TIMESTAMP_RULE =
+  'needs "timestampHeader": the signed timestamp is what stops a captured delivery being replayed';
 const signatureScheme = z
   .union([z.literal('standard'), z.string(), hmacScheme])
   .transform((value, ctx): 'standard' | HmacScheme => {
@@ -169,7 +173,8 @@ const signatureScheme = z
     }
     const scheme = hmacScheme.safeParse(parsed);
     if (!scheme.success) {
-      ctx.addIssue({ code: 'custom', message: SIGNATURE_RULE });
+      const noTimestamp = scheme.error.issues.some((i) => i.path[0] === 'timestampHeader');
+      ctx.addIssue({ code: 'custom', message: noTimestamp ? TIMESTAMP_RULE : SIGNATURE_RULE });
       return z.NEVER;
     }
     return scheme.data;

@@ -335,7 +335,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'webhooks.signature',
     default: 'standard',
     description:
-      '`standard` (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`), or a JSON HMAC header scheme such as `{"header":"x-signature","prefix":"sha256=","timestampHeader":"x-timestamp","idHeader":"x-delivery-id"}` (see docs/webhooks.md).',
+      '`standard` (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`), or a JSON HMAC header scheme such as `{"header":"x-signature","prefix":"sha256=","timestampHeader":"x-timestamp","idHeader":"x-delivery-id"}`, which signs `<id>.<timestamp>.<body>`; `timestampHeader` is required (see docs/webhooks.md).',
   },
   {
     env: 'EBSYNC_WEBHOOK_ALLOW_UNSIGNED',

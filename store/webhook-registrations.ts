@@ -18,6 +18,8 @@ export interface WebhookRegistration {
 
 export interface WebhookRegistrations {
   get(connectionId: string): Promise<WebhookRegistration | undefined>;
+  /** The connections that have a registration, in name order. */
+  connectionIds(): string[];
   put(connectionId: string, registration: WebhookRegistration): Promise<void>;
   remove(connectionId: string): boolean;
   close(): void;
@@ -44,6 +46,9 @@ export function sqliteWebhookRegistrations(
     'INSERT OR REPLACE INTO webhook_registrations (connection_id, sealed, updated_at) VALUES (?, ?, ?)',
   );
   const remove = db.prepare('DELETE FROM webhook_registrations WHERE connection_id = ?');
+  const ids = db
+    .prepare<[], string>('SELECT connection_id FROM webhook_registrations ORDER BY connection_id')
+    .pluck();
   return {
     async get(connectionId) {
       const row = select.get(connectionId);
@@ -52,6 +57,7 @@ export function sqliteWebhookRegistrations(
     async put(connectionId, registration) {
       upsert.run(connectionId, await sealValue(codec, registration), Date.now());
     },
+    connectionIds: () => ids.all(),
     remove: (connectionId) => remove.run(connectionId).changes > 0,
     close: () => db.close(),
   };
