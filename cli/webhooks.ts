@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import got from 'got';
+import { REDIRECT_POLICY } from '../config/redirect-policy.js';
 import { z } from 'zod';
 import { loadConfig, type Config } from '../config/index.js';
 import { signingSecretProblem } from '../webhooks/signature.js';
@@ -72,6 +73,8 @@ async function registerAtSandbox(
     ...(ca ? { https: { certificateAuthority: ca } } : {}),
     json: { url },
     throwHttpErrors: false,
+    // The admin token goes to the sandbox's origin only.
+    ...REDIRECT_POLICY,
     retry: { limit: 0 },
     timeout: { request: 15_000 },
   });
