@@ -1,7 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import type { PayloadCodec } from '@temporalio/common';
+import { openSqliteFile } from '../config/database-drivers.js';
 import { openValue, sealValue } from './sealed-values.js';
 
 /** Which changes an endpoint wants: empty lists mean every one. */
@@ -105,10 +103,7 @@ function entryOf(row: LogRow): DeliveryLogEntry {
  * half-open probe is granted to one worker by a single UPDATE.
  */
 export function sqliteAutomationStore(file: string, codec: PayloadCodec): AutomationStore {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
+  const db = openSqliteFile(file, 5_000);
   db.exec(`
     CREATE TABLE IF NOT EXISTS automation_endpoints (
       name TEXT PRIMARY KEY, sealed BLOB NOT NULL, filters TEXT NOT NULL, created_at INTEGER NOT NULL,

@@ -1,7 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import type { PayloadCodec } from '@temporalio/common';
+import { openSqliteFile } from '../config/database-drivers.js';
 import { openValue, sealValue } from './sealed-values.js';
 
 /** A connection's webhook registration: where its changes go and how deliveries are signed. */
@@ -33,10 +31,7 @@ export function sqliteWebhookRegistrations(
   file: string,
   codec: PayloadCodec,
 ): WebhookRegistrations {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
+  const db = openSqliteFile(file, 5_000);
   db.exec(`CREATE TABLE IF NOT EXISTS webhook_registrations (
     connection_id TEXT PRIMARY KEY, sealed BLOB NOT NULL, updated_at INTEGER NOT NULL)`);
   const select = db.prepare<[string], { sealed: Buffer }>(

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { makePrivateDir, tightenSqliteFiles } from '../config/private-files.js';
 import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.js';
 
 /** A port someone else holds: the user picks another; retrying will not help. */
@@ -104,7 +104,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await assertPortFree(options.ip, options.port, '--port');
   await assertPortFree(options.ip, options.uiPort, '--ui-port');
   const dbFilename = resolve(options.dbFilename);
-  mkdirSync(dirname(dbFilename), { recursive: true });
+  // Its histories are sealed, but ids, names and search attributes are not: owner-only,
+  // as every other file in the data dir. The server makes the file (an empty one given to
+  // it would not get its schema), so the file is tightened once it runs.
+  makePrivateDir(dirname(dbFilename));
   const executable = await findTemporalCli(
     options.onProgress ? { onProgress: options.onProgress } : {},
   );
@@ -128,6 +131,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     } catch (error) {
       throw new TemporalCliError(`${NO_CLI_HINT} (download failed: ${(error as Error).message})`);
     }
+    tightenSqliteFiles(dbFilename);
     let release: (code: number | null) => void = () => undefined;
     const exited = new Promise<number | null>((r) => (release = r));
     return {
@@ -172,6 +176,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     child.kill('SIGTERM');
     throw error;
   }
+  tightenSqliteFiles(dbFilename);
   return {
     address,
     uiUrl,
