@@ -63,9 +63,14 @@ async function waitForPort(
   port: number,
   child: ChildProcess,
   timeoutMs: number,
+  spawnError: () => Error | undefined = () => undefined,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    const failed = spawnError();
+    if (failed) {
+      throw new TemporalCliError(`the Temporal dev server could not be started: ${failed.message}`);
+    }
     if (child.exitCode !== null) {
       throw new Error(`the Temporal dev server exited with code ${child.exitCode} while starting`);
     }
@@ -169,9 +174,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // A spawn that fails (EACCES, ENOENT) emits 'error', which unhandled would end this
+  // process; it is this start's failure instead.
+  let spawnError: Error | undefined;
+  const exited = new Promise<number | null>((r) => {
+    child.once('error', (error) => {
+      spawnError = error;
+      r(null);
+    });
+    child.once('exit', (code) => r(code));
+  });
   try {
-    await waitForPort(options.ip, options.port, child, 60_000);
+    await waitForPort(options.ip, options.port, child, 60_000, () => spawnError);
   } catch (error) {
     child.kill('SIGTERM');
     throw error;
