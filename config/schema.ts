@@ -29,6 +29,24 @@ const positiveInt = z.coerce
 
 const optionalText = z.string().min(1).optional();
 
+const HOST_NAMES_RULE =
+  'expected host names separated by commas, e.g. status.example.com,ebsync.internal';
+/** Host names, comma-separated in the environment or a list in the file; lowercased. */
+const hostNames = z.union([z.string(), z.array(z.string())]).transform((value, ctx) => {
+  const names = (Array.isArray(value) ? value : value.split(','))
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
+  if (
+    !names.every((name) =>
+      /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(name),
+    )
+  ) {
+    ctx.addIssue({ code: 'custom', message: HOST_NAMES_RULE });
+    return z.NEVER;
+  }
+  return names;
+});
+
 const SERVICE_URL_RULE =
   'expected an https:// URL ending in /api/v1/ (http:// only to loopback with EBS_ALLOW_HTTP=true)';
 const AUTH_URL_RULE =
@@ -262,6 +280,7 @@ export const configSchema = z
         host: z.string().min(1).default('127.0.0.1'),
         port: listenPort.default(4020),
         adminToken: z.string().min(16, { error: 'expected at least 16 characters' }).optional(),
+        allowedHosts: hostNames.default([]),
       })
       .prefault({}),
     encryption: z.object({ keys: encryptionKeys.optional() }).prefault({}),

@@ -365,6 +365,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'Port of the status page; 0 picks a free one.',
   },
   {
+    env: 'EBSYNC_STATUS_ALLOWED_HOSTS',
+    path: 'status.allowedHosts',
+    default: '(none)',
+    description:
+      'Host names the status page answers to besides IP addresses and `localhost`, comma-separated (the name a proxy or a colleague reaches it by). Any other `Host` header is refused 403, so a web page that rebinds its own name to this address cannot read the page.',
+  },
+  {
     env: 'EBSYNC_ADMIN_TOKEN',
     path: 'status.adminToken',
     secret: true,
