@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import {
   isGrpcServiceError,
@@ -31,6 +30,7 @@ import {
   type RateSeries,
 } from './status-page.js';
 import { createLogger } from '../worker/logger.js';
+import { sameSecret } from './secret-compare.js';
 import { requireWorkerOf } from './worker-check.js';
 import { defaultDestination, startOrAttach } from './sync.js';
 
@@ -234,13 +234,6 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
 };
 
-/** Constant-time comparison of the bearer token with the configured one (hashes: equal length). */
-function tokenMatches(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
-}
-
 /** Read counts of running passes over the last hour, turned into records per second. */
 class RateHistory {
   private readonly samples = new Map<string, [number, number][]>();
@@ -385,7 +378,7 @@ export async function startStatusServer(
         'this action needs the admin token: Authorization: Bearer <EBSYNC_ADMIN_TOKEN>',
       );
     }
-    if (!tokenMatches(match[1], adminToken)) {
+    if (!sameSecret(match[1], adminToken)) {
       return refuse(reply, 403, 'forbidden', 'admin_token_invalid', 'the admin token is wrong');
     }
   };

@@ -1,5 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import got from 'got';
@@ -207,4 +208,80 @@ describe('ebsync connect', () => {
       await connection.close();
     }
   }, 240_000);
+});
+
+describe("ebsync connect's OAuth callback", () => {
+  /** One request to the CLI's listener with any Host header (fetch sets its own). */
+  function callback(target: URL, host: string): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: target.port,
+          path: `${target.pathname}${target.search}`,
+          headers: { host },
+          timeout: 60_000,
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  /** Starts `ebsync connect` and has the sandbox approve; the redirect is returned, not followed. */
+  async function approval(name: string): Promise<{ connect: CliProcess; redirect: URL }> {
+    const connect = new CliProcess(
+      ['connect', '--name', name, '--redirect-port', '0', '--timeout', '60'],
+      env,
+    );
+    const line = await connect.waitForLine(/https:\/\/\S+\/oauth\/authorize\?\S+/, 60_000);
+    const url = /https:\/\/\S+/.exec(line)?.[0] ?? '';
+    const answer = await got(url, {
+      https: { certificateAuthority: readFileSync(sb.caFile ?? '') },
+      followRedirect: false,
+    });
+    return { connect, redirect: new URL(answer.headers.location ?? '') };
+  }
+
+  it('ends only on the expected Host, path and state, and says connected after the exchange', async () => {
+    const { connect, redirect } = await approval('callback-shop');
+    const own = redirect.host;
+    const wrongState = new URL(redirect);
+    wrongState.searchParams.set('state', 'not-the-state');
+    const otherPath = new URL(redirect);
+    otherPath.pathname = '/elsewhere';
+    // A page elsewhere (DNS rebinding: its own name), a forged state, another path: refused,
+    // and the CLI goes on waiting.
+    expect((await callback(redirect, 'evil.example')).status).toBe(400);
+    expect((await callback(redirect, `evil.example:${redirect.port}`)).status).toBe(400);
+    expect((await callback(wrongState, own)).status).toBe(400);
+    expect((await callback(otherPath, own)).status).toBe(404);
+    expect(connect.running).toBe(true);
+    const page = await callback(redirect, own);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('ebsync is connected');
+    const result = await connect.exited;
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/connected: Sandbox Photo Booths \(connection callback-shop/);
+  }, 300_000);
+
+  it('shows the browser that the connection was not made when the code exchange fails', async () => {
+    const { connect, redirect } = await approval('callback-refused');
+    // The right state with a code the authorization server never issued.
+    const forged = new URL(redirect);
+    forged.searchParams.set('code', 'eac_never_issued_0123456789');
+    const page = await callback(forged, redirect.host);
+    expect(page.body).not.toContain('ebsync is connected');
+    expect(page.body).toContain('The connection was not made');
+    const result = await connect.exited;
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/token exchange refused: invalid_grant/);
+  }, 300_000);
 });
