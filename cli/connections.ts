@@ -30,7 +30,7 @@ import {
   type Credentials,
 } from '../workflows/connection-types.js';
 import { runAction, UserError } from './errors.js';
-import { durationFlag, formatDuration, portFlag } from './options.js';
+import { durationFlag, formatDuration, portFlag, secretFrom } from './options.js';
 import { sameSecret } from './secret-compare.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
 
@@ -296,15 +296,27 @@ async function connectApp(config: Config, client: Client, flags: ConnectFlags): 
   }
 }
 
-/** The integration key of `connect --api-key`, checked before anything is sent. */
-function integrationKey(config: Config, flags: ConnectFlags): string {
-  const apiKey = typeof flags.apiKey === 'string' ? flags.apiKey : config.service.apiKey;
-  if (!apiKey) throw new UserError('no integration key: pass --api-key ik_… or set EBS_API_KEY', 2);
-  if (!/^ik_\S+$/.test(apiKey))
+const KEY_RULE = 'expected an integration key starting with ik_';
+
+/**
+ * The integration key of `connect --api-key`, checked before anything is sent: from
+ * EBS_API_KEY (`--api-key` without a value), standard input (`--api-key -`), or, with a
+ * warning, the value after the flag.
+ */
+async function integrationKey(config: Config, flags: ConnectFlags): Promise<string> {
+  const keyRule = (key: string) => (/^ik_\S+$/.test(key) ? undefined : KEY_RULE);
+  const apiKey = await secretFrom(
+    flags.apiKey,
+    config.service.apiKey,
+    { flag: '--api-key', env: 'EBS_API_KEY', what: 'integration key' },
+    keyRule,
+  );
+  if (!apiKey) {
     throw new UserError(
-      '--api-key is not allowed: expected an integration key starting with ik_',
+      'no integration key: set EBS_API_KEY, or pass --api-key - with the key on standard input',
       2,
     );
+  }
   return apiKey;
 }
 
@@ -521,7 +533,10 @@ export function registerConnectionCommands(program: Command): void {
         'Starts the connection workflow that owns the credentials; a worker must be running.',
     )
     .option('--name <id>', 'connection id', 'default')
-    .option('--api-key [key]', 'connect with an integration key (default: EBS_API_KEY)')
+    .option(
+      '--api-key [key]',
+      "connect with an integration key: EBS_API_KEY, or '-' to read it from standard input (a key typed here shows in ps)",
+    )
     .option('--client-id <id>', 'OAuth client id of the installed app (default: EBS_CLIENT_ID)')
     .addOption(
       new Option('--redirect-port <port>', 'local port of the OAuth redirect (0 = any free port)')
@@ -537,7 +552,7 @@ export function registerConnectionCommands(program: Command): void {
       runAction(async () => {
         checkName(flags.name);
         const config = loadConfig();
-        const apiKey = flags.apiKey !== undefined ? integrationKey(config, flags) : undefined;
+        const apiKey = flags.apiKey !== undefined ? await integrationKey(config, flags) : undefined;
         await withWorker(async (client) => {
           const connected =
             apiKey !== undefined

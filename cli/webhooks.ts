@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../config/index.js';
 import { signingSecretProblem } from '../webhooks/signature.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
 import { runAction, UserError } from './errors.js';
-import { portFlag } from './options.js';
+import { portFlag, readStdin, secretFrom } from './options.js';
 import { registerAutomationCommands } from './webhook-automations.js';
 import { defaultDestination, normalizeDestination } from './sync.js';
 import { loggerFor } from './worker.js';
@@ -51,12 +51,6 @@ function receiverUrl(base: string, connection: string): string {
     throw new UserError(`--url='${base}' is not allowed: expected an http(s) URL`, 2);
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}/webhooks/${connection}`;
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').trim();
 }
 
 /** Registers the receiver's URL at the sandbox's admin API; the sandbox makes the secret. */
@@ -119,8 +113,18 @@ async function register(config: Config, connection: string, flags: RegisterFlags
     if (flags.secretStdin) {
       throw new UserError('--sandbox-admin and --secret-stdin do not go together', 2);
     }
-    if (!flags.adminToken) throw new UserError('--sandbox-admin needs --admin-token', 2);
-    endpoint = await registerAtSandbox(config, flags.sandboxAdmin, flags.adminToken, url);
+    const adminToken = await secretFrom(flags.adminToken, config.sandbox.adminToken, {
+      flag: '--admin-token',
+      env: 'EBS_SANDBOX_ADMIN_TOKEN',
+      what: "sandbox's admin token",
+    });
+    if (!adminToken) {
+      throw new UserError(
+        "--sandbox-admin needs the sandbox's admin token: set EBS_SANDBOX_ADMIN_TOKEN, or pass --admin-token - with it on standard input",
+        2,
+      );
+    }
+    endpoint = await registerAtSandbox(config, flags.sandboxAdmin, adminToken, url);
     const problem = signingSecretProblem(config.webhooks.signature, endpoint.secret);
     if (problem) throw new UserError(`the sandbox's signing secret is not allowed: ${problem}`);
   } else if (flags.secretStdin) {
@@ -189,7 +193,10 @@ export function registerWebhookCommands(program: Command): void {
       'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
     )
     .option('--sandbox-admin <url>', "the sandbox's admin URL (https://…/admin)")
-    .option('--admin-token <token>', "the sandbox's x-admin-token")
+    .option(
+      '--admin-token <token>',
+      "the sandbox's x-admin-token: '-' reads it from standard input (default: EBS_SANDBOX_ADMIN_TOKEN; a token typed here shows in ps)",
+    )
     .option('--secret-stdin', 'read the signing secret from standard input')
     .action((connection: string, flags: RegisterFlags) =>
       runAction(async () => {

@@ -284,6 +284,9 @@ export const configSchema = z
       })
       .prefault({}),
     encryption: z.object({ keys: encryptionKeys.optional() }).prefault({}),
+    // The sandbox's own credentials, for `ebsync sandbox` and the commands that talk to it
+    // (checked where they are used: cli/sandbox.ts).
+    sandbox: z.object({ apiKey: optionalText, adminToken: optionalText }).prefault({}),
     crm: z
       .object({
         hubspot: z

@@ -352,6 +352,22 @@ export const SETTINGS: readonly Setting[] = [
       'A record’s first notice is read at once; one arriving during a read or this long after it waits until this long after the read, so a burst of changes costs one more read.',
   },
   {
+    env: 'EBS_SANDBOX_API_KEY',
+    path: 'sandbox.apiKey',
+    secret: true,
+    default: '(random)',
+    description:
+      'The full-permission integration key `ebsync sandbox` gives its default business (`ik_` and at least 8 letters, digits, `_` or `-`); `--api-key -` reads it from standard input instead.',
+  },
+  {
+    env: 'EBS_SANDBOX_ADMIN_TOKEN',
+    path: 'sandbox.adminToken',
+    secret: true,
+    default: '(random)',
+    description:
+      "The sandbox's admin token (`x-admin-token`): `ebsync sandbox` fixes its own to it, and `webhooks register --sandbox-admin` sends it; `--admin-token -` reads it from standard input instead.",
+  },
+  {
     env: 'EBSYNC_STATUS_HOST',
     path: 'status.host',
     default: '127.0.0.1',

@@ -73,18 +73,24 @@ describe('ebsync connect', () => {
   }, 300_000);
 
   it('connects with an integration key after one cheap call, and refuses a bad key in one line', async () => {
-    const ok = await runCli(['connect', '--name', 'cli-key', '--api-key', sb.apiKey], env, 120_000);
+    // The key from standard input: never on the command line, where ps shows it.
+    const ok = await runCli(
+      ['connect', '--name', 'cli-key', '--api-key', '-'],
+      env,
+      120_000,
+      sb.apiKey,
+    );
+    expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
     // The spec lists no permissions for a key: say what is known, never "0 permissions".
     expect(ok.stdout).toBe(
       "connected: Sandbox Photo Booths (connection cli-key, integration_key, permissions not listed by the service: a key has its creator's or fewer; leads readable)\n",
     );
 
-    const bad = await runCli(
-      ['connect', '--name', 'bad', '--api-key', 'ik_not_a_real_key_123'],
-      env,
-      120_000,
-    );
+    const bad = await runCli(['connect', '--name', 'bad', '--api-key'], {
+      ...env,
+      EBS_API_KEY: 'ik_not_a_real_key_123',
+    });
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stderr).toMatch(/refused the credential/);
@@ -154,9 +160,13 @@ describe('ebsync connect', () => {
   }, 300_000);
 
   it('with Temporal up and no worker on the queue, says how to start one instead of waiting', async () => {
-    const lonely = { ...env, TEMPORAL_TASK_QUEUE: `nobody-polls-${Date.now()}` };
+    const lonely = {
+      ...env,
+      TEMPORAL_TASK_QUEUE: `nobody-polls-${Date.now()}`,
+      EBS_API_KEY: 'ik_not_checked_yet',
+    };
     for (const args of [
-      ['connect', '--name', 'x', '--api-key', 'ik_not_checked_yet'],
+      ['connect', '--name', 'x', '--api-key'],
       ['connections'],
       ['connections', 'pause', 'cli-key'],
       ['disconnect', 'cli-key'],
@@ -194,12 +204,12 @@ describe('ebsync connect', () => {
     try {
       const expected = `ebsync: no worker polls task queue '${orphanQueue}' on ${env.TEMPORAL_ADDRESS}, where this workflow runs (this deployment's queue is '${env.TEMPORAL_TASK_QUEUE}'); start one there with 'TEMPORAL_TASK_QUEUE=${orphanQueue} ebsync worker', then run this again\n`;
       for (const args of [
-        ['connect', '--name', name, '--api-key', sb.apiKey],
+        ['connect', '--name', name, '--api-key'],
         ['connections', name],
         ['connections', 'pause', name],
         ['disconnect', name],
       ]) {
-        const result = await runCli(args, env, 60_000);
+        const result = await runCli(args, { ...env, EBS_API_KEY: sb.apiKey }, 60_000);
         expect(result.code, args.join(' ')).toBe(1);
         expect(result.stderr, args.join(' ')).toBe(expected);
       }

@@ -189,16 +189,8 @@ describe('the status page, webhook receiver', () => {
   it('says the receiver is not running, then shows its counts after signed deliveries', async () => {
     expect((await statusJson()).webhooks.running).toBe(false);
     const registered = await runCli(
-      [
-        'webhooks',
-        'register',
-        SHOP,
-        '--sandbox-admin',
-        `${sb.url}/admin`,
-        '--admin-token',
-        sb.adminToken,
-      ],
-      env,
+      ['webhooks', 'register', SHOP, '--sandbox-admin', `${sb.url}/admin`],
+      { ...env, EBS_SANDBOX_ADMIN_TOKEN: sb.adminToken },
     );
     expect(registered.code, registered.stderr).toBe(0);
     const secret = sb.admin.webhooks()[0]!.secret;
