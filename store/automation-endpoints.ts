@@ -1,6 +1,6 @@
 import type { PayloadCodec } from '@temporalio/common';
 import { openSqliteFile } from '../config/database-drivers.js';
-import { openValue, sealValue } from './sealed-values.js';
+import { bindSealedRows, openValue, sealedRowName, sealValue } from './sealed-values.js';
 
 /** Which changes an endpoint wants: empty lists mean every one. */
 export interface EndpointFilters {
@@ -147,18 +147,31 @@ export function sqliteAutomationStore(file: string, codec: PayloadCodec): Automa
     (webhook_id, endpoint, connection_id, resource, record_id, action, status, http_status, attempts, at)
     VALUES (@webhookId, @endpoint, @connectionId, @resource, @recordId, @action, @status, @httpStatus, @attempts, @at)`);
 
+  const rowName = (name: string) => sealedRowName('automation_endpoints', [name]);
+  let bound: Promise<void> | undefined;
+  const ready = () => (bound ??= bindSealedRows(db, codec, 'automation_endpoints', ['name']));
   return {
     async add(endpoint) {
-      const sealed = await sealValue(codec, { url: endpoint.url, secret: endpoint.secret });
+      await ready();
+      const sealed = await sealValue(
+        codec,
+        { url: endpoint.url, secret: endpoint.secret },
+        rowName(endpoint.name),
+      );
       const created = Date.parse(endpoint.createdAt);
       return (
         insert.run(endpoint.name, sealed, JSON.stringify(endpoint.filters), created).changes > 0
       );
     },
     async list() {
+      await ready();
       return Promise.all(
         all.all().map(async (row) => {
-          const secrets = await openValue<{ url: string; secret: string }>(codec, row.sealed);
+          const secrets = await openValue<{ url: string; secret: string }>(
+            codec,
+            row.sealed,
+            rowName(row.name),
+          );
           if (!secrets) throw new Error(`endpoint '${row.name}' could not be opened`);
           return {
             name: row.name,

@@ -1,6 +1,6 @@
 import type { PayloadCodec } from '@temporalio/common';
 import { openSqliteFile } from '../config/database-drivers.js';
-import { openValue, sealValue } from './sealed-values.js';
+import { bindSealedRows, openValue, sealedRowName, sealValue } from './sealed-values.js';
 
 /** A connection's webhook registration: where its changes go and how deliveries are signed. */
 export interface WebhookRegistration {
@@ -44,13 +44,25 @@ export function sqliteWebhookRegistrations(
   const ids = db
     .prepare<[], string>('SELECT connection_id FROM webhook_registrations ORDER BY connection_id')
     .pluck();
+  const rowName = (connectionId: string) => sealedRowName('webhook_registrations', [connectionId]);
+  let bound: Promise<void> | undefined;
+  const ready = () =>
+    (bound ??= bindSealedRows(db, codec, 'webhook_registrations', ['connection_id']));
   return {
     async get(connectionId) {
+      await ready();
       const row = select.get(connectionId);
-      return row ? openValue<WebhookRegistration>(codec, row.sealed) : undefined;
+      return row
+        ? openValue<WebhookRegistration>(codec, row.sealed, rowName(connectionId))
+        : undefined;
     },
     async put(connectionId, registration) {
-      upsert.run(connectionId, await sealValue(codec, registration), Date.now());
+      await ready();
+      upsert.run(
+        connectionId,
+        await sealValue(codec, registration, rowName(connectionId)),
+        Date.now(),
+      );
     },
     connectionIds: () => ids.all(),
     remove: (connectionId) => remove.run(connectionId).changes > 0,
