@@ -60,7 +60,8 @@ const listenPort = z.coerce
   .max(65535, { error: PORT_RULE });
 
 const CRM_URL_RULE = 'expected an https:// URL (http:// only to loopback in development)';
-const PRODUCTION_HTTP =
+/** Why production refuses a plain http:// address: service, OAuth, CRM or automation endpoint. */
+export const PRODUCTION_HTTP =
   'plain http:// is refused in production mode, even on loopback; use https://';
 
 /** An http(s) URL without credentials, query or fragment; `apiPath` also asks for /api/v1/. */

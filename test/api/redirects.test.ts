@@ -3,13 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createAutomationActivities,
-  type ForwardInput,
-} from '../../activities/automations/forward-change.js';
 import { apiKeyAuth, createClient } from '../../api/index.js';
 import { exchangeCode } from '../../api/oauth.js';
 import { HubSpotClient } from '../../destinations/hubspot-client.js';
@@ -18,6 +12,7 @@ import { SalesforceClient } from '../../destinations/salesforce-client.js';
 import { sqliteAutomationStore } from '../../store/automation-endpoints.js';
 import { EncryptionCodec } from '../../worker/codec.js';
 import { runCli } from '../helpers/cli.js';
+import { endpointAt, forwardOnce } from '../helpers/forward.js';
 
 /**
  * Every outgoing HTTP client of ebsync against a server that redirects (307: method and body
@@ -175,26 +170,8 @@ describe('a redirect to another origin', () => {
     const codec = new EncryptionCodec([{ id: 'k1', key: randomBytes(32) }]);
     const store = sqliteAutomationStore(join(dir, 'webhooks.db'), codec);
     try {
-      await store.add({
-        name: 'hook',
-        url: `${redirector.url}/hook`,
-        secret: `whsec_${randomBytes(24).toString('base64')}`,
-        filters: { resources: [], actions: [], connections: [] },
-        createdAt: new Date().toISOString(),
-        disabledAt: null,
-        disabledReason: null,
-      });
-      const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
-      const activities = createAutomationActivities(store);
-      const result = await env.run((input: ForwardInput) => activities.forwardChange(input), {
-        webhookId: 'w-1',
-        connectionId: 'shop',
-        resource: 'leads',
-        recordId: '1',
-        action: 'written' as const,
-        record: { email: 'ann@example.com' },
-        appliedAt: new Date().toISOString(),
-      });
+      await store.add(endpointAt('hook', `${redirector.url}/hook`));
+      const result = await forwardOnce(store, 'w-1');
       // A redirect is the endpoint's answer, a refusal: nothing is re-sent anywhere.
       expect(result).toEqual({ delivered: 0, refused: 1 });
       expect(redirector.seen).toHaveLength(1);

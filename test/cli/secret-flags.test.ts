@@ -135,3 +135,16 @@ describe('ebsync sandbox', () => {
     }
   });
 });
+
+describe('ebsync webhooks endpoints add', () => {
+  it("reads the endpoint's URL (a hook URL often carries a token) from standard input with '-'", async () => {
+    const result = await runCli(
+      ['webhooks', 'endpoints', 'add', 'stdin-hook', '-'],
+      { EBSYNC_DATA_DIR: join(dir, 'endpoints') },
+      60_000,
+      'https://hooks.example/catch/123/token-abc\n',
+    );
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^added endpoint stdin-hook → https:\/\/hooks\.example\/…$/m);
+  });
+});
