@@ -31,7 +31,7 @@ import {
 } from '../workflows/connection-types.js';
 import { runAction, UserError } from './errors.js';
 import { durationFlag, formatDuration, portFlag, secretFrom } from './options.js';
-import { sameSecret } from './secret-compare.js';
+import { sameSecret } from '../config/secret-compare.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
 
 const ID_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;

@@ -30,7 +30,7 @@ import {
   type RateSeries,
 } from './status-page.js';
 import { createLogger } from '../worker/logger.js';
-import { sameSecret } from './secret-compare.js';
+import { sameSecret } from '../config/secret-compare.js';
 import { requireWorkerOf } from './worker-check.js';
 import { defaultDestination, startOrAttach } from './sync.js';
 

@@ -9,6 +9,7 @@ import { signingSecretProblem } from '../webhooks/signature.js';
 import { ReceiverStatsRecorder } from '../webhooks/receiver-stats.js';
 import { dataConverter } from './data-converter.js';
 import type { Logger } from './logger.js';
+import { receiverStatsToken } from './receiver-stats-token.js';
 import { recordHandOff } from './record-hand-off.js';
 import { lazyClient } from './temporal-client.js';
 
@@ -72,6 +73,7 @@ export async function startWebhookReceiver(
     allowUnsigned: config.webhooks.allowUnsigned,
     log: (level, fields, message) => log[level](fields, message),
     stats: new ReceiverStatsRecorder(),
+    statsToken: receiverStatsToken(config),
   });
   const host = listen.host ?? config.webhooks.host;
   try {
