@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import {
   chmodSync,
   cpSync,
@@ -151,7 +150,7 @@ const COMPLETE = '.complete';
 
 /**
  * The native tree (bin, lib, share) copied where `user` can reach it: a directory named for
- * the package's location, reused by later runs when it is complete and still trustworthy.
+ * the package's version, reused by later runs when it is complete and still trustworthy.
  */
 function reachableCopy(native: string): string {
   let version = 'unknown';
@@ -163,8 +162,8 @@ function reachableCopy(native: string): string {
   } catch {
     // A copy named without the version is still checked for completeness.
   }
-  const key = createHash('sha256').update(native).digest('hex').slice(0, 12);
-  const home = join(tmpdir(), `ebsync-postgres-${version}-${key}`);
+  // One copy per version, whichever checkout made it: npm ships the same files for it.
+  const home = join(tmpdir(), `ebsync-postgres-${version}`);
   if (trusted(home) && existsSync(join(home, COMPLETE))) return home;
   const fresh = mkdtempSync(join(tmpdir(), 'ebsync-postgres-'));
   // Relative symlinks (lib/libpq.so -> libpq.so.5) must stay relative to the copy.
