@@ -1,5 +1,6 @@
 import { isLoopbackHost } from '../config/loopback.js';
 import got, { RequestError } from 'got';
+import { REDIRECT_POLICY, redirectRefusal } from '../config/redirect-policy.js';
 import * as oauth from 'oauth4webapi';
 import { EbsError, parseRetryAfter, type ErrorDetails } from './errors.js';
 import { OAUTH_PATHS } from './routes.js';
@@ -188,7 +189,8 @@ function gotFetch(options: OAuthServerOptions): {
     init: RequestInit = {},
   ): Promise<Response> => {
     const body = init.body;
-    const response = await got(url instanceof Request ? url.url : url.toString(), {
+    const target = url instanceof Request ? url.url : url.toString();
+    const response = await got(target, {
       method: (init.method ?? 'GET') as 'GET' | 'POST',
       headers: Object.fromEntries(new Headers(init.headers).entries()),
       ...(body === undefined || body === null
@@ -198,10 +200,16 @@ function gotFetch(options: OAuthServerOptions): {
       timeout: { request: options.timeoutMs ?? 30_000 },
       retry: { limit: 0 },
       throwHttpErrors: false,
-      followRedirect: false,
+      ...REDIRECT_POLICY,
       responseType: 'buffer',
       ...(init.signal ? { signal: init.signal } : {}),
     });
+    const redirect = redirectRefusal(response.statusCode, target, response.headers.location);
+    if (redirect) {
+      throw new OAuthError(`the authorization server ${redirect}: check EBS_AUTH_URL`, undefined, {
+        status: response.statusCode,
+      });
+    }
     const retryAfter = response.headers['retry-after'];
     last = {
       status: response.statusCode,

@@ -3,8 +3,10 @@ import { Agent as HttpsAgent } from 'node:https';
 import got, { RequestError, type Got, type Method } from 'got';
 import type { z } from 'zod';
 import { isLoopbackHost } from '../config/loopback.js';
+import { REDIRECT_POLICY, redirectRefusal } from '../config/redirect-policy.js';
 import { authHeaders, type ClientAuth } from './auth.js';
 import {
+  BadRequestError,
   errorFromResponse,
   NetworkError,
   RequestValidationError,
@@ -127,7 +129,7 @@ export class Transport {
       timeout: { request: options.timeoutMs ?? 30_000 },
       retry: { limit: 0 },
       throwHttpErrors: false,
-      followRedirect: false,
+      ...REDIRECT_POLICY,
       responseType: 'text',
       headers: { accept: 'application/json', 'user-agent': options.userAgent ?? 'ebsync' },
     });
@@ -181,6 +183,18 @@ export class Transport {
         });
       }
       json = undefined;
+    }
+    const location = response.headers.location;
+    const redirect = redirectRefusal(
+      response.status,
+      url,
+      typeof location === 'string' ? location : undefined,
+    );
+    if (redirect) {
+      throw new BadRequestError(`${operation}: ${redirect}; check EBS_BASE_URL`, {
+        operation,
+        status: response.status,
+      });
     }
     if (response.status < 200 || response.status >= 300) {
       throw errorFromResponse(response.status, json, response.headers, operation);

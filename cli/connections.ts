@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { Option, type Command } from 'commander';
 import {
   WorkflowExecutionAlreadyStartedError,
@@ -30,7 +30,8 @@ import {
   type Credentials,
 } from '../workflows/connection-types.js';
 import { runAction, UserError } from './errors.js';
-import { durationFlag, formatDuration, portFlag } from './options.js';
+import { durationFlag, formatDuration, portFlag, secretFrom } from './options.js';
+import { sameSecret } from '../config/secret-compare.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
 
 const ID_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -109,27 +110,71 @@ export async function saveConnection(
   return client.workflow.getHandle(workflowId).query(statusQuery);
 }
 
-/** Waits for the browser's redirect to http://127.0.0.1:<port>/callback. */
-function listenForCallback(
-  port: number,
-): Promise<{ server: Server; port: number; callback: Promise<URL> }> {
+/** The browser's redirect that ended the wait, and the answer it is still waiting for. */
+interface ArrivedCallback {
+  url: URL;
+  /** Answers the browser: connected only once the connection is made. */
+  answer: (connected: boolean) => void;
+}
+
+const CALLBACK_PAGES = {
+  connected:
+    '<h1>ebsync is connected</h1><p>You can close this tab and return to the terminal.</p>',
+  failed: '<h1>The connection was not made</h1><p>Return to the terminal for details.</p>',
+  notOurs:
+    '<h1>Not the approval ebsync is waiting for</h1><p>Return to the terminal: it is still waiting.</p>',
+};
+
+/**
+ * Waits for the browser's redirect to http://127.0.0.1:<port>/callback. Only a request with
+ * that Host (not a page elsewhere whose name points here), that path and the state of this
+ * flow's authorization request ends the wait; any other is refused and the wait goes on. The
+ * browser's answer waits until the code is exchanged and the connection saved.
+ */
+function listenForCallback(port: number): Promise<{
+  server: Server;
+  port: number;
+  callback: Promise<ArrivedCallback>;
+  expect: (state: string) => void;
+}> {
   return new Promise((resolve, reject) => {
-    let deliver: (url: URL) => void = () => undefined;
-    const callback = new Promise<URL>((r) => (deliver = r));
+    let deliver: (arrived: ArrivedCallback) => void = () => undefined;
+    const callback = new Promise<ArrivedCallback>((r) => (deliver = r));
+    let expectedState: string | undefined;
+    let expectedHost = '';
+    let arrived = false;
+    const page = (res: ServerResponse, status: number, html: string): void => {
+      res.writeHead(status, {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+      });
+      res.end(html);
+    };
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      if (url.pathname !== '/callback') {
-        res.writeHead(404).end();
-        return;
-      }
-      const ok = url.searchParams.has('code');
-      res.writeHead(ok ? 200 : 400, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(
-        ok
-          ? '<h1>ebsync is connected</h1><p>You can close this tab and return to the terminal.</p>'
-          : '<h1>The connection was not made</h1><p>Return to the terminal for details.</p>',
-      );
-      deliver(url);
+      if (url.pathname !== '/callback') return page(res, 404, CALLBACK_PAGES.notOurs);
+      const state = url.searchParams.get('state') ?? '';
+      const ours =
+        !arrived &&
+        req.headers.host === expectedHost &&
+        expectedState !== undefined &&
+        sameSecret(state, expectedState);
+      if (!ours) return page(res, 400, CALLBACK_PAGES.notOurs);
+      arrived = true;
+      let answered = false;
+      deliver({
+        url,
+        // The first answer counts: success, or the failure a finally block reports.
+        answer: (connected) => {
+          if (answered) return;
+          answered = true;
+          page(
+            res,
+            connected ? 200 : 400,
+            connected ? CALLBACK_PAGES.connected : CALLBACK_PAGES.failed,
+          );
+        },
+      });
     });
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
@@ -142,10 +187,13 @@ function listenForCallback(
     );
     server.listen(port, '127.0.0.1', () => {
       const address = server.address();
+      const bound = typeof address === 'object' && address ? address.port : port;
+      expectedHost = `127.0.0.1:${bound}`;
       resolve({
         server,
-        port: typeof address === 'object' && address ? address.port : port,
+        port: bound,
         callback,
+        expect: (state) => (expectedState = state),
       });
     });
   });
@@ -176,15 +224,17 @@ async function connectApp(config: Config, client: Client, flags: ConnectFlags): 
   if (!clientId)
     throw new UserError('no OAuth client id: pass --client-id or set EBS_CLIENT_ID', 2);
   const ca = config.service.caFile ? readFileSync(config.service.caFile) : undefined;
-  const { server, port, callback } = await listenForCallback(flags.redirectPort);
+  const { server, port, callback, expect } = await listenForCallback(flags.redirectPort);
+  let arrived: ArrivedCallback | undefined;
   try {
     const redirectUri = `http://127.0.0.1:${port}/callback`;
     const request = await authorizationRequest({ authUrl, clientId, redirectUri });
+    expect(request.state);
     process.stdout.write(
       `Open this address in a browser to approve ebsync:\n  ${request.url.toString()}\n`,
     );
     process.stdout.write(`Waiting for the approval on ${redirectUri} …\n`);
-    const url = await Promise.race([
+    arrived = await Promise.race([
       callback,
       new Promise<never>((_, reject) =>
         setTimeout(
@@ -201,7 +251,7 @@ async function connectApp(config: Config, client: Client, flags: ConnectFlags): 
     const { code } = validateCallback({
       authUrl,
       clientId,
-      callback: url,
+      callback: arrived.url,
       expectedState: request.state,
     });
     const tokens = await exchangeCode({
@@ -238,21 +288,35 @@ async function connectApp(config: Config, client: Client, flags: ConnectFlags): 
         accessIssuedAt: now,
       },
     );
+    arrived.answer(true);
     return { status, probe: probed };
   } finally {
+    arrived?.answer(false);
     server.close();
   }
 }
 
-/** The integration key of `connect --api-key`, checked before anything is sent. */
-function integrationKey(config: Config, flags: ConnectFlags): string {
-  const apiKey = typeof flags.apiKey === 'string' ? flags.apiKey : config.service.apiKey;
-  if (!apiKey) throw new UserError('no integration key: pass --api-key ik_… or set EBS_API_KEY', 2);
-  if (!/^ik_\S+$/.test(apiKey))
+const KEY_RULE = 'expected an integration key starting with ik_';
+
+/**
+ * The integration key of `connect --api-key`, checked before anything is sent: from
+ * EBS_API_KEY (`--api-key` without a value), standard input (`--api-key -`), or, with a
+ * warning, the value after the flag.
+ */
+async function integrationKey(config: Config, flags: ConnectFlags): Promise<string> {
+  const keyRule = (key: string) => (/^ik_\S+$/.test(key) ? undefined : KEY_RULE);
+  const apiKey = await secretFrom(
+    flags.apiKey,
+    config.service.apiKey,
+    { flag: '--api-key', env: 'EBS_API_KEY', what: 'integration key' },
+    keyRule,
+  );
+  if (!apiKey) {
     throw new UserError(
-      '--api-key is not allowed: expected an integration key starting with ik_',
+      'no integration key: set EBS_API_KEY, or pass --api-key - with the key on standard input',
       2,
     );
+  }
   return apiKey;
 }
 
@@ -469,7 +533,10 @@ export function registerConnectionCommands(program: Command): void {
         'Starts the connection workflow that owns the credentials; a worker must be running.',
     )
     .option('--name <id>', 'connection id', 'default')
-    .option('--api-key [key]', 'connect with an integration key (default: EBS_API_KEY)')
+    .option(
+      '--api-key [key]',
+      "connect with an integration key: EBS_API_KEY, or '-' to read it from standard input (a key typed here shows in ps)",
+    )
     .option('--client-id <id>', 'OAuth client id of the installed app (default: EBS_CLIENT_ID)')
     .addOption(
       new Option('--redirect-port <port>', 'local port of the OAuth redirect (0 = any free port)')
@@ -485,7 +552,7 @@ export function registerConnectionCommands(program: Command): void {
       runAction(async () => {
         checkName(flags.name);
         const config = loadConfig();
-        const apiKey = flags.apiKey !== undefined ? integrationKey(config, flags) : undefined;
+        const apiKey = flags.apiKey !== undefined ? await integrationKey(config, flags) : undefined;
         await withWorker(async (client) => {
           const connected =
             apiKey !== undefined

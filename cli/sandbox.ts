@@ -7,7 +7,7 @@ import type { SeedSummary } from '../sandbox/seed.js';
 import { CRM_FAKES, startCrmFakes, type CrmFake, type CrmFakeName } from '../sandbox/crm/fakes.js';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { runAction, UserError } from './errors.js';
-import { intFlag, portFlag } from './options.js';
+import { FROM_STDIN, intFlag, portFlag, secretFrom } from './options.js';
 
 interface SandboxFlags {
   port: number;
@@ -107,7 +107,10 @@ export function registerSandboxCommand(program: Command): void {
     )
     .option('--db <file>', 'SQLite file to keep data in (default: in memory)')
     .option('--http', 'plain HTTP instead of HTTPS (loopback only)')
-    .option('--api-key <key>', 'fix the full-permission integration key (ik_...)')
+    .option(
+      '--api-key <key>',
+      "fix the full-permission integration key (ik_...): '-' reads it from standard input (default: EBS_SANDBOX_API_KEY, else random; a key typed here shows in ps)",
+    )
     .addOption(
       new Option('--rate-limit <n>', 'requests per second per credential (0 = none)')
         .default(SANDBOX_DEFAULTS.rateLimit)
@@ -141,7 +144,10 @@ export function registerSandboxCommand(program: Command): void {
       '--auto-approve',
       'OAuth consent approves by itself and redirects straight back (scripted demos, tests)',
     )
-    .option('--admin-token <token>', 'fix the x-admin-token of the admin API (default: random)')
+    .option(
+      '--admin-token <token>',
+      "fix the x-admin-token of the admin API: '-' reads it from standard input (default: EBS_SANDBOX_ADMIN_TOKEN, else random; a token typed here shows in ps)",
+    )
     .addOption(
       new Option('--leads <n>', 'generate this many leads in a new database').argParser(
         intFlag(0, 10_000_000),
@@ -172,15 +178,27 @@ export function registerSandboxCommand(program: Command): void {
     .action((flags: SandboxFlags) =>
       runAction(async () => {
         const config = loadConfig();
-        if (flags.apiKey !== undefined && !/^ik_[A-Za-z0-9_-]{8,}$/.test(flags.apiKey)) {
+        if (flags.apiKey === FROM_STDIN && flags.adminToken === FROM_STDIN) {
           throw new UserError(
-            "--api-key is not allowed: expected 'ik_' followed by at least 8 letters, digits, _ or -",
+            '--api-key - and --admin-token - would both read standard input: give one of them by its setting (EBS_SANDBOX_API_KEY, EBS_SANDBOX_ADMIN_TOKEN)',
             2,
           );
         }
-        const tokenProblem =
-          flags.adminToken === undefined ? undefined : adminTokenProblem(flags.adminToken);
-        if (tokenProblem) throw new UserError(`--admin-token is not allowed: ${tokenProblem}`, 2);
+        const apiKey = await secretFrom(
+          flags.apiKey,
+          config.sandbox.apiKey,
+          { flag: '--api-key', env: 'EBS_SANDBOX_API_KEY', what: 'integration key' },
+          (key) =>
+            /^ik_[A-Za-z0-9_-]{8,}$/.test(key)
+              ? undefined
+              : "expected 'ik_' followed by at least 8 letters, digits, _ or -",
+        );
+        const adminToken = await secretFrom(
+          flags.adminToken,
+          config.sandbox.adminToken,
+          { flag: '--admin-token', env: 'EBS_SANDBOX_ADMIN_TOKEN', what: 'admin token' },
+          adminTokenProblem,
+        );
         const remote = !isLoopbackHost(flags.host);
         if (remote && !flags.allowRemote) {
           throw new UserError(
@@ -200,9 +218,9 @@ export function registerSandboxCommand(program: Command): void {
           accessTokenTtlSeconds: flags.tokenTtl,
           certDir: flags.certDir ?? join(config.dataDir, 'sandbox'),
           ...(flags.db ? { db: flags.db } : {}),
-          ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
+          ...(apiKey ? { apiKey } : {}),
           ...(flags.autoApprove ? { autoApprove: true } : {}),
-          ...(flags.adminToken ? { adminToken: flags.adminToken } : {}),
+          ...(adminToken ? { adminToken } : {}),
         };
         const seeding =
           flags.leads !== undefined ||

@@ -349,3 +349,32 @@ export async function collectStatus(
     problems: findProblems(connections, mirrors, schedules),
   };
 }
+
+/** An e-mail address: a name, @, and a domain that ends in letters (not 127.0.0.1). */
+const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
+/** A phone number written internationally (+1 555 010 2030) or as (555) 010-2030. */
+const PHONE = /\+\d[\d\s().-]{5,}\d|\(\d{3}\)\s?\d{3}[-.\s]\d{4}/g;
+/** Members that hold ebsync's own addresses (masked already), never a customer's data. */
+const OWN_ADDRESSES = new Set(['destination', 'destinations', 'uiUrl', 'endpoint', 'url']);
+
+/** Text with the customer data a vendor's refusal may quote (e-mails, phones) masked. */
+export function withoutCustomerData(text: string): string {
+  return text.replace(EMAIL, '[e-mail]').replace(PHONE, '[phone]');
+}
+
+function masked(value: unknown, key = ''): unknown {
+  if (typeof value === 'string') return OWN_ADDRESSES.has(key) ? value : withoutCustomerData(value);
+  if (Array.isArray(value)) return value.map((item) => masked(item, key));
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, masked(v, k)]));
+}
+
+/**
+ * The report as the status page serves it to anyone who reaches it (it asks for no login):
+ * the refusal texts of CRMs and the service can quote a customer's e-mail or phone (a
+ * duplicate's key, an invalid value), and those are masked in every text of the report.
+ * `ebsync status` in a terminal shows them as they are.
+ */
+export function publicReport(report: StatusReport): StatusReport {
+  return masked(report) as StatusReport;
+}

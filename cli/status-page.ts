@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type {
   AutomationEndpointsView,
   ConnectionView,
@@ -315,22 +316,15 @@ export function loadingHtml(): string {
 }
 
 /**
- * The page: the report plus a token field for the actions. The token stays in this tab
- * (sessionStorage) and goes only into the Authorization header of an action's request.
+ * The page's one script: the token field, the report's refresh and the action buttons. It is
+ * allowed by its hash in the page's Content-Security-Policy, so no other script can run,
+ * inline handlers included.
  */
-export function pageHtml(body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>ebsync status</title>
-<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>
-<body>
-<form id="admin" onsubmit="return false"><label>Admin token <input id="token" type="password" autocomplete="off"></label></form>
-<h1>ebsync status</h1>
-<p id="action-result" data-testid="action-result" role="status"></p>
-<main id="report">${body}</main>
-<script>
+const PAGE_SCRIPT = `
 const token = document.getElementById('token');
 token.value = sessionStorage.getItem('ebsync-admin-token') || '';
 token.addEventListener('input', () => sessionStorage.setItem('ebsync-admin-token', token.value));
+document.getElementById('admin').addEventListener('submit', (event) => event.preventDefault());
 const result = document.getElementById('action-result');
 async function refresh() {
   const report = document.getElementById('report');
@@ -356,6 +350,37 @@ document.addEventListener('click', async (event) => {
   result.className = res.ok ? 'ok' : 'error';
   refresh();
 });
-</script>
+`;
+
+/**
+ * What the page may load and run: its own script (by hash) and styles, fetches to its own
+ * origin; no frames around it, no plugins, no forms sent anywhere. Inline styles stay allowed
+ * (the progress bars' widths); every value in the page is escaped.
+ */
+export const PAGE_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  `script-src 'sha256-${createHash('sha256').update(PAGE_SCRIPT).digest('base64')}'`,
+  "style-src 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
+ * The page: the report plus a token field for the actions. The token stays in this tab
+ * (sessionStorage) and goes only into the Authorization header of an action's request.
+ */
+export function pageHtml(body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>ebsync status</title>
+<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>
+<body>
+<form id="admin"><label>Admin token <input id="token" type="password" autocomplete="off"></label></form>
+<h1>ebsync status</h1>
+<p id="action-result" data-testid="action-result" role="status"></p>
+<main id="report">${body}</main>
+<script>${PAGE_SCRIPT}</script>
 </body></html>`;
 }

@@ -5,6 +5,7 @@ import {
   receiverStatsSchema,
   type ReceiverStats,
 } from '../webhooks/receiver-stats.js';
+import { receiverStatsToken } from '../worker/receiver-stats-token.js';
 import { listMirrorSchedules } from './schedules.js';
 import { configuredEndpoints, type EndpointView } from './webhook-automations.js';
 
@@ -185,7 +186,12 @@ function viewOfStats(endpoint: string, stats: ReceiverStats): WebhookReceiverVie
 export async function webhookSection(config: Config): Promise<WebhookReceiverView> {
   const endpoint = receiverStatsUrl(config);
   try {
-    const res = await fetch(endpoint, { signal: AbortSignal.timeout(RECEIVER_TIMEOUT_MS) });
+    const res = await fetch(endpoint, {
+      headers: { authorization: `Bearer ${receiverStatsToken(config)}` },
+      // The token is for the receiver at this address only.
+      redirect: 'error',
+      signal: AbortSignal.timeout(RECEIVER_TIMEOUT_MS),
+    });
     if (!res.ok) throw new Error(`it answered ${res.status}`);
     return viewOfStats(endpoint, receiverStatsSchema.parse(await res.json()));
   } catch (error) {

@@ -1,17 +1,37 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { ScheduleNotFoundError, type Client } from '@temporalio/client';
+import { isIP } from 'node:net';
+import {
+  isGrpcServiceError,
+  ScheduleNotFoundError,
+  ServiceError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { isLoopbackHost } from '../config/loopback.js';
-import { connectClient } from '../worker/temporal-client.js';
+import { connectClient, TemporalUnreachableError } from '../worker/temporal-client.js';
 import { setPausedUpdate } from '../workflows/connection.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { MIRROR_SUBJECTS } from '../workflows/mirror-types.js';
 import { UserError } from './errors.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedules.js';
-import { collectStatus, type ClosedRunCache, type StatusReport } from './status-model.js';
+import {
+  collectStatus,
+  publicReport,
+  type ClosedRunCache,
+  type StatusReport,
+} from './status-model.js';
 import type { RunOutcomeCache } from './status-sections.js';
-import { loadingHtml, pageHtml, reportHtml, type RateSeries } from './status-page.js';
+import {
+  loadingHtml,
+  PAGE_CONTENT_SECURITY_POLICY,
+  pageHtml,
+  reportHtml,
+  type RateSeries,
+} from './status-page.js';
+import { createLogger } from '../worker/logger.js';
+import { sameSecret } from '../config/secret-compare.js';
+import { requireWorkerOf } from './worker-check.js';
 import { defaultDestination, startOrAttach } from './sync.js';
 
 const REFRESH_MS = 2_000;
@@ -19,6 +39,11 @@ const HOUR_MS = 3_600_000;
 const CONNECTION_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** Schedule ids ebsync makes: sync-<connection>-<what>-<mode>[-<destination key>]. */
 const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
+/** How long an action waits on a workflow (a worker must answer) before it says so. */
+const ACTION_DEADLINE_MS = 10_000;
+/** gRPC status codes of a Temporal that is not there or did not answer in time. */
+const GRPC_UNAVAILABLE = 14;
+const GRPC_DEADLINE_EXCEEDED = 4;
 
 export interface StatusServer {
   url: string;
@@ -36,12 +61,178 @@ function refuse(
   return reply.code(code).send({ meta: { status: 'error' }, status, reason, message });
 }
 
-/** Constant-time comparison of the bearer token with the configured one (hashes: equal length). */
-function tokenMatches(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
+/** No worker answered a workflow in time: the action is refused, nothing half done. */
+class WorkerUnavailableError extends Error {
+  override readonly name = 'WorkerUnavailableError';
+  readonly retryable = true;
 }
+
+interface Refusal {
+  code: number;
+  status: string;
+  reason: string;
+  message: string;
+  /** Logged where the page runs: a failure the answer does not explain. */
+  unexpected?: boolean;
+}
+
+const causes = (error: unknown): unknown[] => {
+  const chain: unknown[] = [];
+  for (let e = error; e !== undefined && chain.length < 8; e = (e as { cause?: unknown }).cause) {
+    chain.push(e);
+    if (typeof e !== 'object' || e === null) break;
+  }
+  return chain;
+};
+
+/** Whether Temporal itself could not be reached or did not answer. */
+function temporalUnreachable(error: unknown): boolean {
+  return causes(error).some(
+    (e) =>
+      e instanceof TemporalUnreachableError ||
+      (isGrpcServiceError(e) &&
+        (Number(e.code) === GRPC_UNAVAILABLE || Number(e.code) === GRPC_DEADLINE_EXCEEDED)) ||
+      (e instanceof ServiceError && /connect|unavailable|deadline/i.test(e.message)),
+  );
+}
+
+/**
+ * What the page answers for a failure, in the spec's error shape: its own status per cause,
+ * a message of ours (never the raw text of a library, which can carry addresses, stack
+ * frames or what a request held).
+ */
+function refusalOf(error: unknown, config: Config): Refusal {
+  const fastify = error as { statusCode?: unknown; code?: unknown };
+  if (
+    typeof fastify.statusCode === 'number' &&
+    fastify.statusCode >= 400 &&
+    fastify.statusCode < 500
+  ) {
+    const code = fastify.statusCode;
+    if (fastify.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return {
+        code,
+        status: 'unsupported_media_type',
+        reason: 'unsupported_media_type',
+        message: 'send no body, or application/json',
+      };
+    }
+    if (fastify.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return {
+        code,
+        status: 'payload_too_large',
+        reason: 'body_too_large',
+        message: 'the body is too large: actions take none',
+      };
+    }
+    if (String(fastify.code).startsWith('FST_ERR_CTP_') || error instanceof SyntaxError) {
+      return {
+        code,
+        status: 'bad_request',
+        reason: 'malformed_body',
+        message: 'the body is not valid JSON: actions take none',
+      };
+    }
+    return {
+      code,
+      status: 'bad_request',
+      reason: 'bad_request',
+      message: 'the request could not be read',
+    };
+  }
+  if (error instanceof WorkerUnavailableError || error instanceof UserError) {
+    return {
+      code: 503,
+      status: 'unavailable',
+      reason: 'worker_unavailable',
+      message: error.message,
+    };
+  }
+  if (error instanceof WorkflowNotFoundError) {
+    return {
+      code: 404,
+      status: 'not_found',
+      reason: 'workflow_not_found',
+      message: 'the workflow behind this action has ended or does not exist',
+    };
+  }
+  if (temporalUnreachable(error)) {
+    return {
+      code: 503,
+      status: 'unavailable',
+      reason: 'temporal_unavailable',
+      message: `Temporal at ${config.temporal.address} could not be reached or did not answer; the page retries on its own`,
+    };
+  }
+  return {
+    code: 503,
+    status: 'unavailable',
+    reason: 'unavailable',
+    message:
+      'the status could not be read or the action done; the log where the page runs says why',
+    unexpected: true,
+  };
+}
+
+const noAnswer = (what: string): WorkerUnavailableError =>
+  new WorkerUnavailableError(
+    `${what} got no answer within ${ACTION_DEADLINE_MS / 1000} s: no worker answered its workflow; start one ('ebsync worker' or 'npm start') and try again`,
+  );
+
+/** fn under the action deadline: a workflow that no worker answers in time is one line. */
+async function withinDeadline<T>(client: Client, what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await client.withDeadline(Date.now() + ACTION_DEADLINE_MS, fn);
+  } catch (error) {
+    const late = causes(error).some(
+      (e) => isGrpcServiceError(e) && Number(e.code) === GRPC_DEADLINE_EXCEEDED,
+    );
+    throw late ? noAnswer(what) : error;
+  }
+}
+
+/** A wait on a promise this request does not own (the shared report), cut at the deadline. */
+async function notLongerThan<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(noAnswer(what)), ACTION_DEADLINE_MS);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The host names the page answers to (DNS rebinding: a page on another site that points its
+ * own name at this address would otherwise read the report with the browser's help). An IP
+ * address is always fine (rebinding needs a name), so are `localhost`, the listen address
+ * and the names in EBSYNC_STATUS_ALLOWED_HOSTS.
+ */
+function hostCheck(config: Config, listenHost: string): (header: string | undefined) => boolean {
+  const names = new Set(['localhost', listenHost.toLowerCase(), ...config.status.allowedHosts]);
+  return (header) => {
+    if (!header) return false;
+    let hostname: string;
+    try {
+      hostname = new URL(`http://${header}`).hostname.toLowerCase();
+    } catch {
+      return false;
+    }
+    return isIP(hostname.replace(/^\[|\]$/g, '')) !== 0 || names.has(hostname);
+  };
+}
+
+/** Headers of every answer: the page's script only, no framing, no sniffing, no referrer. */
+const SECURITY_HEADERS = {
+  'content-security-policy': PAGE_CONTENT_SECURITY_POLICY,
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
 
 /** Read counts of running passes over the last hour, turned into records per second. */
 class RateHistory {
@@ -92,6 +283,11 @@ export async function startStatusServer(
   // Stops a report being gathered at close: its retries must not outlive the client.
   const stopping = new AbortController();
 
+  let logger: ReturnType<typeof createLogger> | undefined;
+  const logUnexpected = (error: unknown): void => {
+    logger ??= createLogger({ level: config.log.level, format: config.log.format });
+    logger.warn({ err: error }, 'the status page could not answer a request');
+  };
   const refresh = (): Promise<StatusReport> => {
     inFlight ??= client
       .withAbortSignal(stopping.signal, () => collectStatus(client, config, { cache, runCache }))
@@ -102,7 +298,10 @@ export async function startStatusServer(
         return report;
       })
       .catch((error: unknown) => {
-        collectError = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+        const refusal = refusalOf(error, config);
+        // Closing cancels the report being gathered: no failure of the page's.
+        if (refusal.unexpected && !stopping.signal.aborted) logUnexpected(error);
+        collectError = refusal.message;
         if (latest) return latest;
         throw error;
       })
@@ -115,34 +314,47 @@ export async function startStatusServer(
   // Gathering starts now, not at the first visit: the first report takes about a second.
   void refresh().catch(() => undefined);
 
+  const host = options.host ?? config.status.host;
+  const hostAllowed = hostCheck(config, host);
   const app = Fastify({ logger: false });
-  app.setErrorHandler((error, _request, reply) =>
-    refuse(
-      reply,
-      503,
-      'unavailable',
-      'temporal_unavailable',
-      `the status could not be read: ${(error instanceof Error ? error.message : String(error)).split('\n')[0] ?? 'unknown error'}`,
-    ),
-  );
+  app.addHook('onRequest', async (request, reply) => {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) void reply.header(name, value);
+    if (!hostAllowed(request.headers.host)) {
+      return refuse(
+        reply,
+        403,
+        'forbidden',
+        'host_not_allowed',
+        'this page answers only to IP addresses, localhost and the names in EBSYNC_STATUS_ALLOWED_HOSTS (a guard against DNS rebinding): add the name you reach it by there',
+      );
+    }
+  });
+  app.setErrorHandler((error, _request, reply) => {
+    const refusal = refusalOf(error, config);
+    if (refusal.unexpected) logUnexpected(error);
+    return refuse(reply, refusal.code, refusal.status, refusal.reason, refusal.message);
+  });
   app.setNotFoundHandler((_request, reply) =>
     refuse(reply, 404, 'not_found', 'no_such_page', 'no such page: try /'),
   );
 
-  const fragment = async (): Promise<string> =>
-    reportHtml(await current(), history.series(), collectError);
+  // Anyone who reaches the page reads it: what it shows has customers' data masked.
+  const shown = (report: StatusReport): string =>
+    reportHtml(publicReport(report), history.series(), collectError);
   app.get('/', async (_request, reply) => {
     // Before the first report, the page comes at once and fetches its report itself.
-    const body = latest ? reportHtml(latest, history.series(), collectError) : loadingHtml();
+    const body = latest ? shown(latest) : loadingHtml();
     return reply.type('text/html; charset=utf-8').send(pageHtml(body));
   });
   app.get('/fragment', async (_request, reply) =>
     reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-store')
-      .send(await fragment()),
+      .send(shown(await current())),
   );
-  app.get('/status.json', async () => current());
+  app.get('/status.json', async (_request, reply) =>
+    reply.header('cache-control', 'no-store').send(publicReport(await current())),
+  );
 
   const adminToken = config.status.adminToken;
   const authorize = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -166,12 +378,16 @@ export async function startStatusServer(
         'this action needs the admin token: Authorization: Bearer <EBSYNC_ADMIN_TOKEN>',
       );
     }
-    if (!tokenMatches(match[1], adminToken)) {
+    if (!sameSecret(match[1], adminToken)) {
       return refuse(reply, 403, 'forbidden', 'admin_token_invalid', 'the admin token is wrong');
     }
   };
 
-  /** The connection named in the path, from the latest list; a reply when it is unknown. */
+  /**
+   * The connection named in the path, from the latest list (listing asks every connection's
+   * workflow, which needs a worker: a fresh list only when the latest does not have it); a
+   * reply when it is unknown.
+   */
   const connectionOf = async (request: FastifyRequest, reply: FastifyReply) => {
     const { id } = request.params as { id: string };
     if (!CONNECTION_ID.test(id)) {
@@ -181,7 +397,11 @@ export async function startStatusServer(
       });
       return undefined;
     }
-    const found = (await refresh()).connections.find((c) => c.connectionId === id);
+    const found =
+      latest?.connections.find((c) => c.connectionId === id) ??
+      (await notLongerThan(refresh(), 'listing the connections')).connections.find(
+        (c) => c.connectionId === id,
+      );
     if (!found)
       refuse(reply, 404, 'not_found', 'connection_not_found', `no connection named '${id}'`);
     return found;
@@ -215,7 +435,12 @@ export async function startStatusServer(
         const connection = await connectionOf(request, reply);
         if (!connection) return reply;
         const handle = client.workflow.getHandle(connectionWorkflowId(connection.connectionId));
-        const status = await handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] });
+        // Without a worker an update waits (about ten minutes, then fails): say so at once
+        // when none polls, and within the deadline when the last one has just gone.
+        await requireWorkerOf(client, config, handle.workflowId);
+        const status = await withinDeadline(client, `${action} of ${connection.connectionId}`, () =>
+          handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] }),
+        );
         const wanted = action === 'pause' ? 'paused' : 'active';
         void refresh().catch(() => undefined);
         if (status.state !== wanted) {
@@ -264,7 +489,6 @@ export async function startStatusServer(
     });
   }
 
-  const host = options.host ?? config.status.host;
   try {
     await app.listen({ host, port: options.port ?? config.status.port });
   } catch (error) {

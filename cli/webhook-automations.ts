@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { loadConfig, type Config } from '../config/index.js';
+import { loadConfig, PRODUCTION_HTTP, type Config } from '../config/index.js';
 import {
   sqliteAutomationStore,
   type AutomationStore,
@@ -10,7 +10,7 @@ import {
 } from '../store/automation-endpoints.js';
 import { dataConverter } from '../worker/data-converter.js';
 import { runAction, UserError } from './errors.js';
-import { intFlag } from './options.js';
+import { FROM_STDIN, intFlag, readStdin } from './options.js';
 
 const NAME_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const RESOURCES = ['leads', 'lead_bookings', 'events', 'event_bookings', 'appointments'];
@@ -20,7 +20,9 @@ const ACTIONS = ['written', 'deleted'];
 function automationStore(config: Config): AutomationStore {
   const codec = dataConverter(config).payloadCodecs?.[0];
   if (!codec) throw new Error('the data converter has no payload codec');
-  return sqliteAutomationStore(join(config.dataDir, 'webhooks.db'), codec);
+  return sqliteAutomationStore(join(config.dataDir, 'webhooks.db'), codec, {
+    httpsOnly: config.mode === 'production',
+  });
 }
 
 async function withStore<T>(fn: (store: AutomationStore) => T | Promise<T>): Promise<T> {
@@ -59,7 +61,9 @@ interface AddFlags {
   connections?: string;
 }
 
-async function add(name: string, url: string, flags: AddFlags): Promise<void> {
+async function add(name: string, given: string, flags: AddFlags): Promise<void> {
+  // A hook URL often carries a token: '-' reads it from standard input, out of ps.
+  const url = given === FROM_STDIN ? await readStdin() : given;
   if (!NAME_RULE.test(name)) {
     throw new UserError(
       `endpoint name '${name}' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_'`,
@@ -74,6 +78,10 @@ async function add(name: string, url: string, flags: AddFlags): Promise<void> {
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
     throw new UserError(`url '${url}' is not allowed: expected an http(s) URL`, 2);
+  }
+  // Changes carry customer records: production sends them over HTTPS only.
+  if (parsed.protocol === 'http:' && loadConfig().mode === 'production') {
+    throw new UserError(`url '${maskedUrl(parsed.href)}' is not allowed: ${PRODUCTION_HTTP}`, 2);
   }
   const filters: EndpointFilters = {
     resources: flags.types === undefined ? [] : listFlag('--types', RESOURCES, flags.types),
@@ -219,7 +227,9 @@ export function registerAutomationCommands(webhooks: Command): void {
     );
   endpoints
     .command('add <name> <url>')
-    .description('Add an endpoint; prints its signing secret once.')
+    .description(
+      "Add an endpoint; prints its signing secret once. <url> '-' reads the URL from standard input (hook URLs often carry a token, which ps would show).",
+    )
     .option('--types <list>', `only these record tables (${RESOURCES.join(', ')})`)
     .option('--actions <list>', 'only these actions (written, deleted)')
     .option('--connections <list>', 'only changes of these connections')

@@ -1,17 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import got from 'got';
+import { REDIRECT_POLICY } from '../config/redirect-policy.js';
 import { z } from 'zod';
 import { loadConfig, type Config } from '../config/index.js';
+import { signingSecretProblem } from '../webhooks/signature.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
 import { runAction, UserError } from './errors.js';
-import { portFlag } from './options.js';
+import { portFlag, readStdin, secretFrom } from './options.js';
 import { registerAutomationCommands } from './webhook-automations.js';
 import { defaultDestination, normalizeDestination } from './sync.js';
 import { loggerFor } from './worker.js';
 
 const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-const SECRET_RULE = /^\S{16,}$/;
 
 const sandboxEndpoint = z.object({
   id: z.union([z.number(), z.string()]).transform(String),
@@ -52,12 +53,6 @@ function receiverUrl(base: string, connection: string): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}/webhooks/${connection}`;
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').trim();
-}
-
 /** Registers the receiver's URL at the sandbox's admin API; the sandbox makes the secret. */
 async function registerAtSandbox(
   config: Config,
@@ -72,6 +67,8 @@ async function registerAtSandbox(
     ...(ca ? { https: { certificateAuthority: ca } } : {}),
     json: { url },
     throwHttpErrors: false,
+    // The admin token goes to the sandbox's origin only.
+    ...REDIRECT_POLICY,
     retry: { limit: 0 },
     timeout: { request: 15_000 },
   });
@@ -116,16 +113,24 @@ async function register(config: Config, connection: string, flags: RegisterFlags
     if (flags.secretStdin) {
       throw new UserError('--sandbox-admin and --secret-stdin do not go together', 2);
     }
-    if (!flags.adminToken) throw new UserError('--sandbox-admin needs --admin-token', 2);
-    endpoint = await registerAtSandbox(config, flags.sandboxAdmin, flags.adminToken, url);
-  } else if (flags.secretStdin) {
-    const secret = await readStdin();
-    if (!SECRET_RULE.test(secret)) {
+    const adminToken = await secretFrom(flags.adminToken, config.sandbox.adminToken, {
+      flag: '--admin-token',
+      env: 'EBS_SANDBOX_ADMIN_TOKEN',
+      what: "sandbox's admin token",
+    });
+    if (!adminToken) {
       throw new UserError(
-        'the signing secret on stdin is not allowed: expected at least 16 characters, no spaces',
+        "--sandbox-admin needs the sandbox's admin token: set EBS_SANDBOX_ADMIN_TOKEN, or pass --admin-token - with it on standard input",
         2,
       );
     }
+    endpoint = await registerAtSandbox(config, flags.sandboxAdmin, adminToken, url);
+    const problem = signingSecretProblem(config.webhooks.signature, endpoint.secret);
+    if (problem) throw new UserError(`the sandbox's signing secret is not allowed: ${problem}`);
+  } else if (flags.secretStdin) {
+    const secret = await readStdin();
+    const problem = signingSecretProblem(config.webhooks.signature, secret);
+    if (problem) throw new UserError(`the signing secret on stdin is not allowed: ${problem}`, 2);
     endpoint = { id: null, secret };
   } else {
     throw new UserError(
@@ -188,7 +193,10 @@ export function registerWebhookCommands(program: Command): void {
       'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
     )
     .option('--sandbox-admin <url>', "the sandbox's admin URL (https://…/admin)")
-    .option('--admin-token <token>', "the sandbox's x-admin-token")
+    .option(
+      '--admin-token <token>',
+      "the sandbox's x-admin-token: '-' reads it from standard input (default: EBS_SANDBOX_ADMIN_TOKEN; a token typed here shows in ps)",
+    )
     .option('--secret-stdin', 'read the signing secret from standard input')
     .action((connection: string, flags: RegisterFlags) =>
       runAction(async () => {

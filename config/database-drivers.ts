@@ -1,7 +1,7 @@
-import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { keepSqliteFilePrivate, makePrivateDir } from './private-files.js';
 
 /**
  * How ebsync sets up its database drivers, shared by the ledger (store/) and the database
@@ -14,12 +14,19 @@ const SQLITE_CACHE_KIB = 4096;
 
 /**
  * Opens (creating) a database file in WAL mode, so readers never block the writer and
- * several processes can share the file; a writer waits up to busyTimeoutMs for another.
+ * several processes can share the file; a writer waits up to busyTimeoutMs for another. The
+ * file and its side files are its owner's only (config/private-files.ts), and so is a
+ * directory made for it.
  */
 export function openSqliteFile(file: string, busyTimeoutMs = 10_000): Database.Database {
-  if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
+  if (file !== ':memory:') {
+    makePrivateDir(dirname(resolve(file)));
+    keepSqliteFilePrivate(file);
+  }
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
+  // Side files an earlier version left readable exist only once SQLite has opened them.
+  if (file !== ':memory:') keepSqliteFilePrivate(file);
   // NORMAL in WAL mode loses no committed data on a process crash, only on power loss.
   db.pragma('synchronous = NORMAL');
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);

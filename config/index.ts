@@ -1,4 +1,10 @@
 export { loadConfig, ConfigError, maskSecret } from './load.js';
-export { configSchema, isLoopbackHost, type Config, type ConfigInput } from './schema.js';
+export {
+  configSchema,
+  isLoopbackHost,
+  PRODUCTION_HTTP,
+  type Config,
+  type ConfigInput,
+} from './schema.js';
 export { SETTINGS, type Setting } from './settings.js';
 export { parseDuration } from './duration.js';

@@ -29,6 +29,24 @@ const positiveInt = z.coerce
 
 const optionalText = z.string().min(1).optional();
 
+const HOST_NAMES_RULE =
+  'expected host names separated by commas, e.g. status.example.com,ebsync.internal';
+/** Host names, comma-separated in the environment or a list in the file; lowercased. */
+const hostNames = z.union([z.string(), z.array(z.string())]).transform((value, ctx) => {
+  const names = (Array.isArray(value) ? value : value.split(','))
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
+  if (
+    !names.every((name) =>
+      /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(name),
+    )
+  ) {
+    ctx.addIssue({ code: 'custom', message: HOST_NAMES_RULE });
+    return z.NEVER;
+  }
+  return names;
+});
+
 const SERVICE_URL_RULE =
   'expected an https:// URL ending in /api/v1/ (http:// only to loopback with EBS_ALLOW_HTTP=true)';
 const AUTH_URL_RULE =
@@ -42,7 +60,8 @@ const listenPort = z.coerce
   .max(65535, { error: PORT_RULE });
 
 const CRM_URL_RULE = 'expected an https:// URL (http:// only to loopback in development)';
-const PRODUCTION_HTTP =
+/** Why production refuses a plain http:// address: service, OAuth, CRM or automation endpoint. */
+export const PRODUCTION_HTTP =
   'plain http:// is refused in production mode, even on loopback; use https://';
 
 /** An http(s) URL without credentials, query or fragment; `apiPath` also asks for /api/v1/. */
@@ -142,19 +161,23 @@ const encryptionKeys = z.string().transform((value, ctx) => {
 
 /**
  * How deliveries are signed: `standard` (Standard Webhooks, what the sandbox sends) or a JSON
- * HMAC header scheme, for a sender the spec leaves open.
+ * HMAC header scheme, for a sender the spec leaves open. The timestamp header is required and
+ * signed, and so is the id header when there is one (webhooks/signature.ts says how): without
+ * them a captured delivery could be replayed forever, under new ids past the dedupe.
  */
 const hmacScheme = z.strictObject({
   header: z.string().min(1).toLowerCase(),
   algorithm: z.enum(['sha256', 'sha512']).default('sha256'),
   encoding: z.enum(['hex', 'base64']).default('hex'),
   prefix: z.string().default(''),
-  timestampHeader: z.string().min(1).toLowerCase().optional(),
+  timestampHeader: z.string().min(1).toLowerCase(),
   idHeader: z.string().min(1).toLowerCase().optional(),
 });
 export type HmacScheme = z.output<typeof hmacScheme>;
 const SIGNATURE_RULE =
-  'expected standard, or a JSON object {"header":…, "algorithm"?: sha256|sha512, "encoding"?: hex|base64, "prefix"?, "timestampHeader"?, "idHeader"?}';
+  'expected standard, or a JSON object {"header":…, "timestampHeader":…, "algorithm"?: sha256|sha512, "encoding"?: hex|base64, "prefix"?, "idHeader"?}';
+const TIMESTAMP_RULE =
+  'needs "timestampHeader": the signed timestamp is what stops a captured delivery being replayed';
 const signatureScheme = z
   .union([z.literal('standard'), z.string(), hmacScheme])
   .transform((value, ctx): 'standard' | HmacScheme => {
@@ -169,7 +192,8 @@ const signatureScheme = z
     }
     const scheme = hmacScheme.safeParse(parsed);
     if (!scheme.success) {
-      ctx.addIssue({ code: 'custom', message: SIGNATURE_RULE });
+      const noTimestamp = scheme.error.issues.some((i) => i.path[0] === 'timestampHeader');
+      ctx.addIssue({ code: 'custom', message: noTimestamp ? TIMESTAMP_RULE : SIGNATURE_RULE });
       return z.NEVER;
     }
     return scheme.data;
@@ -262,9 +286,13 @@ export const configSchema = z
         host: z.string().min(1).default('127.0.0.1'),
         port: listenPort.default(4020),
         adminToken: z.string().min(16, { error: 'expected at least 16 characters' }).optional(),
+        allowedHosts: hostNames.default([]),
       })
       .prefault({}),
     encryption: z.object({ keys: encryptionKeys.optional() }).prefault({}),
+    // The sandbox's own credentials, for `ebsync sandbox` and the commands that talk to it
+    // (checked where they are used: cli/sandbox.ts).
+    sandbox: z.object({ apiKey: optionalText, adminToken: optionalText }).prefault({}),
     crm: z
       .object({
         hubspot: z

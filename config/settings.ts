@@ -342,7 +342,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'webhooks.signature',
     default: 'standard',
     description:
-      '`standard` (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`), or a JSON HMAC header scheme such as `{"header":"x-signature","prefix":"sha256=","timestampHeader":"x-timestamp","idHeader":"x-delivery-id"}` (see docs/webhooks.md).',
+      '`standard` (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`), or a JSON HMAC header scheme such as `{"header":"x-signature","prefix":"sha256=","timestampHeader":"x-timestamp","idHeader":"x-delivery-id"}`, which signs `<id>.<timestamp>.<body>`; `timestampHeader` is required (see docs/webhooks.md).',
   },
   {
     env: 'EBSYNC_WEBHOOK_ALLOW_UNSIGNED',
@@ -359,6 +359,22 @@ export const SETTINGS: readonly Setting[] = [
       'A record’s first notice is read at once; one arriving during a read or this long after it waits until this long after the read, so a burst of changes costs one more read.',
   },
   {
+    env: 'EBS_SANDBOX_API_KEY',
+    path: 'sandbox.apiKey',
+    secret: true,
+    default: '(random)',
+    description:
+      'The full-permission integration key `ebsync sandbox` gives its default business (`ik_` and at least 8 letters, digits, `_` or `-`); `--api-key -` reads it from standard input instead.',
+  },
+  {
+    env: 'EBS_SANDBOX_ADMIN_TOKEN',
+    path: 'sandbox.adminToken',
+    secret: true,
+    default: '(random)',
+    description:
+      "The sandbox's admin token (`x-admin-token`): `ebsync sandbox` fixes its own to it, and `webhooks register --sandbox-admin` sends it; `--admin-token -` reads it from standard input instead.",
+  },
+  {
     env: 'EBSYNC_STATUS_HOST',
     path: 'status.host',
     default: '127.0.0.1',
@@ -370,6 +386,13 @@ export const SETTINGS: readonly Setting[] = [
     path: 'status.port',
     default: '4020',
     description: 'Port of the status page; 0 picks a free one.',
+  },
+  {
+    env: 'EBSYNC_STATUS_ALLOWED_HOSTS',
+    path: 'status.allowedHosts',
+    default: '(none)',
+    description:
+      'Host names the status page answers to besides IP addresses and `localhost`, comma-separated (the name a proxy or a colleague reaches it by). Any other `Host` header is refused 403, so a web page that rebinds its own name to this address cannot read the page.',
   },
   {
     env: 'EBSYNC_ADMIN_TOKEN',

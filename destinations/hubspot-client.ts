@@ -1,3 +1,5 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { Client } from '@hubspot/api-client';
 import { z } from 'zod';
 import {
@@ -11,6 +13,7 @@ import { RollingWindow } from './rolling-window.js';
 import {
   CRM_REQUEST_TIMEOUT_MS,
   nextUtcMidnight,
+  locationOf,
   numericHeader as header,
   unusableAnswer,
   serverNow,
@@ -21,6 +24,7 @@ const NAMES = {
   vendor: 'HubSpot',
   token: 'access token',
   setting: 'EBSYNC_HUBSPOT_TOKEN',
+  urlSetting: 'EBSYNC_HUBSPOT_URL',
 };
 
 /**
@@ -103,12 +107,20 @@ export class HubSpotClient {
   }
 
   private loadSdk(): Promise<Client> {
+    const basePath = this.options.baseUrl.replace(/\/+$/, '');
     this.sdk ??= import('@hubspot/api-client').then(
       ({ Client: Sdk }) =>
         new Sdk({
           accessToken: this.options.token,
-          basePath: this.options.baseUrl.replace(/\/+$/, ''),
+          basePath,
           numberOfApiCallRetries: 0,
+          // With an agent the SDK sends through node:http, which follows no redirect; without
+          // one it uses fetch, which would send a 307's body (records) to another origin.
+          // ebsync's redirect rule (config/redirect-policy.ts) allows none off the origin;
+          // HubSpot's API does not redirect, so this client follows none at all.
+          httpAgent: basePath.startsWith('https:')
+            ? new HttpsAgent({ keepAlive: true })
+            : new HttpAgent({ keepAlive: true }),
         }),
     );
     return this.sdk;
@@ -163,7 +175,10 @@ export class HubSpotClient {
           waitMs,
         );
       }
-      const unusable = unusableAnswer(NAMES, { status, body }, name, messageOf(body));
+      const unusable = unusableAnswer(NAMES, { status, body }, name, messageOf(body), {
+        url: this.options.baseUrl,
+        location: locationOf(headers),
+      });
       if (unusable) throw unusable;
       return { status, body };
     }

@@ -1,4 +1,5 @@
 import got from 'got';
+import { REDIRECT_POLICY } from '../config/redirect-policy.js';
 import {
   DestinationPausedError,
   DestinationRateLimitedError,
@@ -11,12 +12,18 @@ import {
   jsonBody,
   nextUtcMidnight,
   numericHeader,
+  locationOf,
   unusableAnswer,
   serverNow,
   type VendorAnswer,
 } from './vendor-answer.js';
 
-const NAMES = { vendor: 'Pipedrive', token: 'API token', setting: 'EBSYNC_PIPEDRIVE_TOKEN' };
+const NAMES = {
+  vendor: 'Pipedrive',
+  token: 'API token',
+  setting: 'EBSYNC_PIPEDRIVE_TOKEN',
+  urlSetting: 'EBSYNC_PIPEDRIVE_URL',
+};
 
 /**
  * Pipedrive over HTTP with got. The official `pipedrive` package answers with the body only
@@ -46,11 +53,15 @@ function errorOf(body: unknown): string {
 export class PipedriveClient {
   readonly window = new RollingWindow(FIRST_GUESS.max, FIRST_GUESS.intervalMs);
   private readonly http;
+  private readonly baseUrl: string;
 
   constructor(options: PipedriveClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.http = got.extend({
-      prefixUrl: options.baseUrl.replace(/\/+$/, ''),
+      prefixUrl: this.baseUrl,
       throwHttpErrors: false,
+      // The token header and the records in the body are for this origin only.
+      ...REDIRECT_POLICY,
       retry: { limit: 0 },
       timeout: { request: CRM_REQUEST_TIMEOUT_MS },
       // https://pipedrive.readme.io/docs/core-api-concepts-authentication — the token in a
@@ -106,7 +117,10 @@ export class PipedriveClient {
         if (attempt < IN_PLACE_RETRIES) continue;
         throw new DestinationRateLimitedError(`Pipedrive rate limited ${method} ${path}`, waitMs);
       }
-      const unusable = unusableAnswer(NAMES, { status, body }, `${method} ${path}`, errorOf(body));
+      const unusable = unusableAnswer(NAMES, { status, body }, `${method} ${path}`, errorOf(body), {
+        url: this.baseUrl,
+        location: locationOf(headers),
+      });
       if (unusable) throw unusable;
       return { status, body };
     }

@@ -4,6 +4,7 @@ import type { Connection, HttpRequest, HttpResponse } from '@jsforce/jsforce-nod
 import got from 'got';
 import type { Config } from '../config/index.js';
 import { isLoopbackHost } from '../config/loopback.js';
+import { REDIRECT_POLICY, redirectRefusal } from '../config/redirect-policy.js';
 import {
   DestinationAuthError,
   DestinationPausedError,
@@ -12,7 +13,13 @@ import {
   DestinationWriteError,
 } from './errors.js';
 import { networkCode } from './network-code.js';
-import { jsonBody, serverNow, unusableAnswer, type VendorAnswer } from './vendor-answer.js';
+import {
+  jsonBody,
+  locationOf,
+  serverNow,
+  unusableAnswer,
+  type VendorAnswer,
+} from './vendor-answer.js';
 
 /**
  * Salesforce REST through jsforce (`@jsforce/jsforce-node`): a Connection on the token
@@ -34,6 +41,7 @@ const NAMES = {
   vendor: 'Salesforce',
   token: 'session',
   setting: 'EBSYNC_SALESFORCE_REFRESH_TOKEN',
+  urlSetting: 'EBSYNC_SALESFORCE_URL',
 };
 
 // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_versions.htm —
@@ -222,6 +230,7 @@ export class SalesforceClient {
         { status, body },
         `${method} ${resource}`,
         errorLine(body),
+        { url: session.conn.instanceUrl, location: locationOf(headers) },
       );
       if (unusable) throw unusable;
       return { status, body };
@@ -267,7 +276,10 @@ export class SalesforceClient {
     const transport = conn._transport;
     const recording = {
       httpRequest(req: HttpRequest, opts?: object) {
-        const answer = transport.httpRequest(req, opts);
+        // jsforce follows any redirect with the same headers, the session among them, so
+        // it follows none here: the REST API does not redirect, and a 3xx is read as the
+        // answer it is (config/redirect-policy.ts).
+        const answer = transport.httpRequest(req, { ...opts, followRedirect: false });
         answer.then(
           (r) => (received = r),
           () => undefined,
@@ -341,6 +353,8 @@ export class SalesforceClient {
     try {
       response = await got.post(`${login}/services/oauth2/token`, {
         throwHttpErrors: false,
+        // The form carries the client secret and the refresh token (or a signed assertion).
+        ...REDIRECT_POLICY,
         retry: { limit: 0 },
         timeout: { request: 30_000 },
         headers: { accept: 'application/json' },
@@ -362,6 +376,12 @@ export class SalesforceClient {
       );
     }
     const body = (jsonBody(response.body) ?? {}) as Record<string, unknown>;
+    const redirect = redirectRefusal(response.statusCode, login, response.headers.location);
+    if (redirect) {
+      throw new DestinationTargetError(
+        `Salesforce login ${redirect} (the token request): check EBSYNC_SALESFORCE_URL`,
+      );
+    }
     if (response.statusCode >= 500) {
       throw new DestinationUnavailableError(`Salesforce login answered ${response.statusCode}`);
     }

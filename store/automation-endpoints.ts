@@ -1,8 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import type { PayloadCodec } from '@temporalio/common';
-import { openValue, sealValue } from './sealed-values.js';
+import { openSqliteFile } from '../config/database-drivers.js';
+import { bindSealedRows, openValue, sealedRowName, sealValue } from './sealed-values.js';
 
 /** Which changes an endpoint wants: empty lists mean every one. */
 export interface EndpointFilters {
@@ -104,11 +102,24 @@ function entryOf(row: LogRow): DeliveryLogEntry {
  * worker on the machine sees the same state: one endpoint down opens it for all of them, and a
  * half-open probe is granted to one worker by a single UPDATE.
  */
-export function sqliteAutomationStore(file: string, codec: PayloadCodec): AutomationStore {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
+/** Why an http:// endpoint is disabled where only HTTPS is allowed (production). */
+export const PLAIN_HTTP_DISABLED =
+  'plain http:// is refused in production mode, even on loopback; add it again with https://';
+
+export interface AutomationStoreOptions {
+  /**
+   * Production: changes (customer records) go over HTTPS only. An http:// endpoint (added
+   * in development) is disabled, with the reason, when the endpoints are read.
+   */
+  httpsOnly?: boolean;
+}
+
+export function sqliteAutomationStore(
+  file: string,
+  codec: PayloadCodec,
+  options: AutomationStoreOptions = {},
+): AutomationStore {
+  const db = openSqliteFile(file, 5_000);
   db.exec(`
     CREATE TABLE IF NOT EXISTS automation_endpoints (
       name TEXT PRIMARY KEY, sealed BLOB NOT NULL, filters TEXT NOT NULL, created_at INTEGER NOT NULL,
@@ -152,18 +163,34 @@ export function sqliteAutomationStore(file: string, codec: PayloadCodec): Automa
     (webhook_id, endpoint, connection_id, resource, record_id, action, status, http_status, attempts, at)
     VALUES (@webhookId, @endpoint, @connectionId, @resource, @recordId, @action, @status, @httpStatus, @attempts, @at)`);
 
+  const disable = db.prepare(
+    'UPDATE automation_endpoints SET disabled_at = ?, disabled_reason = ? WHERE name = ?',
+  );
+  const rowName = (name: string) => sealedRowName('automation_endpoints', [name]);
+  let bound: Promise<void> | undefined;
+  const ready = () => (bound ??= bindSealedRows(db, codec, 'automation_endpoints', ['name']));
   return {
     async add(endpoint) {
-      const sealed = await sealValue(codec, { url: endpoint.url, secret: endpoint.secret });
+      await ready();
+      const sealed = await sealValue(
+        codec,
+        { url: endpoint.url, secret: endpoint.secret },
+        rowName(endpoint.name),
+      );
       const created = Date.parse(endpoint.createdAt);
       return (
         insert.run(endpoint.name, sealed, JSON.stringify(endpoint.filters), created).changes > 0
       );
     },
     async list() {
-      return Promise.all(
+      await ready();
+      const endpoints = await Promise.all(
         all.all().map(async (row) => {
-          const secrets = await openValue<{ url: string; secret: string }>(codec, row.sealed);
+          const secrets = await openValue<{ url: string; secret: string }>(
+            codec,
+            row.sealed,
+            rowName(row.name),
+          );
           if (!secrets) throw new Error(`endpoint '${row.name}' could not be opened`);
           return {
             name: row.name,
@@ -176,13 +203,22 @@ export function sqliteAutomationStore(file: string, codec: PayloadCodec): Automa
           };
         }),
       );
+      if (!options.httpsOnly) return endpoints;
+      return endpoints.map((endpoint) => {
+        if (endpoint.disabledAt !== null || !endpoint.url.startsWith('http:')) return endpoint;
+        const at = Date.now();
+        disable.run(at, PLAIN_HTTP_DISABLED, endpoint.name);
+        return {
+          ...endpoint,
+          disabledAt: new Date(at).toISOString(),
+          disabledReason: PLAIN_HTTP_DISABLED,
+        };
+      });
     },
     remove: (name) =>
       db.prepare('DELETE FROM automation_endpoints WHERE name = ?').run(name).changes > 0,
     disable(name, reason) {
-      db.prepare(
-        'UPDATE automation_endpoints SET disabled_at = ?, disabled_reason = ? WHERE name = ?',
-      ).run(Date.now(), reason, name);
+      disable.run(Date.now(), reason, name);
     },
     breaker(name) {
       const row = breakerOf.get(name);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { PayloadCodec } from '@temporalio/common';
 import { openSqliteFile } from '../config/database-drivers.js';
-import { openValue, sealValue } from './sealed-values.js';
+import { bindSealedRows, openValue, sealedRowName, sealValue } from './sealed-values.js';
 
 /** The names of a table of sealed values, each keyed by an owner and a token's hash. */
 export interface SealedTokenTableNames {
@@ -47,13 +47,20 @@ export function sealedTokenTable(
     `SELECT sealed FROM ${table} WHERE ${owner} = ? AND ${tokenHash} = ?`,
   );
   const drop = db.prepare(`DELETE FROM ${table} WHERE ${at} < ?`);
+  const rowName = (key: string, hash: string) => sealedRowName(table, [key, hash]);
+  let bound: Promise<void> | undefined;
+  const ready = () => (bound ??= bindSealedRows(db, codec, table, [owner, tokenHash]));
   return {
     async get<T>(key: string, token: string): Promise<T | undefined> {
-      const row = select.get(key, hashOf(token));
-      return row ? openValue<T>(codec, row.sealed) : undefined;
+      await ready();
+      const hash = hashOf(token);
+      const row = select.get(key, hash);
+      return row ? openValue<T>(codec, row.sealed, rowName(key, hash)) : undefined;
     },
     async put(key: string, token: string, value: unknown): Promise<void> {
-      insert.run(key, hashOf(token), await sealValue(codec, value), Date.now());
+      await ready();
+      const hash = hashOf(token);
+      insert.run(key, hash, await sealValue(codec, value, rowName(key, hash)), Date.now());
     },
     dropBefore(time: number) {
       drop.run(time);

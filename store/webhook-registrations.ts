@@ -1,8 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import type { PayloadCodec } from '@temporalio/common';
-import { openValue, sealValue } from './sealed-values.js';
+import { openSqliteFile } from '../config/database-drivers.js';
+import { bindSealedRows, openValue, sealedRowName, sealValue } from './sealed-values.js';
 
 /** A connection's webhook registration: where its changes go and how deliveries are signed. */
 export interface WebhookRegistration {
@@ -18,6 +16,8 @@ export interface WebhookRegistration {
 
 export interface WebhookRegistrations {
   get(connectionId: string): Promise<WebhookRegistration | undefined>;
+  /** The connections that have a registration, in name order. */
+  connectionIds(): string[];
   put(connectionId: string, registration: WebhookRegistration): Promise<void>;
   remove(connectionId: string): boolean;
   close(): void;
@@ -31,10 +31,7 @@ export function sqliteWebhookRegistrations(
   file: string,
   codec: PayloadCodec,
 ): WebhookRegistrations {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
+  const db = openSqliteFile(file, 5_000);
   db.exec(`CREATE TABLE IF NOT EXISTS webhook_registrations (
     connection_id TEXT PRIMARY KEY, sealed BLOB NOT NULL, updated_at INTEGER NOT NULL)`);
   const select = db.prepare<[string], { sealed: Buffer }>(
@@ -44,14 +41,30 @@ export function sqliteWebhookRegistrations(
     'INSERT OR REPLACE INTO webhook_registrations (connection_id, sealed, updated_at) VALUES (?, ?, ?)',
   );
   const remove = db.prepare('DELETE FROM webhook_registrations WHERE connection_id = ?');
+  const ids = db
+    .prepare<[], string>('SELECT connection_id FROM webhook_registrations ORDER BY connection_id')
+    .pluck();
+  const rowName = (connectionId: string) => sealedRowName('webhook_registrations', [connectionId]);
+  let bound: Promise<void> | undefined;
+  const ready = () =>
+    (bound ??= bindSealedRows(db, codec, 'webhook_registrations', ['connection_id']));
   return {
     async get(connectionId) {
+      await ready();
       const row = select.get(connectionId);
-      return row ? openValue<WebhookRegistration>(codec, row.sealed) : undefined;
+      return row
+        ? openValue<WebhookRegistration>(codec, row.sealed, rowName(connectionId))
+        : undefined;
     },
     async put(connectionId, registration) {
-      upsert.run(connectionId, await sealValue(codec, registration), Date.now());
+      await ready();
+      upsert.run(
+        connectionId,
+        await sealValue(codec, registration, rowName(connectionId)),
+        Date.now(),
+      );
     },
+    connectionIds: () => ids.all(),
     remove: (connectionId) => remove.run(connectionId).changes > 0,
     close: () => db.close(),
   };

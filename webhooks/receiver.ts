@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { isLoopbackHost } from '../config/loopback.js';
+import { sameSecret } from '../config/secret-compare.js';
 import { MalformedDeliveryError, parseDelivery, type Delivery } from './delivery.js';
 import type { ReceiverStatsRecorder } from './receiver-stats.js';
 import {
@@ -35,8 +36,13 @@ export interface ReceiverOptions {
   allowUnsigned: boolean;
   /** Where refusals and failed hand-offs are told (never secrets or bodies). */
   log?: (level: 'info' | 'warn', fields: Record<string, unknown>, message: string) => void;
-  /** Counts answers and latency, served at `GET /webhooks/_stats` to loopback callers. */
+  /**
+   * Counts answers and latency, served at `GET /webhooks/_stats` to loopback callers that
+   * bring `statsToken` as `Authorization: Bearer …` (a proxy on the same host makes every
+   * caller loopback); to nobody without a token.
+   */
   stats?: ReceiverStatsRecorder;
+  statsToken?: string;
 }
 
 const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -121,7 +127,9 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
     });
     app.get('/webhooks/_stats', async (request, reply) => {
       const peer = (request.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-      if (!isLoopbackHost(peer)) {
+      const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
+      const token = options.statsToken;
+      if (!isLoopbackHost(peer) || !token || !bearer || !sameSecret(bearer, token)) {
         return refuse(reply, 404, 'route_unknown', 'no such route');
       }
       return reply.header('cache-control', 'no-store').send(stats.snapshot());

@@ -25,15 +25,39 @@ export function signatureHeaderOf(scheme: SignatureScheme): string {
   return scheme === 'standard' ? 'webhook-signature' : scheme.header;
 }
 
-/** The HMAC key of a secret: `whsec_<base64>` is the key's base64, anything else its bytes. */
-function keyOf(secret: string): Buffer {
-  return secret.startsWith('whsec_')
-    ? Buffer.from(secret.slice('whsec_'.length), 'base64')
-    : Buffer.from(secret, 'utf8');
+/** Key bytes a signing secret must carry at the least: 128 bits. */
+export const MIN_KEY_BYTES = 16;
+/** `whsec_` and the key's standard base64, padded as base64 is. */
+const WHSEC = /^whsec_((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/;
+const WHSEC_RULE = `expected whsec_ followed by the base64 of at least ${MIN_KEY_BYTES} bytes`;
+
+/**
+ * The HMAC key of a secret: `whsec_<base64>` is the key's base64, anything else its bytes;
+ * undefined when the secret cannot be a key (Node's base64 decoder skips what is not base64,
+ * so `whsec_` with anything else after it would decode to a short or empty key).
+ */
+function keyOf(secret: string): Buffer | undefined {
+  if (secret.startsWith('whsec_')) {
+    const base64 = WHSEC.exec(secret)?.[1];
+    const key = base64 === undefined ? undefined : Buffer.from(base64, 'base64');
+    return key && key.length >= MIN_KEY_BYTES ? key : undefined;
+  }
+  return /^\S{16,}$/.test(secret) ? Buffer.from(secret, 'utf8') : undefined;
 }
 
-function checkTimestamp(text: string | undefined, nowMs: number): void {
-  if (text === undefined) return;
+/**
+ * Why `secret` cannot sign deliveries under `scheme`, or undefined when it can: checked where
+ * a secret is given (registration) and where the receiver starts, so a bad one is one line
+ * there instead of a 503 to every delivery, which the sender would retry forever.
+ */
+export function signingSecretProblem(scheme: SignatureScheme, secret: string): string | undefined {
+  const rule = scheme === 'standard' ? `${WHSEC_RULE} (Standard Webhooks)` : WHSEC_RULE;
+  if (secret.startsWith('whsec_')) return keyOf(secret) ? undefined : rule;
+  if (scheme === 'standard') return rule;
+  return keyOf(secret) ? undefined : 'expected at least 16 characters, no spaces';
+}
+
+function checkTimestamp(text: string, nowMs: number): void {
   const seconds = Number(text);
   if (!/^\d{1,12}$/.test(text.trim()) || !Number.isSafeInteger(seconds)) {
     throw new SignatureError('the timestamp header is not whole seconds since 1970');
@@ -45,6 +69,18 @@ function checkTimestamp(text: string | undefined, nowMs: number): void {
   }
 }
 
+function required(headers: Headers, name: string): string {
+  const value = header(headers, name);
+  if (value === undefined) throw new SignatureError(`the ${name} header is missing`);
+  return value;
+}
+
+/**
+ * The configured HMAC header scheme. The MAC covers `<id>.<timestamp>.<body>` when the id
+ * comes from a header, else `<timestamp>.<body>` (the id is then the body's own, signed with
+ * it): an unsigned id would let a captured delivery pass the dedupe under new ids, and an
+ * unsigned or absent timestamp would let it be replayed forever.
+ */
 function verifyHmac(
   scheme: HmacScheme,
   secret: string,
@@ -52,16 +88,16 @@ function verifyHmac(
   body: Buffer,
   nowMs: number,
 ): string | undefined {
-  const given = header(headers, scheme.header);
-  if (given === undefined) throw new SignatureError(`the ${scheme.header} header is missing`);
-  const timestamp = scheme.timestampHeader ? header(headers, scheme.timestampHeader) : undefined;
-  if (scheme.timestampHeader && timestamp === undefined) {
-    throw new SignatureError(`the ${scheme.timestampHeader} header is missing`);
-  }
+  const key = keyOf(secret);
+  // Registration and the receiver's start refuse such secrets; one stored before is a fault
+  // of this side, not of the delivery (an Error, so the sender is asked to retry).
+  if (!key) throw new Error("the connection's signing secret cannot be an HMAC key");
+  const given = required(headers, scheme.header);
+  const timestamp = required(headers, scheme.timestampHeader);
+  const id = scheme.idHeader === undefined ? undefined : required(headers, scheme.idHeader);
   checkTimestamp(timestamp, nowMs);
-  const mac = createHmac(scheme.algorithm, keyOf(secret));
-  // A signed timestamp is what makes the tolerance mean anything: it cannot be swapped.
-  if (timestamp !== undefined) mac.update(`${timestamp}.`);
+  const mac = createHmac(scheme.algorithm, key);
+  mac.update(id === undefined ? `${timestamp}.` : `${id}.${timestamp}.`);
   const expected = Buffer.from(`${scheme.prefix}${mac.update(body).digest(scheme.encoding)}`);
   const candidates = given.split(/[\s,]+/).filter(Boolean);
   const match = candidates.some((candidate) => {
@@ -69,7 +105,7 @@ function verifyHmac(
     return bytes.length === expected.length && timingSafeEqual(bytes, expected);
   });
   if (!match) throw new SignatureError('the signature does not match the body');
-  return scheme.idHeader ? header(headers, scheme.idHeader) : undefined;
+  return id;
 }
 
 /**

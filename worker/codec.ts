@@ -7,6 +7,7 @@ import {
 } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { SEALED_ROW } from '../store/sealed-values.js';
 
 const { temporal } = proto;
 
@@ -19,11 +20,19 @@ const { temporal } = proto;
  * another id fails to open. Payloads sealed before (no format field) still open without it:
  * they were authenticated under their own key, which a relabelling cannot reproduce, and
  * removing the format field of a format-2 payload makes it fail, so nothing is downgraded.
+ *
+ * Format 3 is a value sealed for a row of a local store (store/sealed-values.ts): the payload
+ * handed to encode names its row (table and key) in the `ebsync-sealed-row` metadata, and the
+ * row goes into the additional data beside the key id, not into the sealed bytes. Opening
+ * needs the row named again, by the store that reads it, so a sealed value copied into
+ * another row (another connection's registration, another endpoint) fails to open. A format-3
+ * payload never opens without its row, and a row's value never opens from an older format.
  */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const KEY_ID = 'encryption-key-id';
 const FORMAT = 'encryption-format';
 const FORMAT_KEY_ID_BOUND = '2';
+const FORMAT_ROW_BOUND = '3';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -50,7 +59,17 @@ export interface EncryptionCodecOptions {
   acceptPlaintext?: boolean;
 }
 
-const additionalData = (keyId: string): Buffer => Buffer.from(`ebsync/${keyId}`, 'utf8');
+const additionalData = (keyId: string, row?: string): Buffer =>
+  Buffer.from(row === undefined ? `ebsync/${keyId}` : `ebsync/${keyId}\nrow ${row}`, 'utf8');
+
+/** The row a payload is sealed for, taken off its metadata (it is not sealed inside). */
+function rowOf(payload: Payload): { row: string | undefined; rest: Payload } {
+  const named = payload.metadata?.[SEALED_ROW];
+  if (!named) return { row: undefined, rest: payload };
+  const metadata = { ...payload.metadata };
+  delete metadata[SEALED_ROW];
+  return { row: decoder.decode(named), rest: { ...payload, metadata } };
+}
 
 export class EncryptionCodec implements PayloadCodec {
   // KeyObjects, made once: handed a Buffer, every cipher imports the key again, which cost
@@ -78,17 +97,18 @@ export class EncryptionCodec implements PayloadCodec {
   // async so that a bad payload rejects the promise rather than throwing at the call site
   // eslint-disable-next-line @typescript-eslint/require-await
   async encode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => {
+    return payloads.map((named) => {
+      const { row, rest: payload } = rowOf(named);
       const plain = temporal.api.common.v1.Payload.encode(payload).finish();
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);
-      cipher.setAAD(additionalData(this.current.id));
+      cipher.setAAD(additionalData(this.current.id, row));
       const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
       return {
         metadata: {
           encoding: encoder.encode(ENCRYPTED_ENCODING),
           [KEY_ID]: encoder.encode(this.current.id),
-          [FORMAT]: encoder.encode(FORMAT_KEY_ID_BOUND),
+          [FORMAT]: encoder.encode(row === undefined ? FORMAT_KEY_ID_BOUND : FORMAT_ROW_BOUND),
         },
         data: sealed,
       };
@@ -97,10 +117,12 @@ export class EncryptionCodec implements PayloadCodec {
 
   // eslint-disable-next-line @typescript-eslint/require-await
   async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => {
+    return payloads.map((named) => {
+      const { row, rest: payload } = rowOf(named);
       const encoding = payload.metadata?.encoding;
       if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) {
-        if (this.acceptPlaintext) return payload;
+        // A store's row is always sealed, in development too.
+        if (this.acceptPlaintext && row === undefined) return payload;
         throw new PayloadDecryptionError(
           'refused a payload that is not encrypted: in production every payload must be sealed with a key of EBSYNC_ENCRYPTION_KEYS',
         );
@@ -121,11 +143,17 @@ export class EncryptionCodec implements PayloadCodec {
       const decipher = createDecipheriv('aes-256-gcm', key, iv);
       decipher.setAuthTag(tag);
       const format = payload.metadata?.[FORMAT];
-      if (format) {
-        if (decoder.decode(format) !== FORMAT_KEY_ID_BOUND)
-          throw new PayloadDecryptionError('encrypted payload has an unknown format');
-        decipher.setAAD(additionalData(id));
+      const version = format ? decoder.decode(format) : undefined;
+      if (version !== undefined && version !== FORMAT_KEY_ID_BOUND && version !== FORMAT_ROW_BOUND)
+        throw new PayloadDecryptionError('encrypted payload has an unknown format');
+      if ((version === FORMAT_ROW_BOUND) !== (row !== undefined)) {
+        throw new PayloadDecryptionError(
+          row === undefined
+            ? 'encrypted payload is sealed for a row of a local store and opens only there'
+            : 'the stored value is not sealed for its row',
+        );
       }
+      if (version !== undefined) decipher.setAAD(additionalData(id, row));
       let plain: Buffer;
       try {
         plain = Buffer.concat([

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { ConfigError, configSchema, type Config } from '../config/index.js';
+import { makePrivateDir } from '../config/private-files.js';
 import { EncryptionCodec, type EncryptionKey } from './codec.js';
 
 export function generateKeyLine(
@@ -25,7 +26,7 @@ export function encryptionKeys(config: Config): EncryptionKey[] {
   }
   const file = join(config.dataDir, 'encryption-keys');
   if (!existsSync(file)) {
-    mkdirSync(config.dataDir, { recursive: true });
+    makePrivateDir(config.dataDir);
     writeFileSync(file, `${generateKeyLine('dev1')}\n`, { mode: 0o600 });
   }
   chmodSync(file, 0o600);

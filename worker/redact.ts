@@ -2,8 +2,10 @@
  * Redaction of secrets before anything is logged. Two nets: keys whose name says "secret"
  * (authorization, api key, token, password...) have their values replaced wholesale, and
  * string values anywhere are scrubbed of credential shapes (Bearer tokens, ik_ keys, the
- * eat_/ert_/eac_/adm_/whsec_ values the service issues, codes in callback URLs), so a
- * secret that ends up inside a message or an error text is caught too.
+ * eat_/ert_/eac_/adm_/whsec_ values the service issues, HubSpot pat- tokens, Salesforce
+ * sessions, codes in callback URLs) and of values after a secret name (`api_token=…`,
+ * `"secret":"…"`, `x-api-token: …`), so a secret that ends up inside a message or an error
+ * text is caught too.
  */
 export const REDACTED = '[redacted]';
 
@@ -26,27 +28,35 @@ const SECRET_KEY_ENDINGS: readonly RegExp[] = [
 /** Credentials the service (and the sandbox) issue carry these prefixes. */
 const TOKEN_CHARS = '[A-Za-z0-9_-]';
 
-/** A word after "Bearer"; a dot that ends a sentence stays outside it. */
-const BEARER = /\b(bearer)\s+([A-Za-z0-9._~+/=-]*[A-Za-z0-9_~+/=-])/gi;
+/**
+ * A word after "Bearer"; a dot that ends a sentence stays outside it. `!` belongs to the
+ * word: a Salesforce session is `<org id>!<secret>`, and its second half is the secret.
+ */
+const BEARER = /\b(bearer)\s+([A-Za-z0-9._~+/=!-]*[A-Za-z0-9_~+/=-])/gi;
 /** The text before a match ends in an Authorization header or member name. */
 const AFTER_AUTHORIZATION = /authorization["']?\s*[:=]\s*["']?$/i;
-/** What prose lacks and tokens have: a digit, or `._~+/=` inside the word. */
-const TOKEN_SIGN = /[0-9._~+/=]/;
+/** What prose lacks and tokens have: a digit, or `._~+/=!` inside the word. */
+const TOKEN_SIGN = /[0-9._~+/=!]/;
+/**
+ * Outside a header, a word shorter than this is prose ("a bearer 2fa token"): no credential
+ * ebsync meets is that short, and in a header every word after Bearer goes regardless.
+ */
+const SHORT_WORD = 6;
 /** Tokens this long are credentials even without a digit or sign; English words rarely are. */
 const LONG_TOKEN = 16;
 
 /**
  * Whether the word after "Bearer" is a credential: always in an Authorization header, and
- * elsewhere when it looks like a token, so prose such as "for the JWT bearer flow" (from
- * setting names and error texts) keeps its words.
+ * elsewhere when it looks like a token, so prose such as "for the JWT bearer flow" or "a
+ * bearer 2fa token" (from setting names and error texts) keeps its words.
  */
 function isBearerToken(word: string, before: string): boolean {
-  return AFTER_AUTHORIZATION.test(before) || TOKEN_SIGN.test(word) || word.length >= LONG_TOKEN;
+  if (AFTER_AUTHORIZATION.test(before)) return true;
+  return word.length >= LONG_TOKEN || (word.length >= SHORT_WORD && TOKEN_SIGN.test(word));
 }
 
-const SECRET_PATTERNS: readonly RegExp[] = [
-  // Basic credentials are base64 of user:password; "the basic plan" is not one.
-  /\b(Basic)\s+[A-Za-z0-9+/]{8,}={0,2}/g,
+/** Credentials recognised by their shape alone, wherever they stand. */
+const CREDENTIAL_SHAPES: readonly RegExp[] = [
   // Access and refresh tokens, authorization codes, admin tokens: not inside a word, so
   // "great_success" keeps its eat_.
   new RegExp(`(?<![A-Za-z0-9])(?:eat|ert|eac|adm)_${TOKEN_CHARS}{8,}`, 'g'),
@@ -54,17 +64,32 @@ const SECRET_PATTERNS: readonly RegExp[] = [
   /(?<![A-Za-z0-9])whsec_[A-Za-z0-9+/]{8,}={0,2}/g,
   // Integration keys, also glued to a name (EBS_API_KEY_ik_...): short ones only at a word start.
   new RegExp(`\\bik_${TOKEN_CHARS}+|ik_${TOKEN_CHARS}{8,}`, 'g'),
-  /\b(access_token|refresh_token|code_verifier|client_secret|api_key|token)=([^&\s"']+)/gi,
-  // The authorization code in a callback URL's query or fragment.
-  /([?&#])(code)=([^&#\s"']+)/g,
-  // The same names as JSON members, e.g. a logged token response body.
-  /"(access_token|refresh_token|code_verifier|client_secret|api_key|apiKey|accessToken|refreshToken|password)"\s*:\s*"((?:[^"\\]|\\.)*)"/g,
-  // Credentials inside a URL: https://user:secret@host
-  /(\/\/[^/\s:@]+):([^@\s/]+)@/g,
+  // https://developers.hubspot.com/docs/api/private-apps — private app tokens: pat-<region>-<uuid>.
+  /(?<![A-Za-z0-9])pat-[a-z]{2,3}[0-9]-[A-Za-z0-9-]{8,}/g,
+  // A Salesforce session id: the org id (00D + 12 or 15 characters), `!`, and the secret.
+  /(?<![A-Za-z0-9])00D[A-Za-z0-9]{12,15}![A-Za-z0-9._~+/=-]+/g,
 ];
+
+/**
+ * A name, then `=` or (for a header-shaped name: one with `-` or `_`) `:`, then a value.
+ * The name decides, by the same rule as an object's keys (isSecretKey): api_token=,
+ * password=, EBSYNC_ADMIN_TOKEN=, x-api-token: are secrets; tokenCount=3 and keyId=k1 are not.
+ */
+const NAMED_VALUE = /(?<![A-Za-z0-9_.-])([A-Za-z][A-Za-z0-9_.-]*)(\s*=\s*|\s*:\s+)([^&\s"',;]+)/g;
+/** The same as a JSON member: `"secret": "…"`, whatever the value holds. */
+const NAMED_MEMBER = /"([A-Za-z][A-Za-z0-9_.-]*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"/g;
+/** Words that start a credential rather than being one (`Authorization: Bearer …`). */
+const SCHEME_WORD = /^(bearer|basic)$/i;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key) || SECRET_KEY_ENDINGS.some((ending) => ending.test(key));
+}
+
+function namedValue(match: string, name: string, separator: string, value: string): string {
+  if (!isSecretKey(name) || value.includes(REDACTED) || SCHEME_WORD.test(value)) return match;
+  // `name: value` only for header-shaped names: "token: expired" is prose.
+  if (separator.includes(':') && !/[-_]/.test(name)) return match;
+  return `${name}${separator}${REDACTED}`;
 }
 
 export function scrubText(text: string): string {
@@ -73,19 +98,19 @@ export function scrubText(text: string): string {
     (match: string, bearer: string, word: string, offset: number, whole: string) =>
       isBearerToken(word, whole.slice(0, offset)) ? `${bearer} ${REDACTED}` : match,
   );
-  for (const pattern of SECRET_PATTERNS) {
-    out = out.replace(pattern, (match: string, ...groups: unknown[]) => {
-      const first = groups[0];
-      if (typeof first === 'string' && /^basic$/i.test(first)) return `${first} ${REDACTED}`;
-      if (typeof first === 'string' && match.startsWith('"')) return `"${first}":"${REDACTED}"`;
-      if (typeof first === 'string' && match.startsWith('//')) return `${first}:${REDACTED}@`;
-      if (typeof first === 'string' && /^[?&#]$/.test(first))
-        return `${first}${String(groups[1])}=${REDACTED}`;
-      if (typeof first === 'string' && match.includes('=')) return `${first}=${REDACTED}`;
-      return REDACTED;
-    });
-  }
-  return out;
+  // Basic credentials are base64 of user:password; "the basic plan" is not one.
+  out = out.replace(/\b(Basic)\s+[A-Za-z0-9+/]{8,}={0,2}/g, `$1 ${REDACTED}`);
+  for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape, REDACTED);
+  out = out.replace(
+    NAMED_MEMBER,
+    (match: string, name: string, separator: string, value: string) =>
+      isSecretKey(name) && !value.includes(REDACTED) ? `"${name}"${separator}"${REDACTED}"` : match,
+  );
+  out = out.replace(NAMED_VALUE, namedValue);
+  // The authorization code in a callback URL's query or fragment ("code" alone is no secret name).
+  out = out.replace(/([?&#])(code)=([^&#\s"']+)/g, `$1$2=${REDACTED}`);
+  // Credentials inside a URL: https://user:secret@host
+  return out.replace(/(\/\/[^/\s:@]+):([^@\s/]+)@/g, `$1:${REDACTED}@`);
 }
 
 /**

@@ -83,7 +83,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const journal = sqliteTokenJournal(join(config.dataDir, 'token-journal.db'), codec);
   const refreshTokens = crmRefreshTokens(config, codec);
   // Beside the webhook registrations (worker/webhook-receiver.ts): CLI and workers share it.
-  const automations = sqliteAutomationStore(join(config.dataDir, 'webhooks.db'), codec);
+  const automations = sqliteAutomationStore(join(config.dataDir, 'webhooks.db'), codec, {
+    httpsOnly: config.mode === 'production',
+  });
   const ca = config.service.caFile ? readFileSync(config.service.caFile) : undefined;
   // Activities ask connection workflows for credentials through a client of their own.
   const temporal = await connectClient(config);

@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import got from 'got';
+import { REDIRECT_POLICY } from '../../config/redirect-policy.js';
 import { Webhook } from 'standardwebhooks';
 import type {
   AutomationEndpoint,
@@ -117,7 +118,8 @@ export function createAutomationActivities(
               'webhook-signature': signed,
             },
             throwHttpErrors: false,
-            followRedirect: false,
+            // A 3xx off the endpoint's origin is its answer: a refusal, never re-sent there.
+            ...REDIRECT_POLICY,
             retry: { limit: 0 },
             timeout: { request: REQUEST_TIMEOUT_MS },
           });

@@ -1,5 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import got from 'got';
@@ -72,18 +73,24 @@ describe('ebsync connect', () => {
   }, 300_000);
 
   it('connects with an integration key after one cheap call, and refuses a bad key in one line', async () => {
-    const ok = await runCli(['connect', '--name', 'cli-key', '--api-key', sb.apiKey], env, 120_000);
+    // The key from standard input: never on the command line, where ps shows it.
+    const ok = await runCli(
+      ['connect', '--name', 'cli-key', '--api-key', '-'],
+      env,
+      120_000,
+      sb.apiKey,
+    );
+    expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
     // The spec lists no permissions for a key: say what is known, never "0 permissions".
     expect(ok.stdout).toBe(
       "connected: Sandbox Photo Booths (connection cli-key, integration_key, permissions not listed by the service: a key has its creator's or fewer; leads readable)\n",
     );
 
-    const bad = await runCli(
-      ['connect', '--name', 'bad', '--api-key', 'ik_not_a_real_key_123'],
-      env,
-      120_000,
-    );
+    const bad = await runCli(['connect', '--name', 'bad', '--api-key'], {
+      ...env,
+      EBS_API_KEY: 'ik_not_a_real_key_123',
+    });
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stderr).toMatch(/refused the credential/);
@@ -153,9 +160,13 @@ describe('ebsync connect', () => {
   }, 300_000);
 
   it('with Temporal up and no worker on the queue, says how to start one instead of waiting', async () => {
-    const lonely = { ...env, TEMPORAL_TASK_QUEUE: `nobody-polls-${Date.now()}` };
+    const lonely = {
+      ...env,
+      TEMPORAL_TASK_QUEUE: `nobody-polls-${Date.now()}`,
+      EBS_API_KEY: 'ik_not_checked_yet',
+    };
     for (const args of [
-      ['connect', '--name', 'x', '--api-key', 'ik_not_checked_yet'],
+      ['connect', '--name', 'x', '--api-key'],
       ['connections'],
       ['connections', 'pause', 'cli-key'],
       ['disconnect', 'cli-key'],
@@ -193,12 +204,12 @@ describe('ebsync connect', () => {
     try {
       const expected = `ebsync: no worker polls task queue '${orphanQueue}' on ${env.TEMPORAL_ADDRESS}, where this workflow runs (this deployment's queue is '${env.TEMPORAL_TASK_QUEUE}'); start one there with 'TEMPORAL_TASK_QUEUE=${orphanQueue} ebsync worker', then run this again\n`;
       for (const args of [
-        ['connect', '--name', name, '--api-key', sb.apiKey],
+        ['connect', '--name', name, '--api-key'],
         ['connections', name],
         ['connections', 'pause', name],
         ['disconnect', name],
       ]) {
-        const result = await runCli(args, env, 60_000);
+        const result = await runCli(args, { ...env, EBS_API_KEY: sb.apiKey }, 60_000);
         expect(result.code, args.join(' ')).toBe(1);
         expect(result.stderr, args.join(' ')).toBe(expected);
       }
@@ -207,4 +218,80 @@ describe('ebsync connect', () => {
       await connection.close();
     }
   }, 240_000);
+});
+
+describe("ebsync connect's OAuth callback", () => {
+  /** One request to the CLI's listener with any Host header (fetch sets its own). */
+  function callback(target: URL, host: string): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: target.port,
+          path: `${target.pathname}${target.search}`,
+          headers: { host },
+          timeout: 60_000,
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  /** Starts `ebsync connect` and has the sandbox approve; the redirect is returned, not followed. */
+  async function approval(name: string): Promise<{ connect: CliProcess; redirect: URL }> {
+    const connect = new CliProcess(
+      ['connect', '--name', name, '--redirect-port', '0', '--timeout', '60'],
+      env,
+    );
+    const line = await connect.waitForLine(/https:\/\/\S+\/oauth\/authorize\?\S+/, 60_000);
+    const url = /https:\/\/\S+/.exec(line)?.[0] ?? '';
+    const answer = await got(url, {
+      https: { certificateAuthority: readFileSync(sb.caFile ?? '') },
+      followRedirect: false,
+    });
+    return { connect, redirect: new URL(answer.headers.location ?? '') };
+  }
+
+  it('ends only on the expected Host, path and state, and says connected after the exchange', async () => {
+    const { connect, redirect } = await approval('callback-shop');
+    const own = redirect.host;
+    const wrongState = new URL(redirect);
+    wrongState.searchParams.set('state', 'not-the-state');
+    const otherPath = new URL(redirect);
+    otherPath.pathname = '/elsewhere';
+    // A page elsewhere (DNS rebinding: its own name), a forged state, another path: refused,
+    // and the CLI goes on waiting.
+    expect((await callback(redirect, 'evil.example')).status).toBe(400);
+    expect((await callback(redirect, `evil.example:${redirect.port}`)).status).toBe(400);
+    expect((await callback(wrongState, own)).status).toBe(400);
+    expect((await callback(otherPath, own)).status).toBe(404);
+    expect(connect.running).toBe(true);
+    const page = await callback(redirect, own);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('ebsync is connected');
+    const result = await connect.exited;
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/connected: Sandbox Photo Booths \(connection callback-shop/);
+  }, 300_000);
+
+  it('shows the browser that the connection was not made when the code exchange fails', async () => {
+    const { connect, redirect } = await approval('callback-refused');
+    // The right state with a code the authorization server never issued.
+    const forged = new URL(redirect);
+    forged.searchParams.set('code', 'eac_never_issued_0123456789');
+    const page = await callback(forged, redirect.host);
+    expect(page.body).not.toContain('ebsync is connected');
+    expect(page.body).toContain('The connection was not made');
+    const result = await connect.exited;
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/token exchange refused: invalid_grant/);
+  }, 300_000);
 });

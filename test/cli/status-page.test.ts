@@ -220,7 +220,12 @@ describe('ebsync status', () => {
     expect(healthy.stdout).toMatch(/\/namespaces\/default\/workflows\/connection-status-page-ok/);
 
     const key = sb.admin.createKey({ name: BROKEN });
-    const connect = await runCli(['connect', '--api-key', key.key, '--name', BROKEN], env);
+    const connect = await runCli(
+      ['connect', '--api-key', '-', '--name', BROKEN],
+      env,
+      90_000,
+      key.key,
+    );
     expect(connect.code, connect.stderr).toBe(0);
     sb.admin.revokeKey(key.id);
     // A sync makes the first request with the revoked key: the connection learns of it.

@@ -8,6 +8,7 @@ import { loadConfig } from '../../config/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { sqliteAutomationStore } from '../../store/automation-endpoints.js';
 import { dataConverter } from '../../worker/data-converter.js';
+import { receiverStatsToken } from '../../worker/receiver-stats-token.js';
 import { ensureChromium } from '../helpers/chromium.js';
 import { CliProcess, freePort, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { hintBody, post, standardHeaders } from '../webhooks/deliveries.js';
@@ -189,16 +190,8 @@ describe('the status page, webhook receiver', () => {
   it('says the receiver is not running, then shows its counts after signed deliveries', async () => {
     expect((await statusJson()).webhooks.running).toBe(false);
     const registered = await runCli(
-      [
-        'webhooks',
-        'register',
-        SHOP,
-        '--sandbox-admin',
-        `${sb.url}/admin`,
-        '--admin-token',
-        sb.adminToken,
-      ],
-      env,
+      ['webhooks', 'register', SHOP, '--sandbox-admin', `${sb.url}/admin`],
+      { ...env, EBS_SANDBOX_ADMIN_TOKEN: sb.adminToken },
     );
     expect(registered.code, registered.stderr).toBe(0);
     const secret = sb.admin.webhooks()[0]!.secret;
@@ -225,7 +218,12 @@ describe('the status page, webhook receiver', () => {
     expect(await section.locator('svg.chart').count()).toBe(1);
     expect(await page.content()).not.toContain(secret);
     await page.screenshot({ path: join(ARTIFACTS, 'status-webhooks.png'), fullPage: true });
-    const stats = await fetch(`http://127.0.0.1:${env.EBSYNC_WEBHOOK_PORT}/webhooks/_stats`);
+    // The counters need the token derived from the encryption keys (a proxy on this host
+    // would make any caller loopback).
+    const statsUrl = `http://127.0.0.1:${env.EBSYNC_WEBHOOK_PORT}/webhooks/_stats`;
+    expect((await fetch(statsUrl)).status).toBe(404);
+    const token = receiverStatsToken(loadConfig(env));
+    const stats = await fetch(statsUrl, { headers: { authorization: `Bearer ${token}` } });
     expect(stats.status).toBe(200);
   }, 120_000);
 });

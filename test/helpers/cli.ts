@@ -39,14 +39,15 @@ export class CliProcess {
   readonly exited: Promise<CliResult>;
   private readonly listeners = new Set<() => void>();
 
-  constructor(args: readonly string[], env: Record<string, string> = {}) {
+  constructor(args: readonly string[], env: Record<string, string> = {}, stdin?: string) {
     // Its own process group, so cleanup can also reach what it started (a dev server).
     this.child = spawn(process.execPath, ['cli/ebsync.js', ...args], {
       cwd: REPO_ROOT,
       env: cliEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       detached: true,
     });
+    this.child.stdin?.end(stdin);
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
       for (const listener of this.listeners) listener();
@@ -134,8 +135,10 @@ export async function runCli(
   args: readonly string[],
   env: Record<string, string> = {},
   timeoutMs = 90_000,
+  /** Written to the command's standard input, which is then closed (none when left out). */
+  stdin?: string,
 ): Promise<CliResult> {
-  const cli = new CliProcess(args, env);
+  const cli = new CliProcess(args, env, stdin);
   try {
     return await withTimeout(cli.exited, timeoutMs, `ebsync ${args.join(' ')} did not finish`);
   } finally {

@@ -147,10 +147,11 @@ describe('ebsync sandbox flags and their docs', () => {
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
     const shown = /^npx ebsync sandbox ([^#\n]*?)\s+#/m.exec(readme)?.[1];
     expect(shown).toBe('--leads 1000 --events 200 --auto-approve');
-    const cli = new CliProcess(
-      ['sandbox', ...(shown ?? '').split(' '), '--port', '0', '--admin-token', ADMIN_TOKEN],
-      { EBSYNC_DATA_DIR: tmp },
-    );
+    // The admin token from its setting: a token typed after --admin-token shows in ps.
+    const cli = new CliProcess(['sandbox', ...(shown ?? '').split(' '), '--port', '0'], {
+      EBSYNC_DATA_DIR: tmp,
+      EBS_SANDBOX_ADMIN_TOKEN: ADMIN_TOKEN,
+    });
     try {
       await cli.waitForLine(/^Stop: Ctrl-C/, 90_000);
       const value = (label: string): string =>

@@ -1,12 +1,15 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   localPostgresDir,
   PostgresServerError,
   startPostgresServer,
 } from '../../worker/postgres-server.js';
+import { REPO_ROOT } from '../helpers/cli.js';
 import { queryDatabase } from '../helpers/postgres.js';
 
 const root = mkdtempSync(join(tmpdir(), 'ebsync-pgserver-'));
@@ -68,5 +71,45 @@ describe('a local Postgres started by ebsync', () => {
         /^Postgres runs as the 'postgres' user .* cannot write [^\n]*$/,
       );
     },
+  );
+
+  it.runIf(process.getuid?.() === 0)(
+    'starts from a checkout in a directory others cannot enter (root in a mktemp -d)',
+    async () => {
+      // A clone in root's private directory: node_modules, and the binaries in it, are out of
+      // the `postgres` user's reach. The checkout's files are copies, node_modules hard links
+      // (the same files, reached only through the closed directory).
+      const closed = mkdtempSync(join(tmpdir(), 'ebsync-closed-'));
+      try {
+        const checkout = join(closed, 'ebsync');
+        mkdirSync(checkout);
+        for (const entry of ['package.json', 'config', 'worker']) {
+          cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
+        }
+        execFileSync('cp', [
+          '-al',
+          join(REPO_ROOT, 'node_modules'),
+          join(checkout, 'node_modules'),
+        ]);
+        const script = [
+          "import { startPostgresServer } from './worker/postgres-server.ts';",
+          "const server = await startPostgresServer({ dir: process.argv[1], ephemeral: true, database: 'postgres' });",
+          "console.log('started');",
+          'await server.stop();',
+          "console.log('stopped');",
+        ].join('\n');
+        const data = join(root, 'from-closed-checkout');
+        const run = await promisify(execFile)(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '-e', script, data],
+          { cwd: checkout, timeout: 120_000 },
+        ).catch((error: { code?: number; stdout?: string; stderr?: string }) => error);
+        expect(run.stderr?.match(/^Error.*$/m)?.[0] ?? '').toBe('');
+        expect(run.stdout?.trim().split('\n')).toEqual(['started', 'stopped']);
+      } finally {
+        rmSync(closed, { recursive: true, force: true });
+      }
+    },
+    180_000,
   );
 });

@@ -122,10 +122,8 @@ beforeAll(async () => {
       `sqlite:${destinationFile}`,
       '--sandbox-admin',
       `${ts.sb.url}/admin`,
-      '--admin-token',
-      ts.sb.adminToken,
     ],
-    env,
+    { ...env, EBS_SANDBOX_ADMIN_TOKEN: ts.sb.adminToken },
   );
   expect(registered.code).toBe(0);
   sandboxSecret = ts.sb.admin.webhooks()[0]!.secret;

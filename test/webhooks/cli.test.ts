@@ -17,7 +17,10 @@ describe('ebsync webhooks, bad input', () => {
       /connection 'Bad Name' is not allowed/,
     ],
     [['webhooks', 'register', 'shop'], /--sandbox-admin URL .* or --secret-stdin/],
-    [['webhooks', 'register', 'shop', '--sandbox-admin', 'https://x/admin'], /needs --admin-token/],
+    [
+      ['webhooks', 'register', 'shop', '--sandbox-admin', 'https://x/admin'],
+      /needs the sandbox's admin token: set EBS_SANDBOX_ADMIN_TOKEN, or pass --admin-token -/,
+    ],
     [
       ['webhooks', 'register', 'shop', '--url', 'ftp://x', '--secret-stdin'],
       /--url='ftp:\/\/x' is not allowed/,

@@ -95,10 +95,8 @@ describe('webhooks end to end', () => {
         `sqlite:${destinationFile}`,
         '--sandbox-admin',
         `${ts.sb.url}/admin`,
-        '--admin-token',
-        ts.sb.adminToken,
       ],
-      env,
+      { ...env, EBS_SANDBOX_ADMIN_TOKEN: ts.sb.adminToken },
     );
     expect(registered.stderr).toBe('');
     expect(registered.code).toBe(0);

@@ -200,7 +200,7 @@ describe('webhook receiver', () => {
     const r = await receiver(handOff, { scheme });
     const sign = (body: string, at: number, secret = SECRET): Record<string, string> => {
       const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-      const mac = createHmac('sha256', key).update(`${at}.${body}`).digest('hex');
+      const mac = createHmac('sha256', key).update(`d-1.${at}.${body}`).digest('hex');
       return { 'x-signature': `sha256=${mac}`, 'x-timestamp': String(at), 'x-delivery-id': 'd-1' };
     };
     try {

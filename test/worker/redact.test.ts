@@ -447,3 +447,100 @@ describe('credential shapes the service and the sandbox hand out', () => {
     });
   });
 });
+
+/**
+ * The token grammar as one table (issue 30, item 8; issue 33): each row is a text, the
+ * secrets that must not survive it, and what it reads as afterwards.
+ */
+describe('the token grammar of CRM credentials and secret names', () => {
+  const sfOrg = '00D5g000004XyZaEAK';
+  const sfTail = 'AQ4AQLm3xkd9AbC.def_ghiJKL0123456789mnopQRSTuvwxYZ';
+  const sfSession = `${sfOrg}!${sfTail}`;
+  const hubspot = 'pat-na1-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d';
+
+  it.each([
+    [
+      'a Salesforce session in an Authorization header, past its !',
+      `Authorization: Bearer ${sfSession}`,
+      [sfOrg, sfTail],
+      'Authorization: Bearer [redacted]',
+    ],
+    [
+      'a Salesforce session after bearer in prose',
+      `retried with bearer ${sfSession} once`,
+      [sfOrg, sfTail],
+      'retried with bearer [redacted] once',
+    ],
+    [
+      'a bare Salesforce session id',
+      `session ${sfSession} expired`,
+      [sfOrg, sfTail],
+      'session [redacted] expired',
+    ],
+    [
+      'api_token=',
+      'GET /v1/deals?api_token=9f8e7d6c5b4a3f2e',
+      ['9f8e7d6c5b4a3f2e'],
+      'GET /v1/deals?api_token=[redacted]',
+    ],
+    [
+      'password=',
+      'login with user=ann password=hunter2-pw',
+      ['hunter2-pw'],
+      'login with user=ann password=[redacted]',
+    ],
+    [
+      'a "secret" member',
+      '{"name":"hook","secret":"s3cr3t-v4lue"}',
+      ['s3cr3t-v4lue'],
+      '{"name":"hook","secret":"[redacted]"}',
+    ],
+    [
+      'a "password" member with spaces',
+      '{ "password" : "pw 1 2" }',
+      ['pw 1 2'],
+      '{ "password" : "[redacted]" }',
+    ],
+    [
+      'an x-api-token header',
+      'x-api-token: 9f8e7d6c5b4a3f2e sent',
+      ['9f8e7d6c5b4a3f2e'],
+      'x-api-token: [redacted] sent',
+    ],
+    [
+      'an X-Admin-Token header',
+      'X-Admin-Token: t0k3n-value',
+      ['t0k3n-value'],
+      'X-Admin-Token: [redacted]',
+    ],
+    [
+      'a HubSpot private app token',
+      `token ${hubspot} refused`,
+      [hubspot, '0a1b2c3d'],
+      'token [redacted] refused',
+    ],
+    [
+      'a setting dumped as NAME=value',
+      'EBSYNC_PIPEDRIVE_TOKEN=pd9f8e7d6c',
+      ['pd9f8e7d6c'],
+      'EBSYNC_PIPEDRIVE_TOKEN=[redacted]',
+    ],
+  ])('scrubs %s', (_name, text, secrets, expected) => {
+    const out = scrubText(text);
+    for (const secret of secrets) expect(out).not.toContain(secret);
+    expect(out).toBe(expected);
+  });
+
+  it.each([
+    // Prose keeps the word after "bearer" when it is not a credential.
+    'a bearer 2fa token',
+    'for the JWT bearer flow',
+    'Salesforce refused the token request (invalid_grant): set EBSYNC_SALESFORCE_USERNAME and EBSYNC_SALESFORCE_PRIVATE_KEY_FILE for the JWT bearer flow (see docs/crm.md)',
+    'token: expired',
+    'tokenCount=3 keyId=k1',
+    'the password field is empty',
+    'Hello! 00Dinner at eight',
+  ])('leaves %j alone', (text) => {
+    expect(scrubText(text)).toBe(text);
+  });
+});

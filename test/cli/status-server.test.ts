@@ -1,0 +1,266 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startStatusServer, type StatusServer } from '../../cli/status-server.js';
+import { loadConfig, type Config } from '../../config/index.js';
+import { connectClient } from '../../worker/temporal-client.js';
+import { dataConverter } from '../../worker/data-converter.js';
+import { connectionWorkflow } from '../../workflows/connection.js';
+import { mirrorWorkflow } from '../../workflows/mirror.js';
+import { fakeConnectionActivities } from '../fixtures/connection-scenarios.js';
+import { closedPort } from '../helpers/ports.js';
+import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+
+/**
+ * The status page's own defences (issue 30, items 6 and 12), against a real Temporal: it
+ * answers only to the host names it is reached by (DNS rebinding), sends CSP, frame and
+ * nosniff headers, maps errors to accurate statuses in the spec's error shape without raw
+ * messages, answers a pause within seconds when no worker polls, and shows no customer
+ * e-mail that a CRM's refusal quoted.
+ */
+const ADMIN_TOKEN = `status-server-admin-${randomBytes(8).toString('hex')}`;
+const EMAIL = 'ann.customer@example.com';
+const dir = mkdtempSync(join(tmpdir(), 'ebsync-status-server-'));
+
+let t: TemporalHarness;
+let taskQueue: string;
+let config: Config;
+let server: StatusServer;
+let closeClient: () => Promise<void>;
+let port: number;
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One request with any Host header (fetch would not let a test set it). */
+function send(
+  path: string,
+  options: { method?: string; host?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { host: options.host ?? `127.0.0.1:${port}`, ...options.headers },
+        timeout: 60_000,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+function errorShape(answer: Answer, status: number, reason: string): Record<string, unknown> {
+  expect(answer.status, answer.body).toBe(status);
+  const body = JSON.parse(answer.body) as Record<string, unknown>;
+  expect(body).toMatchObject({ meta: { status: 'error' }, reason });
+  expect(typeof body.status).toBe('string');
+  expect(String(body.message)).not.toContain('\n');
+  return body;
+}
+
+const mirrorId = `mirror-status-shop-${randomBytes(6).toString('hex')}`;
+const connectionId = `status-conn-${randomBytes(4).toString('hex')}`;
+
+beforeAll(async () => {
+  t = await connectTemporal();
+  taskQueue = t.taskQueue();
+  config = loadConfig({
+    EBSYNC_DATA_DIR: dir,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    EBSYNC_ADMIN_TOKEN: ADMIN_TOKEN,
+    EBSYNC_STATUS_PORT: '0',
+    EBSYNC_STATUS_ALLOWED_HOSTS: 'status.example.com',
+    EBSYNC_WEBHOOK_PORT: String(await closedPort()),
+  });
+  const converter = dataConverter(config);
+  const connected = await connectClient(config);
+  closeClient = connected.close;
+  const client = connected.client;
+  // A mirror pass that a CRM refused, quoting a customer's e-mail, and a connection: both
+  // under a worker, which then stops, so the pause below meets no worker.
+  await t.withWorker(
+    {
+      taskQueue,
+      dataConverter: converter,
+      activities: {
+        ...fakeConnectionActivities,
+        planMirrorPass: () =>
+          Promise.reject(
+            ApplicationFailure.nonRetryable(
+              `Salesforce answered 400 to POST /composite/sobjects: DUPLICATE_VALUE: duplicate value found: Email duplicates value on record with Email ${EMAIL}, phone +1 (555) 010-2030`,
+            ),
+          ),
+      },
+    },
+    async () => {
+      const mirror = await client.workflow.start(mirrorWorkflow, {
+        taskQueue,
+        workflowId: mirrorId,
+        args: [
+          {
+            connectionId: 'status-shop',
+            destination: `sqlite:${join(dir, 'mirror.db')}`,
+            subjects: ['leads'],
+            mode: 'incremental',
+          },
+        ],
+      });
+      await expect(mirror.result()).rejects.toThrow();
+      await client.workflow.start(connectionWorkflow, {
+        taskQueue,
+        workflowId: `connection-${connectionId}`,
+        args: [
+          {
+            profile: {
+              connectionId,
+              kind: 'integration_key',
+              baseUrl: 'https://svc.example/api/v1/',
+              permissions: [],
+            },
+            credentials: { kind: 'apiKey', apiKey: 'ik_status_server_test_key' },
+          },
+        ],
+      });
+      server = await startStatusServer(config, client);
+      port = Number(new URL(server.url).port);
+      // The report with the connection is gathered while the worker answers its query.
+      for (let i = 0; i < 60; i++) {
+        const report = JSON.parse((await send('/status.json')).body) as {
+          connections?: { connectionId: string }[];
+        };
+        if (report.connections?.some((c) => c.connectionId === connectionId)) return;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      throw new Error('the connection never showed in the report');
+    },
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+  await closeClient?.();
+  await t?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the status page', () => {
+  it.each([
+    'evil.example',
+    'evil.example:4020',
+    '127.0.0.1.evil.example',
+    'localhost.evil.example',
+  ])('refuses Host %j (DNS rebinding) in the error shape', async (host) => {
+    for (const path of ['/', '/status.json', '/fragment']) {
+      const body = errorShape(await send(path, { host }), 403, 'host_not_allowed');
+      expect(String(body.message)).toMatch(/EBSYNC_STATUS_ALLOWED_HOSTS/);
+    }
+  });
+
+  it.each(['127.0.0.1', 'localhost', '[::1]', 'status.example.com'])(
+    'answers Host %j',
+    async (name) => {
+      expect((await send('/status.json', { host: `${name}:${port}` })).status).toBe(200);
+    },
+  );
+
+  it('sends a CSP, X-Frame-Options and nosniff with the page and the JSON', async () => {
+    for (const path of ['/', '/status.json', '/fragment', '/no-such-page']) {
+      const { headers } = await send(path);
+      expect(headers['content-security-policy'], path).toMatch(/frame-ancestors 'none'/);
+      expect(headers['content-security-policy'], path).toMatch(/script-src 'sha256-[^']+'/);
+      expect(headers['content-security-policy'], path).toMatch(/default-src 'none'/);
+      expect(headers['x-frame-options'], path).toBe('DENY');
+      expect(headers['x-content-type-options'], path).toBe('nosniff');
+    }
+    // The page's own script is the one the policy allows (no inline handlers besides).
+    const page = (await send('/')).body;
+    expect(page).not.toMatch(/\son[a-z]+="/);
+  });
+
+  it('maps bad requests to their own statuses, without raw messages', async () => {
+    const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    errorShape(
+      await send(`/api/connections/${connectionId}/sync`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/xml' },
+        body: '<x/>',
+      }),
+      415,
+      'unsupported_media_type',
+    );
+    const malformed = errorShape(
+      await send(`/api/connections/${connectionId}/sync`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: '{"not json',
+      }),
+      400,
+      'malformed_body',
+    );
+    expect(String(malformed.message)).not.toMatch(/Unexpected|JSON at position|not json/);
+  });
+
+  it('answers a pause within seconds when no worker polls, 503 in the error shape', async () => {
+    const started = Date.now();
+    const answer = await send(`/api/connections/${connectionId}/pause`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    const body = errorShape(answer, 503, 'worker_unavailable');
+    expect(String(body.message)).toMatch(/worker/);
+    expect(String(body.message)).not.toMatch(/DEADLINE|deadline exceeded|grpc/i);
+  }, 60_000);
+
+  it("shows a CRM's refusal without the customer's e-mail or phone", async () => {
+    const report = (await send('/status.json')).body;
+    expect(report).toContain('DUPLICATE_VALUE');
+    for (const path of ['/status.json', '/fragment', '/']) {
+      const text = (await send(path)).body;
+      expect(text, path).not.toContain(EMAIL);
+      expect(text, path).not.toContain('010-2030');
+    }
+    expect(report).toContain('[e-mail]');
+  });
+});
+
+describe('the status page when Temporal is unreachable', () => {
+  it('answers 503 temporal_unavailable without the raw gRPC message', async () => {
+    const unreachable = loadConfig({
+      EBSYNC_DATA_DIR: dir,
+      TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
+      EBSYNC_STATUS_PORT: '0',
+    });
+    const { Client, Connection } = await import('@temporalio/client');
+    const connection = Connection.lazy({ address: unreachable.temporal.address });
+    const lonely = await startStatusServer(unreachable, new Client({ connection }));
+    const saved = port;
+    port = Number(new URL(lonely.url).port);
+    try {
+      const body = errorShape(await send('/status.json'), 503, 'temporal_unavailable');
+      expect(String(body.message)).toMatch(/Temporal/);
+      expect(String(body.message)).not.toMatch(/UNAVAILABLE|ECONNREFUSED|No connection/);
+    } finally {
+      port = saved;
+      await lonely.close();
+      await connection.close();
+    }
+  }, 60_000);
+});

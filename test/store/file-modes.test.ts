@@ -1,0 +1,86 @@
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/index.js';
+import { defaultMirrorFile, openDestination } from '../../destinations/open-destination.js';
+import { ALL_TABLES } from '../../destinations/tables.js';
+import { sqliteAutomationStore } from '../../store/automation-endpoints.js';
+import { defaultLedgerFile, openLedger } from '../../store/open-ledger.js';
+import { dataConverter } from '../../worker/data-converter.js';
+import { webhookRegistrations } from '../../worker/webhook-receiver.js';
+
+/**
+ * What ebsync keeps on disk is its owner's only (issue 30, item 7): mirror.db holds names and
+ * e-mails in plaintext, webhooks.db and store.db sealed secrets and ids. The data dir is made
+ * 0700 and each SQLite file, with its -wal and -shm, 0600, whatever the umask (0022 here).
+ */
+const root = mkdtempSync(join(tmpdir(), 'ebsync-modes-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const modeOf = (path: string): string => (statSync(path).mode & 0o777).toString(8).padStart(4, '0');
+
+/** Every SQLite file and side file under dir, with its mode. */
+function sqliteModes(dir: string): Record<string, string> {
+  return Object.fromEntries(
+    readdirSync(dir)
+      .filter((name) => /\.db(-wal|-shm)?$/.test(name))
+      .map((name) => [name, modeOf(join(dir, name))]),
+  );
+}
+
+describe('file modes of the data dir', () => {
+  it('makes the data dir 0700 and every store and destination file 0600, -wal and -shm too', async () => {
+    const dataDir = join(root, 'fresh', '.ebsync');
+    const config = loadConfig({ EBSYNC_DATA_DIR: dataDir });
+    const codec = dataConverter(config).payloadCodecs?.[0];
+    if (!codec) throw new Error('no codec');
+    const registrations = webhookRegistrations(config);
+    const automations = sqliteAutomationStore(join(dataDir, 'webhooks.db'), codec);
+    const ledger = await openLedger(defaultLedgerFile(dataDir));
+    const destination = openDestination(`sqlite:${defaultMirrorFile(dataDir)}`);
+    try {
+      await registrations.put('shop', {
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        destination: `sqlite:${defaultMirrorFile(dataDir)}`,
+        url: 'http://127.0.0.1:8790/webhooks/shop',
+        endpointId: null,
+        registeredAt: new Date().toISOString(),
+      });
+      await destination.ensureSchema(ALL_TABLES);
+      expect(modeOf(dataDir)).toBe('0700');
+      const modes = sqliteModes(dataDir);
+      for (const name of ['mirror.db', 'webhooks.db', 'store.db']) {
+        for (const suffix of ['', '-wal', '-shm']) {
+          expect(modes[`${name}${suffix}`], `${name}${suffix}`).toBe('0600');
+        }
+      }
+      expect(Object.values(modes).every((mode) => mode === '0600')).toBe(true);
+    } finally {
+      registrations.close();
+      automations.close();
+      await ledger.close();
+      await destination.close();
+    }
+  });
+
+  it('tightens a mirror file left 0644 by an earlier version, with its side files', async () => {
+    const dir = mkdtempSync(join(root, 'old-'));
+    const file = join(dir, 'mirror.db');
+    const old = new Database(file);
+    old.pragma('journal_mode = WAL');
+    old.exec('CREATE TABLE t (x)');
+    for (const path of [file, `${file}-wal`, `${file}-shm`]) chmodSync(path, 0o644);
+    const destination = openDestination(`sqlite:${file}`);
+    try {
+      for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+        expect(existsSync(path)).toBe(true);
+        expect(modeOf(path), path).toBe('0600');
+      }
+    } finally {
+      await destination.close();
+      old.close();
+    }
+  });
+});

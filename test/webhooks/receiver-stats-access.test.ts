@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webhookSection } from '../../cli/status-sections.js';
+import { loadConfig, type Config } from '../../config/index.js';
+import { createLogger } from '../../worker/logger.js';
+import { receiverStatsToken } from '../../worker/receiver-stats-token.js';
+import { startWebhookReceiver, type RunningReceiver } from '../../worker/webhook-receiver.js';
+import { closedPort } from '../helpers/ports.js';
+
+/**
+ * The receiver's counters are not public behind a reverse proxy on the same host (issue 30,
+ * item 12): every request a proxy forwards comes from loopback, so `GET /webhooks/_stats`
+ * asks for a token derived from the encryption keys, which the status readers share.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'ebsync-stats-access-'));
+let config: Config;
+let receiver: RunningReceiver;
+
+beforeAll(async () => {
+  config = loadConfig({
+    EBSYNC_DATA_DIR: dir,
+    TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
+    EBSYNC_WEBHOOK_PORT: '0',
+  });
+  receiver = await startWebhookReceiver(config, createLogger({ level: 'silent' }), { port: 0 });
+  config = {
+    ...config,
+    webhooks: { ...config.webhooks, port: Number(new URL(receiver.url).port) },
+  };
+});
+afterAll(async () => {
+  await receiver?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('GET /webhooks/_stats', () => {
+  it.each([
+    ['no token, as a same-host proxy forwards it', { 'x-forwarded-for': '203.0.113.7' }],
+    ['no token, plain loopback', {}],
+    ['a wrong token', { authorization: 'Bearer not-the-stats-token' }],
+  ])('answers 404 to %s', async (_case, headers: Record<string, string>) => {
+    const res = await fetch(`${receiver.url}/webhooks/_stats`, { headers });
+    expect(res.status).toBe(404);
+    expect(await res.text()).not.toMatch(/delivered/);
+  });
+
+  it('answers the token derived from the encryption keys, as the status section reads it', async () => {
+    const res = await fetch(`${receiver.url}/webhooks/_stats`, {
+      headers: { authorization: `Bearer ${receiverStatsToken(config)}` },
+    });
+    expect(res.status).toBe(200);
+    const section = await webhookSection(config);
+    expect(section).toMatchObject({ running: true, error: null, delivered: 0 });
+  });
+});
