@@ -15,13 +15,18 @@ const SQLITE_CACHE_KIB = 4096;
 /**
  * Opens (creating) a database file in WAL mode, so readers never block the writer and
  * several processes can share the file; a writer waits up to busyTimeoutMs for another.
+ * `synchronous` is per connection: NORMAL in WAL mode loses no committed data on a process
+ * crash, only on power loss; FULL syncs the log at every commit, so a commit survives that too.
  */
-export function openSqliteFile(file: string, busyTimeoutMs = 10_000): Database.Database {
+export function openSqliteFile(
+  file: string,
+  busyTimeoutMs = 10_000,
+  synchronous: 'NORMAL' | 'FULL' = 'NORMAL',
+): Database.Database {
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
-  // NORMAL in WAL mode loses no committed data on a process crash, only on power loss.
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   // better-sqlite3 builds SQLite with a 16 MiB page cache per connection; a worker holds a
   // ledger and a destination open, and the operating system caches the same pages anyway.
