@@ -441,7 +441,7 @@ export const webhooksBenchmark: Benchmark = {
           `go to the receiver while the worker applies the first ones on the same two cores. ` +
           `Then deliveries at ${LADDER.map((step) => `${step.rate}/s for ${step.seconds} s`).join(', then ')}, ` +
           `each after a staff edit of its own lead in the in-process ` +
-          `sandbox; the worker (debounce ${config.webhooks.debounce} ms, EBS_RATE_LIMIT=0: no pacing) ` +
+          `sandbox; the worker (EBS_RATE_LIMIT=0: no pacing) ` +
           `re-reads the lead and writes SQLite; the time is from sending the delivery until a ` +
           `poll (every 25 ms, the 200 oldest outstanding leads) of the destination sees the new ` +
           `value. Temporal is a local dev server on the same machine, started as \`npm start\` ` +
@@ -549,7 +549,6 @@ export const webhooksBenchmark: Benchmark = {
               ? '**met**'
               : '**NOT met**'
           } (p99 ${fmt(s.p99, 0)} ms, ${missing} not applied, ${refused.length} not answered 200).`,
-          `The debounce (${config.webhooks.debounce} ms, EBSYNC_WEBHOOK_DEBOUNCE) delays only a notice that comes during or just after a read of its record; each delivery in the latency run is its lead's first, read at once.`,
         ],
       };
     } finally {
