@@ -8,11 +8,15 @@ const isPayload = (node: Record<string, unknown>): boolean =>
   node.data instanceof Uint8Array && typeof node.metadata === 'object' && node.metadata !== null;
 
 /**
- * Everything a workflow history says, as text: every payload opened with `codec` and
+ * Everything a workflow history says, as text: every payload opened with `codec` (none: the
+ * payloads are plain) and
  * converted back to its value, and every other string of every event (failure messages,
  * names, ids). A test searches it for what must never be there.
  */
-export async function historyText(history: History, codec: PayloadCodec): Promise<string> {
+export async function historyText(
+  history: History,
+  codec: PayloadCodec = { encode: (p) => Promise.resolve(p), decode: (p) => Promise.resolve(p) },
+): Promise<string> {
   const payloads: Payload[] = [];
   const strings: string[] = [];
   const walk = (node: unknown): void => {
