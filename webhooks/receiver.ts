@@ -160,7 +160,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
 
   const stats = options.stats;
   if (stats) {
-    // The answer comes after the hand-off, so its elapsed time is delivery → hand-off.
+    // The answer comes after the commit, so its elapsed time is delivery → stored.
     app.addHook('onResponse', async (request, reply) => {
       if (request.method === 'POST' && request.routeOptions.url === '/webhooks/:connection') {
         stats.record(reply.statusCode, reply.elapsedTime);
