@@ -1,20 +1,27 @@
 import type Database from 'better-sqlite3';
 import { openSqliteFile } from '../config/database-drivers.js';
 import { sqliteIdentity } from '../config/database-locations.js';
-import { sqliteCall, toStoreError } from './errors.js';
+import { sqliteCall, StoreLocationError, toStoreError } from './errors.js';
 import { GroupCommit } from './group-commit.js';
 import type { Acceptance, Inbox, Notice, OwedChange } from './inbox.js';
 import { changeOf, noticeOf, statsOf, type ChangeRow, type NoticeRow } from './inbox-rows.js';
+import { InboxWriterThread } from './sqlite-inbox-thread.js';
 import { migrateSqliteStore } from './sqlite-ledger.js';
 
 const fromMs = (ms: number) => new Date(ms);
 
 /**
- * The inbox in the SQLite store file, WAL with synchronous FULL on this connection: a notice
+ * The inbox in the SQLite store file, WAL with synchronous FULL on its connections: a notice
  * answered 2xx survives a power cut, not only a crash. Each group of notices is one
- * transaction and one fsync of the log (store/group-commit.ts).
+ * transaction and one fsync of the log (store/group-commit.ts), committed on a thread of its
+ * own (store/sqlite-inbox-thread.ts) so that the fsync does not stop the event loop.
  */
 export function openSqliteInbox(file: string): Inbox {
+  if (file === ':memory:') {
+    throw new StoreLocationError(
+      'the webhook inbox needs a file: an in-memory store is not shared with its writer thread',
+    );
+  }
   let db: Database.Database;
   try {
     db = openSqliteFile(file, 10_000, 'FULL');
@@ -23,11 +30,6 @@ export function openSqliteInbox(file: string): Inbox {
     throw toStoreError('SQLite', error);
   }
   const stmt = {
-    insert: db.prepare(
-      `INSERT INTO webhook_inbox (connection_id, delivery_id, resource, record_id, action,
-         occurred_at, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (connection_id, delivery_id) DO NOTHING`,
-    ),
     pending: db.prepare<[string, number], NoticeRow<number>>(
       `SELECT seq, connection_id, delivery_id, resource, record_id, action, occurred_at,
          received_at FROM webhook_inbox
@@ -72,24 +74,9 @@ export function openSqliteInbox(file: string): Inbox {
     ),
   };
 
-  const acceptAll = db.transaction((notices: readonly Notice[], at: number): Acceptance[] =>
-    notices.map((n) =>
-      stmt.insert.run(
-        n.connectionId,
-        n.deliveryId,
-        n.resource,
-        n.recordId,
-        n.action,
-        n.occurredAt,
-        at,
-      ).changes > 0
-        ? 'stored'
-        : 'duplicate',
-    ),
-  );
-  const group = new GroupCommit<Notice, Acceptance>((notices) =>
-    acceptAll.immediate(notices, Date.now()),
-  );
+  // Notices are committed on a thread of their own, which waits for the fsync there.
+  const writer = new InboxWriterThread(file);
+  const group = new GroupCommit<Notice, Acceptance>((notices) => writer.write(notices));
   const keepAll = db.transaction((changes: readonly OwedChange[]) => {
     for (const c of changes) {
       stmt.keepChange.run(
@@ -161,9 +148,11 @@ export function openSqliteInbox(file: string): Inbox {
       run(() => {
         if (records.length > 0) dropAll.immediate(connectionId, batchKey, records);
       }),
-    close: () =>
-      run(() => {
+    close: async () => {
+      await writer.close();
+      await run(() => {
         if (db.open) db.close();
-      }),
+      });
+    },
   };
 }

@@ -34,6 +34,30 @@ export function receiverLimits(config: Config): ServerLimits {
   };
 }
 
+/** A registration read this recently is used as read: at most this late after a change. */
+const REGISTRATION_TTL_MS = 5_000;
+
+/**
+ * Registrations as read in the last few seconds: each read is an SQLite lookup and an AES-GCM
+ * open, which at hundreds of deliveries a second would cost more than the rest of a delivery.
+ * A change (`ebsync webhooks register`) takes effect within REGISTRATION_TTL_MS.
+ */
+function recentlyRead<T>(
+  read: (connectionId: string) => Promise<T>,
+): (connectionId: string) => Promise<T> {
+  const kept = new Map<string, { value: Promise<T>; at: number }>();
+  return (connectionId) => {
+    const now = Date.now();
+    const hit = kept.get(connectionId);
+    if (hit && now - hit.at < REGISTRATION_TTL_MS) return hit.value;
+    if (kept.size > 1_000) kept.clear();
+    const value = read(connectionId);
+    kept.set(connectionId, { value, at: now });
+    value.catch(() => kept.delete(connectionId));
+    return value;
+  };
+}
+
 export interface RunningReceiver {
   /** `http://host:port`; deliveries go to `<url>/webhooks/<connection>`. */
   url: string;
@@ -64,7 +88,7 @@ export async function startWebhookReceiver(
       ),
   );
   const app = createReceiver({
-    hookOf: (connectionId) => registrations.get(connectionId),
+    hookOf: recentlyRead((connectionId) => registrations.get(connectionId)),
     store: async (notice) => (await inbox.get()).accept(notice),
     stored: (connectionId, hook) => wakeUps.wake(connectionId, hook.destination),
     scheme: config.webhooks.signature,
