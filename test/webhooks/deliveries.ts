@@ -5,6 +5,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
 import type { Client } from '@temporalio/client';
+import { saveConnection } from '../../cli/connections.js';
+import type { Config } from '../../config/index.js';
+import type { Sandbox } from '../../sandbox/server.js';
+import { connectClient } from '../../worker/temporal-client.js';
 import type { PayloadCodec } from '@temporalio/common';
 import { createDrainActivities } from '../../activities/mirror/drain-inbox.js';
 import { createRecordActivities } from '../../activities/mirror/refresh-record.js';
@@ -226,4 +230,26 @@ export async function closeRecordBed(bed: RecordBed | undefined): Promise<void> 
   await bed.temporal.close();
   await bed.ts.close();
   rmSync(bed.dir, { recursive: true, force: true });
+}
+
+/**
+ * Connects the sandbox's business as `connectionId` with its integration key, as `ebsync
+ * connect --api-key` does (a worker must be polling the task queue of `config`).
+ */
+export async function connectSandbox(
+  config: Config,
+  sb: Sandbox,
+  connectionId: string,
+): Promise<void> {
+  const { client, close } = await connectClient(config);
+  try {
+    await saveConnection(
+      client,
+      config,
+      { connectionId, kind: 'integration_key', baseUrl: sb.baseUrl, permissions: [] },
+      { kind: 'apiKey', apiKey: sb.apiKey },
+    );
+  } finally {
+    await close();
+  }
 }

@@ -2,14 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { saveConnection } from '../../cli/connections.js';
 import { loadConfig } from '../../config/index.js';
 import { generateKeyLine } from '../../worker/data-converter.js';
-import { connectClient } from '../../worker/temporal-client.js';
 import { webhookRegistrations } from '../../worker/webhook-receiver.js';
 import { CliProcess, freePort, runCli } from '../helpers/cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import {
+  connectSandbox,
   destinationColumn,
   eventually,
   hintBody,
@@ -132,22 +131,7 @@ describe('webhooks end to end', () => {
     expect(stored.includes(Buffer.from(endpoint.secret.slice('whsec_'.length)))).toBe(false);
 
     worker = await startWorker();
-    const { client, close } = await connectClient(loadConfig({ ...process.env, ...env }));
-    try {
-      await saveConnection(
-        client,
-        loadConfig({ ...process.env, ...env }),
-        {
-          connectionId: CONNECTION,
-          kind: 'integration_key',
-          baseUrl: ts.sb.baseUrl,
-          permissions: [],
-        },
-        { kind: 'apiKey', apiKey: ts.sb.apiKey },
-      );
-    } finally {
-      await close();
-    }
+    await connectSandbox(loadConfig({ ...process.env, ...env }), ts.sb, CONNECTION);
     serve = await startServe();
     ts.sb.admin.patchRecord('lead', 11, { first_name: 'Edited at the sandbox' });
     ts.sb.admin.patchRecord('lead', 12, { first_name: 'Soon gone' });

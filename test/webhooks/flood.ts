@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { expect } from 'vitest';
 import { openDestination } from '../../destinations/open-destination.js';
 import { TABLES } from '../../destinations/tables.js';
+import type { Sandbox } from '../../sandbox/server.js';
 import { queryDatabase } from '../helpers/postgres.js';
 import { hintBody, newSecret, post, standardHeaders } from './deliveries.js';
 
@@ -76,6 +77,19 @@ export function sendItem(url: string, secret: string, item: FloodItem) {
 }
 
 export const floodName = (record: string, phase: number): string => `Flood ${record} v${phase}`;
+
+/**
+ * The sandbox's leads in id order, split as the flood uses them: the first 100 are edited and
+ * noticed, the 50 from the 301st are named only by bad deliveries (never to be read).
+ */
+export function floodLeads(sb: Sandbox): { targets: string[]; untouched: string[] } {
+  const ids = (
+    sb.ctx.db
+      .prepare("SELECT id FROM records WHERE type = 'lead' AND business_id = ? ORDER BY id")
+      .all(sb.businessId) as { id: number }[]
+  ).map((r) => String(r.id));
+  return { targets: ids.slice(0, 100), untouched: ids.slice(300, 350) };
+}
 
 /** The statuses each kind must get: 2xx for deliveries and repeats, 4xx for bad ones. */
 export function expectStatuses(statuses: ReadonlyMap<Kind, number[]>): void {

@@ -28,6 +28,7 @@ import {
   expectInboxOf,
   expectInOrder,
   expectStatuses,
+  floodLeads,
   floodName,
   floodPlan,
   leadWrites,
@@ -74,13 +75,6 @@ function receiver(
 
 const pendingIds = async (connectionId: string): Promise<string[]> =>
   (await (await deps.inbox()).pending(connectionId, 1_000)).map((n) => n.deliveryId);
-
-const leadIds = (): string[] =>
-  (
-    ts.sb.ctx.db
-      .prepare("SELECT id FROM records WHERE type = 'lead' AND business_id = ? ORDER BY id")
-      .all(ts.sb.businessId) as { id: number }[]
-  ).map((r) => String(r.id));
 
 function expectRefusal(sent: Sent, status: number, reason: string): void {
   expect(sent.status).toBe(status);
@@ -407,9 +401,7 @@ describe('webhook receiver', () => {
     const connectionId = `flood-${randomUUID().slice(0, 8)}`;
     const floodDestination = `sqlite:${join(dir, `flood-${connectionId}.db`)}`;
     await logLeadWrites(floodDestination);
-    const ids = leadIds();
-    const targets = ids.slice(0, 100);
-    const untouched = ids.slice(300, 350);
+    const { targets, untouched } = floodLeads(ts.sb);
     const flood = floodPlan({ total: 10_000, phases, targets, untouched, prefix: 'evt' });
     const hooks = new Map([[connectionId, { secret: SECRET, destination: floodDestination }]]);
     const r = await startTestReceiver({ hooks, deps, client: temporal.client, taskQueue });

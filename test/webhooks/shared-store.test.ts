@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { saveConnection } from '../../cli/connections.js';
 import { loadConfig } from '../../config/index.js';
 import { generateKeyLine } from '../../worker/data-converter.js';
 import { connectClient } from '../../worker/temporal-client.js';
@@ -11,11 +10,12 @@ import { drainWorkflowId } from '../../workflows/drain-types.js';
 import { CliProcess, freePort } from '../helpers/cli.js';
 import { createTestDatabase, queryDatabase } from '../helpers/postgres.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { eventually, inLanes, newSecret } from './deliveries.js';
+import { connectSandbox, eventually, inLanes, newSecret } from './deliveries.js';
 import {
   expectInboxOf,
   expectInOrder,
   expectStatuses,
+  floodLeads,
   floodName,
   floodPlan,
   leadWrites,
@@ -100,30 +100,9 @@ it('two receivers and two workers on the Postgres store take the flood: none los
     await started(['worker'], envOf(name), /worker started/);
   }
   const config = loadConfig({ ...process.env, ...envOf('worker-a') });
-  const { client, close } = await connectClient(config);
-  try {
-    await saveConnection(
-      client,
-      config,
-      {
-        connectionId: CONNECTION,
-        kind: 'integration_key',
-        baseUrl: ts.sb.baseUrl,
-        permissions: [],
-      },
-      { kind: 'apiKey', apiKey: ts.sb.apiKey },
-    );
-  } finally {
-    await close();
-  }
+  await connectSandbox(config, ts.sb, CONNECTION);
 
-  const leads = (
-    ts.sb.ctx.db
-      .prepare("SELECT id FROM records WHERE type = 'lead' AND business_id = ? ORDER BY id")
-      .all(ts.sb.businessId) as { id: number }[]
-  ).map((r) => String(r.id));
-  const targets = leads.slice(0, 100);
-  const untouched = leads.slice(300, 350);
+  const { targets, untouched } = floodLeads(ts.sb);
   const flood = floodPlan({ total: 10_000, phases: PHASES, targets, untouched, prefix: 'sh' });
   const statuses = new Map<Kind, number[]>();
   let sent = 0;
