@@ -36,6 +36,8 @@ export class InboxWriterThread {
     this.worker = undefined;
     if (!worker) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    // Held while it closes, or a process with nothing else to do would leave before it has.
+    worker.ref();
     worker.postMessage('close');
     await exited;
   }
