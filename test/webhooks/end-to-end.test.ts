@@ -16,13 +16,26 @@ import {
   post,
   standardHeaders,
 } from './deliveries.js';
-import { expectInOrder, floodName, inboxRows, leadWrites, logLeadWrites } from './flood.js';
+import {
+  expectInboxOf,
+  expectInOrder,
+  expectStatuses,
+  floodName,
+  floodPlan,
+  inboxRows,
+  leadWrites,
+  logLeadWrites,
+  sendItem,
+  type FloodItem,
+  type Kind,
+} from './flood.js';
 
 /**
  * The whole path with the real commands: `ebsync webhooks register` at the sandbox, `ebsync
  * webhooks serve` and `ebsync worker` as processes of their own, and a staff edit at the
- * sandbox arriving in the destination. Then the receiver is SIGKILLed mid-flood, and the
- * worker mid-drain: every delivery answered 2xx is applied, once, in each record's order.
+ * sandbox arriving in the destination. Then the receiver is SIGKILLed mid-flood; and the
+ * issue's flood goes through them with the receiver SIGKILLed mid-flood and the worker
+ * mid-drain: every delivery answered 2xx is applied, once, in each record's order.
  */
 const CONNECTION = 'e2e-shop';
 let ts: TestSandbox;
@@ -51,9 +64,9 @@ beforeAll(async () => {
     EBS_BASE_URL: ts.sb.baseUrl,
     EBS_CA_FILE: ts.sb.caFile ?? '',
     EBSYNC_WEBHOOK_PORT: String(port),
-    // Small batches, so a kill lands between batches and inside one.
-    EBSYNC_WEBHOOK_BATCH: '20',
-    EBS_RATE_LIMIT: '50',
+    // Batches of 50, unpaced: the flood's drain keeps going while the worker is killed.
+    EBSYNC_WEBHOOK_BATCH: '50',
+    EBS_RATE_LIMIT: '0',
   };
 });
 
@@ -190,48 +203,85 @@ describe('webhooks end to end', () => {
     );
   }, 360_000);
 
-  it('applies every delivery answered 2xx once and in order when the worker is SIGKILLed mid-drain', async () => {
+  it("takes the issue's flood with the receiver SIGKILLed mid-flood and the worker mid-drain: every 2xx applied once, in order", async () => {
     // The sandbox's endpoint went in the test before: the secret from the registration.
-    const sandboxSecret = (await registrationSecret())!;
+    const secret = (await registrationSecret())!;
     await logLeadWrites(`sqlite:${destinationFile}`);
-    const leads = Array.from({ length: 150 }, (_, i) => String(i + 100));
-    const rounds = 3;
-    const answered = new Map<string, number>();
-    let killed = false;
-    for (let round = 1; round <= rounds; round += 1) {
-      for (const id of leads)
-        ts.sb.admin.patchRecord('lead', Number(id), { first_name: floodName(id, round) });
-      for (const [id, status] of await deliver(sandboxSecret, leads, `evt_drain${round}`))
-        answered.set(id, status);
-      if (!killed) {
-        // Mid-drain: some of the first round applied, not all.
-        await eventually(
-          () => leads.some((id) => names().get(id) === floodName(id, 1)),
-          60_000,
-          'the drain under way',
+    const targets = Array.from({ length: 100 }, (_, i) => String(i + 150));
+    const untouched = Array.from({ length: 50 }, (_, i) => String(i + 250));
+    const phases = 4;
+    const flood = floodPlan({ total: 10_000, phases, targets, untouched, prefix: 'kill' });
+    const url = `${receiverBase}/webhooks/${CONNECTION}`;
+    const statuses = new Map<Kind, number[]>();
+    let sent = 0;
+    let receiverKilled: Promise<void> | undefined;
+    let workerKilled: Promise<void> | undefined;
+    let pendingAtKill = 0;
+    // A sender's retries: no answer or a 5xx is sent again (the receiver may be down) until
+    // it is answered; a 2xx or a 4xx is final.
+    const send = async (item: FloodItem): Promise<void> => {
+      for (let attempt = 0; ; attempt += 1) {
+        const status = await sendItem(url, secret, item).then(
+          (answer) => answer.status,
+          () => 0,
         );
-        expect(leads.every((id) => names().get(id) === floodName(id, 1))).toBe(false);
-        worker!.child.kill('SIGKILL');
-        await worker!.exited;
-        killed = true;
-        worker = await startWorker();
+        if (status !== 0 && status < 500) {
+          statuses.set(item.kind, [...(statuses.get(item.kind) ?? []), status]);
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
       }
+      sent += 1;
+      if (sent === 3_500) {
+        // Mid-flood: the receiver dies under 24 requests in flight, and comes back.
+        receiverKilled = (async () => {
+          serve!.child.kill('SIGKILL');
+          await serve!.exited;
+          serve = await startServe();
+        })();
+      }
+      if (sent === 6_500) {
+        // Mid-drain: the worker dies with a batch of the drain in its hands, and comes back.
+        workerKilled = (async () => {
+          const rows = await inboxRows(store, CONNECTION);
+          pendingAtKill = [...rows.values()].filter((done) => !done).length;
+          worker!.child.kill('SIGKILL');
+          await worker!.exited;
+          worker = await startWorker();
+        })();
+      }
+    };
+    for (const [phase, items] of flood.phases.entries()) {
+      for (const id of targets)
+        ts.sb.admin.patchRecord('lead', Number(id), { first_name: floodName(id, phase + 1) });
+      await inLanes(items, 24, send);
     }
-    expect(new Set(answered.values())).toEqual(new Set([200]));
+    await inLanes(flood.last, 24, send);
+    await receiverKilled;
+    await workerKilled;
+    expect(receiverKilled).toBeDefined();
+    expect(workerKilled).toBeDefined();
+    // The drain had notices to go when its worker died.
+    expect(pendingAtKill).toBeGreaterThan(0);
+    expectStatuses(statuses);
     await eventually(
-      () => leads.every((id) => names().get(id) === floodName(id, rounds)),
-      120_000,
-      'every lead carries its last edit',
+      () => targets.every((id) => names().get(id) === floodName(id, phases)),
+      180_000,
+      'every target lead carries its last edit',
     );
     await eventually(
       async () => [...(await inboxRows(store, CONNECTION)).values()].every(Boolean),
       60_000,
       'every notice applied',
     );
+    // Only this flood's rows, for the count: the tests before stored their own.
     const rows = await inboxRows(store, CONNECTION);
-    expect([...answered.keys()].filter((id) => rows.get(id) !== true)).toEqual([]);
-    expectInOrder(await leadWrites(`sqlite:${destinationFile}`), leads, rounds);
-  }, 360_000);
+    for (const id of [...rows.keys()]) if (!id.startsWith('kill_')) rows.delete(id);
+    await expectInboxOf(store, CONNECTION, flood, rows);
+    const writes = await leadWrites(`sqlite:${destinationFile}`);
+    expectInOrder(writes, targets, phases);
+    expect(untouched.filter((id) => writes.has(id))).toEqual([]);
+  }, 600_000);
 });
 
 /** The connection's signing secret, as `webhooks register` stored it (sealed). */

@@ -189,8 +189,10 @@ export async function expectInboxOf(
   store: string,
   connectionId: string,
   flood: Flood,
+  /** The connection's rows, when they are to be narrowed first (default: all of them). */
+  narrowed?: Map<string, boolean>,
 ): Promise<void> {
-  const rows = await inboxRows(store, connectionId);
+  const rows = narrowed ?? (await inboxRows(store, connectionId));
   const items = [...flood.phases.flat(), ...flood.last];
   const unique = new Set(items.filter((i) => i.kind === 'valid').map((i) => i.id));
   expect(rows.size).toBe(unique.size);
