@@ -94,6 +94,12 @@ export interface Inbox {
   /** The changes a batch still owes, in no particular order. */
   owedChanges(connectionId: string, batchKey: string): Promise<OwedChange[]>;
 
+  /**
+   * A connection's changes kept before `before`, oldest first, at most `limit`: those of
+   * batches whose forwarding an earlier run of the drain left when it continued as new.
+   */
+  leftoverChanges(connectionId: string, before: Date, limit: number): Promise<OwedChange[]>;
+
   /** Drops changes every endpoint has taken (or refused for good). */
   dropChanges(
     connectionId: string,

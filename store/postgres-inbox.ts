@@ -151,6 +151,16 @@ export async function openPostgresInbox(
         );
         return rows.map((row) => changeOf(row, same));
       }),
+    leftoverChanges: (connectionId, before, limit) =>
+      run(async () => {
+        const { rows } = await pool.query<ChangeRow<Date>>(
+          `SELECT connection_id, batch_key, resource, record_id, action, sealed, applied_at
+           FROM automation_outbox WHERE connection_id = $1 AND applied_at < $2
+           ORDER BY applied_at LIMIT $3`,
+          [connectionId, before, limit],
+        );
+        return rows.map((row) => changeOf(row, same));
+      }),
     dropChanges: (connectionId, batchKey, records) =>
       run(async () => {
         if (records.length === 0) return;

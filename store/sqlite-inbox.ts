@@ -68,6 +68,11 @@ export function openSqliteInbox(file: string): Inbox {
       `SELECT connection_id, batch_key, resource, record_id, action, sealed, applied_at
        FROM automation_outbox WHERE connection_id = ? AND batch_key = ?`,
     ),
+    leftoverChanges: db.prepare<[string, number, number], ChangeRow<number>>(
+      `SELECT connection_id, batch_key, resource, record_id, action, sealed, applied_at
+       FROM automation_outbox WHERE connection_id = ? AND applied_at < ?
+       ORDER BY applied_at LIMIT ?`,
+    ),
     dropChange: db.prepare(
       `DELETE FROM automation_outbox
        WHERE connection_id = ? AND batch_key = ? AND resource = ? AND record_id = ?`,
@@ -144,6 +149,12 @@ export function openSqliteInbox(file: string): Inbox {
       }),
     owedChanges: (connectionId, batchKey) =>
       run(() => stmt.owedChanges.all(connectionId, batchKey).map((row) => changeOf(row, fromMs))),
+    leftoverChanges: (connectionId, before, limit) =>
+      run(() =>
+        stmt.leftoverChanges
+          .all(connectionId, before.getTime(), limit)
+          .map((row) => changeOf(row, fromMs)),
+      ),
     dropChanges: (connectionId, batchKey, records) =>
       run(() => {
         if (records.length > 0) dropAll.immediate(connectionId, batchKey, records);

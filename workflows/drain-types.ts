@@ -24,8 +24,12 @@ export interface DrainCarried {
   totals: DrainTotals;
   /** A wake-up came that no batch answered yet. */
   woken: boolean;
-  /** Batch keys whose changes automation endpoints are still owed (forwarded again). */
-  owed: string[];
+  /**
+   * The run before was still forwarding changes to automation endpoints: the next run sends
+   * what is left of them (kept in the store) again. A flag, not a list: a dead endpoint would
+   * otherwise grow the list for hours, past what a run's input may carry.
+   */
+  leftovers: boolean;
 }
 
 /** What a wake-up says: notices are waiting, and where the connection's records go now. */

@@ -39,7 +39,7 @@ const batchCalls = (pace: Pace) =>
     priority: pace.priority(Date.now()),
   });
 
-const { forwardChanges } = proxyActivities<AutomationActivities>(FORWARDING);
+const { forwardChanges, forwardLeftovers } = proxyActivities<AutomationActivities>(FORWARDING);
 
 /** Without a wake-up, the inbox is checked this often. */
 const CHECK_EVERY_MS = 60_000;
@@ -55,7 +55,8 @@ const MAX_REFUSAL_WAIT_MS = 5 * 60_000;
  * batch is followed by the next at once; otherwise the workflow waits for a wake-up, or checks
  * anyway after a while, so a lost wake-up only delays. One batch at a time, so two reads of a
  * record never overlap: changes land in the order the service made them. Only counts and keys
- * live here; the changes owed to automation endpoints wait in the store under the batch's key.
+ * live here; the changes owed to automation endpoints wait in the store under the batch's key
+ * (and what a run still owes when it continues as new, the next run sends).
  */
 export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
   const { connectionId } = input;
@@ -80,21 +81,28 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
   }));
 
   // Not awaited: a slow or dead endpoint must not hold back the next batch.
-  const owed = new Set<string>();
-  const forward = (batchKey: string): void => {
-    owed.add(batchKey);
-    forwardChanges({ connectionId, batchKey }).then(
-      () => owed.delete(batchKey),
+  const forwarding = new Set<string>();
+  const forwarded = (what: string, sending: Promise<unknown>): void => {
+    forwarding.add(what);
+    sending.then(
+      () => forwarding.delete(what),
       (error: unknown) => {
         if (isCancellation(error)) return;
-        owed.delete(batchKey);
+        forwarding.delete(what);
         log.warn('automation endpoints were not reached; see ebsync webhooks deliveries', {
           error: error instanceof Error ? error.message : String(error),
         });
       },
     );
   };
-  for (const batchKey of input.carried?.owed ?? []) forward(batchKey);
+  // What the run before was still forwarding when it continued as new: the changes wait in
+  // the store, kept before this run began, and go out again from here (to those still owed).
+  if (input.carried?.leftovers === true) {
+    forwarded(
+      'leftovers',
+      forwardLeftovers({ connectionId, before: new Date(Date.now()).toISOString() }),
+    );
+  }
 
   const waitAfterRefusal = async (why: string): Promise<void> => {
     lastRefusal = why;
@@ -121,7 +129,7 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       totals.deleted += out.deleted;
       totals.refused += out.refused;
       if (out.notices > 0) lastBatchAt = Date.now();
-      if (out.owed > 0) forward(batchKey);
+      if (out.owed > 0) forwarded(batchKey, forwardChanges({ connectionId, batchKey }));
       if (out.refusal !== null && out.notices === 0) await waitAfterRefusal(out.refusal);
       else {
         if (out.refusal !== null) lastRefusal = out.refusal;
@@ -143,7 +151,7 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       await continueAsNew<typeof webhookDrainWorkflow>({
         ...input,
         destination,
-        carried: { totals, woken, owed: [...owed] },
+        carried: { totals, woken, leftovers: forwarding.size > 0 },
       });
     }
   }

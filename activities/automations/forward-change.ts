@@ -7,7 +7,7 @@ import type {
   AutomationStore,
   DeliveryStatus,
 } from '../../store/automation-endpoints.js';
-import type { Inbox } from '../../store/inbox.js';
+import type { Inbox, OwedChange } from '../../store/inbox.js';
 import { openValue } from '../../store/sealed-values.js';
 
 /** One applied change. */
@@ -78,6 +78,15 @@ export interface ForwardBatchInput {
   /** The drain batch whose changes these are. */
   batchKey: string;
 }
+
+export interface ForwardLeftoversInput {
+  connectionId: string;
+  /** ISO time: changes kept before it are an earlier run's. */
+  before: string;
+}
+
+/** Leftover changes sent per page. */
+const LEFTOVER_PAGE = 500;
 
 /** The webhook-id of a change a drain batch kept: the same on every retry of its forwarding. */
 export function changeWebhookId(batchKey: string, resource: string, recordId: string): string {
@@ -179,6 +188,47 @@ export function createAutomationActivities(
     return result;
   };
 
+  /** Sends kept changes; drops each that every endpoint wanting it has taken. */
+  const sendKept = async (
+    store: AutomationStore,
+    inbox: Inbox,
+    changes: readonly OwedChange[],
+  ): Promise<Sent> => {
+    const total: Sent = { delivered: 0, refused: 0, owed: [] };
+    if (changes.length === 0 || !kept) return total;
+    const endpoints = await store.list();
+    const attempt = Context.current().info.attempt;
+    const done: OwedChange[] = [];
+    for (const change of changes) {
+      const sent = await send(
+        store,
+        endpoints,
+        {
+          webhookId: changeWebhookId(change.batchKey, change.resource, change.recordId),
+          connectionId: change.connectionId,
+          resource: change.resource,
+          recordId: change.recordId,
+          action: change.action,
+          record: (await openValue<unknown>(kept.codec, change.sealed)) ?? null,
+          appliedAt: change.appliedAt.toISOString(),
+        },
+        attempt,
+      );
+      total.delivered += sent.delivered;
+      total.refused += sent.refused;
+      total.owed.push(...sent.owed);
+      if (sent.owed.length === 0) done.push(change);
+    }
+    // Taken by every endpoint that wants it: the sealed record goes from the store.
+    const byBatch = new Map<string, OwedChange[]>();
+    for (const change of done)
+      byBatch.set(change.batchKey, [...(byBatch.get(change.batchKey) ?? []), change]);
+    for (const [batchKey, group] of byBatch) {
+      await inbox.dropChanges(group[0]!.connectionId, batchKey, group);
+    }
+    return total;
+  };
+
   const owedFailure = (owed: readonly string[]) =>
     ApplicationFailure.retryable(
       `automation endpoints not reached yet: ${[...new Set(owed)].join(', ')}`,
@@ -194,38 +244,40 @@ export function createAutomationActivities(
     },
 
     async forwardChanges(input: ForwardBatchInput): Promise<ForwardOutput> {
+      if (!store || !kept) return { delivered: 0, refused: 0 };
+      const inbox = await kept.inbox();
+      const sent = await sendKept(
+        store,
+        inbox,
+        await inbox.owedChanges(input.connectionId, input.batchKey),
+      );
+      if (sent.owed.length > 0) throw owedFailure(sent.owed);
+      return { delivered: sent.delivered, refused: sent.refused };
+    },
+
+    /**
+     * The changes an earlier run of the drain was still forwarding when it continued as new
+     * (kept before `before`, the new run's start): sent as forwardChanges sends a batch's,
+     * a page at a time.
+     */
+    async forwardLeftovers(input: ForwardLeftoversInput): Promise<ForwardOutput> {
       const result: ForwardOutput = { delivered: 0, refused: 0 };
       if (!store || !kept) return result;
       const inbox = await kept.inbox();
-      const changes = await inbox.owedChanges(input.connectionId, input.batchKey);
-      const endpoints = await store.list();
-      const attempt = Context.current().info.attempt;
-      const owed: string[] = [];
-      const done: { resource: string; recordId: string }[] = [];
-      for (const change of changes) {
-        const sent = await send(
-          store,
-          endpoints,
-          {
-            webhookId: changeWebhookId(input.batchKey, change.resource, change.recordId),
-            connectionId: change.connectionId,
-            resource: change.resource,
-            recordId: change.recordId,
-            action: change.action,
-            record: (await openValue<unknown>(kept.codec, change.sealed)) ?? null,
-            appliedAt: change.appliedAt.toISOString(),
-          },
-          attempt,
+      for (;;) {
+        const page = await inbox.leftoverChanges(
+          input.connectionId,
+          new Date(input.before),
+          LEFTOVER_PAGE,
         );
+        const sent = await sendKept(store, inbox, page);
         result.delivered += sent.delivered;
         result.refused += sent.refused;
-        if (sent.owed.length > 0) owed.push(...sent.owed);
-        else done.push({ resource: change.resource, recordId: change.recordId });
+        if (sent.owed.length > 0) throw owedFailure(sent.owed);
+        // Every change of a full page went, so the next page holds others.
+        if (page.length < LEFTOVER_PAGE) return result;
+        Context.current().heartbeat();
       }
-      // Taken by every endpoint that wants it: the sealed record goes from the store.
-      await inbox.dropChanges(input.connectionId, input.batchKey, done);
-      if (owed.length > 0) throw owedFailure(owed);
-      return result;
     },
   };
 }

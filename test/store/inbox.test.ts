@@ -131,6 +131,13 @@ describe.each(engines)('the webhook inbox on $name', ({ fresh }) => {
       await inbox.dropChanges('shop', 'run-1:1', [{ resource: 'leads', recordId: '1' }]);
       expect((await inbox.owedChanges('shop', 'run-1:1')).map((c) => c.recordId)).toEqual(['2']);
       expect(await inbox.owedChanges('shop', 'run-1:2')).toEqual([]);
+      // A later run finds what is left by age, whatever the batch.
+      const later = new Date(Date.now() + 1_000);
+      expect((await inbox.leftoverChanges('shop', later, 10)).map((c) => c.recordId)).toEqual([
+        '2',
+      ]);
+      expect(await inbox.leftoverChanges('shop', new Date(Date.now() - 60_000), 10)).toEqual([]);
+      expect(await inbox.leftoverChanges('other', later, 10)).toEqual([]);
     }));
 
   it('shares the store with the ledger: either may open it first', async () => {

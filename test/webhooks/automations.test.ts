@@ -21,6 +21,9 @@ import {
   webhookActivities,
 } from './deliveries.js';
 import { inboxRows } from './flood.js';
+import { Client } from '@temporalio/client';
+import { webhookDrainWorkflow } from '../../workflows/drain.js';
+import { drainWorkflowId, inboxWakeSignal } from '../../workflows/drain-types.js';
 import { historyText } from '../helpers/history-text.js';
 
 /**
@@ -271,6 +274,65 @@ describe('automations out', () => {
     expect(rows.some((r) => r.status === 'delivered')).toBe(false);
     await runCli(['webhooks', 'endpoints', 'remove', 'flaky-hook'], env);
   }, 300_000);
+
+  it('sends, from its next run, what a drain still owed endpoints when it continued as new', async () => {
+    const connectionId = 'auto-left';
+    const hook = await startHook(500);
+    await addEndpoint('leftover-hook', hook, '--connections', connectionId);
+    ts.sb.admin.patchRecord('lead', 61, { first_name: 'Left over' });
+    const inbox = await deps.inbox();
+    await inbox.accept({
+      connectionId,
+      deliveryId: 'evt_left',
+      resource: 'leads',
+      recordId: '61',
+      action: 'updated',
+      occurredAt: null,
+    });
+    const client = new Client({
+      connection: temporal.client.connection,
+      dataConverter: { payloadCodecs: [codec] },
+    });
+    const destination = `sqlite:${destinationFile}`;
+    await withWorker(async () => {
+      // One batch per run: the run that applied the change continues as new before its
+      // forwarding is done.
+      await client.workflow.signalWithStart(webhookDrainWorkflow, {
+        taskQueue: env.TEMPORAL_TASK_QUEUE!,
+        workflowId: drainWorkflowId(connectionId),
+        args: [{ connectionId, destination, batchesPerRun: 1, checkEveryMs: 60_000 }],
+        signal: inboxWakeSignal,
+        signalArgs: [{ destination }],
+      });
+      await eventually(() => hook.calls.length >= 1, 60_000, 'a first call, refused');
+      hook.answer = 200;
+      await eventually(
+        async () =>
+          hook.calls.length >= 2 &&
+          (await inbox.leftoverChanges(connectionId, new Date(Date.now() + 60_000), 10)).length ===
+            0,
+        60_000,
+        'the change taken by the endpoint and gone from the store',
+      );
+    });
+    const activities: string[] = [];
+    for await (const run of client.workflow.list({
+      query: `WorkflowId = '${drainWorkflowId(connectionId)}'`,
+    })) {
+      const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      for (const event of history.events ?? []) {
+        const name = event.activityTaskScheduledEventAttributes?.activityType?.name;
+        if (name) activities.push(name);
+      }
+    }
+    expect(activities).toContain('forwardLeftovers');
+    // Every call carried the change's one id, and the record as written.
+    expect(new Set(hook.calls.map((c) => c.id)).size).toBe(1);
+    expect(JSON.stringify(hook.calls.at(-1)?.body.data.record)).toContain('Left over');
+    expect(hook.forged).toBe(0);
+    await client.workflow.getHandle(drainWorkflowId(connectionId)).terminate('test over');
+    await runCli(['webhooks', 'endpoints', 'remove', 'leftover-hook'], env);
+  }, 180_000);
 
   it('leaves no record data in any workflow history of the webhook path', async () => {
     // Every workflow the tests above ran on this task queue: the drain's runs above all.
