@@ -111,21 +111,6 @@ export class ConnectionTokens {
   }
 
   /**
-   * Whether `get` would answer at once from this process's cache, without asking the
-   * connection workflow (which takes a workflow task of some worker).
-   */
-  ready(connectionId: string): boolean {
-    const verdict = this.verdicts.get(connectionId);
-    if (verdict && verdict.until > Date.now()) return false;
-    const cached = this.cache.get(connectionId);
-    return (
-      cached !== undefined &&
-      Date.now() - cached.checkedAt < this.stateCheckMs &&
-      (cached.issued.kind !== 'oauth' || cached.issued.expiresAt - EXPIRY_MARGIN_MS > Date.now())
-    );
-  }
-
-  /**
    * The service still refused `secret` (401) after one fresh token: the workflow decides
    * whether the connection needs reauthorization. Afterwards no activity of this process
    * sends the refused secret again.

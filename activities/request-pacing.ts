@@ -135,36 +135,25 @@ export function pacedClient(
 /**
  * One paced client per connection (`pacedClient`, each on its own connection's slots), made
  * by `newClient` on first use and kept for `ttlMs` (default: for good), so that a reconnect's
- * new key or base URL is picked up; a client that fails to be made is not kept. `ready` says
- * whether a call would be answered from what is kept, without asking anyone.
+ * new key or base URL is picked up; a client that fails to be made is not kept.
  */
 export function pacedClients(
   newClient: (connectionId: string) => ServiceClient | Promise<ServiceClient>,
   pacing: RequestPacing,
   ttlMs = Infinity,
-): ((connectionId: string) => Promise<ServiceClient>) & { ready(connectionId: string): boolean } {
-  const clients = new Map<string, { client: Promise<ServiceClient>; at: number; made: boolean }>();
-  const fresh = (connectionId: string) => {
+): (connectionId: string) => Promise<ServiceClient> {
+  const clients = new Map<string, { client: Promise<ServiceClient>; at: number }>();
+  return (connectionId: string): Promise<ServiceClient> => {
     const cached = clients.get(connectionId);
-    return cached && Date.now() - cached.at < ttlMs ? cached : undefined;
-  };
-  const clientFor = (connectionId: string): Promise<ServiceClient> => {
-    const cached = fresh(connectionId);
-    if (cached) return cached.client;
+    if (cached && Date.now() - cached.at < ttlMs) return cached.client;
     const client = Promise.resolve(newClient(connectionId)).then((made) =>
       pacedClient(made, connectionId, pacing),
     );
-    const entry = { client, at: Date.now(), made: false };
+    const entry = { client, at: Date.now() };
     clients.set(connectionId, entry);
-    client.then(
-      () => (entry.made = true),
-      () => {
-        if (clients.get(connectionId) === entry) clients.delete(connectionId);
-      },
-    );
+    client.catch(() => {
+      if (clients.get(connectionId) === entry) clients.delete(connectionId);
+    });
     return client;
   };
-  return Object.assign(clientFor, {
-    ready: (connectionId: string) => fresh(connectionId)?.made === true,
-  });
 }

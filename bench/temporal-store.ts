@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DEV_SERVER_ARGS, FAIRNESS_ARGS } from '../worker/dev-server.js';
-import { recordHandOff } from '../worker/record-hand-off.js';
+import { drainWaker } from '../worker/drain-wake.js';
 import { findTemporalCli } from '../worker/temporal-cli.js';
 import { fmt, median, ratio, summarize, type BenchContext, type Benchmark } from './lib.js';
 
-/** Hand-offs per round and store, each of a new record, so each starts a workflow. */
+/** Signal-with-starts per round and store, each of a new connection, so each starts a workflow. */
 const HAND_OFFS = 1_000;
 const IN_FLIGHT = 32;
 const ROUNDS = 3;
@@ -23,13 +23,13 @@ const STORES = [
 ] as const;
 
 /**
- * The rate at which the dev server takes webhook hand-offs (the receiver's signal-with-start of
- * a new record's workflow) by how it stores its data: every durable step of ebsync waits on
- * these commits. Rounds alternate between the servers, so a noisy spell hits all of them.
+ * The rate at which the dev server takes signal-with-starts (a drain's wake-up that starts its
+ * workflow, worker/drain-wake.ts) by how it stores its data: every durable step of ebsync
+ * waits on these commits. Rounds alternate between the servers, so a noisy spell hits all.
  */
 export const temporalStoreBenchmark: Benchmark = {
   name: 'temporal',
-  title: "The local Temporal dev server's store: hand-offs a second",
+  title: "The local Temporal dev server's store: signal-with-starts a second",
   async run(ctx: BenchContext) {
     const work = mkdtempSync(join(tmpdir(), 'ebsync-bench-temporal-'));
     const executable = await findTemporalCli({ onProgress: (line) => ctx.log(line) });
@@ -52,26 +52,13 @@ export const temporalStoreBenchmark: Benchmark = {
       const latencies: number[][] = STORES.map(() => []);
       for (let round = 0; round < ROUNDS; round += 1) {
         for (const [k, server] of servers.entries()) {
-          const handOff = recordHandOff(server.client, {
-            taskQueue: 'bench-temporal-no-worker',
-            debounceMs: 300,
-          });
+          const wake = drainWaker(server.client, 'bench-temporal-no-worker');
           let next = 0;
           const started = performance.now();
           const sender = async (): Promise<void> => {
             for (let i = next++; i < HAND_OFFS; i = next++) {
               const at = performance.now();
-              await handOff(
-                {
-                  connectionId: 'bench',
-                  deliveryId: `msg_${round}_${i}`,
-                  resource: 'leads',
-                  recordId: `${round}-${i}`,
-                  action: 'updated',
-                  occurredAt: null,
-                },
-                { secret: '', destination: 'sqlite:bench.db' },
-              );
+              await wake(`bench-${round}-${i}`, 'sqlite:bench.db');
               latencies[k]?.push(performance.now() - at);
             }
           };
@@ -85,14 +72,14 @@ export const temporalStoreBenchmark: Benchmark = {
       const [journal = NaN, wal = NaN, memory = NaN] = medians;
       return {
         method:
-          `${ROUNDS} rounds; in each, ${HAND_OFFS} webhook hand-offs (worker/record-hand-off.ts: ` +
-          `signal-with-start of a new record's workflow, what the receiver awaits before its 2xx) ` +
+          `${ROUNDS} rounds; in each, ${HAND_OFFS} signal-with-starts (worker/drain-wake.ts: the ` +
+          `wake-up of a connection's drain, each of a new connection so each starts a workflow) ` +
           `with ${IN_FLIGHT} in flight go to each of three \`temporal server start-dev\` ` +
           `processes on this machine, one per store. No worker polls, so the figure is the ` +
           `server's alone.`,
         tables: [
           {
-            head: ['store', 'hand-offs/s, each round', 'median /s', 'p50 ms', 'p99 ms'],
+            head: ['store', 'signal-with-starts/s, each round', 'median /s', 'p50 ms', 'p99 ms'],
             rows: STORES.map((store, k) => {
               const latency = summarize(latencies[k] ?? []);
               return [
@@ -106,7 +93,7 @@ export const temporalStoreBenchmark: Benchmark = {
           },
         ],
         notes: [
-          `WAL over the rollback journal: ${ratio(wal, journal)} the hand-offs a second. ` +
+          `WAL over the rollback journal: ${ratio(wal, journal)} the signal-with-starts a second. ` +
             `Synchronous stays FULL in both, so an answered commit survives a crash of the machine.`,
           `In memory over WAL: ${ratio(memory, wal)}; the tests use an in-memory server, ` +
             '`npm start` and `ebsync temporal` a file.',

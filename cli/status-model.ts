@@ -9,12 +9,14 @@ import { listConnections } from './connections.js';
 import {
   automationSection,
   FAILED_RUN,
+  inboxSection,
   rootReason,
   RUN_STATUS,
   type RunStatus,
   scheduleSection,
   webhookSection,
   type AutomationEndpointsView,
+  type InboxView,
   type RunOutcomeCache,
   type ScheduleStatusView,
   type WebhookReceiverView,
@@ -22,6 +24,7 @@ import {
 
 export type {
   AutomationEndpointsView,
+  InboxView,
   ScheduleStatusView,
   WebhookReceiverView,
 } from './status-sections.js';
@@ -42,6 +45,8 @@ export interface StatusReport {
   schedules: ScheduleStatusView[];
   /** The webhook receiver at its configured address; `running: false` when it does not answer. */
   webhooks: WebhookReceiverView;
+  /** The store's webhook inbox: notices waiting and drained, per connection. */
+  inbox: InboxView;
   /** Automation endpoints (`ebsync webhooks endpoints`) with their breaker state; no secret. */
   automations: AutomationEndpointsView;
   /** The service's rate-limit refusals (429, or its 403 variant) of all connections, last hour. */
@@ -95,7 +100,12 @@ export interface MirrorView {
 
 export interface Problem {
   connectionId: string;
-  kind: 'needs_reauth' | 'last_pass_failed' | 'last_pass_incomplete' | 'schedule_last_run_failed';
+  kind:
+    | 'needs_reauth'
+    | 'last_pass_failed'
+    | 'last_pass_incomplete'
+    | 'schedule_last_run_failed'
+    | 'webhooks_waiting';
   message: string;
 }
 
@@ -226,6 +236,8 @@ export function findProblems(
   connections: readonly ConnectionView[],
   mirrors: readonly MirrorView[],
   schedules: readonly ScheduleStatusView[] = [],
+  inbox: InboxView = { store: '', error: null, connections: [] },
+  now = Date.now(),
 ): Problem[] {
   const problems: Problem[] = [];
   for (const c of connections) {
@@ -271,8 +283,19 @@ export function findProblems(
       message: `schedule ${sc.scheduleId}: last run ${sc.lastRun.status.replace('_', ' ')}${sc.lastRun.error ? `: ${sc.lastRun.error}` : ''}`,
     });
   }
+  for (const c of inbox.connections) {
+    if (c.oldestPendingAt === null || now - c.oldestPendingAt < WEBHOOKS_WAITING_MS) continue;
+    problems.push({
+      connectionId: c.connectionId,
+      kind: 'webhooks_waiting',
+      message: `webhooks of connection ${c.connectionId}: ${c.pending} notices waiting, the oldest for ${Math.round((now - c.oldestPendingAt) / 60_000)} min (is a worker running? see its log)`,
+    });
+  }
   return problems;
 }
+
+/** A notice waiting this long in the inbox is a problem: no drain is applying them. */
+export const WEBHOOKS_WAITING_MS = 5 * 60_000;
 
 /** Everything the status page and `ebsync status` show. */
 export async function collectStatus(
@@ -285,12 +308,13 @@ export async function collectStatus(
 ): Promise<StatusReport> {
   const cache: ClosedRunCache =
     options.cache ?? new Map<string, Pick<PassView, 'progress' | 'error'>>();
-  const [statuses, executions, schedules, webhooks, automations] = await Promise.all([
+  const [statuses, executions, schedules, webhooks, automations, inbox] = await Promise.all([
     listConnections(client, config.temporal.taskQueue),
     mirrorExecutions(client, config),
     scheduleSection(client, config, options.runCache ?? (new Map() as RunOutcomeCache)),
     webhookSection(config),
     automationSection(config),
+    inboxSection(config),
   ]);
   const generatedAt = Date.now();
   const connections: ConnectionView[] = statuses.map((s) => {
@@ -344,9 +368,10 @@ export async function collectStatus(
     destinations,
     schedules,
     webhooks,
+    inbox,
     automations,
     rateLimitedLastHour: connections.reduce((sum, c) => sum + c.rateLimited.lastHour, 0),
-    problems: findProblems(connections, mirrors, schedules),
+    problems: findProblems(connections, mirrors, schedules, inbox, generatedAt),
   };
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type {
   AutomationEndpointsView,
   ConnectionView,
+  InboxView,
   MirrorView,
   PassView,
   ScheduleStatusView,
@@ -200,9 +201,31 @@ function webhooksHtml(w: WebhookReceiverView, now: number): string {
   return (
     `<div data-testid="webhooks" data-running="true" data-delivered="${w.delivered}" data-rejected="${w.rejected}">` +
     `<b>${w.deliveriesPerMinute}</b> deliveries/min (last 5 min) · ${w.delivered} delivered, ` +
-    `${w.rejected} rejected, ${w.failed} failed hand-offs since ${when(w.since)} · ` +
-    `latency delivery → hand-off p50 ${ms(w.latencyP50Ms)}, p95 ${ms(w.latencyP95Ms)}` +
+    `${w.rejected} rejected, ${w.failed} not stored (503) since ${when(w.since)} · ` +
+    `latency delivery → stored p50 ${ms(w.latencyP50Ms)}, p95 ${ms(w.latencyP95Ms)}` +
     `<div>${lineChart(series, now, ' ms', 'mean webhook latency per minute')}</div></div>`
+  );
+}
+
+function inboxHtml(inbox: InboxView, now: number): string {
+  if (inbox.error) {
+    return `<p class="error" data-testid="inbox">Could not read the inbox in ${escapeHtml(inbox.store)}: ${escapeHtml(inbox.error)}</p>`;
+  }
+  const pending = inbox.connections.reduce((n, c) => n + c.pending, 0);
+  const head = `<div data-testid="inbox" data-pending="${pending}"><p class="meta">In ${escapeHtml(inbox.store)}</p>`;
+  if (inbox.connections.length === 0) {
+    return `${head}<p>Empty: no notices waiting or drained in the last minute.</p></div>`;
+  }
+  const rows = inbox.connections.map(
+    (c) =>
+      `<tr data-connection="${escapeHtml(c.connectionId)}" data-pending="${c.pending}" data-drained="${c.drainedPerSecond}">` +
+      `<td>${escapeHtml(c.connectionId)}</td><td>${c.pending}</td>` +
+      `<td>${c.oldestPendingAt === null ? '-' : `${Math.round((now - c.oldestPendingAt) / 1000)} s`}</td>` +
+      `<td>${c.drainedLastMinute} (${c.drainedPerSecond}/s)</td></tr>`,
+  );
+  return (
+    `${head}<table><thead><tr><th>connection</th><th>pending</th><th>oldest pending</th>` +
+    `<th>drained in the last minute</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`
   );
 }
 
@@ -293,6 +316,8 @@ export function reportHtml(
     schedulesHtml(report.schedules),
     `<h2>Webhook receiver</h2>`,
     webhooksHtml(report.webhooks, now),
+    `<h2>Webhook inbox</h2>`,
+    inboxHtml(report.inbox, now),
     `<h2>Automation endpoints (${report.automations.endpoints.length})</h2>`,
     automationsHtml(report.automations),
     `<p class="meta">Updated ${when(now)} · namespace ${escapeHtml(report.temporal.namespace)}, task queue ${escapeHtml(report.temporal.taskQueue)}</p>`,

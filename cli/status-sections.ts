@@ -1,5 +1,10 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { existsSync } from 'node:fs';
 import type { Config } from '../config/index.js';
+import { maskCredentials, sqliteIdentity } from '../config/database-locations.js';
+import { openInbox } from '../store/open-inbox.js';
+import { storeLocationOf } from '../store/open-ledger.js';
+import { ledgerLocation } from '../worker/mirror-deps.js';
 import {
   latencyQuantile,
   receiverStatsSchema,
@@ -64,7 +69,7 @@ export interface WebhookReceiverView {
   delivered: number;
   rejected: number;
   failed: number;
-  /** Delivery → hand-off to Temporal, bucket bounds of the histogram; null before any. */
+  /** Delivery → stored in the inbox, bucket bounds of the histogram; null before any. */
   latencyP50Ms: number | null;
   latencyP95Ms: number | null;
   /** The last hour by minute: [minute start, mean latency ms or null]. */
@@ -199,20 +204,25 @@ export async function webhookSection(config: Config): Promise<WebhookReceiverVie
       error instanceof Error
         ? ((error.cause as Error | undefined)?.message ?? error.message)
         : String(error);
-    return {
-      endpoint,
-      running: false,
-      error: why,
-      deliveriesPerMinute: 0,
-      delivered: 0,
-      rejected: 0,
-      failed: 0,
-      latencyP50Ms: null,
-      latencyP95Ms: null,
-      latencySeries: [],
-      since: null,
-    };
+    return receiverNotRunning(endpoint, why);
   }
+}
+
+/** The receiver's section when nothing answered at `endpoint`, and why. */
+export function receiverNotRunning(endpoint: string, why: string): WebhookReceiverView {
+  return {
+    endpoint,
+    running: false,
+    error: why,
+    deliveriesPerMinute: 0,
+    delivered: 0,
+    rejected: 0,
+    failed: 0,
+    latencyP50Ms: null,
+    latencyP95Ms: null,
+    latencySeries: [],
+    since: null,
+  };
 }
 
 /** The automation endpoints, their state as `ebsync webhooks endpoints list` shows it. */
@@ -228,5 +238,70 @@ export async function automationSection(config: Config): Promise<AutomationEndpo
     return { endpoints: await configuredEndpoints(config), error: null };
   } catch (error) {
     return { endpoints: [], error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** One connection's webhook inbox: what waits, since when, and how fast the drain goes. */
+export interface InboxConnectionView {
+  connectionId: string;
+  /** Notices stored and not applied yet. */
+  pending: number;
+  /** Epoch ms the oldest of them was stored; null when none waits. */
+  oldestPendingAt: number | null;
+  /** Notices applied in the last minute, and as a rate. */
+  drainedLastMinute: number;
+  drainedPerSecond: number;
+}
+
+/** The store's webhook inbox (the receiver stores notices, the drains apply them). */
+export interface InboxView {
+  /** The store, without credentials. */
+  store: string;
+  /** Why it could not be read; else null. */
+  error: string | null;
+  connections: InboxConnectionView[];
+}
+
+/** The drain rate is the mean of this last window. */
+const DRAIN_WINDOW_MS = 60_000;
+
+/**
+ * The inbox's depth, oldest pending notice and drain rate per connection, from the store
+ * (EBSYNC_STORE_URL). An SQLite store that does not exist yet has nothing to show, and is not
+ * created by looking.
+ */
+export async function inboxSection(config: Config): Promise<InboxView> {
+  const location = ledgerLocation(config);
+  let store = location;
+  try {
+    const where = storeLocationOf(location);
+    if (where.kind === 'sqlite') {
+      store = sqliteIdentity(where.path);
+      if (!existsSync(where.path)) return { store, error: null, connections: [] };
+    }
+    const inbox = await openInbox(location);
+    try {
+      store = inbox.location;
+      const stats = await inbox.stats(DRAIN_WINDOW_MS);
+      return {
+        store,
+        error: null,
+        connections: stats.map((s) => ({
+          connectionId: s.connectionId,
+          pending: s.pending,
+          oldestPendingAt: s.oldestPendingAt?.getTime() ?? null,
+          drainedLastMinute: s.drained,
+          drainedPerSecond: Math.round((s.drained / (DRAIN_WINDOW_MS / 1000)) * 10) / 10,
+        })),
+      };
+    } finally {
+      await inbox.close();
+    }
+  } catch (error) {
+    return {
+      store: maskCredentials(store),
+      error: error instanceof Error ? error.message : String(error),
+      connections: [],
+    };
   }
 }

@@ -41,6 +41,17 @@ function automationLines(report: StatusReport): string[] {
   });
 }
 
+function inboxLines(report: StatusReport, now: number): string[] {
+  const inbox = report.inbox;
+  if (inbox.error) return [`  could not be read: ${inbox.error}`];
+  if (inbox.connections.length === 0) return ['  empty: no notices waiting or drained lately'];
+  return inbox.connections.map((c) => {
+    const oldest =
+      c.oldestPendingAt === null ? '' : `, oldest ${Math.round((now - c.oldestPendingAt) / 1000)}s`;
+    return `  ${c.connectionId}  ${c.pending} pending${oldest}, ${c.drainedLastMinute} drained in the last minute (${c.drainedPerSecond}/s)`;
+  });
+}
+
 /** The report as a person reads it in a terminal. */
 export function statusText(report: StatusReport): string {
   const lines: string[] = ['Connections'];
@@ -78,8 +89,11 @@ export function statusText(report: StatusReport): string {
     '',
     w.running
       ? `Webhook receiver: ${w.deliveriesPerMinute}/min, ${w.delivered} delivered, ${w.rejected} rejected, ` +
-          `${w.failed} failed hand-offs, latency p50 ${ms(w.latencyP50Ms)} p95 ${ms(w.latencyP95Ms)} (since ${when(w.since)})`
+          `${w.failed} not stored (503), latency p50 ${ms(w.latencyP50Ms)} p95 ${ms(w.latencyP95Ms)} (since ${when(w.since)})`
       : `Webhook receiver: not running at ${w.endpoint} (${w.error ?? 'no answer'})`,
+    '',
+    `Webhook inbox (${report.inbox.store})`,
+    ...inboxLines(report, Date.now()),
     '',
     'Automation endpoints',
     ...automationLines(report),
@@ -97,9 +111,9 @@ export function registerStatusCommand(program: Command): void {
     .command('status')
     .description(
       'Connections (and their 429s over the last hour), mirror passes (current and last), reach ' +
-        'gaps and errors, schedules, the webhook receiver, automation endpoints and their breakers, ' +
-        'with Temporal UI links. Exits 1 when a connection needs re-authorization, a last ' +
-        "pass failed or a schedule's last run failed, naming which.\n" +
+        'gaps and errors, schedules, the webhook receiver and inbox, automation endpoints and their ' +
+        'breakers, with Temporal UI links. Exits 1 when a connection needs re-authorization, a last ' +
+        "pass failed, a schedule's last run failed or webhook notices wait over 5 minutes, naming which.\n" +
         '--serve runs the status page instead (EBSYNC_STATUS_HOST, EBSYNC_STATUS_PORT).',
     )
     .option('--json', 'print the report as JSON')

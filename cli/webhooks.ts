@@ -164,7 +164,7 @@ export function registerWebhookCommands(program: Command): void {
   webhooks
     .command('serve')
     .description(
-      'Run the webhook receiver: POST /webhooks/{connection}, signatures checked, each delivery handed to Temporal before the answer.',
+      'Run the webhook receiver: POST /webhooks/{connection}, signatures checked, each delivery stored in the inbox (EBSYNC_STORE_URL) before the answer, drained by the workers.',
     )
     .option('--host <address>', 'listen address (default: EBSYNC_WEBHOOK_HOST)')
     .addOption(

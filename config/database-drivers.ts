@@ -16,9 +16,15 @@ const SQLITE_CACHE_KIB = 4096;
  * Opens (creating) a database file in WAL mode, so readers never block the writer and
  * several processes can share the file; a writer waits up to busyTimeoutMs for another. The
  * file and its side files are its owner's only (config/private-files.ts), and so is a
- * directory made for it.
+ * directory made for it. `synchronous` is per connection: NORMAL in WAL mode loses no
+ * committed data on a process crash, only on power loss; FULL syncs the log at every commit,
+ * so a commit survives that too.
  */
-export function openSqliteFile(file: string, busyTimeoutMs = 10_000): Database.Database {
+export function openSqliteFile(
+  file: string,
+  busyTimeoutMs = 10_000,
+  synchronous: 'NORMAL' | 'FULL' = 'NORMAL',
+): Database.Database {
   if (file !== ':memory:') {
     makePrivateDir(dirname(resolve(file)));
     keepSqliteFilePrivate(file);
@@ -27,8 +33,7 @@ export function openSqliteFile(file: string, busyTimeoutMs = 10_000): Database.D
   db.pragma('journal_mode = WAL');
   // Side files an earlier version left readable exist only once SQLite has opened them.
   if (file !== ':memory:') keepSqliteFilePrivate(file);
-  // NORMAL in WAL mode loses no committed data on a process crash, only on power loss.
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   // better-sqlite3 builds SQLite with a 16 MiB page cache per connection; a worker holds a
   // ledger and a destination open, and the operating system caches the same pages anyway.

@@ -331,7 +331,15 @@ export const configSchema = z
         bodyLimit: positiveInt.default(256 * 1024),
         signature: signatureScheme.default('standard'),
         allowUnsigned: boolSetting.default(false),
-        debounce: duration.default(300),
+        batch: positiveInt
+          .max(1000, { error: 'expected a whole number from 1 to 1000' })
+          .default(100),
+        dedupeWindow: duration.default(24 * 3_600_000),
+        requestTimeout: duration.default(10_000),
+        headersTimeout: duration.default(5_000),
+        keepAliveTimeout: duration.default(5_000),
+        connectionTimeout: duration.default(10_000),
+        maxConnections: positiveInt.default(1_000),
       })
       .prefault({}),
     worker: z
@@ -368,6 +376,15 @@ export const configSchema = z
       ) {
         ctx.addIssue({ code: 'custom', path: ['crm', crm, 'baseUrl'], message: CRM_URL_RULE });
       }
+    }
+    const w = config.webhooks;
+    if (w.requestTimeout <= 0 || w.headersTimeout <= 0 || w.headersTimeout > w.requestTimeout) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['webhooks', w.requestTimeout <= 0 ? 'requestTimeout' : 'headersTimeout'],
+        message:
+          'expected a request timeout above 0 and a headers timeout above 0 and at most the request timeout',
+      });
     }
     if (config.webhooks.allowUnsigned && config.mode !== 'development') {
       ctx.addIssue({

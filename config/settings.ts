@@ -352,11 +352,51 @@ export const SETTINGS: readonly Setting[] = [
       'Accept deliveries without a signature. Development only; refused in production mode.',
   },
   {
-    env: 'EBSYNC_WEBHOOK_DEBOUNCE',
-    path: 'webhooks.debounce',
-    default: '300ms',
+    env: 'EBSYNC_WEBHOOK_BATCH',
+    path: 'webhooks.batch',
+    default: '100',
     description:
-      'A record’s first notice is read at once; one arriving during a read or this long after it waits until this long after the read, so a burst of changes costs one more read.',
+      'Notices one drain batch takes from the inbox at most (1-1000); the latest per record is read once.',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_DEDUPE_WINDOW',
+    path: 'webhooks.dedupeWindow',
+    default: '24h',
+    description:
+      'How long applied notices stay in the inbox: a delivery id seen within it is answered 2xx and not stored again. Older ones are pruned (a retry after that is read again, which is harmless).',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_REQUEST_TIMEOUT',
+    path: 'webhooks.requestTimeout',
+    default: '10s',
+    description:
+      'The receiver closes a connection whose request (headers and body) has not fully arrived in this time.',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_HEADERS_TIMEOUT',
+    path: 'webhooks.headersTimeout',
+    default: '5s',
+    description:
+      'The receiver closes a connection whose request headers have not arrived in this time (at most the request timeout).',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_KEEP_ALIVE_TIMEOUT',
+    path: 'webhooks.keepAliveTimeout',
+    default: '5s',
+    description:
+      'An idle kept-alive connection is closed after this. Behind a load balancer, make it longer than the balancer’s own idle timeout.',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_CONNECTION_TIMEOUT',
+    path: 'webhooks.connectionTimeout',
+    default: '10s',
+    description: 'A connection on which nothing is sent or received for this long is closed.',
+  },
+  {
+    env: 'EBSYNC_WEBHOOK_MAX_CONNECTIONS',
+    path: 'webhooks.maxConnections',
+    default: '1000',
+    description: 'Connections the receiver holds open at once; more are refused until some close.',
   },
   {
     env: 'EBS_SANDBOX_API_KEY',

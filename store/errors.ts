@@ -78,3 +78,21 @@ export function toStoreError(engine: 'SQLite' | 'Postgres', error: unknown): Sto
     ? new StoreUnavailableError(message, { cause: error })
     : new StoreFailedError(message, { cause: error });
 }
+
+/** Runs a synchronous store call (better-sqlite3) as a promise that rejects with a typed error. */
+export function sqliteCall<T>(body: () => T): Promise<T> {
+  try {
+    return Promise.resolve(body());
+  } catch (error) {
+    return Promise.reject(toStoreError('SQLite', error));
+  }
+}
+
+/** Runs a Postgres store call, its failure as a typed error. */
+export async function postgresCall<T>(body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    throw toStoreError('Postgres', error);
+  }
+}

@@ -121,6 +121,65 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
     sqlite: `ALTER TABLE pass_checkpoints ADD COLUMN version INTEGER NOT NULL DEFAULT 1;`,
     postgres: `ALTER TABLE pass_checkpoints ADD COLUMN version integer NOT NULL DEFAULT 1;`,
   },
+  {
+    version: 4,
+    name: 'webhook inbox (notices before their 2xx) and the changes owed to automation endpoints',
+    // seq: arrival order (the drain claims oldest first). done_at: when a drain applied the
+    // notice; done rows stay for the dedupe window, then are pruned. The outbox keeps the
+    // record as written, sealed with the payload codec, until every endpoint owed it took it.
+    sqlite: `
+      CREATE TABLE webhook_inbox (
+        seq INTEGER PRIMARY KEY,
+        connection_id TEXT NOT NULL,
+        delivery_id TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        action TEXT NOT NULL,
+        occurred_at TEXT,
+        received_at INTEGER NOT NULL,
+        done_at INTEGER,
+        UNIQUE (connection_id, delivery_id)
+      ) STRICT;
+      CREATE INDEX webhook_inbox_pending ON webhook_inbox (connection_id, seq) WHERE done_at IS NULL;
+      CREATE INDEX webhook_inbox_done ON webhook_inbox (done_at) WHERE done_at IS NOT NULL;
+      CREATE TABLE automation_outbox (
+        connection_id TEXT NOT NULL,
+        batch_key TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        record_id TEXT NOT NULL,
+        action TEXT NOT NULL,
+        sealed BLOB NOT NULL,
+        applied_at INTEGER NOT NULL,
+        PRIMARY KEY (connection_id, batch_key, resource, record_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX automation_outbox_applied ON automation_outbox (applied_at);`,
+    postgres: `
+      CREATE TABLE webhook_inbox (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        connection_id text NOT NULL,
+        delivery_id text NOT NULL,
+        resource text NOT NULL,
+        record_id text NOT NULL,
+        action text NOT NULL,
+        occurred_at text,
+        received_at timestamptz NOT NULL,
+        done_at timestamptz,
+        UNIQUE (connection_id, delivery_id)
+      );
+      CREATE INDEX webhook_inbox_pending ON webhook_inbox (connection_id, seq) WHERE done_at IS NULL;
+      CREATE INDEX webhook_inbox_done ON webhook_inbox (done_at) WHERE done_at IS NOT NULL;
+      CREATE TABLE automation_outbox (
+        connection_id text NOT NULL,
+        batch_key text NOT NULL,
+        resource text NOT NULL,
+        record_id text NOT NULL,
+        action text NOT NULL,
+        sealed bytea NOT NULL,
+        applied_at timestamptz NOT NULL,
+        PRIMARY KEY (connection_id, batch_key, resource, record_id)
+      );
+      CREATE INDEX automation_outbox_applied ON automation_outbox (applied_at);`,
+  },
 ];
 
 /** The migrations still to apply given the versions a database has, in order. */

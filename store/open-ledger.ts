@@ -10,17 +10,28 @@ export function defaultLedgerFile(dataDir: string): string {
   return join(dataDir, 'store.db');
 }
 
+/** Which engine a store location names. */
+export type StoreLocation =
+  | { readonly kind: 'postgres'; readonly url: string }
+  | { readonly kind: 'sqlite'; readonly path: string };
+
 /**
- * Opens the ledger at `location` and brings its schema up to date: a `postgres://` URL
- * (shared by many workers), or an SQLite file as `sqlite:PATH` or a plain path.
+ * Reads a store location: a `postgres://` URL (shared by many workers), or an SQLite file as
+ * `sqlite:PATH` or a plain path. Anything else is refused without echoing a password.
  */
-export async function openLedger(location: string): Promise<Ledger> {
-  if (isPostgresUrl(location)) return openPostgresLedger(location);
+export function storeLocationOf(location: string): StoreLocation {
+  if (isPostgresUrl(location)) return { kind: 'postgres', url: location };
   const path = sqlitePathOf(location);
   if (path === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
     throw new StoreLocationError(
       `store location '${maskCredentials(location)}' is not allowed: expected a file path, sqlite:PATH or postgres://…`,
     );
   }
-  return openSqliteLedger(path);
+  return { kind: 'sqlite', path };
+}
+
+/** Opens the ledger at `location` and brings the store's schema up to date. */
+export async function openLedger(location: string): Promise<Ledger> {
+  const where = storeLocationOf(location);
+  return where.kind === 'postgres' ? openPostgresLedger(where.url) : openSqliteLedger(where.path);
 }

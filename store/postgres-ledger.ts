@@ -1,7 +1,13 @@
 import type pg from 'pg';
 import { createPostgresPool, inPostgresTransaction } from '../config/database-drivers.js';
 import { postgresIdentity } from '../config/database-locations.js';
-import { checkpointConflict, passSuperseded, StoreFailedError, toStoreError } from './errors.js';
+import {
+  checkpointConflict,
+  passSuperseded,
+  postgresCall,
+  StoreFailedError,
+  toStoreError,
+} from './errors.js';
 import type { JsonValue, Ledger, LedgerScope, PassKey, PassState } from './ledger.js';
 import {
   classifyAgainst,
@@ -37,7 +43,8 @@ const toEntry = (row: EntryRow) => entryOf(row, same);
 
 const passRow = (row: StoredPass<Date> | undefined) => passRowOf(row, same);
 
-async function applyMigrations(pool: pg.Pool): Promise<void> {
+/** Brings the store's schema up to date (the ledger's tables and the webhook inbox's). */
+export async function migratePostgresStore(pool: pg.Pool): Promise<void> {
   await inPostgresTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [MIGRATION_LOCK]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -56,6 +63,28 @@ async function applyMigrations(pool: pg.Pool): Promise<void> {
 }
 
 /**
+ * A pool on the store's database with its schema brought up to date; closed again when that
+ * fails, the failure a typed store error.
+ */
+export async function openMigratedPool(
+  url: string,
+  applicationName: string,
+  maxConnections?: number,
+): Promise<pg.Pool> {
+  const pool = createPostgresPool(url, {
+    applicationName,
+    ...(maxConnections === undefined ? {} : { max: maxConnections }),
+  });
+  try {
+    await migratePostgresStore(pool);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw toStoreError('Postgres', error);
+  }
+  return pool;
+}
+
+/**
  * The ledger in a Postgres database, shared by every worker on every machine. Writes are
  * single upserts or short transactions that lock rows in id order, so concurrent workers
  * on overlapping pages neither lose updates nor deadlock.
@@ -64,25 +93,8 @@ export async function openPostgresLedger(
   url: string,
   options: { maxConnections?: number } = {},
 ): Promise<Ledger> {
-  const pool = createPostgresPool(url, {
-    applicationName: 'ebsync-store',
-    ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
-  });
-  try {
-    await applyMigrations(pool);
-  } catch (error) {
-    await pool.end().catch(() => undefined);
-    throw toStoreError('Postgres', error);
-  }
-
-  /** Runs a call with typed errors. */
-  const run = async <T>(body: () => Promise<T>): Promise<T> => {
-    try {
-      return await body();
-    } catch (error) {
-      throw toStoreError('Postgres', error);
-    }
-  };
+  const pool = await openMigratedPool(url, 'ebsync-store', options.maxConnections);
+  const run = postgresCall;
 
   const selectEntries = async (scope: LedgerScope, ids: readonly string[]) =>
     (

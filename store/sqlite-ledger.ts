@@ -1,7 +1,13 @@
 import type Database from 'better-sqlite3';
 import { openSqliteFile } from '../config/database-drivers.js';
 import { sqliteIdentity } from '../config/database-locations.js';
-import { checkpointConflict, passSuperseded, StoreFailedError, toStoreError } from './errors.js';
+import {
+  checkpointConflict,
+  passSuperseded,
+  sqliteCall,
+  StoreFailedError,
+  toStoreError,
+} from './errors.js';
 import type {
   JsonValue,
   Ledger,
@@ -39,7 +45,8 @@ const passParams = (k: PassKey) => [k.connectionId, k.destination, k.pass] as co
 
 const toEntry = (row: EntryRow) => entryOf(row, fromMs);
 
-function applyMigrations(db: Database.Database): void {
+/** Brings the store's schema up to date (the ledger's tables and the webhook inbox's). */
+export function migrateSqliteStore(db: Database.Database): void {
   db.transaction(() => {
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`);
@@ -66,7 +73,7 @@ export function openSqliteLedger(file: string): Ledger {
   let db: Database.Database;
   try {
     db = openSqliteFile(file);
-    applyMigrations(db);
+    migrateSqliteStore(db);
   } catch (error) {
     throw toStoreError('SQLite', error);
   }
@@ -229,14 +236,7 @@ export function openSqliteLedger(file: string): Ledger {
     },
   );
 
-  /** Runs a synchronous body as the async interface's promise, with typed errors. */
-  const run = <T>(body: () => T): Promise<T> => {
-    try {
-      return Promise.resolve(body());
-    } catch (error) {
-      return Promise.reject(toStoreError('SQLite', error));
-    }
-  };
+  const run = sqliteCall;
 
   return {
     location: sqliteIdentity(file),

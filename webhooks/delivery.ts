@@ -30,7 +30,7 @@ const TABLE_OF: Readonly<Record<string, MirroredTable>> = {
 export type MirroredTable =
   'leads' | 'lead_bookings' | 'events' | 'event_bookings' | 'appointments';
 
-/** A verified delivery about a mirrored record: what the hand-off gets. */
+/** A verified delivery about a mirrored record: what the receiver stores as a notice. */
 export interface Delivery {
   connectionId: string;
   /** The sender's delivery id: retries of one delivery share it (the dedupe key). */

@@ -8,11 +8,11 @@ const KEPT_MINUTES = 60;
 export const receiverStatsSchema = z.object({
   since: z.number(),
   now: z.number(),
-  /** Deliveries answered 2xx (handed to Temporal, or ignored as not for ebsync). */
+  /** Deliveries answered 2xx (stored in the inbox, repeats of stored ones, or ignored as not for ebsync). */
   delivered: z.number().int().nonnegative(),
   /** Answered 4xx: bad signature, unknown connection, malformed, too large. */
   rejected: z.number().int().nonnegative(),
-  /** Answered 503: the hand-off to Temporal failed; the sender retries. */
+  /** Answered 503: the notice could not be stored; the sender retries. */
   failed: z.number().int().nonnegative(),
   /** Counts per bucket of LATENCY_BOUNDS_MS, then one for anything slower. */
   latencyBuckets: z.array(z.number().int().nonnegative()),

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Acceptance, Notice } from '../store/inbox.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { sameSecret } from '../config/secret-compare.js';
 import { MalformedDeliveryError, parseDelivery, type Delivery } from './delivery.js';
@@ -18,23 +20,45 @@ export interface ConnectionHook {
   destination: string;
 }
 
-/**
- * Hands a delivery to Temporal durably. A rejection for any reason means the delivery is not
- * safe yet: the sender is answered 503 and retries.
- */
-export type HandOff = (delivery: Delivery, hook: ConnectionHook) => Promise<void>;
+/** How long the receiver waits for a slow client, and how many it holds at once. */
+export interface ServerLimits {
+  /** Until the whole request (headers and body) has arrived. */
+  requestTimeoutMs: number;
+  /** Until the headers have arrived; at most requestTimeoutMs. */
+  headersTimeoutMs: number;
+  /** An idle kept-alive connection between requests. */
+  keepAliveTimeoutMs: number;
+  /** A connection on which nothing moves. */
+  connectionTimeoutMs: number;
+  maxConnections: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  requestTimeoutMs: 10_000,
+  headersTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 5_000,
+  connectionTimeoutMs: 10_000,
+  maxConnections: 1_000,
+};
 
 export interface ReceiverOptions {
   /** The connection's signing secret, or undefined when it has no webhooks registered. */
   hookOf(connectionId: string): Promise<ConnectionHook | undefined>;
-  /** Hands a delivery to Temporal durably; the 2xx answer waits for it. */
-  handOff: HandOff;
+  /**
+   * Stores a verified notice durably (the store's inbox, group-committed): the 2xx waits for
+   * it. A rejection means the notice is not safe: the sender is answered 503 and retries.
+   */
+  store(notice: Notice): Promise<Acceptance>;
+  /** Told of each notice stored (new or not): the connection's drain is to be woken. */
+  stored?(connectionId: string, hook: ConnectionHook): void;
   scheme: SignatureScheme;
   /** Largest body accepted, in bytes. */
   bodyLimit: number;
   /** Development only (config refuses it in production): deliveries without a signature pass. */
   allowUnsigned: boolean;
-  /** Where refusals and failed hand-offs are told (never secrets or bodies). */
+  /** Timeouts and the connection cap; DEFAULT_LIMITS when not given. */
+  limits?: ServerLimits;
+  /** Where refusals and failed stores are told (never secrets or bodies). */
   log?: (level: 'info' | 'warn', fields: Record<string, unknown>, message: string) => void;
   /**
    * Counts answers and latency, served at `GET /webhooks/_stats` to loopback callers that
@@ -48,6 +72,8 @@ export interface ReceiverOptions {
 const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** How long a sender should wait before retrying after a 503. */
 const RETRY_AFTER_SECONDS = 5;
+/** How often Node checks the request and headers timeouts (its default is 30 s). */
+const TIMEOUT_CHECK_MS = 1_000;
 
 /** The spec's general error shape, one line of message. */
 function refuse(
@@ -73,14 +99,35 @@ function refuse(
 
 /**
  * The webhook receiver: `POST /webhooks/{connection}`. The signature is checked on the raw
- * bytes before anything parses them; a verified delivery is handed to Temporal before the 2xx,
- * so every delivery answered 2xx survives a crash of this process. Bad input is a 4xx and
- * starts nothing; a failed hand-off is a 503, which senders retry.
+ * bytes before anything parses them; a verified delivery's notice is committed to the store's
+ * inbox before the 2xx, so every delivery answered 2xx survives a crash of this process (and,
+ * on SQLite with synchronous FULL, a power cut). Bad input is a 4xx and stores nothing; a store
+ * that cannot be reached is a 503, which senders retry. A connection without a registration
+ * is answered exactly as a bad signature is, so names cannot be told apart from outside.
  */
 export function createReceiver(options: ReceiverOptions): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: options.bodyLimit });
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: options.bodyLimit,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionTimeout: limits.connectionTimeoutMs,
+    http: {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+    },
+  });
+  app.server.maxConnections = limits.maxConnections;
   const log = options.log ?? (() => undefined);
   const signatureHeader = signatureHeaderOf(options.scheme);
+  // Unknown connections are checked against a secret nobody has: the same checks, the same
+  // answers (a missing header, a stale timestamp, a signature that does not match).
+  const decoy: ConnectionHook = {
+    secret: `whsec_${randomBytes(32).toString('base64')}`,
+    destination: '',
+  };
 
   app.removeAllContentTypeParsers();
   // Every body stays bytes: the signature covers them exactly as sent.
@@ -119,7 +166,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
 
   const stats = options.stats;
   if (stats) {
-    // The answer comes after the hand-off, so its elapsed time is delivery → hand-off.
+    // The answer comes after the commit, so its elapsed time is delivery → stored.
     app.addHook('onResponse', async (request, reply) => {
       if (request.method === 'POST' && request.routeOptions.url === '/webhooks/:connection') {
         stats.record(reply.statusCode, reply.elapsedTime);
@@ -138,32 +185,23 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
 
   app.post<{ Params: { connection: string } }>('/webhooks/:connection', async (request, reply) => {
     const connectionId = request.params.connection;
-    if (!CONNECTION_RULE.test(connectionId)) {
-      return refuse(
-        reply,
-        404,
-        'connection_unknown',
-        "the connection name must be 1-63 lowercase letters, digits, '-' or '_'",
-      );
-    }
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const hook = await options.hookOf(connectionId);
-    if (!hook) {
-      return refuse(
-        reply,
-        404,
-        'connection_unknown',
-        `connection '${connectionId}' has no webhooks registered (ebsync webhooks register)`,
-      );
-    }
+    const registered = CONNECTION_RULE.test(connectionId)
+      ? await options.hookOf(connectionId)
+      : undefined;
+    const hook = registered ?? decoy;
     let headerId: string | undefined;
     const signed = request.headers[signatureHeader] !== undefined;
-    if (signed || !options.allowUnsigned) {
+    if (signed || !options.allowUnsigned || !registered) {
       try {
         headerId = verifySignature(options.scheme, hook.secret, request.headers, body);
       } catch (error) {
         if (!(error instanceof SignatureError)) throw error;
-        log('info', { connectionId, reason: error.message }, 'webhook refused');
+        log(
+          'info',
+          { connectionId, reason: registered ? error.message : 'no webhooks registered' },
+          'webhook refused',
+        );
         return refuse(
           reply,
           401,
@@ -181,23 +219,37 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
       return refuse(reply, 400, 'malformed_delivery', error.message);
     }
     if (!delivery) return reply.code(200).send({ meta: { status: 'ok' }, ignored: true });
+    let acceptance: Acceptance;
     try {
-      await options.handOff(delivery, hook);
+      acceptance = await options.store({
+        connectionId,
+        deliveryId: delivery.deliveryId,
+        resource: delivery.resource,
+        recordId: delivery.recordId,
+        action: delivery.action,
+        occurredAt: delivery.occurredAt,
+      });
     } catch (error) {
       log(
         'warn',
         { connectionId, deliveryId: delivery.deliveryId, error: (error as Error).message },
-        'webhook hand-off to Temporal failed; answered 503',
+        'webhook notice could not be stored; answered 503',
       );
       void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
       return refuse(
         reply,
         503,
-        'temporal_unavailable',
-        'the delivery could not be handed to Temporal; retry later',
+        'store_unavailable',
+        'the delivery could not be stored; retry later',
       );
     }
-    return reply.code(200).send({ meta: { status: 'ok' }, delivery_id: delivery.deliveryId });
+    // Woken for a duplicate too: the first copy's wake-up may have been lost with a crash.
+    options.stored?.(connectionId, hook);
+    return reply.code(200).send({
+      meta: { status: 'ok' },
+      delivery_id: delivery.deliveryId,
+      ...(acceptance === 'duplicate' ? { duplicate: true } : {}),
+    });
   });
   return app;
 }

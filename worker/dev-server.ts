@@ -91,11 +91,10 @@ export const FAIRNESS_ARGS = ['--dynamic-config-value', 'matching.enableFairness
 
 /**
  * The dev server's SQLite file in write-ahead-log mode. Its default rollback journal writes,
- * syncs and deletes a journal file on every commit: a webhook's hand-off (signal-with-start of
- * a new workflow) ran at about half the rate (`npm run bench -- temporal`). Synchronous is
- * FULL (SQLite's default, said here so no build's other default weakens it): a commit the
- * server answered survives a crash of the machine as before, so a webhook answered 2xx is
- * never lost.
+ * syncs and deletes a journal file on every commit: a signal-with-start of a new workflow ran
+ * at about half the rate (`npm run bench -- temporal`). Synchronous is FULL (SQLite's
+ * default, said here so no build's other default weakens it): a commit the server answered
+ * survives a crash of the machine as before.
  */
 const SQLITE_ARGS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=full'];
 

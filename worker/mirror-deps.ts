@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client as ServiceClient } from '../api/client.js';
-import type { MirrorDeps } from '../activities/mirror/pass.js';
+import type { DrainDeps } from '../activities/mirror/drain-inbox.js';
 import { pacedClients, pacedPages } from '../activities/request-pacing.js';
 import { rateLimitReporter } from './rate-limits.js';
 import { clientForConnection } from '../activities/service-client.js';
@@ -10,7 +10,9 @@ import type { Config } from '../config/index.js';
 import type { Destination } from '../destinations/destination.js';
 import { openDestination, type DestinationKeeping } from '../destinations/open-destination.js';
 import type { Ledger } from '../store/ledger.js';
+import { openInbox } from '../store/open-inbox.js';
 import { openLedger } from '../store/open-ledger.js';
+import { openOnce } from './open-once.js';
 import { statusQuery } from '../workflows/connection.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 
@@ -22,8 +24,9 @@ export function ledgerLocation(config: Config): string {
 }
 
 /**
- * What the mirror's activities need, per worker process: one ledger, each destination opened
- * once, and a service client per connection whose credentials come from its workflow.
+ * What the mirror's and the drains' activities need, per worker process: one ledger and one
+ * inbox (the store's), each destination opened once, and a service client per connection
+ * whose credentials come from its workflow.
  */
 export function createMirrorDeps(
   config: Config,
@@ -32,15 +35,11 @@ export function createMirrorDeps(
   ca: Buffer | undefined,
   keeping: DestinationKeeping = {},
   onSignalError: (error: unknown) => void = () => undefined,
-): MirrorDeps & { close(): Promise<void> } {
-  let ledger: Promise<Ledger> | undefined;
+): DrainDeps & { close(): Promise<void> } {
+  const ledger = openOnce(() => openLedger(ledgerLocation(config)));
+  const inbox = openOnce(() => openInbox(ledgerLocation(config)));
   const destinations = new Map<string, Promise<Destination>>();
-
-  const openLedgerOnce = (): Promise<Ledger> => {
-    ledger ??= openLedger(ledgerLocation(config));
-    ledger.catch(() => (ledger = undefined));
-    return ledger;
-  };
+  const openLedgerOnce = (): Promise<Ledger> => ledger.get();
 
   const { rateLimit } = config.service;
   const onRefused = rateLimitReporter(temporal, onSignalError);
@@ -68,14 +67,10 @@ export function createMirrorDeps(
     // (docs/rate-limits.md), and activities read enough pages to keep the slots busy.
     ...(rateLimit > 0 ? pacedPages(rateLimit) : {}),
     clientFor,
-    clientIfReady(connectionId) {
-      // The connection's state is re-checked as often for these reads as for any other call.
-      if (clientFor.ready(connectionId) && tokens.ready(connectionId))
-        return clientFor(connectionId);
-      void Promise.all([tokens.get(connectionId), clientFor(connectionId)]).catch(() => undefined);
-      return undefined;
-    },
     ledger: openLedgerOnce,
+    inbox: () => inbox.get(),
+    batchSize: config.webhooks.batch,
+    dedupeWindowMs: config.webhooks.dedupeWindow,
     destination(target) {
       let opened = destinations.get(target);
       if (!opened) {
@@ -86,10 +81,13 @@ export function createMirrorDeps(
       return opened;
     },
     async close() {
-      const open = [...destinations.values(), ...(ledger ? [ledger] : [])];
+      const open = [...destinations.values()];
       destinations.clear();
-      ledger = undefined;
-      await Promise.allSettled(open.map(async (p) => (await p).close()));
+      await Promise.allSettled([
+        ...open.map(async (p) => (await p).close()),
+        ledger.close(),
+        inbox.close(),
+      ]);
     },
   };
 }

@@ -1,16 +1,20 @@
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config/index.js';
+import { openInbox } from '../store/open-inbox.js';
 import {
   sqliteWebhookRegistrations,
   type WebhookRegistrations,
 } from '../store/webhook-registrations.js';
-import { createReceiver } from '../webhooks/receiver.js';
+import { createReceiver, type ServerLimits } from '../webhooks/receiver.js';
 import { signingSecretProblem } from '../webhooks/signature.js';
 import { ReceiverStatsRecorder } from '../webhooks/receiver-stats.js';
+import { WakeUps } from '../webhooks/wake-ups.js';
 import { dataConverter } from './data-converter.js';
+import { drainWaker } from './drain-wake.js';
 import type { Logger } from './logger.js';
 import { receiverStatsToken } from './receiver-stats-token.js';
-import { recordHandOff } from './record-hand-off.js';
+import { ledgerLocation } from './mirror-deps.js';
+import { openOnce } from './open-once.js';
 import { lazyClient } from './temporal-client.js';
 
 /** Where registrations live: the data dir of the machine that runs the receiver. */
@@ -38,6 +42,42 @@ async function checkSecrets(config: Config, registrations: WebhookRegistrations)
   }
 }
 
+/** The receiver's timeouts and connection cap, from EBSYNC_WEBHOOK_* settings. */
+export function receiverLimits(config: Config): ServerLimits {
+  const w = config.webhooks;
+  return {
+    requestTimeoutMs: w.requestTimeout,
+    headersTimeoutMs: w.headersTimeout,
+    keepAliveTimeoutMs: w.keepAliveTimeout,
+    connectionTimeoutMs: w.connectionTimeout,
+    maxConnections: w.maxConnections,
+  };
+}
+
+/** A registration read this recently is used as read: at most this late after a change. */
+const REGISTRATION_TTL_MS = 5_000;
+
+/**
+ * Registrations as read in the last few seconds: each read is an SQLite lookup and an AES-GCM
+ * open, which at hundreds of deliveries a second would cost more than the rest of a delivery.
+ * A change (`ebsync webhooks register`) takes effect within REGISTRATION_TTL_MS.
+ */
+function recentlyRead<T>(
+  read: (connectionId: string) => Promise<T>,
+): (connectionId: string) => Promise<T> {
+  const kept = new Map<string, { value: Promise<T>; at: number }>();
+  return (connectionId) => {
+    const now = Date.now();
+    const hit = kept.get(connectionId);
+    if (hit && now - hit.at < REGISTRATION_TTL_MS) return hit.value;
+    if (kept.size > 1_000) kept.clear();
+    const value = read(connectionId);
+    kept.set(connectionId, { value, at: now });
+    value.catch(() => kept.delete(connectionId));
+    return value;
+  };
+}
+
 export interface RunningReceiver {
   /** `http://host:port`; deliveries go to `<url>/webhooks/<connection>`. */
   url: string;
@@ -45,8 +85,10 @@ export interface RunningReceiver {
 }
 
 /**
- * The receiver wired to this deployment: registrations from the data dir, hand-off by
- * signal-with-start on TEMPORAL_TASK_QUEUE. It starts whether or not Temporal is up.
+ * The receiver wired to this deployment: registrations from the data dir, notices into the
+ * store's inbox (EBSYNC_STORE_URL), and the connection's drain woken on TEMPORAL_TASK_QUEUE.
+ * It starts whether or not the store and Temporal are up: without the store it answers 503;
+ * without Temporal it still stores notices, and their drains are woken once it is back.
  */
 export async function startWebhookReceiver(
   config: Config,
@@ -61,37 +103,56 @@ export async function startWebhookReceiver(
     throw error;
   }
   const temporal = lazyClient(config);
+  const inbox = openOnce(() => openInbox(ledgerLocation(config)));
   const log = logger.child({ component: 'webhooks' });
+  const wakeUps = new WakeUps(
+    drainWaker(temporal.client, config.temporal.taskQueue),
+    (connectionId, error) =>
+      log.warn(
+        { connectionId, error: error instanceof Error ? error.message : String(error) },
+        'the drain could not be woken; trying again (the notices are stored)',
+      ),
+  );
   const app = createReceiver({
-    hookOf: (connectionId) => registrations.get(connectionId),
-    handOff: recordHandOff(temporal.client, {
-      taskQueue: config.temporal.taskQueue,
-      debounceMs: config.webhooks.debounce,
-    }),
+    hookOf: recentlyRead((connectionId) => registrations.get(connectionId)),
+    store: async (notice) => (await inbox.get()).accept(notice),
+    stored: (connectionId, hook) => wakeUps.wake(connectionId, hook.destination),
     scheme: config.webhooks.signature,
     bodyLimit: config.webhooks.bodyLimit,
     allowUnsigned: config.webhooks.allowUnsigned,
+    limits: receiverLimits(config),
     log: (level, fields, message) => log[level](fields, message),
     stats: new ReceiverStatsRecorder(),
     statsToken: receiverStatsToken(config),
   });
+  const close = async (): Promise<void> => {
+    wakeUps.close();
+    await app.close();
+    registrations.close();
+    await inbox.close();
+    await temporal.close();
+  };
   const host = listen.host ?? config.webhooks.host;
   try {
     await app.listen({ host, port: listen.port ?? config.webhooks.port });
   } catch (error) {
-    registrations.close();
-    await temporal.close();
+    await close();
     throw error;
   }
+  // Notices a crash left without their wake-up: their drains are woken now.
+  void (async () => {
+    for (const connectionId of await (await inbox.get()).pendingConnections()) {
+      const hook = await registrations.get(connectionId);
+      if (hook) wakeUps.wake(connectionId, hook.destination);
+    }
+  })().catch((error: unknown) =>
+    log.warn(
+      { error: error instanceof Error ? error.message : String(error) },
+      'could not look for notices left pending; their drains check on their own',
+    ),
+  );
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const shownHost = host.includes(':') ? `[${host}]` : host;
-  return {
-    url: `http://${shownHost}:${port}`,
-    async close() {
-      await app.close();
-      registrations.close();
-      await temporal.close();
-    },
-  };
+  return { url: `http://${shownHost}:${port}`, close };
 }

@@ -22,6 +22,7 @@ import { ConnectionTokens } from '../activities/connection-tokens.js';
 import { connectClient } from './temporal-client.js';
 import { createMirrorDeps } from './mirror-deps.js';
 import { setConnectionRate } from './rate-limits.js';
+import { drainWaker } from './drain-wake.js';
 
 /** Source of the workflow bundle: .ts when run from source, .js from dist. */
 export function workflowsPath(): string {
@@ -114,8 +115,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     version: VERSION,
     startedAt: Date.now(),
     journal,
-    mirror,
+    // Per-record workflows of an earlier version hand their reads to the drains.
+    mirror: { ...mirror, wakeDrain: drainWaker(temporal.client, taskQueue) },
     automations,
+    codec,
     ...(ca ? { ca } : {}),
   });
   const worker = await Worker.create({
@@ -130,14 +133,6 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     // flight must not be abandoned) gets another minute before the worker gives up on it.
     shutdownForceTime: config.worker.shutdownGrace + 60_000,
     maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
-    // A webhook for a record not seen lately starts a new record workflow, whose first task
-    // comes from the task queue itself, not this worker's sticky queue: at the default ratio
-    // only 2 of 10 pollers take those. Half the pollers take them here.
-    nonStickyToStickyPollRatio: 0.5,
-    // A record's read runs as a local activity inside its workflow task, which holds a task
-    // slot until the read is written: more slots, so reads waiting on the service or the
-    // destination do not hold back the next records' tasks.
-    maxConcurrentWorkflowTaskExecutions: 100,
   });
   return {
     worker,

@@ -3,3 +3,4 @@ export { connectionWorkflow } from './connection.js';
 export { mirrorWorkflow } from './mirror.js';
 export { scheduledMirrorWorkflow } from './scheduled-mirror.js';
 export { recordWorkflow } from './record.js';
+export { webhookDrainWorkflow } from './drain.js';

@@ -26,6 +26,7 @@ import {
   type RecordInput,
   type RecordSummary,
 } from './record-types.js';
+import { FORWARDING } from './forwarding.js';
 
 const READ_RETRY = {
   initialInterval: '1 second',
@@ -53,17 +54,8 @@ const { refreshRecord: refreshRecordLocal } = proxyLocalActivities<
   retry: READ_RETRY,
 });
 
-// Automations out: a few hours of backoff, then the change is given up for that endpoint (the
-// delivery log says so); the breaker keeps a dead endpoint from being hammered meanwhile.
-const { forwardChange } = proxyActivities<ReturnType<typeof createRecordActivities>>({
-  startToCloseTimeout: '2 minutes',
-  retry: {
-    initialInterval: '1 second',
-    maximumInterval: '5 minutes',
-    backoffCoefficient: 2,
-    maximumAttempts: 30,
-  },
-});
+// Automations out.
+const { forwardChange } = proxyActivities<ReturnType<typeof createRecordActivities>>(FORWARDING);
 
 /** Reads per run before the history is handed to a fresh run. */
 const READS_PER_RUN = 200;

@@ -2,15 +2,18 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import got from 'got';
 import { REDIRECT_POLICY } from '../../config/redirect-policy.js';
 import { Webhook } from 'standardwebhooks';
+import type { PayloadCodec } from '@temporalio/common';
 import type {
   AutomationEndpoint,
   AutomationStore,
   DeliveryStatus,
 } from '../../store/automation-endpoints.js';
+import type { Inbox, OwedChange } from '../../store/inbox.js';
+import { openValue } from '../../store/sealed-values.js';
 
-/** One applied change, as the per-record workflow saw it. */
+/** One applied change. */
 export interface ForwardInput {
-  /** Stable per change (the workflow's run and read number): a retry carries the same id. */
+  /** Stable per change (the drain batch and record): a retry carries the same id. */
   webhookId: string;
   connectionId: string;
   resource: string;
@@ -56,101 +59,227 @@ function retryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
+/** What one attempt at one change came to. */
+interface Sent {
+  delivered: number;
+  refused: number;
+  /** Endpoints still owed the change (failed, or their breaker open). */
+  owed: string[];
+}
+
+/** Where the drain keeps the changes it owes endpoints (activities/mirror/drain-inbox.ts). */
+export interface OwedChanges {
+  inbox(): Promise<Inbox>;
+  /** Opens the sealed records (the payload codec). */
+  codec: PayloadCodec;
+}
+
+export interface ForwardBatchInput {
+  connectionId: string;
+  /** The drain batch whose changes these are. */
+  batchKey: string;
+}
+
+export interface ForwardLeftoversInput {
+  connectionId: string;
+  /** ISO time: changes kept before it are an earlier run's. */
+  before: string;
+}
+
+/** Leftover changes sent per page. */
+const LEFTOVER_PAGE = 500;
+
+/** The webhook-id of a change a drain batch kept: the same on every retry of its forwarding. */
+export function changeWebhookId(batchKey: string, resource: string, recordId: string): string {
+  return `msg_${batchKey}_${resource}_${recordId}`;
+}
+
 /**
  * Automations out: the fresh record, signed as Standard Webhooks, to every endpoint whose
- * filters match. Attempts are this activity's Temporal retries (backoff in the workflow's
+ * filters match. Attempts are these activities' Temporal retries (backoff in the workflow's
  * retry policy); the log remembers what each endpoint took, so a retry sends only to those
  * still owed. An open breaker fails the attempt fast without touching the endpoint.
+ * `forwardChanges` sends what a drain batch kept in the store (the record never enters
+ * Temporal history); `forwardChange` the record a per-record workflow of an earlier version
+ * carries (kept while such workflows may still run; see docs/webhooks.md).
  */
 export function createAutomationActivities(
   store: AutomationStore | undefined,
   breaker: BreakerPolicy = DEFAULT_BREAKER,
+  kept?: OwedChanges,
 ) {
+  const send = async (
+    store: AutomationStore,
+    endpoints: readonly AutomationEndpoint[],
+    input: ForwardInput,
+    attempt: number,
+  ): Promise<Sent> => {
+    const result: Sent = { delivered: 0, refused: 0, owed: [] };
+    const body = JSON.stringify({
+      type: `${input.resource}.${input.action}`,
+      timestamp: input.appliedAt,
+      data: {
+        connection: input.connectionId,
+        resource: input.resource,
+        id: input.recordId,
+        action: input.action,
+        record: input.record,
+      },
+    });
+    for (const endpoint of endpoints) {
+      if (!endpointWants(endpoint, input)) continue;
+      const before = store.logged(input.webhookId, endpoint.name);
+      if (before && before.status !== 'failed' && before.status !== 'breaker_open') continue;
+      const log = (status: DeliveryStatus, httpStatus: number | null): void =>
+        store.log({
+          webhookId: input.webhookId,
+          endpoint: endpoint.name,
+          connectionId: input.connectionId,
+          resource: input.resource,
+          recordId: input.recordId,
+          action: input.action,
+          status,
+          httpStatus,
+          attempts: attempt,
+          at: new Date().toISOString(),
+        });
+      if (!store.admit(endpoint.name, Date.now(), breaker.openMs)) {
+        log('breaker_open', null);
+        result.owed.push(endpoint.name);
+        continue;
+      }
+      let status: number | null = null;
+      try {
+        const sentAt = new Date();
+        const signed = new Webhook(endpoint.secret).sign(input.webhookId, sentAt, body);
+        const response = await got.post(endpoint.url, {
+          body,
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': input.webhookId,
+            'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+            'webhook-signature': signed,
+          },
+          throwHttpErrors: false,
+          // A 3xx off the endpoint's origin is its answer: a refusal, never re-sent there.
+          ...REDIRECT_POLICY,
+          retry: { limit: 0 },
+          timeout: { request: REQUEST_TIMEOUT_MS },
+        });
+        status = response.statusCode;
+      } catch {
+        status = null;
+      }
+      if (status !== null && status >= 200 && status < 300) {
+        store.succeeded(endpoint.name);
+        log('delivered', status);
+        result.delivered += 1;
+      } else if (status === 410) {
+        store.disable(endpoint.name, 'answered 410 Gone');
+        log('gone', status);
+        result.refused += 1;
+      } else if (status !== null && !retryableStatus(status)) {
+        log('rejected', status);
+        result.refused += 1;
+      } else {
+        store.failed(endpoint.name, Date.now(), breaker.threshold, breaker.openMs);
+        log('failed', status);
+        result.owed.push(endpoint.name);
+      }
+    }
+    return result;
+  };
+
+  /** Sends kept changes; drops each that every endpoint wanting it has taken. */
+  const sendKept = async (
+    store: AutomationStore,
+    inbox: Inbox,
+    changes: readonly OwedChange[],
+  ): Promise<Sent> => {
+    const total: Sent = { delivered: 0, refused: 0, owed: [] };
+    if (changes.length === 0 || !kept) return total;
+    const endpoints = await store.list();
+    const attempt = Context.current().info.attempt;
+    const done: OwedChange[] = [];
+    for (const change of changes) {
+      const sent = await send(
+        store,
+        endpoints,
+        {
+          webhookId: changeWebhookId(change.batchKey, change.resource, change.recordId),
+          connectionId: change.connectionId,
+          resource: change.resource,
+          recordId: change.recordId,
+          action: change.action,
+          record: (await openValue<unknown>(kept.codec, change.sealed)) ?? null,
+          appliedAt: change.appliedAt.toISOString(),
+        },
+        attempt,
+      );
+      total.delivered += sent.delivered;
+      total.refused += sent.refused;
+      total.owed.push(...sent.owed);
+      if (sent.owed.length === 0) done.push(change);
+    }
+    // Taken by every endpoint that wants it: the sealed record goes from the store.
+    const byBatch = new Map<string, OwedChange[]>();
+    for (const change of done)
+      byBatch.set(change.batchKey, [...(byBatch.get(change.batchKey) ?? []), change]);
+    for (const [batchKey, group] of byBatch) {
+      await inbox.dropChanges(group[0]!.connectionId, batchKey, group);
+    }
+    return total;
+  };
+
+  const owedFailure = (owed: readonly string[]) =>
+    ApplicationFailure.retryable(
+      `automation endpoints not reached yet: ${[...new Set(owed)].join(', ')}`,
+      'AutomationDeliveryFailed',
+    );
+
   return {
     async forwardChange(input: ForwardInput): Promise<ForwardOutput> {
+      if (!store) return { delivered: 0, refused: 0 };
+      const sent = await send(store, await store.list(), input, Context.current().info.attempt);
+      if (sent.owed.length > 0) throw owedFailure(sent.owed);
+      return { delivered: sent.delivered, refused: sent.refused };
+    },
+
+    async forwardChanges(input: ForwardBatchInput): Promise<ForwardOutput> {
+      if (!store || !kept) return { delivered: 0, refused: 0 };
+      const inbox = await kept.inbox();
+      const sent = await sendKept(
+        store,
+        inbox,
+        await inbox.owedChanges(input.connectionId, input.batchKey),
+      );
+      if (sent.owed.length > 0) throw owedFailure(sent.owed);
+      return { delivered: sent.delivered, refused: sent.refused };
+    },
+
+    /**
+     * The changes an earlier run of the drain was still forwarding when it continued as new
+     * (kept before `before`, the new run's start): sent as forwardChanges sends a batch's,
+     * a page at a time.
+     */
+    async forwardLeftovers(input: ForwardLeftoversInput): Promise<ForwardOutput> {
       const result: ForwardOutput = { delivered: 0, refused: 0 };
-      if (!store) return result;
-      const attempt = Context.current().info.attempt;
-      const owed: string[] = [];
-      const body = JSON.stringify({
-        type: `${input.resource}.${input.action}`,
-        timestamp: input.appliedAt,
-        data: {
-          connection: input.connectionId,
-          resource: input.resource,
-          id: input.recordId,
-          action: input.action,
-          record: input.record,
-        },
-      });
-      for (const endpoint of await store.list()) {
-        if (!endpointWants(endpoint, input)) continue;
-        const before = store.logged(input.webhookId, endpoint.name);
-        if (before && before.status !== 'failed' && before.status !== 'breaker_open') continue;
-        const log = (status: DeliveryStatus, httpStatus: number | null): void =>
-          store.log({
-            webhookId: input.webhookId,
-            endpoint: endpoint.name,
-            connectionId: input.connectionId,
-            resource: input.resource,
-            recordId: input.recordId,
-            action: input.action,
-            status,
-            httpStatus,
-            attempts: attempt,
-            at: new Date().toISOString(),
-          });
-        if (!store.admit(endpoint.name, Date.now(), breaker.openMs)) {
-          log('breaker_open', null);
-          owed.push(endpoint.name);
-          continue;
-        }
-        let status: number | null = null;
-        try {
-          const sentAt = new Date();
-          const signed = new Webhook(endpoint.secret).sign(input.webhookId, sentAt, body);
-          const response = await got.post(endpoint.url, {
-            body,
-            headers: {
-              'content-type': 'application/json',
-              'webhook-id': input.webhookId,
-              'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-              'webhook-signature': signed,
-            },
-            throwHttpErrors: false,
-            // A 3xx off the endpoint's origin is its answer: a refusal, never re-sent there.
-            ...REDIRECT_POLICY,
-            retry: { limit: 0 },
-            timeout: { request: REQUEST_TIMEOUT_MS },
-          });
-          status = response.statusCode;
-        } catch {
-          status = null;
-        }
-        if (status !== null && status >= 200 && status < 300) {
-          store.succeeded(endpoint.name);
-          log('delivered', status);
-          result.delivered += 1;
-        } else if (status === 410) {
-          store.disable(endpoint.name, 'answered 410 Gone');
-          log('gone', status);
-          result.refused += 1;
-        } else if (status !== null && !retryableStatus(status)) {
-          log('rejected', status);
-          result.refused += 1;
-        } else {
-          store.failed(endpoint.name, Date.now(), breaker.threshold, breaker.openMs);
-          log('failed', status);
-          owed.push(endpoint.name);
-        }
-      }
-      if (owed.length > 0) {
-        throw ApplicationFailure.retryable(
-          `automation endpoints not reached yet: ${owed.join(', ')}`,
-          'AutomationDeliveryFailed',
+      if (!store || !kept) return result;
+      const inbox = await kept.inbox();
+      for (;;) {
+        const page = await inbox.leftoverChanges(
+          input.connectionId,
+          new Date(input.before),
+          LEFTOVER_PAGE,
         );
+        const sent = await sendKept(store, inbox, page);
+        result.delivered += sent.delivered;
+        result.refused += sent.refused;
+        if (sent.owed.length > 0) throw owedFailure(sent.owed);
+        // Every change of a full page went, so the next page holds others.
+        if (page.length < LEFTOVER_PAGE) return result;
+        Context.current().heartbeat();
       }
-      return result;
     },
   };
 }

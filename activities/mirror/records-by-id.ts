@@ -87,11 +87,67 @@ function stopsTheRest(error: unknown): boolean {
   );
 }
 
+/** A record to read by id. */
+export interface RecordTarget {
+  resource: Resource;
+  id: string;
+}
+
+export interface EachRead<T extends RecordTarget> {
+  /** What the service answered, per target: the record, or null for its 404. */
+  answered: { target: T; read: RecordRead | null }[];
+  /** Targets whose read failed, with why (only with `keepGoing`). */
+  failed: { target: T; error: unknown }[];
+  requests: number;
+}
+
+export interface ReadOptions {
+  /** Requests at once (default 4). */
+  concurrency?: number;
+  /** Read past a failed target; a rate limit or a refusal still stops new requests. */
+  keepGoing?: boolean;
+  /** Told after each answer (an activity heartbeats). */
+  onAnswer?: () => void;
+}
+
 /**
- * Reads records by id, at most `concurrency` requests at a time (one request per id): the
- * events that event bookings point to, leads reached only through their bookings.
- * `keepGoing` reads past a failed id, so a retry after a flaky moment only has the failures
- * left to read; a rate limit or a refusal still stops new requests.
+ * Reads records of any tables by id, at most `concurrency` requests at a time (one request
+ * per target). Without `keepGoing` the first failure throws once the reads under way end.
+ */
+export async function readEach<T extends RecordTarget>(
+  client: Client,
+  targets: readonly T[],
+  options: ReadOptions = {},
+): Promise<EachRead<T>> {
+  const out: EachRead<T> = { answered: [], failed: [], requests: 0 };
+  let next = 0;
+  let stopped = false;
+  const lane = async (): Promise<void> => {
+    while (next < targets.length && !stopped) {
+      const target = targets[next];
+      next += 1;
+      if (target === undefined) continue;
+      out.requests += 1;
+      try {
+        out.answered.push({ target, read: await readRecord(client, target.resource, target.id) });
+      } catch (error) {
+        out.failed.push({ target, error });
+        if (!options.keepGoing || stopsTheRest(error)) stopped = true;
+      }
+      options.onAnswer?.();
+    }
+  };
+  const lanes = Math.max(1, Math.min(options.concurrency ?? 4, targets.length));
+  await Promise.all(Array.from({ length: lanes }, lane));
+  const first = out.failed[0];
+  if (first && !options.keepGoing) throw first.error;
+  return out;
+}
+
+/**
+ * Reads records of one table by id (readEach): the events that event bookings point to, leads
+ * reached only through their bookings. `keepGoing` reads past a failed id, so a retry after a
+ * flaky moment only has the failures left to read.
  */
 export async function readRecords(
   client: Client,
@@ -99,28 +155,15 @@ export async function readRecords(
   ids: readonly string[],
   options: { concurrency?: number; keepGoing?: boolean } = {},
 ): Promise<ManyRead> {
-  const out: ManyRead = { reads: [], missing: [], failed: [], requests: 0 };
-  let next = 0;
-  let stopped = false;
-  const worker = async (): Promise<void> => {
-    while (next < ids.length && !stopped) {
-      const id = ids[next];
-      next += 1;
-      if (id === undefined) continue;
-      out.requests += 1;
-      try {
-        const read = await readRecord(client, resource, id);
-        if (read) out.reads.push(read);
-        else out.missing.push(id);
-      } catch (error) {
-        out.failed.push({ id, error });
-        if (!options.keepGoing || stopsTheRest(error)) stopped = true;
-      }
-    }
+  const each = await readEach(
+    client,
+    ids.map((id) => ({ resource, id })),
+    options,
+  );
+  return {
+    reads: each.answered.flatMap((a) => (a.read ? [a.read] : [])),
+    missing: each.answered.flatMap((a) => (a.read ? [] : [a.target.id])),
+    failed: each.failed.map((f) => ({ id: f.target.id, error: f.error })),
+    requests: each.requests,
   };
-  const lanes = Math.max(1, Math.min(options.concurrency ?? 4, ids.length));
-  await Promise.all(Array.from({ length: lanes }, worker));
-  const first = out.failed[0];
-  if (first && !options.keepGoing) throw first.error;
-  return out;
 }

@@ -63,6 +63,11 @@ interface StatusJson {
     lastRun: { workflowId: string; status: string } | null;
   }[];
   webhooks: { running: boolean; delivered: number; rejected: number };
+  inbox: {
+    store: string;
+    error: string | null;
+    connections: { connectionId: string; pending: number; drainedLastMinute: number }[];
+  };
   problems: { connectionId: string; kind: string; message: string }[];
 }
 
@@ -225,6 +230,24 @@ describe('the status page, webhook receiver', () => {
     const token = receiverStatsToken(loadConfig(env));
     const stats = await fetch(statsUrl, { headers: { authorization: `Bearer ${token}` } });
     expect(stats.status).toBe(200);
+
+    // The worker's drain applied the three notices: the inbox says so, on the page and in the
+    // terminal.
+    const drained = async () =>
+      (await statusJson()).inbox.connections.find((c) => c.connectionId === SHOP);
+    await expect
+      .poll(async () => (await drained())?.drainedLastMinute ?? 0, { timeout: 60_000 })
+      .toBeGreaterThanOrEqual(3);
+    expect((await drained())?.pending).toBe(0);
+    await page.goto(url);
+    const inbox = page.locator(`[data-testid="inbox"] tr[data-connection="${SHOP}"]`);
+    expect(await inbox.getAttribute('data-pending')).toBe('0');
+    const text = await runCli(['status'], env);
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `Webhook inbox \\(sqlite:.*store\\.db\\)\\n  ${SHOP}  0 pending, \\d+ drained in the last minute`,
+      ),
+    );
   }, 120_000);
 });
 

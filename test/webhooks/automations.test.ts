@@ -3,14 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createRecordActivities } from '../../activities/mirror/refresh-record.js';
 import { sqliteAutomationStore, type AutomationStore } from '../../store/automation-endpoints.js';
 import { EncryptionCodec } from '../../worker/codec.js';
 import { generateKeyLine } from '../../worker/data-converter.js';
-import { recordSummaryQuery, recordWorkflowId } from '../../workflows/record-types.js';
 import { CliProcess, freePort, runCli } from '../helpers/cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
@@ -21,12 +18,18 @@ import {
   post,
   recordDeps,
   standardHeaders,
+  webhookActivities,
 } from './deliveries.js';
+import { inboxRows } from './flood.js';
+import { Client } from '@temporalio/client';
+import { webhookDrainWorkflow } from '../../workflows/drain.js';
+import { drainWorkflowId, inboxWakeSignal } from '../../workflows/drain-types.js';
+import { historyText } from '../helpers/history-text.js';
 
 /**
  * Automations out, end to end: a staff edit at the sandbox, its webhook through `ebsync
- * webhooks serve`, the worker's record workflow writing the destination row, and the fresh
- * record POSTed signed to a user's endpoint (a small server here that checks the signature).
+ * webhooks serve`, the connection's drain writing the destination row, and the fresh record
+ * POSTed signed to a user's endpoint (a small server here that checks the signature).
  */
 interface Hook {
   url: string;
@@ -110,7 +113,7 @@ beforeAll(async () => {
     TEMPORAL_TASK_QUEUE: temporal.taskQueue(),
     EBS_CA_FILE: ts.sb.caFile ?? '',
     EBSYNC_WEBHOOK_PORT: String(port),
-    EBSYNC_WEBHOOK_DEBOUNCE: '100ms',
+    EBSYNC_STORE_URL: `sqlite:${join(dir, 'store.db')}`,
   };
   deps = recordDeps(ts, dir);
   const registered = await runCli(
@@ -147,7 +150,10 @@ function withWorker<T>(fn: () => Promise<T>): Promise<T> {
     {
       taskQueue: env.TEMPORAL_TASK_QUEUE!,
       // The worker forwards from the same webhooks.db the CLI writes endpoints to.
-      activities: createRecordActivities(deps, store),
+      activities: webhookActivities(deps, temporal.client, env.TEMPORAL_TASK_QUEUE!, {
+        store,
+        codec,
+      }),
       dataConverter: { payloadCodecs: [codec] },
     },
     fn,
@@ -156,14 +162,9 @@ function withWorker<T>(fn: () => Promise<T>): Promise<T> {
 
 const names = (): Map<string, unknown> => destinationColumn(destinationFile, 'leads', 'first_name');
 
-async function readsOf(recordId: string): Promise<number> {
-  // The worker's payloads are sealed: the query is read through the same codec.
-  const client = new Client({
-    connection: temporal.client.connection,
-    dataConverter: { payloadCodecs: [codec] },
-  });
-  const handle = client.workflow.getHandle(recordWorkflowId('auto-shop', 'leads', recordId));
-  return (await handle.query(recordSummaryQuery)).reads;
+/** Whether the drain applied the delivery (the inbox marks it). */
+async function applied(deliveryId: string): Promise<boolean> {
+  return (await inboxRows(env.EBSYNC_STORE_URL!, 'auto-shop')).get(deliveryId) === true;
 }
 
 describe('automations out', () => {
@@ -194,7 +195,7 @@ describe('automations out', () => {
         standardHeaders(sandboxSecret, 'evt_auto_again', again),
       );
       expect(sent.status).toBe(200);
-      await eventually(async () => (await readsOf('21')) >= 2, 30_000, 'the second read');
+      await eventually(() => applied('evt_auto_again'), 30_000, 'the second read');
       await new Promise((resolve) => setTimeout(resolve, 1_500));
     });
     expect(leadsHook.forged).toBe(0);
@@ -271,6 +272,92 @@ describe('automations out', () => {
     expect(rows.some((r) => r.status === 'delivered')).toBe(false);
     await runCli(['webhooks', 'endpoints', 'remove', 'flaky-hook'], env);
   }, 300_000);
+
+  it('sends, from its next run, what a drain still owed endpoints when it continued as new', async () => {
+    const connectionId = 'auto-left';
+    const hook = await startHook(500);
+    await addEndpoint('leftover-hook', hook, '--connections', connectionId);
+    ts.sb.admin.patchRecord('lead', 61, { first_name: 'Left over' });
+    const inbox = await deps.inbox();
+    await inbox.accept({
+      connectionId,
+      deliveryId: 'evt_left',
+      resource: 'leads',
+      recordId: '61',
+      action: 'updated',
+      occurredAt: null,
+    });
+    const client = new Client({
+      connection: temporal.client.connection,
+      dataConverter: { payloadCodecs: [codec] },
+    });
+    const destination = `sqlite:${destinationFile}`;
+    await withWorker(async () => {
+      // One batch per run: the run that applied the change continues as new before its
+      // forwarding is done.
+      await client.workflow.signalWithStart(webhookDrainWorkflow, {
+        taskQueue: env.TEMPORAL_TASK_QUEUE!,
+        workflowId: drainWorkflowId(connectionId),
+        args: [{ connectionId, destination, batchesPerRun: 1, checkEveryMs: 60_000 }],
+        signal: inboxWakeSignal,
+        signalArgs: [{ destination }],
+      });
+      await eventually(() => hook.calls.length >= 1, 60_000, 'a first call, refused');
+      hook.answer = 200;
+      await eventually(
+        async () =>
+          hook.calls.length >= 2 &&
+          (await inbox.leftoverChanges(connectionId, new Date(Date.now() + 60_000), 10)).length ===
+            0,
+        60_000,
+        'the change taken by the endpoint and gone from the store',
+      );
+    });
+    const activities: string[] = [];
+    for await (const run of client.workflow.list({
+      query: `WorkflowId = '${drainWorkflowId(connectionId)}'`,
+    })) {
+      const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      for (const event of history.events ?? []) {
+        const name = event.activityTaskScheduledEventAttributes?.activityType?.name;
+        if (name) activities.push(name);
+      }
+    }
+    expect(activities).toContain('forwardLeftovers');
+    // Every call carried the change's one id, and the record as written.
+    expect(new Set(hook.calls.map((c) => c.id)).size).toBe(1);
+    expect(JSON.stringify(hook.calls.at(-1)?.body.data.record)).toContain('Left over');
+    expect(hook.forged).toBe(0);
+    await client.workflow.getHandle(drainWorkflowId(connectionId)).terminate('test over');
+    await runCli(['webhooks', 'endpoints', 'remove', 'leftover-hook'], env);
+  }, 180_000);
+
+  it('leaves no record data in any workflow history of the webhook path', async () => {
+    // Every workflow the tests above ran on this task queue: the drain's runs above all.
+    const client = temporal.client;
+    const histories = [];
+    for await (const execution of client.workflow.list({
+      query: `TaskQueue = '${env.TEMPORAL_TASK_QUEUE!}'`,
+    })) {
+      histories.push(
+        await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory(),
+      );
+    }
+    const ids = histories.map((h) => h.events?.[0]?.workflowExecutionStartedEventAttributes);
+    expect(ids.map((a) => a?.workflowType?.name)).toContain('webhookDrainWorkflow');
+    const text = (await Promise.all(histories.map((h) => historyText(h, codec)))).join('\n');
+    // The drain forwarded changes (the endpoints above got records): by key, not by value.
+    expect(text).toContain('forwardChanges');
+    const file = destinationFile;
+    const values = ['email', 'first_name', 'last_name', 'phone'].flatMap((column) =>
+      [21, 31, 32, 51, 52, 53, 54, 55, 56].flatMap((id) => {
+        const value = destinationColumn(file, 'leads', column).get(String(id));
+        return typeof value === 'string' && value.length >= 4 ? [value] : [];
+      }),
+    );
+    expect(values.length).toBeGreaterThanOrEqual(3);
+    expect(values.filter((value) => text.includes(value))).toEqual([]);
+  });
 
   it('refuses a bad endpoint in one line', async () => {
     const bad = await runCli(['webhooks', 'endpoints', 'add', 'x', 'ftp://example.com'], env);

@@ -4,6 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
+import type { Client } from '@temporalio/client';
+import { saveConnection } from '../../cli/connections.js';
+import type { Config } from '../../config/index.js';
+import type { Sandbox } from '../../sandbox/server.js';
+import { connectClient } from '../../worker/temporal-client.js';
+import type { PayloadCodec } from '@temporalio/common';
+import { createDrainActivities } from '../../activities/mirror/drain-inbox.js';
+import { createRecordActivities } from '../../activities/mirror/refresh-record.js';
+import type { AutomationStore } from '../../store/automation-endpoints.js';
+import { drainWaker } from '../../worker/drain-wake.js';
+import { createReceiver, type ConnectionHook, type ServerLimits } from '../../webhooks/receiver.js';
+import type { SignatureScheme } from '../../webhooks/signature.js';
+import { WakeUps } from '../../webhooks/wake-ups.js';
 import { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
@@ -113,19 +126,86 @@ export async function eventually(
   }
 }
 
-/** What the record activities need: the sandbox by its key, a ledger in `dir`. */
-export function recordDeps(ts: TestSandbox, dir: string): ReturnType<typeof sandboxMirrorDeps> {
+/** What the drains' activities need: the sandbox by its key, the store (ledger, inbox) in `dir`. */
+export function recordDeps(
+  ts: TestSandbox,
+  dir: string,
+  store = `sqlite:${join(dir, 'store.db')}`,
+): ReturnType<typeof sandboxMirrorDeps> {
   return sandboxMirrorDeps({
     baseUrl: ts.sb.baseUrl,
     apiKey: ts.sb.apiKey,
     ca: readFileSync(ts.sb.caFile ?? ''),
-    ledger: `sqlite:${join(dir, 'store.db')}`,
+    ledger: store,
     reachLimit: 10_000,
     per: 100,
   });
 }
 
-/** What a record-workflow test file stands on: an HTTPS sandbox, Temporal, a scratch directory. */
+/**
+ * The webhook path's activities as the worker registers them (activities/index.ts): the
+ * drain's batch, forwarding to automations, and the hand-over of per-record workflows of the
+ * earlier design, whose drains are woken on `taskQueue`.
+ */
+export function webhookActivities(
+  deps: ReturnType<typeof recordDeps>,
+  client: Client,
+  taskQueue: string,
+  automations?: { store: AutomationStore; codec: PayloadCodec },
+) {
+  return {
+    ...createDrainActivities(deps, automations),
+    ...createRecordActivities(
+      { inbox: () => deps.inbox(), wakeDrain: drainWaker(client, taskQueue) },
+      automations?.store,
+      automations ? { inbox: () => deps.inbox(), codec: automations.codec } : undefined,
+    ),
+  };
+}
+
+export interface TestReceiver {
+  /** `…/webhooks/<connection>`. */
+  url(connectionId: string): string;
+  close(): Promise<void>;
+}
+
+/**
+ * `createReceiver` on a free port as worker/webhook-receiver.ts wires it: notices into
+ * `deps`' inbox, wake-ups of the drains on `taskQueue`.
+ */
+export async function startTestReceiver(options: {
+  hooks: ReadonlyMap<string, ConnectionHook>;
+  deps: ReturnType<typeof recordDeps>;
+  client: Client;
+  taskQueue: string;
+  scheme?: SignatureScheme;
+  allowUnsigned?: boolean;
+  bodyLimit?: number;
+  limits?: ServerLimits;
+}): Promise<TestReceiver> {
+  const wakeUps = new WakeUps(drainWaker(options.client, options.taskQueue));
+  const app = createReceiver({
+    hookOf: (id) => Promise.resolve(options.hooks.get(id)),
+    store: async (notice) => (await options.deps.inbox()).accept(notice),
+    stored: (connectionId, hook) => wakeUps.wake(connectionId, hook.destination),
+    scheme: options.scheme ?? 'standard',
+    bodyLimit: options.bodyLimit ?? 64 * 1024,
+    allowUnsigned: options.allowUnsigned ?? false,
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: (connectionId) => `http://127.0.0.1:${port}/webhooks/${connectionId}`,
+    async close() {
+      wakeUps.close();
+      await app.close();
+    },
+  };
+}
+
+/** What a webhook test file stands on: an HTTPS sandbox, Temporal, a scratch directory. */
 export interface RecordBed {
   ts: TestSandbox;
   temporal: TemporalHarness;
@@ -150,4 +230,26 @@ export async function closeRecordBed(bed: RecordBed | undefined): Promise<void> 
   await bed.temporal.close();
   await bed.ts.close();
   rmSync(bed.dir, { recursive: true, force: true });
+}
+
+/**
+ * Connects the sandbox's business as `connectionId` with its integration key, as `ebsync
+ * connect --api-key` does (a worker must be polling the task queue of `config`).
+ */
+export async function connectSandbox(
+  config: Config,
+  sb: Sandbox,
+  connectionId: string,
+): Promise<void> {
+  const { client, close } = await connectClient(config);
+  try {
+    await saveConnection(
+      client,
+      config,
+      { connectionId, kind: 'integration_key', baseUrl: sb.baseUrl, permissions: [] },
+      { kind: 'apiKey', apiKey: sb.apiKey },
+    );
+  } finally {
+    await close();
+  }
 }

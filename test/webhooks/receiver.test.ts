@@ -1,33 +1,44 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRecordActivities } from '../../activities/mirror/refresh-record.js';
-import { recordHandOff } from '../../worker/record-hand-off.js';
-import type { Delivery } from '../../webhooks/delivery.js';
-import { createReceiver, type ConnectionHook, type HandOff } from '../../webhooks/receiver.js';
+import type { ConnectionHook } from '../../webhooks/receiver.js';
 import type { SignatureScheme } from '../../webhooks/signature.js';
-import { recordSummaryQuery, recordWorkflowId } from '../../workflows/record-types.js';
-import { closedPort } from '../helpers/ports.js';
+import { openInbox } from '../../store/open-inbox.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
 import type { TemporalHarness } from '../helpers/temporal.js';
+import { closedPort } from '../helpers/ports.js';
 import {
   closeRecordBed,
   destinationColumn,
-  openRecordBed,
-  type RecordBed,
   eventually,
   hintBody,
   inLanes,
   newSecret,
+  openRecordBed,
   post,
   standardHeaders,
+  startTestReceiver,
+  webhookActivities,
+  type RecordBed,
   type Sent,
+  type TestReceiver,
 } from './deliveries.js';
+import {
+  expectInboxOf,
+  expectInOrder,
+  expectStatuses,
+  floodLeads,
+  floodName,
+  floodPlan,
+  leadWrites,
+  logLeadWrites,
+  sendItem,
+  type Kind,
+} from './flood.js';
 
-// Record workflow ids are per connection and record, and every test file shares one Temporal
-// dev server: a name of its own keeps this file's notices out of another file's workflows.
+// Drain workflow ids are per connection, and every test file shares one Temporal dev server:
+// a name of its own keeps this file's notices out of another file's drains.
 const CONNECTION = 'receiver-shop';
 const SECRET = newSecret();
 let bed: RecordBed | undefined;
@@ -45,45 +56,25 @@ beforeAll(async () => {
 
 afterAll(() => closeRecordBed(bed));
 
-interface Running {
-  url: string;
-  handedOff: Delivery[];
-  close(): Promise<void>;
-}
-
-/** A receiver on a free port whose hand-offs are counted on their way to `handOff`. */
-async function receiver(
-  handOff: HandOff,
-  options: { scheme?: SignatureScheme; allowUnsigned?: boolean; bodyLimit?: number } = {},
-): Promise<Running> {
-  const handedOff: Delivery[] = [];
-  const hooks = new Map<string, ConnectionHook>([[CONNECTION, { secret: SECRET, destination }]]);
-  const app: FastifyInstance = createReceiver({
-    hookOf: (id) => Promise.resolve(hooks.get(id)),
-    handOff: async (delivery, hook) => {
-      await handOff(delivery, hook);
-      handedOff.push(delivery);
-    },
-    scheme: options.scheme ?? 'standard',
-    bodyLimit: options.bodyLimit ?? 64 * 1024,
-    allowUnsigned: options.allowUnsigned ?? false,
+/** A receiver on a free port storing into this file's inbox; no worker drains it. */
+function receiver(
+  options: { scheme?: SignatureScheme; allowUnsigned?: boolean; connection?: string } = {},
+): Promise<TestReceiver> {
+  const hooks = new Map<string, ConnectionHook>([
+    [options.connection ?? CONNECTION, { secret: SECRET, destination }],
+  ]);
+  return startTestReceiver({
+    hooks,
+    deps,
+    client: temporal.client,
+    // No worker polls it: the notices stay in the inbox for the test to read.
+    taskQueue: `no-worker-${randomUUID()}`,
+    ...options,
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    url: `http://127.0.0.1:${port}/webhooks/${CONNECTION}`,
-    handedOff,
-    close: () => app.close(),
-  };
 }
 
-const leadIds = (): string[] =>
-  (
-    ts.sb.ctx.db
-      .prepare("SELECT id FROM records WHERE type = 'lead' AND business_id = ? ORDER BY id")
-      .all(ts.sb.businessId) as { id: number }[]
-  ).map((r) => String(r.id));
+const pendingIds = async (connectionId: string): Promise<string[]> =>
+  (await (await deps.inbox()).pending(connectionId, 1_000)).map((n) => n.deliveryId);
 
 function expectRefusal(sent: Sent, status: number, reason: string): void {
   expect(sent.status).toBe(status);
@@ -92,92 +83,109 @@ function expectRefusal(sent: Sent, status: number, reason: string): void {
 }
 
 describe('webhook receiver', () => {
-  it('refuses bad input with a 4xx in the error shape, and starts nothing', async () => {
-    const calls: Delivery[] = [];
-    const r = await receiver((d) => {
-      calls.push(d);
-      return Promise.resolve();
-    });
+  it('refuses bad input with a 4xx in the error shape, and stores nothing', async () => {
+    const connection = `bad-input-${randomUUID().slice(0, 8)}`;
+    const r = await receiver({ connection });
+    const url = r.url(connection);
     try {
       const body = hintBody('evt_ok', 'lead', 1);
       // The good one passes: the checks below can fail.
-      expect((await post(r.url, body, standardHeaders(SECRET, 'evt_ok', body))).status).toBe(200);
+      expect((await post(url, body, standardHeaders(SECRET, 'evt_ok', body))).status).toBe(200);
 
       expectRefusal(
-        await post(r.url, body, standardHeaders(newSecret(), 'evt_1', body)),
+        await post(url, body, standardHeaders(newSecret(), 'evt_1', body)),
         401,
         'signature_invalid',
       );
       expectRefusal(
-        await post(r.url, body, { 'content-type': 'application/json' }),
+        await post(url, body, { 'content-type': 'application/json' }),
         401,
         'signature_missing',
       );
       const old = new Date(Date.now() - 6 * 60_000);
       expectRefusal(
-        await post(r.url, body, standardHeaders(SECRET, 'evt_2', body, old)),
+        await post(url, body, standardHeaders(SECRET, 'evt_2', body, old)),
         401,
         'signature_invalid',
       );
       const future = new Date(Date.now() + 6 * 60_000);
       expectRefusal(
-        await post(r.url, body, standardHeaders(SECRET, 'evt_3', body, future)),
+        await post(url, body, standardHeaders(SECRET, 'evt_3', body, future)),
         401,
         'signature_invalid',
       );
       // The signature covers the exact bytes: re-serialised JSON is another body.
       const spaced = JSON.stringify(JSON.parse(body), null, 1);
       expectRefusal(
-        await post(r.url, spaced, standardHeaders(SECRET, 'evt_4', body)),
+        await post(url, spaced, standardHeaders(SECRET, 'evt_4', body)),
         401,
         'signature_invalid',
       );
       const notJson = 'not json';
       expectRefusal(
-        await post(r.url, notJson, standardHeaders(SECRET, 'evt_5', notJson)),
+        await post(url, notJson, standardHeaders(SECRET, 'evt_5', notJson)),
         400,
         'malformed_delivery',
       );
       const noData = JSON.stringify({ id: 'evt_6', type: 'lead.updated' });
-      const refused = await post(r.url, noData, standardHeaders(SECRET, 'evt_6', noData));
+      const refused = await post(url, noData, standardHeaders(SECRET, 'evt_6', noData));
       expectRefusal(refused, 400, 'malformed_delivery');
       expect(refused.body?.message).toMatch(/^data: /);
       const badId = hintBody('evt_7', 'lead', '1; DROP');
       expectRefusal(
-        await post(r.url, badId, standardHeaders(SECRET, 'evt_7', badId)),
+        await post(url, badId, standardHeaders(SECRET, 'evt_7', badId)),
         400,
         'malformed_delivery',
       );
       const big = JSON.stringify({ pad: 'x'.repeat(70 * 1024) });
       expectRefusal(
-        await post(r.url, big, standardHeaders(SECRET, 'evt_8', big)),
+        await post(url, big, standardHeaders(SECRET, 'evt_8', big)),
         413,
         'body_too_large',
       );
-      const other = r.url.replace(`/${CONNECTION}`, '/nobody');
       expectRefusal(
-        await post(other, body, standardHeaders(SECRET, 'evt_9', body)),
-        404,
-        'connection_unknown',
-      );
-      expectRefusal(
-        await post(r.url.replace('/webhooks/', '/hooks/'), body, {}),
+        await post(url.replace('/webhooks/', '/hooks/'), body, {}),
         404,
         'route_unknown',
       );
 
-      // A record type ebsync does not mirror is accepted and starts nothing.
+      // A record type ebsync does not mirror is accepted and stores nothing.
       const expense = hintBody('evt_10', 'expense', 3);
-      const ignored = await post(r.url, expense, standardHeaders(SECRET, 'evt_10', expense));
+      const ignored = await post(url, expense, standardHeaders(SECRET, 'evt_10', expense));
       expect(ignored.status).toBe(200);
       expect(ignored.body).toMatchObject({ ignored: true });
 
-      expect(calls.map((d) => d.deliveryId)).toEqual(['evt_ok']);
-      expect(calls[0]).toMatchObject({
-        connectionId: CONNECTION,
-        resource: 'leads',
-        recordId: '1',
-      });
+      const [stored] = await (await deps.inbox()).pending(connection, 10);
+      expect(await pendingIds(connection)).toEqual(['evt_ok']);
+      expect(stored).toMatchObject({ connectionId: connection, resource: 'leads', recordId: '1' });
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('answers a connection without webhooks exactly as a bad signature, so names cannot be told apart', async () => {
+    const r = await receiver();
+    try {
+      const known = r.url(CONNECTION);
+      const body = hintBody('evt_probe', 'lead', 1);
+      const probes: Record<string, string>[] = [
+        standardHeaders(newSecret(), 'evt_probe', body),
+        standardHeaders(newSecret(), 'evt_probe', body, new Date(Date.now() - 10 * 60_000)),
+        { 'content-type': 'application/json' },
+        { 'content-type': 'application/json', 'webhook-id': 'x', 'webhook-signature': 'v1,x' },
+      ];
+      for (const headers of probes) {
+        const fromKnown = await post(known, body, headers);
+        expect(fromKnown.status).toBe(401);
+        for (const other of ['nobody', 'receiver-shop-2', 'Not_A_Name', 'x'.repeat(80)]) {
+          const fromUnknown = await post(r.url(other), body, headers);
+          expect({ status: fromUnknown.status, body: fromUnknown.body }).toEqual({
+            status: fromKnown.status,
+            body: fromKnown.body,
+          });
+        }
+      }
+      expect(await pendingIds('nobody')).toEqual([]);
     } finally {
       await r.close();
     }
@@ -192,12 +200,9 @@ describe('webhook receiver', () => {
       timestampHeader: 'x-timestamp',
       idHeader: 'x-delivery-id',
     };
-    const calls: Delivery[] = [];
-    const handOff: HandOff = (d) => {
-      calls.push(d);
-      return Promise.resolve();
-    };
-    const r = await receiver(handOff, { scheme });
+    const connection = `hmac-${randomUUID().slice(0, 8)}`;
+    const r = await receiver({ scheme, connection });
+    const url = r.url(connection);
     const sign = (body: string, at: number, secret = SECRET): Record<string, string> => {
       const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
       const mac = createHmac('sha256', key).update(`d-1.${at}.${body}`).digest('hex');
@@ -206,196 +211,241 @@ describe('webhook receiver', () => {
     try {
       const body = hintBody('evt_body', 'lead_booking', 9);
       const now = Math.floor(Date.now() / 1000);
-      expect((await post(r.url, body, sign(body, now))).status).toBe(200);
+      expect((await post(url, body, sign(body, now))).status).toBe(200);
+      expectRefusal(await post(url, body, sign(body, now, newSecret())), 401, 'signature_invalid');
+      expectRefusal(await post(url, body, sign(body, now - 301)), 401, 'signature_invalid');
       expectRefusal(
-        await post(r.url, body, sign(body, now, newSecret())),
+        await post(url, body, { ...sign(body, now), 'x-timestamp': String(now + 1) }),
         401,
         'signature_invalid',
       );
-      expectRefusal(await post(r.url, body, sign(body, now - 301)), 401, 'signature_invalid');
-      expectRefusal(
-        await post(r.url, body, { ...sign(body, now), 'x-timestamp': String(now + 1) }),
-        401,
-        'signature_invalid',
-      );
-      expectRefusal(await post(r.url, body, {}), 401, 'signature_missing');
+      expectRefusal(await post(url, body, {}), 401, 'signature_missing');
       // The header's id is the dedupe key, not the body's.
-      expect(calls.map((d) => [d.deliveryId, d.resource, d.recordId])).toEqual([
+      const pending = await (await deps.inbox()).pending(connection, 10);
+      expect(pending.map((n) => [n.deliveryId, n.resource, n.recordId])).toEqual([
         ['d-1', 'lead_bookings', '9'],
       ]);
     } finally {
       await r.close();
     }
 
-    const open = await receiver(handOff, { allowUnsigned: true });
+    const unsigned = `unsigned-${randomUUID().slice(0, 8)}`;
+    const open = await receiver({ allowUnsigned: true, connection: unsigned });
     try {
       const body = hintBody('evt_unsigned', 'event', 4);
-      expect((await post(open.url, body, {})).status).toBe(200);
+      expect((await post(open.url(unsigned), body, {})).status).toBe(200);
       // A signature that is there is still checked.
       expectRefusal(
-        await post(open.url, body, standardHeaders(newSecret(), 'x', body)),
+        await post(open.url(unsigned), body, standardHeaders(newSecret(), 'x', body)),
         401,
         'signature_invalid',
       );
+      expect(await pendingIds(unsigned)).toEqual(['evt_unsigned']);
     } finally {
       await open.close();
     }
   });
 
-  it('answers 503 with Retry-After when Temporal cannot be reached, so the sender retries', async () => {
-    const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
-    const client = new Client({ connection });
-    const r = await receiver(
-      recordHandOff(client, { taskQueue: 'nowhere', debounceMs: 10, timeoutMs: 2_000 }),
-    );
+  it('answers a repeated delivery 2xx without storing it again', async () => {
+    const connection = `repeat-${randomUUID().slice(0, 8)}`;
+    const r = await receiver({ connection });
     try {
-      const body = hintBody('evt_down', 'lead', 2);
-      const sent = await post(r.url, body, standardHeaders(SECRET, 'evt_down', body));
-      expectRefusal(sent, 503, 'temporal_unavailable');
-      expect(sent.headers.get('retry-after')).toBe('5');
-      expect(r.handedOff).toEqual([]);
+      const body = hintBody('evt_twice', 'lead', 2);
+      const first = await post(r.url(connection), body, standardHeaders(SECRET, 'evt_twice', body));
+      const again = await post(r.url(connection), body, standardHeaders(SECRET, 'evt_twice', body));
+      expect(first).toMatchObject({ status: 200, body: { delivery_id: 'evt_twice' } });
+      expect(first.body).not.toHaveProperty('duplicate');
+      expect(again).toMatchObject({ status: 200, body: { duplicate: true } });
+      expect(await pendingIds(connection)).toEqual(['evt_twice']);
     } finally {
       await r.close();
-      await connection.close();
     }
   });
 
-  it('applies every valid change of a flood once, with duplicates, bad signatures and malformed bodies refused', async () => {
-    // 10,000 as the issue asks: about 40 s on a 2-core machine.
-    const total = 10_000;
+  it('answers 503 with Retry-After when the store cannot be reached, so the sender retries', async () => {
+    const store = `postgres://ebsync:secret@127.0.0.1:${await closedPort()}/ebsync`;
+    const unreachable = {
+      ...deps,
+      inbox: () => openInbox(store),
+    };
+    const r = await startTestReceiver({
+      hooks: new Map([[CONNECTION, { secret: SECRET, destination }]]),
+      deps: unreachable,
+      client: temporal.client,
+      taskQueue: `no-worker-${randomUUID()}`,
+    });
+    try {
+      const body = hintBody('evt_down', 'lead', 2);
+      const sent = await post(r.url(CONNECTION), body, standardHeaders(SECRET, 'evt_down', body));
+      expectRefusal(sent, 503, 'store_unavailable');
+      expect(sent.headers.get('retry-after')).toBe('5');
+      expect(JSON.stringify(sent.body)).not.toContain('secret');
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('closes slow clients within the configured timeouts while valid deliveries keep being answered', async () => {
+    const limits = {
+      requestTimeoutMs: 3_000,
+      headersTimeoutMs: 2_000,
+      keepAliveTimeoutMs: 2_000,
+      connectionTimeoutMs: 10_000,
+      maxConnections: 1_000,
+    };
+    const connection = `slow-${randomUUID().slice(0, 8)}`;
+    const r = await startTestReceiver({
+      hooks: new Map([[connection, { secret: SECRET, destination }]]),
+      deps,
+      client: temporal.client,
+      taskQueue: `no-worker-${randomUUID()}`,
+      limits,
+    });
+    const { hostname, port, pathname } = new URL(r.url(connection));
+    const sockets: { socket: Socket; openedAt: number; closedAt?: number }[] = [];
+    const drips: NodeJS.Timeout[] = [];
+    try {
+      // 100 send their headers and then one body byte every 500 ms (never idle long enough
+      // for the idle timeout: the request timeout must close them); 100 send their headers
+      // one byte at a time.
+      for (let i = 0; i < 200; i += 1) {
+        const socket = connect(Number(port), hostname);
+        const entry: (typeof sockets)[number] = { socket, openedAt: Date.now() };
+        sockets.push(entry);
+        socket.on('error', () => undefined);
+        socket.on('close', () => (entry.closedAt = Date.now()));
+        const head =
+          `POST ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n';
+        let sent = 0;
+        if (i % 2 === 0) socket.write(head);
+        drips.push(
+          setInterval(() => {
+            if (socket.destroyed) return;
+            socket.write(i % 2 === 0 ? '{' : head.slice(sent, sent + 1));
+            sent += 1;
+          }, 500),
+        );
+      }
+      // Valid deliveries meanwhile, one every 100 ms: each answered.
+      const answered: number[] = [];
+      const started = Date.now();
+      for (let i = 0; Date.now() - started < 6_000; i += 1) {
+        const id = `evt_slow_${i}`;
+        const body = hintBody(id, 'lead', 3);
+        answered.push(
+          (await post(r.url(connection), body, standardHeaders(SECRET, id, body))).status,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(answered.length).toBeGreaterThan(10);
+      expect(new Set(answered)).toEqual(new Set([200]));
+      await eventually(
+        () => sockets.every((s) => s.closedAt !== undefined),
+        15_000,
+        'every slow socket closed',
+      );
+      // Node checks the timeouts once a second: closed by the timeout plus that, and a margin
+      // for a loaded machine, never after 130 s as before.
+      const slowest = Math.max(...sockets.map((s) => s.closedAt! - s.openedAt));
+      expect(slowest).toBeLessThan(limits.requestTimeoutMs + 1_000 + 4_000);
+    } finally {
+      for (const drip of drips) clearInterval(drip);
+      for (const s of sockets) s.socket.destroy();
+      await r.close();
+    }
+  }, 60_000);
+
+  it('holds at most the configured number of connections', async () => {
+    const connection = `cap-${randomUUID().slice(0, 8)}`;
+    const r = await startTestReceiver({
+      hooks: new Map([[connection, { secret: SECRET, destination }]]),
+      deps,
+      client: temporal.client,
+      taskQueue: `no-worker-${randomUUID()}`,
+      limits: {
+        requestTimeoutMs: 10_000,
+        headersTimeoutMs: 5_000,
+        keepAliveTimeoutMs: 5_000,
+        connectionTimeoutMs: 10_000,
+        maxConnections: 20,
+      },
+    });
+    const { hostname, port } = new URL(r.url(connection));
+    const sockets: Socket[] = [];
+    try {
+      const closed = await Promise.all(
+        Array.from({ length: 30 }, async (_, i) => {
+          // One after another, so the first 20 are the ones held.
+          await new Promise((resolve) => setTimeout(resolve, i * 20));
+          const socket = connect(Number(port), hostname);
+          sockets.push(socket);
+          socket.on('error', () => undefined);
+          return new Promise<boolean>((resolve) => {
+            socket.once('close', () => resolve(true));
+            setTimeout(() => resolve(false), 3_000);
+          });
+        }),
+      );
+      expect(closed.filter(Boolean)).toHaveLength(10);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await r.close();
+    }
+  });
+
+  it('applies every valid change of a flood once and in order, with repeats, bad signatures and malformed bodies refused', async () => {
+    // 10,000 as the issue asks: about a minute on a loaded 2-core machine.
+    const phases = 4;
     const taskQueue = temporal.taskQueue();
     const connectionId = `flood-${randomUUID().slice(0, 8)}`;
-    const ids = leadIds();
-    const targets = ids.slice(0, 100);
-    const untouched = ids.slice(300, 350);
-    const hooks = new Map([[connectionId, { secret: SECRET, destination }]]);
-    const handedOff: Delivery[] = [];
-    const handOff = recordHandOff(temporal.client, { taskQueue, debounceMs: 300 });
-    const app = createReceiver({
-      hookOf: (id) => Promise.resolve(hooks.get(id)),
-      handOff: async (d, hook) => {
-        await handOff(d, hook);
-        handedOff.push(d);
-      },
-      scheme: 'standard',
-      bodyLimit: 64 * 1024,
-      allowUnsigned: false,
-    });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const address = app.server.address();
-    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/webhooks/${connectionId}`;
-
-    type Kind = 'valid' | 'duplicate' | 'bad-signature' | 'malformed';
-    const plan: { kind: Kind; id: string; record: string }[] = [];
-    const valid: { id: string; record: string }[] = [];
-    for (let i = 0; i < total; i += 1) {
-      const roll = i % 100;
-      const kind: Kind =
-        roll < 20 && valid.length > 0
-          ? 'duplicate'
-          : roll < 25
-            ? 'bad-signature'
-            : roll < 26
-              ? 'malformed'
-              : 'valid';
-      if (kind === 'duplicate') {
-        plan.push({ kind, ...valid[(i * 7919) % valid.length]! });
-      } else if (kind === 'valid') {
-        const delivery = { id: `evt_${i}`, record: targets[i % targets.length]! };
-        valid.push(delivery);
-        plan.push({ kind, ...delivery });
-      } else {
-        plan.push({ kind, id: `evt_bad_${i}`, record: untouched[i % untouched.length]! });
-      }
-    }
+    const floodDestination = `sqlite:${join(dir, `flood-${connectionId}.db`)}`;
+    await logLeadWrites(floodDestination);
+    const { targets, untouched } = floodLeads(ts.sb);
+    const flood = floodPlan({ total: 10_000, phases, targets, untouched, prefix: 'evt' });
+    const hooks = new Map([[connectionId, { secret: SECRET, destination: floodDestination }]]);
+    const r = await startTestReceiver({ hooks, deps, client: temporal.client, taskQueue });
     const statuses = new Map<Kind, number[]>();
-    const send = async (item: (typeof plan)[number]): Promise<void> => {
-      const body =
-        item.kind === 'malformed'
-          ? `{"id":"${item.id}","data":{"record_type":"lead","id":"${item.record}"`
-          : hintBody(item.id, 'lead', item.record);
-      const secret = item.kind === 'bad-signature' ? newSecret() : SECRET;
-      const sent = await post(url, body, standardHeaders(secret, item.id, body));
-      const list = statuses.get(item.kind) ?? [];
-      list.push(sent.status);
-      statuses.set(item.kind, list);
+    const send = async (item: (typeof flood.last)[number]) => {
+      const sent = await sendItem(r.url(connectionId), SECRET, item);
+      statuses.set(item.kind, [...(statuses.get(item.kind) ?? []), sent.status]);
     };
 
     await temporal.withWorker(
-      {
-        taskQueue,
-        activities: createRecordActivities(deps),
-        maxConcurrentActivityTaskExecutions: 20,
-      },
+      { taskQueue, activities: webhookActivities(deps, temporal.client, taskQueue) },
       async () => {
         try {
-          // Staff edit every target half-way through; the deliveries after it must carry
-          // the edit into the destination.
-          const half = Math.floor(plan.length / 2);
-          await inLanes(plan.slice(0, half), 24, send);
-          for (const id of targets)
-            ts.sb.admin.patchRecord('lead', Number(id), { first_name: `Flood ${id}` });
-          await inLanes(plan.slice(half), 24, send);
-          // One more notice per target after the edit, so that each has one for sure.
-          const last = targets.map((record) => ({
-            kind: 'valid' as const,
-            id: `evt_last_${record}`,
-            record,
-          }));
-          valid.push(...last);
-          await inLanes(last, 24, send);
-
-          const file = destination.slice('sqlite:'.length);
+          for (const [phase, items] of flood.phases.entries()) {
+            for (const id of targets)
+              ts.sb.admin.patchRecord('lead', Number(id), { first_name: floodName(id, phase + 1) });
+            await inLanes(items, 24, send);
+          }
+          await inLanes(flood.last, 24, send);
+          const file = floodDestination.slice('sqlite:'.length);
           await eventually(
             () => {
               const names = destinationColumn(file, 'leads', 'first_name');
-              return targets.every((id) => names.get(id) === `Flood ${id}`);
+              return targets.every((id) => names.get(id) === floodName(id, phases));
             },
-            90_000,
-            'every target lead carries its edit in the destination',
+            120_000,
+            'every target lead carries its last edit in the destination',
           );
-          const summaries = await Promise.all(
-            targets.map((record) =>
-              temporal.client.workflow
-                .getHandle(recordWorkflowId(connectionId, 'leads', record))
-                .query(recordSummaryQuery),
-            ),
+          await eventually(
+            async () => (await pendingIds(connectionId)).length === 0,
+            60_000,
+            'the inbox drained',
           );
-          const notices = summaries.reduce((n, s) => n + s.notices, 0);
-          const duplicates = summaries.reduce((n, s) => n + s.duplicates, 0);
-          const dupSent = plan.filter((p) => p.kind === 'duplicate').length;
-          // Each unique valid delivery taken once; every duplicate dropped as one.
-          expect(notices).toBe(valid.length);
-          expect(duplicates).toBe(dupSent);
-          // Bursts coalesce: far fewer reads than notices.
-          const reads = summaries.reduce((n, s) => n + s.reads, 0);
-          expect(reads).toBeLessThan(notices);
         } finally {
-          await app.close();
+          await r.close();
         }
       },
     );
 
-    expect(new Set(statuses.get('valid'))).toEqual(new Set([200]));
-    expect(new Set(statuses.get('duplicate'))).toEqual(new Set([200]));
-    expect(new Set(statuses.get('bad-signature'))).toEqual(new Set([401]));
-    expect(new Set(statuses.get('malformed'))).toEqual(new Set([400]));
-    expect(handedOff.length).toBe(valid.length + plan.filter((p) => p.kind === 'duplicate').length);
-    for (const record of untouched.slice(0, 10)) {
-      const started = await noWorkflowForConnection(connectionId, record);
-      expect(started).toBe(true);
-    }
-  }, 300_000);
+    expectStatuses(statuses);
+    await expectInboxOf(`sqlite:${join(dir, 'store.db')}`, connectionId, flood);
+    const writes = await leadWrites(floodDestination);
+    expectInOrder(writes, targets, phases);
+    // The records bad deliveries named were never read, so never written.
+    expect(untouched.filter((id) => writes.has(id))).toEqual([]);
+  }, 400_000);
 });
-
-async function noWorkflowForConnection(connectionId: string, recordId: string): Promise<boolean> {
-  try {
-    await temporal.client.workflow
-      .getHandle(recordWorkflowId(connectionId, 'leads', recordId))
-      .describe();
-    return false;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return true;
-    throw error;
-  }
-}

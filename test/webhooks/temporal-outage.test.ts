@@ -5,10 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { createRecordActivities } from '../../activities/mirror/refresh-record.js';
 import { findTemporalCli } from '../../worker/temporal-cli.js';
-import { recordHandOff } from '../../worker/record-hand-off.js';
-import { createReceiver } from '../../webhooks/receiver.js';
 import { freePort } from '../helpers/cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import {
@@ -19,13 +16,16 @@ import {
   post,
   recordDeps,
   standardHeaders,
+  startTestReceiver,
+  webhookActivities,
   type Sent,
 } from './deliveries.js';
 
 /**
- * Temporal goes away under a running receiver: deliveries are answered 503 (so the sender
- * retries), and once Temporal is back the retried deliveries are applied. A dev server of
- * this file's own, on a fixed port, stopped and started again.
+ * Temporal goes away under a running receiver: deliveries are still answered 2xx, because the
+ * receiver's 2xx waits for the store, not for Temporal; the drains' wake-ups are tried again
+ * until Temporal is back, and then the notices are applied. A dev server of this file's own,
+ * on a fixed port, stopped and started again (in memory: it comes back knowing nothing).
  */
 let ts: TestSandbox;
 let dir: string;
@@ -44,7 +44,7 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-it('answers 503 while Temporal is stopped, and applies the retried deliveries after it returns', async () => {
+it('stores deliveries while Temporal is stopped, and applies them once it is back', async () => {
   const port = await freePort();
   const executable = await findTemporalCli();
   const startServer = (): Promise<TestWorkflowEnvironment> =>
@@ -55,23 +55,15 @@ it('answers 503 while Temporal is stopped, and applies the retried deliveries af
   const destination = `sqlite:${join(dir, 'mirror.db')}`;
   const taskQueue = 'outage';
   const connection = Connection.lazy({ address: `127.0.0.1:${port}` });
-  const app = createReceiver({
-    hookOf: () => Promise.resolve({ secret, destination }),
-    handOff: recordHandOff(new Client({ connection }), {
-      taskQueue,
-      debounceMs: 50,
-      timeoutMs: 2_000,
-    }),
-    scheme: 'standard',
-    bodyLimit: 64 * 1024,
-    allowUnsigned: false,
+  const receiver = await startTestReceiver({
+    hooks: new Map([['shop', { secret, destination }]]),
+    deps,
+    client: new Client({ connection }),
+    taskQueue,
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/webhooks/shop`;
   const deliver = (id: string, lead: number): Promise<Sent> => {
     const body = hintBody(id, 'lead', lead);
-    return post(url, body, standardHeaders(secret, id, body));
+    return post(receiver.url('shop'), body, standardHeaders(secret, id, body));
   };
   const names = (): Map<string, unknown> =>
     destinationColumn(join(dir, 'mirror.db'), 'leads', 'first_name');
@@ -83,7 +75,7 @@ it('answers 503 while Temporal is stopped, and applies the retried deliveries af
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: { codePath: inject('workflowBundlePath') },
-      activities: createRecordActivities(deps),
+      activities: webhookActivities(deps, env.client, taskQueue),
     });
     await worker.runUntil(fn());
   };
@@ -102,33 +94,27 @@ it('answers 503 while Temporal is stopped, and applies the retried deliveries af
     await env.teardown();
 
     ts.sb.admin.patchRecord('lead', 4, { first_name: 'During the outage' });
-    const refused = await deliver('evt_during', 4);
-    expect(refused.status).toBe(503);
-    expect(refused.body).toMatchObject({
-      meta: { status: 'error' },
-      reason: 'temporal_unavailable',
-    });
+    const during = await deliver('evt_during', 4);
+    expect(during.status).toBe(200);
+    expect(during.body).toMatchObject({ meta: { status: 'ok' }, delivery_id: 'evt_during' });
+    const pending = await (await deps.inbox()).pending('shop', 10);
+    expect(pending.map((n) => n.deliveryId)).toEqual(['evt_during']);
 
     env = await startServer();
     try {
       await withWorker(env, async () => {
-        // The sender retries the same delivery until it gets a 2xx, as senders do after 503.
-        await eventually(
-          async () => (await deliver('evt_during', 4)).status === 200,
-          90_000,
-          'the retried delivery accepted once Temporal is back',
-        );
+        // Nobody sends again: the receiver's own wake-up, tried until Temporal answers.
         await eventually(
           () => names().get('4') === 'During the outage',
-          60_000,
-          'retried edit applied',
+          90_000,
+          'the edit stored during the outage applied',
         );
       });
     } finally {
       await env.teardown();
     }
   } finally {
-    await app.close();
+    await receiver.close();
     await connection.close();
   }
 }, 300_000);

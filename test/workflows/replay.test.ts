@@ -8,6 +8,7 @@ import { historyFromJSON } from '../helpers/history-json.js';
 import { CONNECTION_SCENARIOS } from '../fixtures/connection-scenarios.js';
 import { MIRROR_SCENARIOS, SCHEDULED_MIRROR_SCENARIOS } from '../fixtures/mirror-scenarios.js';
 import { RECORD_SCENARIOS } from '../fixtures/record-scenarios.js';
+import { DRAIN_SCENARIOS } from '../fixtures/drain-scenarios.js';
 
 /**
  * Every committed history (test/fixtures/histories/*.json, written by
@@ -51,6 +52,7 @@ describe('recorded workflow histories', () => {
       ...MIRROR_SCENARIOS.map((m) => m.name),
       ...SCHEDULED_MIRROR_SCENARIOS.map((m) => m.name),
       ...RECORD_SCENARIOS.map((r) => r.name),
+      ...DRAIN_SCENARIOS.map((d) => d.name),
     ];
     expect(files.map((f) => basename(f, '.json').replace(/\.run-\d+$/, ''))).toEqual(
       expect.arrayContaining(expected),
@@ -58,6 +60,7 @@ describe('recorded workflow histories', () => {
     // The continue-as-new scenario must have recorded the run it continued into.
     expect(files).toContain('connection-continue-as-new.run-2.json');
     expect(files).toContain('mirror-continue-as-new.run-2.json');
+    expect(files).toContain('drain-batches.run-2.json');
   });
 
   it.each(files)('%s replays on the current workflow code', async (file) => {

@@ -1,0 +1,295 @@
+import { Context, log } from '@temporalio/activity';
+import type { PayloadCodec } from '@temporalio/common';
+import { AuthenticationError } from '../../api/errors.js';
+import type { AutomationStore } from '../../store/automation-endpoints.js';
+import type { Inbox, OwedChange, PendingNotice } from '../../store/inbox.js';
+import type { Ledger, LedgerScope } from '../../store/ledger.js';
+import { sealValue } from '../../store/sealed-values.js';
+import { endpointWants } from '../automations/forward-change.js';
+import { withServiceFailures } from '../failures.js';
+import type { CanonicalRecord, Resource } from './canonical.js';
+import type { MirrorDeps } from './pass.js';
+import { readEach, type RecordTarget } from './records-by-id.js';
+import { writeDeletions, writeRecords, type WriteTarget } from './write-records.js';
+
+/** What a drain's batch activity needs beside the mirror's own dependencies. */
+export interface DrainDeps extends MirrorDeps {
+  /** The process's webhook inbox (the store's, opened once). */
+  inbox(): Promise<Inbox>;
+  /** Notices one batch takes at most (EBSYNC_WEBHOOK_BATCH). */
+  batchSize: number;
+  /** Applied notices are kept this long, deduping retried deliveries, then pruned. */
+  dedupeWindowMs: number;
+}
+
+/** Automation endpoints and the codec that seals the changes kept for them. */
+export interface DrainAutomations {
+  store: AutomationStore;
+  codec: PayloadCodec;
+}
+
+export interface DrainBatchInput {
+  connectionId: string;
+  destination: string;
+  /** Names this batch: the same on every retry, so the changes it keeps are found again. */
+  batchKey: string;
+}
+
+/** Counts only: no record leaves the activity (DESIGN decision 1). */
+export interface DrainBatchOutput {
+  /** Notices taken from the inbox and applied. */
+  notices: number;
+  /** Distinct records read for them (the latest notice per record counts). */
+  records: number;
+  written: number;
+  unchanged: number;
+  deleted: number;
+  /** Records the destination refused (the next pass tries them again). */
+  refused: number;
+  /** Changes kept for automation endpoints under this batch's key. */
+  owed: number;
+  /** Notices whose read the service refused for good; they stay pending. */
+  unreadable: number;
+  /** Why, when some were unreadable: the first refusal, one line. */
+  refusal: string | null;
+  /** The batch was full: more notices may be waiting. */
+  more: boolean;
+}
+
+/** A record's notices in this batch: the latest one stands for all (one read). */
+interface Dirty extends RecordTarget {
+  seqs: number[];
+}
+
+function dirtyRecords(notices: readonly PendingNotice[]): Dirty[] {
+  const byRecord = new Map<string, Dirty>();
+  for (const notice of notices) {
+    const key = `${notice.resource}/${notice.recordId}`;
+    const known = byRecord.get(key);
+    if (known) known.seqs.push(notice.seq);
+    else
+      byRecord.set(key, {
+        resource: notice.resource as Resource,
+        id: notice.recordId,
+        seqs: [notice.seq],
+      });
+  }
+  return [...byRecord.values()];
+}
+
+const scopeOf = (target: WriteTarget, resource: string): LedgerScope => ({
+  connectionId: target.connectionId,
+  destination: target.destination.describe().id,
+  resource,
+});
+
+function byResource<T extends { resource: string }>(items: readonly T[]): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(item.resource);
+    if (group) group.push(item);
+    else groups.set(item.resource, [item]);
+  }
+  return groups;
+}
+
+/** The records of `reads` whose hash the ledger does not hold yet: what a write changes. */
+async function notInLedger(
+  ledger: Ledger,
+  target: WriteTarget,
+  records: readonly CanonicalRecord[],
+): Promise<Set<CanonicalRecord>> {
+  const changed = new Set<CanonicalRecord>();
+  for (const [resource, group] of byResource(records)) {
+    const verdicts = await ledger.classify(
+      scopeOf(target, resource),
+      group.map((r) => ({ id: r.id, hash: r.hash })),
+    );
+    group.forEach((record, i) => {
+      if (verdicts[i]?.state !== 'unchanged') changed.add(record);
+    });
+  }
+  return changed;
+}
+
+/** Gone records the ledger still has live (or never had): a deletion endpoints are told of. */
+async function liveInLedger(
+  ledger: Ledger,
+  target: WriteTarget,
+  gone: readonly RecordTarget[],
+): Promise<RecordTarget[]> {
+  const live: RecordTarget[] = [];
+  for (const [resource, group] of byResource(gone)) {
+    const entries = await ledger.get(
+      scopeOf(target, resource),
+      group.map((g) => g.id),
+    );
+    const deleted = new Set(entries.filter((e) => e.deletedAt !== null).map((e) => e.id));
+    live.push(...group.filter((g) => !deleted.has(g.id)));
+  }
+  return live;
+}
+
+/**
+ * The drain's batch (DESIGN decision 3): the oldest pending notices of a connection, the latest
+ * per record, each record read again by id (paced as every request of the connection, several
+ * at once) and written in one go through the mirror's write path; a 404 marks it deleted. The
+ * notices are marked applied, and only counts go back to the workflow. Changes that automation
+ * endpoints want are kept in the store, sealed, under the batch's key, before the write: a
+ * retry after a crash between the write and the answer still finds them.
+ */
+export function createDrainActivities(deps: DrainDeps, automations?: DrainAutomations) {
+  /** Keeps the changes endpoints want; returns the record targets kept. */
+  const keepWanted = async (
+    input: DrainBatchInput,
+    changes: { target: RecordTarget; action: 'written' | 'deleted'; record: unknown }[],
+  ): Promise<RecordTarget[]> => {
+    if (!automations || changes.length === 0) return [];
+    const endpoints = await automations.store.list();
+    const wanted = changes.filter((c) =>
+      endpoints.some((endpoint) =>
+        endpointWants(endpoint, {
+          connectionId: input.connectionId,
+          resource: c.target.resource,
+          action: c.action,
+        }),
+      ),
+    );
+    const appliedAt = new Date();
+    const kept: OwedChange[] = await Promise.all(
+      wanted.map(async (c) => ({
+        connectionId: input.connectionId,
+        batchKey: input.batchKey,
+        resource: c.target.resource,
+        recordId: c.target.id,
+        action: c.action,
+        sealed: await sealValue(automations.codec, c.record),
+        appliedAt,
+      })),
+    );
+    await (await deps.inbox()).keepChanges(kept);
+    return wanted.map((c) => c.target);
+  };
+
+  /** Any endpoint at all could want a change of this connection: only then is it worked out. */
+  const anyEndpointFor = async (connectionId: string): Promise<boolean> =>
+    automations !== undefined &&
+    (await automations.store.list()).some(
+      (e) =>
+        e.disabledAt === null &&
+        (e.filters.connections.length === 0 || e.filters.connections.includes(connectionId)),
+    );
+
+  return {
+    drainInbox: withServiceFailures(async (input: DrainBatchInput): Promise<DrainBatchOutput> => {
+      const inbox = await deps.inbox();
+      const notices = await inbox.pending(input.connectionId, deps.batchSize);
+      const out: DrainBatchOutput = {
+        notices: 0,
+        records: 0,
+        written: 0,
+        unchanged: 0,
+        deleted: 0,
+        refused: 0,
+        owed: 0,
+        unreadable: 0,
+        refusal: null,
+        more: notices.length >= deps.batchSize,
+      };
+      // Each batch prunes a little more than it can add, so the table keeps to the window.
+      await inbox.prune(new Date(Date.now() - deps.dedupeWindowMs), 2 * deps.batchSize);
+      if (notices.length === 0) return out;
+      const dirty = dirtyRecords(notices);
+      const [client, ledger, destination] = await Promise.all([
+        deps.clientFor(input.connectionId),
+        deps.ledger(),
+        deps.destination(input.destination),
+      ]);
+      const target: WriteTarget = { connectionId: input.connectionId, ledger, destination };
+      const context = Context.current();
+      const got = await readEach(client, dirty, {
+        concurrency: deps.pagesInFlight ?? 4,
+        keepGoing: true,
+        onAnswer: () => context.heartbeat(),
+      });
+      const reads = got.answered.flatMap((a) =>
+        a.read ? [{ target: a.target, read: a.read }] : [],
+      );
+      const gone = got.answered.flatMap((a) => (a.read ? [] : [a.target]));
+      const main = reads.map((r) => r.read.record);
+
+      const forwarding = await anyEndpointFor(input.connectionId);
+      const changed = forwarding
+        ? await notInLedger(ledger, target, main)
+        : new Set<CanonicalRecord>();
+      const goneLive = forwarding ? await liveInLedger(ledger, target, gone) : [];
+      const kept = await keepWanted(input, [
+        ...reads
+          .filter((r) => changed.has(r.read.record))
+          .map((r) => ({ target: r.target, action: 'written' as const, record: r.read.record })),
+        ...goneLive.map((g) => ({ target: g, action: 'deleted' as const, record: null })),
+      ]);
+
+      const counts = await writeRecords(
+        target,
+        0,
+        reads.flatMap(({ read }) => [read.record, ...read.included]),
+      );
+      for (const [resource, group] of byResource(gone)) {
+        await writeDeletions(
+          target,
+          resource as Resource,
+          group.map((g) => g.id),
+        );
+      }
+      if (counts.refusals.length > 0) {
+        log.warn('the destination refused records; the next pass tries them again', {
+          refusals: counts.refusals,
+        });
+      }
+      // A change kept for endpoints that the destination then refused is not a change.
+      if (kept.length > 0 && counts.refused > 0) {
+        const stillChanged = await notInLedger(ledger, target, main);
+        const refused = reads
+          .filter((r) => changed.has(r.read.record) && stillChanged.has(r.read.record))
+          .map((r) => ({ resource: r.target.resource, recordId: r.target.id }));
+        await inbox.dropChanges(input.connectionId, input.batchKey, refused);
+      }
+
+      const applied = [...reads.map((r) => r.target), ...gone];
+      await inbox.markDone(
+        input.connectionId,
+        applied.flatMap((d) => d.seqs),
+      );
+      out.notices = applied.reduce((n, d) => n + d.seqs.length, 0);
+      out.records = applied.length;
+      out.written = counts.written;
+      out.unchanged = counts.unchanged;
+      out.refused = counts.refused;
+      out.deleted = gone.length;
+      out.owed = forwarding
+        ? (await inbox.owedChanges(input.connectionId, input.batchKey)).length
+        : 0;
+
+      const retryable = got.failed.find(
+        (f) => (f.error as { retryable?: unknown }).retryable === true,
+      );
+      // An outage or a rate limit: what was read is applied; the rest waits for the retry.
+      if (retryable) throw retryable.error;
+      const refusal = got.failed[0];
+      if (refusal) {
+        // The service will not let these be read: they stay pending, and the workflow waits
+        // before it asks again when nothing else moved (a revoked grant stops every read).
+        out.unreadable = got.failed.reduce((n, f) => n + f.target.seqs.length, 0);
+        const error = refusal.error;
+        out.refusal =
+          error instanceof AuthenticationError
+            ? `${error.message}; the connection needs to be authorized again`
+            : error instanceof Error
+              ? error.message.split('\n')[0]!
+              : String(error);
+      }
+      return out;
+    }),
+  };
+}

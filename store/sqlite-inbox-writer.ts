@@ -1,0 +1,58 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { openSqliteFile } from '../config/database-drivers.js';
+import type { Acceptance, Notice } from './inbox.js';
+
+/**
+ * The thread that commits the SQLite inbox's notices (store/sqlite-inbox-thread.ts starts
+ * it). better-sqlite3 waits for the fsync of synchronous FULL on the thread that commits:
+ * here, so the receiver's event loop goes on verifying the next deliveries meanwhile, and they
+ * make the next group.
+ */
+export interface WriteRequest {
+  id: number;
+  notices: readonly Notice[];
+  /** Epoch ms the group is stored at. */
+  at: number;
+}
+
+export type WriteAnswer =
+  | { id: number; results: Acceptance[] }
+  | { id: number; error: { message: string; code: string | undefined } };
+
+const { file } = workerData as { file: string };
+const db = openSqliteFile(file, 10_000, 'FULL');
+const insert = db.prepare(
+  `INSERT INTO webhook_inbox (connection_id, delivery_id, resource, record_id, action,
+     occurred_at, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+   ON CONFLICT (connection_id, delivery_id) DO NOTHING`,
+);
+const acceptAll = db.transaction((notices: readonly Notice[], at: number): Acceptance[] =>
+  notices.map((n) =>
+    insert.run(n.connectionId, n.deliveryId, n.resource, n.recordId, n.action, n.occurredAt, at)
+      .changes > 0
+      ? 'stored'
+      : 'duplicate',
+  ),
+);
+
+parentPort?.on('message', (request: WriteRequest | 'close') => {
+  if (request === 'close') {
+    db.close();
+    parentPort?.close();
+    return;
+  }
+  let answer: WriteAnswer;
+  try {
+    answer = { id: request.id, results: acceptAll.immediate(request.notices, request.at) };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    answer = {
+      id: request.id,
+      error: {
+        message: error instanceof Error ? error.message : String(error),
+        code: typeof code === 'string' ? code : undefined,
+      },
+    };
+  }
+  parentPort?.postMessage(answer);
+});

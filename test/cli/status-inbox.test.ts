@@ -1,0 +1,147 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/index.js';
+import { findProblems, WEBHOOKS_WAITING_MS } from '../../cli/status-model.js';
+import { reportHtml } from '../../cli/status-page.js';
+import { inboxSection, receiverNotRunning } from '../../cli/status-sections.js';
+import { openInbox } from '../../store/open-inbox.js';
+import { createTestDatabase } from '../helpers/postgres.js';
+
+/**
+ * The webhook inbox as the status shows it: depth, oldest pending notice and what was drained
+ * in the last minute, per connection, read from the store itself (SQLite and Postgres); a
+ * notice waiting over five minutes is a problem.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'ebsync-status-inbox-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const notice = (connectionId: string, deliveryId: string) => ({
+  connectionId,
+  deliveryId,
+  resource: 'leads',
+  recordId: '1',
+  action: 'updated',
+  occurredAt: null,
+});
+
+describe('the status of the webhook inbox', () => {
+  it('reads nothing, and creates nothing, where no store exists yet', async () => {
+    const config = loadConfig({ EBSYNC_DATA_DIR: join(dir, 'empty') });
+    const view = await inboxSection(config);
+    expect(view).toEqual({
+      store: `sqlite:${join(dir, 'empty', 'store.db')}`,
+      error: null,
+      connections: [],
+    });
+    expect(existsSync(join(dir, 'empty', 'store.db'))).toBe(false);
+  });
+
+  it.each([
+    ['SQLite', () => Promise.resolve(`sqlite:${join(dir, 'store.db')}`)],
+    ['Postgres', () => createTestDatabase('status_inbox')],
+  ])('shows depth, oldest pending and drained per connection on %s', async (_, fresh) => {
+    const store = await fresh();
+    const inbox = await openInbox(store);
+    try {
+      for (let i = 0; i < 6; i++) await inbox.accept(notice('busy', `b${i}`));
+      await inbox.accept(notice('idle', 'i0'));
+      const pending = await inbox.pending('busy', 4);
+      await inbox.markDone(
+        'busy',
+        pending.map((n) => n.seq),
+      );
+      await inbox.markDone('idle', [(await inbox.pending('idle', 1))[0]!.seq]);
+    } finally {
+      await inbox.close();
+    }
+    const view = await inboxSection(loadConfig({ EBSYNC_DATA_DIR: dir, EBSYNC_STORE_URL: store }));
+    expect(view.error).toBeNull();
+    expect(view.store).not.toMatch(/:[^/@]*@/);
+    expect(view.connections).toEqual([
+      {
+        connectionId: 'busy',
+        pending: 2,
+        oldestPendingAt: expect.any(Number),
+        drainedLastMinute: 4,
+        drainedPerSecond: 0.1,
+      },
+      {
+        connectionId: 'idle',
+        pending: 0,
+        oldestPendingAt: null,
+        drainedLastMinute: 1,
+        drainedPerSecond: 0,
+      },
+    ]);
+    expect(Date.now() - view.connections[0]!.oldestPendingAt!).toBeLessThan(60_000);
+  });
+
+  it('says when the store cannot be read, without its password', async () => {
+    const view = await inboxSection(
+      loadConfig({
+        EBSYNC_DATA_DIR: dir,
+        EBSYNC_STORE_URL: 'postgres://ebsync:hunter2@127.0.0.1:1/ebsync',
+      }),
+    );
+    expect(view.connections).toEqual([]);
+    expect(view.error).toMatch(/Postgres store failed/);
+    expect(JSON.stringify(view)).not.toContain('hunter2');
+  });
+
+  it('names a connection whose notices wait over five minutes as a problem, and the page shows the inbox', () => {
+    const now = Date.now();
+    const inbox = {
+      store: 'sqlite:/data/store.db',
+      error: null,
+      connections: [
+        {
+          connectionId: 'stuck',
+          pending: 12,
+          oldestPendingAt: now - WEBHOOKS_WAITING_MS - 60_000,
+          drainedLastMinute: 0,
+          drainedPerSecond: 0,
+        },
+        {
+          connectionId: 'fine',
+          pending: 3,
+          oldestPendingAt: now - 2_000,
+          drainedLastMinute: 600,
+          drainedPerSecond: 10,
+        },
+      ],
+    };
+    const problems = findProblems([], [], [], inbox, now);
+    expect(problems).toEqual([
+      {
+        connectionId: 'stuck',
+        kind: 'webhooks_waiting',
+        message:
+          'webhooks of connection stuck: 12 notices waiting, the oldest for 6 min (is a worker running? see its log)',
+      },
+    ]);
+    const html = reportHtml(
+      {
+        generatedAt: now,
+        temporal: { namespace: 'default', taskQueue: 'ebsync', uiUrl: 'http://localhost:8233' },
+        connections: [],
+        mirrors: [],
+        destinations: [],
+        schedules: [],
+        webhooks: receiverNotRunning('http://127.0.0.1:8790/webhooks/_stats', 'no answer'),
+        inbox,
+        automations: { endpoints: [], error: null },
+        rateLimitedLastHour: 0,
+        problems,
+      },
+      new Map(),
+      null,
+    );
+    expect(html).toContain('data-testid="inbox" data-pending="15"');
+    expect(html).toMatch(
+      /<tr data-connection="fine"[^>]*><td>fine<\/td><td>3<\/td><td>2 s<\/td><td>600 \(10\/s\)<\/td>/,
+    );
+    expect(html).toContain('12 notices waiting');
+  });
+});

@@ -1,0 +1,158 @@
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  proxyActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { createAutomationActivities } from '../activities/automations/forward-change.js';
+import type { createDrainActivities } from '../activities/mirror/drain-inbox.js';
+import {
+  drainStatusQuery,
+  emptyDrainTotals,
+  inboxWakeSignal,
+  type DrainInput,
+  type DrainStatus,
+} from './drain-types.js';
+import { FORWARDING } from './forwarding.js';
+import { Pace, rateLimitedSignal } from './rate-limit.js';
+
+type DrainActivities = ReturnType<typeof createDrainActivities>;
+type AutomationActivities = ReturnType<typeof createAutomationActivities>;
+
+const retry = { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 };
+
+/**
+ * A batch reads the service: it carries the connection as fairness key and its pace as weight
+ * (DESIGN decision 7), as the mirror's page activities do. Outages and rate limits retry here
+ * for as long as they last; the notices wait in the inbox meanwhile.
+ */
+const batchCalls = (pace: Pace) =>
+  proxyActivities<DrainActivities>({
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '1 minute',
+    retry,
+    priority: pace.priority(Date.now()),
+  });
+
+const { forwardChanges, forwardLeftovers } = proxyActivities<AutomationActivities>(FORWARDING);
+
+/** Without a wake-up, the inbox is checked this often. */
+const CHECK_EVERY_MS = 60_000;
+/** After a batch the service refused whole (a revoked grant), the next waits this, doubling. */
+const REFUSAL_WAIT_MS = 30_000;
+const MAX_REFUSAL_WAIT_MS = 5 * 60_000;
+
+/**
+ * Applies one connection's webhook notices (DESIGN decision 3). The receiver stores each
+ * notice in the store's inbox before its 2xx and wakes this workflow (`webhooks:<connection>`)
+ * at most every ~100 ms; a batch activity takes the oldest pending notices, reads each record
+ * once, writes them through the mirror's write path and marks the notices applied. A full
+ * batch is followed by the next at once; otherwise the workflow waits for a wake-up, or checks
+ * anyway after a while, so a lost wake-up only delays. One batch at a time, so two reads of a
+ * record never overlap: changes land in the order the service made them. Only counts and keys
+ * live here; the changes owed to automation endpoints wait in the store under the batch's key
+ * (and what a run still owes when it continues as new, the next run sends).
+ */
+export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
+  const { connectionId } = input;
+  let destination = input.destination;
+  let woken = input.carried?.woken ?? true;
+  const totals = { ...(input.carried?.totals ?? emptyDrainTotals()) };
+  let lastRefusal: string | null = null;
+  let lastBatchAt: number | null = null;
+  let refusalWaitMs = 0;
+
+  const pace = new Pace(connectionId, { cutOnRepeat: true });
+  setHandler(rateLimitedSignal, (signal) => pace.onLimit(signal, Date.now()));
+  setHandler(inboxWakeSignal, (wake) => {
+    woken = true;
+    destination = wake.destination;
+  });
+  setHandler(drainStatusQuery, (): DrainStatus => ({
+    connectionId,
+    totals: { ...totals },
+    lastRefusal,
+    lastBatchAt,
+  }));
+
+  // Not awaited: a slow or dead endpoint must not hold back the next batch.
+  const forwarding = new Set<string>();
+  const forwarded = (what: string, sending: Promise<unknown>): void => {
+    forwarding.add(what);
+    sending.then(
+      () => forwarding.delete(what),
+      (error: unknown) => {
+        if (isCancellation(error)) return;
+        forwarding.delete(what);
+        log.warn('automation endpoints were not reached; see ebsync webhooks deliveries', {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      },
+    );
+  };
+  // What the run before was still forwarding when it continued as new: the changes wait in
+  // the store, kept before this run began, and go out again from here (to those still owed).
+  if (input.carried?.leftovers === true) {
+    forwarded(
+      'leftovers',
+      forwardLeftovers({ connectionId, before: new Date(Date.now()).toISOString() }),
+    );
+  }
+
+  const waitAfterRefusal = async (why: string): Promise<void> => {
+    lastRefusal = why;
+    refusalWaitMs = Math.min(MAX_REFUSAL_WAIT_MS, Math.max(REFUSAL_WAIT_MS, 2 * refusalWaitMs));
+    log.warn('webhook notices wait: the service refused to let them be read', {
+      error: why,
+      waitMs: refusalWaitMs,
+    });
+    await sleep(refusalWaitMs);
+    woken = true;
+  };
+
+  for (let batch = 1; ; batch++) {
+    if (!woken) await condition(() => woken, input.checkEveryMs ?? CHECK_EVERY_MS);
+    woken = false;
+    const batchKey = `${workflowInfo().runId}-${batch}`;
+    try {
+      const out = await batchCalls(pace).drainInbox({ connectionId, destination, batchKey });
+      totals.batches += 1;
+      totals.notices += out.notices;
+      totals.records += out.records;
+      totals.written += out.written;
+      totals.unchanged += out.unchanged;
+      totals.deleted += out.deleted;
+      totals.refused += out.refused;
+      if (out.notices > 0) lastBatchAt = Date.now();
+      if (out.owed > 0) forwarded(batchKey, forwardChanges({ connectionId, batchKey }));
+      if (out.refusal !== null && out.notices === 0) await waitAfterRefusal(out.refusal);
+      else {
+        if (out.refusal !== null) lastRefusal = out.refusal;
+        refusalWaitMs = 0;
+        if (out.more) woken = true;
+      }
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      // Refused for good (a grant revoked, a destination that does not exist): the notices
+      // stay in the inbox, and the batch is tried again after a wait.
+      const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+      await waitAfterRefusal(cause instanceof Error ? cause.message : String(cause));
+    }
+    if (
+      workflowInfo().continueAsNewSuggested ||
+      (input.batchesPerRun !== undefined && batch >= input.batchesPerRun)
+    ) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof webhookDrainWorkflow>({
+        ...input,
+        destination,
+        carried: { totals, woken, leftovers: forwarding.size > 0 },
+      });
+    }
+  }
+}
