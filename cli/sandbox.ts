@@ -1,15 +1,14 @@
 import { join } from 'node:path';
-import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { adminTokenProblem } from '../sandbox/auth.js';
 import type { SeedSummary } from '../sandbox/seed.js';
-import { CRM_FAKES, startCrmFakes, type CrmFake, type CrmFakeName } from '../sandbox/crm/fakes.js';
+import { startCrmFakes, type CrmFake } from '../sandbox/crm/fakes.js';
+import type { CrmFakeName } from '../sandbox/crm/names.js';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { runAction, UserError } from './errors.js';
-import { intFlag, portFlag } from './options.js';
 
-interface SandboxFlags {
+export interface SandboxFlags {
   port: number;
   host: string;
   allowRemote?: boolean;
@@ -30,23 +29,6 @@ interface SandboxFlags {
   crm?: CrmFakeName[];
 }
 
-function crmList(value: string): CrmFakeName[] {
-  const names = value.split(',').map((n) => n.trim());
-  const unknown = names.filter((n) => !(CRM_FAKES as readonly string[]).includes(n));
-  if (unknown.length > 0 || names.length === 0) {
-    throw new InvalidArgumentError(`Expected a comma-separated list of ${CRM_FAKES.join(', ')}.`);
-  }
-  return [...new Set(names)] as CrmFakeName[];
-}
-
-/** A seed is any short text without control characters (numbers are read as text too). */
-function seedFlag(value: string): string {
-  if (!/^[\x20-\x7e]{1,64}$/.test(value) || value.trim() === '') {
-    throw new InvalidArgumentError('Expected 1 to 64 printable ASCII characters.');
-  }
-  return value;
-}
-
 function seedLine(seeded: SeedSummary): string {
   const n = (count: number) => count.toLocaleString('en-US');
   const parts = [
@@ -60,205 +42,129 @@ function seedLine(seeded: SeedSummary): string {
   return `  data      ${parts.join(', ')}: ${n(seeded.records)} records in ${(seeded.ms / 1000).toFixed(1)} s (seed ${JSON.stringify(seeded.seed)})`;
 }
 
-export function registerSandboxCommand(program: Command): void {
-  program
-    .command('sandbox')
-    .description(
-      'Run a local, stateful stand-in for the Event Business Service (API, OAuth server, webhooks, admin API).',
-    )
-    .addOption(
-      new Option('--port <port>', 'port to listen on (0 picks a free one)')
-        .default(4010)
-        .argParser(portFlag()),
-    )
-    .option('--host <host>', 'address to listen on (loopback unless --allow-remote)', '127.0.0.1')
-    .option(
-      '--allow-remote',
-      'listen on a non-loopback --host: its OAuth consent then approves for anyone who reaches it',
-    )
-    .option('--db <file>', 'SQLite file to keep data in (default: in memory)')
-    .option('--http', 'plain HTTP instead of HTTPS (loopback only)')
-    .option('--api-key <key>', 'fix the full-permission integration key (ik_...)')
-    .addOption(
-      new Option('--rate-limit <n>', 'requests per second per credential (0 = none)')
-        .default(0)
-        .argParser(intFlag(0)),
-    )
-    .addOption(
-      new Option('--rate-limit-mode <mode>', 'how the limit answers')
-        .choices(['429', '403'])
-        .default('429'),
-    )
-    .addOption(
-      new Option('--reach-limit <n>', 'results past this position are never returned')
-        .default(10_000)
-        .argParser(intFlag(1)),
-    )
-    .addOption(
-      new Option('--max-per <n>', 'largest page size granted').default(100).argParser(intFlag(1)),
-    )
-    .addOption(
-      new Option('--token-ttl <seconds>', 'access-token lifetime of the OAuth server')
-        .default(3600)
-        .argParser(intFlag(1)),
-    )
-    .option(
-      '--cert-dir <dir>',
-      'where the generated certificate is kept (default: <EBSYNC_DATA_DIR>/sandbox)',
-    )
-    .option(
-      '--auto-approve',
-      'OAuth consent approves by itself and redirects straight back (scripted demos, tests)',
-    )
-    .option('--admin-token <token>', 'fix the x-admin-token of the admin API (default: random)')
-    .addOption(
-      new Option('--leads <n>', 'generate this many leads in a new database').argParser(
-        intFlag(0, 10_000_000),
-      ),
-    )
-    .addOption(
-      new Option(
-        '--events <n>',
-        'generate this many events in a new database (default: one per 25 leads, at most 500)',
-      ).argParser(intFlag(0, 1_000_000)),
-    )
-    .addOption(
-      new Option(
-        '--seed <s>',
-        'seed of the generated data: same seed, same data (default 1)',
-      ).argParser(seedFlag),
-    )
-    .addOption(
-      new Option(
-        '--crm <list>',
-        `also serve local fakes of these CRMs, each on its own port (${CRM_FAKES.join(', ')})`,
-      ).argParser(crmList),
-    )
-    .action((flags: SandboxFlags) =>
-      runAction(async () => {
-        const config = loadConfig();
-        if (flags.apiKey !== undefined && !/^ik_[A-Za-z0-9_-]{8,}$/.test(flags.apiKey)) {
-          throw new UserError(
-            "--api-key is not allowed: expected 'ik_' followed by at least 8 letters, digits, _ or -",
-            2,
-          );
-        }
-        const tokenProblem =
-          flags.adminToken === undefined ? undefined : adminTokenProblem(flags.adminToken);
-        if (tokenProblem) throw new UserError(`--admin-token is not allowed: ${tokenProblem}`, 2);
-        const remote = !isLoopbackHost(flags.host);
-        if (remote && !flags.allowRemote) {
-          throw new UserError(
-            `--host ${flags.host} is not a loopback address: the sandbox's OAuth consent authenticates nobody, so it listens on loopback (127.0.0.1, ::1, localhost) unless --allow-remote is given`,
-            2,
-          );
-        }
-        const options: SandboxOptions = {
-          port: flags.port,
-          host: flags.host,
-          allowRemote: remote,
-          http: flags.http ?? false,
-          rateLimit: flags.rateLimit,
-          rateLimitMode: flags.rateLimitMode,
-          reachLimit: flags.reachLimit,
-          maxPer: flags.maxPer,
-          accessTokenTtlSeconds: flags.tokenTtl,
-          certDir: flags.certDir ?? join(config.dataDir, 'sandbox'),
-          ...(flags.db ? { db: flags.db } : {}),
-          ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
-          ...(flags.autoApprove ? { autoApprove: true } : {}),
-          ...(flags.adminToken ? { adminToken: flags.adminToken } : {}),
-        };
-        const seeding =
-          flags.leads !== undefined || flags.events !== undefined || flags.seed !== undefined;
-        if (seeding) {
-          options.seed = {
-            ...(flags.leads !== undefined ? { leads: flags.leads } : {}),
-            ...(flags.events !== undefined ? { events: flags.events } : {}),
-            ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
-            onProgress: (p) =>
-              process.stderr.write(
-                `generating data: ${p.records.toLocaleString('en-US')} records (${p.leads.toLocaleString('en-US')} of ${p.totalLeads.toLocaleString('en-US')} leads)\n`,
-              ),
-          };
-        }
-        let sandbox;
-        try {
-          sandbox = await startSandbox(options);
-        } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code;
-          if (code === 'EADDRINUSE') {
-            throw new UserError(
-              `port ${flags.port} on ${flags.host} is already in use; choose another with --port`,
-            );
-          }
-          throw new UserError((error as Error).message);
-        }
-        let fakes: CrmFake[] = [];
-        try {
-          fakes = await startCrmFakes(flags.crm ?? [], {
-            host: flags.host,
-            adminToken: sandbox.adminToken,
-          });
-        } catch (error) {
-          await sandbox.close();
-          throw new UserError(`a CRM fake could not start: ${(error as Error).message}`);
-        }
-        const lines = [
-          'Event Business Service sandbox ready',
-          `  base URL  ${sandbox.baseUrl}`,
-          `  auth URL  ${sandbox.authUrl}`,
-          `  API key   ${sandbox.apiKey}   (full permissions, business ${sandbox.businessId})`,
-        ];
-        if (sandbox.caFile) lines.push(`  CA file   ${sandbox.caFile}`);
-        if (sandbox.seeded) lines.push(seedLine(sandbox.seeded));
-        else if (seeding) {
-          lines.push(
-            `  data      ${flags.db ?? 'the database'} already holds data; --leads/--events/--seed ignored`,
-          );
-        }
-        lines.push(
-          `  admin     ${sandbox.url}/admin  (header x-admin-token: ${sandbox.adminToken})`,
-        );
-        if (flags.autoApprove) {
-          lines.push('  OAuth     consent approves by itself (--auto-approve): no approve page');
-        }
-        for (const fake of fakes) {
-          lines.push(
-            `  ${fake.name.padEnd(9)} ${fake.baseUrl}  (token ${fake.token}; admin ${fake.baseUrl}/_admin, same x-admin-token)`,
-          );
-        }
-        lines.push(
-          '',
-          'Point ebsync at it:',
-          `  export EBS_BASE_URL=${sandbox.baseUrl} EBS_AUTH_URL=${sandbox.authUrl} EBS_API_KEY=${sandbox.apiKey}` +
-            (sandbox.caFile ? ` EBS_CA_FILE=${sandbox.caFile}` : ' EBS_ALLOW_HTTP=true'),
-          ...fakes.map(
-            (fake) =>
-              `  export ${Object.entries(fake.settings)
-                .map(([name, value]) => `${name}=${value}`)
-                .join(' ')}`,
-          ),
-          'Stop: Ctrl-C',
-        );
-        // Listening for the stop signals before saying "ready": a script that stops the
-        // sandbox as soon as it reads the ready lines must get a clean shutdown.
-        const stopped = new Promise<void>((resolve) => {
-          const stop = (): void => {
-            void Promise.allSettled([sandbox.close(), ...fakes.map((f) => f.close())]).then(() =>
-              resolve(),
-            );
-          };
-          process.once('SIGINT', stop);
-          process.once('SIGTERM', stop);
-        });
-        if (remote) {
+/** `ebsync sandbox`. */
+export function sandboxCommand(flags: SandboxFlags): Promise<void> {
+  return runAction(async () => {
+    const config = loadConfig();
+    if (flags.apiKey !== undefined && !/^ik_[A-Za-z0-9_-]{8,}$/.test(flags.apiKey)) {
+      throw new UserError(
+        "--api-key is not allowed: expected 'ik_' followed by at least 8 letters, digits, _ or -",
+        2,
+      );
+    }
+    const tokenProblem =
+      flags.adminToken === undefined ? undefined : adminTokenProblem(flags.adminToken);
+    if (tokenProblem) throw new UserError(`--admin-token is not allowed: ${tokenProblem}`, 2);
+    const remote = !isLoopbackHost(flags.host);
+    if (remote && !flags.allowRemote) {
+      throw new UserError(
+        `--host ${flags.host} is not a loopback address: the sandbox's OAuth consent authenticates nobody, so it listens on loopback (127.0.0.1, ::1, localhost) unless --allow-remote is given`,
+        2,
+      );
+    }
+    const options: SandboxOptions = {
+      port: flags.port,
+      host: flags.host,
+      allowRemote: remote,
+      http: flags.http ?? false,
+      rateLimit: flags.rateLimit,
+      rateLimitMode: flags.rateLimitMode,
+      reachLimit: flags.reachLimit,
+      maxPer: flags.maxPer,
+      accessTokenTtlSeconds: flags.tokenTtl,
+      certDir: flags.certDir ?? join(config.dataDir, 'sandbox'),
+      ...(flags.db ? { db: flags.db } : {}),
+      ...(flags.apiKey ? { apiKey: flags.apiKey } : {}),
+      ...(flags.autoApprove ? { autoApprove: true } : {}),
+      ...(flags.adminToken ? { adminToken: flags.adminToken } : {}),
+    };
+    const seeding =
+      flags.leads !== undefined || flags.events !== undefined || flags.seed !== undefined;
+    if (seeding) {
+      options.seed = {
+        ...(flags.leads !== undefined ? { leads: flags.leads } : {}),
+        ...(flags.events !== undefined ? { events: flags.events } : {}),
+        ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
+        onProgress: (p) =>
           process.stderr.write(
-            `ebsync: warning: the sandbox is reachable beyond this machine on ${flags.host}; its OAuth consent authenticates nobody (whoever reaches it approves installs), and the admin token is its only guard: use a trusted network only\n`,
-          );
-        }
-        process.stdout.write(`${lines.join('\n')}\n`);
-        await stopped;
-      }),
+            `generating data: ${p.records.toLocaleString('en-US')} records (${p.leads.toLocaleString('en-US')} of ${p.totalLeads.toLocaleString('en-US')} leads)\n`,
+          ),
+      };
+    }
+    let sandbox;
+    try {
+      sandbox = await startSandbox(options);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') {
+        throw new UserError(
+          `port ${flags.port} on ${flags.host} is already in use; choose another with --port`,
+        );
+      }
+      throw new UserError((error as Error).message);
+    }
+    let fakes: CrmFake[] = [];
+    try {
+      fakes = await startCrmFakes(flags.crm ?? [], {
+        host: flags.host,
+        adminToken: sandbox.adminToken,
+      });
+    } catch (error) {
+      await sandbox.close();
+      throw new UserError(`a CRM fake could not start: ${(error as Error).message}`);
+    }
+    const lines = [
+      'Event Business Service sandbox ready',
+      `  base URL  ${sandbox.baseUrl}`,
+      `  auth URL  ${sandbox.authUrl}`,
+      `  API key   ${sandbox.apiKey}   (full permissions, business ${sandbox.businessId})`,
+    ];
+    if (sandbox.caFile) lines.push(`  CA file   ${sandbox.caFile}`);
+    if (sandbox.seeded) lines.push(seedLine(sandbox.seeded));
+    else if (seeding) {
+      lines.push(
+        `  data      ${flags.db ?? 'the database'} already holds data; --leads/--events/--seed ignored`,
+      );
+    }
+    lines.push(`  admin     ${sandbox.url}/admin  (header x-admin-token: ${sandbox.adminToken})`);
+    if (flags.autoApprove) {
+      lines.push('  OAuth     consent approves by itself (--auto-approve): no approve page');
+    }
+    for (const fake of fakes) {
+      lines.push(
+        `  ${fake.name.padEnd(9)} ${fake.baseUrl}  (token ${fake.token}; admin ${fake.baseUrl}/_admin, same x-admin-token)`,
+      );
+    }
+    lines.push(
+      '',
+      'Point ebsync at it:',
+      `  export EBS_BASE_URL=${sandbox.baseUrl} EBS_AUTH_URL=${sandbox.authUrl} EBS_API_KEY=${sandbox.apiKey}` +
+        (sandbox.caFile ? ` EBS_CA_FILE=${sandbox.caFile}` : ' EBS_ALLOW_HTTP=true'),
+      ...fakes.map(
+        (fake) =>
+          `  export ${Object.entries(fake.settings)
+            .map(([name, value]) => `${name}=${value}`)
+            .join(' ')}`,
+      ),
+      'Stop: Ctrl-C',
     );
+    // Listening for the stop signals before saying "ready": a script that stops the
+    // sandbox as soon as it reads the ready lines must get a clean shutdown.
+    const stopped = new Promise<void>((resolve) => {
+      const stop = (): void => {
+        void Promise.allSettled([sandbox.close(), ...fakes.map((f) => f.close())]).then(() =>
+          resolve(),
+        );
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    if (remote) {
+      process.stderr.write(
+        `ebsync: warning: the sandbox is reachable beyond this machine on ${flags.host}; its OAuth consent authenticates nobody (whoever reaches it approves installs), and the admin token is its only guard: use a trusted network only\n`,
+      );
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+    await stopped;
+  });
 }

@@ -7,7 +7,6 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import cliProgress from 'cli-progress';
-import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
 import { DestinationTargetError } from '../destinations/errors.js';
 import { parseDestinationTarget } from '../destinations/open-destination.js';
@@ -23,7 +22,6 @@ import {
 } from '../workflows/mirror-types.js';
 import { listConnections } from './connections.js';
 import { runAction, UserError } from './errors.js';
-import { intFlag } from './options.js';
 import { requireWorker } from './worker-check.js';
 
 export interface SyncRequest {
@@ -261,117 +259,92 @@ export async function watchMirror(
   }
 }
 
-export function registerSyncCommand(program: Command): void {
-  program
-    .command('sync')
-    .description(
-      'Mirror leads, events and appointments into a database or a CRM (HubSpot, Pipedrive, Salesforce): starts the mirror of a connection, ' +
-        'or attaches to the one already running, and shows its progress.\n' +
-        'Ctrl-C detaches (the sync goes on); --cancel stops it; --status shows it without attaching.',
-    )
-    .argument('[what]', 'leads, events, appointments or all', 'all')
-    .option(
-      '--to <destination>',
-      'sqlite:PATH, postgres://…, hubspot, pipedrive or salesforce (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
-    )
-    .option(
-      '--full',
-      'full pass: re-read every record and mark deleted ones (default: incremental)',
-    )
-    .option('--connection <id>', 'connection to mirror (default: the only one)')
-    .option('--concurrency <n>', 'partitions read at once (1-16)', intFlag(1, 16))
-    .option('--status', 'print the progress of this mirror and exit')
-    .option('--cancel', 'cancel this mirror (an interrupted pass deletes nothing)')
-    .option('--json', 'with --status or at the end: the progress as JSON')
-    .action(
-      (
-        what: string,
-        flags: {
-          to?: string;
-          full?: boolean;
-          connection?: string;
-          concurrency?: number;
-          status?: boolean;
-          cancel?: boolean;
-          json?: boolean;
-        },
-      ) =>
-        runAction(async () => {
-          const config = loadConfig();
-          const subjects = parseSubjects(what);
-          const destination = normalizeDestination(flags.to ?? defaultDestination(config));
-          const { client, close } = await connectClient(config);
-          try {
-            await requireWorker(client, config);
-            const connectionId = await pickConnection(client, config, flags.connection);
-            const workflowId = mirrorWorkflowId(connectionId, destinationKey(destination));
-            if (flags.status || flags.cancel) {
-              const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId);
-              let description;
-              try {
-                description = await handle.describe();
-              } catch (error) {
-                if (error instanceof WorkflowNotFoundError) {
-                  throw new UserError(
-                    `no mirror of connection ${connectionId} into ${maskCredentials(destination)} yet: start one with 'ebsync sync'`,
-                  );
-                }
-                throw error;
-              }
-              if (flags.cancel) {
-                if (description.status.name !== 'RUNNING') {
-                  process.stdout.write(`the mirror is not running (${description.status.name})\n`);
-                  return;
-                }
-                await handle.cancel();
-                await handle.result().catch(() => undefined);
-                process.stdout.write(
-                  `cancelled the mirror of connection ${connectionId}; the interrupted pass deleted nothing\n`,
-                );
-                return;
-              }
-              const progress = await handle.query(mirrorProgressQuery);
-              process.stdout.write(
-                flags.json
-                  ? `${JSON.stringify({ status: description.status.name, ...progress })}\n`
-                  : `${description.status.name.toLowerCase()}\n${summaryText(progress)}`,
-              );
-              return;
-            }
-            const { handle, attached } = await startOrAttach(client, config, {
-              subjects,
-              destination,
-              full: flags.full === true,
-              connectionId,
-              ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
-            });
-            process.stderr.write(
-              attached
-                ? `attached to the mirror already running (${handle.workflowId})\n`
-                : `started the mirror (${handle.workflowId})\n`,
+/** What `ebsync sync` takes besides the subjects. */
+export interface SyncFlags {
+  to?: string;
+  full?: boolean;
+  connection?: string;
+  concurrency?: number;
+  status?: boolean;
+  cancel?: boolean;
+  json?: boolean;
+}
+
+/** `ebsync sync [what]`. */
+export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
+  return runAction(async () => {
+    const config = loadConfig();
+    const subjects = parseSubjects(what);
+    const destination = normalizeDestination(flags.to ?? defaultDestination(config));
+    const { client, close } = await connectClient(config);
+    try {
+      await requireWorker(client, config);
+      const connectionId = await pickConnection(client, config, flags.connection);
+      const workflowId = mirrorWorkflowId(connectionId, destinationKey(destination));
+      if (flags.status || flags.cancel) {
+        const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId);
+        let description;
+        try {
+          description = await handle.describe();
+        } catch (error) {
+          if (error instanceof WorkflowNotFoundError) {
+            throw new UserError(
+              `no mirror of connection ${connectionId} into ${maskCredentials(destination)} yet: start one with 'ebsync sync'`,
             );
-            let onSignal: () => void = () => undefined;
-            const detach = new Promise<void>((resolveDetach) => (onSignal = resolveDetach));
-            process.once('SIGINT', onSignal);
-            const outcome = await watchMirror(handle, {
-              detach,
-              interactive: process.stderr.isTTY === true,
-            });
-            process.off('SIGINT', onSignal);
-            if (outcome === 'detached') {
-              process.stderr.write(
-                `detached: the sync goes on in Temporal (${handle.workflowId}); ` +
-                  `'ebsync sync --status' shows it, 'ebsync sync --cancel' stops it\n`,
-              );
-              return;
-            }
-            process.stdout.write(
-              flags.json ? `${JSON.stringify(outcome)}\n` : summaryText(outcome),
-            );
-            if (outcome.phase === 'failed') process.exitCode = 1;
-          } finally {
-            await close();
           }
-        }),
-    );
+          throw error;
+        }
+        if (flags.cancel) {
+          if (description.status.name !== 'RUNNING') {
+            process.stdout.write(`the mirror is not running (${description.status.name})\n`);
+            return;
+          }
+          await handle.cancel();
+          await handle.result().catch(() => undefined);
+          process.stdout.write(
+            `cancelled the mirror of connection ${connectionId}; the interrupted pass deleted nothing\n`,
+          );
+          return;
+        }
+        const progress = await handle.query(mirrorProgressQuery);
+        process.stdout.write(
+          flags.json
+            ? `${JSON.stringify({ status: description.status.name, ...progress })}\n`
+            : `${description.status.name.toLowerCase()}\n${summaryText(progress)}`,
+        );
+        return;
+      }
+      const { handle, attached } = await startOrAttach(client, config, {
+        subjects,
+        destination,
+        full: flags.full === true,
+        connectionId,
+        ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+      });
+      process.stderr.write(
+        attached
+          ? `attached to the mirror already running (${handle.workflowId})\n`
+          : `started the mirror (${handle.workflowId})\n`,
+      );
+      let onSignal: () => void = () => undefined;
+      const detach = new Promise<void>((resolveDetach) => (onSignal = resolveDetach));
+      process.once('SIGINT', onSignal);
+      const outcome = await watchMirror(handle, {
+        detach,
+        interactive: process.stderr.isTTY === true,
+      });
+      process.off('SIGINT', onSignal);
+      if (outcome === 'detached') {
+        process.stderr.write(
+          `detached: the sync goes on in Temporal (${handle.workflowId}); ` +
+            `'ebsync sync --status' shows it, 'ebsync sync --cancel' stops it\n`,
+        );
+        return;
+      }
+      process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : summaryText(outcome));
+      if (outcome.phase === 'failed') process.exitCode = 1;
+    } finally {
+      await close();
+    }
+  });
 }
