@@ -28,6 +28,7 @@ import {
   type ConnectionStatus,
   type Credentials,
 } from '../workflows/connection-types.js';
+import { listConnections } from './connection-list.js';
 import { runAction, UserError } from './errors.js';
 import { formatDuration } from './options.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
@@ -290,31 +291,6 @@ function permissionsKnown(status: ConnectionStatus): string {
 function connectedLine({ status, probe: probed }: Connected): string {
   const leads = probed.readsLeads ? 'leads readable' : 'leads not readable (403)';
   return `connected: ${status.businessName ?? 'the business'} (connection ${status.connectionId}, ${status.kind}, ${permissionsKnown(status)}; ${leads})`;
-}
-
-/** Connections of this deployment: the running connection workflows on its task queue. */
-export async function listConnections(
-  client: Client,
-  taskQueue: string,
-): Promise<ConnectionStatus[]> {
-  const queue = taskQueue.replace(/'/g, "\\'");
-  const asked: Promise<ConnectionStatus | undefined>[] = [];
-  // Asked all at once: the status page lists every connection on each load.
-  for await (const execution of client.workflow.list({
-    query: `WorkflowType = '${connectionWorkflow.name}' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
-  })) {
-    asked.push(
-      client.workflow
-        .getHandle(execution.workflowId)
-        .query(statusQuery)
-        .catch((error: unknown) => {
-          if (error instanceof WorkflowNotFoundError) return undefined;
-          throw error;
-        }),
-    );
-  }
-  const out = (await Promise.all(asked)).filter((s): s is ConnectionStatus => s !== undefined);
-  return out.sort((a, b) => a.connectionId.localeCompare(b.connectionId));
 }
 
 function describe(status: ConnectionStatus): string {

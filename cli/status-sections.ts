@@ -5,7 +5,7 @@ import {
   receiverStatsSchema,
   type ReceiverStats,
 } from '../webhooks/receiver-stats.js';
-import { listMirrorSchedules } from './schedules.js';
+import { listMirrorSchedules } from './schedule-views.js';
 import { configuredEndpoints, type EndpointView } from './webhook-automations.js';
 
 /** How long the status waits for the webhook receiver's counters before calling it down. */

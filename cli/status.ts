@@ -2,7 +2,7 @@ import { loadConfig } from '../config/index.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { runAction } from './errors.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
-import { progressLine } from './sync.js';
+import { progressLine } from './mirror-summary.js';
 import { requireWorker } from './worker-check.js';
 
 function when(ms: number | null): string {

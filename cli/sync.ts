@@ -20,7 +20,8 @@ import {
   type MirrorProgress,
   type MirrorSubject,
 } from '../workflows/mirror-types.js';
-import { listConnections } from './connections.js';
+import { listConnections } from './connection-list.js';
+import { duration, progressLine, summaryText } from './mirror-summary.js';
 import { runAction, UserError } from './errors.js';
 import { requireWorker } from './worker-check.js';
 
@@ -132,59 +133,6 @@ export async function startOrAttach(
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     return { handle: client.workflow.getHandle<typeof mirrorWorkflow>(workflowId), attached: true };
   }
-}
-
-function duration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
-
-export function progressLine(p: MirrorProgress): string {
-  const c = p.counts;
-  const of = c.expected > 0 ? `/${c.expected}` : '';
-  const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
-  return (
-    `${p.phase}: ${c.read}${of} read, ${c.written} written, ${c.unchanged} unchanged, ` +
-    `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}` +
-    `${p.partitions.done}/${p.partitions.total} partitions, ` +
-    `${p.ratePerSecond}/s${eta}`
-  );
-}
-
-export function summaryText(p: MirrorProgress): string {
-  const c = p.counts;
-  const lines = [
-    `Mirror of ${p.subjects.join(', ')} (${p.mode}) for connection ${p.connectionId}: ${p.phase}`,
-    `  destination  ${maskCredentials(p.destination)}`,
-    `  read         ${c.read} records in ${c.pages} pages, ${c.requests} requests, ${duration(p.elapsedMs)}`,
-    `  written      ${c.written} changed or new; ${c.unchanged} already up to date; ${c.deleted} marked deleted`,
-  ];
-  // A first pass is not "up to date" with anything: say where its unchanged records come from.
-  if (c.written > 0 && c.unchanged > 0 && p.subjects.includes('leads')) {
-    lines.push(
-      `               (a lead's bookings come with it and again from the booking list; read again, they are up to date)`,
-    );
-  }
-  if (c.unreachable > 0 || p.gaps.length > 0) {
-    lines.push(
-      `  unreachable  ${c.unreachable} of ${c.expected} records: no split of the query reaches them`,
-    );
-    for (const gap of p.gaps) lines.push(`               ${gap}`);
-  }
-  if (c.refused > 0 || (p.refusals ?? []).length > 0) {
-    lines.push(
-      `  refused      ${c.refused ?? 0} records the destination would not take; the next pass tries them again:`,
-    );
-    for (const line of p.refusals ?? []) lines.push(`               ${line}`);
-  }
-  if (p.pausedUntil) {
-    lines.push(
-      `  paused       ${p.error ?? 'the destination takes no calls for now'}; run this sync again after ${p.pausedUntil}`,
-    );
-  } else if (p.error) lines.push(`  error        ${p.error}`);
-  return `${lines.join('\n')}\n`;
 }
 
 /**

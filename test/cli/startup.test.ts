@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SOURCE_FOLDERS } from '../../cli/build-state.js';
-import { PACKAGE_VERSION, REPO_ROOT, cliEnv, runCli } from '../helpers/cli.js';
+import { PACKAGE_VERSION, REPO_ROOT, cliEnv, freePort, runCli } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 const tmp = mkdtempSync(join(tmpdir(), 'ebsync-startup-'));
@@ -25,12 +25,16 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const HEAVY = ['@temporalio/', 'got', 'fastify', 'zod', 'pg', 'better-sqlite3', 'pino'];
 
 /** The node_modules packages a run of `ebsync args` resolved, by name. */
-async function packagesLoaded(args: string[]): Promise<{ code: number | null; names: string[] }> {
+async function packagesLoaded(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; names: string[] }> {
   const file = join(tmp, `imports-${args.join('-')}.txt`);
   const hook = join(REPO_ROOT, 'test/fixtures/record-imports.mjs');
   const result = await runCli(args, {
     NODE_OPTIONS: `--import=${hook}`,
     EBSYNC_IMPORTS_FILE: file,
+    ...env,
   });
   const names = new Set<string>();
   for (const url of readFileSync(file, 'utf8').split('\n')) {
@@ -50,6 +54,25 @@ describe('ebsync starts without loading what it does not run', { timeout: 120_00
       expect(names.filter((n) => HEAVY.some((h) => n === h || n.startsWith(h)))).toEqual([]);
     },
   );
+
+  it('ebsync status loads the Temporal client, not the API client, the destinations or the sync bar', async () => {
+    // Nothing listens there: status fails to connect, after loading all it would run.
+    const { code, names } = await packagesLoaded(['status'], {
+      TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+    });
+    expect(code).toBe(1);
+    expect(names).toContain('@temporalio/client');
+    const unneeded = [
+      'got',
+      'fastify',
+      'pg',
+      'cli-progress',
+      '@hubspot/api-client',
+      '@jsforce/jsforce-node',
+      'oauth4webapi',
+    ];
+    expect(names.filter((n) => unneeded.includes(n))).toEqual([]);
+  });
 
   it('a command that runs loads its implementation (the check above can fail)', async () => {
     // `sandbox` with a bad flag value fails in its action, after loading cli/sandbox.ts.
