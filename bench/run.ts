@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cliBenchmark } from './cli.js';
 import { clientBenchmark } from './client.js';
 import { crmBenchmark } from './crm.js';
 import { consoleBenchmark } from './console.js';
@@ -39,6 +40,7 @@ const BENCHMARKS: Benchmark[] = [
   consoleBenchmark,
   webhooksBenchmark,
   temporalStoreBenchmark,
+  cliBenchmark,
 ];
 
 const { values, positionals } = parseArgs({

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { Option, type Command } from 'commander';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
@@ -29,8 +28,10 @@ import {
   type ConnectionStatus,
   type Credentials,
 } from '../workflows/connection-types.js';
+import { listConnections } from './connection-list.js';
 import { runAction, UserError } from './errors.js';
-import { durationFlag, formatDuration, portFlag, secretFrom } from './options.js';
+import { formatDuration } from './options.js';
+import { secretFrom } from './secret-input.js';
 import { sameSecret } from '../config/secret-compare.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
 
@@ -199,7 +200,7 @@ function listenForCallback(port: number): Promise<{
   });
 }
 
-interface ConnectFlags {
+export interface ConnectFlags {
   name: string;
   apiKey?: string | boolean;
   clientId?: string;
@@ -357,31 +358,6 @@ function connectedLine({ status, probe: probed }: Connected): string {
   return `connected: ${status.businessName ?? 'the business'} (connection ${status.connectionId}, ${status.kind}, ${permissionsKnown(status)}; ${leads})`;
 }
 
-/** Connections of this deployment: the running connection workflows on its task queue. */
-export async function listConnections(
-  client: Client,
-  taskQueue: string,
-): Promise<ConnectionStatus[]> {
-  const queue = taskQueue.replace(/'/g, "\\'");
-  const asked: Promise<ConnectionStatus | undefined>[] = [];
-  // Asked all at once: the status page lists every connection on each load.
-  for await (const execution of client.workflow.list({
-    query: `WorkflowType = '${connectionWorkflow.name}' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
-  })) {
-    asked.push(
-      client.workflow
-        .getHandle(execution.workflowId)
-        .query(statusQuery)
-        .catch((error: unknown) => {
-          if (error instanceof WorkflowNotFoundError) return undefined;
-          throw error;
-        }),
-    );
-  }
-  const out = (await Promise.all(asked)).filter((s): s is ConnectionStatus => s !== undefined);
-  return out.sort((a, b) => a.connectionId.localeCompare(b.connectionId));
-}
-
 function describe(status: ConnectionStatus): string {
   const who = status.businessName ? `${status.businessName}` : '(business name not shown)';
   const expiry = status.accessExpiresAt
@@ -496,119 +472,76 @@ function connectionAction(fn: (handle: ConnectionHandle, id: string) => Promise<
     });
 }
 
-/** `connections pause|resume <id>`: the one switch the connection workflow keeps. */
-function registerPauseCommand(parent: Command, name: 'pause' | 'resume'): void {
+/** `ebsync connections pause|resume <id>`: the one switch the connection workflow keeps. */
+export function pauseCommand(name: 'pause' | 'resume', id: string): Promise<void> {
   const paused = name === 'pause';
-  parent
-    .command(name)
-    .description(
+  return connectionAction(async (handle, id) => {
+    const status = await handle.executeUpdate(setPausedUpdate, { args: [paused] });
+    if (status.state !== (paused ? 'paused' : 'active')) {
+      const reason = status.lastError ? ` (${status.lastError})` : '';
+      throw new UserError(
+        `connection '${id}' is ${status.state}${reason}; ${name} applies to active or paused connections only`,
+      );
+    }
+    process.stdout.write(
       paused
-        ? "Pause a connection: its syncs wait and make no requests to the service (nor token refreshes) until 'resume'."
-        : 'Resume a paused connection: its waiting syncs go on.',
-    )
-    .argument('<id>', 'connection id')
-    .action(
-      connectionAction(async (handle, id) => {
-        const status = await handle.executeUpdate(setPausedUpdate, { args: [paused] });
-        if (status.state !== (paused ? 'paused' : 'active')) {
-          const reason = status.lastError ? ` (${status.lastError})` : '';
-          throw new UserError(
-            `connection '${id}' is ${status.state}${reason}; ${name} applies to active or paused connections only`,
-          );
-        }
-        process.stdout.write(
-          paused
-            ? `paused: ${id}; its syncs wait until 'ebsync connections resume ${id}'\n`
-            : `resumed: ${id}\n`,
-        );
-      }),
+        ? `paused: ${id}; its syncs wait until 'ebsync connections resume ${id}'\n`
+        : `resumed: ${id}\n`,
     );
+  })(id);
 }
 
-export function registerConnectionCommands(program: Command): void {
-  program
-    .command('connect')
-    .description(
-      'Connect a business: an installed app through the browser (OAuth with PKCE), or an integration key with --api-key.\n' +
-        'Starts the connection workflow that owns the credentials; a worker must be running.',
-    )
-    .option('--name <id>', 'connection id', 'default')
-    .option(
-      '--api-key [key]',
-      "connect with an integration key: EBS_API_KEY, or '-' to read it from standard input (a key typed here shows in ps)",
-    )
-    .option('--client-id <id>', 'OAuth client id of the installed app (default: EBS_CLIENT_ID)')
-    .addOption(
-      new Option('--redirect-port <port>', 'local port of the OAuth redirect (0 = any free port)')
-        .default(8976)
-        .argParser(portFlag()),
-    )
-    .addOption(
-      new Option('--timeout <seconds>', 'how long to wait for the approval (90, 30s, 5m)')
-        .default(300_000, '300s')
-        .argParser(durationFlag(1_000)),
-    )
-    .action((flags: ConnectFlags) =>
-      runAction(async () => {
-        checkName(flags.name);
-        const config = loadConfig();
-        const apiKey = flags.apiKey !== undefined ? await integrationKey(config, flags) : undefined;
-        await withWorker(async (client) => {
-          const connected =
-            apiKey !== undefined
-              ? await connectKey(config, client, flags, apiKey)
-              : await connectApp(config, client, flags);
-          process.stdout.write(`${connectedLine(connected)}\n`);
-        }, config);
-      }),
-    );
+/** `ebsync connect`. */
+export function connectCommand(flags: ConnectFlags): Promise<void> {
+  return runAction(async () => {
+    checkName(flags.name);
+    const config = loadConfig();
+    const apiKey = flags.apiKey !== undefined ? await integrationKey(config, flags) : undefined;
+    await withWorker(async (client) => {
+      const connected =
+        apiKey !== undefined
+          ? await connectKey(config, client, flags, apiKey)
+          : await connectApp(config, client, flags);
+      process.stdout.write(`${connectedLine(connected)}\n`);
+    }, config);
+  });
+}
 
-  const connections = program
-    .command('connections')
-    .description(
-      'List connections and their state (active, needs_reauth, paused), or inspect one; pause and resume one.',
-    )
-    .argument('[id]', 'a connection to show in full')
-    .option('--json', 'print JSON')
-    .action((id: string | undefined, flags: { json?: boolean }) =>
-      runAction(async () => {
-        if (id !== undefined) checkName(id, 'id');
-        await withWorker(async (client, config) => {
-          if (id !== undefined) {
-            const one = await withConnection(client, config, id, (handle) =>
-              handle.query(statusQuery),
-            );
-            const rate = await connectionRateOf(client.workflowService, config.temporal).catch(
-              () => undefined,
-            );
-            process.stdout.write(
-              flags.json
-                ? `${JSON.stringify({ ...one, rateLimit: rate }, null, 2)}\n`
-                : inspect(one, rate),
-            );
-            return;
-          }
-          const all = await listConnections(client, config.temporal.taskQueue);
-          if (flags.json) process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
-          else if (all.length === 0)
-            process.stdout.write('no connections; add one with ebsync connect\n');
-          else process.stdout.write(`${all.map(describe).join('\n')}\n`);
-        });
-      }),
-    );
-  registerPauseCommand(connections, 'pause');
-  registerPauseCommand(connections, 'resume');
-
-  program
-    .command('disconnect')
-    .description("Revoke a connection's credentials at the service and stop its workflow.")
-    .argument('<id>', 'connection id')
-    .action(
-      connectionAction(async (handle, id) => {
-        const status = await handle.executeUpdate(disconnectUpdate);
-        process.stdout.write(
-          `disconnected: ${id}${status.lastError ? ` (${status.lastError})` : ''}\n`,
+/** `ebsync connections [id]`. */
+export function connectionsCommand(
+  id: string | undefined,
+  flags: { json?: boolean },
+): Promise<void> {
+  return runAction(async () => {
+    if (id !== undefined) checkName(id, 'id');
+    await withWorker(async (client, config) => {
+      if (id !== undefined) {
+        const one = await withConnection(client, config, id, (handle) => handle.query(statusQuery));
+        const rate = await connectionRateOf(client.workflowService, config.temporal).catch(
+          () => undefined,
         );
-      }),
+        process.stdout.write(
+          flags.json
+            ? `${JSON.stringify({ ...one, rateLimit: rate }, null, 2)}\n`
+            : inspect(one, rate),
+        );
+        return;
+      }
+      const all = await listConnections(client, config.temporal.taskQueue);
+      if (flags.json) process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
+      else if (all.length === 0)
+        process.stdout.write('no connections; add one with ebsync connect\n');
+      else process.stdout.write(`${all.map(describe).join('\n')}\n`);
+    });
+  });
+}
+
+/** `ebsync disconnect <id>`. */
+export function disconnectCommand(id: string): Promise<void> {
+  return connectionAction(async (handle, id) => {
+    const status = await handle.executeUpdate(disconnectUpdate);
+    process.stdout.write(
+      `disconnected: ${id}${status.lastError ? ` (${status.lastError})` : ''}\n`,
     );
+  })(id);
 }

@@ -1,4 +1,3 @@
-import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { DestinationError } from '../destinations/errors.js';
 import { hubspotMapping, type HubSpotMapping } from '../destinations/hubspot-mapping.js';
@@ -10,16 +9,8 @@ import { crmRefreshTokens } from '../store/crm-refresh-tokens.js';
 import { dataConverter } from '../worker/data-converter.js';
 import { salesforceClientOptions } from '../destinations/salesforce-client.js';
 import { checkSalesforce } from '../destinations/salesforce-setup.js';
+import type { Crm } from './commands/crm.js';
 import { runAction, UserError } from './errors.js';
-
-/** CRMs ebsync writes to (`--to hubspot`, `--to pipedrive`, `--to salesforce`). */
-const CRMS = ['hubspot', 'pipedrive', 'salesforce'] as const;
-type Crm = (typeof CRMS)[number];
-
-function crmArgument(value: string): Crm {
-  if ((CRMS as readonly string[]).includes(value)) return value as Crm;
-  throw new InvalidArgumentError(`expected ${CRMS.join(', ')}`);
-}
 
 /** The effective mapping as lines a person reads: property ← column, then the rules. */
 export function hubspotMappingText(m: HubSpotMapping): string {
@@ -127,73 +118,61 @@ async function checkSalesforceOrg(config: ReturnType<typeof loadConfig>): Promis
 const asUserError = (error: unknown): unknown =>
   error instanceof DestinationError ? new UserError(error.message, error.retryable ? 1 : 2) : error;
 
-export function registerCrmCommands(program: Command): void {
-  const mapping = program.command('mapping').description('Field mappings of the CRM destinations');
-  mapping
-    .command('show')
-    .description('Print the effective mapping of a CRM: defaults with EBSYNC_<CRM>_MAPPING applied')
-    .argument('<crm>', CRMS.join(', '), crmArgument)
-    .action((crm: Crm) =>
-      runAction(async () => {
-        const config = loadConfig();
-        try {
-          process.stdout.write(mappingText(crm, config));
-        } catch (error) {
-          throw asUserError(error);
-        }
-        await Promise.resolve();
-      }),
-    );
+/** `ebsync mapping show <crm>`. */
+export function mappingShowCommand(crm: Crm): Promise<void> {
+  return runAction(async () => {
+    const config = loadConfig();
+    try {
+      process.stdout.write(mappingText(crm, config));
+    } catch (error) {
+      throw asUserError(error);
+    }
+    await Promise.resolve();
+  });
+}
 
-  const destinations = program.command('destinations').description('Prepare CRM destinations');
-  destinations
-    .command('setup')
-    .description(
-      'Create what a CRM needs before the first mirror: the deal fields ebs_lead_id and ebs_event_id (unique-value properties in HubSpot, custom fields in Pipedrive); for Salesforce, check the external-id fields an admin made',
-    )
-    .argument('<crm>', CRMS.join(', '), crmArgument)
-    .action((crm: Crm) =>
-      runAction(async () => {
-        const config = loadConfig();
-        if (crm === 'salesforce') {
-          try {
-            await checkSalesforceOrg(config);
-          } catch (error) {
-            throw asUserError(error);
-          }
+/** `ebsync destinations setup <crm>`. */
+export function destinationsSetupCommand(crm: Crm): Promise<void> {
+  return runAction(async () => {
+    const config = loadConfig();
+    if (crm === 'salesforce') {
+      try {
+        await checkSalesforceOrg(config);
+      } catch (error) {
+        throw asUserError(error);
+      }
+      process.stdout.write(
+        `Salesforce at ${new URL(config.crm.salesforce.baseUrl).host} is ready: ebsync sync --to salesforce\n`,
+      );
+      return;
+    }
+    const { baseUrl, token } = config.crm[crm];
+    const vendor = crm === 'hubspot' ? 'HubSpot' : 'Pipedrive';
+    if (!token) {
+      throw new UserError(
+        `EBSYNC_${crm.toUpperCase()}_TOKEN is not set: a ${vendor} ${crm === 'hubspot' ? 'private-app' : 'API'} token is required`,
+        2,
+      );
+    }
+    try {
+      if (crm === 'hubspot') {
+        for (const line of await setupHubSpot({ baseUrl, token })) {
           process.stdout.write(
-            `Salesforce at ${new URL(config.crm.salesforce.baseUrl).host} is ready: ebsync sync --to salesforce\n`,
-          );
-          return;
-        }
-        const { baseUrl, token } = config.crm[crm];
-        const vendor = crm === 'hubspot' ? 'HubSpot' : 'Pipedrive';
-        if (!token) {
-          throw new UserError(
-            `EBSYNC_${crm.toUpperCase()}_TOKEN is not set: a ${vendor} ${crm === 'hubspot' ? 'private-app' : 'API'} token is required`,
-            2,
+            `deal property ${line.property}: ${line.outcome === 'created' ? 'created (unique values)' : 'already there (unique values)'}\n`,
           );
         }
-        try {
-          if (crm === 'hubspot') {
-            for (const line of await setupHubSpot({ baseUrl, token })) {
-              process.stdout.write(
-                `deal property ${line.property}: ${line.outcome === 'created' ? 'created (unique values)' : 'already there (unique values)'}\n`,
-              );
-            }
-          } else {
-            for (const line of await setupPipedrive({ baseUrl, token })) {
-              process.stdout.write(
-                `deal field ${line.field}: ${line.outcome === 'created' ? 'created' : 'already there'} (key ${line.key})\n`,
-              );
-            }
-          }
-        } catch (error) {
-          throw asUserError(error);
+      } else {
+        for (const line of await setupPipedrive({ baseUrl, token })) {
+          process.stdout.write(
+            `deal field ${line.field}: ${line.outcome === 'created' ? 'created' : 'already there'} (key ${line.key})\n`,
+          );
         }
-        process.stdout.write(
-          `${vendor} at ${new URL(baseUrl).host} is ready: ebsync sync --to ${crm}\n`,
-        );
-      }),
+      }
+    } catch (error) {
+      throw asUserError(error);
+    }
+    process.stdout.write(
+      `${vendor} at ${new URL(baseUrl).host} is ready: ebsync sync --to ${crm}\n`,
     );
+  });
 }

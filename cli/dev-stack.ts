@@ -6,17 +6,13 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../worker/logger.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
-import { listConnections, saveConnection } from './connections.js';
+import { listConnections } from './connection-list.js';
+import { saveConnection } from './connections.js';
 import { ensureDefaultSchedules, scheduleLines } from './schedules.js';
 import { UserError } from './errors.js';
 import type { StatusServer } from './status-server.js';
-import {
-  defaultDestination,
-  displayPath,
-  startOrAttach,
-  summaryText,
-  watchMirror,
-} from './sync.js';
+import { summaryText } from './mirror-summary.js';
+import { defaultDestination, displayPath, startOrAttach, watchMirror } from './sync.js';
 
 /** The demo's connection id, so a second start finds the first one's connection. */
 export const DEMO_CONNECTION = 'demo';

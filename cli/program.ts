@@ -1,47 +1,23 @@
 import { Command, Option } from 'commander';
 import { VERSION } from '../worker/version.js';
-
-type Registrar = (program: Command) => void;
-
-/**
- * Command groups load on demand: `ebsync sandbox` need not load the Temporal SDK, which
- * costs about a second at every start. Help and unknown commands load every group.
- */
-const GROUPS: Record<string, () => Promise<Registrar>> = {
-  worker: async () => (await import('./worker.js')).registerWorkerCommands,
-  temporal: async () => (await import('./temporal.js')).registerDevCommands,
-  sandbox: async () => (await import('./sandbox.js')).registerSandboxCommand,
-  connections: async () => (await import('./connections.js')).registerConnectionCommands,
-  sync: async () => (await import('./sync.js')).registerSyncCommand,
-  schedule: async () => (await import('./schedules.js')).registerScheduleCommands,
-  crm: async () => (await import('./crm.js')).registerCrmCommands,
-  webhooks: async () => (await import('./webhooks.js')).registerWebhookCommands,
-  status: async () => (await import('./status.js')).registerStatusCommand,
-};
-const GROUP_OF: Record<string, string> = {
-  worker: 'worker',
-  doctor: 'worker',
-  keygen: 'worker',
-  temporal: 'temporal',
-  dev: 'temporal',
-  sandbox: 'sandbox',
-  connect: 'connections',
-  connections: 'connections',
-  disconnect: 'connections',
-  sync: 'sync',
-  schedule: 'schedule',
-  mapping: 'crm',
-  destinations: 'crm',
-  webhooks: 'webhooks',
-  status: 'status',
-};
+import { registerConnectionCommands } from './commands/connections.js';
+import { registerCrmCommands } from './commands/crm.js';
+import { registerSandboxCommand } from './commands/sandbox.js';
+import { registerScheduleCommands } from './commands/schedule.js';
+import { registerStatusCommand } from './commands/status.js';
+import { registerSyncCommand } from './commands/sync.js';
+import { registerDevCommands } from './commands/temporal.js';
+import { registerWebhookCommands } from './commands/webhooks.js';
+import { registerWorkerCommands } from './commands/worker.js';
 
 /**
- * The whole `ebsync` command definition, without running anything: `args` (the words after
- * `ebsync`) only choose which command groups to load. Errors throw a CommanderError
- * (exitOverride) after commander has printed its one line.
+ * The whole `ebsync` command definition, without running anything. Defining it loads only
+ * commander and the modules under commands/ (words, options, help); each action loads its
+ * command's implementation when it runs, so `--version`, `--help` and a mistyped flag answer
+ * without the Temporal SDK, the API client or a database driver. Errors throw a
+ * CommanderError (exitOverride) after commander has printed its one line.
  */
-export async function buildProgram(args: readonly string[] = []): Promise<Command> {
+export function buildProgram(): Command {
   const program = new Command()
     .name('ebsync')
     .description(
@@ -67,11 +43,18 @@ export async function buildProgram(args: readonly string[] = []): Promise<Comman
     if (level) process.env.EBSYNC_LOG_LEVEL = level;
   });
 
-  const named = args.find((arg) => !arg.startsWith('-'));
-  const group = named === undefined ? undefined : GROUP_OF[named];
-  for (const name of group ? [group] : Object.keys(GROUPS)) {
-    const load = GROUPS[name];
-    if (load) (await load())(program);
+  for (const register of [
+    registerWorkerCommands,
+    registerDevCommands,
+    registerSandboxCommand,
+    registerConnectionCommands,
+    registerSyncCommand,
+    registerScheduleCommands,
+    registerCrmCommands,
+    registerWebhookCommands,
+    registerStatusCommand,
+  ]) {
+    register(program);
   }
   return program;
 }

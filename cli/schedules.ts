@@ -8,7 +8,6 @@ import {
   type ScheduleDescription,
   type ScheduleHandle,
 } from '@temporalio/client';
-import { Option, type Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { connectClient } from '../worker/temporal-client.js';
@@ -16,7 +15,12 @@ import { connectionWorkflowId } from '../workflows/connection-types.js';
 import type { MirrorSubject } from '../workflows/mirror-types.js';
 import { scheduledMirrorWorkflow } from '../workflows/scheduled-mirror.js';
 import { runAction, UserError } from './errors.js';
-import { durationFlag } from './options.js';
+import {
+  listMirrorSchedules,
+  viewOf,
+  type ScheduleMemo,
+  type ScheduleView,
+} from './schedule-views.js';
 import { requireWorker } from './worker-check.js';
 import {
   defaultDestination,
@@ -26,6 +30,9 @@ import {
   parseSubjects,
   pickConnection,
 } from './sync.js';
+
+/** What `ebsync schedule` does to one schedule by its id. */
+export type ScheduleVerb = 'pause' | 'resume' | 'trigger' | 'delete';
 
 /** When a schedule fires: a fixed interval, or a cron expression in a time zone. */
 export type ScheduleTiming = { everyMs: number } | { cron: string; timezone: string };
@@ -42,19 +49,6 @@ export interface MirrorScheduleRequest {
   jitterMs: number;
   paused?: boolean;
 }
-
-/** What a schedule's memo records, so `list` can say what each one mirrors without its args. */
-interface ScheduleMemo {
-  ebsync: 'mirror';
-  connectionId: string;
-  what: string;
-  mode: 'full' | 'incremental';
-  /** Masked: a postgres:// destination may hold a password. */
-  destination: string;
-  when: string;
-}
-
-export const DEFAULT_CATCHUP_WINDOW_MS = 3_600_000;
 
 /**
  * `sync-<connection>-<what>-<mode>`, plus the destination's key when it is not the default
@@ -228,61 +222,6 @@ function checkTimezone(zone: string): string {
   return zone;
 }
 
-/** A schedule as `describe --json` and `list --json` print it. */
-export interface ScheduleView {
-  scheduleId: string;
-  connectionId: string | null;
-  what: string | null;
-  mode: string | null;
-  destination: string | null;
-  when: string | null;
-  /** The task queue its runs go to (one deployment's worker). */
-  taskQueue: string | null;
-  paused: boolean;
-  note: string | null;
-  overlap: string;
-  catchupWindowMs: number;
-  jitterMs: number;
-  nextRuns: string[];
-  recentRuns: { workflowId: string; scheduledAt: string; takenAt: string }[];
-  running: string[];
-  actionsTaken: number;
-  skippedOverlap: number;
-  missedCatchupWindow: number;
-}
-
-function memoOf(memo: Record<string, unknown> | undefined): ScheduleMemo | undefined {
-  return memo?.ebsync === 'mirror' ? (memo as unknown as ScheduleMemo) : undefined;
-}
-
-export function viewOf(d: ScheduleDescription): ScheduleView {
-  const memo = memoOf(d.memo);
-  return {
-    scheduleId: d.scheduleId,
-    connectionId: memo?.connectionId ?? null,
-    what: memo?.what ?? null,
-    mode: memo?.mode ?? null,
-    destination: memo?.destination ?? null,
-    when: memo?.when ?? null,
-    taskQueue: d.action.type === 'startWorkflow' ? d.action.taskQueue : null,
-    paused: d.state.paused,
-    note: d.state.note ?? null,
-    overlap: d.policies.overlap ?? 'SKIP',
-    catchupWindowMs: d.policies.catchupWindow,
-    jitterMs: Number(d.spec.jitter ?? 0),
-    nextRuns: d.info.nextActionTimes.map((t) => t.toISOString()),
-    recentRuns: d.info.recentActions.map((a) => ({
-      workflowId: a.action.workflow.workflowId,
-      scheduledAt: a.scheduledAt.toISOString(),
-      takenAt: a.takenAt.toISOString(),
-    })),
-    running: d.info.runningActions.map((a) => a.workflow.workflowId),
-    actionsTaken: d.info.numActionsTaken,
-    skippedOverlap: d.info.numActionsSkippedOverlap,
-    missedCatchupWindow: d.info.numActionsMissedCatchupWindow,
-  };
-}
-
 function describeText(v: ScheduleView): string {
   const lines = [
     `${v.scheduleId}: ${v.paused ? 'paused' : 'active'}${v.note ? ` (${v.note})` : ''}`,
@@ -297,30 +236,6 @@ function describeText(v: ScheduleView): string {
     lines.push(`  recent       ${run.takenAt} ${run.workflowId}`);
   }
   return `${lines.join('\n')}\n`;
-}
-
-/** The mirror schedules of the namespace, optionally of one connection, sorted by id. */
-export async function listMirrorSchedules(
-  client: Client,
-  connectionId?: string,
-): Promise<ScheduleView[]> {
-  const ids: string[] = [];
-  for await (const summary of client.schedule.list()) {
-    const memo = memoOf(summary.memo);
-    if (memo && (connectionId === undefined || memo.connectionId === connectionId)) {
-      ids.push(summary.scheduleId);
-    }
-  }
-  const views: ScheduleView[] = [];
-  for (const id of ids.sort()) {
-    try {
-      views.push(viewOf(await client.schedule.getHandle(id).describe()));
-    } catch (error) {
-      // Listing is eventually consistent: one deleted a moment ago is simply gone.
-      if (!(error instanceof ScheduleNotFoundError)) throw error;
-    }
-  }
-  return views;
 }
 
 async function describeOrExplain(handle: ScheduleHandle): Promise<ScheduleDescription> {
@@ -372,7 +287,7 @@ export async function triggerSchedule(
   return `triggered ${handle.scheduleId} (overlap ${d.policies.overlap}: a run going on may make this one skip or wait)`;
 }
 
-interface CreateFlags {
+export interface CreateFlags {
   every?: number;
   cron?: string;
   timezone?: string;
@@ -394,189 +309,116 @@ async function withClient(action: (client: Client, config: Config) => Promise<vo
   }
 }
 
+/** `ebsync schedule pause|resume|trigger|delete <id>`: each one line out. */
+const ID_ACTIONS: Record<
+  ScheduleVerb,
+  (handle: ScheduleHandle, d: ScheduleDescription, note?: string) => Promise<string>
+> = {
+  pause: (handle, _d, note) => pauseSchedule(handle, note ?? 'paused with ebsync schedule pause'),
+  resume: (handle, _d, note) =>
+    resumeSchedule(handle, note ?? 'resumed with ebsync schedule resume'),
+  trigger: triggerSchedule,
+  delete: async (handle) => {
+    await handle.delete();
+    return `deleted ${handle.scheduleId}`;
+  },
+};
+
 /** `ebsync schedule <verb> <id>`: one handle, a described check that it exists, one line out. */
-function registerIdCommand(
-  group: Command,
-  name: string,
-  description: string,
-  act: (handle: ScheduleHandle, d: ScheduleDescription, note?: string) => Promise<string>,
-  withNote = false,
-): void {
-  const command = group.command(name).description(description).argument('<id>', 'schedule id');
-  if (withNote) command.option('--note <text>', 'why (shown by describe)');
-  command.action((id: string, flags: { note?: string }) =>
-    runAction(() =>
-      withClient(async (client) => {
-        const handle = client.schedule.getHandle(id);
-        const description = await describeOrExplain(handle);
-        process.stdout.write(`${await act(handle, description, flags.note)}\n`);
-      }),
-    ),
+export function scheduleIdCommand(
+  verb: ScheduleVerb,
+  id: string,
+  flags: { note?: string },
+): Promise<void> {
+  return runAction(() =>
+    withClient(async (client) => {
+      const handle = client.schedule.getHandle(id);
+      const description = await describeOrExplain(handle);
+      process.stdout.write(`${await ID_ACTIONS[verb](handle, description, flags.note)}\n`);
+    }),
   );
 }
 
-export function registerScheduleCommands(program: Command): void {
-  const group = program
-    .command('schedule')
-    .description(
-      'Scheduled mirror passes on Temporal Schedules: create, list, describe, pause, resume, ' +
-        'trigger, delete. See docs/schedules.md.',
-    );
-
-  group
-    .command('create')
-    .description(
-      'Schedule the mirror of a connection: --every or --cron. Full passes skip a firing while ' +
-        'the last one runs; incremental ones buffer one. The id is sync-<connection>-<what>-<mode>.',
-    )
-    .argument('[what]', 'leads, events, appointments or all', 'all')
-    .addOption(
-      new Option('--every <duration>', 'interval (30s, 15m, 6h)')
-        .argParser(durationFlag(1000))
-        .conflicts('cron'),
-    )
-    .option('--cron <expression>', "cron expression, e.g. '0 3 * * *'")
-    .option('--timezone <zone>', 'time zone of --cron (default: this machine’s)')
-    .option('--full', 'full passes (default: incremental)')
-    .option(
-      '--to <destination>',
-      'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
-    )
-    .option('--connection <id>', 'connection to mirror (default: the only one)')
-    .addOption(
-      new Option(
-        '--catchup-window <duration>',
-        'how late a firing missed while Temporal was down may still run',
-      )
-        .default(DEFAULT_CATCHUP_WINDOW_MS, '1h')
-        .argParser(durationFlag(10_000, 7 * 86_400_000)),
-    )
-    .addOption(
-      new Option('--jitter <duration>', 'random delay of each firing, up to this')
-        .default(0, 'none')
-        .argParser(durationFlag(0)),
-    )
-    .option('--paused', 'create it paused')
-    .action((what: string, flags: CreateFlags) =>
-      runAction(async () => {
-        // Everything the command line alone can get wrong is said before Temporal is asked.
-        parseSubjects(what);
-        if (flags.every === undefined && flags.cron === undefined) {
-          throw new UserError('say when: --every <duration> or --cron <expression>', 2);
-        }
-        if (flags.timezone !== undefined && flags.cron === undefined) {
-          throw new UserError('--timezone goes with --cron only', 2);
-        }
-        const timing: ScheduleTiming =
-          flags.every !== undefined
-            ? { everyMs: flags.every }
-            : {
-                cron: flags.cron ?? '',
-                timezone: checkTimezone(flags.timezone ?? localTimezone()),
-              };
-        await withClient(async (client, config) => {
-          const destination = normalizeDestination(flags.to ?? defaultDestination(config));
-          if (flags.connection === undefined) await requireWorker(client, config);
-          const connectionId = await pickConnection(client, config, flags.connection);
-          await requireConnection(client, connectionId);
-          const request: MirrorScheduleRequest = {
-            connectionId,
-            what,
-            destination,
-            full: flags.full === true,
-            timing,
-            catchupWindowMs: flags.catchupWindow,
-            jitterMs: flags.jitter,
-            ...(flags.paused ? { paused: true } : {}),
+/** `ebsync schedule create [what]`. */
+export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise<void> {
+  return runAction(async () => {
+    // Everything the command line alone can get wrong is said before Temporal is asked.
+    parseSubjects(what);
+    if (flags.every === undefined && flags.cron === undefined) {
+      throw new UserError('say when: --every <duration> or --cron <expression>', 2);
+    }
+    if (flags.timezone !== undefined && flags.cron === undefined) {
+      throw new UserError('--timezone goes with --cron only', 2);
+    }
+    const timing: ScheduleTiming =
+      flags.every !== undefined
+        ? { everyMs: flags.every }
+        : {
+            cron: flags.cron ?? '',
+            timezone: checkTimezone(flags.timezone ?? localTimezone()),
           };
-          let handle;
-          try {
-            handle = await createMirrorSchedule(client, config, request);
-          } catch (error) {
-            if (error instanceof ScheduleAlreadyRunning) {
-              throw new UserError(
-                `schedule '${error.scheduleId}' exists: 'ebsync schedule delete ${error.scheduleId}' first to replace it`,
-              );
-            }
-            throw error;
-          }
-          process.stdout.write(
-            `created schedule ${handle.scheduleId}: ${request.full ? 'full' : 'incremental'} ` +
-              `${what} of connection ${connectionId}, ${whenText(timing)}` +
-              `${request.paused ? ' (paused)' : ''}\n`,
+    await withClient(async (client, config) => {
+      const destination = normalizeDestination(flags.to ?? defaultDestination(config));
+      if (flags.connection === undefined) await requireWorker(client, config);
+      const connectionId = await pickConnection(client, config, flags.connection);
+      await requireConnection(client, connectionId);
+      const request: MirrorScheduleRequest = {
+        connectionId,
+        what,
+        destination,
+        full: flags.full === true,
+        timing,
+        catchupWindowMs: flags.catchupWindow,
+        jitterMs: flags.jitter,
+        ...(flags.paused ? { paused: true } : {}),
+      };
+      let handle;
+      try {
+        handle = await createMirrorSchedule(client, config, request);
+      } catch (error) {
+        if (error instanceof ScheduleAlreadyRunning) {
+          throw new UserError(
+            `schedule '${error.scheduleId}' exists: 'ebsync schedule delete ${error.scheduleId}' first to replace it`,
           );
-        });
-      }),
-    );
+        }
+        throw error;
+      }
+      process.stdout.write(
+        `created schedule ${handle.scheduleId}: ${request.full ? 'full' : 'incremental'} ` +
+          `${what} of connection ${connectionId}, ${whenText(timing)}` +
+          `${request.paused ? ' (paused)' : ''}\n`,
+      );
+    });
+  });
+}
 
-  group
-    .command('list')
-    .description('List the mirror schedules, with state, timing and next run.')
-    .option('--connection <id>', 'only this connection’s')
-    .option('--json', 'print JSON')
-    .action((flags: { connection?: string; json?: boolean }) =>
-      runAction(() =>
-        withClient(async (client) => {
-          const views = await listMirrorSchedules(client, flags.connection);
-          if (flags.json) {
-            process.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
-            return;
-          }
-          if (views.length === 0) {
-            process.stdout.write("no schedules: create one with 'ebsync schedule create'\n");
-            return;
-          }
-          for (const v of views) {
-            const next = v.paused ? 'paused' : `next ${v.nextRuns[0] ?? '-'}`;
-            process.stdout.write(`${v.scheduleId}  ${v.when ?? '?'}  ${v.overlap}  ${next}\n`);
-          }
-        }),
-      ),
-    );
+/** `ebsync schedule list`. */
+export function scheduleListCommand(flags: { connection?: string; json?: boolean }): Promise<void> {
+  return runAction(() =>
+    withClient(async (client) => {
+      const views = await listMirrorSchedules(client, flags.connection);
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
+        return;
+      }
+      if (views.length === 0) {
+        process.stdout.write("no schedules: create one with 'ebsync schedule create'\n");
+        return;
+      }
+      for (const v of views) {
+        const next = v.paused ? 'paused' : `next ${v.nextRuns[0] ?? '-'}`;
+        process.stdout.write(`${v.scheduleId}  ${v.when ?? '?'}  ${v.overlap}  ${next}\n`);
+      }
+    }),
+  );
+}
 
-  group
-    .command('describe')
-    .description('Show one schedule: what it mirrors, when, its policies, next and recent runs.')
-    .argument('<id>', 'schedule id')
-    .option('--json', 'print JSON')
-    .action((id: string, flags: { json?: boolean }) =>
-      runAction(() =>
-        withClient(async (client) => {
-          const view = viewOf(await describeOrExplain(client.schedule.getHandle(id)));
-          process.stdout.write(
-            flags.json ? `${JSON.stringify(view, null, 2)}\n` : describeText(view),
-          );
-        }),
-      ),
-    );
-
-  registerIdCommand(
-    group,
-    'pause',
-    'Pause a schedule: it fires nothing until resumed (a run going on goes on).',
-    (handle, _d, note) => pauseSchedule(handle, note ?? 'paused with ebsync schedule pause'),
-    true,
-  );
-  registerIdCommand(
-    group,
-    'resume',
-    'Resume a paused schedule.',
-    (handle, _d, note) => resumeSchedule(handle, note ?? 'resumed with ebsync schedule resume'),
-    true,
-  );
-  registerIdCommand(
-    group,
-    'trigger',
-    'Run a schedule’s pass now, under its own overlap policy.',
-    triggerSchedule,
-  );
-  registerIdCommand(
-    group,
-    'delete',
-    'Delete a schedule; a run going on finishes.',
-    async (handle) => {
-      await handle.delete();
-      return `deleted ${handle.scheduleId}`;
-    },
+/** `ebsync schedule describe <id>`. */
+export function scheduleDescribeCommand(id: string, flags: { json?: boolean }): Promise<void> {
+  return runAction(() =>
+    withClient(async (client) => {
+      const view = viewOf(await describeOrExplain(client.schedule.getHandle(id)));
+      process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : describeText(view));
+    }),
   );
 }

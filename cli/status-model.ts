@@ -5,7 +5,7 @@ import { connectionWorkflowId, type ConnectionState } from '../workflows/connect
 import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
 import { isIncomplete, type MirrorProgress } from '../workflows/mirror-types.js';
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit.js';
-import { listConnections } from './connections.js';
+import { listConnections } from './connection-list.js';
 import {
   automationSection,
   FAILED_RUN,

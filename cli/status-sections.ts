@@ -1,17 +1,20 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/index.js';
-import { maskCredentials, sqliteIdentity } from '../config/database-locations.js';
-import { openInbox } from '../store/open-inbox.js';
-import { storeLocationOf } from '../store/open-ledger.js';
-import { ledgerLocation } from '../worker/mirror-deps.js';
+import {
+  isPostgresUrl,
+  maskCredentials,
+  sqliteIdentity,
+  sqlitePathOf,
+  storeLocation,
+} from '../config/database-locations.js';
 import {
   latencyQuantile,
   receiverStatsSchema,
   type ReceiverStats,
 } from '../webhooks/receiver-stats.js';
 import { receiverStatsToken } from '../worker/receiver-stats-token.js';
-import { listMirrorSchedules } from './schedules.js';
+import { listMirrorSchedules } from './schedule-views.js';
 import { configuredEndpoints, type EndpointView } from './webhook-automations.js';
 
 /** How long the status waits for the webhook receiver's counters before calling it down. */
@@ -271,14 +274,16 @@ const DRAIN_WINDOW_MS = 60_000;
  * created by looking.
  */
 export async function inboxSection(config: Config): Promise<InboxView> {
-  const location = ledgerLocation(config);
+  const location = storeLocation(config);
   let store = location;
   try {
-    const where = storeLocationOf(location);
-    if (where.kind === 'sqlite') {
-      store = sqliteIdentity(where.path);
-      if (!existsSync(where.path)) return { store, error: null, connections: [] };
+    if (!isPostgresUrl(location)) {
+      const path = sqlitePathOf(location);
+      store = sqliteIdentity(path);
+      if (!existsSync(path)) return { store, error: null, connections: [] };
     }
+    // Loaded here: the store's drivers (pg among them) are no cost of a status without one.
+    const { openInbox } = await import('../store/open-inbox.js');
     const inbox = await openInbox(location);
     try {
       store = inbox.location;

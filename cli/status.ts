@@ -1,9 +1,8 @@
-import type { Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { runAction } from './errors.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
-import { progressLine, reachLine } from './sync.js';
+import { progressLine, reachLine } from './mirror-summary.js';
 import { requireWorker } from './worker-check.js';
 
 function when(ms: number | null): string {
@@ -106,38 +105,26 @@ export function statusText(report: StatusReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-export function registerStatusCommand(program: Command): void {
-  program
-    .command('status')
-    .description(
-      'Connections (and their 429s over the last hour), mirror passes (current and last), reach ' +
-        'gaps and errors, schedules, the webhook receiver and inbox, automation endpoints and their ' +
-        'breakers, with Temporal UI links. Exits 1 when a connection needs re-authorization, a last ' +
-        "pass failed, a schedule's last run failed or webhook notices wait over 5 minutes, naming which.\n" +
-        '--serve runs the status page instead (EBSYNC_STATUS_HOST, EBSYNC_STATUS_PORT).',
-    )
-    .option('--json', 'print the report as JSON')
-    .option('--serve', 'serve the status page until Ctrl-C')
-    .action((flags: { json?: boolean; serve?: boolean }) =>
-      runAction(async () => {
-        const config = loadConfig();
-        if (flags.serve) {
-          const { serveUntilSignal } = await import('./status-server.js');
-          await serveUntilSignal(config);
-          return;
-        }
-        const { client, close } = await connectClient(config);
-        try {
-          await requireWorker(client, config);
-          const report = await collectStatus(client, config);
-          process.stdout.write(
-            flags.json ? `${JSON.stringify(report, null, 2)}\n` : statusText(report),
-          );
-          for (const p of report.problems) process.stderr.write(`ebsync: ${p.message}\n`);
-          if (report.problems.length > 0) process.exitCode = 1;
-        } finally {
-          await close();
-        }
-      }),
-    );
+/** `ebsync status`. */
+export function statusCommand(flags: { json?: boolean; serve?: boolean }): Promise<void> {
+  return runAction(async () => {
+    const config = loadConfig();
+    if (flags.serve) {
+      const { serveUntilSignal } = await import('./status-server.js');
+      await serveUntilSignal(config);
+      return;
+    }
+    const { client, close } = await connectClient(config);
+    try {
+      await requireWorker(client, config);
+      const report = await collectStatus(client, config);
+      process.stdout.write(
+        flags.json ? `${JSON.stringify(report, null, 2)}\n` : statusText(report),
+      );
+      for (const p of report.problems) process.stderr.write(`ebsync: ${p.message}\n`);
+      if (report.problems.length > 0) process.exitCode = 1;
+    } finally {
+      await close();
+    }
+  });
 }

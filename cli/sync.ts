@@ -7,7 +7,6 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import cliProgress from 'cli-progress';
-import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
 import { DestinationTargetError } from '../destinations/errors.js';
 import { parseDestinationTarget } from '../destinations/open-destination.js';
@@ -15,17 +14,15 @@ import { maskCredentials } from '../config/database-locations.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
 import {
-  isIncomplete,
   MIRROR_SUBJECTS,
   mirrorWorkflowId,
-  type LearnedReach,
   type MirrorInput,
   type MirrorProgress,
   type MirrorSubject,
 } from '../workflows/mirror-types.js';
-import { listConnections } from './connections.js';
+import { listConnections } from './connection-list.js';
+import { duration, exitCodeOf, progressLine, summaryText } from './mirror-summary.js';
 import { runAction, UserError } from './errors.js';
-import { intFlag } from './options.js';
 import { requireWorker } from './worker-check.js';
 
 export interface SyncRequest {
@@ -138,77 +135,6 @@ export async function startOrAttach(
   }
 }
 
-function duration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
-
-export function progressLine(p: MirrorProgress): string {
-  const c = p.counts;
-  const of = c.expected > 0 ? `/${c.expected}` : '';
-  const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
-  return (
-    `${p.phase}: ${c.read}${of} read, ${c.written} written, ${c.unchanged} unchanged, ` +
-    `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}` +
-    `${p.partitions.done}/${p.partitions.total} partitions, ` +
-    `${p.ratePerSecond}/s${eta}`
-  );
-}
-
-/** What a pass learned of the service's reach, in one line. */
-export function reachLine(r: LearnedReach): string {
-  return (
-    `the service reaches ${r.reach} results a query, not the ${r.configured} configured ` +
-    `(EBS_REACH_LIMIT): page ${r.page} of ${r.resource} at ${r.per} a page held ${r.items} ` +
-    `of a total_count of ${r.total}; queries over it were cut again`
-  );
-}
-
-/**
- * The exit code a finished pass deserves: 0 done, 1 failed, 3 incomplete (it ran to its end
- * but left records unreachable or refused: the summary says which).
- */
-export function exitCodeOf(p: MirrorProgress): number {
-  if (p.phase === 'failed') return 1;
-  if (p.phase === 'incomplete' || isIncomplete(p.counts)) return 3;
-  return 0;
-}
-
-export function summaryText(p: MirrorProgress): string {
-  const c = p.counts;
-  const lines = [
-    `Mirror of ${p.subjects.join(', ')} (${p.mode}) for connection ${p.connectionId}: ${p.phase}`,
-    `  destination  ${maskCredentials(p.destination)}`,
-    `  read         ${c.read} records in ${c.pages} pages, ${c.requests} requests, ${duration(p.elapsedMs)}`,
-    `  written      ${c.written} changed or new; ${c.unchanged} already up to date; ${c.deleted} marked deleted`,
-  ];
-  // A first pass is not "up to date" with anything: say where its unchanged records come from.
-  if (c.written > 0 && c.unchanged > 0 && p.subjects.includes('leads')) {
-    lines.push(
-      `               (a lead's bookings come with it and again from the booking list; read again, they are up to date)`,
-    );
-  }
-  if (p.reach) lines.push(`  reach        ${reachLine(p.reach)}`);
-  if (c.unreachable > 0 || p.gaps.length > 0) {
-    lines.push(`  unreachable  ${c.unreachable} of ${c.expected} records the service counts:`);
-    for (const gap of p.gaps) lines.push(`               ${gap}`);
-  }
-  if (c.refused > 0 || (p.refusals ?? []).length > 0) {
-    lines.push(
-      `  refused      ${c.refused ?? 0} records the destination would not take; the next pass tries them again:`,
-    );
-    for (const line of p.refusals ?? []) lines.push(`               ${line}`);
-  }
-  if (p.pausedUntil) {
-    lines.push(
-      `  paused       ${p.error ?? 'the destination takes no calls for now'}; run this sync again after ${p.pausedUntil}`,
-    );
-  } else if (p.error) lines.push(`  error        ${p.error}`);
-  return `${lines.join('\n')}\n`;
-}
-
 /**
  * Shows a mirror's progress until it ends: a bar on a terminal, a line every few seconds
  * otherwise. Resolves with the final progress; `detach` stops watching without stopping it.
@@ -281,117 +207,92 @@ export async function watchMirror(
   }
 }
 
-export function registerSyncCommand(program: Command): void {
-  program
-    .command('sync')
-    .description(
-      'Mirror leads, events and appointments into a database or a CRM (HubSpot, Pipedrive, Salesforce): starts the mirror of a connection, ' +
-        'or attaches to the one already running, and shows its progress.\n' +
-        'Ctrl-C detaches (the sync goes on); --cancel stops it; --status shows it without attaching.',
-    )
-    .argument('[what]', 'leads, events, appointments or all', 'all')
-    .option(
-      '--to <destination>',
-      'sqlite:PATH, postgres://…, hubspot, pipedrive or salesforce (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
-    )
-    .option(
-      '--full',
-      'full pass: re-read every record and mark deleted ones (default: incremental)',
-    )
-    .option('--connection <id>', 'connection to mirror (default: the only one)')
-    .option('--concurrency <n>', 'partitions read at once (1-16)', intFlag(1, 16))
-    .option('--status', 'print the progress of this mirror and exit')
-    .option('--cancel', 'cancel this mirror (an interrupted pass deletes nothing)')
-    .option('--json', 'with --status or at the end: the progress as JSON')
-    .action(
-      (
-        what: string,
-        flags: {
-          to?: string;
-          full?: boolean;
-          connection?: string;
-          concurrency?: number;
-          status?: boolean;
-          cancel?: boolean;
-          json?: boolean;
-        },
-      ) =>
-        runAction(async () => {
-          const config = loadConfig();
-          const subjects = parseSubjects(what);
-          const destination = normalizeDestination(flags.to ?? defaultDestination(config));
-          const { client, close } = await connectClient(config);
-          try {
-            await requireWorker(client, config);
-            const connectionId = await pickConnection(client, config, flags.connection);
-            const workflowId = mirrorWorkflowId(connectionId, destinationKey(destination));
-            if (flags.status || flags.cancel) {
-              const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId);
-              let description;
-              try {
-                description = await handle.describe();
-              } catch (error) {
-                if (error instanceof WorkflowNotFoundError) {
-                  throw new UserError(
-                    `no mirror of connection ${connectionId} into ${maskCredentials(destination)} yet: start one with 'ebsync sync'`,
-                  );
-                }
-                throw error;
-              }
-              if (flags.cancel) {
-                if (description.status.name !== 'RUNNING') {
-                  process.stdout.write(`the mirror is not running (${description.status.name})\n`);
-                  return;
-                }
-                await handle.cancel();
-                await handle.result().catch(() => undefined);
-                process.stdout.write(
-                  `cancelled the mirror of connection ${connectionId}; the interrupted pass deleted nothing\n`,
-                );
-                return;
-              }
-              const progress = await handle.query(mirrorProgressQuery);
-              process.stdout.write(
-                flags.json
-                  ? `${JSON.stringify({ status: description.status.name, ...progress })}\n`
-                  : `${description.status.name.toLowerCase()}\n${summaryText(progress)}`,
-              );
-              return;
-            }
-            const { handle, attached } = await startOrAttach(client, config, {
-              subjects,
-              destination,
-              full: flags.full === true,
-              connectionId,
-              ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
-            });
-            process.stderr.write(
-              attached
-                ? `attached to the mirror already running (${handle.workflowId})\n`
-                : `started the mirror (${handle.workflowId})\n`,
+/** What `ebsync sync` takes besides the subjects. */
+export interface SyncFlags {
+  to?: string;
+  full?: boolean;
+  connection?: string;
+  concurrency?: number;
+  status?: boolean;
+  cancel?: boolean;
+  json?: boolean;
+}
+
+/** `ebsync sync [what]`. */
+export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
+  return runAction(async () => {
+    const config = loadConfig();
+    const subjects = parseSubjects(what);
+    const destination = normalizeDestination(flags.to ?? defaultDestination(config));
+    const { client, close } = await connectClient(config);
+    try {
+      await requireWorker(client, config);
+      const connectionId = await pickConnection(client, config, flags.connection);
+      const workflowId = mirrorWorkflowId(connectionId, destinationKey(destination));
+      if (flags.status || flags.cancel) {
+        const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId);
+        let description;
+        try {
+          description = await handle.describe();
+        } catch (error) {
+          if (error instanceof WorkflowNotFoundError) {
+            throw new UserError(
+              `no mirror of connection ${connectionId} into ${maskCredentials(destination)} yet: start one with 'ebsync sync'`,
             );
-            let onSignal: () => void = () => undefined;
-            const detach = new Promise<void>((resolveDetach) => (onSignal = resolveDetach));
-            process.once('SIGINT', onSignal);
-            const outcome = await watchMirror(handle, {
-              detach,
-              interactive: process.stderr.isTTY === true,
-            });
-            process.off('SIGINT', onSignal);
-            if (outcome === 'detached') {
-              process.stderr.write(
-                `detached: the sync goes on in Temporal (${handle.workflowId}); ` +
-                  `'ebsync sync --status' shows it, 'ebsync sync --cancel' stops it\n`,
-              );
-              return;
-            }
-            process.stdout.write(
-              flags.json ? `${JSON.stringify(outcome)}\n` : summaryText(outcome),
-            );
-            process.exitCode = exitCodeOf(outcome);
-          } finally {
-            await close();
           }
-        }),
-    );
+          throw error;
+        }
+        if (flags.cancel) {
+          if (description.status.name !== 'RUNNING') {
+            process.stdout.write(`the mirror is not running (${description.status.name})\n`);
+            return;
+          }
+          await handle.cancel();
+          await handle.result().catch(() => undefined);
+          process.stdout.write(
+            `cancelled the mirror of connection ${connectionId}; the interrupted pass deleted nothing\n`,
+          );
+          return;
+        }
+        const progress = await handle.query(mirrorProgressQuery);
+        process.stdout.write(
+          flags.json
+            ? `${JSON.stringify({ status: description.status.name, ...progress })}\n`
+            : `${description.status.name.toLowerCase()}\n${summaryText(progress)}`,
+        );
+        return;
+      }
+      const { handle, attached } = await startOrAttach(client, config, {
+        subjects,
+        destination,
+        full: flags.full === true,
+        connectionId,
+        ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+      });
+      process.stderr.write(
+        attached
+          ? `attached to the mirror already running (${handle.workflowId})\n`
+          : `started the mirror (${handle.workflowId})\n`,
+      );
+      let onSignal: () => void = () => undefined;
+      const detach = new Promise<void>((resolveDetach) => (onSignal = resolveDetach));
+      process.once('SIGINT', onSignal);
+      const outcome = await watchMirror(handle, {
+        detach,
+        interactive: process.stderr.isTTY === true,
+      });
+      process.off('SIGINT', onSignal);
+      if (outcome === 'detached') {
+        process.stderr.write(
+          `detached: the sync goes on in Temporal (${handle.workflowId}); ` +
+            `'ebsync sync --status' shows it, 'ebsync sync --cancel' stops it\n`,
+        );
+        return;
+      }
+      process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : summaryText(outcome));
+      process.exitCode = exitCodeOf(outcome);
+    } finally {
+      await close();
+    }
+  });
 }

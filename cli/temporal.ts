@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { startDevServer, canConnect, type DevServer } from '../worker/dev-server.js';
 import { loggerFor, runWorker } from './worker.js';
@@ -12,9 +11,8 @@ import {
   type DemoService,
 } from './dev-stack.js';
 import { reportFailure, runAction, UserError } from './errors.js';
-import { intFlag } from './options.js';
 
-interface ServerFlags {
+export interface ServerFlags {
   ip: string;
   port: number;
   uiPort?: number;
@@ -40,26 +38,6 @@ async function startFromFlags(flags: ServerFlags, dataDir: string): Promise<DevS
   }
 }
 
-function addServerFlags(command: Command): Command {
-  return command
-    .option('--ip <ip>', 'address to listen on', '127.0.0.1')
-    .addOption(
-      new Option('--port <port>', 'frontend (gRPC) port')
-        .default(7233)
-        .argParser(intFlag(1, 65535)),
-    )
-    .addOption(
-      new Option('--ui-port <port>', 'web UI port (default: port + 1000)').argParser(
-        intFlag(1, 65535),
-      ),
-    )
-    .option(
-      '--db-filename <file>',
-      'SQLite file of the server (default: <EBSYNC_DATA_DIR>/temporal.db)',
-    )
-    .option('--namespace <name>', 'namespace created at start', 'default');
-}
-
 function untilSignal(server: DevServer): Promise<void> {
   return new Promise((resolve) => {
     const stop = (): void => {
@@ -71,98 +49,80 @@ function untilSignal(server: DevServer): Promise<void> {
   });
 }
 
-export function registerDevCommands(program: Command): void {
-  addServerFlags(
-    program
-      .command('temporal')
-      .description(
-        'Run a local Temporal dev server whose data persists in SQLite (under EBSYNC_DATA_DIR).',
-      ),
-  ).action((flags: ServerFlags) =>
-    runAction(async () => {
-      const config = loadConfig();
-      const server = await startFromFlags(flags, config.dataDir);
-      process.stdout.write(
-        `Temporal dev server ready at ${server.address} (namespace ${flags.namespace})\n` +
-          `  UI:   ${server.uiUrl}\n  data: ${server.dbFilename}\n  stop: Ctrl-C\n`,
-      );
-      await untilSignal(server);
-    }),
-  );
+/** `ebsync temporal`. */
+export function temporalCommand(flags: ServerFlags): Promise<void> {
+  return runAction(async () => {
+    const config = loadConfig();
+    const server = await startFromFlags(flags, config.dataDir);
+    process.stdout.write(
+      `Temporal dev server ready at ${server.address} (namespace ${flags.namespace})\n` +
+        `  UI:   ${server.uiUrl}\n  data: ${server.dbFilename}\n  stop: Ctrl-C\n`,
+    );
+    await untilSignal(server);
+  });
+}
 
-  addServerFlags(
-    program
-      .command('dev')
-      .description(
-        'The main job (what `npm start` runs): a Temporal dev server (unless one already answers at ' +
-          'TEMPORAL_ADDRESS) and a worker; without EBS_BASE_URL, the sandbox with demo data and a ' +
-          'connection to it; then a mirror pass into <EBSYNC_DATA_DIR>/mirror.db, and it keeps ' +
-          'running until Ctrl-C.',
-      ),
-  ).action((flags: ServerFlags) =>
-    runAction(async () => {
-      let config = loadConfig();
-      const logger = loggerFor(config);
-      const [host = 'localhost', portText = '7233'] = config.temporal.address.split(':');
-      let server: DevServer | undefined;
-      if (await canConnect(host, Number(portText))) {
-        logger.info(
-          { address: config.temporal.address },
-          'using the Temporal server already running',
-        );
-      } else {
-        server = await startFromFlags(
-          { ...flags, ip: host === 'localhost' ? '127.0.0.1' : host, port: Number(portText) },
-          config.dataDir,
-        );
-        logger.info(
-          { address: server.address, ui: server.uiUrl, db: server.dbFilename },
-          'Temporal dev server started',
-        );
-        process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
-        // Links on the status page go to this server's UI, wherever its port is.
-        config = { ...config, temporal: { ...config.temporal, uiUrl: server.uiUrl } };
+/** `ebsync dev`, what `npm start` runs. */
+export function devCommand(flags: ServerFlags): Promise<void> {
+  return runAction(async () => {
+    let config = loadConfig();
+    const logger = loggerFor(config);
+    const [host = 'localhost', portText = '7233'] = config.temporal.address.split(':');
+    let server: DevServer | undefined;
+    if (await canConnect(host, Number(portText))) {
+      logger.info(
+        { address: config.temporal.address },
+        'using the Temporal server already running',
+      );
+    } else {
+      server = await startFromFlags(
+        { ...flags, ip: host === 'localhost' ? '127.0.0.1' : host, port: Number(portText) },
+        config.dataDir,
+      );
+      logger.info(
+        { address: server.address, ui: server.uiUrl, db: server.dbFilename },
+        'Temporal dev server started',
+      );
+      process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
+      // Links on the status page go to this server's UI, wherever its port is.
+      config = { ...config, temporal: { ...config.temporal, uiUrl: server.uiUrl } };
+    }
+    let demo: DemoService | undefined;
+    let receiver: RunningReceiver | undefined;
+    let page: { close(): Promise<void> } | undefined;
+    try {
+      if (!config.service.baseUrl) {
+        demo = await startDemoService(config, logger);
+        config = {
+          ...config,
+          service: {
+            ...config.service,
+            baseUrl: demo.baseUrl,
+            ...(demo.caFile ? { caFile: demo.caFile } : {}),
+          },
+        };
+        process.stdout.write(demoBanner(demo));
       }
-      let demo: DemoService | undefined;
-      let receiver: RunningReceiver | undefined;
-      let page: { close(): Promise<void> } | undefined;
-      try {
-        if (!config.service.baseUrl) {
-          demo = await startDemoService(config, logger);
-          config = {
-            ...config,
-            service: {
-              ...config.service,
-              baseUrl: demo.baseUrl,
-              ...(demo.caFile ? { caFile: demo.caFile } : {}),
-            },
-          };
-          process.stdout.write(demoBanner(demo));
-        }
-        // Webhooks are part of the main job; a taken port costs them, not the rest.
-        receiver = await startWebhookReceiver(config, logger).catch((error: unknown) => {
-          logger.warn({ error: (error as Error).message }, 'webhook receiver not started');
-          return undefined;
-        });
-        if (receiver)
-          logger.info(
-            { url: `${receiver.url}/webhooks/{connection}` },
-            'webhook receiver listening',
-          );
-        const worker = runWorker(config, logger);
-        page = await startDevStatusPage(config, logger);
-        // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
-        const job = runMainJob(config, logger, demo).catch((error: unknown) => {
-          process.exitCode = reportFailure(error);
-        });
-        await worker;
-        await job;
-      } finally {
-        await receiver?.close();
-        await page?.close();
-        await demo?.close();
-        await server?.stop();
-      }
-    }),
-  );
+      // Webhooks are part of the main job; a taken port costs them, not the rest.
+      receiver = await startWebhookReceiver(config, logger).catch((error: unknown) => {
+        logger.warn({ error: (error as Error).message }, 'webhook receiver not started');
+        return undefined;
+      });
+      if (receiver)
+        logger.info({ url: `${receiver.url}/webhooks/{connection}` }, 'webhook receiver listening');
+      const worker = runWorker(config, logger);
+      page = await startDevStatusPage(config, logger);
+      // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
+      const job = runMainJob(config, logger, demo).catch((error: unknown) => {
+        process.exitCode = reportFailure(error);
+      });
+      await worker;
+      await job;
+    } finally {
+      await receiver?.close();
+      await page?.close();
+      await demo?.close();
+      await server?.stop();
+    }
+  });
 }

@@ -1,19 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Option, type Command } from 'commander';
 import { loadConfig, PRODUCTION_HTTP, type Config } from '../config/index.js';
 import {
   sqliteAutomationStore,
   type AutomationStore,
   type EndpointFilters,
 } from '../store/automation-endpoints.js';
+import { RESOURCES } from '../destinations/record.js';
 import { dataConverter } from '../worker/data-converter.js';
 import { runAction, UserError } from './errors.js';
-import { FROM_STDIN, intFlag, readStdin } from './options.js';
+import { FROM_STDIN, readStdin } from './secret-input.js';
 
 const NAME_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-const RESOURCES = ['leads', 'lead_bookings', 'events', 'event_bookings', 'appointments'];
 const ACTIONS = ['written', 'deleted'];
 
 /** The data dir's `webhooks.db`, the one the workers forward from. */
@@ -55,7 +54,7 @@ export function maskedUrl(url: string): string {
   return parsed.pathname === '/' && parsed.search === '' ? parsed.origin : `${parsed.origin}/…`;
 }
 
-interface AddFlags {
+export interface AddFlags {
   types?: string;
   actions?: string;
   connections?: string;
@@ -218,48 +217,30 @@ async function deliveries(flags: {
   }
 }
 
-/** `ebsync webhooks endpoints add|list|remove` and `ebsync webhooks deliveries`. */
-export function registerAutomationCommands(webhooks: Command): void {
-  const endpoints = webhooks
-    .command('endpoints')
-    .description(
-      'Automation endpoints: each applied change is POSTed to them, signed (Standard Webhooks).',
-    );
-  endpoints
-    .command('add <name> <url>')
-    .description(
-      "Add an endpoint; prints its signing secret once. <url> '-' reads the URL from standard input (hook URLs often carry a token, which ps would show).",
-    )
-    .option('--types <list>', `only these record tables (${RESOURCES.join(', ')})`)
-    .option('--actions <list>', 'only these actions (written, deleted)')
-    .option('--connections <list>', 'only changes of these connections')
-    .action((name: string, url: string, flags: AddFlags) => runAction(() => add(name, url, flags)));
-  endpoints
-    .command('list')
-    .description('List endpoints (URLs masked), their filters and state.')
-    .option('--json', 'print JSON')
-    .action((flags: { json?: boolean }) => runAction(() => list(flags)));
-  endpoints
-    .command('remove <name>')
-    .description('Remove an endpoint; nothing more is sent to it.')
-    .action((name: string) =>
-      runAction(async () => {
-        const removed = await withStore((store) => store.remove(name));
-        if (!removed) throw new UserError(`no endpoint named '${name}'`, 2);
-        process.stdout.write(`removed endpoint ${name}\n`);
-      }),
-    );
-  webhooks
-    .command('deliveries')
-    .description('The automation delivery log, newest first.')
-    .option('--endpoint <name>', 'only this endpoint')
-    .addOption(
-      new Option('--limit <n>', 'rows to show (default 50)')
-        .argParser(intFlag(1, 10_000))
-        .default(50),
-    )
-    .option('--json', 'print JSON')
-    .action((flags: { json?: boolean; endpoint?: string; limit: number }) =>
-      runAction(() => deliveries(flags)),
-    );
+/** `ebsync webhooks endpoints add <name> <url>`. */
+export function endpointsAddCommand(name: string, url: string, flags: AddFlags): Promise<void> {
+  return runAction(() => add(name, url, flags));
+}
+
+/** `ebsync webhooks endpoints list`. */
+export function endpointsListCommand(flags: { json?: boolean }): Promise<void> {
+  return runAction(() => list(flags));
+}
+
+/** `ebsync webhooks endpoints remove <name>`. */
+export function endpointsRemoveCommand(name: string): Promise<void> {
+  return runAction(async () => {
+    const removed = await withStore((store) => store.remove(name));
+    if (!removed) throw new UserError(`no endpoint named '${name}'`, 2);
+    process.stdout.write(`removed endpoint ${name}\n`);
+  });
+}
+
+/** `ebsync webhooks deliveries`. */
+export function deliveriesCommand(flags: {
+  json?: boolean;
+  endpoint?: string;
+  limit: number;
+}): Promise<void> {
+  return runAction(() => deliveries(flags));
 }

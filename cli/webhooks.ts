@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { Option, type Command } from 'commander';
 import got from 'got';
 import { REDIRECT_POLICY } from '../config/redirect-policy.js';
 import { z } from 'zod';
@@ -7,8 +6,7 @@ import { loadConfig, type Config } from '../config/index.js';
 import { signingSecretProblem } from '../webhooks/signature.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
 import { runAction, UserError } from './errors.js';
-import { portFlag, readStdin, secretFrom } from './options.js';
-import { registerAutomationCommands } from './webhook-automations.js';
+import { readStdin, secretFrom } from './secret-input.js';
 import { defaultDestination, normalizeDestination } from './sync.js';
 import { loggerFor } from './worker.js';
 
@@ -89,7 +87,7 @@ async function registerAtSandbox(
   return parsed.data;
 }
 
-interface RegisterFlags {
+export interface RegisterFlags {
   url?: string;
   to?: string;
   sandboxAdmin?: string;
@@ -156,53 +154,16 @@ async function register(config: Config, connection: string, flags: RegisterFlags
   );
 }
 
-export function registerWebhookCommands(program: Command): void {
-  const webhooks = program
-    .command('webhooks')
-    .description("Receive the service's webhooks: each change is re-read and written at once.");
+/** `ebsync webhooks serve`. */
+export function webhooksServeCommand(flags: { host?: string; port?: number }): Promise<void> {
+  return runAction(async () => {
+    await serve(loadConfig(), flags);
+  });
+}
 
-  webhooks
-    .command('serve')
-    .description(
-      'Run the webhook receiver: POST /webhooks/{connection}, signatures checked, each delivery stored in the inbox (EBSYNC_STORE_URL) before the answer, drained by the workers.',
-    )
-    .option('--host <address>', 'listen address (default: EBSYNC_WEBHOOK_HOST)')
-    .addOption(
-      new Option(
-        '--port <port>',
-        'listen port, 0 for any free one (default: EBSYNC_WEBHOOK_PORT)',
-      ).argParser(portFlag()),
-    )
-    .action((flags: { host?: string; port?: number }) =>
-      runAction(async () => {
-        await serve(loadConfig(), flags);
-      }),
-    );
-
-  webhooks
-    .command('register <connection>')
-    .description(
-      'Register the receiver for a connection and store its signing secret sealed: at the sandbox (--sandbox-admin), or with a secret the service gave you (--secret-stdin).',
-    )
-    .option(
-      '--url <url>',
-      'public URL of the receiver (default: http://EBSYNC_WEBHOOK_HOST:EBSYNC_WEBHOOK_PORT)',
-    )
-    .option(
-      '--to <destination>',
-      'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
-    )
-    .option('--sandbox-admin <url>', "the sandbox's admin URL (https://…/admin)")
-    .option(
-      '--admin-token <token>',
-      "the sandbox's x-admin-token: '-' reads it from standard input (default: EBS_SANDBOX_ADMIN_TOKEN; a token typed here shows in ps)",
-    )
-    .option('--secret-stdin', 'read the signing secret from standard input')
-    .action((connection: string, flags: RegisterFlags) =>
-      runAction(async () => {
-        await register(loadConfig(), connection, flags);
-      }),
-    );
-
-  registerAutomationCommands(webhooks);
+/** `ebsync webhooks register <connection>`. */
+export function webhooksRegisterCommand(connection: string, flags: RegisterFlags): Promise<void> {
+  return runAction(async () => {
+    await register(loadConfig(), connection, flags);
+  });
 }

@@ -1,5 +1,4 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { Option, type Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
 import { createLogger, type Logger } from '../worker/logger.js';
 import { connectClient } from '../worker/temporal-client.js';
@@ -7,7 +6,7 @@ import { createWorker } from '../worker/worker.js';
 import { generateKeyLine } from '../worker/data-converter.js';
 import { healthCheckWorkflow } from '../workflows/health.js';
 import { runAction, UserError } from './errors.js';
-import { durationFlag, formatDuration } from './options.js';
+import { formatDuration } from './options.js';
 import { requireWorker } from './worker-check.js';
 
 export function loggerFor(config: Config): Logger {
@@ -45,75 +44,56 @@ export async function runWorker(config: Config, logger: Logger): Promise<void> {
   logger.info('worker stopped');
 }
 
-export function registerWorkerCommands(program: Command): void {
-  program
-    .command('worker')
-    .description(
-      'Run a worker: polls TEMPORAL_TASK_QUEUE and runs ebsync workflows and activities.\n' +
-        'SIGINT/SIGTERM stop polling and let running activities finish within EBSYNC_SHUTDOWN_GRACE.',
-    )
-    .action(() =>
-      runAction(async () => {
-        const config = loadConfig();
-        await runWorker(config, loggerFor(config));
-      }),
-    );
+/** `ebsync worker`. */
+export function workerCommand(): Promise<void> {
+  return runAction(async () => {
+    const config = loadConfig();
+    await runWorker(config, loggerFor(config));
+  });
+}
 
-  program
-    .command('keygen')
-    .description(
-      'Print a new payload-encryption key line for EBSYNC_ENCRYPTION_KEYS (prepend it to rotate).',
-    )
-    .option('--id <id>', 'key id stored with every payload it seals')
-    .action((options: { id?: string }) =>
-      runAction(() => {
-        if (options.id !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(options.id)) {
-          throw new UserError(
-            `--id='${options.id}' is not allowed: expected 1-64 letters, digits, '.', '_' or '-'`,
-            2,
-          );
-        }
-        process.stdout.write(`${generateKeyLine(options.id)}\n`);
-        return Promise.resolve();
-      }),
-    );
+/** `ebsync keygen`. */
+export function keygenCommand(options: { id?: string }): Promise<void> {
+  return runAction(() => {
+    if (options.id !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(options.id)) {
+      throw new UserError(
+        `--id='${options.id}' is not allowed: expected 1-64 letters, digits, '.', '_' or '-'`,
+        2,
+      );
+    }
+    process.stdout.write(`${generateKeyLine(options.id)}\n`);
+    return Promise.resolve();
+  });
+}
 
-  program
-    .command('doctor')
-    .description('Check that Temporal is reachable and a worker answers on the task queue.')
-    .addOption(
-      new Option('--timeout <seconds>', 'how long to wait for the worker to answer (15, 500ms, 1m)')
-        .default(15_000, '15s')
-        .argParser(durationFlag(100)),
-    )
-    .action((options: { timeout: number }) =>
-      runAction(async () => {
-        const config = loadConfig();
-        const { client, close } = await connectClient(config);
-        try {
-          await requireWorker(client, config);
-          const r = await client.workflow
-            .execute(healthCheckWorkflow, {
-              taskQueue: config.temporal.taskQueue,
-              workflowId: `ebsync-doctor-${Date.now()}`,
-              workflowExecutionTimeout: options.timeout,
-            })
-            .catch((error: unknown) => {
-              if (error instanceof WorkflowFailedError) {
-                throw new UserError(
-                  `no worker answered on task queue '${config.temporal.taskQueue}' within ${formatDuration(options.timeout)}; start one with 'npm start' or 'ebsync worker'`,
-                );
-              }
-              throw error;
-            });
-          process.stdout.write(
-            `ok: Temporal ${config.temporal.address} (namespace ${config.temporal.namespace}); ` +
-              `worker ebsync ${r.worker.version} on ${r.worker.hostname} pid ${r.worker.pid}, ` +
-              `up ${r.worker.uptimeSeconds}s, task queue ${r.taskQueue}\n`,
-          );
-        } finally {
-          await close();
-        }
-      }),
-    );
+/** `ebsync doctor`. */
+export function doctorCommand(options: { timeout: number }): Promise<void> {
+  return runAction(async () => {
+    const config = loadConfig();
+    const { client, close } = await connectClient(config);
+    try {
+      await requireWorker(client, config);
+      const r = await client.workflow
+        .execute(healthCheckWorkflow, {
+          taskQueue: config.temporal.taskQueue,
+          workflowId: `ebsync-doctor-${Date.now()}`,
+          workflowExecutionTimeout: options.timeout,
+        })
+        .catch((error: unknown) => {
+          if (error instanceof WorkflowFailedError) {
+            throw new UserError(
+              `no worker answered on task queue '${config.temporal.taskQueue}' within ${formatDuration(options.timeout)}; start one with 'npm start' or 'ebsync worker'`,
+            );
+          }
+          throw error;
+        });
+      process.stdout.write(
+        `ok: Temporal ${config.temporal.address} (namespace ${config.temporal.namespace}); ` +
+          `worker ebsync ${r.worker.version} on ${r.worker.hostname} pid ${r.worker.pid}, ` +
+          `up ${r.worker.uptimeSeconds}s, task queue ${r.taskQueue}\n`,
+      );
+    } finally {
+      await close();
+    }
+  });
 }

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { Config } from './schema.js';
 
 /**
  * Database locations as configuration gives them (the store URL, `--to` targets): which
@@ -30,4 +31,9 @@ export function sqlitePathOf(location: string): string {
 /** The location a file is known by in ledger keys and messages: absolute, so one per file. */
 export function sqliteIdentity(file: string): string {
   return file === ':memory:' ? 'sqlite::memory:' : `sqlite:${resolve(file)}`;
+}
+
+/** Where the store (ledger, checkpoints, inbox) lives: EBSYNC_STORE_URL, or the data dir's file. */
+export function storeLocation(config: Pick<Config, 'store' | 'dataDir'>): string {
+  return config.store.url ?? `sqlite:${resolve(config.dataDir, 'store.db')}`;
 }

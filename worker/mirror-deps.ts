@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { storeLocation } from '../config/database-locations.js';
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client as ServiceClient } from '../api/client.js';
 import type { DrainDeps } from '../activities/mirror/drain-inbox.js';
@@ -19,10 +19,6 @@ import { connectionWorkflowId } from '../workflows/connection-types.js';
 /** A service client is rebuilt this often, so a reconnect's new key or base URL is picked up. */
 const CLIENT_TTL_MS = 60_000;
 
-export function ledgerLocation(config: Config): string {
-  return config.store.url ?? `sqlite:${resolve(config.dataDir, 'store.db')}`;
-}
-
 /**
  * What the mirror's and the drains' activities need, per worker process: one ledger and one
  * inbox (the store's), each destination opened once, and a service client per connection
@@ -36,8 +32,8 @@ export function createMirrorDeps(
   keeping: DestinationKeeping = {},
   onSignalError: (error: unknown) => void = () => undefined,
 ): DrainDeps & { close(): Promise<void> } {
-  const ledger = openOnce(() => openLedger(ledgerLocation(config)));
-  const inbox = openOnce(() => openInbox(ledgerLocation(config)));
+  const ledger = openOnce(() => openLedger(storeLocation(config)));
+  const inbox = openOnce(() => openInbox(storeLocation(config)));
   const destinations = new Map<string, Promise<Destination>>();
   const openLedgerOnce = (): Promise<Ledger> => ledger.get();
 

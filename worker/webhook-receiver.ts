@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config/index.js';
+import { storeLocation } from '../config/database-locations.js';
 import { openInbox } from '../store/open-inbox.js';
 import {
   sqliteWebhookRegistrations,
@@ -13,7 +14,6 @@ import { dataConverter } from './data-converter.js';
 import { drainWaker } from './drain-wake.js';
 import type { Logger } from './logger.js';
 import { receiverStatsToken } from './receiver-stats-token.js';
-import { ledgerLocation } from './mirror-deps.js';
 import { openOnce } from './open-once.js';
 import { lazyClient } from './temporal-client.js';
 
@@ -103,7 +103,7 @@ export async function startWebhookReceiver(
     throw error;
   }
   const temporal = lazyClient(config);
-  const inbox = openOnce(() => openInbox(ledgerLocation(config)));
+  const inbox = openOnce(() => openInbox(storeLocation(config)));
   const log = logger.child({ component: 'webhooks' });
   const wakeUps = new WakeUps(
     drainWaker(temporal.client, config.temporal.taskQueue),

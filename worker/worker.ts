@@ -24,10 +24,18 @@ import { createMirrorDeps } from './mirror-deps.js';
 import { setConnectionRate } from './rate-limits.js';
 import { drainWaker } from './drain-wake.js';
 
-/** Source of the workflow bundle: .ts when run from source, .js from dist. */
+/**
+ * Source of the workflow bundle: the TypeScript, the code the replay tests check, whether this
+ * module runs from source or from the compiled tree in dist/ (the sources are then one folder
+ * up); the compiled .js only where no TypeScript ships beside it.
+ */
 export function workflowsPath(): string {
-  for (const ext of ['.ts', '.js']) {
-    const path = fileURLToPath(new URL(`../workflows/index${ext}`, import.meta.url));
+  for (const rel of [
+    '../workflows/index.ts',
+    '../../workflows/index.ts',
+    '../workflows/index.js',
+  ]) {
+    const path = fileURLToPath(new URL(rel, import.meta.url));
     if (existsSync(path)) return path;
   }
   throw new Error('workflows/index is missing next to the worker');

@@ -9,10 +9,9 @@ import { PIPEDRIVE_ENTITIES, PipedriveState, type PipedriveEntity } from './pipe
 import { registerSalesforceAdmin } from './salesforce/admin.js';
 import { registerSalesforceRoutes } from './salesforce/routes.js';
 import { SalesforceState } from './salesforce/state.js';
+import type { CrmFakeName } from './names.js';
 
-/** The CRMs with a local fake; `ebsync sandbox --crm` takes a list of these. */
-export const CRM_FAKES = ['hubspot', 'pipedrive', 'salesforce'] as const;
-export type CrmFakeName = (typeof CRM_FAKES)[number];
+export type { CrmFakeName } from './names.js';
 
 export interface CrmFakeOptions {
   host?: string;

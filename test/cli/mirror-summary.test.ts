@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { progressLine, summaryText } from '../../cli/sync.js';
+import { progressLine, summaryText } from '../../cli/mirror-summary.js';
 import { emptyCounts, etaOf, type MirrorProgress } from '../../workflows/mirror-types.js';
 
 /** A finished pass as the mirror workflow's query answers it. */

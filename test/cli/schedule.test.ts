@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
-import type { ScheduleView } from '../../cli/schedules.js';
+import type { ScheduleView } from '../../cli/schedule-views.js';
 import { destinationIds } from '../mirror/source-truth.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
 import { eventually } from '../schedules/schedule-worker.js';

@@ -15,17 +15,9 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe('npm run build', () => {
   it('compiles a sandbox that seeds leads on its worker thread', async () => {
-    await run(
-      process.execPath,
-      [
-        join(REPO_ROOT, 'node_modules/typescript/bin/tsc'),
-        '-p',
-        'tsconfig.build.json',
-        '--outDir',
-        out,
-      ],
-      { cwd: REPO_ROOT },
-    );
+    await run(process.execPath, [join(REPO_ROOT, 'cli/build.js'), '--out', out], {
+      cwd: REPO_ROOT,
+    });
     // workerFrom 0: the worker even for a few leads. From the build there is no tsx and no
     // .ts file; a worker started on a missing file left the seed waiting 60 s, then failing.
     const script = `

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import got from 'got';
 import { afterAll, describe, expect, it } from 'vitest';
-import { registerSandboxCommand } from '../../cli/sandbox.js';
+import { registerSandboxCommand } from '../../cli/commands/sandbox.js';
 import { CliProcess, REPO_ROOT, runCli } from '../helpers/cli.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'ebsync-sandbox-cli-'));

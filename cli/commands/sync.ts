@@ -1,0 +1,31 @@
+import type { Command } from 'commander';
+import { intFlag } from '../options.js';
+import type { SyncFlags } from '../sync.js';
+
+/** `ebsync sync`: its words and help; the work is in ../sync.ts. */
+export function registerSyncCommand(program: Command): void {
+  program
+    .command('sync')
+    .description(
+      'Mirror leads, events and appointments into a database or a CRM (HubSpot, Pipedrive, Salesforce): starts the mirror of a connection, ' +
+        'or attaches to the one already running, and shows its progress.\n' +
+        'Ctrl-C detaches (the sync goes on); --cancel stops it; --status shows it without attaching.',
+    )
+    .argument('[what]', 'leads, events, appointments or all', 'all')
+    .option(
+      '--to <destination>',
+      'sqlite:PATH, postgres://…, hubspot, pipedrive or salesforce (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
+    )
+    .option(
+      '--full',
+      'full pass: re-read every record and mark deleted ones (default: incremental)',
+    )
+    .option('--connection <id>', 'connection to mirror (default: the only one)')
+    .option('--concurrency <n>', 'partitions read at once (1-16)', intFlag(1, 16))
+    .option('--status', 'print the progress of this mirror and exit')
+    .option('--cancel', 'cancel this mirror (an interrupted pass deletes nothing)')
+    .option('--json', 'with --status or at the end: the progress as JSON')
+    .action(async (what: string, flags: SyncFlags) =>
+      (await import('../sync.js')).syncCommand(what, flags),
+    );
+}

@@ -1,0 +1,82 @@
+import { maskCredentials } from '../config/database-locations.js';
+import { isIncomplete, type LearnedReach, type MirrorProgress } from '../workflows/mirror-types.js';
+
+/*
+ * A mirror pass's progress and summary as text: `ebsync sync`, `ebsync status` and the main
+ * job print them. A module of its own so `ebsync status` need not load the sync command (its
+ * destinations and their drivers).
+ */
+
+/** A duration as the progress lines show it: `42s`, `3m07s`, `1h05m`. */
+export function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** One line of a pass's progress: counts, partitions, rate and, while known, the ETA. */
+export function progressLine(p: MirrorProgress): string {
+  const c = p.counts;
+  const of = c.expected > 0 ? `/${c.expected}` : '';
+  const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
+  return (
+    `${p.phase}: ${c.read}${of} read, ${c.written} written, ${c.unchanged} unchanged, ` +
+    `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}` +
+    `${p.partitions.done}/${p.partitions.total} partitions, ` +
+    `${p.ratePerSecond}/s${eta}`
+  );
+}
+
+/** What a pass learned of the service's reach, in one line. */
+export function reachLine(r: LearnedReach): string {
+  return (
+    `the service reaches ${r.reach} results a query, not the ${r.configured} configured ` +
+    `(EBS_REACH_LIMIT): page ${r.page} of ${r.resource} at ${r.per} a page held ${r.items} ` +
+    `of a total_count of ${r.total}; queries over it were cut again`
+  );
+}
+
+/**
+ * The exit code a finished pass deserves: 0 done, 1 failed, 3 incomplete (it ran to its end
+ * but left records unreachable or refused: the summary says which).
+ */
+export function exitCodeOf(p: MirrorProgress): number {
+  if (p.phase === 'failed') return 1;
+  if (p.phase === 'incomplete' || isIncomplete(p.counts)) return 3;
+  return 0;
+}
+
+/** The summary a finished (or failed) pass prints. */
+export function summaryText(p: MirrorProgress): string {
+  const c = p.counts;
+  const lines = [
+    `Mirror of ${p.subjects.join(', ')} (${p.mode}) for connection ${p.connectionId}: ${p.phase}`,
+    `  destination  ${maskCredentials(p.destination)}`,
+    `  read         ${c.read} records in ${c.pages} pages, ${c.requests} requests, ${duration(p.elapsedMs)}`,
+    `  written      ${c.written} changed or new; ${c.unchanged} already up to date; ${c.deleted} marked deleted`,
+  ];
+  // A first pass is not "up to date" with anything: say where its unchanged records come from.
+  if (c.written > 0 && c.unchanged > 0 && p.subjects.includes('leads')) {
+    lines.push(
+      `               (a lead's bookings come with it and again from the booking list; read again, they are up to date)`,
+    );
+  }
+  if (p.reach) lines.push(`  reach        ${reachLine(p.reach)}`);
+  if (c.unreachable > 0 || p.gaps.length > 0) {
+    lines.push(`  unreachable  ${c.unreachable} of ${c.expected} records the service counts:`);
+    for (const gap of p.gaps) lines.push(`               ${gap}`);
+  }
+  if (c.refused > 0 || (p.refusals ?? []).length > 0) {
+    lines.push(
+      `  refused      ${c.refused ?? 0} records the destination would not take; the next pass tries them again:`,
+    );
+    for (const line of p.refusals ?? []) lines.push(`               ${line}`);
+  }
+  if (p.pausedUntil) {
+    lines.push(
+      `  paused       ${p.error ?? 'the destination takes no calls for now'}; run this sync again after ${p.pausedUntil}`,
+    );
+  } else if (p.error) lines.push(`  error        ${p.error}`);
+  return `${lines.join('\n')}\n`;
+}

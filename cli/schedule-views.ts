@@ -1,0 +1,97 @@
+import { ScheduleNotFoundError, type Client, type ScheduleDescription } from '@temporalio/client';
+
+/*
+ * The mirror schedules as ebsync shows them (`ebsync schedule list|describe`, the status):
+ * read from each schedule's memo and description. Apart from cli/schedules.ts, which creates
+ * them, so that `ebsync status` need not load the sync command.
+ */
+
+/** What a schedule's memo records, so `list` can say what each one mirrors without its args. */
+export interface ScheduleMemo {
+  ebsync: 'mirror';
+  connectionId: string;
+  what: string;
+  mode: 'full' | 'incremental';
+  /** Masked: a postgres:// destination may hold a password. */
+  destination: string;
+  when: string;
+}
+
+/** A schedule as `describe --json` and `list --json` print it. */
+export interface ScheduleView {
+  scheduleId: string;
+  connectionId: string | null;
+  what: string | null;
+  mode: string | null;
+  destination: string | null;
+  when: string | null;
+  /** The task queue its runs go to (one deployment's worker). */
+  taskQueue: string | null;
+  paused: boolean;
+  note: string | null;
+  overlap: string;
+  catchupWindowMs: number;
+  jitterMs: number;
+  nextRuns: string[];
+  recentRuns: { workflowId: string; scheduledAt: string; takenAt: string }[];
+  running: string[];
+  actionsTaken: number;
+  skippedOverlap: number;
+  missedCatchupWindow: number;
+}
+
+function memoOf(memo: Record<string, unknown> | undefined): ScheduleMemo | undefined {
+  return memo?.ebsync === 'mirror' ? (memo as unknown as ScheduleMemo) : undefined;
+}
+
+export function viewOf(d: ScheduleDescription): ScheduleView {
+  const memo = memoOf(d.memo);
+  return {
+    scheduleId: d.scheduleId,
+    connectionId: memo?.connectionId ?? null,
+    what: memo?.what ?? null,
+    mode: memo?.mode ?? null,
+    destination: memo?.destination ?? null,
+    when: memo?.when ?? null,
+    taskQueue: d.action.type === 'startWorkflow' ? d.action.taskQueue : null,
+    paused: d.state.paused,
+    note: d.state.note ?? null,
+    overlap: d.policies.overlap ?? 'SKIP',
+    catchupWindowMs: d.policies.catchupWindow,
+    jitterMs: Number(d.spec.jitter ?? 0),
+    nextRuns: d.info.nextActionTimes.map((t) => t.toISOString()),
+    recentRuns: d.info.recentActions.map((a) => ({
+      workflowId: a.action.workflow.workflowId,
+      scheduledAt: a.scheduledAt.toISOString(),
+      takenAt: a.takenAt.toISOString(),
+    })),
+    running: d.info.runningActions.map((a) => a.workflow.workflowId),
+    actionsTaken: d.info.numActionsTaken,
+    skippedOverlap: d.info.numActionsSkippedOverlap,
+    missedCatchupWindow: d.info.numActionsMissedCatchupWindow,
+  };
+}
+
+/** The mirror schedules of the namespace, optionally of one connection, sorted by id. */
+export async function listMirrorSchedules(
+  client: Client,
+  connectionId?: string,
+): Promise<ScheduleView[]> {
+  const ids: string[] = [];
+  for await (const summary of client.schedule.list()) {
+    const memo = memoOf(summary.memo);
+    if (memo && (connectionId === undefined || memo.connectionId === connectionId)) {
+      ids.push(summary.scheduleId);
+    }
+  }
+  const views: ScheduleView[] = [];
+  for (const id of ids.sort()) {
+    try {
+      views.push(viewOf(await client.schedule.getHandle(id).describe()));
+    } catch (error) {
+      // Listing is eventually consistent: one deleted a moment ago is simply gone.
+      if (!(error instanceof ScheduleNotFoundError)) throw error;
+    }
+  }
+  return views;
+}

@@ -1,0 +1,41 @@
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { keepSqliteFilePrivate, makePrivateDir } from './private-files.js';
+
+/**
+ * How ebsync opens an SQLite file, for the ledger, the local stores and the SQLite destination.
+ * Apart from database-drivers.ts so what uses only SQLite (a status, a CLI command) never loads
+ * the Postgres driver.
+ */
+
+/** Page cache per SQLite connection, in KiB. */
+const SQLITE_CACHE_KIB = 4096;
+
+/**
+ * Opens (creating) a database file in WAL mode, so readers never block the writer and
+ * several processes can share the file; a writer waits up to busyTimeoutMs for another. The
+ * file and its side files are its owner's only (config/private-files.ts), and so is a
+ * directory made for it. `synchronous` is per connection: NORMAL in WAL mode loses no
+ * committed data on a process crash, only on power loss; FULL syncs the log at every commit,
+ * so a commit survives that too.
+ */
+export function openSqliteFile(
+  file: string,
+  busyTimeoutMs = 10_000,
+  synchronous: 'NORMAL' | 'FULL' = 'NORMAL',
+): Database.Database {
+  if (file !== ':memory:') {
+    makePrivateDir(dirname(resolve(file)));
+    keepSqliteFilePrivate(file);
+  }
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // Side files an earlier version left readable exist only once SQLite has opened them.
+  if (file !== ':memory:') keepSqliteFilePrivate(file);
+  db.pragma(`synchronous = ${synchronous}`);
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  // better-sqlite3 builds SQLite with a 16 MiB page cache per connection; a worker holds a
+  // ledger and a destination open, and the operating system caches the same pages anyway.
+  db.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
+  return db;
+}
