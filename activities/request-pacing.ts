@@ -16,20 +16,18 @@ export const PACING_HEADROOM = 0.95;
 /**
  * How a mirror activity reads under a rate: pages enough for about five seconds of requests,
  * so the hand-back between activities (a workflow task, then the next dispatch, 0.1 to 0.5 s
- * on a busy machine) idles a small share of the connection's slots; four in flight, and the
- * next four asked for before the first four answer, so a round's slowest answer does not idle
- * the slots either. At the slowest pace (1/16 of the rate) an activity still ends well inside
+ * on a busy machine) idles a small share of the connection's slots; four in flight, a page
+ * asked for as soon as one answers (activities/mirror/read-slice.ts), so a slow answer does
+ * not idle the others' slots. At the slowest pace (1/16 of the rate) an activity still ends well inside
  * its 5-minute limit.
  */
 export function pacedPages(ratePerSecond: number): {
   pagesInFlight: number;
   pagesPerActivity: number;
-  fetchAhead: boolean;
 } {
   return {
     pagesInFlight: 4,
     pagesPerActivity: Math.max(4, Math.ceil(5 * ratePerSecond)),
-    fetchAhead: true,
   };
 }
 

@@ -812,6 +812,17 @@ function isCover(plan: PartitionPlan, node: PlanNode): boolean {
   return parent !== undefined && parent.split?.children.includes(node.id) !== true;
 }
 
+/**
+ * Completes a plan that has read nothing yet without reading: every result of its list
+ * (`total` by the service's count) came another way. The lead-booking list, when every lead's
+ * bookings came sideloaded with the leads.
+ */
+export function completeUnread(plan: PartitionPlan, total: number): void {
+  const root = plan.nodes[0];
+  if (!root || root.status !== 'new') return;
+  Object.assign(root, { status: 'done', total, perPage: plan.per, pages: 0 });
+}
+
 /** Every query read or cut, and every cut settled. */
 export function planComplete(plan: PartitionPlan): boolean {
   return plan.nodes.every(

@@ -16,30 +16,21 @@ import {
   type PartitionTally,
   tallyDelta,
 } from '../../workflows/mirror-types.js';
-import type { CanonicalRecord } from './canonical.js';
 import {
-  applyPage,
+  completeUnread,
   createPlan,
-  markFresh,
   planComplete,
   planReport,
-  readySteps,
   rereadMoved,
-  stepKey,
   type ListResource,
-  type PageStep,
   type PartitionPlan,
 } from './partition-plan.js';
 import { gapLines } from './pass-gaps.js';
 import { loadPartition, savedPlan, savePartition } from './plan-checkpoints.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
-import { fetchPage, recountRoot, type FetchedPage } from './source-pages.js';
-import {
-  writeDeletions,
-  writeRecords,
-  type WriteCounts,
-  type WriteTarget,
-} from './write-records.js';
+import { readSlice } from './read-slice.js';
+import { recountRoot } from './source-pages.js';
+import { writeDeletions, writeRecords, type WriteTarget } from './write-records.js';
 
 export interface MirrorDeps {
   /** A client of the service with the connection's credentials (from its workflow). */
@@ -66,12 +57,6 @@ export interface MirrorDeps {
   pagesInFlight?: number;
   /** Pages one activity reads before handing its cursor back (default 16). */
   pagesPerActivity?: number;
-  /**
-   * Asks for the next round's pages while this round's are still on their way (default no).
-   * Under a rate each request waits for its slot, and a round that waits for its slowest
-   * answer before asking again leaves a latency's worth of slots unused every round.
-   */
-  fetchAhead?: boolean;
 }
 
 export interface MirrorTarget {
@@ -133,12 +118,6 @@ function learnedReach(resource: ListResource, plan: PartitionPlan): LearnedReach
   };
 }
 
-/** The pages of one round, asked for at once. */
-interface FetchRound {
-  steps: PageStep[];
-  settled: Promise<PromiseSettledResult<FetchedPage>[]>;
-}
-
 export interface PageInput extends MirrorTarget {
   generation: number;
   /** The pass's subjects: with the mode, they name the pass whose cursors the store keeps. */
@@ -180,7 +159,7 @@ function refusalsOf(lines: readonly string[]): { refusals?: string[] } {
 
 export function createMirrorActivities(deps: MirrorDeps) {
   const lanes = Math.max(1, deps.pagesInFlight ?? 4);
-  const rounds = Math.max(1, Math.ceil((deps.pagesPerActivity ?? 16) / lanes));
+  const pagesPerActivity = Math.max(1, deps.pagesPerActivity ?? 16);
 
   async function open(target: MirrorTarget): Promise<WriteTarget & { destinationId: string }> {
     const [ledger, destination] = await Promise.all([
@@ -199,29 +178,6 @@ export function createMirrorActivities(deps: MirrorDeps) {
     at: { connectionId: string; destinationId: string },
     resource: Resource,
   ): LedgerScope => ({ connectionId: at.connectionId, destination: at.destinationId, resource });
-
-  /** Ids of `resource` the ledger has not seen in this pass (never seen, or seen before). */
-  async function notSeenIn(
-    at: WriteTarget & { destinationId: string },
-    resource: Resource,
-    generation: number,
-    ids: readonly string[],
-  ): Promise<string[]> {
-    if (ids.length === 0) return [];
-    const known = new Map(
-      (await at.ledger.get(scopeOf(at, resource), ids)).map((e) => [e.id, e.generation]),
-    );
-    return ids.filter((id) => (known.get(id) ?? -1) < generation);
-  }
-
-  const idsOf = (records: readonly CanonicalRecord[], attribute: string): string[] => [
-    ...new Set(
-      records
-        .map((r) => r.attributes[attribute] ?? r.relationships[attribute.replace(/_id$/, '')])
-        .filter((v): v is string | number => typeof v === 'string' || typeof v === 'number')
-        .map(String),
-    ),
-  ];
 
   const activities = {
     /** Opens a pass: its generation in the ledger, the destination's tables, its partitions. */
@@ -277,159 +233,40 @@ export function createMirrorActivities(deps: MirrorDeps) {
       const { plan } = saved;
       const learnedBefore = plan.learned?.reach;
       const ctx = Context.current();
-      // A few rounds of a few pages each per activity: fewer round trips through the workflow.
-      // A round with a failed request ends the activity with what it got (kept in the cursor).
-      // Every page and read by id is tried even when some fail: what arrived is written (and
-      // seen in the ledger), so a retry asks only for what is missing. One failed request in
-      // a few dozen must not cost the whole activity, or a flaky service is never read through.
-      const fetchRound = (inFlight?: FetchRound): FetchRound => {
-        const steps = readySteps(plan, {
-          max: lanes,
-          ...(inFlight ? { skip: new Set(inFlight.steps.map(stepKey)) } : {}),
-        });
-        return {
-          steps,
-          settled: Promise.allSettled(steps.map((step) => fetchPage(client, plan, step))),
-        };
-      };
-      const round = async (
-        batch: FetchRound,
-        last: boolean,
-      ): Promise<{
-        pages: number;
-        requests: number;
-        read: number;
-        written: WriteCounts;
-        failures: Error[];
-        next: FetchRound | undefined;
-      }> => {
-        const { steps } = batch;
-        if (steps.length === 0) {
-          throw ApplicationFailure.create({
-            type: 'PlanStuck',
-            message: `${resource}: the partition plan has nothing left to read but is not complete`,
-            nonRetryable: true,
-          });
-        }
-        // Pages the plan already knows of (a listed query's later pages) go out now; a page
-        // that only this round's answers can name (a cut query's first page) waits for them.
-        const ahead = deps.fetchAhead && !last ? fetchRound(batch) : undefined;
-        const settled = await batch.settled;
-        ctx.heartbeat();
-        const failures: Error[] = [];
-        const fetched: { step: PageStep; page: FetchedPage; needs: string[] }[] = [];
-        settled.forEach((answer, i) => {
-          if (answer.status === 'fulfilled')
-            fetched.push({ step: steps[i]!, page: answer.value, needs: [] });
-          else failures.push(asError(answer.reason));
-        });
-        let requests = steps.length;
-        let read = 0;
-        const records: CanonicalRecord[] = [];
-
-        // Leads only their bookings reveal, and the events bookings name, are read by id.
-        const byIdTarget: Resource | undefined =
-          resource === 'lead_bookings'
-            ? 'leads'
-            : resource === 'event_bookings'
-              ? 'events'
-              : undefined;
-        const byIdOf = resource === 'lead_bookings' ? 'lead_id' : 'event_id';
-        const bookingsOf = (page: FetchedPage) =>
-          page.records.filter((r) => r.resource === resource);
-        if (byIdTarget) {
-          const bookings = fetched.flatMap((f) => bookingsOf(f.page));
-          let wanted = idsOf(bookings, byIdOf);
-          if (resource === 'event_bookings' && input.mode === 'incremental') {
-            // Only the events whose bookings are new or changed, and those never mirrored.
-            const verdicts = await at.ledger.classify(
-              scopeOf(at, 'event_bookings'),
-              bookings.map((b) => ({ id: b.id, hash: b.hash })),
-            );
-            const moved = new Set(
-              idsOf(
-                bookings.filter((_, i) => verdicts[i]?.state !== 'unchanged'),
-                'event_id',
-              ),
-            );
-            const known = new Set(
-              (await at.ledger.get(scopeOf(at, 'events'), wanted)).map((e) => e.id),
-            );
-            wanted = wanted.filter((id) => moved.has(id) || !known.has(id));
-          }
-          const toRead = new Set(await notSeenIn(at, byIdTarget, input.generation, wanted));
-          for (const f of fetched)
-            f.needs = idsOf(bookingsOf(f.page), byIdOf).filter((id) => toRead.has(id));
-          const got = await readRecords(client, byIdTarget, [...toRead], {
-            concurrency: lanes,
-            keepGoing: true,
-          });
-          requests += got.requests;
-          read += got.reads.length;
-          for (const r of got.reads) records.push(r.record, ...r.included);
-          failures.push(...got.failed.map((f) => asError(f.error)));
-          ctx.heartbeat();
-          const has = answeredIds(got);
-          // A page counts as read only with every record it named: otherwise it is asked for
-          // again (its bookings too, so an incremental pass still sees them as changed).
-          fetched.splice(
-            0,
-            fetched.length,
-            ...fetched.filter((f) => f.needs.every((id) => has.has(id))),
-          );
-        }
-        // Leads this pass had not seen: the plan counts each once, where it is kept.
-        const fresh =
-          resource === 'leads'
-            ? new Set(
-                await notSeenIn(
-                  at,
-                  'leads',
-                  input.generation,
-                  fetched.flatMap((f) => f.page.summary.ids ?? []),
-                ),
-              )
-            : undefined;
-        for (const { step, page } of fetched) {
-          if (fresh) markFresh(page.summary, (id) => fresh.has(id));
-          // A probe's records (a query then cut) come again with its parts: written there.
-          if (!applyPage(plan, step, page.summary)) continue;
-          for (const id of page.summary.ids ?? []) fresh?.delete(id);
-          records.push(...page.records, ...page.included);
-          read += page.records.length;
-        }
-        // The next round's pages are on their way while this round's records are written, so
-        // the service and the writes overlap. Not after a failure: the activity ends there.
-        const next =
-          !last && failures.length === 0 && !planComplete(plan)
-            ? ahead && ahead.steps.length > 0
-              ? ahead
-              : fetchRound()
-            : undefined;
-        const written = await writeRecords(at, input.generation, records);
-        return { pages: fetched.length, requests, read, written, failures, next };
-      };
-      const totals = { pages: 0, requests: 0, read: 0, written: 0, unchanged: 0, refused: 0 };
-      const refusals: string[] = [];
-      let batch: FetchRound | undefined;
-      for (let i = 0; i < rounds && !planComplete(plan); i += 1) {
-        const r = await round(batch ?? fetchRound(), i === rounds - 1);
-        batch = r.next;
-        totals.pages += r.pages;
-        totals.requests += r.requests;
-        totals.read += r.read;
-        totals.written += r.written.written;
-        totals.unchanged += r.written.unchanged;
-        totals.refused += r.written.refused;
-        refusals.push(...r.written.refusals);
-        const refusal = r.failures.find(isRefusal);
-        if (refusal !== undefined) throw refusal;
-        const [failure] = r.failures;
-        // Nothing read in this activity at all: fail, so the retry policy (or Retry-After)
-        // spaces the next try. Otherwise keep what was read and hand the cursor back.
-        if (failure && totals.pages === 0) throw failure;
-        if (failure) break;
+      // A slice of the partition per activity: its pages asked for while earlier ones are
+      // written (read-slice.ts). A failed request ends the slice with what arrived (kept in
+      // the cursor), so a retry asks only for what is missing; one failed request in a few
+      // dozen must not cost the whole activity, or a flaky service is never read through.
+      if (resource === 'lead_bookings' && input.mode === 'full' && plan.requests === 0) {
+        // Every lead's bookings come with its page of leads: when the leads were all read, the
+        // booking list holds nothing the pass lacks, and one request for its count shows it.
+        const total = await recountRoot(client, plan);
+        saved.tally.requests += 1;
+        const seen = await at.ledger.countSeen(scopeOf(at, 'lead_bookings'), input.generation);
+        if (seen >= total) completeUnread(plan, total);
       }
+      const startedWithWork = !planComplete(plan);
+      const slice = await readSlice(
+        plan,
+        client,
+        { ...at, generation: input.generation, mode: input.mode },
+        { lanes, budget: pagesPerActivity, onProgress: () => ctx.heartbeat() },
+      );
+      if (startedWithWork && slice.requests === 0) {
+        throw ApplicationFailure.create({
+          type: 'PlanStuck',
+          message: `${resource}: the partition plan has nothing left to read but is not complete`,
+          nonRetryable: true,
+        });
+      }
+      const refusal = slice.failures.find(isRefusal);
+      if (refusal !== undefined) throw refusal;
+      // Nothing read in this activity at all: fail, so the retry policy (or Retry-After)
+      // spaces the next try. Otherwise keep what was read and hand the cursor back.
+      const [failure] = slice.failures;
+      if (failure && slice.pages === 0 && slice.read === 0) throw failure;
+      const totals = slice;
+      const refusals = slice.refusals;
       const tally = saved.tally;
       tally.pages += totals.pages;
       tally.requests += totals.requests;

@@ -1,0 +1,263 @@
+import type { Client as ServiceClient } from '../../api/client.js';
+import type { Resource } from '../../destinations/record.js';
+import type { MirrorMode, PartitionTally } from '../../workflows/mirror-types.js';
+import type { CanonicalRecord } from './canonical.js';
+import {
+  applyPage,
+  markFresh,
+  planComplete,
+  readySteps,
+  stepKey,
+  type ListResource,
+  type PageStep,
+  type PartitionPlan,
+} from './partition-plan.js';
+import { emptyTally } from './plan-checkpoints.js';
+import { readRecords, type ManyRead } from './records-by-id.js';
+import { fetchPage, type FetchedPage } from './source-pages.js';
+import { writeRecords, type WriteCounts, type WriteTarget } from './write-records.js';
+
+/**
+ * One slice of a partition's read, as a pipeline: pages are asked for while earlier ones are
+ * applied to the plan and their records written, so the service, this process and the
+ * destination work at once. Up to `lanes` pages are in flight; the records of kept pages are
+ * written in batches by one writer, in the order they were kept; the slice ends after
+ * `budget` pages, or when a request fails (what arrived is written and kept), or when the plan
+ * is complete. The plan's cursor moves only past pages whose records are written.
+ */
+
+export interface SliceTarget extends WriteTarget {
+  destinationId: string;
+  generation: number;
+  mode: MirrorMode;
+}
+
+export interface SliceCounts extends PartitionTally {
+  refusals: string[];
+}
+
+export interface SliceOutcome extends SliceCounts {
+  /** Failures of requests: the slice ended early on the first one, keeping what arrived. */
+  failures: Error[];
+}
+
+export interface SliceOptions {
+  /** Pages in flight at once. */
+  lanes: number;
+  /** Pages this slice starts at most. */
+  budget: number;
+  /** Records written together (one batch per resource through the write path). */
+  writeBatch?: number;
+  /** Called as work moves (heartbeats). */
+  onProgress?: () => void;
+}
+
+/** The records a page of bookings names that are read by id: leads, or events. */
+const BY_ID: Partial<Record<ListResource, { target: Resource; attribute: string }>> = {
+  lead_bookings: { target: 'leads', attribute: 'lead_id' },
+  event_bookings: { target: 'events', attribute: 'event_id' },
+};
+
+const asError = (error: unknown): Error =>
+  error instanceof Error ? error : new Error(`read failed: ${String(error)}`);
+
+/** A fetched page, with what it named read by id (or why not). */
+interface Arrived {
+  step: PageStep;
+  page: FetchedPage;
+  /** Records read by id for it. */
+  byId: CanonicalRecord[];
+  requests: number;
+  /** Whether every record it named has an answer (a record, or the service's 404). */
+  whole: boolean;
+  failures: Error[];
+}
+
+const idsOf = (records: readonly CanonicalRecord[], attribute: string): string[] => [
+  ...new Set(
+    records
+      .map((r) => r.attributes[attribute] ?? r.relationships[attribute.replace(/_id$/, '')])
+      .filter((v): v is string | number => typeof v === 'string' || typeof v === 'number')
+      .map(String),
+  ),
+];
+
+export async function readSlice(
+  plan: PartitionPlan,
+  client: ServiceClient,
+  at: SliceTarget,
+  options: SliceOptions,
+): Promise<SliceOutcome> {
+  const resource = plan.resource;
+  const scope = (r: Resource) => ({
+    connectionId: at.connectionId,
+    destination: at.destinationId,
+    resource: r,
+  });
+  const counts: SliceOutcome = { ...emptyTally(), refusals: [], failures: [] };
+  const writeBatch = Math.max(1, options.writeBatch ?? 500);
+  // Reads by id of this slice, shared by pages naming the same record.
+  const askedById = new Map<string, Promise<ManyRead>>();
+  // Leads counted as first seen in this slice (the ledger knows those of earlier slices).
+  const credited = new Set<string>();
+
+  /** Ids of `r` the ledger has not seen in this pass. */
+  const notSeen = async (r: Resource, ids: readonly string[]): Promise<Set<string>> => {
+    if (ids.length === 0) return new Set();
+    const known = new Map(
+      (await at.ledger.get(scope(r), ids)).map((e) => [e.id, e.generation] as const),
+    );
+    return new Set(ids.filter((id) => (known.get(id) ?? -1) < at.generation));
+  };
+
+  /** The ids a page of bookings names that this pass still has to read by id. */
+  const toReadById = async (page: FetchedPage): Promise<string[]> => {
+    const named = BY_ID[resource];
+    if (!named) return [];
+    const bookings = page.records.filter((r) => r.resource === resource);
+    let wanted = idsOf(bookings, named.attribute);
+    if (resource === 'event_bookings' && at.mode === 'incremental') {
+      // Only the events whose bookings are new or changed, and those never mirrored.
+      const verdicts = await at.ledger.classify(
+        scope('event_bookings'),
+        bookings.map((b) => ({ id: b.id, hash: b.hash })),
+      );
+      const moved = new Set(
+        idsOf(
+          bookings.filter((_, i) => verdicts[i]?.state !== 'unchanged'),
+          'event_id',
+        ),
+      );
+      const known = new Set((await at.ledger.get(scope('events'), wanted)).map((e) => e.id));
+      wanted = wanted.filter((id) => moved.has(id) || !known.has(id));
+    }
+    return [...(await notSeen(named.target, wanted))];
+  };
+
+  const arrive = async (step: PageStep): Promise<Arrived> => {
+    const page = await fetchPage(client, plan, step);
+    const arrived: Arrived = { step, page, byId: [], requests: 1, whole: true, failures: [] };
+    const named = BY_ID[resource];
+    if (!named) return arrived;
+    const ids = await toReadById(page);
+    const fresh = ids.filter((id) => !askedById.has(id));
+    if (fresh.length > 0) {
+      const reading = readRecords(client, named.target, fresh, { concurrency: 4, keepGoing: true });
+      for (const id of fresh) askedById.set(id, reading);
+      const got = await reading;
+      arrived.requests += got.requests;
+      arrived.byId.push(...got.reads.flatMap((r) => [r.record, ...r.included]));
+    }
+    const answers = await Promise.all(
+      ids.map((id) => askedById.get(id) ?? Promise.resolve(undefined)),
+    );
+    for (const [i, id] of ids.entries()) {
+      const got = answers[i];
+      const answered =
+        got !== undefined &&
+        (got.missing.includes(id) || got.reads.some((r) => r.record.id === id));
+      if (!answered) {
+        // A page counts as read only with every record it named: otherwise it is asked for
+        // again (its bookings too, so an incremental pass still sees them as changed).
+        arrived.whole = false;
+        const failure = got?.failed.find((f) => f.id === id);
+        if (failure) arrived.failures.push(asError(failure.error));
+      }
+    }
+    return arrived;
+  };
+
+  // The writer: one batch at a time, in the order pages were kept.
+  let pending: CanonicalRecord[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  let writeError: Error | undefined;
+  const add = (more: WriteCounts) => {
+    counts.written += more.written;
+    counts.unchanged += more.unchanged;
+    counts.refused += more.refused;
+    for (const line of more.refusals) if (counts.refusals.length < 20) counts.refusals.push(line);
+  };
+  const flush = (): void => {
+    if (pending.length === 0) return;
+    const batch = pending;
+    pending = [];
+    writing = writing.then(async () => {
+      if (writeError !== undefined) return;
+      try {
+        add(await writeRecords(at, at.generation, batch));
+        options.onProgress?.();
+      } catch (error) {
+        writeError = asError(error);
+      }
+    });
+  };
+
+  const inFlight = new Map<
+    string,
+    Promise<{ key: string; result: PromiseSettledResult<Arrived> }>
+  >();
+  let started = 0;
+  let stopped = false;
+  const fill = (): void => {
+    if (stopped) return;
+    const room = Math.min(options.lanes - inFlight.size, options.budget - started);
+    if (room <= 0) return;
+    for (const step of readySteps(plan, { max: room, skip: new Set(inFlight.keys()) })) {
+      const key = stepKey(step);
+      started += 1;
+      inFlight.set(
+        key,
+        arrive(step).then(
+          (value) => ({ key, result: { status: 'fulfilled', value } as const }),
+          (reason: unknown) => ({ key, result: { status: 'rejected', reason } as const }),
+        ),
+      );
+    }
+  };
+
+  fill();
+  while (inFlight.size > 0) {
+    const { key, result } = await Promise.race(inFlight.values());
+    inFlight.delete(key);
+    options.onProgress?.();
+    if (result.status === 'rejected') {
+      counts.requests += 1;
+      counts.failures.push(asError(result.reason));
+      // Ask for nothing more; what is on its way is still kept.
+      stopped = true;
+      continue;
+    }
+    const arrived = result.value;
+    counts.requests += arrived.requests;
+    counts.failures.push(...arrived.failures);
+    if (arrived.failures.length > 0) stopped = true;
+    // Records read by id are real wherever their page went: written either way.
+    pending.push(...arrived.byId);
+    counts.read += arrived.byId.length;
+    if (arrived.whole) {
+      const { step, page } = arrived;
+      if (resource === 'leads') {
+        const ids = page.summary.ids ?? [];
+        const unseen = await notSeen(
+          'leads',
+          ids.filter((id) => !credited.has(id)),
+        );
+        markFresh(page.summary, (id) => unseen.has(id) && !credited.has(id));
+      }
+      counts.pages += 1;
+      // A probe's records (a query then cut) come again with its parts: written there.
+      if (applyPage(plan, step, page.summary)) {
+        for (const id of page.summary.ids ?? []) credited.add(id);
+        pending.push(...page.records, ...page.included);
+        counts.read += page.records.length;
+      }
+    }
+    if (pending.length >= writeBatch) flush();
+    if (planComplete(plan)) stopped = true;
+    fill();
+  }
+  flush();
+  await writing;
+  if (writeError !== undefined) throw writeError;
+  return counts;
+}
