@@ -81,23 +81,56 @@ export function canonicalJson(value: unknown): string {
 const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
 
 /**
- * canonicalJson of a record body (scalars, ids, lists of ids: two levels), without copying it:
- * JSON.stringify with a key list writes every object's keys in that list's order. The same
- * text as canonicalJson, which an integer-like key would reorder, so such a record takes
- * the general path.
+ * Key orders already sorted, by an object's own key order: the records of one list share a
+ * handful of shapes, so most records sort nothing. Bounded, so odd data cannot grow it.
  */
-function recordJson(body: {
-  resource: string;
-  id: string;
-  attributes: Record<string, Scalar>;
-  relationships: Record<string, string | string[] | null>;
-}): string {
-  const keys = new Set(['attributes', 'id', 'relationships', 'resource']);
-  for (const key of Object.keys(body.attributes)) keys.add(key);
-  for (const key of Object.keys(body.relationships)) keys.add(key);
-  const sorted = [...keys].sort();
-  if (sorted.some((key) => INDEX_KEY.test(key))) return canonicalJson(body);
-  return JSON.stringify(body, sorted);
+const SORTED_KEYS = new Map<string, SortedKeys>();
+const SORTED_KEYS_MAX = 512;
+
+interface SortedKeys {
+  keys: readonly string[];
+  /** Whether one is integer-like (see flatJson). */
+  indexed: boolean;
+}
+
+function sortedKeysOf(value: object): SortedKeys {
+  const own = Object.keys(value);
+  // JSON of the key list: unambiguous, whatever characters the keys hold.
+  const shape = JSON.stringify(own);
+  let sorted = SORTED_KEYS.get(shape);
+  if (sorted === undefined) {
+    const keys = [...own].sort();
+    sorted = { keys, indexed: keys.some((key) => INDEX_KEY.test(key)) };
+    if (SORTED_KEYS.size < SORTED_KEYS_MAX) SORTED_KEYS.set(shape, sorted);
+  }
+  return sorted;
+}
+
+/**
+ * One level of a record body (scalars, ids or lists of ids as values) copied with its keys
+ * in sorted order, `skip` left out, so that a single JSON.stringify of the copies writes
+ * canonicalJson's text on V8's fast path: the records of a list share shapes, so the copies do
+ * too. Anything deeper, or an integer-like key (JSON writes those first whatever the order
+ * they were set in), takes the general path instead.
+ */
+function sortedLevel(
+  value: Readonly<Record<string, unknown>>,
+  skip?: readonly string[],
+): Record<string, unknown> {
+  const { keys, indexed } = sortedKeysOf(value);
+  const out: Record<string, unknown> = {};
+  let flat = !indexed;
+  for (const key of keys) {
+    if (skip?.includes(key)) continue;
+    const v = value[key];
+    if (v !== null && typeof v === 'object') {
+      if (!Array.isArray(v) || v.some((item) => item !== null && typeof item === 'object')) {
+        flat = false;
+      }
+    }
+    out[key] = v;
+  }
+  return flat ? out : (sortedDeep(out) as Record<string, unknown>);
 }
 
 function sortedDeep(value: unknown): unknown {
@@ -195,19 +228,18 @@ export function canonicalRelationships(
   return out;
 }
 
-/** sha256 hex over the canonical JSON of a record without its volatile fields. */
+/**
+ * sha256 hex over the canonical JSON of a record without its volatile fields: the text of
+ * canonicalJson({ resource, id, attributes minus VOLATILE_FIELDS, relationships }).
+ */
 export function recordHash(record: Omit<CanonicalRecord, 'hash'>): string {
-  const attributes: Record<string, Scalar> = {};
-  for (const [name, value] of Object.entries(record.attributes)) {
-    if (!VOLATILE_FIELDS.includes(name)) attributes[name] = value;
-  }
-  const body = {
-    resource: record.resource,
+  const text = JSON.stringify({
+    attributes: sortedLevel(record.attributes, VOLATILE_FIELDS),
     id: record.id,
-    attributes,
-    relationships: record.relationships,
-  };
-  return createHash('sha256').update(recordJson(body)).digest('hex');
+    relationships: sortedLevel(record.relationships),
+    resource: record.resource,
+  });
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** The canonical record of one item of the service. */
