@@ -33,6 +33,9 @@ const BUILD_INPUTS = ['package.json', 'tsconfig.json', 'node_modules/esbuild/pac
 /** The stamp's name inside the compiled tree. */
 export const STAMP_FILE = 'build-stamp.json';
 
+/** The workflows bundled for the worker, inside the compiled tree. */
+export const WORKFLOW_BUNDLE = 'workflow-bundle.js';
+
 /** Every file of the source folders and the build inputs, relative to `root`, sorted. */
 export function sourceFiles(root = ROOT) {
   const files = [];

@@ -63,6 +63,17 @@ export async function bundleQuietly(logger: Logger): Promise<{ code: string }> {
   return { code };
 }
 
+/**
+ * The bundle `npm run build` made (dist/workflow-bundle.js) when this module runs from that
+ * compiled tree: cli/ebsync.js runs dist/ only while its stamp matches the sources, so the
+ * bundle is of the workflows as they are. Undefined when running from the TypeScript.
+ */
+export function prebuiltWorkflowBundle(): { codePath: string } | undefined {
+  const codePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+  const stamp = fileURLToPath(new URL('../build-stamp.json', import.meta.url));
+  return existsSync(codePath) && existsSync(stamp) ? { codePath } : undefined;
+}
+
 export interface WorkerHandle {
   worker: Worker;
   connection: NativeConnection;
@@ -129,13 +140,15 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     codec,
     ...(ca ? { ca } : {}),
   });
+  const prebuilt = options.workflowBundle ? undefined : prebuiltWorkflowBundle();
+  if (prebuilt) logger.info('workflows from the build (dist/workflow-bundle.js)');
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue,
     activities,
     dataConverter: converter,
-    workflowBundle: options.workflowBundle ?? (await bundleQuietly(logger)),
+    workflowBundle: options.workflowBundle ?? prebuilt ?? (await bundleQuietly(logger)),
     shutdownGraceTime: config.worker.shutdownGrace,
     // After the grace, activities are asked to cancel; one that cannot (a token refresh in
     // flight must not be abandoned) gets another minute before the worker gives up on it.

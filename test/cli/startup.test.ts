@@ -124,6 +124,21 @@ describe('the compiled tree runs only while it matches the sources', { timeout: 
 
     // Built: what runs is the compiled file (marked here, as no source says it).
     await build();
+    // The build holds the workflows bundled, and the compiled worker finds them; the worker
+    // of the TypeScript finds none and bundles at its start.
+    const bundled = readFileSync(join(root, 'dist/workflow-bundle.js'), 'utf8');
+    expect(bundled).toContain('mirrorWorkflow');
+    const { stdout: found } = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const w = await import(${JSON.stringify(join(root, 'dist/worker/worker.js'))});` +
+          'console.log(JSON.stringify(w.prebuiltWorkflowBundle() ?? null));',
+      ],
+      { cwd: root, env: cliEnv() },
+    );
+    expect(JSON.parse(found)).toEqual({ codePath: join(root, 'dist/workflow-bundle.js') });
     writeFileSync(compiled, readFileSync(compiled, 'utf8').replace(words, 'FROM-DIST'));
     expect(await help()).toContain('FROM-DIST');
 
