@@ -366,6 +366,8 @@ export interface SeededSandboxOptions {
   http: boolean;
   seed?: number;
   timeoutMs?: number;
+  /** More `ebsync sandbox` flags, e.g. `['--reach-limit', '100000']`. */
+  flags?: string[];
 }
 
 /** A sandbox process holding `leads` generated leads (`ebsync sandbox --leads`). */
@@ -373,7 +375,8 @@ export type SeededSandbox = SandboxProcess & { via: string };
 
 /** Seeded sandboxes one benchmark left running for a later one (startup's last 100k run). */
 const idle = new Map<string, SeededSandbox>();
-const poolKey = (o: SeededSandboxOptions) => `${o.leads}/${o.http}/${o.seed ?? 1}`;
+const poolKey = (o: SeededSandboxOptions) =>
+  `${o.leads}/${o.http}/${o.seed ?? 1}/${(o.flags ?? []).join(' ')}`;
 
 export function keepForLater(options: SeededSandboxOptions, sb: SeededSandbox): void {
   idle.set(poolKey(options), sb);
@@ -395,7 +398,16 @@ export async function seededSandbox(options: SeededSandboxOptions): Promise<Seed
   const seed = String(options.seed ?? 1);
   const timeoutMs = options.timeoutMs ?? 150_000;
   const transport = options.http ? ['--http'] : ['--cert-dir', join(tmpdir(), 'ebsync-bench-cert')];
-  const args = ['sandbox', '--port', '0', '--leads', String(options.leads), '--seed', seed];
+  const args = [
+    'sandbox',
+    '--port',
+    '0',
+    '--leads',
+    String(options.leads),
+    '--seed',
+    seed,
+    ...(options.flags ?? []),
+  ];
   const sb = await spawnSandbox(['cli/ebsync.js', ...args, ...transport], timeoutMs);
   return { ...sb, via: `ebsync ${args.join(' ')} ${transport.join(' ')}` };
 }
