@@ -50,6 +50,22 @@ describe('boundary lint (DESIGN.md\'s "may import" table)', { timeout: 60_000 },
     expect(await boundaryErrors('sandbox/app.ts', "import '../api/transport.js';")).toHaveLength(1);
   });
 
+  it('keeps workflow code out of contract files (workflows/*-types.ts)', async () => {
+    const file = 'workflows/connection-types.ts';
+    expect(
+      await boundaryErrors(file, "import { countLimit } from './rate-limit.js';"),
+    ).toHaveLength(1);
+    expect(
+      await boundaryErrors(file, "import { proxyActivities } from '@temporalio/workflow';"),
+    ).toHaveLength(1);
+    expect(
+      await boundaryErrors(
+        file,
+        "import { defineSignal } from '@temporalio/workflow';\nimport { LIMIT_WINDOW_MS } from './rate-limit-types.js';",
+      ),
+    ).toEqual([]);
+  });
+
   it('lets workflows import activities as types only', async () => {
     expect(
       await boundaryErrors(
