@@ -1,17 +1,15 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
-  credentialsRejectedUpdate,
-  getCredentialsUpdate,
-  statusQuery,
-} from '../workflows/connection.js';
-import {
   CONNECTION_NOT_ACTIVE,
   CONNECTION_PAUSED,
   connectionWorkflowId,
   type ConnectionStatus,
   type IssuedCredentials,
   type TokenRequestArgs,
+  credentialsRejectedUpdate,
+  getCredentialsUpdate,
+  statusQuery,
 } from '../workflows/connection-types.js';
 
 /**

@@ -2,7 +2,7 @@ import { Context, type Info } from '@temporalio/activity';
 import type { Client as ServiceClient } from '../api/client.js';
 import { RateLimitedError } from '../api/errors.js';
 import type { Ledger } from '../store/ledger.js';
-import type { RateLimitSignal } from '../workflows/rate-limit.js';
+import { type RateLimitSignal } from '../workflows/rate-limit-types.js';
 import { rateLimitDelay } from './failures.js';
 
 /**

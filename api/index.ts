@@ -13,7 +13,7 @@ export * from './paging.js';
 export * from './auth.js';
 export * from './oauth.js';
 export * from './routes.js';
-export * from './questionnaire-answers.js';
+export * from './schemas/questionnaire-answers.js';
 
 export * from './schemas/envelope.js';
 export * from './schemas/formats.js';

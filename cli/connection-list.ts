@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { connectionWorkflow, statusQuery } from '../workflows/connection.js';
-import type { ConnectionStatus } from '../workflows/connection-types.js';
+import { connectionWorkflow } from '../workflows/connection.js';
+import { type ConnectionStatus, statusQuery } from '../workflows/connection-types.js';
 
 /** Connections of this deployment: the running connection workflows on its task queue. */
 export async function listConnections(

@@ -13,20 +13,18 @@ import { AuthenticationError, EbsError, PermissionError } from '../api/errors.js
 import { authorizationRequest, exchangeCode, validateCallback } from '../api/oauth.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { connectionRateOf } from '../worker/rate-limits.js';
-import type { RateLimitSignal } from '../workflows/rate-limit.js';
-import {
-  connectionWorkflow,
-  disconnectUpdate,
-  reconnectUpdate,
-  setPausedUpdate,
-  statusQuery,
-} from '../workflows/connection.js';
+import { type RateLimitSignal } from '../workflows/rate-limit-types.js';
+import { connectionWorkflow } from '../workflows/connection.js';
 import {
   connectionWorkflowId,
   type ConnectionInput,
   type ConnectionProfile,
   type ConnectionStatus,
   type Credentials,
+  disconnectUpdate,
+  reconnectUpdate,
+  setPausedUpdate,
+  statusQuery,
 } from '../workflows/connection-types.js';
 import { listConnections } from './connection-list.js';
 import { runAction, UserError } from './errors.js';

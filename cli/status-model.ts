@@ -2,9 +2,13 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { connectionWorkflowId, type ConnectionState } from '../workflows/connection-types.js';
-import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
-import { isIncomplete, type MirrorProgress } from '../workflows/mirror-types.js';
-import { LIMIT_WINDOW_MS } from '../workflows/rate-limit.js';
+import { mirrorWorkflow } from '../workflows/mirror.js';
+import {
+  isIncomplete,
+  mirrorProgressQuery,
+  type MirrorProgress,
+} from '../workflows/mirror-types.js';
+import { LIMIT_WINDOW_MS } from '../workflows/rate-limit-types.js';
 import { listConnections } from './connection-list.js';
 import {
   automationSection,

@@ -12,7 +12,8 @@ import { DestinationTargetError } from '../destinations/errors.js';
 import { parseDestinationTarget } from '../destinations/open-destination.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { connectClient } from '../worker/temporal-client.js';
-import { mirrorProgressQuery, mirrorWorkflow } from '../workflows/mirror.js';
+import { mirrorProgressQuery } from '../workflows/mirror-types.js';
+import { mirrorWorkflow } from '../workflows/mirror.js';
 import {
   MIRROR_SUBJECTS,
   mirrorWorkflowId,

@@ -74,6 +74,52 @@ export function fieldMapMerger(
   };
 }
 
+/** What a CRM mapping's settings may override: every value, and within groups every entry. */
+export type MappingOverrides<M> = {
+  readonly [K in keyof M]?:
+    | (M[K] extends string | number | boolean ? M[K] : { readonly [J in keyof M[K]]?: unknown })
+    | undefined;
+};
+
+const isMap = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A CRM mapping from its defaults and the configured overrides, one way for every CRM: the
+ * field maps `fieldMaps` names go through the CRM's merger (checked, null removing a field),
+ * other maps inside a group (deal stages by event status) take the overridden keys over the
+ * defaults, and single values take the override when one is set.
+ */
+export function mappingWithOverrides<M extends { leads: object; events: object }>(
+  defaults: M,
+  overrides: MappingOverrides<M>,
+  merge: FieldMapMerger,
+  fieldMaps: readonly FieldMapPlace[],
+): M {
+  const valueAt = (where: string, base: unknown, override: unknown): unknown => {
+    if ((fieldMaps as readonly string[]).includes(where)) {
+      return merge(
+        where as FieldMapPlace,
+        base as Record<string, string>,
+        override as Record<string, string | null> | undefined,
+      );
+    }
+    if (!isMap(base)) return override ?? base;
+    const given = isMap(override) ? override : {};
+    // Inside a group (leads, events) a map is replaced key by key; a group is walked.
+    if (where.includes('.')) return { ...base, ...given };
+    return entriesOf(base, given, where);
+  };
+  const entriesOf = (base: Record<string, unknown>, given: Record<string, unknown>, at: string) =>
+    Object.fromEntries(
+      [...new Set([...Object.keys(base), ...Object.keys(given)])].map((key) => [
+        key,
+        valueAt(at ? `${at}.${key}` : key, base[key], given[key]),
+      ]),
+    );
+  return entriesOf(defaults, overrides, '') as M;
+}
+
 /** A field-map refusal: these fields are ebsync's own. */
 export const reservedFields =
   (reserved: ReadonlySet<string>) =>

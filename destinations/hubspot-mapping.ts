@@ -1,5 +1,5 @@
 import type { HubSpotMappingOverrides } from '../config/hubspot-mapping.js';
-import { fieldMapMerger, reservedFields } from './crm-fields.js';
+import { fieldMapMerger, mappingWithOverrides, reservedFields } from './crm-fields.js';
 
 /**
  * What ebsync writes to HubSpot: a lead becomes a contact (matched by email) and a deal
@@ -61,19 +61,9 @@ const merge = fieldMapMerger('EBSYNC_HUBSPOT_MAPPING', reservedFields(RESERVED))
 
 /** The defaults with the configured overrides applied (EBSYNC_HUBSPOT_MAPPING). */
 export function hubspotMapping(overrides: HubSpotMappingOverrides = {}): HubSpotMapping {
-  const d = DEFAULT_HUBSPOT_MAPPING;
-  return {
-    pipeline: overrides.pipeline ?? d.pipeline,
-    leads: {
-      contact: merge('leads.contact', d.leads.contact, overrides.leads?.contact),
-      deal: merge('leads.deal', d.leads.deal, overrides.leads?.deal),
-      dealStage: overrides.leads?.dealStage ?? d.leads.dealStage,
-      onDelete: overrides.leads?.onDelete ?? d.leads.onDelete,
-    },
-    events: {
-      deal: merge('events.deal', d.events.deal, overrides.events?.deal),
-      stages: { ...d.events.stages, ...overrides.events?.stages },
-      onDelete: overrides.events?.onDelete ?? d.events.onDelete,
-    },
-  };
+  return mappingWithOverrides(DEFAULT_HUBSPOT_MAPPING, overrides, merge, [
+    'leads.contact',
+    'leads.deal',
+    'events.deal',
+  ]);
 }

@@ -1,5 +1,5 @@
 import type { PipedriveMappingOverrides } from '../config/pipedrive-mapping.js';
-import { fieldMapMerger } from './crm-fields.js';
+import { fieldMapMerger, mappingWithOverrides } from './crm-fields.js';
 
 /**
  * What ebsync writes to Pipedrive: a lead becomes a person (found by email) and, unless
@@ -59,19 +59,9 @@ const merge = fieldMapMerger('EBSYNC_PIPEDRIVE_MAPPING', (field, where) => {
 
 /** The defaults with the configured overrides applied (EBSYNC_PIPEDRIVE_MAPPING). */
 export function pipedriveMapping(overrides: PipedriveMappingOverrides = {}): PipedriveMapping {
-  const d = DEFAULT_PIPEDRIVE_MAPPING;
-  return {
-    currency: overrides.currency ?? d.currency,
-    leads: {
-      person: merge('leads.person', d.leads.person, overrides.leads?.person),
-      deal: merge('leads.deal', d.leads.deal, overrides.leads?.deal),
-      createDeal: overrides.leads?.createDeal ?? d.leads.createDeal,
-      onDelete: overrides.leads?.onDelete ?? d.leads.onDelete,
-    },
-    events: {
-      deal: merge('events.deal', d.events.deal, overrides.events?.deal),
-      status: { ...d.events.status, ...overrides.events?.status },
-      onDelete: overrides.events?.onDelete ?? d.events.onDelete,
-    },
-  };
+  return mappingWithOverrides(DEFAULT_PIPEDRIVE_MAPPING, overrides, merge, [
+    'leads.person',
+    'leads.deal',
+    'events.deal',
+  ]);
 }

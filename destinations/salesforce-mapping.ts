@@ -1,5 +1,5 @@
 import type { SalesforceMappingOverrides } from '../config/salesforce-mapping.js';
-import { fieldMapMerger, reservedFields } from './crm-fields.js';
+import { fieldMapMerger, mappingWithOverrides, reservedFields } from './crm-fields.js';
 
 /**
  * What ebsync writes to Salesforce: a lead becomes a Lead upserted by `EBS_Lead_Id__c`; an
@@ -63,17 +63,8 @@ const merge = fieldMapMerger('EBSYNC_SALESFORCE_MAPPING', reservedFields(RESERVE
 
 /** The defaults with the configured overrides applied (EBSYNC_SALESFORCE_MAPPING). */
 export function salesforceMapping(overrides: SalesforceMappingOverrides = {}): SalesforceMapping {
-  const d = DEFAULT_SALESFORCE_MAPPING;
-  return {
-    leads: {
-      lead: merge('leads.lead', d.leads.lead, overrides.leads?.lead),
-      onDelete: overrides.leads?.onDelete ?? d.leads.onDelete,
-    },
-    events: {
-      opportunity: merge('events.opportunity', d.events.opportunity, overrides.events?.opportunity),
-      stages: { ...d.events.stages, ...overrides.events?.stages },
-      contactRole: overrides.events?.contactRole ?? d.events.contactRole,
-      onDelete: overrides.events?.onDelete ?? d.events.onDelete,
-    },
-  };
+  return mappingWithOverrides(DEFAULT_SALESFORCE_MAPPING, overrides, merge, [
+    'leads.lead',
+    'events.opportunity',
+  ]);
 }

@@ -97,6 +97,12 @@ function refuse(
   });
 }
 
+/** A delivery not taken through no fault of the sender's: 503 with Retry-After, so it retries. */
+function retryLater(reply: FastifyReply, reason: string, what: string): FastifyReply {
+  void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  return refuse(reply, 503, reason, `${what}; retry later`);
+}
+
 /**
  * The webhook receiver: `POST /webhooks/{connection}`. The signature is checked on the raw
  * bytes before anything parses them; a verified delivery's notice is committed to the store's
@@ -155,13 +161,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
       return refuse(reply, 400, 'bad_request', error.message.split('\n')[0] ?? 'bad request');
     }
     log('warn', { error: error.name }, 'webhook receiver failed; asking the sender to retry');
-    void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-    return refuse(
-      reply,
-      503,
-      'unavailable',
-      'the receiver could not take the delivery; retry later',
-    );
+    return retryLater(reply, 'unavailable', 'the receiver could not take the delivery');
   });
 
   const stats = options.stats;
@@ -235,13 +235,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
         { connectionId, deliveryId: delivery.deliveryId, error: (error as Error).message },
         'webhook notice could not be stored; answered 503',
       );
-      void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-      return refuse(
-        reply,
-        503,
-        'store_unavailable',
-        'the delivery could not be stored; retry later',
-      );
+      return retryLater(reply, 'store_unavailable', 'the delivery could not be stored');
     }
     // Woken for a duplicate too: the first copy's wake-up may have been lost with a crash.
     options.stored?.(connectionId, hook);

@@ -13,8 +13,7 @@ import type { Ledger } from '../store/ledger.js';
 import { openInbox } from '../store/open-inbox.js';
 import { openLedger } from '../store/open-ledger.js';
 import { openOnce } from './open-once.js';
-import { statusQuery } from '../workflows/connection.js';
-import { connectionWorkflowId } from '../workflows/connection-types.js';
+import { connectionWorkflowId, statusQuery } from '../workflows/connection-types.js';
 
 /** A service client is rebuilt this often, so a reconnect's new key or base URL is picked up. */
 const CLIENT_TTL_MS = 60_000;

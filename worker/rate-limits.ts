@@ -1,7 +1,7 @@
 import type { Client, WorkflowService } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { Refusal } from '../activities/request-pacing.js';
-import { rateLimitedSignal, type RateLimitSignal } from '../workflows/rate-limit.js';
+import { rateLimitedSignal, type RateLimitSignal } from '../workflows/rate-limit-types.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 
 /**

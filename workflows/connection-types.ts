@@ -1,8 +1,10 @@
 /**
- * Shapes shared by the connection workflow, its activities and its callers. Credentials travel
+ * The connection workflow's contract with its activities and its callers: its shapes, failure
+ * types, updates and queries (called by these definitions, never by name). Credentials travel
  * only inside Temporal payloads, which the payload codec encrypts.
  */
-import type { LimitMinutes, RateLimitSignal } from './rate-limit.js';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { LimitMinutes, RateLimitSignal } from './rate-limit-types.js';
 export type ConnectionKind = 'installed_app' | 'integration_key' | 'legacy_app';
 export type ConnectionState = 'active' | 'needs_reauth' | 'paused' | 'disconnected';
 
@@ -103,3 +105,18 @@ export const CONNECTION_NOT_ACTIVE = 'ConnectionNotActive';
 export const CONNECTION_PAUSED = 'ConnectionPaused';
 
 export const connectionWorkflowId = (connectionId: string): string => `connection-${connectionId}`;
+
+export const getCredentialsUpdate = defineUpdate<IssuedCredentials, [TokenRequestArgs]>(
+  'getCredentials',
+);
+export const reconnectUpdate = defineUpdate<
+  ConnectionStatus,
+  [{ credentials: Credentials; permissions?: string[]; businessName?: string }]
+>('reconnect');
+export const setPausedUpdate = defineUpdate<ConnectionStatus, [boolean]>('setPaused');
+/** The service still answered 401 after one fresh token (DESIGN decision 10). */
+export const credentialsRejectedUpdate = defineUpdate<ConnectionStatus, [CredentialsRejection]>(
+  'credentialsRejected',
+);
+export const disconnectUpdate = defineUpdate<ConnectionStatus, []>('disconnect');
+export const statusQuery = defineQuery<ConnectionStatus>('status');

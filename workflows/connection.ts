@@ -4,8 +4,6 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  defineQuery,
-  defineUpdate,
   log,
   proxyActivities,
   setHandler,
@@ -17,18 +15,17 @@ import {
   CONNECTION_PAUSED,
   INVALID_GRANT,
   type ConnectionInput,
-  type CredentialsRejection,
   type ConnectionStatus,
   type Credentials,
-  type IssuedCredentials,
-  type TokenRequestArgs,
+  credentialsRejectedUpdate,
+  disconnectUpdate,
+  getCredentialsUpdate,
+  reconnectUpdate,
+  setPausedUpdate,
+  statusQuery,
 } from './connection-types.js';
-import {
-  countLimit,
-  rateLimitedSignal,
-  type LimitMinutes,
-  type RateLimitSignal,
-} from './rate-limit.js';
+import { countLimit } from './rate-limit.js';
+import { rateLimitedSignal, type LimitMinutes, type RateLimitSignal } from './rate-limit-types.js';
 
 type ConnectionActivities = ReturnType<typeof createConnectionActivities>;
 
@@ -46,21 +43,6 @@ const { revokeConnectionTokens } = proxyActivities<ConnectionActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 3 },
 });
-
-export const getCredentialsUpdate = defineUpdate<IssuedCredentials, [TokenRequestArgs]>(
-  'getCredentials',
-);
-export const reconnectUpdate = defineUpdate<
-  ConnectionStatus,
-  [{ credentials: Credentials; permissions?: string[]; businessName?: string }]
->('reconnect');
-export const setPausedUpdate = defineUpdate<ConnectionStatus, [boolean]>('setPaused');
-/** The service still answered 401 after one fresh token (DESIGN decision 10). */
-export const credentialsRejectedUpdate = defineUpdate<ConnectionStatus, [CredentialsRejection]>(
-  'credentialsRejected',
-);
-export const disconnectUpdate = defineUpdate<ConnectionStatus, []>('disconnect');
-export const statusQuery = defineQuery<ConnectionStatus>('status');
 
 /** Refresh when this much of the token's life is left (at least 2 s, at most 5 min). */
 function refreshLead(creds: { accessExpiresAt: number; accessIssuedAt: number }): number {

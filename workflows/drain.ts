@@ -19,7 +19,8 @@ import {
   type DrainStatus,
 } from './drain-types.js';
 import { FORWARDING } from './forwarding.js';
-import { Pace, rateLimitedSignal } from './rate-limit.js';
+import { rateLimitedSignal } from './rate-limit-types.js';
+import { Pace } from './rate-limit.js';
 
 type DrainActivities = ReturnType<typeof createDrainActivities>;
 type AutomationActivities = ReturnType<typeof createAutomationActivities>;

@@ -1,4 +1,8 @@
-/** Types shared by the mirror workflow, its activities and the CLI. Plain data only. */
+/**
+ * The mirror workflow's contract with its activities and the CLI: plain data types and
+ * constants, and its progress query (called by this definition, never by name).
+ */
+import { defineQuery } from '@temporalio/workflow';
 
 /** What a user asks to mirror: `ebsync sync leads|events|appointments|all`. */
 export type MirrorSubject = 'leads' | 'events' | 'appointments';
@@ -115,6 +119,9 @@ export interface MirrorCarried {
   reach?: LearnedReach;
   runs: number;
 }
+
+/** What a running pass has done so far, for `ebsync sync` and the status. */
+export const mirrorProgressQuery = defineQuery<MirrorProgress>('mirrorProgress');
 
 export interface MirrorProgress {
   connectionId: string;

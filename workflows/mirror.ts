@@ -5,7 +5,6 @@ import {
   condition,
   ContinueAsNew,
   continueAsNew,
-  defineQuery,
   isCancellation,
   patched,
   proxyActivities,
@@ -20,13 +19,15 @@ import {
   emptyCounts,
   etaOf,
   isIncomplete,
+  mirrorProgressQuery,
   type MirrorCarried,
   type MirrorInput,
   type MirrorProgress,
   type MirrorSummary,
   type PartitionState,
 } from './mirror-types.js';
-import { Pace, rateLimitedSignal } from './rate-limit.js';
+import { rateLimitedSignal } from './rate-limit-types.js';
+import { Pace } from './rate-limit.js';
 
 type MirrorActivities = ReturnType<typeof createMirrorActivities>;
 
@@ -47,8 +48,6 @@ const serviceCalls = (pace: Pace) =>
     retry,
     priority: pace.priority(Date.now()),
   });
-
-export const mirrorProgressQuery = defineQuery<MirrorProgress>('mirrorProgress');
 
 /** Pages per run before the history is handed to a fresh run (continue-as-new). */
 const PAGES_PER_RUN = 400;

@@ -1,32 +1,7 @@
-import { defineSignal } from '@temporalio/workflow';
 import type { Priority } from '@temporalio/common';
-
-/**
- * What the service said when it turned a connection's request away (429, or the 403
- * variant): sent by the worker that got it to the workflow whose activity it was, and to the
- * connection's workflow, which keeps the last one for `ebsync connections`.
- */
-export interface RateLimitSignal {
-  /** Epoch ms at the worker. */
-  at: number;
-  status: number | null;
-  /** Retry-After as sent, in ms; null when the answer had none. */
-  retryAfterMs: number | null;
-  /** The operation refused, e.g. `leads.list`. */
-  operation: string | null;
-  /**
-   * Refusals this signal stands for: a worker signals a workflow at most once a second and
-   * counts the refusals in between into the next one. Absent means 1.
-   */
-  count?: number;
-}
-
-/** Rate-limit refusals per minute: [minute start (epoch ms), count], oldest first. */
-export type LimitMinutes = [number, number][];
+import { LIMIT_WINDOW_MS, type LimitMinutes, type RateLimitSignal } from './rate-limit-types.js';
 
 const MINUTE_MS = 60_000;
-/** How far back the per-minute counts go. */
-export const LIMIT_WINDOW_MS = 3_600_000;
 
 /** `minutes` with the signal counted in its minute, and minutes older than an hour dropped. */
 export function countLimit(
@@ -43,8 +18,6 @@ export function countLimit(
   else kept.push([minute, add]);
   return kept.sort((a, b) => a[0] - b[0]);
 }
-
-export const rateLimitedSignal = defineSignal<[RateLimitSignal]>('rateLimited');
 
 /** Slowest share of its rate a connection is cut to, however often it is turned away. */
 export const MIN_PACE = 1 / 16;

@@ -4,7 +4,7 @@ import {
   type AnswerPatch,
   type QuestionnaireData,
   type ValidateOptions,
-} from '../questionnaire-answers.js';
+} from '../schemas/questionnaire-answers.js';
 import type { Transport } from '../transport.js';
 import { listSchema, okSchema, singleSchema } from '../schemas/envelope.js';
 import {

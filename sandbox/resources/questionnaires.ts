@@ -12,7 +12,7 @@ import {
   type QuestionnaireData,
   type QuestionnaireField,
   type SuggestedSong,
-} from '../../api/questionnaire-answers.js';
+} from '../../api/schemas/questionnaire-answers.js';
 import { businessNow } from '../time.js';
 
 /**

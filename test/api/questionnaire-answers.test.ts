@@ -10,7 +10,7 @@ import {
   type QuestionnaireData,
   type QuestionnaireField,
   type SuggestedSong,
-} from '../../api/questionnaire-answers.js';
+} from '../../api/schemas/questionnaire-answers.js';
 
 const dataOf = (...fields: QuestionnaireField[]): QuestionnaireData => ({
   fieldGroups: [{ name: 'Tab', fields }],

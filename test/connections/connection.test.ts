@@ -11,17 +11,15 @@ import { writeFile } from 'node:fs/promises';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { EncryptionCodec } from '../../worker/codec.js';
 import { createLead } from '../../sandbox/resources/leads.js';
-import {
-  connectionWorkflow,
-  getCredentialsUpdate,
-  reconnectUpdate,
-  setPausedUpdate,
-  statusQuery,
-} from '../../workflows/connection.js';
+import { connectionWorkflow } from '../../workflows/connection.js';
 import {
   connectionWorkflowId,
   type ConnectionInput,
   type Credentials,
+  getCredentialsUpdate,
+  reconnectUpdate,
+  setPausedUpdate,
+  statusQuery,
 } from '../../workflows/connection-types.js';
 import { probeConnectionWorkflow } from '../fixtures/workflows.js';
 import { payloadBytes } from '../helpers/history.js';

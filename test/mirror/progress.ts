@@ -1,5 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import { mirrorProgressQuery, type mirrorWorkflow } from '../../workflows/mirror.js';
+import { mirrorProgressQuery } from '../../workflows/mirror-types.js';
+import type { mirrorWorkflow } from '../../workflows/mirror.js';
 import type { MirrorProgress } from '../../workflows/mirror-types.js';
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { countLimit, type RateLimitSignal } from '../../workflows/rate-limit.js';
+import { type RateLimitSignal } from '../../workflows/rate-limit-types.js';
+import { countLimit } from '../../workflows/rate-limit.js';
 
 /** How the connection workflow counts refusals for "429s last hour". */
 const at = (iso: string, count?: number): RateLimitSignal => ({

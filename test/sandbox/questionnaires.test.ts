@@ -5,7 +5,7 @@ import {
   markQuestionnaireComplete,
   type QuestionnaireAttrs,
 } from '../../sandbox/resources/questionnaires.js';
-import { answers } from '../../api/questionnaire-answers.js';
+import { answers } from '../../api/schemas/questionnaire-answers.js';
 
 let t: TestSandbox;
 let staffKey: string;

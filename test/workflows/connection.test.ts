@@ -1,7 +1,7 @@
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectionWorkflow, disconnectUpdate } from '../../workflows/connection.js';
-import type { ConnectionInput } from '../../workflows/connection-types.js';
+import { connectionWorkflow } from '../../workflows/connection.js';
+import { type ConnectionInput, disconnectUpdate } from '../../workflows/connection-types.js';
 import {
   CONNECTION_SCENARIOS,
   fakeConnectionActivities,

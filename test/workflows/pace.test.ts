@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  MIN_PACE,
-  Pace,
-  REPEAT_WINDOW_MS,
-  RECOVERY_QUIET_MS,
-  type RateLimitSignal,
-} from '../../workflows/rate-limit.js';
+import { type RateLimitSignal } from '../../workflows/rate-limit-types.js';
+import { MIN_PACE, Pace, REPEAT_WINDOW_MS, RECOVERY_QUIET_MS } from '../../workflows/rate-limit.js';
 
 const refusal = (at: number, count?: number): RateLimitSignal => ({
   at,

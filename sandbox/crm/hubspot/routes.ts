@@ -118,7 +118,7 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
     const { policy, headers } = state.admit();
     void reply.headers(headers);
     if (policy) {
-      state.counters.rateLimited[policy] = (state.counters.rateLimited[policy] ?? 0) + 1;
+      state.countRateLimited(policy);
       return reply.code(429).send({
         status: 'error',
         errorType: 'RATE_LIMIT',

@@ -1,3 +1,4 @@
+import { CrmFakeState } from '../fake-state.js';
 /**
  * The in-memory portal behind the HubSpot fake: CRM records, property definitions,
  * associations, rate-limit windows, counters, switches and a clock that tests can move.
@@ -114,7 +115,7 @@ const emptyCounters = (): HubSpotCounters => ({
   faults: 0,
 });
 
-export class HubSpotState {
+export class HubSpotState extends CrmFakeState<HubSpotCounters> {
   readonly objects: Record<ObjectType, Map<string, CrmObject>> = {
     contacts: new Map(),
     deals: new Map(),
@@ -126,11 +127,6 @@ export class HubSpotState {
   /** `dealId|contactId` pairs. */
   readonly dealContacts = new Set<string>();
   limits: HubSpotLimits = { ...DEFAULT_LIMITS };
-  counters: HubSpotCounters = emptyCounters();
-  /** Added to the real clock: moving it forward passes the daily reset without waiting. */
-  clockOffsetMs = 0;
-  /** The next `count` requests answer `status` (a 502 outage, say) before any other check. */
-  fault: { status: number; count: number } | undefined;
   /** The next `count` requests are held `ms` before they are answered (a hung portal). */
   stall: { ms: number; count: number } | undefined;
   /** Rules the portal's admin set (an admin switch of the fake); none by default. */
@@ -154,14 +150,12 @@ export class HubSpotState {
   private usedToday = 0;
 
   constructor(readonly token: string) {
+    super(emptyCounters);
     this.reset();
   }
 
-  now(): number {
-    return Date.now() + this.clockOffsetMs;
-  }
-
-  reset(): void {
+  override reset(): void {
+    super.reset();
     for (const type of OBJECT_TYPES) {
       this.objects[type].clear();
       this.properties[type].clear();
@@ -179,9 +173,6 @@ export class HubSpotState {
     }
     this.dealContacts.clear();
     this.limits = { ...DEFAULT_LIMITS };
-    this.counters = emptyCounters();
-    this.clockOffsetMs = 0;
-    this.fault = undefined;
     this.stall = undefined;
     this.validationRules = [];
     this.contactsPerDeal = null;

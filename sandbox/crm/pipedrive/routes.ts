@@ -109,7 +109,7 @@ export function registerPipedriveRoutes(app: FastifyInstance, state: PipedriveSt
     const { refused, headers } = state.admit(isWrite);
     void reply.headers(headers);
     if (refused) {
-      state.counters.rateLimited[refused] = (state.counters.rateLimited[refused] ?? 0) + 1;
+      state.countRateLimited(refused);
       return pipedriveError(
         reply,
         429,

@@ -1,3 +1,4 @@
+import { CrmFakeState } from '../fake-state.js';
 import { createHash } from 'node:crypto';
 
 /**
@@ -70,7 +71,7 @@ const emptyCounters = (): PipedriveCounters => ({
 
 export type Admission = { refused: 'window' | 'daily' | null; headers: Record<string, string> };
 
-export class PipedriveState {
+export class PipedriveState extends CrmFakeState<PipedriveCounters> {
   readonly records: Record<PipedriveEntity, Map<number, PipedriveRecord>> = {
     persons: new Map(),
     deals: new Map(),
@@ -80,9 +81,6 @@ export class PipedriveState {
     deals: new Map(),
   };
   limits: PipedriveLimits = { ...DEFAULT_PIPEDRIVE_LIMITS };
-  counters: PipedriveCounters = emptyCounters();
-  clockOffsetMs = 0;
-  fault: { status: number; count: number } | undefined;
   private nextId = 1;
   private nextFieldId = 9001;
   private windowStart = 0;
@@ -91,22 +89,17 @@ export class PipedriveState {
   private writesToday = 0;
 
   constructor(readonly token: string) {
+    super(emptyCounters);
     this.reset();
   }
 
-  now(): number {
-    return Date.now() + this.clockOffsetMs;
-  }
-
-  reset(): void {
+  override reset(): void {
+    super.reset();
     for (const entity of PIPEDRIVE_ENTITIES) {
       this.records[entity].clear();
       this.fields[entity].clear();
     }
     this.limits = { ...DEFAULT_PIPEDRIVE_LIMITS };
-    this.counters = emptyCounters();
-    this.clockOffsetMs = 0;
-    this.fault = undefined;
     this.windowStart = 0;
     this.inWindow = 0;
     this.day = '';

@@ -108,7 +108,7 @@ export function registerSalesforceRoutes(
     );
     void reply.header('date', new Date(state.now()).toUTCString());
     if (!admitted) {
-      state.counters.rateLimited.daily = (state.counters.rateLimited.daily ?? 0) + 1;
+      state.countRateLimited('daily');
       return sfError(reply, 403, 'REQUEST_LIMIT_EXCEEDED', 'TotalRequests Limit exceeded.');
     }
     return undefined;

@@ -1,3 +1,4 @@
+import { CrmFakeState } from '../fake-state.js';
 import { createHmac, randomBytes, type KeyObject } from 'node:crypto';
 
 /**
@@ -184,7 +185,7 @@ export interface ConnectedApp {
   certificate: KeyObject;
 }
 
-export class SalesforceState {
+export class SalesforceState extends CrmFakeState<SalesforceCounters> {
   readonly records: Record<SObjectName, Map<string, SObjectRecord>> = {
     Lead: new Map(),
     Contact: new Map(),
@@ -193,9 +194,6 @@ export class SalesforceState {
   };
   fields = standardFields();
   limits: SalesforceLimits = { ...DEFAULT_SALESFORCE_LIMITS };
-  counters: SalesforceCounters = emptyCounters();
-  clockOffsetMs = 0;
-  fault: { status: number; count: number } | undefined;
   /**
    * An active duplicate rule that blocks a new Lead whose Email another Lead has. Off by
    * default: the org's standard rules only alert, and an alert does not stop an API save.
@@ -213,20 +211,15 @@ export class SalesforceState {
   private nextId = 1;
 
   constructor(readonly app: ConnectedApp) {
+    super(emptyCounters);
     this.reset();
   }
 
-  now(): number {
-    return Date.now() + this.clockOffsetMs;
-  }
-
-  reset(): void {
+  override reset(): void {
+    super.reset();
     for (const type of SOBJECTS) this.records[type].clear();
     this.fields = standardFields();
     this.limits = { ...DEFAULT_SALESFORCE_LIMITS };
-    this.counters = emptyCounters();
-    this.clockOffsetMs = 0;
-    this.fault = undefined;
     this.blockDuplicateLeadEmails = false;
     this.rotateRefreshTokens = false;
     this.sessions.clear();
