@@ -224,6 +224,7 @@ async function runSize(ctx: BenchContext, stack: Stack, size: number): Promise<S
       child.kill('SIGTERM');
     });
   let worker: ChildProcess | undefined;
+  const connection = `bench-${size}`;
   const runs: Run[] = [];
   let serial = 0;
   const once = async (target: Target, side: SideName): Promise<Run> => {
@@ -241,7 +242,7 @@ async function runSize(ctx: BenchContext, stack: Stack, size: number): Promise<S
     const before = Object.fromEntries(Object.entries(probes).map(([k, f]) => [k, f()]));
     const args =
       side === 'ebsync'
-        ? ['cli/ebsync.js', 'sync', 'leads', '--full', '--to', to]
+        ? ['cli/ebsync.js', 'sync', 'leads', '--full', '--connection', connection, '--to', to]
         : ['bench/plain-loop.ts', '--base', sandbox.baseUrl, '--key', sandbox.apiKey, '--to', to];
     args.push(...(side === 'plain' ? ['--reach-limit', String(reach)] : []));
     const done = await runCommand(args, env);
@@ -267,7 +268,12 @@ async function runSize(ctx: BenchContext, stack: Stack, size: number): Promise<S
 
   try {
     worker = await startWorker();
-    const connect = await runCommand(['cli/ebsync.js', 'connect', '--api-key'], env);
+    // A connection of its own per size: the dev server is shared, and a connection's workflow
+    // stays on the task queue of the worker that started it.
+    const connect = await runCommand(
+      ['cli/ebsync.js', 'connect', '--api-key', '--name', connection],
+      env,
+    );
     if (connect.exit !== 0) throw new Error(`ebsync connect failed: ${connect.output}`);
     const rounds = ROUNDS[size] ?? 1;
     for (let round = 0; round <= rounds; round += 1) {

@@ -29,7 +29,7 @@ import { gapLines } from './pass-gaps.js';
 import { loadPartition, savedPlan, savePartition } from './plan-checkpoints.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
 import { readSlice } from './read-slice.js';
-import { recountRoot } from './source-pages.js';
+import { asError, recountRoot } from './source-pages.js';
 import { writeDeletions, writeRecords, type WriteTarget } from './write-records.js';
 
 export interface MirrorDeps {
@@ -82,9 +82,6 @@ export const SUBJECT_RESOURCES: Record<MirrorSubject, Resource[]> = {
 /** An error no retry can fix (the service refused, or our own bug): fail at once. */
 const isRefusal = (error: unknown): boolean =>
   (error as { retryable?: unknown } | null)?.retryable === false;
-
-const asError = (error: unknown): Error =>
-  error instanceof Error ? error : new Error(`read failed: ${String(error)}`);
 
 /** Ids a read by id has an answer for: the record, or the service's 404. */
 const answeredIds = (got: ManyRead): Set<string> =>

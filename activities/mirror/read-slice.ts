@@ -14,7 +14,7 @@ import {
 } from './partition-plan.js';
 import { emptyTally } from './plan-checkpoints.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
-import { fetchPage, type FetchedPage } from './source-pages.js';
+import { asError, fetchPage, type FetchedPage } from './source-pages.js';
 import { writeRecords, type WriteCounts, type WriteTarget } from './write-records.js';
 
 /**
@@ -57,9 +57,6 @@ const BY_ID: Partial<Record<ListResource, { target: Resource; attribute: string 
   lead_bookings: { target: 'leads', attribute: 'lead_id' },
   event_bookings: { target: 'events', attribute: 'event_id' },
 };
-
-const asError = (error: unknown): Error =>
-  error instanceof Error ? error : new Error(`read failed: ${String(error)}`);
 
 /** A fetched page, with what it named read by id (or why not). */
 interface Arrived {
@@ -249,7 +246,9 @@ export async function readSlice(
       if (applyPage(plan, step, page.summary)) {
         for (const id of page.summary.ids ?? []) credited.add(id);
         pending.push(...page.records, ...page.included);
-        counts.read += page.records.length;
+        // Sideloaded records count as read: a full pass of leads reads its lead bookings so,
+        // and its progress (read of expected) adds up only when they are counted.
+        counts.read += page.records.length + page.included.length;
       }
     }
     if (pending.length >= writeBatch) flush();

@@ -108,3 +108,7 @@ export async function recountRoot(client: Client, plan: PartitionPlan): Promise<
   });
   return answer.meta.total_count ?? answer.data.length;
 }
+
+/** What a failed read threw, as an Error (a rejection may carry anything). */
+export const asError = (error: unknown): Error =>
+  error instanceof Error ? error : new Error(`read failed: ${String(error)}`, { cause: error });

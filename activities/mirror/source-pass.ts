@@ -14,7 +14,7 @@ import {
   type PlanOptions,
   type PlanReport,
 } from './partition-plan.js';
-import { fetchPage, type FetchedPage } from './source-pages.js';
+import { asError, fetchPage, type FetchedPage } from './source-pages.js';
 import { readRecords } from './records-by-id.js';
 
 /**
@@ -40,9 +40,6 @@ export class PlanStuckError extends Error {
   override readonly name = 'PlanStuckError';
   readonly retryable = false;
 }
-
-const asError = (failure: unknown): Error =>
-  failure instanceof Error ? failure : new Error('page fetch failed', { cause: failure });
 
 /**
  * Fetches and applies pages until the plan is complete (or `maxPages` were handled). Each
