@@ -234,7 +234,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
       // written (read-slice.ts). A failed request ends the slice with what arrived (kept in
       // the cursor), so a retry asks only for what is missing; one failed request in a few
       // dozen must not cost the whole activity, or a flaky service is never read through.
-      if (resource === 'lead_bookings' && input.mode === 'full' && plan.requests === 0) {
+      if (resource === 'lead_bookings' && plan.requests === 0) {
         // Every lead's bookings come with its page of leads: when the leads were all read, the
         // booking list holds nothing the pass lacks, and one request for its count shows it.
         const total = await recountRoot(client, plan);
