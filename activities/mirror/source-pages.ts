@@ -68,8 +68,10 @@ export async function fetchPage(
   plan: PartitionPlan,
   step: PageStep,
 ): Promise<FetchedPage> {
-  // A page is past the reach when its first result is; the service cuts a partial last page.
-  if (step.per > plan.reachLimit || (step.page - 1) * step.per >= plan.reachLimit) {
+  // A page is past the reach when its first result is; the service cuts a partial last page,
+  // and a first page larger than the reach is such a page (a query read at a `per` chosen
+  // before the plan learned a reach below it).
+  if ((step.page - 1) * step.per >= plan.reachLimit) {
     throw new PastReachError(
       `page ${step.page} at per ${step.per} asks past the reach limit ${plan.reachLimit}`,
     );
