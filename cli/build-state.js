@@ -17,6 +17,7 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SOURCE_FOLDERS = [
   'config',
   'api',
+  'records',
   'workflows',
   'activities',
   'destinations',

@@ -4,19 +4,8 @@
  * do not normalize; they check each value against its column's type and write it.
  */
 
-/** The mirrored resources, each one table named like the resource. */
-export const RESOURCES = [
-  'leads',
-  'lead_bookings',
-  'events',
-  'event_bookings',
-  'appointments',
-] as const;
-export type Resource = (typeof RESOURCES)[number];
-
-export function isResource(value: string): value is Resource {
-  return (RESOURCES as readonly string[]).includes(value);
-}
+import type { Resource } from '../records/resource.js';
+export { isResource, RESOURCES, type Resource } from '../records/resource.js';
 
 /**
  * Column types. `cents` is money as an integer number of cents; `timestamp` an instant

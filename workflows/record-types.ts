@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { Resource } from '../activities/mirror/canonical.js';
+import type { Resource } from '../records/canonical.js';
 
 /** One record's changes, applied in order by one workflow (DESIGN decision 3). */
 export interface RecordInput {

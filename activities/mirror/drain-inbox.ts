@@ -7,7 +7,7 @@ import type { Ledger, LedgerScope } from '../../store/ledger.js';
 import { sealValue } from '../../store/sealed-values.js';
 import { endpointWants } from '../automations/forward-change.js';
 import { withServiceFailures } from '../failures.js';
-import type { CanonicalRecord, Resource } from './canonical.js';
+import type { CanonicalRecord, Resource } from '../../records/canonical.js';
 import type { MirrorDeps } from './pass.js';
 import { readEach, type RecordTarget } from './records-by-id.js';
 import { writeDeletions, writeRecords, type WriteTarget } from './write-records.js';

@@ -24,8 +24,8 @@ import {
   rereadMoved,
   type ListResource,
   type PartitionPlan,
-} from './partition-plan.js';
-import { gapLines } from './pass-gaps.js';
+} from '../../records/partition-plan.js';
+import { gapLines } from '../../records/plan-gaps.js';
 import { loadPartition, savedPlan, savePartition } from './plan-checkpoints.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
 import { readSlice } from './read-slice.js';

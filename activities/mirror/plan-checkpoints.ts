@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Ledger, PassKey } from '../../store/ledger.js';
 import type { PartitionTally } from '../../workflows/mirror-types.js';
-import { partitionPlanSchema, type PartitionPlan } from './partition-plan.js';
+import { partitionPlanSchema, type PartitionPlan } from '../../records/partition-plan.js';
 
 /**
  * A partition's cursor lives in the store, not in workflow history (DESIGN decision 1): its

@@ -1,7 +1,7 @@
 import type { Client as ServiceClient } from '../../api/client.js';
 import type { Resource } from '../../destinations/record.js';
 import type { MirrorMode, PartitionTally } from '../../workflows/mirror-types.js';
-import type { CanonicalRecord } from './canonical.js';
+import type { CanonicalRecord } from '../../records/canonical.js';
 import {
   applyPage,
   markFresh,
@@ -11,7 +11,7 @@ import {
   type ListResource,
   type PageStep,
   type PartitionPlan,
-} from './partition-plan.js';
+} from '../../records/partition-plan.js';
 import { emptyTally } from './plan-checkpoints.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
 import { asError, fetchPage, type FetchedPage } from './source-pages.js';

@@ -8,7 +8,7 @@ import {
   type CanonicalRecord,
   type Resource,
   type SourceItem,
-} from './canonical.js';
+} from '../../records/canonical.js';
 
 export interface RecordRead {
   record: CanonicalRecord;

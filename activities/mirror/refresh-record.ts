@@ -6,7 +6,7 @@ import {
   DEFAULT_BREAKER,
   type OwedChanges,
 } from '../automations/forward-change.js';
-import type { Resource } from './canonical.js';
+import type { Resource } from '../../records/canonical.js';
 
 export interface RefreshInput {
   connectionId: string;

@@ -1,13 +1,13 @@
 import type { Client } from '../../api/client.js';
 import type { Included, ListMeta } from '../../api/schemas/envelope.js';
-import { canonicalRecord, type CanonicalRecord, type SourceItem } from './canonical.js';
-import { leadSampleOf } from './lead-dimensions.js';
+import { canonicalRecord, type CanonicalRecord, type SourceItem } from '../../records/canonical.js';
+import { leadSampleOf } from '../../records/lead-dimensions.js';
 import {
   sampleDate,
   type PageStep,
   type PageSummary,
   type PartitionPlan,
-} from './partition-plan.js';
+} from '../../records/partition-plan.js';
 
 /** A step that would ask for results past the reach limit: a bug in the caller, never sent. */
 export class PastReachError extends Error {

@@ -1,5 +1,5 @@
 import type { Client } from '../../api/client.js';
-import type { CanonicalRecord } from './canonical.js';
+import type { CanonicalRecord } from '../../records/canonical.js';
 import {
   applyPage,
   createPlan,
@@ -13,7 +13,7 @@ import {
   type PartitionPlan,
   type PlanOptions,
   type PlanReport,
-} from './partition-plan.js';
+} from '../../records/partition-plan.js';
 import { asError, fetchPage, type FetchedPage } from './source-pages.js';
 import { readRecords } from './records-by-id.js';
 

@@ -3,7 +3,7 @@ import type { JsonObject, JsonValue, MirrorRecord, Resource } from '../../destin
 import { TABLES, type ColumnSpec } from '../../destinations/tables.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
 import { MAX_REFUSAL_LINES } from '../../workflows/mirror-types.js';
-import type { CanonicalRecord, Scalar } from './canonical.js';
+import type { CanonicalRecord, Scalar } from '../../records/canonical.js';
 
 /** Which ledger: one connection's records in one destination. */
 export interface WriteTarget {

@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  centsToDecimal,
-  mdyToYmd,
-  readMoney,
-  toCents,
-  toMdy,
-  toTime12,
-  toYmd,
-  wallClock,
-} from '../../api/values.js';
+import { mdyToYmd, readMoney, toMdy, toTime12, toYmd, wallClock } from '../../api/values.js';
+import { centsToDecimal, toCents } from '../../records/money.js';
 
 describe('money', () => {
   it('reads the money quadruple, and null without the pricing permission', () => {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyAuth, createClient, type Client } from '../../api/index.js';
-import type { CanonicalRecord, Resource } from '../../activities/mirror/canonical.js';
+import type { CanonicalRecord, Resource } from '../../records/canonical.js';
 import { readRecord } from '../../activities/mirror/records-by-id.js';
-import { createPlan } from '../../activities/mirror/partition-plan.js';
+import { createPlan } from '../../records/partition-plan.js';
 import {
   drivePlan,
   readEventsAndBookings,

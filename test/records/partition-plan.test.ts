@@ -7,7 +7,7 @@ import {
   rereadMoved,
   type PageStep,
   type PageSummary,
-} from '../../activities/mirror/partition-plan.js';
+} from '../../records/partition-plan.js';
 
 /**
  * The partition plan on its own (no I/O): what a page's counts teach it about the service's

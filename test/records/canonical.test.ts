@@ -4,16 +4,16 @@ import {
   canonicalJson,
   canonicalRecord,
   utcTimestamp,
-} from '../../activities/mirror/canonical.js';
-import { splitWindow, type DateWindow } from '../../activities/mirror/date-windows.js';
+} from '../../records/canonical.js';
+import { splitWindow, type DateWindow } from '../../records/date-windows.js';
 import {
   applyPage,
   createPlan,
   partitionPlanSchema,
   planComplete,
   readySteps,
-} from '../../activities/mirror/partition-plan.js';
-import { rankDimensions, type LeadSample } from '../../activities/mirror/lead-dimensions.js';
+} from '../../records/partition-plan.js';
+import { rankDimensions, type LeadSample } from '../../records/lead-dimensions.js';
 
 const event = {
   id: '7',

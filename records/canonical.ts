@@ -1,18 +1,12 @@
 import { createHash } from 'node:crypto';
-import { toCents } from '../../api/values.js';
+import { toCents } from './money.js';
 
 /**
  * One canonical record per source record: what the ledger hashes and the destinations write.
  * Plain JSON (no classes, no Dates), so it can cross any boundary unchanged.
  */
-export type Resource = 'leads' | 'lead_bookings' | 'events' | 'event_bookings' | 'appointments';
-export const RESOURCES: readonly Resource[] = [
-  'leads',
-  'lead_bookings',
-  'events',
-  'event_bookings',
-  'appointments',
-];
+import type { Resource } from './resource.js';
+export { RESOURCES, type Resource } from './resource.js';
 
 export type Scalar = string | number | boolean | null;
 
