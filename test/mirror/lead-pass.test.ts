@@ -9,14 +9,18 @@ import { openDestination } from '../../destinations/open-destination.js';
 import type { Destination } from '../../destinations/destination.js';
 import { openLedger } from '../../store/open-ledger.js';
 import type { Ledger } from '../../store/ledger.js';
+import { createMirrorActivities } from '../../activities/mirror/pass.js';
+import { mirrorWorkflow } from '../../workflows/mirror.js';
 import { runMirrorPass } from '../helpers/mirror-pass.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 import { sourceIds } from './source-truth.js';
 
 /**
- * A full pass of leads has every lead's bookings from the leads' pages: it asks the
- * lead-booking list only for its count, and reads the list when the count says it lacks some.
+ * What a pass of leads asks the service and what it keeps in Temporal. It has every lead's
+ * bookings from the leads' pages, so it asks the lead-booking list only for its count, and
+ * reads the list when the count says it lacks some. Its workflow history holds ids, keys and
+ * counts: the partition plans live in the store (DESIGN decision 1), records nowhere.
  */
 
 let ts: TestSandbox;
@@ -137,3 +141,56 @@ describe('the lead-booking list in a full pass of leads', () => {
     );
   });
 });
+
+describe('the workflow history of a pass of leads', () => {
+  it('holds no partition plan and no record: ids, keys and counts only', async () => {
+    const taskQueue = temporal.taskQueue();
+    const workflowId = `lead-pass-history-${taskQueue}`;
+    await temporal.withWorker(
+      { taskQueue, activities: createMirrorActivities(depsWith([], 'history')) },
+      () =>
+        temporal.client.workflow.execute(mirrorWorkflow, {
+          taskQueue,
+          workflowId,
+          args: [
+            {
+              connectionId: 'c1',
+              destination: `sqlite:${join(dir, 'history.db')}`,
+              subjects: ['leads'],
+              mode: 'full',
+            },
+          ],
+        }),
+    );
+    const history = await temporal.client.workflow.getHandle(workflowId).fetchHistory();
+    const payloads = (history.events ?? []).flatMap((event) =>
+      Object.values(event)
+        .filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object')
+        .flatMap((attributes) =>
+          ['input', 'result'].flatMap((k) => {
+            const p = attributes[k] as { payloads?: { data?: Uint8Array }[] } | undefined;
+            return (p?.payloads ?? []).map((x) => Buffer.from(x.data ?? []).toString('utf8'));
+          }),
+        ),
+    );
+    expect(payloads.length).toBeGreaterThan(4);
+    const text = payloads.join('\n');
+    // A plan is a list of query nodes with epochs; a record has its attributes.
+    expect(text).not.toMatch(/"nodes"|"epoch"/);
+    expect(text).not.toMatch(/"attributes"|"email"/);
+    for (const email of sampleEmails()) expect(text).not.toContain(email);
+    // The whole history of a 300-lead pass stays small.
+    expect(Buffer.byteLength(text)).toBeLessThan(20_000);
+  }, 120_000);
+});
+
+/** A few of the sandbox's lead e-mails: none may appear in Temporal. */
+function sampleEmails(): string[] {
+  const rows = ts.sb.ctx.db
+    .prepare(
+      `SELECT json_extract(attrs, '$.email') AS email FROM records WHERE type = 'lead' AND json_extract(attrs, '$.email') IS NOT NULL LIMIT 5`,
+    )
+    .all() as { email: string }[];
+  expect(rows.length).toBe(5);
+  return rows.map((r) => r.email);
+}
