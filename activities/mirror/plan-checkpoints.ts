@@ -38,6 +38,11 @@ export const emptyTally = (): PartitionTally => ({
   refused: 0,
 });
 
+/** Adds an activity's counts to a partition's running ones. */
+export function addTally(into: PartitionTally, more: PartitionTally): void {
+  for (const k of Object.keys(into) as (keyof PartitionTally)[]) into[k] += more[k];
+}
+
 /**
  * The partition's checkpoint of pass `generation`; on its first activity, the cursor a pass
  * carried from before cursors moved to the store, or else a new plan.

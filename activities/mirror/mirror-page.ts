@@ -1,0 +1,186 @@
+import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Resource } from '../../destinations/record.js';
+import {
+  completeUnread,
+  createPlan,
+  planComplete,
+  planReport,
+  rereadMoved,
+  type ListResource,
+  type PartitionPlan,
+} from '../../records/partition-plan.js';
+import { gapLines } from '../../records/plan-gaps.js';
+import {
+  tallyDelta,
+  type LearnedReach,
+  type MirrorCounts,
+  type MirrorSubject,
+  type PartitionState,
+  type PartitionTally,
+} from '../../workflows/mirror-types.js';
+import { addTally, loadPartition, savePartition } from './plan-checkpoints.js';
+import {
+  isRefusal,
+  passKeyOf,
+  refusalsOf,
+  type MirrorTarget,
+  type PassTools,
+} from './pass-tools.js';
+import { readSlice } from './read-slice.js';
+import { recountRoot } from './source-pages.js';
+
+/** What the plan learned of the service's reach, for the workflow, status and the log. */
+function learnedReach(resource: ListResource, plan: PartitionPlan): LearnedReach | undefined {
+  const learned = plan.learned;
+  if (!learned) return undefined;
+  return {
+    resource,
+    configured: learned.configured,
+    reach: learned.reach,
+    page: learned.page,
+    per: learned.per,
+    items: learned.items,
+    total: learned.total,
+  };
+}
+
+export interface PageInput extends MirrorTarget {
+  generation: number;
+  /** The pass's subjects: with the mode, they name the pass whose cursors the store keeps. */
+  subjects?: MirrorSubject[];
+  /**
+   * The partition: its cursor is in the store; `cursor` is one a pass carried from before
+   * that (read once, then null), and `tally` the counts the workflow has seen reported.
+   */
+  partition: Pick<PartitionState, 'key' | 'subject' | 'spec' | 'cursor' | 'tally'>;
+  /** Expected records of each finished partition (lead bookings need the leads' total). */
+  expectedOf: Record<string, number>;
+}
+
+export interface PageOutput {
+  /** Always null: the cursor stays in the store. */
+  cursor: null;
+  done: boolean;
+  expected: number;
+  /** What this activity (and any attempt whose result was lost) did: tally minus input's. */
+  counts: Partial<MirrorCounts>;
+  /** The partition's running counts after this activity. */
+  tally: PartitionTally;
+  gaps: string[];
+  /** Set when a page showed the service's reach to be below the configured one. */
+  reach?: LearnedReach;
+  /** Why the destination refused records of this page (none: absent). */
+  refusals?: string[];
+}
+
+export function createMirrorPage({ deps, lanes, pagesPerActivity, open, scopeOf }: PassTools) {
+  /**
+   * Advances one partition by up to a few pages (one request each, fetched at once), plus
+   * the reads by id those pages call for, and writes what changed.
+   */
+  async function mirrorPage(input: PageInput): Promise<PageOutput> {
+    const resource = (input.partition.spec as { resource: ListResource }).resource;
+    const [at, client] = await Promise.all([open(input), deps.clientFor(input.connectionId)]);
+    const key = passKeyOf(at, input.subjects ?? [input.partition.subject], input.mode);
+    const saved = await loadPartition(at.ledger, key, input.generation, input.partition.key, {
+      carried: input.partition.cursor,
+      plan: () =>
+        createPlan(resource, {
+          per: deps.per,
+          reachLimit: deps.reachLimit,
+          ...(deps.minYield !== undefined ? { minYield: deps.minYield } : {}),
+        }),
+    });
+    const { plan } = saved;
+    const learnedBefore = plan.learned?.reach;
+    const ctx = Context.current();
+    // A slice of the partition per activity: its pages asked for while earlier ones are
+    // written (read-slice.ts). A failed request ends the slice with what arrived (kept in
+    // the cursor), so a retry asks only for what is missing; one failed request in a few
+    // dozen must not cost the whole activity, or a flaky service is never read through.
+    if (resource === 'lead_bookings' && plan.requests === 0) {
+      // Every lead's bookings come with its page of leads: when the leads were all read, the
+      // booking list holds nothing the pass lacks, and one request for its count shows it.
+      const total = await recountRoot(client, plan);
+      saved.tally.requests += 1;
+      const seen = await at.ledger.countSeen(scopeOf(at, 'lead_bookings'), input.generation);
+      if (seen >= total) completeUnread(plan, total);
+    }
+    const startedWithWork = !planComplete(plan);
+    const slice = await readSlice(
+      plan,
+      client,
+      { ...at, generation: input.generation, mode: input.mode },
+      { lanes, budget: pagesPerActivity, onProgress: () => ctx.heartbeat() },
+    );
+    if (startedWithWork && slice.requests === 0) {
+      throw ApplicationFailure.create({
+        type: 'PlanStuck',
+        message: `${resource}: the partition plan has nothing left to read but is not complete`,
+        nonRetryable: true,
+      });
+    }
+    const refusal = slice.failures.find(isRefusal);
+    if (refusal !== undefined) throw refusal;
+    // Nothing read in this activity at all: fail, so the retry policy (or Retry-After)
+    // spaces the next try. Otherwise keep what was read and hand the cursor back.
+    const [failure] = slice.failures;
+    if (failure && slice.pages === 0 && slice.read === 0) throw failure;
+    const refusals = slice.refusals;
+    const tally = saved.tally;
+    addTally(tally, slice);
+    let done = planComplete(plan);
+    let expected = planReport(plan).totalCount ?? 0;
+    let unreachable = 0;
+    const gaps: string[] = [];
+    if (done) {
+      // Exact: what the service counts minus the distinct records this pass reached.
+      const reached = (r: Resource) => at.ledger.countSeen(scopeOf(at, r), input.generation);
+      let missing = Math.max(0, expected - (await reached(resource)));
+      if (missing > 0 && rereadMoved(plan) > 0) {
+        // Some query's count moved while it was read: a record may have slipped between
+        // its pages. Those queries are read again before anything is called unreachable.
+        done = false;
+      } else if (missing > 0) {
+        // Records deleted since the list was first counted are no gap: count it again.
+        const now = await recountRoot(client, plan);
+        tally.requests += 1;
+        if (now < expected) {
+          expected = now;
+          missing = Math.max(0, expected - (await reached(resource)));
+        }
+      }
+      // The leads' own count and gaps are settled with their bookings' (some leads come by
+      // id), by finishMirrorPass.
+      if (done && resource !== 'leads') {
+        unreachable += missing;
+        gaps.push(...gapLines(resource, plan.gaps, missing, expected));
+      }
+      if (done && resource === 'lead_bookings') {
+        unreachable += Math.max(0, (input.expectedOf.leads ?? 0) - (await reached('leads')));
+      }
+    }
+    await savePartition(at.ledger, key, input.generation, input.partition.key, saved);
+    const reach = learnedReach(resource, plan);
+    if (reach && reach.reach !== learnedBefore) {
+      log.warn(
+        'a page showed the service reach below the configured one; parts over it are cut again',
+        {
+          ...reach,
+        },
+      );
+    }
+    return {
+      cursor: null,
+      done,
+      expected,
+      counts: { ...tallyDelta(tally, input.partition.tally), unreachable },
+      tally,
+      gaps,
+      ...(reach ? { reach } : {}),
+      ...refusalsOf(refusals),
+    };
+  }
+  return mirrorPage;
+}

@@ -1,0 +1,121 @@
+import { log } from '@temporalio/activity';
+import type { Client as ServiceClient } from '../../api/client.js';
+import type { Destination } from '../../destinations/destination.js';
+import type { Resource } from '../../destinations/record.js';
+import type { Ledger, LedgerScope, PassKey } from '../../store/ledger.js';
+import {
+  MAX_REFUSAL_LINES,
+  type MirrorMode,
+  type MirrorSubject,
+} from '../../workflows/mirror-types.js';
+import type { WriteTarget } from './write-records.js';
+
+/**
+ * What the mirror's activities share: their dependencies, how they open a pass's ledger and
+ * destination, and the names the store keeps a pass's cursors under. Each activity is a file
+ * of its own (plan-pass.ts, mirror-page.ts, sweep-deletions.ts, finish-pass.ts); pass.ts puts
+ * them together.
+ */
+
+export interface MirrorDeps {
+  /** A client of the service with the connection's credentials (from its workflow). */
+  clientFor(connectionId: string): Promise<ServiceClient>;
+  /**
+   * The client only if this process can give it without asking the connection workflow;
+   * otherwise undefined, and the asking starts in the background. A local activity holds its
+   * workflow task's slot while it runs, and the connection workflow answers only in a slot of
+   * its own: a read that waited for that answer could wait for good when reads fill the slots.
+   * Absent: every client is at hand (deps that build clients directly).
+   */
+  clientIfReady?(connectionId: string): Promise<ServiceClient> | undefined;
+  /** The process's ledger (opened once). */
+  ledger(): Promise<Ledger>;
+  /** The destination of a target string, opened once per process. */
+  destination(target: string): Promise<Destination>;
+  /** The service's reach limit (10,000 in the spec; the sandbox's --reach-limit). */
+  reachLimit: number;
+  /** Page size asked for; the service grants what it grants. */
+  per: number;
+  /** See PlanOptions.minYield (EBSYNC_MIRROR_MIN_YIELD; default 1). */
+  minYield?: number;
+  /** Pages one activity fetches at once, and records read by id at once (default 4). */
+  pagesInFlight?: number;
+  /** Pages one activity reads before handing its cursor back (default 16). */
+  pagesPerActivity?: number;
+}
+
+export interface MirrorTarget {
+  connectionId: string;
+  destination: string;
+  mode: MirrorMode;
+}
+
+export interface MirrorTarget {
+  connectionId: string;
+  destination: string;
+  mode: MirrorMode;
+}
+
+/** A pass's ledger and destination, opened, with the destination's id. */
+export type OpenTarget = WriteTarget & { destinationId: string };
+
+export interface PassTools {
+  deps: MirrorDeps;
+  /** Pages in flight and records read by id at once. */
+  lanes: number;
+  pagesPerActivity: number;
+  open: (target: MirrorTarget) => Promise<OpenTarget>;
+  scopeOf: (at: { connectionId: string; destinationId: string }, resource: Resource) => LedgerScope;
+}
+
+export function passTools(deps: MirrorDeps): PassTools {
+  return {
+    deps,
+    lanes: Math.max(1, deps.pagesInFlight ?? 4),
+    pagesPerActivity: Math.max(1, deps.pagesPerActivity ?? 16),
+    open: async (target) => {
+      const [ledger, destination] = await Promise.all([
+        deps.ledger(),
+        deps.destination(target.destination),
+      ]);
+      return {
+        connectionId: target.connectionId,
+        ledger,
+        destination,
+        destinationId: destination.describe().id,
+      };
+    },
+    scopeOf: (at, resource) => ({
+      connectionId: at.connectionId,
+      destination: at.destinationId,
+      resource,
+    }),
+  };
+}
+
+/** An error no retry can fix (the service refused, or our own bug): fail at once. */
+export const isRefusal = (error: unknown): boolean =>
+  (error as { retryable?: unknown } | null)?.retryable === false;
+
+const passName = (subjects: readonly MirrorSubject[], mode: MirrorMode): string =>
+  `${[...subjects].sort().join('+')}:${mode}`;
+
+export const passKeyOf = (
+  at: { connectionId: string; destinationId: string },
+  subjects: readonly MirrorSubject[],
+  mode: MirrorMode,
+): PassKey => ({
+  connectionId: at.connectionId,
+  destination: at.destinationId,
+  pass: passName(subjects, mode),
+});
+
+/** Refusal lines for an activity's result: absent when none, at most a few, and logged. */
+export function refusalsOf(lines: readonly string[]): { refusals?: string[] } {
+  if (lines.length === 0) return {};
+  const kept = lines.slice(0, MAX_REFUSAL_LINES);
+  log.warn('the destination refused records; the next pass tries them again', {
+    refusals: kept,
+  });
+  return { refusals: kept };
+}

@@ -1,0 +1,47 @@
+import { ALL_TABLES } from '../../destinations/tables.js';
+import type { ListResource } from '../../records/partition-plan.js';
+import type { MirrorCounts, MirrorSubject, PartitionState } from '../../workflows/mirror-types.js';
+import { passKeyOf, type MirrorTarget, type PassTools } from './pass-tools.js';
+
+/** The lists each subject reads, in order: lead bookings after leads (they read the rest by id). */
+const LISTS: Record<MirrorSubject, { key: ListResource; after?: ListResource }[]> = {
+  leads: [{ key: 'leads' }, { key: 'lead_bookings', after: 'leads' }],
+  events: [{ key: 'event_bookings' }],
+  appointments: [{ key: 'appointments' }],
+};
+
+export function createPlanPass({ open }: PassTools) {
+  /** Opens a pass: its generation in the ledger, the destination's tables, its partitions. */
+  async function planMirrorPass(input: MirrorTarget & { subjects: MirrorSubject[] }): Promise<{
+    passId: string;
+    generation: number;
+    partitions: PartitionState[];
+    counts: Partial<MirrorCounts>;
+    gaps: string[];
+  }> {
+    const at = await open(input);
+    await at.destination.ensureSchema(ALL_TABLES);
+    const key = passKeyOf(at, input.subjects, input.mode);
+    // A new workflow is a new pass: whatever pass of this key was left open was interrupted.
+    const pass = await at.ledger.beginPass(key, { restart: true });
+    const partitions: PartitionState[] = input.subjects.flatMap((subject) =>
+      LISTS[subject].map((list) => ({
+        key: list.key,
+        subject,
+        spec: { resource: list.key, ...(list.after ? { after: list.after } : {}) },
+        cursor: null,
+        done: false,
+        expected: 0,
+        ...(list.after ? { after: list.after } : {}),
+      })),
+    );
+    return {
+      passId: `${key.pass}#${pass.generation}`,
+      generation: pass.generation,
+      partitions,
+      counts: {},
+      gaps: [],
+    };
+  }
+  return planMirrorPass;
+}

@@ -1,0 +1,90 @@
+import { Context } from '@temporalio/activity';
+import type { Resource } from '../../destinations/record.js';
+import type { MirrorCounts, MirrorSubject } from '../../workflows/mirror-types.js';
+import { isRefusal, refusalsOf, type MirrorTarget, type PassTools } from './pass-tools.js';
+import { readRecords, type ManyRead } from './records-by-id.js';
+import { asError } from './source-pages.js';
+import { writeDeletions, writeRecords } from './write-records.js';
+
+/** The tables a subject fills: what a deletion sweep re-reads. */
+export const SUBJECT_RESOURCES: Record<MirrorSubject, Resource[]> = {
+  leads: ['leads', 'lead_bookings'],
+  events: ['events', 'event_bookings'],
+  appointments: ['appointments'],
+};
+
+/** Ids a read by id has an answer for: the record, or the service's 404. */
+const answeredIds = (got: ManyRead): Set<string> =>
+  new Set([...got.reads.map((r) => r.record.id), ...got.missing]);
+
+export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) {
+  /**
+   * After a complete full pass: records the ledger has but the pass did not see are read by
+   * id; a 404 marks them deleted, in the destination and the ledger. A few at a time.
+   */
+  async function sweepDeletions(
+    input: MirrorTarget & {
+      subjects: MirrorSubject[];
+      generation: number;
+      after: string | null;
+    },
+  ): Promise<{
+    after: string | null;
+    done: boolean;
+    counts: Partial<MirrorCounts>;
+    refusals?: string[];
+  }> {
+    const order = input.subjects.flatMap((s) => SUBJECT_RESOURCES[s]);
+    const [startResource, startId] = (input.after ?? '').split('|') as [string, string?];
+    let index = Math.max(0, order.indexOf(startResource as Resource));
+    let afterId = input.after ? startId : undefined;
+    const at = await open(input);
+    const client = await deps.clientFor(input.connectionId);
+    for (; index < order.length; index += 1, afterId = undefined) {
+      const resource = order[index]!;
+      const scope = scopeOf(at, resource);
+      const unseen = await at.ledger.listUnseen(scope, input.generation, {
+        limit: lanes * 8,
+        ...(afterId ? { after: afterId } : {}),
+      });
+      if (unseen.length === 0) continue;
+      const got = await readRecords(
+        client,
+        resource,
+        unseen.map((e) => e.id),
+        { concurrency: lanes, keepGoing: true },
+      );
+      Context.current().heartbeat();
+      const refusal = got.failed.find((f) => isRefusal(f.error));
+      if (refusal) throw asError(refusal.error);
+      // The sweep moves on only past ids it has an answer for; the rest are asked again.
+      const ids = unseen.map((e) => e.id);
+      const has = answeredIds(got);
+      const firstOpen = ids.findIndex((id) => !has.has(id));
+      const answered = firstOpen === -1 ? ids : ids.slice(0, firstOpen);
+      if (answered.length === 0) throw asError(got.failed[0]?.error);
+      const settled = new Set(answered);
+      const found = got.reads
+        .filter((r) => settled.has(r.record.id))
+        .flatMap((r) => [r.record, ...r.included]);
+      const gone = got.missing.filter((id) => settled.has(id));
+      const written = await writeRecords(at, input.generation, found);
+      await writeDeletions(at, resource, gone);
+      return {
+        after: `${resource}|${answered[answered.length - 1]!}`,
+        done: false,
+        counts: {
+          requests: got.requests,
+          read: found.length,
+          written: written.written,
+          unchanged: written.unchanged,
+          refused: written.refused,
+          deleted: gone.length,
+        },
+        ...refusalsOf(written.refusals),
+      };
+    }
+    return { after: null, done: true, counts: {} };
+  }
+  return sweepDeletions;
+}
