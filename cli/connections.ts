@@ -32,8 +32,21 @@ import { formatDuration } from './options.js';
 import { secretFrom } from './secret-input.js';
 import { sameSecret } from '../config/secret-compare.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
+import { withinDeadline } from './workflow-deadline.js';
 
 const ID_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/**
+ * How long an update to a connection's workflow may wait for a worker. The check for a worker
+ * counts one seen in the last two minutes, so a worker stopped a moment ago passes it, and
+ * without a deadline the update would wait for good.
+ */
+const UPDATE_DEADLINE_MS = 30_000;
+
+const noAnswer = (workflowId: string): UserError =>
+  new UserError(
+    `the connection's workflow '${workflowId}' got no answer within ${UPDATE_DEADLINE_MS / 1000} s: no worker runs it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again`,
+  );
 
 function serviceOptions(config: Config): {
   baseUrl: string;
@@ -96,15 +109,21 @@ export async function saveConnection(
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     await requireWorkerOf(client, config, workflowId);
-    return client.workflow.getHandle(workflowId).executeUpdate(reconnectUpdate, {
-      args: [
-        {
-          credentials,
-          permissions: profile.permissions,
-          ...(profile.businessName ? { businessName: profile.businessName } : {}),
-        },
-      ],
-    });
+    return withinDeadline(
+      client,
+      UPDATE_DEADLINE_MS,
+      () =>
+        client.workflow.getHandle(workflowId).executeUpdate(reconnectUpdate, {
+          args: [
+            {
+              credentials,
+              permissions: profile.permissions,
+              ...(profile.businessName ? { businessName: profile.businessName } : {}),
+            },
+          ],
+        }),
+      () => noAnswer(workflowId),
+    );
   }
   return client.workflow.getHandle(workflowId).query(statusQuery);
 }
@@ -441,7 +460,12 @@ async function withConnection<T>(
   const handle = client.workflow.getHandle<typeof connectionWorkflow>(connectionWorkflowId(id));
   try {
     await requireWorkerOf(client, config, handle.workflowId);
-    return await fn(handle);
+    return await withinDeadline(
+      client,
+      UPDATE_DEADLINE_MS,
+      () => fn(handle),
+      () => noAnswer(handle.workflowId),
+    );
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
     // Updates to a workflow that has ended fail as "not found" too: it was disconnected.

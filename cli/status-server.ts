@@ -13,6 +13,7 @@ import { connectClient, TemporalUnreachableError } from '../worker/temporal-clie
 import { connectionWorkflowId, setPausedUpdate } from '../workflows/connection-types.js';
 import { MIRROR_SUBJECTS } from '../workflows/mirror-types.js';
 import { UserError } from './errors.js';
+import { causes, GRPC_DEADLINE_EXCEEDED, withinDeadline } from './workflow-deadline.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedules.js';
 import {
   collectStatus,
@@ -42,7 +43,6 @@ const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
 const ACTION_DEADLINE_MS = 10_000;
 /** gRPC status codes of a Temporal that is not there or did not answer in time. */
 const GRPC_UNAVAILABLE = 14;
-const GRPC_DEADLINE_EXCEEDED = 4;
 
 export interface StatusServer {
   url: string;
@@ -74,15 +74,6 @@ interface Refusal {
   /** Logged where the page runs: a failure the answer does not explain. */
   unexpected?: boolean;
 }
-
-const causes = (error: unknown): unknown[] => {
-  const chain: unknown[] = [];
-  for (let e = error; e !== undefined && chain.length < 8; e = (e as { cause?: unknown }).cause) {
-    chain.push(e);
-    if (typeof e !== 'object' || e === null) break;
-  }
-  return chain;
-};
 
 /** Whether Temporal itself could not be reached or did not answer. */
 function temporalUnreachable(error: unknown): boolean {
@@ -179,15 +170,8 @@ const noAnswer = (what: string): WorkerUnavailableError =>
   );
 
 /** fn under the action deadline: a workflow that no worker answers in time is one line. */
-async function withinDeadline<T>(client: Client, what: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await client.withDeadline(Date.now() + ACTION_DEADLINE_MS, fn);
-  } catch (error) {
-    const late = causes(error).some(
-      (e) => isGrpcServiceError(e) && Number(e.code) === GRPC_DEADLINE_EXCEEDED,
-    );
-    throw late ? noAnswer(what) : error;
-  }
+function withinActionDeadline<T>(client: Client, what: string, fn: () => Promise<T>): Promise<T> {
+  return withinDeadline(client, ACTION_DEADLINE_MS, fn, () => noAnswer(what));
 }
 
 /** A wait on a promise this request does not own (the shared report), cut at the deadline. */
@@ -437,8 +421,10 @@ export async function startStatusServer(
         // Without a worker an update waits (about ten minutes, then fails): say so at once
         // when none polls, and within the deadline when the last one has just gone.
         await requireWorkerOf(client, config, handle.workflowId);
-        const status = await withinDeadline(client, `${action} of ${connection.connectionId}`, () =>
-          handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] }),
+        const status = await withinActionDeadline(
+          client,
+          `${action} of ${connection.connectionId}`,
+          () => handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] }),
         );
         const wanted = action === 'pause' ? 'paused' : 'active';
         void refresh().catch(() => undefined);

@@ -9,7 +9,7 @@ import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { createLead } from '../../sandbox/resources/leads.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
-import { connectionWorkflowId } from '../../workflows/connection-types.js';
+import { connectionWorkflowId, statusQuery } from '../../workflows/connection-types.js';
 
 /** `ebsync connect`, `connections` and `disconnect` as a user runs them, with a worker running. */
 let sb: Sandbox;
@@ -50,6 +50,28 @@ afterAll(async () => {
   await sb?.close();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** A connection's workflow started directly on `queue`, as another deployment would. */
+async function startConnection(queue: string, name: string, apiKey: string) {
+  const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS ?? '' });
+  const client = new Client({ connection });
+  const handle = await client.workflow.start(connectionWorkflow, {
+    taskQueue: queue,
+    workflowId: connectionWorkflowId(name),
+    args: [
+      {
+        profile: {
+          connectionId: name,
+          kind: 'integration_key',
+          baseUrl: sb.baseUrl,
+          permissions: [],
+        },
+        credentials: { kind: 'apiKey', apiKey },
+      },
+    ],
+  });
+  return { connection, handle };
+}
 
 describe('ebsync connect', () => {
   it('connects an installed app through the browser flow and names the business', async () => {
@@ -184,23 +206,7 @@ describe('ebsync connect', () => {
     // Another deployment (TEMPORAL_TASK_QUEUE) started this connection; its worker is gone.
     const orphanQueue = `orphan-queue-${Date.now()}`;
     const name = `orphan-${Date.now()}`;
-    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS ?? '' });
-    const client = new Client({ connection });
-    const handle = await client.workflow.start(connectionWorkflow, {
-      taskQueue: orphanQueue,
-      workflowId: connectionWorkflowId(name),
-      args: [
-        {
-          profile: {
-            connectionId: name,
-            kind: 'integration_key',
-            baseUrl: sb.baseUrl,
-            permissions: [],
-          },
-          credentials: { kind: 'apiKey', apiKey: 'ik_orphan_not_real' },
-        },
-      ],
-    });
+    const { connection, handle } = await startConnection(orphanQueue, name, 'ik_orphan_not_real');
     try {
       const expected = `ebsync: no worker polls task queue '${orphanQueue}' on ${env.TEMPORAL_ADDRESS}, where this workflow runs (this deployment's queue is '${env.TEMPORAL_TASK_QUEUE}'); start one there with 'TEMPORAL_TASK_QUEUE=${orphanQueue} ebsync worker', then run this again\n`;
       for (const args of [
@@ -213,6 +219,30 @@ describe('ebsync connect', () => {
         expect(result.code, args.join(' ')).toBe(1);
         expect(result.stderr, args.join(' ')).toBe(expected);
       }
+    } finally {
+      await handle.terminate('test done');
+      await connection.close();
+    }
+  }, 240_000);
+
+  it('an update its worker stopped a moment ago cannot answer ends at a deadline, in one line', async () => {
+    // The worker polled a moment ago, so the check for one passes; then nobody answers.
+    const queue = `gone-queue-${Date.now()}`;
+    const name = `gone-${Date.now()}`;
+    const gone = new CliProcess(['worker'], { ...env, TEMPORAL_TASK_QUEUE: queue });
+    await gone.waitForLine(/worker started/, 90_000);
+    const { connection, handle } = await startConnection(queue, name, sb.apiKey);
+    try {
+      // Answered by the worker (sealed by its codec, which this client lacks): it has run.
+      await expect(handle.query(statusQuery)).rejects.toThrow(/binary\/encrypted/);
+      await gone.stop('SIGTERM', 30_000);
+      const started = Date.now();
+      const result = await runCli(['connections', 'pause', name], env, 90_000);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `ebsync: the connection's workflow '${connectionWorkflowId(name)}' got no answer within 30 s: no worker runs it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again\n`,
+      );
+      expect(Date.now() - started).toBeLessThan(60_000);
     } finally {
       await handle.terminate('test done');
       await connection.close();
