@@ -1,7 +1,12 @@
-import { isGrpcServiceError, type Client } from '@temporalio/client';
+import {
+  isGrpcServiceError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  type Client,
+} from '@temporalio/client';
 
-/** gRPC's DEADLINE_EXCEEDED. */
+/** gRPC's DEADLINE_EXCEEDED and CANCELLED. */
 export const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_CANCELLED = 1;
 
 /** An error and its causes, outermost first (a few levels: Temporal wraps gRPC errors). */
 export function causes(error: unknown): unknown[] {
@@ -24,12 +29,18 @@ export async function withinDeadline<T>(
   fn: () => Promise<T>,
   late: () => Error,
 ): Promise<T> {
+  const deadline = Date.now() + ms;
   try {
-    return await client.withDeadline(Date.now() + ms, fn);
+    return await client.withDeadline(deadline, fn);
   } catch (error) {
-    const timedOut = causes(error).some(
-      (e) => isGrpcServiceError(e) && Number(e.code) === GRPC_DEADLINE_EXCEEDED,
+    // How a call cut at its deadline fails depends on where it was: a gRPC DEADLINE_EXCEEDED,
+    // or, for an update's long poll, the SDK's timeout-or-cancelled error around a CANCELLED.
+    const cut = causes(error).some(
+      (e) =>
+        e instanceof WorkflowUpdateRPCTimeoutOrCancelledError ||
+        (isGrpcServiceError(e) &&
+          (Number(e.code) === GRPC_DEADLINE_EXCEEDED || Number(e.code) === GRPC_CANCELLED)),
     );
-    throw timedOut ? late() : error;
+    throw cut && Date.now() >= deadline - 100 ? late() : error;
   }
 }

@@ -19,6 +19,7 @@ let env: Record<string, string>;
 // A reach of 2 leaves leads that share every value the filters can cut by beyond reach.
 const REACH = 2;
 const LEADS = 120;
+const CONNECTION = 'unreachable';
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ebsync-sync-unreachable-'));
@@ -37,7 +38,9 @@ beforeAll(async () => {
   };
   worker = new CliProcess(['worker'], env);
   await worker.waitForLine(/worker started/, 90_000);
-  const connect = await runCli(['connect', '--api-key'], env);
+  // A name of its own: the dev server is shared, and other files' 'default' lives on
+  // their task queues.
+  const connect = await runCli(['connect', '--api-key', '--name', CONNECTION], env);
   expect(connect.code, connect.stderr).toBe(0);
 }, 180_000);
 
@@ -50,7 +53,11 @@ afterAll(async () => {
 describe('ebsync sync when the service keeps some leads out of reach', () => {
   it('exits 3, says how many leads it could not reach and where, and ebsync status shows the problem', async () => {
     const file = join(dir, 'mirror.db');
-    const sync = await runCli(['sync', 'leads', '--full', '--to', `sqlite:${file}`], env, 180_000);
+    const sync = await runCli(
+      ['sync', 'leads', '--full', '--connection', CONNECTION, '--to', `sqlite:${file}`],
+      env,
+      180_000,
+    );
     const db = new Database(file, { readonly: true });
     const mirrored = (db.prepare('SELECT count(*) AS n FROM leads').get() as { n: number }).n;
     db.close();
