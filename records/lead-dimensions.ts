@@ -51,11 +51,13 @@ export interface LeadSample {
 export type Discovered = Record<string, Record<string, number>>;
 
 /**
- * Distinct values kept per dimension; the rarest go first when a long tail exceeds it. Words
- * keep more: a cut by names is only as complete as the names known when it is made.
+ * Distinct values kept per dimension; the rarest go first when a long tail exceeds it.
+ * Domains and words keep more: a cut by them is only as complete as the values known when it
+ * is made, and the rarest are the ones no other cut reaches (a company's own domain, a rare
+ * surname). At these caps a plan's values stay within a few hundred kilobytes.
  */
 export const DISCOVERED_CAP = 200;
-export const DISCOVERED_WORDS_CAP = 2_000;
+export const DISCOVERED_WORDS_CAP = 5_000;
 /** Origins the spec names as seen (the automation-platform one is unnamed): always tried. */
 export const SPEC_ORIGINS = [
   'Lead Form',
@@ -120,8 +122,10 @@ export function leadSampleOf(attributes: Readonly<Record<string, unknown>>): Lea
     source: text(attributes.source),
     domain: domainOf(attributes.email),
     words: {
-      first_name: searchWords(attributes.first_name)[0] ?? null,
-      last_name: searchWords(attributes.last_name).at(-1) ?? null,
+      // The longest word of a name: "D'Angelo" is searched by "angelo", not by "d", a term
+      // that begins every word starting with a d and would make its part hold most of a list.
+      first_name: longest(searchWords(attributes.first_name)),
+      last_name: longest(searchWords(attributes.last_name)),
       phone_area: phoneArea(attributes.phone),
       venue_city: longest(searchWords(attributes.venue_city)),
     },
@@ -140,9 +144,10 @@ export function discover(into: Discovered, samples: readonly LeadSample[]): void
     for (const key of WORD_DIMENSIONS) add(key, sample.words?.[key]);
   }
   for (const [key, counts] of Object.entries(into)) {
-    const cap = (WORD_DIMENSIONS as readonly string[]).includes(key)
-      ? DISCOVERED_WORDS_CAP
-      : DISCOVERED_CAP;
+    const cap =
+      key === 'domain' || (WORD_DIMENSIONS as readonly string[]).includes(key)
+        ? DISCOVERED_WORDS_CAP
+        : DISCOVERED_CAP;
     const names = Object.keys(counts);
     if (names.length <= cap) continue;
     names.sort((a, b) => (counts[b] ?? 0) - (counts[a] ?? 0));
@@ -353,5 +358,45 @@ function textChoice(samples: readonly LeadSample[], discovered: Discovered): Dim
     dimension: 'text',
     values: [...values].sort(),
     coverage: samples.length === 0 ? 0 : covered / samples.length,
+  };
+}
+
+/**
+ * A cut by e-mail domain made again for what it missed, with only the domains read since it
+ * was made (or left out then as too rare): each is one request for leads no part of it could
+ * hold, where a cut by another dimension reads the whole query again. Null when every domain
+ * known is a part already. `found` estimates the leads it reaches: each value's sightings,
+ * scaled to the query's share of everything seen.
+ */
+export function recutChoice(
+  dimension: LeadDimension,
+  taken: ReadonlySet<string>,
+  discovered: Discovered,
+  shape: CutShape,
+): (DimensionChoice & { found: number }) | null {
+  // Domains only: a domain names a business, so one seen anywhere is likely in a query of
+  // the same origin. A name or a city seen elsewhere says little about one narrow query, and
+  // re-cuts by them cost a request each for leads the query mostly does not hold.
+  if (dimension !== 'text') return null;
+  const counts = discovered[discoveredKey(dimension)] ?? {};
+  const sightings = Object.values(counts).reduce((a, n) => a + n, 0);
+  const values = Object.keys(counts)
+    .filter((v) => !taken.has(v))
+    .sort();
+  if (values.length === 0 || sightings === 0) return null;
+  // A value seen elsewhere is in this query by the query's share of everything seen; one
+  // expected to hold less than half a lead here is left out. Each part costs a page at least.
+  const scale = Math.min(1, shape.total / sightings);
+  const expected = values
+    .map((v) => [v, (counts[v] ?? 0) * scale] as const)
+    .filter(([, n]) => n >= 0.5);
+  if (expected.length === 0) return null;
+  const found = expected.reduce((a, [, n]) => a + n, 0);
+  return {
+    dimension,
+    values: expected.map(([v]) => v),
+    coverage: found / Math.max(1, shape.total),
+    cost: expected.reduce((a, [, n]) => a + Math.max(1, Math.ceil(n / shape.per)), 0),
+    found,
   };
 }

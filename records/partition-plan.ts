@@ -7,6 +7,7 @@ import {
   isDisjoint,
   isTextTerm,
   rankDimensions,
+  recutChoice,
   type DimensionChoice,
   type LeadDimension,
   type LeadSample,
@@ -92,6 +93,13 @@ const nodeSchema = z.object({
   /** Distinct leads seen (each when first seen) that this query holds: see creditFresh. */
   held: z.number().int().nonnegative().default(0),
   /**
+   * Of the results its own pages brought (probes not counted), those the pass saw for the
+   * first time: the share of its results no other query reached, which scales what lies
+   * past its reach (see refineGaps).
+   */
+  kept: z.number().int().nonnegative().default(0),
+  keptFresh: z.number().int().nonnegative().default(0),
+  /**
    * `held` counts every lead the query holds that the pass saw: nothing it holds was seen
    * before it existed (its parent held none yet), or it is a cover, which takes its query's.
    */
@@ -128,6 +136,12 @@ const gapSchema = z.object({
   count: z.number().int().nonnegative(),
   /** The cuts tried on this query before it was called a gap (dimension names, or 'date'). */
   tried: z.array(z.string()).default([]),
+  /**
+   * `count` is all its query holds past the reach, until its reading is done: then it is
+   * scaled by the share of what its pages brought that the pass had not seen elsewhere (a
+   * part of an overlapping cut holds much that its siblings read).
+   */
+  byShare: z.boolean().optional(),
 });
 export type PlanGap = z.infer<typeof gapSchema>;
 
@@ -219,6 +233,8 @@ function newNode(
     moved: false,
     rereads: 0,
     held: 0,
+    kept: 0,
+    keptFresh: 0,
     exact: false,
     split: null,
   };
@@ -320,9 +336,14 @@ export function applyPage(plan: PartitionPlan, step: PageStep, summary: PageSumm
   else if (summary.totalCount !== node.total) totalMoved(plan, node, summary.totalCount);
   // A probe (the first page of a query then cut, or left waiting) is read again by its parts.
   const kept = node.status === 'reading' || node.status === 'done';
-  if (kept && summary.leads) creditFresh(plan, summary.leads);
+  if (kept && summary.leads) {
+    creditFresh(plan, summary.leads);
+    node.kept += summary.leads.length;
+    node.keptFresh += summary.leads.filter((s) => s.fresh).length;
+  }
   if (node.status === 'reading' && node.pages !== null && node.done.length >= node.pages) {
     node.status = 'done';
+    refineGaps(plan, node);
     settleUp(plan, node.id);
   }
   return kept;
@@ -377,6 +398,8 @@ function resetNode(plan: PartitionPlan, node: PlanNode): void {
     pages: null,
     done: [],
     moved: false,
+    kept: 0,
+    keptFresh: 0,
   } satisfies Partial<PlanNode>);
 }
 
@@ -452,7 +475,23 @@ function readReachable(
       reason,
       count: hidden,
       tried: tried ?? triedOn(plan, node),
+      ...(count === undefined && plan.resource === 'leads' ? { byShare: true } : {}),
     });
+  }
+}
+
+/**
+ * A query read only as far as it reaches, now read: of what lies past its reach, count the
+ * share its pages showed to be new to the pass. Counting all of it would let a gap in one
+ * part of an overlapping cut stand for leads that other parts read, and hide from the query
+ * above what no part reached (settleIfCounted subtracts the gaps below it).
+ */
+function refineGaps(plan: PartitionPlan, node: PlanNode): void {
+  if (plan.resource !== 'leads' || node.kept === 0) return;
+  for (const gap of plan.gaps) {
+    if (gap.node !== node.id || gap.byShare !== true) continue;
+    gap.count = Math.ceil((gap.count * node.keptFresh) / node.kept);
+    delete gap.byShare;
   }
 }
 
@@ -763,6 +802,11 @@ function addCover(plan: PartitionPlan, node: PlanNode, residual: number): boolea
   const readYield = (residual * reachable) / Math.ceil(Math.min(total, plan.reachLimit) / perPage);
   const tried = [...node.spent, split.dimension];
   const reason = best ? 'residual_skipped' : 'filters_exhausted';
+  const again = recut(plan, node, residual);
+  if (again && again.yield >= plan.minYield) {
+    coverWith(plan, node, (cover) => cutBy(plan, cover, again.choice, split.next));
+    return true;
+  }
   if (!useCut && readYield < plan.minYield) {
     plan.gaps.push({
       node: node.id,
@@ -773,23 +817,75 @@ function addCover(plan: PartitionPlan, node: PlanNode, residual: number): boolea
     });
     return false;
   }
+  coverWith(plan, node, (coverNode) => {
+    if (useCut) cutBy(plan, coverNode, withKnownValues(plan, coverNode, best.choice), best.rest);
+    else readReachable(plan, coverNode, reason, Math.round(residual * (1 - reachable)), tried);
+  });
+  return true;
+}
+
+/** Adds a cover of `node` (the same query again) and plans it with `plan`. */
+function coverWith(
+  plan: PartitionPlan,
+  node: PlanNode,
+  planCover: (cover: PlanNode) => void,
+): void {
+  const dimension = node.split?.dimension;
+  const spent =
+    dimension === undefined || dimension === 'date' ? node.spent : [...node.spent, dimension];
   const coverId = plan.nodes.length;
   const coverNode: PlanNode = {
-    ...newNode(coverId, node.id, node.query, [...node.spent, split.dimension]),
-    total,
-    perPage,
+    ...newNode(coverId, node.id, node.query, spent),
+    total: node.total,
+    perPage: node.perPage ?? plan.per,
     // The same query: it holds what `node` holds, counted so far.
     held: node.held,
     exact: node.exact,
   };
   plan.nodes.push(coverNode);
-  if (useCut) {
-    cutBy(plan, coverNode, withKnownValues(plan, coverNode, best.choice), best.rest);
-    settleIfCounted(plan, coverId);
-  } else {
-    readReachable(plan, coverNode, reason, Math.round(residual * (1 - reachable)), tried);
+  planCover(coverNode);
+  if (coverNode.status === 'split') settleIfCounted(plan, coverId);
+}
+
+/**
+ * The cut of `node` made again by its own text term, with the values known now that are no
+ * part of it yet (recutChoice), priced like the other ways on: leads it should find of the
+ * residual per request.
+ */
+function recut(
+  plan: PartitionPlan,
+  node: PlanNode,
+  residual: number,
+): { choice: Choice; yield: number } | null {
+  const split = node.split;
+  if (!split || !isTextTerm(split.dimension as LeadDimension)) return null;
+  // Every value this query was cut by already: its own cut's and those of the covers above
+  // it that repeat its query.
+  const taken = new Set<string>();
+  const known = new Set((node.query.text ?? '').split(' '));
+  const same = JSON.stringify(node.query);
+  for (
+    let at: PlanNode | undefined = node;
+    at && JSON.stringify(at.query) === same;
+    at = at.parent === null ? undefined : plan.nodes[at.parent]
+  ) {
+    if (at.split?.dimension !== split.dimension) continue;
+    for (const id of at.split.children) {
+      const terms = (plan.nodes[id]?.query.text ?? '').split(' ').filter((t) => !known.has(t));
+      for (const t of terms) taken.add(t);
+    }
   }
-  return true;
+  const perPage = node.perPage ?? plan.per;
+  const choice = recutChoice(split.dimension as LeadDimension, taken, plan.discovered, {
+    total: node.total ?? 0,
+    per: perPage,
+    reach: plan.reachLimit,
+  });
+  if (!choice) return null;
+  return {
+    choice: { ...choice, missing: 0 },
+    yield: Math.min(residual, choice.found) / Math.max(1, choice.cost ?? choice.values.length),
+  };
 }
 
 /** A later cut of a query takes the values of its dimension read since it was planned. */
