@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { loadConfig } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { adminTokenProblem } from '../sandbox/auth.js';
 import type { SeedSummary } from '../sandbox/seed.js';
@@ -73,7 +73,7 @@ export function sandboxEnvironment(
 /** `ebsync sandbox`. */
 export function sandboxCommand(flags: SandboxFlags): Promise<void> {
   return runAction(async () => {
-    const config = loadConfig();
+    const config = loadStartupConfig();
     if (flags.apiKey === FROM_STDIN && flags.adminToken === FROM_STDIN) {
       throw new UserError(
         '--api-key - and --admin-token - would both read standard input: give one of them by its setting (EBS_SANDBOX_API_KEY, EBS_SANDBOX_ADMIN_TOKEN)',
