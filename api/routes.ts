@@ -4,6 +4,8 @@
  * method or path (or without a permission), filled in by us. Assumed paths can be overridden
  * in configuration without a code change (see `withRouteOverrides`).
  */
+import { parseRouteOverride } from '../config/route-override.js';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteDef {
@@ -635,28 +637,17 @@ export const OAUTH_PATHS = {
   revoke: '/oauth/revoke',
 } as const;
 
-/**
- * Overrides of assumed routes, as `{ "leadBookings.update": "PUT /api/v1/lead_bookings/{lead_booking_id}" }`.
- * Given routes cannot be overridden: the spec fixes them.
- */
-/**
- * An override is resolved against the configured base URL, where `//host/...`, `..`, `%2e`
- * or `\\` would lead the request, credentials included, off the service: only plain
- * segments below /api/v1/ are allowed.
- */
-function isServicePath(path: string): boolean {
-  const segments = path.split('/');
-  if (segments[0] !== '' || segments[1] !== 'api' || segments[2] !== 'v1') return false;
-  const below = segments.slice(3);
-  return (
-    below.length > 0 &&
-    below.every(
-      (segment) =>
-        /^(?:[A-Za-z0-9_.~-]|\{\w+\})+$/.test(segment) && segment !== '.' && segment !== '..',
-    )
-  );
-}
+/** The `{name}` placeholders of a path, sorted. */
+const placeholdersOf = (path: string): string[] =>
+  [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '').sort();
 
+/**
+ * The route table with overrides of assumed routes, as
+ * `{ "leadBookings.update": "PUT /api/v1/lead_bookings/{lead_booking_id}" }`. The shape of each
+ * (method, and a path of plain segments under /api/v1/) is config's rule; the table's are
+ * these: the route exists, the spec does not fix it (given routes cannot be overridden), and
+ * its path keeps the placeholders the calls fill.
+ */
 export function withRouteOverrides(
   overrides: Readonly<Record<string, string>>,
 ): ReadonlyMap<string, RouteDef> {
@@ -667,16 +658,16 @@ export function withRouteOverrides(
     if (base.source === 'given') {
       throw new Error(`route '${id}' is given by the spec and cannot be overridden`);
     }
-    const match = /^(GET|POST|PUT|PATCH|DELETE)\s+(\/\S*)$/.exec(spec.trim());
-    if (!match?.[2]) {
-      throw new Error(`route override for '${id}' must look like 'PATCH /api/v1/path/{id}'`);
-    }
-    if (!isServicePath(match[2])) {
+    const route = parseRouteOverride(id, spec);
+    if ('problem' in route) throw new Error(route.problem);
+    const wanted = placeholdersOf(base.path);
+    if (placeholdersOf(route.path).join() !== wanted.join()) {
+      const names = wanted.map((name) => `{${name}}`).join(' ') || 'none';
       throw new Error(
-        `route override for '${id}' must stay under /api/v1/ (segments of letters, digits, - _ . ~ and {name}), got '${match[2]}'`,
+        `route override for '${id}' must keep the placeholders of ${base.path} (${names}), got '${route.path}'`,
       );
     }
-    table.set(id, { ...base, method: match[1] as HttpMethod, path: match[2] });
+    table.set(id, { ...base, method: route.method, path: route.path });
   }
   return table;
 }

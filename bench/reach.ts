@@ -1,14 +1,15 @@
 import { apiKeyAuth, createClient } from '../api/index.js';
-import { readEventsAndBookings, readLeadsAndBookings } from '../activities/mirror/source-pass.js';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
+import { driveMirrorPass } from '../test/helpers/mirror-driver.js';
 import { reachOracle } from '../test/helpers/reach-oracle.js';
 import { fmt, type BenchContext, type Benchmark, type Table } from './lib.js';
 
 /**
  * What a pass reaches of the leads when the service's reach is below what the data needs,
  * and at how many requests: the lead list cut by the plan, lead bookings by date windows,
- * the leads only bookings name read by id (activities/mirror/source-pass.ts drives the same
- * plans and reads as the mirror's activities, in one process, against a sandbox over HTTP).
+ * the leads only bookings name read by id. Each case is a full pass of the mirror's own
+ * activities in one process (test/helpers/mirror-driver.ts), against a sandbox over HTTP, into
+ * a SQLite mirror.
  */
 
 interface Case {
@@ -65,17 +66,18 @@ async function runCase(ctx: BenchContext, c: Case): Promise<Outcome> {
       auth: apiKeyAuth(sb.apiKey),
       allowInsecureLoopback: true,
     });
-    const mirrored = new Set<string>();
     const started = performance.now();
-    const options = { reachLimit: CONFIGURED, per: PER };
-    const read = await readLeadsAndBookings(client, {
-      ...options,
-      onRecords: (records) => {
-        for (const r of records) if (r.resource === 'leads') mirrored.add(r.id);
-      },
+    const pass = await driveMirrorPass({
+      client,
+      subjects: c.events > 0 ? ['leads', 'events'] : ['leads'],
+      reachLimit: CONFIGURED,
+      per: PER,
     });
-    const events = c.events > 0 ? await readEventsAndBookings(client, options) : undefined;
     const seconds = (performance.now() - started) / 1000;
+    const leads = pass.partitions.leads;
+    if (!leads) throw new Error(`${c.label}: the pass read no leads`);
+    const mirrored = new Set(pass.written.get('leads')?.keys() ?? []);
+    const reached = pass.seen.leads ?? 0;
     ctx.log(`${c.label}: read in ${fmt(seconds, 1)} s; asking the enumeration about the misses`);
     const ids = (
       sb.ctx.db
@@ -84,18 +86,20 @@ async function runCase(ctx: BenchContext, c: Case): Promise<Outcome> {
     ).map((r) => String(r.id));
     const missed = new Set(ids.filter((id) => !mirrored.has(id)));
     const oracle = reachOracle(sb, c.reach, missed);
-    const report = read.leads.report;
+    const report = leads.report;
     return {
       c,
       seconds,
-      reached: read.leads.reached,
-      unreachable: read.leads.unreachable,
-      listRequests: report.requests,
-      byId: read.leads.readById,
+      reached,
+      unreachable: Math.max(0, leads.expected - reached),
+      listRequests: pass.requests['leads.list'] ?? 0,
+      byId: pass.requests['leads.get'] ?? 0,
       floor: report.floor,
       gaps: [...new Set(report.gaps.map((g) => g.reason))].join(', ') || 'none',
       missedReachable: oracle.reachable.size,
-      ...(events ? { events: { reached: events.events.reached, total: liveEvents(sb) } } : {}),
+      ...(c.events > 0
+        ? { events: { reached: pass.seen.events ?? 0, total: liveEvents(sb) } }
+        : {}),
     };
   } finally {
     await sb.close();
@@ -167,7 +171,7 @@ export const reachBenchmark: Benchmark = {
     }
     return {
       method:
-        'Each case seeds a sandbox in this process (HTTP on loopback, `--reach-limit` as given) and reads its leads as a full pass does, with the setting left at 10,000. Leads reached, and those reported unreachable, are counted from what was read; the enumeration is asked about each lead the pass lacks.',
+        "Each case seeds a sandbox in this process (HTTP on loopback, `--reach-limit` as given) and runs a full pass of the mirror's activities on it (its leads, and its events where it has some) into a SQLite mirror, with the setting left at 10,000. Leads reached are those the pass recorded, unreachable the service's count minus them; lead requests are the lead list and lead requests the pass sent; the enumeration is asked about each lead the pass lacks.",
       tables: [table],
       notes,
     };

@@ -6,7 +6,8 @@ import {
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { loadConfig, type Config } from '../config/index.js';
+import { type Config } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import { createClient } from '../api/client.js';
 import { apiKeyAuth, bearerAuth, type ClientAuth } from '../api/auth.js';
 import { AuthenticationError, EbsError, PermissionError } from '../api/errors.js';
@@ -429,7 +430,7 @@ function inspect(status: ConnectionStatus, rate: number | null | undefined): str
 /** Runs fn with a Temporal client, once a worker is known to poll the task queue. */
 async function withWorker<T>(
   fn: (client: Client, config: Config) => Promise<T>,
-  config: Config = loadConfig(),
+  config: Config = loadStartupConfig(),
 ): Promise<T> {
   const { client, close } = await connectClient(config);
   try {
@@ -517,7 +518,7 @@ export function pauseCommand(name: 'pause' | 'resume', id: string): Promise<void
 export function connectCommand(flags: ConnectFlags): Promise<void> {
   return runAction(async () => {
     checkName(flags.name);
-    const config = loadConfig();
+    const config = loadStartupConfig();
     const apiKey = flags.apiKey !== undefined ? await integrationKey(config, flags) : undefined;
     await withWorker(async (client) => {
       const connected =

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import { DestinationError } from '../destinations/errors.js';
 import { hubspotMapping, type HubSpotMapping } from '../destinations/hubspot-mapping.js';
 import { setupHubSpot } from '../destinations/hubspot-setup.js';
@@ -81,7 +81,7 @@ export function salesforceMappingText(m: SalesforceMapping): string {
   ].join('\n')}\n`;
 }
 
-const mappingText = (crm: Crm, config: ReturnType<typeof loadConfig>): string =>
+const mappingText = (crm: Crm, config: ReturnType<typeof loadStartupConfig>): string =>
   crm === 'hubspot'
     ? hubspotMappingText(hubspotMapping(config.crm.hubspot.mapping))
     : crm === 'pipedrive'
@@ -89,7 +89,7 @@ const mappingText = (crm: Crm, config: ReturnType<typeof loadConfig>): string =>
       : salesforceMappingText(salesforceMapping(config.crm.salesforce.mapping));
 
 /** `destinations setup salesforce`: the org cannot be changed over REST cheaply, so it is checked. */
-async function checkSalesforceOrg(config: ReturnType<typeof loadConfig>): Promise<void> {
+async function checkSalesforceOrg(config: ReturnType<typeof loadStartupConfig>): Promise<void> {
   let options;
   try {
     options = salesforceClientOptions(config.crm.salesforce);
@@ -121,7 +121,7 @@ const asUserError = (error: unknown): unknown =>
 /** `ebsync mapping show <crm>`. */
 export function mappingShowCommand(crm: Crm): Promise<void> {
   return runAction(async () => {
-    const config = loadConfig();
+    const config = loadStartupConfig();
     try {
       process.stdout.write(mappingText(crm, config));
     } catch (error) {
@@ -134,7 +134,7 @@ export function mappingShowCommand(crm: Crm): Promise<void> {
 /** `ebsync destinations setup <crm>`. */
 export function destinationsSetupCommand(crm: Crm): Promise<void> {
   return runAction(async () => {
-    const config = loadConfig();
+    const config = loadStartupConfig();
     if (crm === 'salesforce') {
       try {
         await checkSalesforceOrg(config);

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { loadConfig } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { adminTokenProblem } from '../sandbox/auth.js';
 import type { SeedSummary } from '../sandbox/seed.js';
@@ -73,7 +73,7 @@ export function sandboxEnvironment(
 /** `ebsync sandbox`. */
 export function sandboxCommand(flags: SandboxFlags): Promise<void> {
   return runAction(async () => {
-    const config = loadConfig();
+    const config = loadStartupConfig();
     if (flags.apiKey === FROM_STDIN && flags.adminToken === FROM_STDIN) {
       throw new UserError(
         '--api-key - and --admin-token - would both read standard input: give one of them by its setting (EBS_SANDBOX_API_KEY, EBS_SANDBOX_ADMIN_TOKEN)',
@@ -95,6 +95,8 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
       { flag: '--admin-token', env: 'EBS_SANDBOX_ADMIN_TOKEN', what: 'admin token' },
       adminTokenProblem,
     );
+    // ebsync's loopback rule is applied here (the sandbox may not import config/): it is told
+    // whether the host is remote, and refuses a remote one unless allowRemote says so.
     const remote = !isLoopbackHost(flags.host);
     if (remote && !flags.allowRemote) {
       throw new UserError(
@@ -102,9 +104,15 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
         2,
       );
     }
+    if (remote && flags.http) {
+      throw new UserError(
+        `--http is allowed on a loopback --host only (127.0.0.1, ::1, localhost), not on ${flags.host}: beyond loopback the sandbox speaks HTTPS`,
+        2,
+      );
+    }
     const options: SandboxOptions = {
       port: flags.port,
-      host: flags.host,
+      listen: { host: flags.host, remote },
       allowRemote: remote,
       http: flags.http ?? false,
       rateLimit: flags.rateLimit,

@@ -8,7 +8,8 @@ import {
   type ScheduleDescription,
   type ScheduleHandle,
 } from '@temporalio/client';
-import { loadConfig, type Config } from '../config/index.js';
+import { type Config } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
@@ -300,7 +301,7 @@ export interface CreateFlags {
 }
 
 async function withClient(action: (client: Client, config: Config) => Promise<void>) {
-  const config = loadConfig();
+  const config = loadStartupConfig();
   const { client, close } = await connectClient(config);
   try {
     await action(client, config);

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { runAction } from './errors.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
@@ -108,7 +108,7 @@ export function statusText(report: StatusReport): string {
 /** `ebsync status`. */
 export function statusCommand(flags: { json?: boolean; serve?: boolean }): Promise<void> {
   return runAction(async () => {
-    const config = loadConfig();
+    const config = loadStartupConfig();
     if (flags.serve) {
       const { serveUntilSignal } = await import('./status-server.js');
       await serveUntilSignal(config);

@@ -7,7 +7,8 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import cliProgress from 'cli-progress';
-import { loadConfig, type Config } from '../config/index.js';
+import { type Config } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import { DestinationTargetError } from '../destinations/errors.js';
 import { parseDestinationTarget } from '../destinations/open-destination.js';
 import { maskCredentials } from '../config/database-locations.js';
@@ -222,7 +223,7 @@ export interface SyncFlags {
 /** `ebsync sync [what]`. */
 export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
   return runAction(async () => {
-    const config = loadConfig();
+    const config = loadStartupConfig();
     const subjects = parseSubjects(what);
     const destination = normalizeDestination(flags.to ?? defaultDestination(config));
     const { client, close } = await connectClient(config);

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { loadConfig } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import { startDevServer, canConnect, type DevServer } from '../worker/dev-server.js';
 import { loggerFor, runWorker } from './worker.js';
 import { startWebhookReceiver, type RunningReceiver } from '../worker/webhook-receiver.js';
@@ -52,7 +52,7 @@ function untilSignal(server: DevServer): Promise<void> {
 /** `ebsync temporal`. */
 export function temporalCommand(flags: ServerFlags): Promise<void> {
   return runAction(async () => {
-    const config = loadConfig();
+    const config = loadStartupConfig();
     const server = await startFromFlags(flags, config.dataDir);
     process.stdout.write(
       `Temporal dev server ready at ${server.address} (namespace ${flags.namespace})\n` +
@@ -65,7 +65,7 @@ export function temporalCommand(flags: ServerFlags): Promise<void> {
 /** `ebsync dev`, what `npm start` runs. */
 export function devCommand(flags: ServerFlags): Promise<void> {
   return runAction(async () => {
-    let config = loadConfig();
+    let config = loadStartupConfig();
     const logger = loggerFor(config);
     const [host = 'localhost', portText = '7233'] = config.temporal.address.split(':');
     let server: DevServer | undefined;

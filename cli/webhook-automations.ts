@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig, PRODUCTION_HTTP, type Config } from '../config/index.js';
+import { PRODUCTION_HTTP, type Config } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import {
   sqliteAutomationStore,
   type AutomationStore,
@@ -25,7 +26,7 @@ function automationStore(config: Config): AutomationStore {
 }
 
 async function withStore<T>(fn: (store: AutomationStore) => T | Promise<T>): Promise<T> {
-  const store = automationStore(loadConfig());
+  const store = automationStore(loadStartupConfig());
   try {
     return await fn(store);
   } finally {
@@ -79,7 +80,7 @@ async function add(name: string, given: string, flags: AddFlags): Promise<void> 
     throw new UserError(`url '${url}' is not allowed: expected an http(s) URL`, 2);
   }
   // Changes carry customer records: production sends them over HTTPS only.
-  if (parsed.protocol === 'http:' && loadConfig().mode === 'production') {
+  if (parsed.protocol === 'http:' && loadStartupConfig().mode === 'production') {
     throw new UserError(`url '${maskedUrl(parsed.href)}' is not allowed: ${PRODUCTION_HTTP}`, 2);
   }
   const filters: EndpointFilters = {

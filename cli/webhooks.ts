@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import got from 'got';
 import { REDIRECT_POLICY } from '../config/redirect-policy.js';
 import { z } from 'zod';
-import { loadConfig, type Config } from '../config/index.js';
+import { type Config } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import { signingSecretProblem } from '../webhooks/signature.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
 import { runAction, UserError } from './errors.js';
@@ -157,13 +158,13 @@ async function register(config: Config, connection: string, flags: RegisterFlags
 /** `ebsync webhooks serve`. */
 export function webhooksServeCommand(flags: { host?: string; port?: number }): Promise<void> {
   return runAction(async () => {
-    await serve(loadConfig(), flags);
+    await serve(loadStartupConfig(), flags);
   });
 }
 
 /** `ebsync webhooks register <connection>`. */
 export function webhooksRegisterCommand(connection: string, flags: RegisterFlags): Promise<void> {
   return runAction(async () => {
-    await register(loadConfig(), connection, flags);
+    await register(loadStartupConfig(), connection, flags);
   });
 }

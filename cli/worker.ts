@@ -1,5 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { loadConfig, type Config } from '../config/index.js';
+import { type Config } from '../config/index.js';
+import { loadStartupConfig } from './startup-config.js';
 import { createLogger, type Logger } from '../worker/logger.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { createWorker } from '../worker/worker.js';
@@ -47,7 +48,7 @@ export async function runWorker(config: Config, logger: Logger): Promise<void> {
 /** `ebsync worker`. */
 export function workerCommand(): Promise<void> {
   return runAction(async () => {
-    const config = loadConfig();
+    const config = loadStartupConfig();
     await runWorker(config, loggerFor(config));
   });
 }
@@ -69,7 +70,7 @@ export function keygenCommand(options: { id?: string }): Promise<void> {
 /** `ebsync doctor`. */
 export function doctorCommand(options: { timeout: number }): Promise<void> {
   return runAction(async () => {
-    const config = loadConfig();
+    const config = loadStartupConfig();
     const { client, close } = await connectClient(config);
     try {
       await requireWorker(client, config);

@@ -1,4 +1,4 @@
-export { loadConfig, ConfigError, maskSecret } from './load.js';
+export { loadConfig, ConfigError, maskSecret, settingProblem } from './load.js';
 export {
   configSchema,
   isLoopbackHost,

@@ -154,8 +154,19 @@ function formatIssues(
       source?.kind === 'file'
         ? `${source.path} in ${source.file}`
         : (setting?.env ?? (path || 'configuration'));
-    const value = describeValue(getPath(raw, path), setting?.secret ?? false);
-    lines.set(path, `${name}=${value} is not allowed: ${issue.message}`);
+    lines.set(path, problemLine(name, getPath(raw, path), setting?.secret ?? false, issue.message));
   }
   return [...lines.values()];
+}
+
+const problemLine = (name: string, value: unknown, secret: boolean, message: string): string =>
+  `${name}=${describeValue(value, secret)} is not allowed: ${message}`;
+
+/**
+ * The line for a setting that loaded but that a check beyond config/ refused (route overrides
+ * against api/'s route table): named and shown as loadConfig names and shows a bad setting.
+ */
+export function settingProblem(path: string, value: unknown, message: string): string {
+  const setting = settingByPath(path);
+  return problemLine(setting?.env ?? path, value, setting?.secret ?? false, message);
 }

@@ -5,8 +5,9 @@ LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
 
 /**
- * The one loopback rule of ebsync (config, client, OAuth, sandbox): an IP literal in
- * 127.0.0.0/8 or ::1 (any spelling, brackets allowed), or the name `localhost`. Names under
+ * The one loopback rule of ebsync (config, client, OAuth, and `ebsync sandbox` on the sandbox's
+ * behalf): an IP literal in 127.0.0.0/8 or ::1 (any spelling, brackets allowed), or the name
+ * `localhost`. Names under
  * `.localhost` are not: a resolver may send them anywhere, and the transport would then speak
  * plain HTTP with credentials to a host nobody checked.
  */

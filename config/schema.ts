@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { withRouteOverrides } from '../api/routes.js';
 import { parseDuration } from './duration.js';
 import { hubspotMappingSetting } from './hubspot-mapping.js';
 import { pipedriveMappingSetting } from './pipedrive-mapping.js';
 import { salesforceMappingSetting } from './salesforce-mapping.js';
 import { jsonSettingValue } from './json-setting.js';
 import { isLoopbackHost } from './loopback.js';
+import { parseRouteOverride, ROUTE_ID } from './route-override.js';
 
 export { isLoopbackHost };
 
@@ -96,8 +96,9 @@ function serverUrl(rule: string, apiPath: boolean) {
 }
 
 /**
- * `{"routeId": "METHOD /api/v1/path"}`, checked against the route table here, so a bad id or
- * route is reported when the settings load, like any other setting.
+ * `{"resource.operation": "METHOD /api/v1/path"}`, checked for shape when the settings load,
+ * like any other setting. Whether each names a route that may be overridden is checked against
+ * api/'s route table when a process starts (cli/startup-config.ts) and by every client.
  */
 const routeOverrides = z
   .union([z.string(), z.record(z.string(), z.string())])
@@ -118,11 +119,14 @@ const routeOverrides = z
     const overrides = Object.fromEntries(
       Object.entries(parsed as Record<string, string>).map(([id, route]) => [id, route.trim()]),
     );
-    try {
-      withRouteOverrides(overrides);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as Error).message });
-      return z.NEVER;
+    for (const [id, route] of Object.entries(overrides)) {
+      const shape = ROUTE_ID.test(id)
+        ? parseRouteOverride(id, route)
+        : { problem: `route override names '${id}', not a route id such as 'leadBookings.update'` };
+      if ('problem' in shape) {
+        ctx.addIssue({ code: 'custom', message: shape.problem });
+        return z.NEVER;
+      }
     }
     return overrides;
   });

@@ -79,7 +79,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'service.routeOverrides',
     default: '(none)',
     description:
-      'JSON object re-pointing routes the spec leaves open (`assumed` in `api/routes.ts`), e.g. `{"leadBookings.update":"PUT /api/v1/lead_bookings/{lead_booking_id}"}`. Paths stay under `/api/v1/` of `EBS_BASE_URL`: plain segments only, no `//`, `..`, `%`, `?` or `#`.',
+      'JSON object re-pointing routes the spec leaves open (`assumed` in `api/routes.ts`), e.g. `{"leadBookings.update":"PUT /api/v1/lead_bookings/{lead_booking_id}"}`. Paths stay under `/api/v1/` of `EBS_BASE_URL`: plain segments only, no `//`, `..`, `%`, `?` or `#`; the `{placeholders}` of the route kept.',
   },
   {
     env: 'EBS_CA_FILE',

@@ -2,7 +2,6 @@ import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { isLoopbackHost } from '../config/loopback.js';
 import { buildApp, type ServerLimits } from './app.js';
 import { hashSecret } from './auth.js';
 import { Clock } from './clock.js';
@@ -23,7 +22,12 @@ import { seedBusiness, type SeedOptions, type SeedSummary } from './seed.js';
 export interface SandboxOptions {
   /** Port to listen on; 0 (default) picks a free one. */
   port?: number;
-  host?: string;
+  /**
+   * Where to listen; 127.0.0.1 when absent. The sandbox does not judge host names: its caller
+   * applies ebsync's one loopback rule (config/loopback.ts, which `ebsync sandbox` uses) and
+   * says whether the host is beyond loopback. Such a host needs allowRemote, and HTTPS.
+   */
+  listen?: { host: string; remote: boolean };
   /**
    * Listen on a host that is not loopback. Off by default: the OAuth consent approves for
    * whoever reaches it and the admin token is the only guard, fine on one machine only.
@@ -86,13 +90,14 @@ export interface Sandbox {
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const host = options.host ?? '127.0.0.1';
-  if (!isLoopbackHost(host) && !options.allowRemote) {
+  const host = options.listen?.host ?? '127.0.0.1';
+  const remote = options.listen?.remote ?? false;
+  if (remote && !options.allowRemote) {
     throw new Error(
       `the sandbox listens on loopback only, not on ${host}: its OAuth consent authenticates nobody (allowRemote overrides)`,
     );
   }
-  if (options.http && !isLoopbackHost(host)) {
+  if (options.http && remote) {
     throw new Error(`plain HTTP is allowed only on loopback, not on ${host}`);
   }
   const db = openDb(options.db ?? ':memory:');

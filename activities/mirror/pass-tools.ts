@@ -50,12 +50,6 @@ export interface MirrorTarget {
   mode: MirrorMode;
 }
 
-export interface MirrorTarget {
-  connectionId: string;
-  destination: string;
-  mode: MirrorMode;
-}
-
 /** A pass's ledger and destination, opened, with the destination's id. */
 export type OpenTarget = WriteTarget & { destinationId: string };
 

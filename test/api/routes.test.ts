@@ -7,6 +7,7 @@ import { ClientConfigError } from '../../api/transport.js';
 import { apiKeyAuth } from '../../api/auth.js';
 import { NotFoundError } from '../../api/errors.js';
 import { ROUTES, withRouteOverrides } from '../../api/routes.js';
+import { loadStartupConfig } from '../../cli/startup-config.js';
 import { loadConfig, ConfigError } from '../../config/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 
@@ -36,15 +37,22 @@ describe('route overrides (EBS_ROUTE_OVERRIDES)', () => {
     expect((error as NotFoundError).reason).toBe('route_not_found');
   });
 
-  it('refuse to override a route the spec gives, or an unknown id', () => {
+  it('refuse to override a route the spec gives, or an unknown id, or to change its placeholders', () => {
     expect(() => withRouteOverrides({ 'leads.get': 'GET /x' })).toThrow(/given by the spec/);
     expect(() => withRouteOverrides({ 'leads.nope': 'GET /x' })).toThrow(
       /unknown route 'leads.nope'/,
     );
+    // The calls fill the table's placeholders: a path with others could never be sent.
+    expect(() =>
+      withRouteOverrides({ 'expenses.get': 'GET /api/v1/spending/{expense_id}' }),
+    ).toThrow(/must keep the placeholders of \/api\/v1\/expenses\/\{id\} \(\{id\}\)/);
+    expect(() => withRouteOverrides({ 'expenses.get': 'GET /api/v1/spending' })).toThrow(
+      /must keep the placeholders/,
+    );
     expect(ROUTES.filter((r) => r.source === 'assumed').length).toBeGreaterThan(20);
   });
 
-  it('are read from the environment as JSON and checked for shape', () => {
+  it('are read from the environment as JSON and checked for shape when the settings load', () => {
     const config = loadConfig({
       EBS_ROUTE_OVERRIDES: '{"leadBookings.update":"PUT /api/v1/lead_bookings/{lead_booking_id}"}',
     });
@@ -55,13 +63,40 @@ describe('route overrides (EBS_ROUTE_OVERRIDES)', () => {
     expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"leadBookings.update":"FETCH /y"}' })).toThrow(
       /must look like/,
     );
-    expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"x":"GET /y"}' })).toThrow(
-      /unknown route 'x'/,
-    );
-    expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"leads.get":"GET /y"}' })).toThrow(
-      /given by the spec/,
+    expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"x":"GET /api/v1/y"}' })).toThrow(
+      /^EBS_ROUTE_OVERRIDES=.* is not allowed: route override names 'x', not a route id/,
     );
     expect(() => loadConfig({ EBS_ROUTE_OVERRIDES: '{"x":' })).toThrow(ConfigError);
+  });
+
+  it('stop a command at start, one line naming the setting, when the route table refuses them', () => {
+    const refused: [string, RegExp][] = [
+      ['{"leads.nope":"GET /api/v1/y"}', /unknown route 'leads.nope'/],
+      ['{"leads.get":"GET /api/v1/y/{lead_id}"}', /given by the spec/],
+      ['{"expenses.get":"GET /api/v1/spending/{expense_id}"}', /must keep the placeholders/],
+    ];
+    for (const [value, why] of refused) {
+      const env = { EBS_ROUTE_OVERRIDES: value };
+      // Shape is config's to judge; the table is api's, checked where a command starts.
+      expect(loadConfig(env).service.routeOverrides).toBeDefined();
+      const error = (() => {
+        try {
+          loadStartupConfig(env);
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(error, value).toBeInstanceOf(ConfigError);
+      const lines = (error as ConfigError).lines;
+      expect(lines, value).toHaveLength(1);
+      expect(lines[0], value).toMatch(/^EBS_ROUTE_OVERRIDES='\{.*\}' is not allowed: /);
+      expect(lines[0], value).toMatch(why);
+    }
+    expect(
+      loadStartupConfig({ EBS_ROUTE_OVERRIDES: '{"expenses.get":"GET /api/v1/spending/{id}"}' })
+        .service.routeOverrides,
+    ).toEqual({ 'expenses.get': 'GET /api/v1/spending/{id}' });
   });
 
   describe('stay under the base URL and /api/v1/', () => {

@@ -22,6 +22,20 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     expect(result.stdout).toBe('');
   });
 
+  it('a route override the route table refuses stops the worker at start, one line, exit 2', async ({
+    expect,
+  }) => {
+    const result = await runCli(['worker'], {
+      EBS_ROUTE_OVERRIDES: '{"leads.nope":"GET /api/v1/nope/{id}"}',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'ebsync: EBS_ROUTE_OVERRIDES=\'{"leads.nope":"GET /api/v1/nope/{id}"}\' is not allowed: ' +
+        "route override names an unknown route 'leads.nope'\n",
+    );
+    expect(result.stdout).toBe('');
+  });
+
   it('a bad secret setting is reported without its value', async ({ expect }) => {
     const secret = 'sk_live_9QxW2topsecret';
     const result = await runCli(['worker'], { EBS_API_KEY: secret });

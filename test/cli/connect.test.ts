@@ -1,54 +1,47 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import got from 'got';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../sandbox/server.js';
 import { createLead } from '../../sandbox/resources/leads.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
+import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
 import { connectionWorkflowId, statusQuery } from '../../workflows/connection-types.js';
 
 /** `ebsync connect`, `connections` and `disconnect` as a user runs them, with a worker running. */
+let stack: CliStack;
 let sb: Sandbox;
-let dir: string;
 let env: Record<string, string>;
-let worker: CliProcess;
-let clientId: string;
 let appId: number;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ebsync-connect-'));
-  sb = await startSandbox({ autoApprove: true, certDir: join(dir, 'cert') });
-  createLead(sb.ctx, sb.businessId, { email: 'first@example.com' }, {});
-  const app = sb.admin.createApp({
-    name: 'ebsync',
-    redirectUris: ['http://127.0.0.1/callback'],
-    permissions: ['lead_read', 'offerings_read'],
+  stack = await startCliStack({
+    name: 'connect-cli',
+    sandbox: { autoApprove: true },
+    // Connections here are made with OAuth or a key given on the command line.
+    apiKey: false,
+    settings: (started) => {
+      createLead(started.ctx, started.businessId, { email: 'first@example.com' }, {});
+      const app = started.admin.createApp({
+        name: 'ebsync',
+        redirectUris: ['http://127.0.0.1/callback'],
+        permissions: ['lead_read', 'offerings_read'],
+      });
+      appId = app.id;
+      return {
+        EBS_AUTH_URL: started.authUrl,
+        EBS_CLIENT_ID: app.client_id,
+        EBSYNC_LOG_LEVEL: 'info',
+      };
+    },
   });
-  clientId = app.client_id;
-  appId = app.id;
-  env = {
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: `connect-cli-${Date.now()}`,
-    EBS_BASE_URL: sb.baseUrl,
-    EBS_AUTH_URL: sb.authUrl,
-    EBS_CA_FILE: sb.caFile ?? '',
-    EBS_CLIENT_ID: clientId,
-    // The CLI and the worker share the development encryption key kept here.
-    EBSYNC_DATA_DIR: join(dir, 'data'),
-    EBSYNC_LOG_LEVEL: 'info',
-  };
-  worker = new CliProcess(['worker'], env);
-  await worker.waitForLine(/worker started/, 90_000);
+  ({ sb, env } = stack);
 }, 120_000);
 
 afterAll(async () => {
-  await worker?.stop('SIGTERM', 30_000);
-  await sb?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 /** A connection's workflow started directly on `queue`, as another deployment would. */

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
+import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { everyRoundExitsClean, ROUNDS } from '../helpers/restarts.js';
 
 /**
@@ -117,29 +117,20 @@ describe('npm start: the main job on demo data', () => {
 });
 
 describe('ebsync sync', () => {
-  let sb: Sandbox;
-  let worker: CliProcess;
+  let stack: CliStack;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    sb = await startSandbox({ certDir: join(dir, 'cert'), seed: { leads: 300, events: 40 } });
-    env = {
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: `sync-cli-${Date.now()}`,
-      EBS_BASE_URL: sb.baseUrl,
-      EBS_API_KEY: sb.apiKey,
-      EBS_CA_FILE: sb.caFile ?? '',
-      EBSYNC_DATA_DIR: join(dir, 'sync-data'),
-    };
-    worker = new CliProcess(['worker'], env);
-    await worker.waitForLine(/worker started/, 90_000);
-    const connect = await runCli(['connect', '--api-key'], env);
-    expect(connect.code, connect.stderr).toBe(0);
+    stack = await startCliStack({
+      name: 'sync-cli',
+      sandbox: { seed: { leads: 300, events: 40 } },
+      connect: '',
+    });
+    env = stack.env;
   }, 180_000);
 
   afterAll(async () => {
-    await worker?.stop('SIGTERM', 30_000);
-    await sb?.close();
+    await stack?.close();
   });
 
   it('refuses a destination it cannot write in one line, exit 2', async () => {

@@ -1,45 +1,32 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScheduleView } from '../../cli/schedule-views.js';
 import { destinationIds } from '../mirror/source-truth.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
+import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { eventually } from '../schedules/schedule-worker.js';
 
 /** `ebsync schedule …` as a user runs it, with a worker and a connection of its own. */
 const CONNECTION = 'schedule-cli';
 const LEADS = 60;
 
+let stack: CliStack;
 let dir: string;
-let sb: Sandbox;
-let worker: CliProcess;
 let env: Record<string, string>;
 const created: string[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ebsync-schedule-cli-'));
-  sb = await startSandbox({ certDir: join(dir, 'cert'), seed: { leads: LEADS, events: 5 } });
-  env = {
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: `schedule-cli-${Date.now()}`,
-    EBS_BASE_URL: sb.baseUrl,
-    EBS_API_KEY: sb.apiKey,
-    EBS_CA_FILE: sb.caFile ?? '',
-    EBSYNC_DATA_DIR: join(dir, 'data'),
-  };
-  worker = new CliProcess(['worker'], env);
-  await worker.waitForLine(/worker started/, 90_000);
-  const connect = await runCli(['connect', '--api-key', '--name', CONNECTION], env);
-  expect(connect.code, connect.stderr).toBe(0);
+  stack = await startCliStack({
+    name: 'schedule-cli',
+    sandbox: { seed: { leads: LEADS, events: 5 } },
+    connect: CONNECTION,
+  });
+  ({ dir, env } = stack);
 }, 180_000);
 
 afterAll(async () => {
   for (const id of created) await runCli(['schedule', 'delete', id], env).catch(() => undefined);
-  await worker?.stop('SIGTERM', 30_000);
-  await sb?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 const describeJson = async (id: string): Promise<ScheduleView> => {

@@ -1,19 +1,16 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../sandbox/server.js';
-import { CliProcess, runCli } from '../helpers/cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 
 /**
  * `ebsync sync` as a user runs it against a service whose reach no cut can get under for
  * some leads: it must not say "done" and exit 0 (issue 29's table): it exits 3, its summary
  * names how many records it could not reach and where, and `ebsync status` shows a problem.
  */
+let stack: CliStack;
 let dir: string;
-let sb: Sandbox;
-let worker: CliProcess;
 let env: Record<string, string>;
 
 // A reach of 2 leaves leads that share every value the filters can cut by beyond reach.
@@ -22,32 +19,18 @@ const LEADS = 120;
 const CONNECTION = 'unreachable';
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ebsync-sync-unreachable-'));
-  sb = await startSandbox({
-    certDir: join(dir, 'cert'),
-    reachLimit: REACH,
-    seed: { leads: LEADS, events: 0 },
+  // A connection name of its own: the dev server is shared, and other files' 'default'
+  // lives on their task queues.
+  stack = await startCliStack({
+    name: 'sync-unreachable',
+    sandbox: { reachLimit: REACH, seed: { leads: LEADS, events: 0 } },
+    connect: CONNECTION,
   });
-  env = {
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: `sync-unreachable-${Date.now()}`,
-    EBS_BASE_URL: sb.baseUrl,
-    EBS_API_KEY: sb.apiKey,
-    EBS_CA_FILE: sb.caFile ?? '',
-    EBSYNC_DATA_DIR: join(dir, 'data'),
-  };
-  worker = new CliProcess(['worker'], env);
-  await worker.waitForLine(/worker started/, 90_000);
-  // A name of its own: the dev server is shared, and other files' 'default' lives on
-  // their task queues.
-  const connect = await runCli(['connect', '--api-key', '--name', CONNECTION], env);
-  expect(connect.code, connect.stderr).toBe(0);
+  ({ dir, env } = stack);
 }, 180_000);
 
 afterAll(async () => {
-  await worker?.stop('SIGTERM', 30_000);
-  await sb?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 describe('ebsync sync when the service keeps some leads out of reach', () => {

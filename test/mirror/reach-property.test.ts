@@ -1,16 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { apiKeyAuth, createClient } from '../../api/index.js';
-import { readLeadsAndBookings } from '../../activities/mirror/source-pass.js';
 import { startSandbox } from '../../sandbox/server.js';
+import { driveMirrorPass } from '../helpers/mirror-driver.js';
 import { reachOracle } from '../helpers/reach-oracle.js';
 
 /**
  * The mirror's lead read against a brute-force enumeration of the spec's lead filters, over
  * generated data sets: uniform and skewed (`--skew`), 200 to 20,000 leads, a service reach of
  * 50 to 10,000, and the configured reach above, equal to and below the service's. Each case
- * reads the leads as a pass does (the lead list cut by the plan, the lead bookings by date
- * windows, the leads only bookings name by id) from a real sandbox over HTTP.
+ * runs a full pass of the mirror's own activities (test/helpers/mirror-driver.ts: the lead list
+ * cut by the plan, the lead bookings by date windows, the leads only bookings name by id)
+ * against a real sandbox over HTTP, into a SQLite mirror.
  *
  * What must hold in every case:
  * - nothing is made up: every lead read is one of the service's live leads;
@@ -45,18 +46,19 @@ async function check(c: Case): Promise<void> {
       auth: apiKeyAuth(sb.apiKey),
       allowInsecureLoopback: true,
     });
-    const mirrored = new Set<string>();
-    const throughList = new Set<string>();
-    const read = await readLeadsAndBookings(client, {
+    const pass = await driveMirrorPass({
+      client,
+      subjects: ['leads'],
       reachLimit: c.configured,
       per: 100,
-      onRecords: (records) => {
-        for (const r of records) if (r.resource === 'leads') mirrored.add(r.id);
-      },
-      onPage: (page) => {
-        for (const r of page.records) if (r.resource === 'leads') throughList.add(r.id);
-      },
     });
+    // Every lead the pass wrote, and those that came through the lead list (the leads
+    // partition; the rest were read by id for the bookings that name them).
+    const mirrored = new Set(pass.written.get('leads')?.keys() ?? []);
+    const throughList = pass.writtenIn.get('leads')?.get('leads') ?? new Set<string>();
+    const leads = pass.partitions.leads;
+    const bookings = pass.partitions.lead_bookings;
+    if (!leads || !bookings) throw new Error('the pass read no leads or no lead bookings');
     const oracle = reachOracle(sb, c.reach);
     const live = new Set([...oracle.reachable, ...oracle.unreachable]);
     const label = JSON.stringify(c);
@@ -65,11 +67,16 @@ async function check(c: Case): Promise<void> {
       [...mirrored].filter((id) => !live.has(id)),
       label,
     ).toEqual([]);
-    expect(read.leads.reached, label).toBe(mirrored.size);
-    expect(read.leads.unreachable, label).toBe(oracle.total - mirrored.size);
-    expect(read.leads.report.totalCount, label).toBe(oracle.total);
+    expect(pass.seen.leads, label).toBe(mirrored.size);
+    expect(leads.expected, label).toBe(oracle.total);
+    expect(leads.report.totalCount, label).toBe(oracle.total);
+    // What the pass reports unreachable is exactly what it lacks: these leads, and any lead
+    // bookings it did not reach.
+    const bookingsLacked = bookings.expected - (pass.seen.lead_bookings ?? 0);
+    expect(bookingsLacked, label).toBeGreaterThanOrEqual(0);
+    expect(pass.unreachable, label).toBe(oracle.total - mirrored.size + bookingsLacked);
 
-    const gaps = read.leads.report.gaps;
+    const gaps = leads.report.gaps;
     const missed = [...oracle.reachable].filter((id) => !mirrored.has(id));
     expect(
       missed.filter((id) => !gaps.some((gap) => oracle.holds(id, gap.query))),
@@ -78,7 +85,7 @@ async function check(c: Case): Promise<void> {
     console.log(
       `${label}: ${mirrored.size} of ${oracle.total} leads read (the enumeration reaches ` +
         `${oracle.reachable.size}; ${missed.length} of those in reported gaps), ` +
-        `${read.leads.requests} lead requests`,
+        `${(pass.requests['leads.list'] ?? 0) + (pass.requests['leads.get'] ?? 0)} lead requests`,
     );
 
     expect(

@@ -1,18 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyAuth, createClient, type Client } from '../../api/index.js';
-import type { CanonicalRecord, Resource } from '../../records/canonical.js';
+import type { Resource } from '../../records/canonical.js';
 import { readRecord } from '../../activities/mirror/records-by-id.js';
-import { createPlan } from '../../records/partition-plan.js';
 import {
-  drivePlan,
-  readEventsAndBookings,
-  readLeadsAndBookings,
-  readList,
-  type EventRead,
-  type LeadRead,
-  type ResourceRead,
-} from '../../activities/mirror/source-pass.js';
+  driveMirrorPass,
+  type DrivenPartition,
+  type DrivenPass,
+} from '../helpers/mirror-driver.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 const REACH = 100;
@@ -28,19 +23,13 @@ interface ListCall {
 let ts: TestSandbox;
 let client: Client;
 const listCalls: ListCall[] = [];
-const seen = new Map<Resource, Map<string, Set<string>>>();
-let leadRead: LeadRead;
-let eventRead: EventRead;
-let appointmentRead: ResourceRead;
+/** A full pass of the mirror's own activities, into a SQLite mirror. */
+let pass: DrivenPass;
 
-function collect(records: CanonicalRecord[]): void {
-  for (const r of records) {
-    const byId = seen.get(r.resource) ?? new Map<string, Set<string>>();
-    seen.set(r.resource, byId);
-    const hashes = byId.get(r.id) ?? new Set<string>();
-    byId.set(r.id, hashes);
-    hashes.add(r.hash);
-  }
+function partition(key: string): DrivenPartition {
+  const read = pass.partitions[key];
+  if (!read) throw new Error(`the pass read no ${key}`);
+  return read;
 }
 
 /** The sandbox's own rows: live records of the default business. */
@@ -53,7 +42,8 @@ function truth(type: string, extra = ''): Set<string> {
   return new Set(rows.map((r) => String(r.id)));
 }
 
-const idsOf = (resource: Resource) => new Set(seen.get(resource)?.keys() ?? []);
+/** Ids of the records the pass wrote to the destination. */
+const idsOf = (resource: Resource) => new Set(pass.written.get(resource)?.keys() ?? []);
 
 beforeAll(async () => {
   ts = await startTestSandbox({
@@ -75,10 +65,12 @@ beforeAll(async () => {
     return call(operation, options);
   };
   ts.sb.admin.resetCounters();
-  const options = { reachLimit: REACH, per: 100, onRecords: collect };
-  leadRead = await readLeadsAndBookings(client, options);
-  eventRead = await readEventsAndBookings(client, options);
-  appointmentRead = await readList(client, 'appointments', options);
+  pass = await driveMirrorPass({
+    client,
+    subjects: ['leads', 'events', 'appointments'],
+    reachLimit: REACH,
+    per: 100,
+  });
 }, 240_000);
 
 afterAll(async () => {
@@ -87,43 +79,50 @@ afterAll(async () => {
 
 describe('a full read of a sandbox whose reach limit is 100', () => {
   it('reaches every lead but a reported few: reached + unreachable = total_count, unreachable ≤ 1%', () => {
-    const leads = leadRead.leads;
+    const leads = partition('leads');
     expect(leads.report.totalCount).toBe(LEADS);
-    expect(leads.reached + leads.unreachable).toBe(LEADS);
-    expect(leads.unreachable).toBeLessThanOrEqual(LEADS / 100);
+    expect(leads.expected).toBe(LEADS);
+    // Every other list is read whole (next test): what the pass reports unreachable are leads.
+    const reachedCount = pass.seen.leads ?? 0;
+    expect(reachedCount + pass.unreachable).toBe(LEADS);
+    expect(pass.unreachable).toBeLessThanOrEqual(LEADS / 100);
     expect(leads.report.complete).toBe(true);
     const reached = idsOf('leads');
-    expect(reached.size).toBe(leads.reached);
+    expect(reached.size).toBe(reachedCount);
     const live = truth('lead');
     expect(live.size).toBe(LEADS);
     expect([...reached].filter((id) => !live.has(id))).toEqual([]);
+    const byId = pass.requests['leads.get'] ?? 0;
+    const requests = (pass.requests['leads.list'] ?? 0) + byId;
     console.log(
-      `leads: ${leads.reached} reached, ${leads.unreachable} unreachable, ${leads.requests} requests ` +
-        `(${(leads.requests / LEADS).toFixed(4)} per lead, ${leads.readById} by id), ` +
+      `leads: ${reachedCount} reached, ${pass.unreachable} unreachable, ${requests} requests ` +
+        `(${(requests / LEADS).toFixed(4)} per lead, ${byId} by id), ` +
         `${leads.report.queries} queries, gaps ${JSON.stringify(leads.report.gaps)}`,
     );
   });
 
   it('reads lead bookings, event bookings, events and appointments completely', () => {
+    const complete = (key: Resource) => expect(pass.seen[key], key).toBe(partition(key).expected);
     expect(idsOf('lead_bookings')).toEqual(truth('lead_booking'));
-    expect(leadRead.leadBookings.unreachable).toBe(0);
+    complete('lead_bookings');
     const liveEvents = truth('event');
     expect(liveEvents.size).toBe(300);
     expect(idsOf('events')).toEqual(liveEvents);
-    expect(eventRead.events.missing).toEqual([]);
+    // Every event its bookings name was there to read.
+    expect(pass.seen.events).toBe(liveEvents.size);
     expect(idsOf('event_bookings')).toEqual(
       truth(
         'event_booking',
         `AND parent_id IN (SELECT id FROM records WHERE type = 'event' AND deleted_at IS NULL)`,
       ),
     );
-    expect(eventRead.eventBookings.unreachable).toBe(0);
+    complete('event_bookings');
     expect(idsOf('appointments')).toEqual(truth('appointment'));
-    expect(appointmentRead.unreachable).toBe(0);
+    complete('appointments');
   });
 
   it('reads a record read twice in one pass as the same record (one hash per id)', () => {
-    for (const [resource, byId] of seen) {
+    for (const [resource, byId] of pass.written) {
       const differing = [...byId].filter(([, hashes]) => hashes.size !== 1).map(([id]) => id);
       expect({ resource, differing }).toEqual({ resource, differing: [] });
     }
@@ -136,17 +135,29 @@ describe('a full read of a sandbox whose reach limit is 100', () => {
     const counters = ts.sb.admin.counters().requests;
     const statuses = Object.values(counters).flatMap((byStatus) => Object.keys(byStatus));
     expect(new Set(statuses)).toEqual(new Set(['200']));
-    // The plans count exactly the requests the service answered.
-    expect(counters['leads.list']?.['200']).toBe(leadRead.leads.report.requests);
-    expect(counters['leads.get']?.['200'] ?? 0).toBe(leadRead.leads.readById);
-    expect(counters['events.get']?.['200']).toBe(eventRead.events.requests);
+    // The pass counts exactly the requests the service answered: each partition's tally in
+    // the store, and each request it sent.
+    const answered = (operation: string) => counters[operation]?.['200'] ?? 0;
+    expect(answered('leads.list')).toBe(partition('leads').tally.requests);
+    expect(answered('leadBookings.list') + answered('leads.get')).toBe(
+      partition('lead_bookings').tally.requests,
+    );
+    expect(answered('eventBookings.list') + answered('events.get')).toBe(
+      partition('event_bookings').tally.requests,
+    );
+    expect(answered('appointments.list')).toBe(partition('appointments').tally.requests);
+    expect(pass.requests).toEqual(
+      Object.fromEntries(
+        Object.keys(counters).map((operation) => [operation, answered(operation)]),
+      ),
+    );
     expect(ts.internalErrors).toEqual([]);
   });
 
-  it('cuts leads by whole e-mail domains: the parts of a text cut never hold a lead twice', async () => {
+  it('cuts leads by whole e-mail domains: the parts of a text cut never hold a lead twice', () => {
     // Notes say "Corporate holiday party": a part searching only the word "corp" of
     // corp.example also finds those leads, which another part reads again.
-    const plan = await drivePlan(client, createPlan('leads', { reachLimit: REACH, per: 100 }));
+    const { plan } = partition('leads');
     const textCuts = plan.nodes.filter((n) => n.split?.dimension === 'text');
     expect(textCuts.length).toBeGreaterThan(0);
     for (const node of textCuts) {
@@ -185,7 +196,7 @@ describe('canonical records', () => {
 
   it('hashes a lead the same by id as in the list, across reads and clock changes; an edit changes it', async () => {
     const id = [...idsOf('leads')][5] ?? '';
-    const listed = [...(seen.get('leads')?.get(id) ?? [])][0];
+    const listed = [...(pass.written.get('leads')?.get(id) ?? [])][0];
     const first = await readRecord(client, 'leads', id);
     expect(first?.record.hash).toBe(listed);
     const second = await readRecord(client, 'leads', id);

@@ -87,6 +87,11 @@ describe('ebsync sandbox flags and their docs', () => {
       ['--host', '0.0.0.0'],
       "--host 0.0.0.0 is not a loopback address: the sandbox's OAuth consent authenticates nobody, so it listens on loopback (127.0.0.1, ::1, localhost) unless --allow-remote is given",
     ],
+    [
+      'plain HTTP on a non-loopback --host',
+      ['--http', '--host', '0.0.0.0', '--allow-remote'],
+      '--http is allowed on a loopback --host only (127.0.0.1, ::1, localhost), not on 0.0.0.0: beyond loopback the sandbox speaks HTTPS',
+    ],
   ] as const)('%s: one line saying what is allowed, exit 2', async ([, args, line]) => {
     const result = await runCli(['sandbox', '--port', '0', ...args], { EBSYNC_DATA_DIR: tmp });
     expect(result.code).toBe(2);

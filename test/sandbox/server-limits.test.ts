@@ -121,12 +121,17 @@ describe('sandbox server limits', () => {
 });
 
 describe('sandbox on a non-loopback host', () => {
-  it('refuses to start unless allowRemote says so', async () => {
-    await expect(startSandbox({ host: '0.0.0.0', port: 0 })).rejects.toThrow(
+  // The caller says the host is remote (ebsync sandbox applies config/loopback.ts).
+  const listen = { host: '0.0.0.0', remote: true };
+  it('refuses to start unless allowRemote says so, and never over plain HTTP', async () => {
+    await expect(startSandbox({ listen, port: 0 })).rejects.toThrow(
       /loopback only, not on 0\.0\.0\.0: its OAuth consent authenticates nobody/,
     );
+    await expect(startSandbox({ listen, port: 0, allowRemote: true, http: true })).rejects.toThrow(
+      /plain HTTP is allowed only on loopback, not on 0\.0\.0\.0/,
+    );
     const dir = mkdtempSync(join(tmpdir(), 'ebsync-remote-'));
-    const sb = await startSandbox({ host: '0.0.0.0', port: 0, allowRemote: true, certDir: dir });
+    const sb = await startSandbox({ listen, port: 0, allowRemote: true, certDir: dir });
     try {
       expect(sb.url).toMatch(/^https:\/\/0\.0\.0\.0:\d+$/);
     } finally {
