@@ -23,10 +23,13 @@ export const PACING_HEADROOM = 0.95;
  */
 export function pacedPages(ratePerSecond: number): {
   pagesInFlight: number;
+  maxPagesInFlight: number;
   pagesPerActivity: number;
 } {
   return {
     pagesInFlight: 4,
+    // The pace sets the speed here, not the round trip: more in flight would only queue.
+    maxPagesInFlight: 4,
     pagesPerActivity: Math.max(4, Math.ceil(5 * ratePerSecond)),
   };
 }

@@ -74,7 +74,14 @@ export interface PageOutput {
   refusals?: string[];
 }
 
-export function createMirrorPage({ deps, lanes, pagesPerActivity, open, scopeOf }: PassTools) {
+export function createMirrorPage({
+  deps,
+  lanes,
+  maxLanes,
+  pagesPerActivity,
+  open,
+  scopeOf,
+}: PassTools) {
   /**
    * Advances one partition by up to a few pages (one request each, fetched at once), plus
    * the reads by id those pages call for, and writes what changed.
@@ -112,7 +119,18 @@ export function createMirrorPage({ deps, lanes, pagesPerActivity, open, scopeOf 
       plan,
       client,
       { ...at, generation: input.generation, mode: input.mode },
-      { lanes, budget: pagesPerActivity, onProgress: () => ctx.heartbeat() },
+      {
+        lanes,
+        maxLanes,
+        budget: pagesPerActivity,
+        onProgress: () => ctx.heartbeat(),
+        onLanes: (inFlight) => {
+          ctx.log.info('more pages in flight: the service answers slower than they are handled', {
+            partition: input.partition.key,
+            pagesInFlight: inFlight,
+          });
+        },
+      },
     );
     if (startedWithWork && slice.requests === 0) {
       throw ApplicationFailure.create({

@@ -38,8 +38,14 @@ export interface MirrorDeps {
   per: number;
   /** See PlanOptions.minYield (EBSYNC_MIRROR_MIN_YIELD; default 1). */
   minYield?: number;
-  /** Pages one activity fetches at once, and records read by id at once (default 4). */
+  /** Pages one activity fetches at once at first, and records read by id at once (default 4). */
   pagesInFlight?: number;
+  /**
+   * Pages one activity may come to fetch at once when the service answers slower than the
+   * pages are handled (activities/mirror/lane-sizing.ts; default 16, pagesInFlight under a
+   * rate limit, where the pace and not the round trip sets the speed).
+   */
+  maxPagesInFlight?: number;
   /** Pages one activity reads before handing its cursor back (default 16). */
   pagesPerActivity?: number;
 }
@@ -55,8 +61,10 @@ export type OpenTarget = WriteTarget & { destinationId: string };
 
 export interface PassTools {
   deps: MirrorDeps;
-  /** Pages in flight and records read by id at once. */
+  /** Pages in flight at first, and records read by id at once. */
   lanes: number;
+  /** Pages in flight at most (lane-sizing.ts). */
+  maxLanes: number;
   pagesPerActivity: number;
   open: (target: MirrorTarget) => Promise<OpenTarget>;
   scopeOf: (at: { connectionId: string; destinationId: string }, resource: Resource) => LedgerScope;
@@ -66,6 +74,7 @@ export function passTools(deps: MirrorDeps): PassTools {
   return {
     deps,
     lanes: Math.max(1, deps.pagesInFlight ?? 4),
+    maxLanes: Math.max(1, deps.pagesInFlight ?? 4, deps.maxPagesInFlight ?? 16),
     pagesPerActivity: Math.max(1, deps.pagesPerActivity ?? 16),
     open: async (target) => {
       const [ledger, destination] = await Promise.all([

@@ -12,6 +12,7 @@ import {
   type PageStep,
   type PartitionPlan,
 } from '../../records/partition-plan.js';
+import { LaneSizer } from './lane-sizing.js';
 import { emptyTally } from './plan-checkpoints.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
 import { asError, fetchPage, type FetchedPage } from './source-pages.js';
@@ -42,8 +43,12 @@ export interface SliceOutcome extends SliceCounts {
 }
 
 export interface SliceOptions {
-  /** Pages in flight at once. */
+  /** Pages in flight at once, at the start and at the least. */
   lanes: number;
+  /** Pages in flight at most, when the service answers slower than pages are handled (lane-sizing.ts). */
+  maxLanes?: number;
+  /** Told when the pages in flight grow, with the new number. */
+  onLanes?: (lanes: number) => void;
   /** Pages this slice starts at most. */
   budget: number;
   /** Records written together (one batch per resource through the write path). */
@@ -195,11 +200,16 @@ export async function readSlice(
   >();
   let started = 0;
   let stopped = false;
+  const lanes = new LaneSizer({ start: options.lanes, max: options.maxLanes ?? options.lanes });
   const fill = (): void => {
     if (stopped) return;
-    const room = Math.min(options.lanes - inFlight.size, options.budget - started);
-    if (room <= 0) return;
-    for (const step of readySteps(plan, { max: room, skip: new Set(inFlight.keys()) })) {
+    const byBudget = options.budget - started;
+    const room = Math.min(lanes.lanes - inFlight.size, byBudget);
+    if (byBudget <= 0) return;
+    // One step more than there is room for tells whether the lanes held pages back.
+    const ready = readySteps(plan, { max: Math.max(0, room) + 1, skip: new Set(inFlight.keys()) });
+    if (ready.length > room) lanes.heldBack();
+    for (const step of ready.slice(0, Math.max(0, room))) {
       const key = stepKey(step);
       started += 1;
       inFlight.set(
@@ -217,6 +227,8 @@ export async function readSlice(
     const { key, result } = await Promise.race(inFlight.values());
     inFlight.delete(key);
     options.onProgress?.();
+    const grown = lanes.arrived();
+    if (grown !== undefined) options.onLanes?.(grown);
     if (result.status === 'rejected') {
       counts.requests += 1;
       counts.failures.push(asError(result.reason));

@@ -37,6 +37,9 @@ export interface DriveOptions {
   reachLimit: number;
   per: number;
   minYield?: number;
+  /** Pages in flight at first, and at most (MirrorDeps; defaults 4 and 16). */
+  pagesInFlight?: number;
+  maxPagesInFlight?: number;
   /** Default full. */
   mode?: MirrorMode;
 }
@@ -137,6 +140,10 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
     reachLimit: options.reachLimit,
     per: options.per,
     ...(options.minYield !== undefined ? { minYield: options.minYield } : {}),
+    ...(options.pagesInFlight !== undefined ? { pagesInFlight: options.pagesInFlight } : {}),
+    ...(options.maxPagesInFlight !== undefined
+      ? { maxPagesInFlight: options.maxPagesInFlight }
+      : {}),
   });
   const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
   /** One activity call in an activity's context (heartbeats, its logger), as a worker runs it. */
