@@ -1,9 +1,11 @@
 import pg from 'pg';
+import { isConflictError } from './database-errors.js';
 
 /**
- * How ebsync sets up its database drivers, shared by the ledger (store/) and the database
- * destinations: Postgres pool timeouts, the transaction retry on conflicts, and which failures
- * are worth retrying (SQLite files open in sqlite-files.ts, which loads no Postgres driver).
+ * How ebsync sets up its Postgres driver, shared by the ledger (store/) and the Postgres
+ * destination: pool timeouts and the transaction retry on conflicts (SQLite files open in
+ * sqlite-files.ts, which loads no Postgres driver; which failures are worth retrying is
+ * database-errors.ts, which loads no driver at all).
  */
 
 export interface PoolOptions {
@@ -53,55 +55,4 @@ export async function inPostgresTransaction<T>(
     }
     await new Promise((r) => setTimeout(r, 10 * attempt + Math.random() * 20));
   }
-}
-
-/*
- * Which database failures are worth retrying unchanged, for both engines: lost or refused
- * connections, a server shutting down or full, lock conflicts (SQLite busy, Postgres deadlock
- * and serialization failures). Everything else is a fault of the statement or the data.
- */
-
-const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03', '57P01', '57P02', '57P03']);
-/** SQLSTATE classes: 08 connection exception, 53 insufficient resources. */
-const TRANSIENT_SQLSTATE_CLASSES = new Set(['08', '53']);
-const TRANSIENT_NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-]);
-
-function codeOf(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
-  return typeof error.code === 'string' ? error.code : undefined;
-}
-
-/** Postgres conflicts that a new transaction resolves: deadlock, serialization failure. */
-export function isConflictError(error: unknown): boolean {
-  const code = codeOf(error);
-  return code === '40001' || code === '40P01';
-}
-
-export function isTransientDatabaseError(error: unknown): boolean {
-  const code = codeOf(error);
-  if (code !== undefined) {
-    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return true;
-    if (/^[0-9A-Z]{5}$/.test(code)) {
-      return TRANSIENT_SQLSTATES.has(code) || TRANSIENT_SQLSTATE_CLASSES.has(code.slice(0, 2));
-    }
-    if (TRANSIENT_NETWORK_CODES.has(code)) return true;
-  }
-  // node-postgres reports a dropped connection and a pool timeout without a code.
-  const message = error instanceof Error ? error.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
-    message,
-  );
-}
-
-/** The database's own words, without a stack: safe to show (no statement parameters). */
-export function databaseMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
