@@ -1,5 +1,5 @@
-import { createPostgresPool, inPostgresTransaction } from '../config/database-drivers.js';
-import { openSqliteFile } from '../config/sqlite-files.js';
+import { createPostgresPool, inPostgresTransaction } from './postgres-pool.js';
+import { openSqliteFile } from './sqlite-files.js';
 
 /**
  * The database openers the SQLite and Postgres destinations are given: the same drivers,

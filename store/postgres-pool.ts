@@ -1,11 +1,11 @@
 import pg from 'pg';
-import { isConflictError } from './database-errors.js';
+import { isConflictError } from '../config/database-errors.js';
 
 /**
- * How ebsync sets up its Postgres driver, shared by the ledger (store/) and the Postgres
- * destination: pool timeouts and the transaction retry on conflicts (SQLite files open in
- * sqlite-files.ts, which loads no Postgres driver; which failures are worth retrying is
- * database-errors.ts, which loads no driver at all).
+ * How ebsync sets up its Postgres driver, for the ledger and inbox and (handed over as
+ * database-openers.ts) the Postgres destination: pool timeouts and the transaction retry on
+ * conflicts. SQLite files open in sqlite-files.ts, which loads no Postgres driver; which
+ * failures are worth retrying is config/database-errors.ts, which loads no driver at all.
  */
 
 export interface PoolOptions {
