@@ -9,6 +9,17 @@ const MAX_DEPTH = 4;
 const asImported = (target) => target.replace(/\.ts$/, '.js');
 
 /**
+ * config/ holds schemas, loading and defaults: no database driver and no file system, so the
+ * drivers cannot drift back out of store/ (docs/architecture.md).
+ */
+const CONFIG_DRIVERS = ['pg', 'pg/*', 'better-sqlite3', 'better-sqlite3/*'];
+const CONFIG_FILE_SYSTEM = ['node:fs', 'node:fs/*', 'fs', 'fs/*'];
+/** config/ files that may read files: loading the settings file (EBSYNC_CONFIG) is config's job. */
+const CONFIG_FILE_READERS = ['config/load.ts'];
+const CONFIG_NO_IO =
+  'config/ holds schemas, loading and defaults: database drivers and file I/O live in store/ (docs/architecture.md)';
+
+/**
  * DESIGN.md's "may import" table (layout.json) as no-restricted-imports, one block per folder
  * and depth, so `../` counts exactly: a file in activities/mirror/ leaves its folder with
  * `../../`. Every top-level folder the row does not name is refused; files the row names
@@ -57,6 +68,12 @@ function layoutBoundaries() {
             message,
           });
         }
+        if (folder === 'config') {
+          patterns.push({
+            group: [...CONFIG_DRIVERS, ...CONFIG_FILE_SYSTEM],
+            message: CONFIG_NO_IO,
+          });
+        }
         if (folder === 'workflows') {
           // Workflow code is replayed: no Node built-ins.
           patterns.push({
@@ -68,6 +85,21 @@ function layoutBoundaries() {
           files: [`${folder}/${'*/'.repeat(depth)}*.ts`],
           rules: { 'no-restricted-imports': ['error', { patterns }] },
         };
+        if (folder === 'config' && depth === 0) {
+          // The later block's rule replaces this one's for the file readers: the same patterns
+          // with the drivers still refused and the file system allowed.
+          const readers = [
+            ...patterns.slice(0, -1),
+            { group: CONFIG_DRIVERS, message: CONFIG_NO_IO },
+          ];
+          return [
+            block,
+            {
+              files: CONFIG_FILE_READERS,
+              rules: { 'no-restricted-imports': ['error', { patterns: readers }] },
+            },
+          ];
+        }
         if (folder !== 'workflows' || depth > 0) return [block];
         // A contract file is what activities import: it may not bring workflow code along.
         return [block, contractBlock(patterns)];

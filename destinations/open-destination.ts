@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { isPostgresUrl, maskCredentials } from '../config/database-locations.js';
 import type { Config } from '../config/index.js';
+import type { DatabaseOpeners } from './database-openers.js';
 import type { Destination } from './destination.js';
 import { DestinationTargetError } from './errors.js';
 import { openHubSpotDestination } from './hubspot-destination.js';
@@ -72,7 +73,12 @@ export interface DestinationKeeping {
   refreshTokens?: RotatedRefreshTokens;
 }
 
+/**
+ * Opens the destination a target names. `openers` open its database when it is SQLite or
+ * Postgres (store/database-openers.ts has them; destinations/ may not import store/).
+ */
 export function openDestination(
+  openers: DatabaseOpeners,
   target: string | DestinationTarget,
   crm?: CrmSettings,
   keeping: DestinationKeeping = {},
@@ -112,8 +118,9 @@ export function openDestination(
     });
   }
   return parsed.kind === 'sqlite'
-    ? openSqliteDestination(parsed.path)
+    ? openSqliteDestination(openers, parsed.path)
     : openPostgresDestination(
+        openers,
         parsed.url,
         parsed.schema === undefined ? {} : { schema: parsed.schema },
       );

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { createPostgresPool, inPostgresTransaction } from '../config/database-drivers.js';
 import { postgresIdentity } from '../config/database-locations.js';
+import type { DatabaseOpeners } from './database-openers.js';
 import type { Destination, SchemaChanges, UpsertResult } from './destination.js';
 import { toDestinationError } from './errors.js';
 import type { Resource } from './record.js';
@@ -44,11 +44,13 @@ export interface PostgresDestinationOptions {
  * concurrent workers writing overlapping batches do not deadlock.
  */
 export function openPostgresDestination(
+  openers: DatabaseOpeners,
   url: string,
   options: PostgresDestinationOptions = {},
 ): Destination {
+  const { inPostgresTransaction } = openers;
   const schema = options.schema ?? 'public';
-  const pool = createPostgresPool(url, {
+  const pool = openers.createPostgresPool(url, {
     applicationName: 'ebsync-destination',
     ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
   });

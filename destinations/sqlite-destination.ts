@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { openSqliteFile } from '../config/sqlite-files.js';
 import { sqliteIdentity } from '../config/database-locations.js';
+import type { DatabaseOpeners } from './database-openers.js';
 import type { Destination, SchemaChanges, UpsertResult } from './destination.js';
 import { toDestinationError } from './errors.js';
 import type { ColumnType, JsonValue, MirrorRecord, Resource } from './record.js';
@@ -66,10 +66,10 @@ interface TableWriter {
  * Mirrors into one SQLite file (WAL): one STRICT table per resource, timestamps as UTC ISO
  * text, booleans as 0/1, JSON as text. The file can be read while ebsync writes it.
  */
-export function openSqliteDestination(file: string): Destination {
+export function openSqliteDestination(openers: DatabaseOpeners, file: string): Destination {
   let db: Database.Database;
   try {
-    db = openSqliteFile(file);
+    db = openers.openSqliteFile(file);
   } catch (error) {
     throw toDestinationError('SQLite', error);
   }

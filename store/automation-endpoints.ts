@@ -1,5 +1,5 @@
 import type { PayloadCodec } from '@temporalio/common';
-import { openSqliteFile } from '../config/sqlite-files.js';
+import { openSqliteFile } from './sqlite-files.js';
 import { bindSealedRows, openValue, sealedRowName, sealValue } from './sealed-values.js';
 
 /** Which changes an endpoint wants: empty lists mean every one. */

@@ -1,4 +1,4 @@
-import { databaseMessage, isTransientDatabaseError } from '../config/database-drivers.js';
+import { databaseMessage, isTransientDatabaseError } from '../config/database-errors.js';
 
 /**
  * Failures of the ledger. `retryable` says whether the same call may succeed later unchanged

@@ -1,4 +1,4 @@
-import { inPostgresTransaction } from '../config/database-drivers.js';
+import { inPostgresTransaction } from './postgres-pool.js';
 import { postgresIdentity } from '../config/database-locations.js';
 import { postgresCall, toStoreError } from './errors.js';
 import { GroupCommit } from './group-commit.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { createPostgresPool, inPostgresTransaction } from '../config/database-drivers.js';
+import { createPostgresPool, inPostgresTransaction } from './postgres-pool.js';
 import { postgresIdentity } from '../config/database-locations.js';
 import {
   checkpointConflict,

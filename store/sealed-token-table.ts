@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PayloadCodec } from '@temporalio/common';
-import { openSqliteFile } from '../config/sqlite-files.js';
+import { openSqliteFile } from './sqlite-files.js';
 import { bindSealedRows, openValue, sealedRowName, sealValue } from './sealed-values.js';
 
 /** The names of a table of sealed values, each keyed by an owner and a token's hash. */

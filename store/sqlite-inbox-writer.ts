@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { openSqliteFile } from '../config/sqlite-files.js';
+import { openSqliteFile } from './sqlite-files.js';
 import type { Acceptance, Notice } from './inbox.js';
 
 /**

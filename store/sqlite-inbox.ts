@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { openSqliteFile } from '../config/sqlite-files.js';
+import { openSqliteFile } from './sqlite-files.js';
 import { sqliteIdentity } from '../config/database-locations.js';
 import { sqliteCall, StoreLocationError, toStoreError } from './errors.js';
 import { GroupCommit } from './group-commit.js';

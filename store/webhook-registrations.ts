@@ -1,5 +1,5 @@
 import type { PayloadCodec } from '@temporalio/common';
-import { openSqliteFile } from '../config/sqlite-files.js';
+import { openSqliteFile } from './sqlite-files.js';
 import { bindSealedRows, openValue, sealedRowName, sealValue } from './sealed-values.js';
 
 /** A connection's webhook registration: where its changes go and how deliveries are signed. */

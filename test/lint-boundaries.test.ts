@@ -66,6 +66,26 @@ describe('boundary lint (DESIGN.md\'s "may import" table)', { timeout: 60_000 },
     ).toEqual([]);
   });
 
+  it('keeps database drivers and the file system out of config/, but lets load.ts read its file', async () => {
+    const driver = await boundaryErrors('config/schema.ts', "import pg from 'pg';");
+    expect(driver).toHaveLength(1);
+    expect(driver[0]).toMatch(
+      /'pg' import is restricted .* database drivers and file I\/O live in store\//,
+    );
+    const refused: [file: string, line: string][] = [
+      ['config/settings.ts', "import Database from 'better-sqlite3';"],
+      ['config/settings.ts', "import { statSync } from 'node:fs';"],
+      ['config/load.ts', "import pg from 'pg';"],
+      // The table still holds for the file reader: config/ imports no other folder.
+      ['config/load.ts', "import '../store/errors.js';"],
+    ];
+    for (const [file, line] of refused) {
+      expect(await boundaryErrors(file, line), `${file}: ${line}`).toHaveLength(1);
+    }
+    const reader = "import { readFileSync } from 'node:fs';";
+    expect(await boundaryErrors('config/load.ts', reader)).toEqual([]);
+  });
+
   it('lets workflows import activities as types only', async () => {
     expect(
       await boundaryErrors(

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { ConfigError, configSchema, type Config } from '../config/index.js';
-import { makePrivateDir } from '../config/private-files.js';
+import { makePrivateDir } from '../store/private-files.js';
 import { EncryptionCodec, type EncryptionKey } from './codec.js';
 
 export function generateKeyLine(

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { makePrivateDir, tightenSqliteFiles } from '../config/private-files.js';
+import { makePrivateDir, tightenSqliteFiles } from '../store/private-files.js';
 import { childEnvironment } from './child-environment.js';
 import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.js';
 

@@ -9,6 +9,7 @@ import type { ConnectionTokens } from '../activities/connection-tokens.js';
 import type { Config } from '../config/index.js';
 import type { Destination } from '../destinations/destination.js';
 import { openDestination, type DestinationKeeping } from '../destinations/open-destination.js';
+import { databaseOpeners } from '../store/database-openers.js';
 import type { Ledger } from '../store/ledger.js';
 import { openInbox } from '../store/open-inbox.js';
 import { openLedger } from '../store/open-ledger.js';
@@ -69,7 +70,9 @@ export function createMirrorDeps(
     destination(target) {
       let opened = destinations.get(target);
       if (!opened) {
-        opened = Promise.resolve().then(() => openDestination(target, config.crm, keeping));
+        opened = Promise.resolve().then(() =>
+          openDestination(databaseOpeners, target, config.crm, keeping),
+        );
         destinations.set(target, opened);
         opened.catch(() => destinations.delete(target));
       }

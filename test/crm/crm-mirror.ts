@@ -6,6 +6,7 @@ import { apiKeyAuth, createClient } from '../../api/index.js';
 import type { MirrorDeps } from '../../activities/mirror/pass.js';
 import type { Destination } from '../../destinations/destination.js';
 import { openDestination, type CrmSettings } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import type { Ledger } from '../../store/ledger.js';
 import { openLedger } from '../../store/open-ledger.js';
 import type { CrmFake, CrmFakeOptions } from '../../sandbox/crm/fakes.js';
@@ -119,7 +120,7 @@ export function useCrmMirror<F extends CrmFake>(
           })),
         destination: (target) => {
           if (!destination) {
-            destination = openDestination(target, settingsOf(fake));
+            destination = openDestination(databaseOpeners, target, settingsOf(fake));
             destinations.push(destination);
           }
           return Promise.resolve(destination);

@@ -16,6 +16,7 @@ import {
 import { HubSpotDestination } from '../../destinations/hubspot-destination.js';
 import { setupHubSpot } from '../../destinations/hubspot-setup.js';
 import { openDestination, parseDestinationTarget } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import { startHubSpotFake, type HubSpotFake } from '../../sandbox/crm/fakes.js';
 
 /** How the HubSpot destination's failures reach Temporal, and how its settings load. */
@@ -260,10 +261,10 @@ describe('HubSpot destination failures', () => {
 describe('HubSpot settings', () => {
   it('--to hubspot names the portal of the settings; without a token it says which to set', () => {
     expect(parseDestinationTarget('hubspot')).toEqual({ kind: 'hubspot' });
-    expect(() => openDestination('hubspot', loadConfig({}).crm)).toThrow(
+    expect(() => openDestination(databaseOpeners, 'hubspot', loadConfig({}).crm)).toThrow(
       /destination hubspot needs a private-app token: set EBSYNC_HUBSPOT_TOKEN/,
     );
-    const opened = openDestination('hubspot', {
+    const opened = openDestination(databaseOpeners, 'hubspot', {
       hubspot: { baseUrl: fake.baseUrl, token: fake.token },
     });
     expect(opened.describe()).toMatchObject({

@@ -13,6 +13,7 @@ import {
   DestinationUnavailableError,
 } from '../../destinations/errors.js';
 import { openDestination } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import { SalesforceDestination } from '../../destinations/salesforce-destination.js';
 import { sqliteRefreshTokenStore } from '../../store/crm-refresh-tokens.js';
 import { startSalesforceFake, type SalesforceFake } from '../../sandbox/crm/fakes.js';
@@ -542,7 +543,7 @@ describe('Salesforce limits and refusals', () => {
     const keyFile = join(crm.dir, 'salesforce-key.pem');
     writeFileSync(keyFile, fake.privateKey);
     const jwt = { baseUrl: fake.baseUrl, clientId: fake.clientId, privateKeyFile: keyFile };
-    const destination = openDestination('salesforce', {
+    const destination = openDestination(databaseOpeners, 'salesforce', {
       salesforce: { ...jwt, username: fake.username },
     });
     crm.closeLater(destination);
@@ -552,7 +553,7 @@ describe('Salesforce limits and refusals', () => {
     expect(written).toMatchObject({ inserted: 1 });
     expect(fake.state.counters.tokens).toBe(1);
 
-    const stranger = openDestination('salesforce', {
+    const stranger = openDestination(databaseOpeners, 'salesforce', {
       salesforce: { ...jwt, username: 'someone@else.example' },
     });
     const refused = await stranger.ensureSchema([]).catch((e: unknown) => e);
@@ -569,7 +570,9 @@ describe('Salesforce limits and refusals', () => {
     });
     expect(forged.status).toBe(400);
     expect(await forged.json()).toMatchObject({ error: 'invalid_grant' });
-    expect(() => openDestination('salesforce', { salesforce: { baseUrl: fake.baseUrl } })).toThrow(
+    expect(() =>
+      openDestination(databaseOpeners, 'salesforce', { salesforce: { baseUrl: fake.baseUrl } }),
+    ).toThrow(
       /Salesforce needs a connected app: set EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_REFRESH_TOKEN, or EBSYNC_SALESFORCE_USERNAME/,
     );
   });

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DestinationTargetError } from '../../destinations/errors.js';
 import { openDestination, parseDestinationTarget } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import type { JsonValue } from '../../destinations/record.js';
 import { ALL_TABLES, TABLES } from '../../destinations/tables.js';
 import { columnsOf } from '../../destinations/schema-plan.js';
@@ -31,7 +32,7 @@ function withSqlite<T>(target: string, fn: (db: Database.Database) => T): Promis
 
 describeDestination('SQLite', {
   fresh: () => Promise.resolve(`sqlite:${join(dir, `mirror-${++files}.db`)}`),
-  open: (target) => openDestination(target),
+  open: (target) => openDestination(databaseOpeners, target),
   rows: (target, table) =>
     withSqlite(target, (db) =>
       db
@@ -73,7 +74,7 @@ describe('SQLite file layout', () => {
 
   it('keeps a record of a few KB in its row, not in an overflow page of its own', async () => {
     const target = `sqlite:${join(dir, `mirror-${++files}.db`)}`;
-    const destination = openDestination(target);
+    const destination = openDestination(databaseOpeners, target);
     try {
       expect(await destination.upsert('leads', largeLeads(200))).toMatchObject({ inserted: 200 });
     } finally {
@@ -93,7 +94,7 @@ describe('SQLite file layout', () => {
 
   it('goes on writing a table an earlier ebsync created WITHOUT ROWID', async () => {
     const target = `sqlite:${join(dir, `mirror-${++files}.db`)}`;
-    const first = openDestination(target);
+    const first = openDestination(databaseOpeners, target);
     await first.ensureSchema([TABLES.leads]);
     await first.close();
     await withSqlite(target, (db) => {
@@ -102,7 +103,7 @@ describe('SQLite file layout', () => {
         .get()!;
       db.exec(`DROP TABLE leads; ${sql}, WITHOUT ROWID;`);
     });
-    const destination = openDestination(target);
+    const destination = openDestination(databaseOpeners, target);
     try {
       expect(await destination.upsert('leads', largeLeads(20))).toMatchObject({ inserted: 20 });
       expect(await destination.upsert('leads', largeLeads(20))).toMatchObject({ unchanged: 20 });
@@ -137,7 +138,7 @@ const postgresBackend = (schema: string) => ({
     const url = await createTestDatabase('mirror');
     return schema === 'public' ? url : `${url}?schema=${schema}`;
   },
-  open: (target: string) => openDestination(target),
+  open: (target: string) => openDestination(databaseOpeners, target),
   rows: async (target: string, table: string) => {
     const { url } = parsePostgres(target);
     const rows = await queryDatabase<{ row: Record<string, JsonValue> }>(
@@ -213,7 +214,7 @@ describe('destination targets', () => {
 
   it('names a Postgres destination by host, port, database and schema only', async () => {
     const url = await createTestDatabase('named');
-    const destination = openDestination(`${url}?schema=acme`);
+    const destination = openDestination(databaseOpeners, `${url}?schema=acme`);
     try {
       const parsed = new URL(url);
       expect(destination.describe()).toMatchObject({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openPostgresDestination } from '../../destinations/postgres-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import { ALL_TABLES } from '../../destinations/tables.js';
 import { createTestDatabase, queryDatabase } from '../helpers/postgres.js';
 import { leadRecord } from './destination-suite.js';
@@ -20,8 +21,8 @@ describe('Postgres destination with concurrent writers', () => {
   it('two pools upserting overlapping batches lose no row and fail no batch', async () => {
     const url = await createTestDatabase('concurrent');
     const writers = [
-      openPostgresDestination(url, { maxConnections: 4 }),
-      openPostgresDestination(url, { maxConnections: 4 }),
+      openPostgresDestination(databaseOpeners, url, { maxConnections: 4 }),
+      openPostgresDestination(databaseOpeners, url, { maxConnections: 4 }),
     ];
     try {
       // Both start on an empty database: the schema is created once, without a clash.

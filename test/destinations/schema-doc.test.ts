@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDestination } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import { ALL_TABLES, SYSTEM_COLUMNS } from '../../destinations/tables.js';
 import { createTestDatabase, queryDatabase } from '../helpers/postgres.js';
 
@@ -45,9 +46,9 @@ describe('docs/mirror.md', () => {
   it('shows example queries that run on SQLite and on Postgres', async () => {
     expect(queries.length).toBeGreaterThan(0);
     const file = join(dir, 'mirror.db');
-    const sqlite = openDestination(`sqlite:${file}`);
+    const sqlite = openDestination(databaseOpeners, `sqlite:${file}`);
     const url = await createTestDatabase('doc');
-    const postgres = openDestination(url);
+    const postgres = openDestination(databaseOpeners, url);
     try {
       await sqlite.ensureSchema(ALL_TABLES);
       await postgres.ensureSchema(ALL_TABLES);

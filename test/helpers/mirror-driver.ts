@@ -10,6 +10,7 @@ import { savedPlan } from '../../activities/mirror/plan-checkpoints.js';
 import { SUBJECT_RESOURCES } from '../../activities/mirror/sweep-deletions.js';
 import type { Destination } from '../../destinations/destination.js';
 import { openDestination } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import { recordHash, type Resource, type Scalar } from '../../records/canonical.js';
 import { planReport, type PartitionPlan, type PlanReport } from '../../records/partition-plan.js';
 import { openLedger } from '../../store/open-ledger.js';
@@ -113,7 +114,8 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
   const written = new Map<Resource, Map<string, Set<string>>>();
   const writtenIn = new Map<string, Map<Resource, Set<string>>>();
   let reading = 'plan';
-  const destination = watched(openDestination(`sqlite:${join(dir, 'mirror.db')}`), (r, id, h) => {
+  const mirror = openDestination(databaseOpeners, `sqlite:${join(dir, 'mirror.db')}`);
+  const destination = watched(mirror, (r, id, h) => {
     add(
       add(written, r, () => new Map<string, Set<string>>()),
       id,

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyAuth, createClient, type Client } from '../../api/index.js';
 import type { MirrorDeps } from '../../activities/mirror/pass.js';
 import { openDestination } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import type { Destination } from '../../destinations/destination.js';
 import { openLedger } from '../../store/open-ledger.js';
 import type { Ledger } from '../../store/ledger.js';
@@ -71,7 +72,7 @@ function depsWith(
         return l;
       })),
     destination: (target) =>
-      (destination ??= Promise.resolve(openDestination(target)).then((d) => {
+      (destination ??= Promise.resolve(openDestination(databaseOpeners, target)).then((d) => {
         closers.push(() => d.close());
         return d;
       })),

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyAuth, createClient } from '../../api/index.js';
 import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
 import { openDestination } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import type { Destination } from '../../destinations/destination.js';
 import { openLedger } from '../../store/open-ledger.js';
 import type { Ledger } from '../../store/ledger.js';
@@ -47,7 +48,7 @@ function depsFor(ledgerLocation: string): MirrorDeps {
       })),
     destination: (target) => {
       let d = destinations.get(target);
-      if (!d) destinations.set(target, (d = openDestination(target)));
+      if (!d) destinations.set(target, (d = openDestination(databaseOpeners, target)));
       return Promise.resolve(d);
     },
     // The setting left at its default, as a user who never heard of the sandbox's reach

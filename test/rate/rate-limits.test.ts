@@ -7,6 +7,7 @@ import { pacedClients, pacedPages } from '../../activities/request-pacing.js';
 import { createMirrorActivities, type MirrorDeps } from '../../activities/mirror/pass.js';
 import type { Destination } from '../../destinations/destination.js';
 import { openDestination } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import { openLedger } from '../../store/open-ledger.js';
 import { connectionRateOf, setConnectionRate } from '../../worker/rate-limits.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
@@ -182,7 +183,7 @@ describe('fair shares between connections on one task queue', () => {
       ledger: () => ledger,
       destination: (target) => {
         let d = destinations.get(target);
-        if (!d) destinations.set(target, (d = openDestination(target)));
+        if (!d) destinations.set(target, (d = openDestination(databaseOpeners, target)));
         return Promise.resolve(d);
       },
       reachLimit: REACH,

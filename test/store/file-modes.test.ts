@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
 import { defaultMirrorFile, openDestination } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import { ALL_TABLES } from '../../destinations/tables.js';
 import { sqliteAutomationStore } from '../../store/automation-endpoints.js';
 import { defaultLedgerFile, openLedger } from '../../store/open-ledger.js';
@@ -39,7 +40,7 @@ describe('file modes of the data dir', () => {
     const registrations = webhookRegistrations(config);
     const automations = sqliteAutomationStore(join(dataDir, 'webhooks.db'), codec);
     const ledger = await openLedger(defaultLedgerFile(dataDir));
-    const destination = openDestination(`sqlite:${defaultMirrorFile(dataDir)}`);
+    const destination = openDestination(databaseOpeners, `sqlite:${defaultMirrorFile(dataDir)}`);
     try {
       await registrations.put('shop', {
         secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
@@ -72,7 +73,7 @@ describe('file modes of the data dir', () => {
     old.pragma('journal_mode = WAL');
     old.exec('CREATE TABLE t (x)');
     for (const path of [file, `${file}-wal`, `${file}-shm`]) chmodSync(path, 0o644);
-    const destination = openDestination(`sqlite:${file}`);
+    const destination = openDestination(databaseOpeners, `sqlite:${file}`);
     try {
       for (const path of [file, `${file}-wal`, `${file}-shm`]) {
         expect(existsSync(path)).toBe(true);

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { expect } from 'vitest';
 import { openDestination } from '../../destinations/open-destination.js';
+import { databaseOpeners } from '../../store/database-openers.js';
 import { TABLES } from '../../destinations/tables.js';
 import type { Sandbox } from '../../sandbox/server.js';
 import { queryDatabase } from '../helpers/postgres.js';
@@ -104,7 +105,7 @@ export function expectStatuses(statuses: ReadonlyMap<Kind, number[]>): void {
  * drains wrote, and when, without trusting their own counts.
  */
 export async function logLeadWrites(destination: string): Promise<void> {
-  const opened = openDestination(destination);
+  const opened = openDestination(databaseOpeners, destination);
   await opened.ensureSchema([TABLES.leads]);
   await opened.close();
   if (destination.startsWith('sqlite:')) {

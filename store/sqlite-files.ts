@@ -3,9 +3,9 @@ import Database from 'better-sqlite3';
 import { keepSqliteFilePrivate, makePrivateDir } from './private-files.js';
 
 /**
- * How ebsync opens an SQLite file, for the ledger, the local stores and the SQLite destination.
- * Apart from database-drivers.ts so what uses only SQLite (a status, a CLI command) never loads
- * the Postgres driver.
+ * How ebsync opens an SQLite file, for the ledger, the local stores and (handed over as
+ * store/database-openers.ts) the SQLite destination. Apart from postgres-pool.ts so what uses
+ * only SQLite (a status, a CLI command) never loads the Postgres driver.
  */
 
 /** Page cache per SQLite connection, in KiB. */
@@ -14,7 +14,7 @@ const SQLITE_CACHE_KIB = 4096;
 /**
  * Opens (creating) a database file in WAL mode, so readers never block the writer and
  * several processes can share the file; a writer waits up to busyTimeoutMs for another. The
- * file and its side files are its owner's only (config/private-files.ts), and so is a
+ * file and its side files are its owner's only (private-files.ts), and so is a
  * directory made for it. `synchronous` is per connection: NORMAL in WAL mode loses no
  * committed data on a process crash, only on power loss; FULL syncs the log at every commit,
  * so a commit survives that too.

@@ -1,64 +1,9 @@
-import pg from 'pg';
-
-/**
- * How ebsync sets up its database drivers, shared by the ledger (store/) and the database
- * destinations: Postgres pool timeouts, the transaction retry on conflicts, and which failures
- * are worth retrying (SQLite files open in sqlite-files.ts, which loads no Postgres driver).
- */
-
-export interface PoolOptions {
-  /** Connections this process may hold (each worker process has its own pool). */
-  max?: number;
-  applicationName: string;
-}
-
-export function createPostgresPool(url: string, options: PoolOptions): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.max ?? 10,
-    application_name: options.applicationName,
-    connectionTimeoutMillis: 10_000,
-    idleTimeoutMillis: 30_000,
-  });
-  // An idle connection dropped by the server (restart, failover) is not a crash: the pool
-  // discards it and the next query opens a new one.
-  pool.on('error', () => undefined);
-  return pool;
-}
-
-/**
- * Runs fn in one transaction. A deadlock or serialization failure rolls back and runs fn
- * again (a few times): concurrent writers of overlapping rows resolve here, not in callers.
- */
-export async function inPostgresTransaction<T>(
-  pool: pg.Pool,
-  fn: (client: pg.PoolClient) => Promise<T>,
-  attempts = 5,
-): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const client = await pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      if (!isConflictError(error) || attempt >= attempts) throw error;
-    } finally {
-      client.release(broken);
-    }
-    await new Promise((r) => setTimeout(r, 10 * attempt + Math.random() * 20));
-  }
-}
-
 /*
  * Which database failures are worth retrying unchanged, for both engines: lost or refused
  * connections, a server shutting down or full, lock conflicts (SQLite busy, Postgres deadlock
  * and serialization failures). Everything else is a fault of the statement or the data.
+ * Pure (error codes and messages, no driver loaded), so both store/ and destinations/ classify
+ * their failures by the same rules.
  */
 
 const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03', '57P01', '57P02', '57P03']);
