@@ -47,7 +47,7 @@ export interface DrainStatus {
   lastBatchAt: number | null;
 }
 
-/** The receiver sends it at most every ~100 ms per connection while deliveries come. */
+/** The receiver sends it at most every ~100 ms per connection, ~400 ms while deliveries keep coming. */
 export const inboxWakeSignal = defineSignal<[DrainWake]>('inboxWake');
 export const drainStatusQuery = defineQuery<DrainStatus>('drainStatus');
 

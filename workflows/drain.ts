@@ -51,7 +51,7 @@ const MAX_REFUSAL_WAIT_MS = 5 * 60_000;
 /**
  * Applies one connection's webhook notices (DESIGN decision 3). The receiver stores each
  * notice in the store's inbox before its 2xx and wakes this workflow (`webhooks:<connection>`)
- * at most every ~100 ms; a batch activity takes the oldest pending notices, reads each record
+ * at most every ~100 ms (~400 ms in a steady stream); a batch activity takes the oldest pending notices, reads each record
  * once, writes them through the mirror's write path and marks the notices applied. A full
  * batch is followed by the next at once; otherwise the workflow waits for a wake-up, or checks
  * anyway after a while, so a lost wake-up only delays. One batch at a time, so two reads of a

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { WAKE_EVERY_MS, WakeUps } from '../../webhooks/wake-ups.js';
+import { WAKE_EVERY_MS, WAKE_STREAMING_MS, WakeUps } from '../../webhooks/wake-ups.js';
 
 /** The wake-ups a receiver sends: at most one per connection per interval, none lost. */
 describe('drain wake-ups', () => {
@@ -34,7 +34,7 @@ describe('drain wake-ups', () => {
     wakeUps.close();
   });
 
-  it('sends at most one per interval per connection while notices keep coming, each connection its own', async () => {
+  it('spaces wake-ups WAKE_STREAMING_MS apart while notices keep coming, each connection its own', async () => {
     const { sent, send } = recorder();
     const wakeUps = new WakeUps(send);
     for (let t = 0; t < 1_000; t += 10) {
@@ -42,15 +42,45 @@ describe('drain wake-ups', () => {
       wakeUps.wake('other', 'sqlite:b.db');
       await vi.advanceTimersByTimeAsync(10);
     }
-    await vi.advanceTimersByTimeAsync(WAKE_EVERY_MS);
+    await vi.advanceTimersByTimeAsync(WAKE_STREAMING_MS);
     for (const connectionId of ['shop', 'other']) {
       const times = sent.filter((s) => s.connectionId === connectionId).map((s) => s.at);
-      expect(times.length).toBeGreaterThanOrEqual(10);
-      expect(times.length).toBeLessThanOrEqual(11);
-      expect(times.every((t, i) => i === 0 || t - times[i - 1]! >= WAKE_EVERY_MS)).toBe(true);
+      // At once, at the end of the first interval, then one per streaming interval.
+      expect(times.slice(0, 3)).toEqual([0, WAKE_EVERY_MS, WAKE_EVERY_MS + WAKE_STREAMING_MS]);
+      expect(times.every((t, i) => i < 2 || t - times[i - 1]! >= WAKE_STREAMING_MS)).toBe(true);
+      expect(times.length).toBeLessThanOrEqual(2 + Math.ceil(1_000 / WAKE_STREAMING_MS));
       // The last notice, at 990 ms, is covered by a wake-up after it.
       expect(times.at(-1)).toBeGreaterThanOrEqual(990);
     }
+    wakeUps.close();
+  });
+
+  it('wakes at once for each notice of a sparse stream, and again after a stream ends', async () => {
+    const { sent, send } = recorder();
+    const wakeUps = new WakeUps(send);
+    // One notice every 1.5 intervals: none waits for the one before.
+    for (let i = 0; i < 5; i += 1) {
+      wakeUps.wake('shop', 'sqlite:a.db');
+      await vi.advanceTimersByTimeAsync(WAKE_EVERY_MS * 1.5);
+    }
+    expect(sent.map((s) => s.at)).toEqual([0, 1, 2, 3, 4].map((i) => i * WAKE_EVERY_MS * 1.5));
+    // A burst makes a stream; after a quiet spell the next notice wakes at once again.
+    sent.length = 0;
+    const burst = Date.now();
+    for (let i = 0; i < 20; i += 1) {
+      wakeUps.wake('shop', 'sqlite:a.db');
+      await vi.advanceTimersByTimeAsync(10);
+    }
+    await vi.advanceTimersByTimeAsync(2 * WAKE_STREAMING_MS);
+    const quiet = Date.now();
+    wakeUps.wake('shop', 'sqlite:a.db');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent.map((s) => s.at - burst)).toEqual([
+      0,
+      WAKE_EVERY_MS,
+      WAKE_EVERY_MS + WAKE_STREAMING_MS,
+      quiet - burst,
+    ]);
     wakeUps.close();
   });
 
