@@ -41,8 +41,13 @@ import {
  */
 
 const SIZES = [10_000, 100_000] as const;
+/**
+ * A sandbox of one lead: what a run costs whatever its size (the command's start-up, its
+ * Temporal client, the workflow and its activities), for both sides.
+ */
+const FIXED_SIZE = 1;
 /** Timed rounds per size (each runs both sides into both targets), after one warm-up round. */
-const ROUNDS: Record<number, number> = { 10_000: 3, 100_000: 1 };
+const ROUNDS: Record<number, number> = { [FIXED_SIZE]: 3, 10_000: 3, 100_000: 1 };
 const TARGETS = ['sqlite', 'postgres'] as const;
 type Target = (typeof TARGETS)[number];
 const SIDES = ['plain', 'ebsync'] as const;
@@ -351,9 +356,10 @@ export const mirrorBenchmark: Benchmark = {
       work,
     };
     try {
+      const fixed = await runSize(ctx, stack, FIXED_SIZE);
       const results: SizeResult[] = [];
       for (const size of SIZES) results.push(await runSize(ctx, stack, size));
-      return report(results, latestProfile(join(work, 'profiles')));
+      return report(results, fixed, latestProfile(join(work, 'profiles')));
     } finally {
       await postgres.stop();
       await temporal.teardown();
@@ -362,7 +368,7 @@ export const mirrorBenchmark: Benchmark = {
   },
 };
 
-function report(results: SizeResult[], profile: ProfileSummary | undefined) {
+function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummary | undefined) {
   const cell = (r: SizeResult, target: Target, side: SideName) =>
     r.runs.filter((x) => x.target === target && x.side === side);
   const med = (runs: Run[], f: (r: Run) => number) => median(runs.map(f));
@@ -397,7 +403,43 @@ function report(results: SizeResult[], profile: ProfileSummary | undefined) {
       return { size: r.size, target, ratio: e / p };
     }),
   );
-  const sameRows = results.every((r) => r.runs.every((x) => x.rows === r.size && x.exit === 0));
+  // What a run costs whatever its size, against the plain loop's whole run at the first size.
+  const fixedWall = (target: Target, side: SideName) =>
+    med(cell(fixed, target, side), (x) => x.seconds);
+  const fixedRows = TARGETS.flatMap((target) =>
+    SIDES.map((side) => {
+      const runs = cell(fixed, target, side);
+      return [
+        target,
+        side,
+        fmt(fixedWall(target, side), 2),
+        fmt(
+          med(runs, (x) => x.cpu.command),
+          2,
+        ),
+        fmt(
+          med(runs, (x) => x.cpu.worker),
+          2,
+        ),
+        fmt(
+          med(runs, (x) => x.cpu.temporal),
+          2,
+        ),
+        [...new Set(runs.map((x) => x.rows))].join('/'),
+      ];
+    }),
+  );
+  const first = results[0];
+  const fixedNotes = first
+    ? TARGETS.map((target) => {
+        const whole = med(cell(first, target, 'plain'), (x) => x.seconds);
+        const floor = fixedWall(target, 'ebsync');
+        return `Fixed cost into ${target}: one ebsync run of ${FIXED_SIZE} lead takes ${fmt(floor, 2)} s, ${fmt(floor / whole, 2)}× the plain loop's whole run of ${first.size.toLocaleString('en-US')} leads (${fmt(whole, 2)} s)${floor >= whole * (TARGET_RATIO[first.size] ?? 1) ? `: a ratio of ${fmt(TARGET_RATIO[first.size] ?? 1, 1)}× at ${first.size.toLocaleString('en-US')} is out of reach for any per-lead speed-up while a pass is a workflow started by the command` : ''}.`;
+      })
+    : [];
+  const sameRows = [...results, fixed].every((r) =>
+    r.runs.every((x) => x.rows === r.size && x.exit === 0),
+  );
   const notes = [
     ...ratios.map(
       ({ size, target, ratio }) =>
@@ -408,6 +450,7 @@ function report(results: SizeResult[], profile: ProfileSummary | undefined) {
         `Worker peak RSS ≤ ${PEAK_RSS_MB} MB at ${r.size.toLocaleString('en-US')} leads (both targets, one worker): ${met(r.workerPeakRssMiB * 1.048576 <= PEAK_RSS_MB)}, ${fmt(r.workerPeakRssMiB, 0)} MiB (${fmt(r.workerPeakRssMiB * 1.048576, 0)} MB).`,
     ),
     `Every run exited 0 and left exactly the sandbox's leads in its table: ${sameRows ? 'yes' : '**NO**'}.`,
+    ...fixedNotes,
     `ebsync does more per lead than the loop: it also writes each lead's bookings (sideloaded with the lead) into \`lead_bookings\`, keeps a ledger of hashes to tell changed from unchanged, writes typed columns, and asks the booking list for its count once to know it has every booking.`,
   ];
   const tables: Table[] = [
@@ -429,6 +472,11 @@ function report(results: SizeResult[], profile: ProfileSummary | undefined) {
       rows,
     },
   ];
+  tables.push({
+    caption: `A sandbox of ${FIXED_SIZE} lead: what a run costs whatever its size (the command's start-up; for ebsync also its Temporal client, the workflow and its activities). Medians of ${ROUNDS[FIXED_SIZE]} rounds; CPU seconds per run:`,
+    head: ['into', 'side', 'wall (s)', 'CPU command', 'CPU worker', 'CPU Temporal', 'rows'],
+    rows: fixedRows,
+  });
   if (profile) {
     tables.push(
       {
@@ -453,7 +501,7 @@ function report(results: SizeResult[], profile: ProfileSummary | undefined) {
   }
   return {
     method: [
-      `Sizes ${SIZES.map((s) => s.toLocaleString('en-US')).join(' and ')}: one sandbox each (\`${results[0]?.sandbox.replace(String(SIZES[0]), 'N') ?? ''}\`, HTTP, its reach limit raised to the size so paging reaches every lead for both sides), a Temporal dev server and an embedded Postgres shared by all runs, and one \`ebsync worker\` per size, already polling (\`EBS_RATE_LIMIT=0\`, \`EBS_REACH_LIMIT\` = the sandbox's). A run is one command into a fresh SQLite file or Postgres database, timed from spawn to exit: \`ebsync sync leads --full --to …\` (the compiled CLI) or \`node bench/plain-loop.ts --to …\` (its own fetch and SQL, one page at a time, no ebsync module). One warm-up round, then ${SIZES.map((s) => `${ROUNDS[s]} at ${s.toLocaleString('en-US')}`).join(' and ')}, each side first in turn.`,
+      `Sizes ${SIZES.map((s) => s.toLocaleString('en-US')).join(' and ')}: one sandbox each (\`${results[0]?.sandbox.replace(String(SIZES[0]), 'N') ?? ''}\`, HTTP, its reach limit raised to the size so paging reaches every lead for both sides), a Temporal dev server and an embedded Postgres shared by all runs, and one \`ebsync worker\` per size, already polling (\`EBS_RATE_LIMIT=0\`, \`EBS_REACH_LIMIT\` = the sandbox's). A run is one command into a fresh SQLite file or Postgres database, timed from spawn to exit: \`ebsync sync leads --full --to …\` (the compiled CLI) or \`node bench/plain-loop.ts --to …\` (its own fetch and SQL, one page at a time, no ebsync module). One warm-up round, then ${SIZES.map((s) => `${ROUNDS[s]} at ${s.toLocaleString('en-US')}`).join(' and ')}, each side first in turn. The same with a sandbox of ${FIXED_SIZE} lead (${ROUNDS[FIXED_SIZE]} rounds) gives what a run costs whatever its size.`,
       `CPU is user + system time from /proc: the command's own (a finished child of the runner), and the worker's, sandbox's, Temporal's and Postgres's process trees over the run. Peak RSS is VmHWM of the worker's largest process.`,
     ].join('\n\n'),
     tables,
