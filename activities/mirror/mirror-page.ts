@@ -78,6 +78,7 @@ export function createMirrorPage({
   deps,
   lanes,
   maxLanes,
+  learnedLanes,
   pagesPerActivity,
   open,
   scopeOf,
@@ -115,20 +116,28 @@ export function createMirrorPage({
       if (seen >= total) completeUnread(plan, total);
     }
     const startedWithWork = !planComplete(plan);
+    const startLanes = Math.min(
+      maxLanes,
+      Math.max(lanes, learnedLanes.get(input.connectionId) ?? 0),
+    );
     const slice = await readSlice(
       plan,
       client,
       { ...at, generation: input.generation, mode: input.mode },
       {
         lanes,
+        startLanes,
         maxLanes,
         budget: pagesPerActivity,
         onProgress: () => ctx.heartbeat(),
         onLanes: (inFlight) => {
-          ctx.log.info('more pages in flight: the service answers slower than they are handled', {
-            partition: input.partition.key,
-            pagesInFlight: inFlight,
-          });
+          const before = learnedLanes.get(input.connectionId) ?? lanes;
+          learnedLanes.set(input.connectionId, inFlight);
+          if (inFlight > before) {
+            ctx.log.info('more pages in flight: the service answers slower than they are handled', {
+              pagesInFlight: inFlight,
+            });
+          }
         },
       },
     );

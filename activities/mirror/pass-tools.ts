@@ -65,6 +65,11 @@ export interface PassTools {
   lanes: number;
   /** Pages in flight at most (lane-sizing.ts). */
   maxLanes: number;
+  /**
+   * Pages in flight each connection's last slice came to in this process: the next slice
+   * starts there, so an activity does not ramp up again against a service it has measured.
+   */
+  learnedLanes: Map<string, number>;
   pagesPerActivity: number;
   open: (target: MirrorTarget) => Promise<OpenTarget>;
   scopeOf: (at: { connectionId: string; destinationId: string }, resource: Resource) => LedgerScope;
@@ -75,6 +80,7 @@ export function passTools(deps: MirrorDeps): PassTools {
     deps,
     lanes: Math.max(1, deps.pagesInFlight ?? 4),
     maxLanes: Math.max(1, deps.pagesInFlight ?? 4, deps.maxPagesInFlight ?? 16),
+    learnedLanes: new Map(),
     pagesPerActivity: Math.max(1, deps.pagesPerActivity ?? 16),
     open: async (target) => {
       const [ledger, destination] = await Promise.all([

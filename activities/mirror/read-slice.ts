@@ -43,13 +43,18 @@ export interface SliceOutcome extends SliceCounts {
 }
 
 export interface SliceOptions {
-  /** Pages in flight at once, at the start and at the least. */
+  /** Pages in flight at the least (lane-sizing.ts). */
   lanes: number;
-  /** Pages in flight at most, when the service answers slower than pages are handled (lane-sizing.ts). */
+  /** Pages in flight at the start (default: the least). */
+  startLanes?: number;
+  /** Pages in flight at most, when the service answers slower than pages are handled. */
   maxLanes?: number;
-  /** Told when the pages in flight grow, with the new number. */
+  /** Told when the pages in flight change, with the new number. */
   onLanes?: (lanes: number) => void;
-  /** Pages this slice starts at most. */
+  /**
+   * Pages this slice starts at most, at the least lanes in flight; in proportion to the lanes
+   * when there are more, so a slice still spans a few round trips rather than one.
+   */
   budget: number;
   /** Records written together (one batch per resource through the write path). */
   writeBatch?: number;
@@ -169,6 +174,11 @@ export async function readSlice(
     return arrived;
   };
 
+  const lanes = new LaneSizer({
+    start: options.startLanes ?? options.lanes,
+    min: options.lanes,
+    max: options.maxLanes ?? options.lanes,
+  });
   // The writer: one batch at a time, in the order pages were kept.
   let pending: CanonicalRecord[] = [];
   let writing: Promise<void> = Promise.resolve();
@@ -186,7 +196,9 @@ export async function readSlice(
     writing = writing.then(async () => {
       if (writeError !== undefined) return;
       try {
+        const started = performance.now();
         add(await writeRecords(at, at.generation, batch));
+        lanes.wrote(performance.now() - started);
         options.onProgress?.();
       } catch (error) {
         writeError = asError(error);
@@ -200,10 +212,10 @@ export async function readSlice(
   >();
   let started = 0;
   let stopped = false;
-  const lanes = new LaneSizer({ start: options.lanes, max: options.maxLanes ?? options.lanes });
   const fill = (): void => {
     if (stopped) return;
-    const byBudget = options.budget - started;
+    const budget = Math.ceil((options.budget * lanes.lanes) / options.lanes);
+    const byBudget = budget - started;
     const room = Math.min(lanes.lanes - inFlight.size, byBudget);
     if (byBudget <= 0) return;
     // One step more than there is room for tells whether the lanes held pages back.

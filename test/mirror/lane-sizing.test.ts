@@ -9,7 +9,7 @@ function sizer(start: number, max: number) {
   let now = 0;
   let busy = 0;
   const lanes = new LaneSizer(
-    { start, max },
+    { start, min: start, max },
     () => busy,
     () => now,
   );
@@ -42,10 +42,29 @@ describe('pages in flight, sized from what the slice measures', () => {
     expect(s.lanes.lanes).toBe(4);
   });
 
+  it('does not grow while the writer sets the pace, and halves then', () => {
+    let now = 0;
+    const lanes = new LaneSizer(
+      { start: 8, min: 4, max: 16 },
+      () => 0.1,
+      () => now,
+    );
+    // An idle loop waiting on a database: the writer busy 80 % of the window.
+    now += 300;
+    lanes.heldBack();
+    lanes.wrote(240);
+    expect(lanes.arrived()).toBe(4);
+    // The writer keeps up again: pages held back grow the lanes.
+    now += 300;
+    lanes.heldBack();
+    lanes.wrote(30);
+    expect(lanes.arrived()).toBe(8);
+  });
+
   it('decides once per window, not on every arrival', () => {
     let now = 0;
     const lanes = new LaneSizer(
-      { start: 2, max: 8 },
+      { start: 2, min: 2, max: 8 },
       () => 0,
       () => now,
     );
@@ -54,6 +73,29 @@ describe('pages in flight, sized from what the slice measures', () => {
     expect(lanes.arrived()).toBeUndefined();
     now = 260;
     expect(lanes.arrived()).toBe(4);
+  });
+
+  it('halves while the process is busy throughout, never below the least', () => {
+    let now = 0;
+    let busy = 0;
+    const lanes = new LaneSizer(
+      { start: 16, min: 4, max: 16 },
+      () => busy,
+      () => now,
+    );
+    busy = 0.95;
+    now += 300;
+    expect(lanes.arrived()).toBe(8);
+    now += 300;
+    expect(lanes.arrived()).toBe(4);
+    now += 300;
+    expect(lanes.arrived()).toBeUndefined();
+    // Between the two bounds of busy time nothing changes, held back or not.
+    busy = 0.7;
+    now += 300;
+    lanes.heldBack();
+    expect(lanes.arrived()).toBeUndefined();
+    expect(lanes.lanes).toBe(4);
   });
 
   it('never grows past a maximum equal to the start (a paced connection)', () => {
