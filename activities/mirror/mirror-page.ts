@@ -116,17 +116,13 @@ export function createMirrorPage({
       if (seen >= total) completeUnread(plan, total);
     }
     const startedWithWork = !planComplete(plan);
-    const startLanes = Math.min(
-      maxLanes,
-      Math.max(lanes, learnedLanes.get(input.connectionId) ?? 0),
-    );
     const slice = await readSlice(
       plan,
       client,
       { ...at, generation: input.generation, mode: input.mode },
       {
         lanes,
-        startLanes,
+        startLanes: learnedLanes.get(input.connectionId),
         maxLanes,
         budget: pagesPerActivity,
         onProgress: () => ctx.heartbeat(),

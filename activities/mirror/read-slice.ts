@@ -45,8 +45,8 @@ export interface SliceOutcome extends SliceCounts {
 export interface SliceOptions {
   /** Pages in flight at the least (lane-sizing.ts). */
   lanes: number;
-  /** Pages in flight at the start (default: the least). */
-  startLanes?: number;
+  /** Pages in flight at the start, kept within the bounds (default: the least). */
+  startLanes?: number | undefined;
   /** Pages in flight at most, when the service answers slower than pages are handled. */
   maxLanes?: number;
   /** Told when the pages in flight change, with the new number. */
@@ -214,14 +214,15 @@ export async function readSlice(
   let stopped = false;
   const fill = (): void => {
     if (stopped) return;
-    const budget = Math.ceil((options.budget * lanes.lanes) / options.lanes);
-    const byBudget = budget - started;
-    const room = Math.min(lanes.lanes - inFlight.size, byBudget);
+    const byBudget = Math.ceil((options.budget * lanes.lanes) / options.lanes) - started;
     if (byBudget <= 0) return;
-    // One step more than there is room for tells whether the lanes held pages back.
-    const ready = readySteps(plan, { max: Math.max(0, room) + 1, skip: new Set(inFlight.keys()) });
-    if (ready.length > room) lanes.heldBack();
-    for (const step of ready.slice(0, Math.max(0, room))) {
+    const byLanes = Math.max(0, lanes.lanes - inFlight.size);
+    const room = Math.min(byLanes, byBudget);
+    // One step more than there is room for tells whether the lanes (not the budget) held
+    // pages back.
+    const ready = readySteps(plan, { max: room + 1, skip: new Set(inFlight.keys()) });
+    if (ready.length > room && byLanes < byBudget) lanes.heldBack();
+    for (const step of ready.slice(0, room)) {
       const key = stepKey(step);
       started += 1;
       inFlight.set(
@@ -239,8 +240,8 @@ export async function readSlice(
     const { key, result } = await Promise.race(inFlight.values());
     inFlight.delete(key);
     options.onProgress?.();
-    const grown = lanes.arrived();
-    if (grown !== undefined) options.onLanes?.(grown);
+    const resized = lanes.arrived();
+    if (resized !== undefined) options.onLanes?.(resized);
     if (result.status === 'rejected') {
       counts.requests += 1;
       counts.failures.push(asError(result.reason));

@@ -1,25 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import { LaneSizer } from '../../activities/mirror/lane-sizing.js';
+import { LaneSizer, type LaneBounds } from '../../activities/mirror/lane-sizing.js';
 import { apiKeyAuth, createClient } from '../../api/index.js';
 import { startSandbox } from '../../sandbox/server.js';
 import { driveMirrorPass } from '../helpers/mirror-driver.js';
 
 /** A sizer on a clock and a meter the test sets. */
-function sizer(start: number, max: number) {
+function sizer(bounds: LaneBounds) {
   let now = 0;
   let busy = 0;
   const lanes = new LaneSizer(
-    { start, min: start, max },
+    bounds,
     () => busy,
     () => now,
   );
   return {
     lanes,
-    /** One window of this busy share, ending with an arrival; pages held back or not. */
-    window(share: number, held: boolean): number | undefined {
+    /**
+     * One window of `ms` (300 by default) at this busy share, the writer busy `wroteMs` of it,
+     * ending with an arrival; pages held back or not.
+     */
+    window(share: number, held: boolean, wroteMs = 0, ms = 300): number | undefined {
       busy = share;
-      now += 300;
+      now += ms;
       if (held) lanes.heldBack();
+      lanes.wrote(wroteMs);
       return lanes.arrived();
     },
   };
@@ -27,7 +31,7 @@ function sizer(start: number, max: number) {
 
 describe('pages in flight, sized from what the slice measures', () => {
   it('doubles while pages are held back and the process waits, up to the maximum', () => {
-    const s = sizer(4, 16);
+    const s = sizer({ start: 4, min: 4, max: 16 });
     expect(s.lanes.lanes).toBe(4);
     expect(s.window(0.1, true)).toBe(8);
     expect(s.window(0.2, true)).toBe(16);
@@ -36,70 +40,38 @@ describe('pages in flight, sized from what the slice measures', () => {
   });
 
   it('stays at the start when the process is busy, or when nothing was held back', () => {
-    const s = sizer(4, 16);
+    const s = sizer({ start: 4, min: 4, max: 16 });
     expect(s.window(0.95, true)).toBeUndefined();
     expect(s.window(0.1, false)).toBeUndefined();
     expect(s.lanes.lanes).toBe(4);
   });
 
   it('does not grow while the writer sets the pace, and halves then', () => {
-    let now = 0;
-    const lanes = new LaneSizer(
-      { start: 8, min: 4, max: 16 },
-      () => 0.1,
-      () => now,
-    );
+    const s = sizer({ start: 8, min: 4, max: 16 });
     // An idle loop waiting on a database: the writer busy 80 % of the window.
-    now += 300;
-    lanes.heldBack();
-    lanes.wrote(240);
-    expect(lanes.arrived()).toBe(4);
+    expect(s.window(0.1, true, 240)).toBe(4);
     // The writer keeps up again: pages held back grow the lanes.
-    now += 300;
-    lanes.heldBack();
-    lanes.wrote(30);
-    expect(lanes.arrived()).toBe(8);
+    expect(s.window(0.1, true, 30)).toBe(8);
   });
 
   it('decides once per window, not on every arrival', () => {
-    let now = 0;
-    const lanes = new LaneSizer(
-      { start: 2, min: 2, max: 8 },
-      () => 0,
-      () => now,
-    );
-    lanes.heldBack();
-    now = 100;
-    expect(lanes.arrived()).toBeUndefined();
-    now = 260;
-    expect(lanes.arrived()).toBe(4);
+    const s = sizer({ start: 2, min: 2, max: 8 });
+    expect(s.window(0, true, 0, 100)).toBeUndefined();
+    expect(s.window(0, true, 0, 160)).toBe(4);
   });
 
   it('halves while the process is busy throughout, never below the least', () => {
-    let now = 0;
-    let busy = 0;
-    const lanes = new LaneSizer(
-      { start: 16, min: 4, max: 16 },
-      () => busy,
-      () => now,
-    );
-    busy = 0.95;
-    now += 300;
-    expect(lanes.arrived()).toBe(8);
-    now += 300;
-    expect(lanes.arrived()).toBe(4);
-    now += 300;
-    expect(lanes.arrived()).toBeUndefined();
+    const s = sizer({ start: 16, min: 4, max: 16 });
+    expect(s.window(0.95, false)).toBe(8);
+    expect(s.window(0.95, false)).toBe(4);
+    expect(s.window(0.95, false)).toBeUndefined();
     // Between the two bounds of busy time nothing changes, held back or not.
-    busy = 0.7;
-    now += 300;
-    lanes.heldBack();
-    expect(lanes.arrived()).toBeUndefined();
-    expect(lanes.lanes).toBe(4);
+    expect(s.window(0.7, true)).toBeUndefined();
+    expect(s.lanes.lanes).toBe(4);
   });
 
   it('never grows past a maximum equal to the start (a paced connection)', () => {
-    const s = sizer(4, 4);
+    const s = sizer({ start: 4, min: 4, max: 4 });
     expect(s.window(0, true)).toBeUndefined();
     expect(s.lanes.lanes).toBe(4);
   });
