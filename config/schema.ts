@@ -339,6 +339,11 @@ export const configSchema = z
           .max(1000, { error: 'expected a whole number from 1 to 1000' })
           .default(100),
         dedupeWindow: duration.default(24 * 3_600_000),
+        // A session ends before its activity's heartbeat timeout (a minute) could pass since
+        // it began, so a retry elsewhere never overlaps it (one reader of a record at a time).
+        session: duration
+          .refine((ms) => ms <= 45_000, { error: 'expected a duration from 0s to 45s' })
+          .default(30_000),
         requestTimeout: duration.default(10_000),
         headersTimeout: duration.default(5_000),
         keepAliveTimeout: duration.default(5_000),

@@ -366,6 +366,13 @@ export const SETTINGS: readonly Setting[] = [
       'How long applied notices stay in the inbox: a delivery id seen within it is answered 2xx and not stored again. Older ones are pruned (a retry after that is read again, which is harmless).',
   },
   {
+    env: 'EBSYNC_WEBHOOK_SESSION',
+    path: 'webhooks.session',
+    default: '30s',
+    description:
+      "How long one drain activity keeps taking batches while notices keep coming (0s-45s), looking at the inbox itself; receivers send no wake-ups meanwhile. 0s: one batch per activity. Each connection's drain holds one of the worker's activity slots for that long.",
+  },
+  {
     env: 'EBSYNC_WEBHOOK_REQUEST_TIMEOUT',
     path: 'webhooks.requestTimeout',
     default: '10s',

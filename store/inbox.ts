@@ -107,5 +107,20 @@ export interface Inbox {
     records: readonly { resource: string; recordId: string }[],
   ): Promise<void>;
 
+  /**
+   * A drain promises to look at the connection's inbox on its own for the next `forMs`
+   * (by the store's clock), writing to `destination`; 0 ends the promise. While it holds,
+   * receivers send no wake-ups (DESIGN decision 3).
+   */
+  watch(connectionId: string, destination: string, forMs: number): Promise<void>;
+
+  /** The drain's promise for a connection, if one holds: its destination and ms left. */
+  watching(connectionId: string): Promise<DrainWatch | null>;
+
   close(): Promise<void>;
+}
+
+export interface DrainWatch {
+  readonly destination: string;
+  readonly msLeft: number;
 }

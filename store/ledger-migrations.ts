@@ -180,6 +180,24 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX automation_outbox_applied ON automation_outbox (applied_at);`,
   },
+  {
+    version: 5,
+    name: 'drain watches: a drain that polls the inbox itself needs no wake-ups meanwhile',
+    // One row per connection: until when its drain promises to look at the inbox on its own,
+    // and for which destination. Receivers skip the wake-up while it holds.
+    sqlite: `
+      CREATE TABLE drain_watches (
+        connection_id TEXT PRIMARY KEY,
+        destination TEXT NOT NULL,
+        until_ms INTEGER NOT NULL
+      ) STRICT, WITHOUT ROWID;`,
+    postgres: `
+      CREATE TABLE drain_watches (
+        connection_id text PRIMARY KEY,
+        destination text NOT NULL,
+        until timestamptz NOT NULL
+      );`,
+  },
 ];
 
 /** The migrations still to apply given the versions a database has, in order. */

@@ -171,6 +171,29 @@ export async function openPostgresInbox(
           [connectionId, batchKey, records.map((r) => r.resource), records.map((r) => r.recordId)],
         );
       }),
+    // The store's clock, not this machine's: receivers and drains on other machines agree.
+    watch: (connectionId, destination, forMs) =>
+      run(async () => {
+        await pool.query(
+          `INSERT INTO drain_watches (connection_id, destination, until)
+           VALUES ($1, $2, now() + make_interval(secs => $3::float8 / 1000))
+           ON CONFLICT (connection_id) DO UPDATE SET
+             destination = EXCLUDED.destination, until = EXCLUDED.until`,
+          [connectionId, destination, Math.max(0, forMs)],
+        );
+      }),
+    watching: (connectionId) =>
+      run(async () => {
+        const { rows } = await pool.query<{ destination: string; ms_left: number }>(
+          `SELECT destination, (extract(epoch FROM until - now()) * 1000)::float8 AS ms_left
+           FROM drain_watches WHERE connection_id = $1`,
+          [connectionId],
+        );
+        const row = rows[0];
+        return row && row.ms_left > 0
+          ? { destination: row.destination, msLeft: row.ms_left }
+          : null;
+      }),
     close: async () => {
       if (!pool.ended) await pool.end();
     },

@@ -73,6 +73,14 @@ export function openSqliteInbox(file: string): Inbox {
        FROM automation_outbox WHERE connection_id = ? AND applied_at < ?
        ORDER BY applied_at LIMIT ?`,
     ),
+    watch: db.prepare(
+      `INSERT INTO drain_watches (connection_id, destination, until_ms) VALUES (?, ?, ?)
+       ON CONFLICT (connection_id) DO UPDATE SET
+         destination = excluded.destination, until_ms = excluded.until_ms`,
+    ),
+    watching: db.prepare<[string], { destination: string; until_ms: number }>(
+      `SELECT destination, until_ms FROM drain_watches WHERE connection_id = ?`,
+    ),
     dropChange: db.prepare(
       `DELETE FROM automation_outbox
        WHERE connection_id = ? AND batch_key = ? AND resource = ? AND record_id = ?`,
@@ -158,6 +166,16 @@ export function openSqliteInbox(file: string): Inbox {
     dropChanges: (connectionId, batchKey, records) =>
       run(() => {
         if (records.length > 0) dropAll.immediate(connectionId, batchKey, records);
+      }),
+    watch: (connectionId, destination, forMs) =>
+      run(() => {
+        stmt.watch.run(connectionId, destination, Date.now() + Math.max(0, forMs));
+      }),
+    watching: (connectionId) =>
+      run(() => {
+        const row = stmt.watching.get(connectionId);
+        const msLeft = row ? row.until_ms - Date.now() : 0;
+        return row && msLeft > 0 ? { destination: row.destination, msLeft } : null;
       }),
     close: async () => {
       await writer.close();

@@ -67,6 +67,7 @@ export function createMirrorDeps(
     inbox: () => inbox.get(),
     batchSize: config.webhooks.batch,
     dedupeWindowMs: config.webhooks.dedupeWindow,
+    session: { maxMs: config.webhooks.session },
     destination(target) {
       let opened = destinations.get(target);
       if (!opened) {

@@ -106,7 +106,9 @@ export async function startWebhookReceiver(
   const inbox = openOnce(() => openInbox(storeLocation(config)));
   const log = logger.child({ component: 'webhooks' });
   const wakeUps = new WakeUps(
-    drainWaker(temporal.client, config.temporal.taskQueue),
+    drainWaker(temporal.client, config.temporal.taskQueue, async (connectionId) =>
+      (await inbox.get()).watching(connectionId),
+    ),
     (connectionId, error) =>
       log.warn(
         { connectionId, error: error instanceof Error ? error.message : String(error) },

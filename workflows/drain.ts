@@ -122,7 +122,8 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
     const batchKey = `${workflowInfo().runId}-${batch}`;
     try {
       const out = await batchCalls(pace).drainInbox({ connectionId, destination, batchKey });
-      totals.batches += 1;
+      // A result of a worker before drain sessions counts no batches: it was one.
+      totals.batches += out.batches ?? 1;
       totals.notices += out.notices;
       totals.records += out.records;
       totals.written += out.written;

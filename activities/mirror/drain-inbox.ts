@@ -6,6 +6,7 @@ import type { Inbox, OwedChange, PendingNotice } from '../../store/inbox.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
 import { sealValue } from '../../store/sealed-values.js';
 import { endpointWants } from '../automations/forward-change.js';
+import { emptyDrainTotals } from '../../workflows/drain-types.js';
 import { withServiceFailures } from '../failures.js';
 import type { CanonicalRecord, Resource } from '../../records/canonical.js';
 import type { MirrorDeps } from './pass.js';
@@ -20,7 +21,40 @@ export interface DrainDeps extends MirrorDeps {
   batchSize: number;
   /** Applied notices are kept this long, deduping retried deliveries, then pruned. */
   dedupeWindowMs: number;
+  /** How long one activity keeps draining on its own (DrainSession; defaults: SESSION). */
+  session?: Partial<DrainSession>;
 }
+
+/**
+ * One drain activity takes batch after batch while notices keep coming, looking at the inbox
+ * itself between them, and promises the receivers so in the store (Inbox.watch): they send no
+ * wake-ups meanwhile. A batch then costs Temporal nothing; at 50 deliveries a second the
+ * wake-up, workflow task and activity task of every batch were about 30 ms of Temporal's CPU
+ * and as much of the worker's.
+ */
+export interface DrainSession {
+  /**
+   * The activity returns after this long at most (it holds a worker slot meanwhile;
+   * EBSYNC_WEBHOOK_SESSION). 0: after one batch (or a run of full ones), no promise made.
+   */
+  maxMs: number;
+  /** ... or once the inbox has been empty this long. */
+  quietMs: number;
+  /** A batch that was not full is followed by the next no sooner than this after it began. */
+  gapMs: number;
+  /** An empty inbox is looked at again this often. */
+  pollMs: number;
+  /** The promise to the receivers runs this far ahead, renewed when half of it is left. */
+  watchMs: number;
+}
+
+export const SESSION: DrainSession = {
+  maxMs: 30_000,
+  quietMs: 2_000,
+  gapMs: 250,
+  pollMs: 100,
+  watchMs: 4_000,
+};
 
 /** Automation endpoints and the codec that seals the changes kept for them. */
 export interface DrainAutomations {
@@ -52,9 +86,20 @@ export interface DrainBatchOutput {
   unreadable: number;
   /** Why, when some were unreadable: the first refusal, one line. */
   refusal: string | null;
-  /** The batch was full: more notices may be waiting. */
+  /** Notices are waiting still: the next activity should follow at once. */
   more: boolean;
+  /** Batches that took notices (one activity takes several while they keep coming). */
+  batches?: number;
 }
+
+/** Nothing applied yet: the workflow's zero totals, and nothing owed, refused or waiting. */
+const noOutput = (): DrainBatchOutput => ({
+  ...emptyDrainTotals(),
+  owed: 0,
+  unreadable: 0,
+  refusal: null,
+  more: false,
+});
 
 /** A record's notices in this batch: the latest one stands for all (one read). */
 interface Dirty extends RecordTarget {
@@ -180,116 +225,180 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
         (e.filters.connections.length === 0 || e.filters.connections.includes(connectionId)),
     );
 
+  const batch = async (input: DrainBatchInput): Promise<DrainBatchOutput> => {
+    const inbox = await deps.inbox();
+    const notices = await inbox.pending(input.connectionId, deps.batchSize);
+    const out = noOutput();
+    out.more = notices.length >= deps.batchSize;
+    if (notices.length === 0) return out;
+    // Each batch prunes a little more than it can add, so the table keeps to the window.
+    await inbox.prune(new Date(Date.now() - deps.dedupeWindowMs), 2 * deps.batchSize);
+    const dirty = dirtyRecords(notices);
+    const [client, ledger, destination] = await Promise.all([
+      deps.clientFor(input.connectionId),
+      deps.ledger(),
+      deps.destination(input.destination),
+    ]);
+    const target: WriteTarget = { connectionId: input.connectionId, ledger, destination };
+    const context = Context.current();
+    const got = await readEach(client, dirty, {
+      concurrency: deps.pagesInFlight ?? 4,
+      keepGoing: true,
+      onAnswer: () => context.heartbeat(),
+    });
+    const reads = got.answered.flatMap((a) => (a.read ? [{ target: a.target, read: a.read }] : []));
+    const gone = got.answered.flatMap((a) => (a.read ? [] : [a.target]));
+    const main = reads.map((r) => r.read.record);
+
+    const forwarding = await anyEndpointFor(input.connectionId);
+    const changed = forwarding
+      ? await notInLedger(ledger, target, main)
+      : new Set<CanonicalRecord>();
+    const goneLive = forwarding ? await liveInLedger(ledger, target, gone) : [];
+    const kept = await keepWanted(input, [
+      ...reads
+        .filter((r) => changed.has(r.read.record))
+        .map((r) => ({ target: r.target, action: 'written' as const, record: r.read.record })),
+      ...goneLive.map((g) => ({ target: g, action: 'deleted' as const, record: null })),
+    ]);
+
+    const counts = await writeRecords(
+      target,
+      0,
+      reads.flatMap(({ read }) => [read.record, ...read.included]),
+    );
+    for (const [resource, group] of byResource(gone)) {
+      await writeDeletions(
+        target,
+        resource as Resource,
+        group.map((g) => g.id),
+      );
+    }
+    if (counts.refusals.length > 0) {
+      log.warn('the destination refused records; the next pass tries them again', {
+        refusals: counts.refusals,
+      });
+    }
+    // A change kept for endpoints that the destination then refused is not a change.
+    if (kept.length > 0 && counts.refused > 0) {
+      const stillChanged = await notInLedger(ledger, target, main);
+      const refused = reads
+        .filter((r) => changed.has(r.read.record) && stillChanged.has(r.read.record))
+        .map((r) => ({ resource: r.target.resource, recordId: r.target.id }));
+      await inbox.dropChanges(input.connectionId, input.batchKey, refused);
+    }
+
+    const applied = [...reads.map((r) => r.target), ...gone];
+    await inbox.markDone(
+      input.connectionId,
+      applied.flatMap((d) => d.seqs),
+    );
+    out.notices = applied.reduce((n, d) => n + d.seqs.length, 0);
+    out.records = applied.length;
+    out.written = counts.written;
+    out.unchanged = counts.unchanged;
+    out.refused = counts.refused;
+    out.deleted = gone.length;
+    out.owed = forwarding
+      ? (await inbox.owedChanges(input.connectionId, input.batchKey)).length
+      : 0;
+
+    const retryable = got.failed.find(
+      (f) => (f.error as { retryable?: unknown }).retryable === true,
+    );
+    // An outage or a rate limit: what was read is applied; the rest waits for the retry.
+    if (retryable) throw retryable.error;
+    const refusal = got.failed[0];
+    if (refusal) {
+      // The service will not let these be read: they stay pending, and the workflow waits
+      // before it asks again when nothing else moved (a revoked grant stops every read).
+      out.unreadable = got.failed.reduce((n, f) => n + f.target.seqs.length, 0);
+      const error = refusal.error;
+      out.refusal =
+        error instanceof AuthenticationError
+          ? `${error.message}; the connection needs to be authorized again`
+          : error instanceof Error
+            ? error.message.split('\n')[0]!
+            : String(error);
+    }
+    return out;
+  };
+
+  const session = { ...SESSION, ...deps.session };
+
   return {
+    /**
+     * Batches (above) one after another while notices keep coming; see DrainSession. Returns
+     * after a batch that kept changes for automation endpoints (the workflow forwards them by
+     * the batch key, which every batch of one activity shares) or that the service refused,
+     * when the inbox stayed empty a while, after DrainSession.maxMs, or when cancelled (the
+     * worker shutting down). The promise to the receivers ends before the last look at the
+     * inbox, so a notice stored meanwhile is either seen there or woken for.
+     */
     drainInbox: withServiceFailures(async (input: DrainBatchInput): Promise<DrainBatchOutput> => {
       const inbox = await deps.inbox();
-      const notices = await inbox.pending(input.connectionId, deps.batchSize);
-      const out: DrainBatchOutput = {
-        notices: 0,
-        records: 0,
-        written: 0,
-        unchanged: 0,
-        deleted: 0,
-        refused: 0,
-        owed: 0,
-        unreadable: 0,
-        refusal: null,
-        more: notices.length >= deps.batchSize,
-      };
-      // Each batch prunes a little more than it can add, so the table keeps to the window.
-      await inbox.prune(new Date(Date.now() - deps.dedupeWindowMs), 2 * deps.batchSize);
-      if (notices.length === 0) return out;
-      const dirty = dirtyRecords(notices);
-      const [client, ledger, destination] = await Promise.all([
-        deps.clientFor(input.connectionId),
-        deps.ledger(),
-        deps.destination(input.destination),
-      ]);
-      const target: WriteTarget = { connectionId: input.connectionId, ledger, destination };
       const context = Context.current();
-      const got = await readEach(client, dirty, {
-        concurrency: deps.pagesInFlight ?? 4,
-        keepGoing: true,
-        onAnswer: () => context.heartbeat(),
-      });
-      const reads = got.answered.flatMap((a) =>
-        a.read ? [{ target: a.target, read: a.read }] : [],
-      );
-      const gone = got.answered.flatMap((a) => (a.read ? [] : [a.target]));
-      const main = reads.map((r) => r.read.record);
-
-      const forwarding = await anyEndpointFor(input.connectionId);
-      const changed = forwarding
-        ? await notInLedger(ledger, target, main)
-        : new Set<CanonicalRecord>();
-      const goneLive = forwarding ? await liveInLedger(ledger, target, gone) : [];
-      const kept = await keepWanted(input, [
-        ...reads
-          .filter((r) => changed.has(r.read.record))
-          .map((r) => ({ target: r.target, action: 'written' as const, record: r.read.record })),
-        ...goneLive.map((g) => ({ target: g, action: 'deleted' as const, record: null })),
-      ]);
-
-      const counts = await writeRecords(
-        target,
-        0,
-        reads.flatMap(({ read }) => [read.record, ...read.included]),
-      );
-      for (const [resource, group] of byResource(gone)) {
-        await writeDeletions(
-          target,
-          resource as Resource,
-          group.map((g) => g.id),
-        );
+      const cancelled = context.cancellationSignal;
+      const started = Date.now();
+      let lastSeen = started;
+      let watchedUntil = 0;
+      const total = noOutput();
+      try {
+        for (let n = 0; ; n++) {
+          const batchStart = Date.now();
+          if (session.maxMs > 0 && watchedUntil - batchStart < session.watchMs / 2) {
+            await inbox.watch(input.connectionId, input.destination, session.watchMs);
+            watchedUntil = batchStart + session.watchMs;
+          }
+          const out = await batch(input);
+          context.heartbeat();
+          for (const key of [
+            'notices',
+            'records',
+            'written',
+            'unchanged',
+            'deleted',
+            'refused',
+          ] as const) {
+            total[key] += out[key];
+          }
+          total.owed = out.owed;
+          total.unreadable = out.unreadable;
+          total.refusal = out.refusal;
+          if (out.notices > 0) {
+            total.batches! += 1;
+            lastSeen = Date.now();
+          }
+          const now = Date.now();
+          if (
+            out.owed > 0 ||
+            out.refusal !== null ||
+            cancelled.aborted ||
+            (n === 0 && out.notices === 0) ||
+            now - started >= session.maxMs ||
+            (!out.more && now - lastSeen >= session.quietMs)
+          ) {
+            break;
+          }
+          if (out.more) continue;
+          const wait = Math.max(session.pollMs, batchStart + session.gapMs - now);
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              clearTimeout(timer);
+              cancelled.removeEventListener('abort', done);
+              resolve();
+            };
+            const timer = setTimeout(done, wait);
+            cancelled.addEventListener('abort', done);
+          });
+        }
+      } finally {
+        if (watchedUntil > 0) await inbox.watch(input.connectionId, input.destination, 0);
       }
-      if (counts.refusals.length > 0) {
-        log.warn('the destination refused records; the next pass tries them again', {
-          refusals: counts.refusals,
-        });
-      }
-      // A change kept for endpoints that the destination then refused is not a change.
-      if (kept.length > 0 && counts.refused > 0) {
-        const stillChanged = await notInLedger(ledger, target, main);
-        const refused = reads
-          .filter((r) => changed.has(r.read.record) && stillChanged.has(r.read.record))
-          .map((r) => ({ resource: r.target.resource, recordId: r.target.id }));
-        await inbox.dropChanges(input.connectionId, input.batchKey, refused);
-      }
-
-      const applied = [...reads.map((r) => r.target), ...gone];
-      await inbox.markDone(
-        input.connectionId,
-        applied.flatMap((d) => d.seqs),
-      );
-      out.notices = applied.reduce((n, d) => n + d.seqs.length, 0);
-      out.records = applied.length;
-      out.written = counts.written;
-      out.unchanged = counts.unchanged;
-      out.refused = counts.refused;
-      out.deleted = gone.length;
-      out.owed = forwarding
-        ? (await inbox.owedChanges(input.connectionId, input.batchKey)).length
-        : 0;
-
-      const retryable = got.failed.find(
-        (f) => (f.error as { retryable?: unknown }).retryable === true,
-      );
-      // An outage or a rate limit: what was read is applied; the rest waits for the retry.
-      if (retryable) throw retryable.error;
-      const refusal = got.failed[0];
-      if (refusal) {
-        // The service will not let these be read: they stay pending, and the workflow waits
-        // before it asks again when nothing else moved (a revoked grant stops every read).
-        out.unreadable = got.failed.reduce((n, f) => n + f.target.seqs.length, 0);
-        const error = refusal.error;
-        out.refusal =
-          error instanceof AuthenticationError
-            ? `${error.message}; the connection needs to be authorized again`
-            : error instanceof Error
-              ? error.message.split('\n')[0]!
-              : String(error);
-      }
-      return out;
+      // Looked at after the promise ended: a notice stored before is found here, and one
+      // stored after it is woken for by its receiver.
+      total.more = (await inbox.pending(input.connectionId, 1)).length > 0;
+      return total;
     }),
   };
 }

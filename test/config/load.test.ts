@@ -224,6 +224,7 @@ describe('loadConfig errors', () => {
     ['EBSYNC_MAX_ACTIVITIES', '0', 'expected a whole number of at least 1'],
     ['EBSYNC_MAX_ACTIVITIES', 'many', 'expected a whole number'],
     ['TEMPORAL_ADDRESS', 'http://localhost:7233', 'expected host:port'],
+    ['EBSYNC_WEBHOOK_SESSION', '2m', 'expected a duration from 0s to 45s'],
   ])('%s=%s is rejected with "%s"', (name, value, allowed) => {
     const lines = errorLines({ [name]: value });
     expect(lines).toHaveLength(1);

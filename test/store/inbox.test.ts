@@ -140,6 +140,25 @@ describe.each(engines)('the webhook inbox on $name', ({ fresh }) => {
       expect(await inbox.leftoverChanges('other', later, 10)).toEqual([]);
     }));
 
+  it("holds a drain's watch for its time and destination, until it ends or runs out", () =>
+    withInbox(async (inbox) => {
+      expect(await inbox.watching('shop')).toBeNull();
+      await inbox.watch('shop', 'sqlite:a.db', 5_000);
+      const held = await inbox.watching('shop');
+      expect(held?.destination).toBe('sqlite:a.db');
+      expect(held!.msLeft).toBeGreaterThan(4_000);
+      expect(held!.msLeft).toBeLessThanOrEqual(5_000);
+      expect(await inbox.watching('other')).toBeNull();
+      // Renewed for another destination: the new one holds.
+      await inbox.watch('shop', 'sqlite:b.db', 5_000);
+      expect((await inbox.watching('shop'))?.destination).toBe('sqlite:b.db');
+      await inbox.watch('shop', 'sqlite:b.db', 0);
+      expect(await inbox.watching('shop')).toBeNull();
+      await inbox.watch('shop', 'sqlite:b.db', 150);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await inbox.watching('shop')).toBeNull();
+    }));
+
   it('shares the store with the ledger: either may open it first', async () => {
     const location = await fresh();
     const inbox = await openInbox(location);

@@ -20,6 +20,7 @@ import { WakeUps } from '../../webhooks/wake-ups.js';
 import { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import { drainWorkflowId } from '../../workflows/drain-types.js';
 
 /** Signed deliveries as a sender would make them, and what the test reads back. */
 export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
@@ -183,7 +184,11 @@ export async function startTestReceiver(options: {
   bodyLimit?: number;
   limits?: ServerLimits;
 }): Promise<TestReceiver> {
-  const wakeUps = new WakeUps(drainWaker(options.client, options.taskQueue));
+  const wakeUps = new WakeUps(
+    drainWaker(options.client, options.taskQueue, async (connectionId) =>
+      (await options.deps.inbox()).watching(connectionId),
+    ),
+  );
   const app = createReceiver({
     hookOf: (id) => Promise.resolve(options.hooks.get(id)),
     store: async (notice) => (await options.deps.inbox()).accept(notice),
@@ -221,6 +226,34 @@ export async function openRecordBed(
   const temporal = await connectTemporal();
   const dir = mkdtempSync(join(tmpdir(), dirPrefix));
   return { ts, temporal, dir, deps: recordDeps(ts, dir) };
+}
+
+/**
+ * A test receiver on the bed for one connection (a fresh secret, a SQLite destination in the
+ * bed's directory), and what a test of its drain reads.
+ */
+export async function receiverOnBed(bed: RecordBed, connectionId: string) {
+  const taskQueue = bed.temporal.taskQueue();
+  const destinationFile = join(bed.dir, 'mirror.db');
+  const destination = `sqlite:${destinationFile}`;
+  const secret = newSecret();
+  const receiver = await startTestReceiver({
+    hooks: new Map([[connectionId, { secret, destination }]]),
+    deps: bed.deps,
+    client: bed.temporal.client,
+    taskQueue,
+  });
+  return {
+    taskQueue,
+    destination,
+    secret,
+    receiver,
+    /** The destination's leads by id: their first names. */
+    names: (): Map<string, unknown> => destinationColumn(destinationFile, 'leads', 'first_name'),
+    drain: bed.temporal.client.workflow.getHandle(drainWorkflowId(connectionId)),
+    /** The activities a worker of the bed registers for the webhook path. */
+    activities: webhookActivities(bed.deps, bed.temporal.client, taskQueue),
+  };
 }
 
 /** Closes what openRecordBed opened; a bed that never opened is nothing to close. */

@@ -72,6 +72,8 @@ it('two receivers and two workers on the Postgres store take the flood: none los
     EBS_CA_FILE: ts.sb.caFile ?? '',
     EBS_RATE_LIMIT: '0',
     EBSYNC_WEBHOOK_BATCH: '50',
+    // Short drain sessions: the flood is taken by many activities, so both workers get some.
+    EBSYNC_WEBHOOK_SESSION: '1s',
   };
   const envOf = (name: string, extra: Record<string, string> = {}) => ({
     ...base,

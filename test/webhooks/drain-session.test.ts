@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { drainStatusQuery } from '../../workflows/drain-types.js';
+import {
+  closeRecordBed,
+  eventually,
+  hintBody,
+  openRecordBed,
+  post,
+  receiverOnBed,
+  standardHeaders,
+  type RecordBed,
+} from './deliveries.js';
+
+/**
+ * A steady stream of deliveries is drained by one activity taking batch after batch (a drain
+ * session), and the receiver sends no wake-ups while the session watches the inbox; once it
+ * ends, the next delivery is woken for and applied as before.
+ */
+const CONNECTION = 'session-shop';
+const STREAM = 40;
+const EVERY_MS = 75;
+let bed: RecordBed;
+
+beforeAll(async () => {
+  bed = await openRecordBed({ leads: 60, events: 1 }, 'ebsync-drain-session-');
+});
+
+afterAll(() => closeRecordBed(bed));
+
+it('takes a stream of deliveries in one session of many batches, with no wake-up per batch', async () => {
+  const { ts, temporal, deps } = bed;
+  const { taskQueue, secret, receiver, names, drain, activities } = await receiverOnBed(
+    bed,
+    CONNECTION,
+  );
+  const deliver = async (lead: number, name: string) => {
+    ts.sb.admin.patchRecord('lead', lead, { first_name: name });
+    const id = `evt_${lead}_${name.replace(/\W/g, '')}`;
+    const body = hintBody(id, 'lead', lead);
+    const sent = await post(receiver.url(CONNECTION), body, standardHeaders(secret, id, body));
+    expect(sent.status).toBe(200);
+  };
+  try {
+    await temporal.withWorker({ taskQueue, activities }, async () => {
+      for (let lead = 1; lead <= STREAM; lead++) {
+        await deliver(lead, `Streamed ${lead}`);
+        await new Promise((r) => setTimeout(r, EVERY_MS));
+      }
+      await eventually(
+        () => {
+          const now = names();
+          return Array.from({ length: STREAM }, (_, i) => i + 1).every(
+            (lead) => now.get(String(lead)) === `Streamed ${lead}`,
+          );
+        },
+        60_000,
+        'every streamed edit in the destination',
+      );
+      // The session ends after a quiet spell and reports what it applied.
+      await eventually(
+        async () => (await drain.query(drainStatusQuery)).totals.notices === STREAM,
+        30_000,
+        'the drain counted the stream',
+      );
+      const { totals } = await drain.query(drainStatusQuery);
+      const history = await drain.fetchHistory();
+      const events = history.events ?? [];
+      const activities = events.filter((e) => e.activityTaskScheduledEventAttributes).length;
+      const wakeUps = events.filter((e) => e.workflowExecutionSignaledEventAttributes).length;
+      // Three seconds of deliveries: a wake-up every 400 ms and an activity per batch
+      // before; now the session's batches, with a wake-up or two before its watch holds.
+      expect(totals.batches).toBeGreaterThanOrEqual(5);
+      expect(activities).toBeLessThanOrEqual(4);
+      expect(wakeUps).toBeLessThanOrEqual(4);
+      expect(totals.batches).toBeGreaterThan(activities);
+      expect(await (await deps.inbox()).watching(CONNECTION)).toBeNull();
+
+      // The session is over: a delivery now is woken for, and applied.
+      await deliver(STREAM + 1, 'After the session');
+      await eventually(
+        () => names().get(String(STREAM + 1)) === 'After the session',
+        30_000,
+        'the delivery after the session in the destination',
+      );
+      expect(await (await deps.inbox()).pending(CONNECTION, 10)).toEqual([]);
+    });
+  } finally {
+    await receiver.close();
+    await drain.terminate('test over').catch(() => undefined);
+  }
+}, 180_000);
