@@ -8,6 +8,7 @@ import { sealValue } from '../../store/sealed-values.js';
 import { endpointWants } from '../automations/forward-change.js';
 import { emptyDrainTotals } from '../../workflows/drain-types.js';
 import { withServiceFailures } from '../failures.js';
+import { heartbeatEvery } from '../heartbeats.js';
 import type { CanonicalRecord, Resource } from '../../records/canonical.js';
 import type { MirrorDeps } from './pass.js';
 import { readEach, type RecordTarget } from './records-by-id.js';
@@ -225,7 +226,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
         (e.filters.connections.length === 0 || e.filters.connections.includes(connectionId)),
     );
 
-  const batch = async (input: DrainBatchInput): Promise<DrainBatchOutput> => {
+  const batch = async (input: DrainBatchInput, beat: () => void): Promise<DrainBatchOutput> => {
     const inbox = await deps.inbox();
     const notices = await inbox.pending(input.connectionId, deps.batchSize);
     const out = noOutput();
@@ -240,11 +241,10 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       deps.destination(input.destination),
     ]);
     const target: WriteTarget = { connectionId: input.connectionId, ledger, destination };
-    const context = Context.current();
     const got = await readEach(client, dirty, {
       concurrency: deps.pagesInFlight ?? 4,
       keepGoing: true,
-      onAnswer: () => context.heartbeat(),
+      onAnswer: beat,
     });
     const reads = got.answered.flatMap((a) => (a.read ? [{ target: a.target, read: a.read }] : []));
     const gone = got.answered.flatMap((a) => (a.read ? [] : [a.target]));
@@ -339,6 +339,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       const inbox = await deps.inbox();
       const context = Context.current();
       const cancelled = context.cancellationSignal;
+      const beat = heartbeatEvery(context);
       const started = Date.now();
       let lastSeen = started;
       let watchedUntil = 0;
@@ -350,8 +351,8 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
             await inbox.watch(input.connectionId, input.destination, session.watchMs);
             watchedUntil = batchStart + session.watchMs;
           }
-          const out = await batch(input);
-          context.heartbeat();
+          const out = await batch(input, beat);
+          beat();
           for (const key of [
             'notices',
             'records',
