@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { adminTokenProblem, randomToken } from './auth.js';
 import type { SandboxContext } from './context.js';
-import type { StoredRecord } from './db.js';
+import { sql, type StoredRecord } from './db.js';
 import { FieldErrors, notFound } from './errors.js';
 import type { Identity } from './identity.js';
 import type { GrantInfo, OAuthAppRow, OAuthServer, TokenResponse } from './oauth.js';
@@ -292,9 +292,10 @@ export class SandboxAdmin {
   // Records, changed as staff would (so change notifications and webhooks fire)
 
   private stored(type: string, id: number, includeDeleted = false): StoredRecord {
-    const row = this.ctx.db
-      .prepare('SELECT business_id FROM records WHERE type = ? AND id = ?')
-      .get(type, id) as { business_id: number } | undefined;
+    const row = sql(this.ctx.db, 'SELECT business_id FROM records WHERE type = ? AND id = ?').get(
+      type,
+      id,
+    ) as { business_id: number } | undefined;
     const record = row
       ? this.ctx.records.get(type, row.business_id, id, { includeDeleted })
       : undefined;

@@ -42,7 +42,10 @@ interface KeyRow {
   user_id: number;
   permissions: string;
   revoked_at: string | null;
+  last_used_at: string | null;
 }
+/** A key's last use is written at most this often: not a write on every request. */
+const LAST_USED_EVERY_MS = 60_000;
 interface UserRow {
   id: number;
   role: string;
@@ -146,12 +149,18 @@ export function authenticate(
   if (apiKey !== undefined) {
     const key = sql(
       db,
-      'SELECT id, business_id, user_id, permissions, revoked_at FROM api_keys WHERE key_hash = ?',
+      'SELECT id, business_id, user_id, permissions, revoked_at, last_used_at FROM api_keys WHERE key_hash = ?',
     ).get(hashSecret(apiKey.trim())) as KeyRow | undefined;
     if (!key) throw unauthorized('api_key_invalid', 'The API key is not valid');
     if (key.revoked_at !== null) throw unauthorized('api_key_revoked', 'The API key was revoked');
     checkBusiness(key.business_id);
-    sql(db, 'UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(clock.iso(), key.id);
+    const now = clock.iso();
+    if (
+      key.last_used_at === null ||
+      Date.parse(now) - Date.parse(key.last_used_at) >= LAST_USED_EVERY_MS
+    ) {
+      sql(db, 'UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(now, key.id);
+    }
     const u = user(key.user_id);
     return {
       kind: 'key',
