@@ -370,7 +370,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'webhooks.session',
     default: '30s',
     description:
-      "How long one drain activity keeps taking batches while notices keep coming (0s-45s), looking at the inbox itself; receivers send no wake-ups meanwhile. 0s: one batch per activity. Each connection's drain holds one of the worker's activity slots for that long.",
+      "How long one drain activity keeps taking batches while notices keep coming (0s-45s), looking at the inbox itself; receivers send no wake-ups meanwhile. 0s: one batch per activity. A session holds one of the worker's activity slots; at most a quarter of them go to sessions at once.",
   },
   {
     env: 'EBSYNC_WEBHOOK_REQUEST_TIMEOUT',

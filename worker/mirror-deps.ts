@@ -67,7 +67,11 @@ export function createMirrorDeps(
     inbox: () => inbox.get(),
     batchSize: config.webhooks.batch,
     dedupeWindowMs: config.webhooks.dedupeWindow,
-    session: { maxMs: config.webhooks.session },
+    // A quarter of the worker's activity slots at most go to drain sessions.
+    session: {
+      maxMs: config.webhooks.session,
+      slots: Math.max(1, Math.floor(config.worker.maxConcurrentActivities / 4)),
+    },
     destination(target) {
       let opened = destinations.get(target);
       if (!opened) {

@@ -47,6 +47,12 @@ export interface DrainSession {
   pollMs: number;
   /** The promise to the receivers runs this far ahead, renewed when half of it is left. */
   watchMs: number;
+  /**
+   * Sessions one worker holds at once. Past that, a drain activity takes one batch (or a run
+   * of full ones) as without sessions, so a thousand connections streaming at once do not
+   * hold every activity slot of the worker for the length of a session.
+   */
+  slots: number;
 }
 
 export const SESSION: DrainSession = {
@@ -55,6 +61,7 @@ export const SESSION: DrainSession = {
   gapMs: 250,
   pollMs: 100,
   watchMs: 4_000,
+  slots: 25,
 };
 
 /** Automation endpoints and the codec that seals the changes kept for them. */
@@ -325,6 +332,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
   };
 
   const session = { ...SESSION, ...deps.session };
+  let sessions = 0;
 
   return {
     /**
@@ -344,10 +352,13 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       let lastSeen = started;
       let watchedUntil = 0;
       const total = noOutput();
+      const own = session.maxMs > 0 && sessions < session.slots;
+      const maxMs = own ? session.maxMs : 0;
+      if (own) sessions += 1;
       try {
         for (let n = 0; ; n++) {
           const batchStart = Date.now();
-          if (session.maxMs > 0 && watchedUntil - batchStart < session.watchMs / 2) {
+          if (own && watchedUntil - batchStart < session.watchMs / 2) {
             await inbox.watch(input.connectionId, input.destination, session.watchMs);
             watchedUntil = batchStart + session.watchMs;
           }
@@ -376,7 +387,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
             out.refusal !== null ||
             cancelled.aborted ||
             (n === 0 && out.notices === 0) ||
-            now - started >= session.maxMs ||
+            now - started >= maxMs ||
             (!out.more && now - lastSeen >= session.quietMs)
           ) {
             break;
@@ -394,6 +405,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
           });
         }
       } finally {
+        if (own) sessions -= 1;
         if (watchedUntil > 0) await inbox.watch(input.connectionId, input.destination, 0);
       }
       // Looked at after the promise ended: a notice stored before is found here, and one

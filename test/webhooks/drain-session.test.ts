@@ -1,13 +1,17 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { drainStatusQuery } from '../../workflows/drain-types.js';
+import { drainStatusQuery, drainWorkflowId } from '../../workflows/drain-types.js';
 import {
   closeRecordBed,
   eventually,
   hintBody,
+  newSecret,
   openRecordBed,
   post,
   receiverOnBed,
   standardHeaders,
+  startTestReceiver,
+  webhookActivities,
   type RecordBed,
 } from './deliveries.js';
 
@@ -87,5 +91,65 @@ it('takes a stream of deliveries in one session of many batches, with no wake-up
   } finally {
     await receiver.close();
     await drain.terminate('test over').catch(() => undefined);
+  }
+}, 180_000);
+
+it('holds no more sessions at once than its slots: past them a drain takes a batch per activity', async () => {
+  const { ts, temporal, dir, deps } = bed;
+  const taskQueue = temporal.taskQueue();
+  const destination = `sqlite:${join(dir, 'slots.db')}`;
+  const connections = ['slots-a', 'slots-b'];
+  const secret = newSecret();
+  const receiver = await startTestReceiver({
+    hooks: new Map(connections.map((c) => [c, { secret, destination }])),
+    deps,
+    client: temporal.client,
+    taskQueue,
+  });
+  const drains = connections.map((c) => temporal.client.workflow.getHandle(drainWorkflowId(c)));
+  const activities = webhookActivities(
+    { ...deps, session: { slots: 1 } },
+    temporal.client,
+    taskQueue,
+  );
+  try {
+    await temporal.withWorker({ taskQueue, activities }, async () => {
+      for (let i = 0; i < 30; i++) {
+        const connection = connections[i % 2]!;
+        const id = `slot_${i}`;
+        const body = hintBody(id, 'lead', 1 + (i % 20));
+        const sent = await post(receiver.url(connection), body, standardHeaders(secret, id, body));
+        expect(sent.status).toBe(200);
+        await new Promise((r) => setTimeout(r, 75));
+      }
+      await eventually(
+        async () => {
+          for (const drain of drains) {
+            if ((await drain.query(drainStatusQuery)).totals.notices !== 15) return false;
+          }
+          return true;
+        },
+        60_000,
+        'both drains counted their notices',
+      );
+      const shapes = await Promise.all(
+        drains.map(async (drain) => {
+          const { totals } = await drain.query(drainStatusQuery);
+          const events = (await drain.fetchHistory()).events ?? [];
+          const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).length;
+          return { batches: totals.batches, scheduled };
+        }),
+      );
+      // One drain had the worker's one session (several batches an activity); the other took
+      // a batch per activity, woken for each.
+      const inSession = shapes.filter((s) => s.batches > s.scheduled);
+      const perBatch = shapes.filter((s) => s.batches <= s.scheduled);
+      expect(inSession).toHaveLength(1);
+      expect(perBatch).toHaveLength(1);
+      expect(perBatch[0]!.batches).toBeGreaterThanOrEqual(3);
+    });
+  } finally {
+    await receiver.close();
+    for (const drain of drains) await drain.terminate('test over').catch(() => undefined);
   }
 }, 180_000);
