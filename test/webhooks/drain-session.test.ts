@@ -95,7 +95,7 @@ it('takes a stream of deliveries in one session of many batches, with no wake-up
 }, 180_000);
 
 it('holds no more sessions at once than its slots: past them a drain takes a batch per activity', async () => {
-  const { ts, temporal, dir, deps } = bed;
+  const { temporal, dir, deps } = bed;
   const taskQueue = temporal.taskQueue();
   const destination = `sqlite:${join(dir, 'slots.db')}`;
   const connections = ['slots-a', 'slots-b'];
