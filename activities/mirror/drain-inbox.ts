@@ -362,7 +362,21 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
             await inbox.watch(input.connectionId, input.destination, session.watchMs);
             watchedUntil = batchStart + session.watchMs;
           }
-          const out = await batch(input, beat);
+          let out: DrainBatchOutput;
+          try {
+            out = await batch(input, beat);
+          } catch (error) {
+            // What earlier batches applied is counted: this activity returns it, and the next
+            // one, started at once, meets the failure again and retries on Temporal's policy.
+            // Unless the failed batch kept changes for endpoints under this activity's key:
+            // then it is retried as it is, so that a retry replaces them and none goes twice.
+            const kept = await inbox.owedChanges(input.connectionId, input.batchKey).then(
+              (owed) => owed.length > 0,
+              () => true,
+            );
+            if (total.notices === 0 || kept) throw error;
+            break;
+          }
           beat();
           for (const key of [
             'notices',

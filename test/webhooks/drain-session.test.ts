@@ -13,6 +13,7 @@ import {
   startTestReceiver,
   webhookActivities,
   type RecordBed,
+  type TestReceiver,
 } from './deliveries.js';
 
 /**
@@ -31,19 +32,31 @@ beforeAll(async () => {
 
 afterAll(() => closeRecordBed(bed));
 
+/** A staff edit of a lead's first name at the sandbox, then its delivery, answered 200. */
+async function editAndDeliver(
+  to: { receiver: TestReceiver; connection: string; secret: string },
+  lead: number,
+  name: string,
+): Promise<void> {
+  bed.ts.sb.admin.patchRecord('lead', lead, { first_name: name });
+  const id = `evt_${to.connection}_${lead}_${name.replace(/\W/g, '')}`;
+  const body = hintBody(id, 'lead', lead);
+  const sent = await post(
+    to.receiver.url(to.connection),
+    body,
+    standardHeaders(to.secret, id, body),
+  );
+  expect(sent.status).toBe(200);
+}
+
 it('takes a stream of deliveries in one session of many batches, with no wake-up per batch', async () => {
-  const { ts, temporal, deps } = bed;
+  const { temporal, deps } = bed;
   const { taskQueue, secret, receiver, names, drain, activities } = await receiverOnBed(
     bed,
     CONNECTION,
   );
-  const deliver = async (lead: number, name: string) => {
-    ts.sb.admin.patchRecord('lead', lead, { first_name: name });
-    const id = `evt_${lead}_${name.replace(/\W/g, '')}`;
-    const body = hintBody(id, 'lead', lead);
-    const sent = await post(receiver.url(CONNECTION), body, standardHeaders(secret, id, body));
-    expect(sent.status).toBe(200);
-  };
+  const deliver = (lead: number, name: string) =>
+    editAndDeliver({ receiver, connection: CONNECTION, secret }, lead, name);
   try {
     await temporal.withWorker({ taskQueue, activities }, async () => {
       for (let lead = 1; lead <= STREAM; lead++) {
@@ -153,3 +166,48 @@ it('holds no more sessions at once than its slots: past them a drain takes a bat
     for (const drain of drains) await drain.terminate('test over').catch(() => undefined);
   }
 }, 180_000);
+
+it('counts what a session applied before the service failed, and applies the rest once it answers', async () => {
+  const { ts, temporal } = bed;
+  const connection = 'session-outage';
+  const { taskQueue, secret, receiver, names, drain, activities } = await receiverOnBed(
+    bed,
+    connection,
+  );
+  const deliver = (lead: number, name: string) =>
+    editAndDeliver({ receiver, connection, secret }, lead, name);
+  try {
+    await temporal.withWorker({ taskQueue, activities }, async () => {
+      for (let lead = 41; lead <= 50; lead++) await deliver(lead, `Before ${lead}`);
+      await eventually(
+        () => names().get('50') === 'Before 50',
+        30_000,
+        'the first deliveries applied',
+      );
+      // The session is still looking at the inbox (it ends after 2 s of quiet).
+      const faultsBefore = ts.sb.admin.counters().faults_injected;
+      ts.sb.admin.setFaults({ errorRate: 1, errorStatuses: [503] });
+      for (let lead = 51; lead <= 55; lead++) await deliver(lead, `During ${lead}`);
+      await eventually(
+        () => ts.sb.admin.counters().faults_injected >= faultsBefore + 3,
+        60_000,
+        'reads tried and refused',
+      );
+      ts.sb.admin.clearFaults();
+      await eventually(
+        () => names().get('55') === 'During 55',
+        90_000,
+        'the rest applied once the service answers',
+      );
+      // Every notice counted once: the session's batches before the failure too.
+      await eventually(
+        async () => (await drain.query(drainStatusQuery)).totals.notices === 15,
+        30_000,
+        'the drain counted all 15 notices',
+      );
+    });
+  } finally {
+    await receiver.close();
+    await drain.terminate('test over').catch(() => undefined);
+  }
+}, 240_000);
