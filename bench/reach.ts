@@ -39,6 +39,8 @@ interface Outcome {
   listRequests: number;
   byId: number;
   floor: number;
+  /** The read by id of the lead ids the lists skipped: ids read, leads found. */
+  probe: { probes: number; found: number };
   gaps: string;
   /** Of the leads the pass lacks, those the enumeration reaches. */
   missedReachable: number;
@@ -95,6 +97,7 @@ async function runCase(ctx: BenchContext, c: Case): Promise<Outcome> {
       listRequests: pass.requests['leads.list'] ?? 0,
       byId: pass.requests['leads.get'] ?? 0,
       floor: report.floor,
+      probe: { probes: pass.probe?.probes ?? 0, found: pass.probe?.found ?? 0 },
       gaps: [...new Set(report.gaps.map((g) => g.reason))].join(', ') || 'none',
       missedReachable: oracle.reachable.size,
       ...(c.events > 0
@@ -122,6 +125,7 @@ export const reachBenchmark: Benchmark = {
         'unreachable (reported)',
         'of them the enumeration reaches',
         'lead requests',
+        'of them ids the lists skipped (leads found)',
         'ideal',
         'floor of the cuts',
         'requests / floor',
@@ -141,6 +145,7 @@ export const reachBenchmark: Benchmark = {
           n(o.unreachable),
           n(o.missedReachable),
           n(requests),
+          `${n(o.probe.probes)} (${n(o.probe.found)})`,
           n(ideal),
           n(o.floor + o.byId),
           `${fmt(requests / (o.floor + o.byId), 2)}×`,
@@ -156,7 +161,7 @@ export const reachBenchmark: Benchmark = {
     const notes = [
       `The setting (EBS_REACH_LIMIT) stays at ${n(CONFIGURED)} in every case: below it, the plans learn the service's reach from its pages.`,
       "Lead requests are lead list pages and leads read by id. Ideal: every lead once at the largest page. Floor of the cuts: what a pass that knew every count beforehand and cut as this one did would make (the root's first page, each query read for good once, the same reads by id); the plan's probes and cuts made again under a learned reach are the difference.",
-      'The enumeration (test/helpers/reach-oracle.ts) reaches a lead when the query with all its filter values, e-mail domain, name words, area code and city holds it among the first `reach`. A lead it reaches that the pass lacks lies in a gap the pass reports as skipped (another cut would cost more requests than it finds leads: EBSYNC_MIRROR_MIN_YIELD) or exhausted (no value the pass had seen cuts further).',
+      'The enumeration (test/helpers/reach-oracle.ts) reaches a lead when the query with all its filter values, e-mail domain, name words, area code and city holds it among the first `reach`. The pass reads by id the lead ids between the lowest and highest its lists returned that it did not see (activities/mirror/probe-ids.ts), after the lead list and before the lead bookings: the filters cannot tell apart a lead whose only rare word no lead the pass read carries.',
     ];
     if (uniform) {
       notes.push(
@@ -166,7 +171,7 @@ export const reachBenchmark: Benchmark = {
     if (skewed) {
       const requests = skewed.listRequests + skewed.byId;
       notes.push(
-        `Skewed data at 200,000: ${n(skewed.reached)} of ${n(skewed.c.leads)} leads reached, ${n(skewed.missedReachable)} of the missing ones reachable by the enumeration (target: none); ${n(requests)} lead requests, ${fmt((requests / (skewed.floor + skewed.byId) - 1) * 100, 1)} % over the floor of its cuts (target: within 10 %) and ${fmt(requests / Math.ceil(skewed.c.leads / PER), 2)}× the ideal.`,
+        `Skewed data at 200,000: ${n(skewed.reached)} of ${n(skewed.c.leads)} leads reached, ${n(skewed.missedReachable)} of the missing ones reachable by the enumeration (target: none); ${n(requests)} lead requests (${n(skewed.probe.probes)} of them ids the lists skipped, ${n(skewed.probe.found)} leads found), ${fmt((requests / (skewed.floor + skewed.byId) - 1) * 100, 1)} % over the floor of its cuts (target: within 10 %) and ${fmt(requests / Math.ceil(skewed.c.leads / PER), 2)}× the ideal.`,
       );
     }
     return {

@@ -144,6 +144,16 @@ export interface Ledger {
   countSeen(scope: LedgerScope, generation: number): Promise<number>;
 
   /**
+   * The lowest and highest numeric id among live entries seen in `generation` or later (ids
+   * that are not whole numbers left out); null when there are none. Where a pass probes the
+   * ids between those its lists returned.
+   */
+  seenIdRange(
+    scope: LedgerScope,
+    generation: number,
+  ): Promise<{ readonly min: number; readonly max: number } | null>;
+
+  /**
    * Starts a pass, or resumes the open one of this key with its checkpoints. A new pass gets
    * the next generation of its (connection, destination); `restart` abandons an open pass.
    */

@@ -231,6 +231,20 @@ export async function openPostgresLedger(
         );
         return rows[0]?.seen ?? 0;
       }),
+    seenIdRange: (scope, generation) =>
+      run(async () => {
+        const { rows } = await pool.query<{ lo: string | null; hi: string | null }>(
+          `SELECT min(source_id::numeric) AS lo, max(source_id::numeric) AS hi
+           FROM ledger_entries
+           WHERE ${SCOPE} AND deleted_at IS NULL AND seen_generation >= $4
+             AND source_id ~ '^[1-9][0-9]{0,15}$'`,
+          [...scopeParams(scope), generation],
+        );
+        const row = rows[0];
+        return row?.lo != null && row.hi != null
+          ? { min: Number(row.lo), max: Number(row.hi) }
+          : null;
+      }),
     beginPass: (key, options = {}) =>
       run(() =>
         inPostgresTransaction(pool, async (client): Promise<PassState> => {

@@ -117,6 +117,15 @@ export function openSqliteLedger(file: string): Ledger {
       `SELECT count(*) AS seen FROM ledger_entries
        WHERE ${SCOPE} AND deleted_at IS NULL AND seen_generation >= ?`,
     ),
+    seenIdRange: db.prepare<
+      [string, string, string, number],
+      { lo: number | null; hi: number | null }
+    >(
+      `SELECT min(CAST(source_id AS INTEGER)) AS lo, max(CAST(source_id AS INTEGER)) AS hi
+       FROM ledger_entries
+       WHERE ${SCOPE} AND deleted_at IS NULL AND seen_generation >= ?
+         AND source_id GLOB '[1-9]*' AND source_id NOT GLOB '*[^0-9]*'`,
+    ),
     pass: db.prepare<[string, string, string], StoredPass<number>>(
       `SELECT ${PASS_COLUMNS} FROM passes WHERE ${PASS}`,
     ),
@@ -293,6 +302,11 @@ export function openSqliteLedger(file: string): Ledger {
       }),
     countSeen: (scope, generation) =>
       run(() => stmt.countSeen.get(...scopeParams(scope), generation)?.seen ?? 0),
+    seenIdRange: (scope, generation) =>
+      run(() => {
+        const row = stmt.seenIdRange.get(...scopeParams(scope), generation);
+        return row && row.lo !== null && row.hi !== null ? { min: row.lo, max: row.hi } : null;
+      }),
     beginPass: (key, options = {}) =>
       run(() =>
         begin.immediate(key, options.restart ?? false, (options.at ?? new Date()).getTime()),

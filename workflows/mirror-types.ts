@@ -117,8 +117,22 @@ export interface MirrorCarried {
   refusals?: string[];
   /** The lowest reach a page showed, when below the configured one. */
   reach?: LearnedReach;
+  /** The read by id of lead ids no list returned (activities/mirror/probe-ids.ts). */
+  probe?: IdProbe;
   runs: number;
 }
+
+/** How far the pass read lead ids between those its lists returned, and what it found. */
+export interface IdProbe {
+  /** The last id asked about; null before the first. */
+  after: number | null;
+  /** Ids read, and leads they found. */
+  probes: number;
+  found: number;
+  done: boolean;
+}
+
+export const emptyProbe = (): IdProbe => ({ after: null, probes: 0, found: 0, done: false });
 
 /** What a running pass has done so far, for `ebsync sync` and the status. */
 export const mirrorProgressQuery = defineQuery<MirrorProgress>('mirrorProgress');

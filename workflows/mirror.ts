@@ -17,6 +17,7 @@ import {
   keepRefusals,
   DESTINATION_PAUSED,
   emptyCounts,
+  emptyProbe,
   etaOf,
   isIncomplete,
   mirrorProgressQuery,
@@ -137,8 +138,17 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       // A fixed set of lanes, each taking the next unfinished partition, so at most
       // `concurrency` pages are in flight and a lane never waits on another's partition.
       const taken = new Set<string>();
+      // Once the lead list is read, the lead ids it skipped are read by id (probe-ids.ts),
+      // before the lead bookings, which then find those leads' bookings already read. Passes
+      // from before this step go on without it.
+      const leads = current.partitions.find((p) => p.key === 'leads');
+      const probing =
+        leads !== undefined && (current.probe !== undefined || patched('probe-lead-ids'));
+      const probeReady = (): boolean =>
+        probing && leads.done && !(current.probe?.done ?? false) && !taken.has('probe');
       const isDone = (key: string): boolean =>
-        current.partitions.find((p) => p.key === key)?.done ?? true;
+        (current.partitions.find((p) => p.key === key)?.done ?? true) &&
+        (key !== 'leads' || !probing || current.probe?.done === true);
       const ready = (): PartitionState | undefined =>
         current.partitions.find(
           (p) => !p.done && !taken.has(p.key) && (p.after === undefined || isDone(p.after)),
@@ -149,8 +159,18 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
           // Wait for a partition to become ready (lead bookings wait for leads), or for none
           // to be left to anyone.
           await condition(
-            () => handOver() || ready() !== undefined || taken.size === 0 || allRead(),
+            () =>
+              handOver() || probeReady() || ready() !== undefined || taken.size === 0 || allRead(),
           );
+          if (probeReady()) {
+            taken.add('probe');
+            try {
+              while (!current.probe?.done && !handOver()) await probe(leads!);
+            } finally {
+              taken.delete('probe');
+            }
+            continue;
+          }
           const next = ready();
           if (!next) {
             if (taken.size === 0 || allRead() || handOver()) return;
@@ -164,7 +184,20 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
           }
         }
       };
-      const allRead = (): boolean => current.partitions.every((p) => p.done);
+      const allRead = (): boolean =>
+        current.partitions.every((p) => p.done) && (!probing || current.probe?.done === true);
+      const probe = async (partition: PartitionState): Promise<void> => {
+        const probed = await serviceCalls(pace).probeLeadIds({
+          ...target,
+          generation: current.generation,
+          expected: partition.expected,
+          probe: current.probe ?? emptyProbe(),
+        });
+        current.probe = probed.probe;
+        addCounts(current.counts, probed.counts);
+        if (probed.refusals) current.refusals = keepRefusals(current.refusals, probed.refusals);
+        pagesThisRun += 1;
+      };
       const readPage = async (partition: PartitionState): Promise<void> => {
         const page = await serviceCalls(pace).mirrorPage({
           ...target,
@@ -193,7 +226,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
         pagesThisRun += 1;
       };
       await Promise.all(Array.from({ length: concurrency }, lane));
-      if (current.partitions.every((p) => p.done)) {
+      if (allRead()) {
         current.phase = input.mode === 'full' ? 'deleting' : 'done';
       }
     }

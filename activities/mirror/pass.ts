@@ -3,6 +3,7 @@ import { createFinishPass } from './finish-pass.js';
 import { createMirrorPage } from './mirror-page.js';
 import { passTools, type MirrorDeps } from './pass-tools.js';
 import { createPlanPass } from './plan-pass.js';
+import { createProbeIds } from './probe-ids.js';
 import { createSweepDeletions } from './sweep-deletions.js';
 
 export type { MirrorDeps, MirrorTarget } from './pass-tools.js';
@@ -11,7 +12,8 @@ export { SUBJECT_RESOURCES } from './sweep-deletions.js';
 
 /**
  * The mirror's activities, one file each: a pass is planned (plan-pass.ts), read a slice of a
- * partition at a time (mirror-page.ts), swept for deletions (sweep-deletions.ts) and closed
+ * partition at a time (mirror-page.ts), the lead ids its lists skipped read by id
+ * (probe-ids.ts), swept for deletions (sweep-deletions.ts) and closed
  * (finish-pass.ts). Service, store and destination errors leave them as failures that say
  * whether to retry.
  */
@@ -20,6 +22,7 @@ export function createMirrorActivities(deps: MirrorDeps) {
   return {
     planMirrorPass: withServiceFailures(createPlanPass(tools)),
     mirrorPage: withServiceFailures(createMirrorPage(tools)),
+    probeLeadIds: withServiceFailures(createProbeIds(tools)),
     sweepDeletions: withServiceFailures(createSweepDeletions(tools)),
     finishMirrorPass: withServiceFailures(createFinishPass(tools)),
   };

@@ -17,6 +17,42 @@ export const SUBJECT_RESOURCES: Record<MirrorSubject, Resource[]> = {
 const answeredIds = (got: ManyRead): Set<string> =>
   new Set([...got.reads.map((r) => r.record.id), ...got.missing]);
 
+/**
+ * What a read by id of `ids` settled, in their order up to the first without an answer (the
+ * rest are asked again): the ids answered, the records read (with what came included) and the
+ * ids the service answered 404. A refusal is thrown, and so is the failure when none was
+ * answered.
+ */
+export function settledReads(ids: readonly string[], got: ManyRead) {
+  const refusal = got.failed.find((f) => isRefusal(f.error));
+  if (refusal) throw asError(refusal.error);
+  const has = answeredIds(got);
+  const firstOpen = ids.findIndex((id) => !has.has(id));
+  const answered = firstOpen === -1 ? [...ids] : ids.slice(0, firstOpen);
+  if (answered.length === 0) throw asError(got.failed[0]?.error);
+  const settled = new Set(answered);
+  const reads = got.reads.filter((r) => settled.has(r.record.id));
+  return {
+    answered,
+    reads,
+    found: reads.flatMap((r) => [r.record, ...r.included]),
+    gone: got.missing.filter((id) => settled.has(id)),
+  };
+}
+
+/** The counts of a read by id and its write. */
+export const byIdCounts = (
+  requests: number,
+  found: readonly unknown[],
+  written: { written: number; unchanged: number; refused: number },
+): Partial<MirrorCounts> => ({
+  requests,
+  read: found.length,
+  written: written.written,
+  unchanged: written.unchanged,
+  refused: written.refused,
+});
+
 export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) {
   /**
    * After a complete full pass: records the ledger has but the pass did not see are read by
@@ -55,32 +91,17 @@ export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) 
         { concurrency: lanes, keepGoing: true },
       );
       Context.current().heartbeat();
-      const refusal = got.failed.find((f) => isRefusal(f.error));
-      if (refusal) throw asError(refusal.error);
       // The sweep moves on only past ids it has an answer for; the rest are asked again.
-      const ids = unseen.map((e) => e.id);
-      const has = answeredIds(got);
-      const firstOpen = ids.findIndex((id) => !has.has(id));
-      const answered = firstOpen === -1 ? ids : ids.slice(0, firstOpen);
-      if (answered.length === 0) throw asError(got.failed[0]?.error);
-      const settled = new Set(answered);
-      const found = got.reads
-        .filter((r) => settled.has(r.record.id))
-        .flatMap((r) => [r.record, ...r.included]);
-      const gone = got.missing.filter((id) => settled.has(id));
+      const { answered, found, gone } = settledReads(
+        unseen.map((e) => e.id),
+        got,
+      );
       const written = await writeRecords(at, input.generation, found);
       await writeDeletions(at, resource, gone);
       return {
         after: `${resource}|${answered[answered.length - 1]!}`,
         done: false,
-        counts: {
-          requests: got.requests,
-          read: found.length,
-          written: written.written,
-          unchanged: written.unchanged,
-          refused: written.refused,
-          deleted: gone.length,
-        },
+        counts: { ...byIdCounts(got.requests, found, written), deleted: gone.length },
         ...refusalsOf(written.refusals),
       };
     }

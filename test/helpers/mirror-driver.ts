@@ -8,6 +8,7 @@ import { createMirrorActivities } from '../../activities/mirror/pass.js';
 import { passKeyOf } from '../../activities/mirror/pass-tools.js';
 import { savedPlan } from '../../activities/mirror/plan-checkpoints.js';
 import { SUBJECT_RESOURCES } from '../../activities/mirror/sweep-deletions.js';
+import { emptyProbe, type IdProbe } from '../../workflows/mirror-types.js';
 import type { Destination } from '../../destinations/destination.js';
 import { openDestination } from '../../destinations/open-destination.js';
 import { databaseOpeners } from '../../store/database-openers.js';
@@ -68,6 +69,8 @@ export interface DrivenPass {
   writtenIn: Map<string, Map<Resource, Set<string>>>;
   /** Requests the pass sent, by operation of the route table (`leads.list`, `leads.get`…). */
   requests: Record<string, number>;
+  /** The read by id of the lead ids the lists skipped, as it ended (when leads were read). */
+  probe: IdProbe | undefined;
 }
 
 const add = <K, V>(map: Map<K, V>, key: K, make: () => V): V => {
@@ -161,6 +164,7 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
     const { generation } = opened;
     const partitions: PartitionState[] = opened.partitions;
     const gaps = [...opened.gaps];
+    let probe: IdProbe | undefined;
     const expectedOf = () => Object.fromEntries(partitions.map((p) => [p.key, p.expected]));
     for (const p of partitions) {
       if (p.after !== undefined && !partitions.some((q) => q.key === p.after && q.done)) {
@@ -188,6 +192,16 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
         p.expected = page.expected;
         p.tally = page.tally;
         gaps.push(...page.gaps);
+      }
+      // As the workflow does: the lead ids the list skipped, read by id before the bookings.
+      if (p.key === 'leads') {
+        reading = 'probe';
+        let now: IdProbe = emptyProbe();
+        while (!now.done) {
+          const input = { ...target, generation, expected: p.expected, probe: now };
+          now = (await inActivity(() => activities.probeLeadIds(input))).probe;
+        }
+        probe = now;
       }
     }
     reading = 'sweep';
@@ -233,6 +247,7 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
       written,
       writtenIn,
       requests,
+      probe,
     };
   } finally {
     transport.call = call;

@@ -139,6 +139,22 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       expect(await ledger.listUnseen(scope, 1, { limit: 100 })).toEqual([]);
     });
 
+    it('gives the numeric range of the ids a pass saw, by number and not by text', async () => {
+      expect(await ledger.seenIdRange(scope, 1)).toBeNull();
+      const written = ['9', '10', '250', '31', 'q_7', '0'];
+      await ledger.recordWritten(
+        scope,
+        1,
+        written.map((id) => ({ id, hash: 'h', destinationKey: id })),
+      );
+      expect(await ledger.seenIdRange(scope, 1)).toEqual({ min: 9, max: 250 });
+      await ledger.markSeen(scope, 2, ['10', '31']);
+      expect(await ledger.seenIdRange(scope, 2)).toEqual({ min: 10, max: 31 });
+      await ledger.markDeleted(scope, ['31']);
+      expect(await ledger.seenIdRange(scope, 2)).toEqual({ min: 10, max: 10 });
+      expect(await ledger.seenIdRange(scope, 3)).toBeNull();
+    });
+
     it('marks deleted once, and a record that comes back is changed and live again', async () => {
       await ledger.recordWritten(scope, 1, [{ id: '1', hash: 'a', destinationKey: '1' }]);
       const t = new Date('2027-03-01T00:00:00Z');

@@ -1,0 +1,81 @@
+import { Context } from '@temporalio/activity';
+import type { IdProbe, MirrorCounts } from '../../workflows/mirror-types.js';
+import { refusalsOf, type MirrorTarget, type PassTools } from './pass-tools.js';
+import { readRecords } from './records-by-id.js';
+import { byIdCounts, settledReads } from './sweep-deletions.js';
+import { writeRecords } from './write-records.js';
+
+/** Ids the ledger is asked about at once while holes are looked for. */
+const WINDOW = 500;
+/**
+ * Probing goes on while at least this share of its reads find a lead, judged once it made
+ * PROBE_JUDGED reads: where lead ids are shared with other businesses (or mostly deleted),
+ * the holes are not this business's leads and a read by id finds none.
+ */
+export const PROBE_MIN_HITS = 0.25;
+const PROBE_JUDGED = 100;
+
+/**
+ * The last way to a lead no filter reaches (DESIGN decision 11: nothing silent, and nothing
+ * left that can be had): lead ids are whole numbers (the spec), so the ids between the lowest
+ * and the highest that the pass saw, and that it did not see, are read by id. It stops when
+ * the pass has every lead the service counts, when it passed the highest id, or when too few
+ * reads find a lead (PROBE_MIN_HITS). What it finds is written as every read is and counts as
+ * reached; what it does not find stays unreachable, and finishMirrorPass reports it.
+ */
+export function createProbeIds({ deps, lanes, open, scopeOf }: PassTools) {
+  async function probeLeadIds(
+    input: MirrorTarget & {
+      generation: number;
+      /** The service's total_count of the lead list. */
+      expected: number;
+      probe: IdProbe;
+    },
+  ): Promise<{ probe: IdProbe; counts: Partial<MirrorCounts>; refusals?: string[] }> {
+    const probe = { ...input.probe };
+    const at = await open(input);
+    const scope = scopeOf(at, 'leads');
+    const missing = input.expected - (await at.ledger.countSeen(scope, input.generation));
+    const range = await at.ledger.seenIdRange(scope, input.generation);
+    const judged = probe.probes >= PROBE_JUDGED;
+    if (missing <= 0 || range === null || (judged && probe.found < PROBE_MIN_HITS * probe.probes)) {
+      return { probe: { ...probe, done: true }, counts: {} };
+    }
+    // The holes: ids past the cursor the ledger has not seen in this pass (nor as deleted).
+    const holes: string[] = [];
+    let next = probe.after === null ? range.min + 1 : probe.after + 1;
+    const budget = Math.min(lanes * 8, missing);
+    while (holes.length < budget && next < range.max) {
+      const window = Array.from({ length: Math.min(WINDOW, range.max - next) }, (_, i) =>
+        String(next + i),
+      );
+      const known = new Set(
+        (await at.ledger.get(scope, window))
+          .filter((e) => e.deletedAt !== null || e.generation >= input.generation)
+          .map((e) => e.id),
+      );
+      for (const id of window) {
+        if (holes.length >= budget) break;
+        next = Number(id) + 1;
+        if (!known.has(id)) holes.push(id);
+      }
+      Context.current().heartbeat();
+    }
+    if (holes.length === 0) return { probe: { ...probe, after: next - 1, done: true }, counts: {} };
+    const client = await deps.clientFor(input.connectionId);
+    const got = await readRecords(client, 'leads', holes, { concurrency: lanes, keepGoing: true });
+    // The cursor moves only past ids with an answer (the lead, or the service's 404).
+    const { answered, reads, found } = settledReads(holes, got);
+    const written = await writeRecords(at, input.generation, found);
+    probe.probes += answered.length;
+    probe.found += reads.length;
+    probe.after = Number(answered[answered.length - 1]);
+    probe.done = probe.after >= range.max - 1 || reads.length >= missing;
+    return {
+      probe,
+      counts: byIdCounts(got.requests, found, written),
+      ...refusalsOf(written.refusals),
+    };
+  }
+  return probeLeadIds;
+}
