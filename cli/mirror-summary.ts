@@ -1,5 +1,10 @@
 import { maskCredentials } from '../config/database-locations.js';
-import { isIncomplete, type LearnedReach, type MirrorProgress } from '../workflows/mirror-types.js';
+import {
+  isIncomplete,
+  type IdProbe,
+  type LearnedReach,
+  type MirrorProgress,
+} from '../workflows/mirror-types.js';
 
 /*
  * A mirror pass's progress and summary as text: `ebsync sync`, `ebsync status` and the main
@@ -37,6 +42,14 @@ export function reachLine(r: LearnedReach): string {
   );
 }
 
+/** What the read by id of the lead ids the lists skipped found, in one line. */
+export function probeLine(probe: IdProbe): string {
+  return (
+    `${probe.found} leads no filter reached, read by id: ${probe.probes} ids between those ` +
+    `the lead list returned`
+  );
+}
+
 /**
  * The exit code a finished pass deserves: 0 done, 1 failed, 3 incomplete (it ran to its end
  * but left records unreachable or refused: the summary says which).
@@ -63,6 +76,7 @@ export function summaryText(p: MirrorProgress): string {
     );
   }
   if (p.reach) lines.push(`  reach        ${reachLine(p.reach)}`);
+  if (p.probe && p.probe.probes > 0) lines.push(`  by id        ${probeLine(p.probe)}`);
   if (c.unreachable > 0 || p.gaps.length > 0) {
     lines.push(`  unreachable  ${c.unreachable} of ${c.expected} records the service counts:`);
     for (const gap of p.gaps) lines.push(`               ${gap}`);

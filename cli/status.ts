@@ -2,7 +2,7 @@ import { loadStartupConfig } from './startup-config.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { runAction } from './errors.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
-import { progressLine, reachLine } from './mirror-summary.js';
+import { probeLine, progressLine, reachLine } from './mirror-summary.js';
 import { requireWorker } from './worker-check.js';
 
 function when(ms: number | null): string {
@@ -18,6 +18,9 @@ function passLine(label: string, pass: PassView): string[] {
   if (pass.closedAt !== null) lines[0] += `, ended ${when(pass.closedAt)}`;
   if (pass.progress) lines.push(`            ${progressLine(pass.progress)}`);
   if (pass.progress?.reach) lines.push(`            reach: ${reachLine(pass.progress.reach)}`);
+  if (pass.progress?.probe?.probes) {
+    lines.push(`            by id: ${probeLine(pass.progress.probe)}`);
+  }
   for (const gap of pass.progress?.gaps ?? []) lines.push(`            reach gap: ${gap}`);
   for (const line of pass.progress?.refusals ?? []) lines.push(`            ${line}`);
   if (pass.error) lines.push(`            error: ${pass.error}`);

@@ -157,6 +157,8 @@ export interface MirrorProgress {
    * (absent from passes of older versions).
    */
   reach?: LearnedReach | null;
+  /** The read by id of the lead ids the lists skipped, when the pass made one. */
+  probe?: IdProbe | null;
   /** Records read per second over the pass so far. */
   ratePerSecond: number;
   /** Time left at that rate, from the expected count; null when unknown. */

@@ -89,6 +89,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       gaps: state?.gaps ?? [],
       refusals: state?.refusals ?? [],
       reach: state?.reach ?? null,
+      probe: state?.probe ?? null,
       ratePerSecond: Math.round(ratePerSecond * 10) / 10,
       etaMs,
       error,

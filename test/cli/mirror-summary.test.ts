@@ -103,3 +103,20 @@ describe("a mirror pass's ETA", () => {
     expect(progressLine(reading)).not.toContain('ETA');
   });
 });
+
+describe('the summary of a pass that read skipped lead ids by id', () => {
+  it('says how many leads it found that way, and says nothing when it read none', () => {
+    const probed = finished({
+      refusals: [],
+      counts: { ...emptyCounts(), read: 100, written: 100 },
+      probe: { after: 90, probes: 12, found: 11, done: true },
+    });
+    expect(summaryText(probed)).toContain(
+      '  by id        11 leads no filter reached, read by id: 12 ids between those the lead list returned\n',
+    );
+    expect(
+      summaryText(finished({ probe: { after: null, probes: 0, found: 0, done: true } })),
+    ).not.toContain('by id');
+    expect(summaryText(finished())).not.toContain('by id');
+  });
+});
