@@ -130,7 +130,7 @@ export const reachBenchmark: Benchmark = {
         'floor of the cuts',
         'requests / floor',
         'requests / ideal',
-        'gap reasons',
+        'gap reasons of the cuts (before the read by id)',
         'events reached',
         'seconds',
       ],
