@@ -13,9 +13,12 @@ let stack: CliStack;
 let dir: string;
 let env: Record<string, string>;
 
-// A reach of 2 leaves leads that share every value the filters can cut by beyond reach.
+// A reach of 2 leaves leads that share every value the filters can cut by beyond reach; and
+// with four in five lead ids deleted, the read by id of the ids the list skipped finds too few
+// leads to go on (activities/mirror/probe-ids.ts), so some stay unreachable.
 const REACH = 2;
-const LEADS = 120;
+const SEEDED = 600;
+const LEADS = SEEDED / 5;
 const CONNECTION = 'unreachable';
 
 beforeAll(async () => {
@@ -23,10 +26,11 @@ beforeAll(async () => {
   // lives on their task queues.
   stack = await startCliStack({
     name: 'sync-unreachable',
-    sandbox: { reachLimit: REACH, seed: { leads: LEADS, events: 0 } },
+    sandbox: { reachLimit: REACH, seed: { leads: SEEDED, events: 0 } },
     connect: CONNECTION,
   });
   ({ dir, env } = stack);
+  for (let id = 1; id <= SEEDED; id++) if (id % 5 !== 0) stack.sb.admin.deleteRecord('lead', id);
 }, 180_000);
 
 afterAll(async () => {
@@ -57,5 +61,5 @@ describe('ebsync sync when the service keeps some leads out of reach', () => {
     const status = await runCli(['status', '--json'], env);
     const problems = (JSON.parse(status.stdout) as { problems: { kind: string }[] }).problems;
     expect(problems.map((p) => p.kind)).toContain('last_pass_incomplete');
-  }, 240_000);
+  }, 480_000);
 });
