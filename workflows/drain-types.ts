@@ -65,3 +65,19 @@ export const emptyDrainTotals = (): DrainTotals => ({
   deleted: 0,
   refused: 0,
 });
+
+/** The counts a batch (or a session of batches) reports, besides how many batches it took. */
+type DrainCounts = Omit<DrainTotals, 'batches'>;
+const DRAIN_COUNTS: readonly (keyof DrainCounts)[] = [
+  'notices',
+  'records',
+  'written',
+  'unchanged',
+  'deleted',
+  'refused',
+];
+
+/** Adds `from`'s counts to `into`: one sum for the workflow's totals and an activity's session. */
+export function addDrainCounts(into: DrainCounts, from: DrainCounts): void {
+  for (const key of DRAIN_COUNTS) into[key] += from[key];
+}

@@ -12,6 +12,7 @@ import {
 import type { createAutomationActivities } from '../activities/automations/forward-change.js';
 import type { createDrainActivities } from '../activities/mirror/drain-inbox.js';
 import {
+  addDrainCounts,
   drainStatusQuery,
   emptyDrainTotals,
   inboxWakeSignal,
@@ -124,12 +125,7 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       const out = await batchCalls(pace).drainInbox({ connectionId, destination, batchKey });
       // A result of a worker before drain sessions counts no batches: it was one.
       totals.batches += out.batches ?? 1;
-      totals.notices += out.notices;
-      totals.records += out.records;
-      totals.written += out.written;
-      totals.unchanged += out.unchanged;
-      totals.deleted += out.deleted;
-      totals.refused += out.refused;
+      addDrainCounts(totals, out);
       if (out.notices > 0) lastBatchAt = Date.now();
       if (out.owed > 0) forwarded(batchKey, forwardChanges({ connectionId, batchKey }));
       if (out.refusal !== null && out.notices === 0) await waitAfterRefusal(out.refusal);

@@ -6,7 +6,7 @@ import type { Inbox, OwedChange, PendingNotice } from '../../store/inbox.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
 import { sealValue } from '../../store/sealed-values.js';
 import { endpointWants } from '../automations/forward-change.js';
-import { emptyDrainTotals } from '../../workflows/drain-types.js';
+import { addDrainCounts, emptyDrainTotals } from '../../workflows/drain-types.js';
 import { withServiceFailures } from '../failures.js';
 import { heartbeatEvery } from '../heartbeats.js';
 import type { CanonicalRecord, Resource } from '../../records/canonical.js';
@@ -378,16 +378,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
             break;
           }
           beat();
-          for (const key of [
-            'notices',
-            'records',
-            'written',
-            'unchanged',
-            'deleted',
-            'refused',
-          ] as const) {
-            total[key] += out[key];
-          }
+          addDrainCounts(total, out);
           total.owed = out.owed;
           total.unreadable = out.unreadable;
           total.refusal = out.refusal;
