@@ -74,31 +74,46 @@ export function checkBatch(
   table: TableSpec,
   records: readonly MirrorRecord[],
 ): CheckedRecord[] {
-  const known = new Map(table.columns.map((c, i) => [c.name, i]));
+  const columns = table.columns;
   const byId = new Map<string, CheckedRecord>();
+  // Messages only: built when a record fails, not for every record.
+  const where = (record: MirrorRecord) => `${resource} record ${JSON.stringify(record.id)}`;
   for (const record of records) {
-    const where = `${resource} record ${JSON.stringify(record.id)}`;
     if (record.resource !== resource) {
-      throw new DestinationRecordError(`${where} is a ${record.resource} record`);
+      throw new DestinationRecordError(`${where(record)} is a ${record.resource} record`);
     }
     if (typeof record.id !== 'string' || record.id === '') {
-      throw new DestinationRecordError(`${where}: id must be a non-empty string`);
+      throw new DestinationRecordError(`${where(record)}: id must be a non-empty string`);
     }
-    const values: JsonValue[] = table.columns.map(() => null);
-    for (const [name, value] of Object.entries(record.attributes)) {
-      const index = known.get(name);
-      if (index === undefined) {
-        throw new DestinationRecordError(`${where}: ${name} is not a column of ${table.table}`);
+    const attributes = record.attributes;
+    const values: JsonValue[] = new Array<JsonValue>(columns.length).fill(null);
+    // By column, not by attribute: no lookup of each name. Attributes that are no column are
+    // found by count: every own attribute must have been met as a column.
+    let met = 0;
+    for (let index = 0; index < columns.length; index++) {
+      const column = columns[index]!;
+      const value = attributes[column.name];
+      if (value === undefined) {
+        if (Object.hasOwn(attributes, column.name)) met++;
+        continue;
       }
-      const column = table.columns[index]!;
-      if (value === null || value === undefined) continue;
+      met++;
+      if (value === null) continue;
       const stored = checked(column.type, value);
       if (stored === undefined) {
         throw new DestinationRecordError(
-          `${where}: ${name} must be ${EXPECTED[column.type]}, got ${kindOf(value)}`,
+          `${where(record)}: ${column.name} must be ${EXPECTED[column.type]}, got ${kindOf(value)}`,
         );
       }
       values[index] = stored;
+    }
+    const names = Object.keys(attributes);
+    if (met !== names.length) {
+      const known = new Set(columns.map((c) => c.name));
+      const stranger = names.find((name) => !known.has(name));
+      throw new DestinationRecordError(
+        `${where(record)}: ${stranger ?? '?'} is not a column of ${table.table}`,
+      );
     }
     byId.delete(record.id);
     byId.set(record.id, { id: record.id, raw: record.raw, values });

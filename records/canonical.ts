@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { toCents } from './money.js';
 
 /**
@@ -76,10 +76,16 @@ const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
 
 /**
  * Key orders already sorted, by an object's own key order: the records of one list share a
- * handful of shapes, so most records sort nothing. Bounded, so odd data cannot grow it.
+ * handful of shapes, so most records sort nothing. A shape is found by comparing key lists
+ * (keys JSON.parse made are interned strings, so each comparison is cheap), most recently
+ * used first; at most SHAPES_MAX are kept, so odd data cannot grow it.
  */
-const SORTED_KEYS = new Map<string, SortedKeys>();
-const SORTED_KEYS_MAX = 512;
+interface Shape {
+  own: readonly string[];
+  sorted: SortedKeys;
+}
+const SHAPES: Shape[] = [];
+const SHAPES_MAX = 32;
 
 interface SortedKeys {
   keys: readonly string[];
@@ -87,16 +93,28 @@ interface SortedKeys {
   indexed: boolean;
 }
 
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function sortedKeysOf(value: object): SortedKeys {
   const own = Object.keys(value);
-  // JSON of the key list: unambiguous, whatever characters the keys hold.
-  const shape = JSON.stringify(own);
-  let sorted = SORTED_KEYS.get(shape);
-  if (sorted === undefined) {
-    const keys = [...own].sort();
-    sorted = { keys, indexed: keys.some((key) => INDEX_KEY.test(key)) };
-    if (SORTED_KEYS.size < SORTED_KEYS_MAX) SORTED_KEYS.set(shape, sorted);
+  for (let i = 0; i < SHAPES.length; i++) {
+    const shape = SHAPES[i]!;
+    if (!sameKeys(shape.own, own)) continue;
+    // Moved to the front: the shapes of one page alternate among a few.
+    if (i > 0) {
+      SHAPES.splice(i, 1);
+      SHAPES.unshift(shape);
+    }
+    return shape.sorted;
   }
+  const keys = [...own].sort();
+  const sorted = { keys, indexed: keys.some((key) => INDEX_KEY.test(key)) };
+  SHAPES.unshift({ own, sorted });
+  if (SHAPES.length > SHAPES_MAX) SHAPES.pop();
   return sorted;
 }
 
@@ -233,7 +251,7 @@ export function recordHash(record: Omit<CanonicalRecord, 'hash'>): string {
     relationships: sortedLevel(record.relationships),
     resource: record.resource,
   });
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /** The canonical record of one item of the service. */

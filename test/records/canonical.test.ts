@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   VOLATILE_FIELDS,
@@ -95,6 +96,40 @@ describe('canonical records', () => {
       attributes: { ...event.attributes, title: 'Gala' },
     });
     expect(edited.hash).not.toBe(base.hash);
+  });
+
+  it('hashes the canonical JSON of the record, whatever shapes came before (more than it keeps)', () => {
+    // The hash's definition, written plainly: sha256 of canonicalJson without volatile fields.
+    const byDefinition = (record: ReturnType<typeof canonicalRecord>) => {
+      const attributes = Object.fromEntries(
+        Object.entries(record.attributes).filter(([name]) => !VOLATILE_FIELDS.includes(name)),
+      );
+      const text = canonicalJson({
+        resource: record.resource,
+        id: record.id,
+        attributes,
+        relationships: record.relationships,
+      });
+      return createHash('sha256').update(text).digest('hex');
+    };
+    const names = Array.from({ length: 40 }, (_, i) => `field_${i}`);
+    // 80 shapes (key sets and orders, some with integer-like keys), each met twice, interleaved.
+    const items = Array.from({ length: 160 }, (_, n) => {
+      const shape = n % 80;
+      const keys = names.slice(0, 5 + (shape % 35));
+      const ordered = shape % 2 === 0 ? keys : [...keys].reverse();
+      const attributes: Record<string, unknown> = Object.fromEntries(
+        ordered.map((key, i) => [key, i % 3 === 0 ? `v${n}-${i}` : i]),
+      );
+      if (shape % 7 === 0) attributes['12'] = 'an integer-like key';
+      if (shape % 5 === 0) attributes.nested = { b: [1, { d: 2, c: 3 }], a: null };
+      attributes.created_at_description = `${n} minutes ago`;
+      return { id: String(n), type: 'event', attributes, relationships: {} };
+    });
+    for (const item of items) {
+      const record = canonicalRecord('events', item);
+      expect(record.hash).toBe(byDefinition(record));
+    }
   });
 });
 
