@@ -8,7 +8,7 @@ import {
   rmSync,
   statSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -437,6 +437,22 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
         return `Fixed cost into ${target}: one ebsync run of ${FIXED_SIZE} lead takes ${fmt(floor, 2)} s, ${fmt(floor / whole, 2)}× the plain loop's whole run of ${first.size.toLocaleString('en-US')} leads (${fmt(whole, 2)} s)${floor >= whole * (TARGET_RATIO[first.size] ?? 1) ? `: a ratio of ${fmt(TARGET_RATIO[first.size] ?? 1, 1)}× at ${first.size.toLocaleString('en-US')} is out of reach for any per-lead speed-up while a pass is a workflow started by the command` : ''}.`;
       })
     : [];
+  // The run's CPU over every process, spread over all cores, bounds its wall time from below:
+  // where that bound is past the target, no overlap of work can meet it, only less CPU.
+  const cores = availableParallelism();
+  const cpuFloorNotes = results.flatMap((r) =>
+    TARGETS.map((target) => {
+      const runs = cell(r, target, 'ebsync');
+      const cpu = med(runs, (x) => Object.values(x.cpu).reduce((a, b) => a + b, 0));
+      const ratio = TARGET_RATIO[r.size] ?? 1;
+      const allowed = ratio * med(cell(r, target, 'plain'), (x) => x.seconds);
+      const floor = cpu / cores;
+      const size = r.size.toLocaleString('en-US');
+      return floor > allowed
+        ? `CPU floor, ${size} leads into ${target}: ebsync's run took ${fmt(cpu, 2)} CPU seconds over all processes (command, worker, sandbox, Temporal${target === 'postgres' ? ', Postgres' : ''}), at least ${fmt(floor, 2)} s of wall time on ${cores} cores kept fully busy, past the ${fmt(allowed, 2)} s that ${fmt(ratio, 1)}× allows: the target needs the run's CPU cut ${fmt(floor / allowed, 1)}-fold, which no added concurrency gives.`
+        : `CPU floor, ${size} leads into ${target}: ebsync's run took ${fmt(cpu, 2)} CPU seconds over all processes, ${fmt(floor, 2)} s on ${cores} cores kept fully busy, within the ${fmt(allowed, 2)} s that ${fmt(ratio, 1)}× allows: more overlap could reach it.`;
+    }),
+  );
   const sameRows = [...results, fixed].every((r) =>
     r.runs.every((x) => x.rows === r.size && x.exit === 0),
   );
@@ -451,6 +467,7 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
     ),
     `Every run exited 0 and left exactly the sandbox's leads in its table: ${sameRows ? 'yes' : '**NO**'}.`,
     ...fixedNotes,
+    ...cpuFloorNotes,
     `ebsync does more per lead than the loop: it also writes each lead's bookings (sideloaded with the lead) into \`lead_bookings\`, keeps a ledger of hashes to tell changed from unchanged, writes typed columns, and asks the booking list for its count once to know it has every booking.`,
   ];
   const tables: Table[] = [
