@@ -215,18 +215,24 @@ export function memoryMiB(pid: number | undefined): { peak?: number; current?: n
   }
 }
 
-/** User + system CPU seconds a live process has used (Linux /proc/PID/stat), or undefined. */
-export function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
+/**
+ * The fields of /proc/PID/stat from the state on (the command before it may hold spaces), or
+ * undefined when the process is gone. utime, stime, cutime and cstime are the 14th to 17th
+ * fields overall, in clock ticks (100 per second on Linux).
+ */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command (which may hold spaces) start at state; utime and stime are
-    // the 14th and 15th fields overall, in clock ticks (100 per second on Linux).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** User + system CPU seconds a live process has used (Linux /proc/PID/stat), or undefined. */
+export function cpuSeconds(pid: number | undefined): number | undefined {
+  const fields = pid === undefined ? undefined : statFields(pid);
+  return fields && (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Each live process's pid with a file of its /proc entry (Linux), skipping any gone meanwhile. */
@@ -276,9 +282,18 @@ export function treeCpuSeconds(pid: number | undefined): number | undefined {
       }
     }
   }
+  // With the children each member waited for: a Postgres backend that served one connection
+  // and exited is in its postmaster's count, not lost from the tree (which made the plain
+  // loop's Postgres CPU come out negative).
   let total = 0;
-  for (const member of tree) total += cpuSeconds(member) ?? 0;
+  for (const member of tree) total += (cpuSeconds(member) ?? 0) + (reapedCpuSeconds(member) ?? 0);
   return total;
+}
+
+/** CPU seconds of the children a process waited for (cutime + cstime), theirs included. */
+function reapedCpuSeconds(pid: number): number | undefined {
+  const fields = statFields(pid);
+  return fields && (Number(fields[13]) + Number(fields[14])) / 100;
 }
 
 /**
