@@ -92,12 +92,11 @@ export function checkBatch(
     let met = 0;
     for (let index = 0; index < columns.length; index++) {
       const column = columns[index]!;
-      const value = attributes[column.name];
-      if (value === undefined) {
-        if (Object.hasOwn(attributes, column.name)) met++;
-        continue;
-      }
+      // Own attributes only: a column named like an Object.prototype member reads nothing.
+      if (!Object.hasOwn(attributes, column.name)) continue;
       met++;
+      const value = attributes[column.name];
+      if (value === undefined) continue;
       if (value === null) continue;
       const stored = checked(column.type, value);
       if (stored === undefined) {

@@ -68,14 +68,15 @@ export const emptyDrainTotals = (): DrainTotals => ({
 
 /** The counts a batch (or a session of batches) reports, besides how many batches it took. */
 type DrainCounts = Omit<DrainTotals, 'batches'>;
-const DRAIN_COUNTS: readonly (keyof DrainCounts)[] = [
-  'notices',
-  'records',
-  'written',
-  'unchanged',
-  'deleted',
-  'refused',
-];
+/** Every count, by name: a count added to DrainCounts and not here fails to compile. */
+const DRAIN_COUNTS = Object.keys({
+  notices: true,
+  records: true,
+  written: true,
+  unchanged: true,
+  deleted: true,
+  refused: true,
+} satisfies Record<keyof DrainCounts, true>) as (keyof DrainCounts)[];
 
 /** Adds `from`'s counts to `into`: one sum for the workflow's totals and an activity's session. */
 export function addDrainCounts(into: DrainCounts, from: DrainCounts): void {
