@@ -96,8 +96,7 @@ export function checkBatch(
       if (!Object.hasOwn(attributes, column.name)) continue;
       met++;
       const value = attributes[column.name];
-      if (value === undefined) continue;
-      if (value === null) continue;
+      if (value === undefined || value === null) continue;
       const stored = checked(column.type, value);
       if (stored === undefined) {
         throw new DestinationRecordError(

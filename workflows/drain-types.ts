@@ -68,15 +68,10 @@ export const emptyDrainTotals = (): DrainTotals => ({
 
 /** The counts a batch (or a session of batches) reports, besides how many batches it took. */
 type DrainCounts = Omit<DrainTotals, 'batches'>;
-/** Every count, by name: a count added to DrainCounts and not here fails to compile. */
-const DRAIN_COUNTS = Object.keys({
-  notices: true,
-  records: true,
-  written: true,
-  unchanged: true,
-  deleted: true,
-  refused: true,
-} satisfies Record<keyof DrainCounts, true>) as (keyof DrainCounts)[];
+/** Every count, by name: the keys of the zero totals (whose type names them all) but batches. */
+const DRAIN_COUNTS = Object.keys(emptyDrainTotals()).filter(
+  (key): key is keyof DrainCounts => key !== 'batches',
+);
 
 /** Adds `from`'s counts to `into`: one sum for the workflow's totals and an activity's session. */
 export function addDrainCounts(into: DrainCounts, from: DrainCounts): void {
