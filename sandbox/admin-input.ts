@@ -1,6 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { badRequest, FieldErrors } from './errors.js';
+
+/** The most one POST /admin/clock/advance moves the clock: a hundred years. */
+export const CLOCK_STEP_MAX_MS = 100 * 365.25 * 24 * 3600 * 1000;
 import { PERMISSIONS } from './permissions.js';
 import { WEBHOOK_RECORD_TYPES, webhookSecretProblem } from './webhooks.js';
 
@@ -90,10 +93,16 @@ export const schemas = {
       .transform((m) => String(m) as '429' | '403')
       .optional(),
   }),
+  // A hundred years at a time at most: far past any token's life, and far from the end of
+  // what a Date holds (the clock's ISO time must stay a four-digit year, see advanceClock).
   clock: z
     .object({
-      ms: z.number().int().min(0).optional(),
-      seconds: z.number().min(0).optional(),
+      ms: z.number().int().min(0).max(CLOCK_STEP_MAX_MS).optional(),
+      seconds: z
+        .number()
+        .min(0)
+        .max(CLOCK_STEP_MAX_MS / 1000)
+        .optional(),
     })
     .refine((v) => v.ms !== undefined || v.seconds !== undefined, {
       message: "can't be blank",

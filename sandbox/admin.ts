@@ -9,6 +9,9 @@ import { PERMISSIONS } from './permissions.js';
 import type { FaultSettings } from './traffic.js';
 import type { DeliveryAttempt, WebhookDispatcher, WebhookEndpoint } from './webhooks.js';
 
+/** The sandbox clock stays before this (9999-01-01): its ISO times keep four-digit years. */
+const CLOCK_END_MS = Date.UTC(9999, 0, 1);
+
 /**
  * The operator's side of the sandbox: what the service's staff screens and settings pages
  * would do, plus test switches (faults, rate limit, clock, counters). `SandboxAdmin` is the
@@ -403,6 +406,12 @@ export class SandboxAdmin {
 
   /** Moves the sandbox clock (token and code expiry), not timers. */
   advanceClock(ms: number): { now: string } {
+    // Every time the sandbox serves is a four-digit year, as the spec's timestamps are.
+    if (this.ctx.clock.now() + ms >= CLOCK_END_MS) {
+      const errors = new FieldErrors();
+      errors.add('ms', 'must keep the clock before 9999-01-01');
+      errors.throwIfAny();
+    }
     this.ctx.clock.advance(ms);
     return this.clock();
   }

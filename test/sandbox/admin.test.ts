@@ -373,6 +373,34 @@ describe('traffic switches, counters and clock', () => {
     expect(Date.parse(res.body.now) - before).toBeGreaterThanOrEqual(7200 * 1000);
     expect((await admin('POST', '/clock/advance', { json: {} })).status).toBe(422);
     expect((await admin('POST', '/clock/advance', { json: { ms: -5 } })).status).toBe(422);
+    // Past what a four-digit year holds: refused in the field-error shape, and no harm done.
+    const far = await admin('POST', '/clock/advance', { json: { seconds: 1e15 } });
+    expect(far.status).toBe(422);
+    expect(far.body.errors.ms ?? far.body.errors.seconds).toBeDefined();
+    expect((await admin('GET', '/clock')).status).toBe(200);
+    expect((await t.request('GET', '/api/v1/leads?per=1')).status).toBe(200);
+  });
+
+  it('keeps its clock before 9999-01-01 however many steps it is moved', async () => {
+    const other = await startTestSandbox();
+    const headers = { 'x-admin-token': other.sb.adminToken };
+    try {
+      let last = 200;
+      let steps = 0;
+      const century = { ms: 100 * 365.25 * 24 * 3600 * 1000 };
+      for (; last === 200 && steps < 200; steps++) {
+        last = (
+          await other.request('POST', '/admin/clock/advance', { key: null, headers, json: century })
+        ).status;
+      }
+      expect(last).toBe(422);
+      expect(steps).toBeGreaterThan(70);
+      const now = await other.request('GET', '/admin/clock', { key: null, headers });
+      expect(now.status).toBe(200);
+      expect(now.body.now).toMatch(/^9\d{3}-/);
+    } finally {
+      await other.close();
+    }
   });
 
   it('answers unknown admin paths with 404 in the general shape', async () => {
