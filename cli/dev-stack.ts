@@ -19,6 +19,9 @@ export const DEMO_CONNECTION = 'demo';
 const DEMO_LEADS = 2_000;
 const DEMO_EVENTS = 300;
 const DEMO_PORT = 4010;
+/** The query the summary suggests: it names columns the leads table has (docs/mirror.md). */
+const TRY_QUERY =
+  'SELECT origin, count(*) AS n FROM leads WHERE deleted_at IS NULL GROUP BY origin ORDER BY n DESC';
 
 export interface DemoService {
   baseUrl: string;
@@ -166,7 +169,7 @@ export async function runMainJob(
     process.stdout.write(
       `${summaryText(outcome)}` +
         `The data is in ${file} (tables leads, lead_bookings, events, event_bookings, appointments). Try:\n` +
-        `  sqlite3 ${file} "SELECT status, count(*) FROM leads WHERE deleted_at IS NULL GROUP BY status"\n` +
+        `  sqlite3 ${file} "${TRY_QUERY}"\n` +
         scheduleLines(schedules),
     );
     if (outcome.phase === 'done') {
