@@ -299,7 +299,19 @@ export async function startStatusServer(
 
   const host = options.host ?? config.status.host;
   const hostAllowed = hostCheck(config, host);
-  const app = Fastify({ logger: false });
+  const app = Fastify({
+    logger: false,
+    // The router refuses an undecodable (`%ff`) or over-long path segment before any error
+    // handler runs: without this, the answer would come in Fastify's own shape.
+    frameworkErrors: (_error, _request, reply) =>
+      void refuse(
+        reply,
+        400,
+        'bad_request',
+        'bad_path',
+        'the path is not validly percent-encoded, or a part of it is too long (100 characters at most)',
+      ),
+  });
   app.addHook('onRequest', async (request, reply) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) void reply.header(name, value);
     if (!hostAllowed(request.headers.host)) {

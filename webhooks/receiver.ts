@@ -75,6 +75,9 @@ const RETRY_AFTER_SECONDS = 5;
 /** How often Node checks the request and headers timeouts (its default is 30 s). */
 const TIMEOUT_CHECK_MS = 1_000;
 
+const BAD_PATH_MESSAGE =
+  'the path is not validly percent-encoded, or its connection id is too long (100 characters at most)';
+
 /** The spec's general error shape, one line of message. */
 function refuse(
   reply: FastifyReply,
@@ -124,6 +127,10 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: TIMEOUT_CHECK_MS,
     },
+    // The router refuses an undecodable (`%ff`) or over-long path segment before any error
+    // handler runs: without this, the answer would come in Fastify's own shape.
+    frameworkErrors: (_error, _request, reply) =>
+      void refuse(reply, 400, 'bad_path', BAD_PATH_MESSAGE),
   });
   app.server.maxConnections = limits.maxConnections;
   const log = options.log ?? (() => undefined);

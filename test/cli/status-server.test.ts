@@ -215,6 +215,14 @@ describe('the status page', () => {
       'malformed_body',
     );
     expect(String(malformed.message)).not.toMatch(/Unexpected|JSON at position|not json/);
+    // Paths the router itself refuses answer in the same shape, not Fastify's own.
+    for (const id of ['%ff', 'c'.repeat(3000)]) {
+      errorShape(
+        await send(`/api/connections/${id}/sync`, { method: 'POST', headers: auth }),
+        400,
+        'bad_path',
+      );
+    }
   });
 
   it('answers a pause within seconds when no worker polls, 503 in the error shape', async () => {

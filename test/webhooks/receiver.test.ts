@@ -148,6 +148,10 @@ describe('webhook receiver', () => {
         404,
         'route_unknown',
       );
+      // Paths the router itself refuses: undecodable, or a connection id past its length.
+      const base = url.slice(0, url.indexOf('/webhooks/') + '/webhooks/'.length);
+      expectRefusal(await post(`${base}%ff`, body, {}), 400, 'bad_path');
+      expectRefusal(await post(`${base}${'c'.repeat(3000)}`, body, {}), 400, 'bad_path');
 
       // A record type ebsync does not mirror is accepted and stores nothing.
       const expense = hintBody('evt_10', 'expense', 3);
