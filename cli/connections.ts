@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import {
   WorkflowExecutionAlreadyStartedError,
@@ -7,6 +6,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { type Config } from '../config/index.js';
+import { readPemFile } from '../worker/pem-files.js';
 import { loadStartupConfig } from './startup-config.js';
 import { createClient } from '../api/client.js';
 import { apiKeyAuth, bearerAuth, type ClientAuth } from '../api/auth.js';
@@ -63,7 +63,9 @@ function serviceOptions(config: Config): {
     );
   return {
     baseUrl,
-    ...(config.service.caFile ? { ca: readFileSync(config.service.caFile) } : {}),
+    ...(config.service.caFile
+      ? { ca: readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE') }
+      : {}),
     ...(config.service.allowHttp ? { allowInsecureLoopback: true } : {}),
     ...(config.service.routeOverrides ? { routeOverrides: config.service.routeOverrides } : {}),
   };
@@ -242,7 +244,9 @@ async function connectApp(config: Config, client: Client, flags: ConnectFlags): 
     );
   if (!clientId)
     throw new UserError('no OAuth client id: pass --client-id or set EBS_CLIENT_ID', 2);
-  const ca = config.service.caFile ? readFileSync(config.service.caFile) : undefined;
+  const ca = config.service.caFile
+    ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE')
+    : undefined;
   const { server, port, callback, expect } = await listenForCallback(flags.redirectPort);
   let arrived: ArrivedCallback | undefined;
   try {

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import got from 'got';
 import { REDIRECT_POLICY } from '../config/redirect-policy.js';
 import { z } from 'zod';
 import { type Config } from '../config/index.js';
+import { readPemFile } from '../worker/pem-files.js';
 import { loadStartupConfig } from './startup-config.js';
 import { signingSecretProblem } from '../webhooks/signature.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
@@ -60,7 +60,9 @@ async function registerAtSandbox(
   url: string,
 ): Promise<{ id: string; secret: string }> {
   // The sandbox's own certificate authority, as for the service (EBS_CA_FILE).
-  const ca = config.service.caFile ? readFileSync(config.service.caFile, 'utf8') : undefined;
+  const ca = config.service.caFile
+    ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE').toString('utf8')
+    : undefined;
   const response = await got.post(`${admin.replace(/\/+$/, '')}/webhooks`, {
     headers: { 'x-admin-token': token },
     ...(ca ? { https: { certificateAuthority: ca } } : {}),

@@ -1,4 +1,5 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { StoreFailedError, StoreLocationError } from './errors.js';
 
 /**
  * Owner-only modes for what ebsync keeps on disk: the mirror holds names and e-mails in
@@ -16,7 +17,19 @@ const SQLITE_SIDE_FILES = ['-wal', '-shm', '-journal'];
  * may be shared on purpose (a destination file in /tmp, a data dir someone chose).
  */
 export function makePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  try {
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  } catch (error) {
+    // Said in words, not as `EEXIST: file already exists, mkdir ...`.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR') {
+      throw new StoreLocationError(`cannot make the folder '${dir}': a file is in its way`);
+    }
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+      throw new StoreFailedError(`cannot make the folder '${dir}': not allowed here (${code})`);
+    }
+    throw error;
+  }
 }
 
 function tighten(path: string): void {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { ConfigError, configSchema, type Config } from '../config/index.js';
@@ -26,6 +26,9 @@ export function encryptionKeys(config: Config): EncryptionKey[] {
   }
   const file = join(config.dataDir, 'encryption-keys');
   if (!existsSync(file)) {
+    if (existsSync(config.dataDir) && !statSync(config.dataDir).isDirectory()) {
+      throw new ConfigError([`EBSYNC_DATA_DIR: '${config.dataDir}' is a file; expected a folder`]);
+    }
     makePrivateDir(config.dataDir);
     writeFileSync(file, `${generateKeyLine('dev1')}\n`, { mode: 0o600 });
   }

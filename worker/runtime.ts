@@ -54,3 +54,13 @@ export function installRuntime(logger: Logger): void {
   });
   installed = true;
 }
+
+/**
+ * Ends the runtime after a start-up that failed. Installed, it keeps the process alive (it
+ * polls the core's logs) and holds SIGINT/SIGTERM for workers that will never exist.
+ */
+export async function endRuntime(): Promise<void> {
+  if (!installed) return;
+  installed = false;
+  await Runtime.instance().shutdown();
+}

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
 import type { Config } from '../config/index.js';
+import { readPemFile } from './pem-files.js';
 
 /** TLS and API-key settings shared by the client and the worker connection to Temporal. */
 export function temporalConnectionOptions(config: Config): {
@@ -21,9 +21,13 @@ export function temporalConnectionOptions(config: Config): {
   if (useTls) {
     const tls: TLSConfig = {};
     if (t.tlsServerName !== undefined) tls.serverNameOverride = t.tlsServerName;
-    if (t.tlsCaFile !== undefined) tls.serverRootCACertificate = readFileSync(t.tlsCaFile);
+    if (t.tlsCaFile !== undefined)
+      tls.serverRootCACertificate = readPemFile('TEMPORAL_TLS_CA', t.tlsCaFile, 'CERTIFICATE');
     if (t.tlsCertFile !== undefined && t.tlsKeyFile !== undefined) {
-      tls.clientCertPair = { crt: readFileSync(t.tlsCertFile), key: readFileSync(t.tlsKeyFile) };
+      tls.clientCertPair = {
+        crt: readPemFile('TEMPORAL_TLS_CERT', t.tlsCertFile, 'CERTIFICATE'),
+        key: readPemFile('TEMPORAL_TLS_KEY', t.tlsKeyFile, 'PRIVATE KEY'),
+      };
     }
     options.tls = Object.keys(tls).length > 0 ? tls : true;
   }

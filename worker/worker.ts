@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -8,8 +8,9 @@ import {
   type WorkflowBundleOption,
 } from '@temporalio/worker';
 import type { Config } from '../config/index.js';
+import { readPemFile } from './pem-files.js';
 import { createActivities } from '../activities/index.js';
-import { installRuntime } from './runtime.js';
+import { endRuntime, installRuntime } from './runtime.js';
 import { keepHeapsSmall } from './heap-mode.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import type { Logger } from './logger.js';
@@ -95,83 +96,104 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   keepHeapsSmall();
   // A stop asked for from here on is honoured once the worker exists: the runtime remembers it.
   installRuntime(logger);
-  logger.info({ taskQueue: options.taskQueue ?? config.temporal.taskQueue }, 'worker starting');
-  const converter = dataConverter(config);
-  const codec = converter.payloadCodecs?.[0];
-  if (!codec) throw new Error('the data converter has no payload codec');
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
-  const journal = sqliteTokenJournal(join(config.dataDir, 'token-journal.db'), codec);
-  const refreshTokens = crmRefreshTokens(config, codec);
-  // Beside the webhook registrations (worker/webhook-receiver.ts): CLI and workers share it.
-  const automations = sqliteAutomationStore(join(config.dataDir, 'webhooks.db'), codec, {
-    httpsOnly: config.mode === 'production',
-  });
-  const ca = config.service.caFile ? readFileSync(config.service.caFile) : undefined;
-  // Activities ask connection workflows for credentials through a client of their own.
-  const temporal = await connectClient(config);
-  const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
-  // A server without task-queue config (older than 1.29, or a key without the permission)
-  // still runs syncs, unpaced: say so once rather than refuse to start.
-  await setConnectionRate(
-    temporal.client.workflowService,
-    { namespace: config.temporal.namespace, taskQueue, identity: `ebsync-worker@${process.pid}` },
-    config.service.rateLimit,
-  ).catch((error: unknown) =>
-    logger.warn(
-      { err: error, taskQueue },
-      'could not set the per-connection rate on the task queue; syncs are not rate-limited (docs/rate-limits.md)',
-    ),
-  );
-  const mirror = createMirrorDeps(
-    config,
-    temporal.client,
-    new ConnectionTokens(temporal.client),
-    ca,
-    { refreshTokens },
-    (error) => logger.debug({ err: error }, 'a rate-limit signal was not delivered'),
-  );
-  const activities = createActivities({
-    version: VERSION,
-    startedAt: Date.now(),
-    journal,
-    // Per-record workflows of an earlier version hand their reads to the drains.
-    mirror: { ...mirror, wakeDrain: drainWaker(temporal.client, taskQueue) },
-    automations,
-    codec,
-    ...(ca ? { ca } : {}),
-  });
-  const prebuilt = options.workflowBundle ? undefined : prebuiltWorkflowBundle();
-  if (prebuilt) logger.info('workflows from the build (dist/workflow-bundle.js)');
-  const worker = await Worker.create({
-    connection,
-    namespace: config.temporal.namespace,
-    taskQueue,
-    activities,
-    dataConverter: converter,
-    workflowBundle: options.workflowBundle ?? prebuilt ?? (await bundleQuietly(logger)),
-    shutdownGraceTime: config.worker.shutdownGrace,
-    // After the grace, activities are asked to cancel; one that cannot (a token refresh in
-    // flight must not be abandoned) gets another minute before the worker gives up on it.
-    shutdownForceTime: config.worker.shutdownGrace + 60_000,
-    maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
-  });
-  return {
-    worker,
-    connection,
-    async run() {
-      try {
-        await worker.run();
-      } finally {
-        journal.close();
-        refreshTokens.close();
-        automations.close();
-        await mirror.close();
-        await temporal.close();
-        await connection.close();
-      }
-    },
-    shutdown() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-    },
-  };
+  // What start-up opened is closed if a later step fails, and the runtime ended: either alone
+  // keeps the process running (the runtime also takes SIGTERM for workers), so a bad setting
+  // found during start-up would leave a worker that never exits.
+  const opened: (() => unknown)[] = [endRuntime];
+  try {
+    logger.info({ taskQueue: options.taskQueue ?? config.temporal.taskQueue }, 'worker starting');
+    const converter = dataConverter(config);
+    const codec = converter.payloadCodecs?.[0];
+    if (!codec) throw new Error('the data converter has no payload codec');
+    const ca = config.service.caFile
+      ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE')
+      : undefined;
+    const connection = await NativeConnection.connect(temporalConnectionOptions(config));
+    opened.push(() => connection.close());
+    const journal = sqliteTokenJournal(join(config.dataDir, 'token-journal.db'), codec);
+    opened.push(() => journal.close());
+    const refreshTokens = crmRefreshTokens(config, codec);
+    opened.push(() => refreshTokens.close());
+    // Beside the webhook registrations (worker/webhook-receiver.ts): CLI and workers share it.
+    const automations = sqliteAutomationStore(join(config.dataDir, 'webhooks.db'), codec, {
+      httpsOnly: config.mode === 'production',
+    });
+    opened.push(() => automations.close());
+    // Activities ask connection workflows for credentials through a client of their own.
+    const temporal = await connectClient(config);
+    opened.push(() => temporal.close());
+    const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
+    // A server without task-queue config (older than 1.29, or a key without the permission)
+    // still runs syncs, unpaced: say so once rather than refuse to start.
+    await setConnectionRate(
+      temporal.client.workflowService,
+      { namespace: config.temporal.namespace, taskQueue, identity: `ebsync-worker@${process.pid}` },
+      config.service.rateLimit,
+    ).catch((error: unknown) =>
+      logger.warn(
+        { err: error, taskQueue },
+        'could not set the per-connection rate on the task queue; syncs are not rate-limited (docs/rate-limits.md)',
+      ),
+    );
+    const mirror = createMirrorDeps(
+      config,
+      temporal.client,
+      new ConnectionTokens(temporal.client),
+      ca,
+      { refreshTokens },
+      (error) => logger.debug({ err: error }, 'a rate-limit signal was not delivered'),
+    );
+    opened.push(() => mirror.close());
+    const activities = createActivities({
+      version: VERSION,
+      startedAt: Date.now(),
+      journal,
+      // Per-record workflows of an earlier version hand their reads to the drains.
+      mirror: { ...mirror, wakeDrain: drainWaker(temporal.client, taskQueue) },
+      automations,
+      codec,
+      ...(ca ? { ca } : {}),
+    });
+    const prebuilt = options.workflowBundle ? undefined : prebuiltWorkflowBundle();
+    if (prebuilt) logger.info('workflows from the build (dist/workflow-bundle.js)');
+    const worker = await Worker.create({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue,
+      activities,
+      dataConverter: converter,
+      workflowBundle: options.workflowBundle ?? prebuilt ?? (await bundleQuietly(logger)),
+      shutdownGraceTime: config.worker.shutdownGrace,
+      // After the grace, activities are asked to cancel; one that cannot (a token refresh in
+      // flight must not be abandoned) gets another minute before the worker gives up on it.
+      shutdownForceTime: config.worker.shutdownGrace + 60_000,
+      maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+    });
+    return {
+      worker,
+      connection,
+      async run() {
+        try {
+          await worker.run();
+        } finally {
+          journal.close();
+          refreshTokens.close();
+          automations.close();
+          await mirror.close();
+          await temporal.close();
+          await connection.close();
+        }
+      },
+      shutdown() {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+      },
+    };
+  } catch (error) {
+    for (const close of opened.reverse()) {
+      await Promise.resolve()
+        .then(close)
+        .catch(() => undefined);
+    }
+    throw error;
+  }
 }

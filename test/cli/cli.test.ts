@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -159,6 +159,46 @@ describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 24
   afterAll(() => {
     worker?.killAll();
     rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('a worker whose start-up fails says why in one line and exits, before or after it reached Temporal', async () => {
+    const broken = mkdtempSync(join(tmpdir(), 'ebsync-cli-'));
+    const env = {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `broken-${randomUUID()}`,
+      EBSYNC_DATA_DIR: broken,
+    };
+    try {
+      const nowhere = join(broken, 'nope.pem');
+      const missing = await runCli(['worker'], { ...env, EBS_CA_FILE: nowhere }, 60_000);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toBe(
+        `ebsync: EBS_CA_FILE: cannot read '${nowhere}' (no such file); expected a PEM file\n`,
+      );
+      const text = join(broken, 'not.pem');
+      writeFileSync(text, 'not a certificate\n');
+      const notPem = await runCli(['worker'], { ...env, EBS_CA_FILE: text }, 60_000);
+      expect(notPem.code).toBe(2);
+      expect(notPem.stderr).toBe(
+        `ebsync: EBS_CA_FILE: '${text}' holds no PEM certificate (a -----BEGIN CERTIFICATE----- block)\n`,
+      );
+      // A failure once connected to Temporal (its token journal cannot be opened): the
+      // connection is closed and the runtime ended, so the process exits instead of idling.
+      // A data dir that is a file: said in words, not as EEXIST from mkdir.
+      const file = join(broken, 'a-file');
+      writeFileSync(file, '');
+      const dataFile = await runCli(['status'], { ...env, EBSYNC_DATA_DIR: file }, 60_000);
+      expect(dataFile.code).toBe(2);
+      expect(dataFile.stderr).toBe(
+        `ebsync: EBSYNC_DATA_DIR: '${file}' is a file; expected a folder\n`,
+      );
+      mkdirSync(join(broken, 'token-journal.db'));
+      const late = await runCli(['worker'], env, 60_000);
+      expect(late.code).toBe(1);
+      expect(late.stderr.trimEnd().split('\n')).toHaveLength(1);
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
   });
 
   it('doctor reports the running worker; SIGTERM stops the worker cleanly', async () => {
