@@ -12,6 +12,8 @@ import { loadStartupConfig } from './startup-config.js';
 import { DestinationTargetError } from '../destinations/errors.js';
 import { parseDestinationTarget } from '../destinations/open-destination.js';
 import { maskCredentials } from '../config/database-locations.js';
+import { databaseMessage } from '../config/database-errors.js';
+import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { mirrorProgressQuery } from '../workflows/mirror-types.js';
 import { mirrorWorkflow } from '../workflows/mirror.js';
@@ -94,6 +96,69 @@ export async function pickConnection(
     );
   }
   return connections[0]!.connectionId;
+}
+
+/**
+ * Connection `id` exists and runs: otherwise the same line as `ebsync connections <id>`, before
+ * anything is started (a mirror of a connection that does not exist could never read a page).
+ */
+export async function requireConnection(client: Client, id: string): Promise<void> {
+  let status: string;
+  try {
+    status = (await client.workflow.getHandle(connectionWorkflowId(id)).describe()).status.name;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) throw new UserError(`no connection named '${id}'`);
+    throw error;
+  }
+  if (status === 'RUNNING') return;
+  throw new UserError(
+    status === 'COMPLETED'
+      ? `connection '${id}' was disconnected; 'ebsync connect --name ${id}' connects it anew`
+      : `connection '${id}' has ended (${status.toLowerCase()}); 'ebsync connect --name ${id}' connects it anew`,
+  );
+}
+
+/**
+ * Opens a database destination as the worker will (an SQLite file, made if missing; a Postgres
+ * connection asked `SELECT 1`) so one that cannot be reached is said at once, instead of a
+ * mirror retrying it without end. A CRM is not checked here: its token is a worker's setting,
+ * which this command may not have; the mirror's own retries show in its progress line.
+ */
+export async function checkDestination(destination: string): Promise<void> {
+  const target = parseDestinationTarget(destination);
+  const refuse = (error: unknown): UserError =>
+    new UserError(
+      `cannot open destination ${maskCredentials(destination)}: ${maskCredentials(databaseMessage(error))}; nothing was started`,
+    );
+  if (target.kind === 'sqlite') {
+    const { openSqliteFile } = await import('../store/sqlite-files.js');
+    try {
+      openSqliteFile(target.path).close();
+    } catch (error) {
+      throw refuse(error);
+    }
+  } else if (target.kind === 'postgres') {
+    // Loaded only here: the Postgres driver is not needed by commands that never use it.
+    const { createPostgresPool } = await import('../store/postgres-pool.js');
+    const pool = createPostgresPool(target.url, { max: 1, applicationName: 'ebsync-check' });
+    try {
+      await pool.query('SELECT 1');
+    } catch (error) {
+      throw refuse(error);
+    } finally {
+      await pool.end().catch(() => undefined);
+    }
+  }
+}
+
+/** Whether the mirror `workflowId` is running now (then `ebsync sync` attaches to it). */
+async function isRunning(client: Client, workflowId: string): Promise<boolean> {
+  try {
+    return (await client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
 }
 
 /**
@@ -263,6 +328,13 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
             : `${description.status.name.toLowerCase()}\n${summaryText(progress)}`,
         );
         return;
+      }
+      // A running mirror is attached to whatever its state (its progress says if it is
+      // retrying); a new one is started only for a connection that exists, into a destination
+      // that opens now. Nothing silent: a mirror that could never make progress is not started.
+      if (!(await isRunning(client, workflowId))) {
+        if (flags.connection !== undefined) await requireConnection(client, connectionId);
+        await checkDestination(destination);
       }
       const { handle, attached } = await startOrAttach(client, config, {
         subjects,
