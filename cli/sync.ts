@@ -27,6 +27,7 @@ import {
 import { listConnections } from './connection-list.js';
 import { duration, exitCodeOf, progressLine, summaryText } from './mirror-summary.js';
 import { runAction, UserError } from './errors.js';
+import { retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { requireWorker } from './worker-check.js';
 
 export interface SyncRequest {
@@ -202,6 +203,9 @@ export async function startOrAttach(
   }
 }
 
+/** How often a watched mirror is described for retrying activities (a call to Temporal each). */
+const DESCRIBE_EVERY_MS = 2_000;
+
 /**
  * Shows a mirror's progress until it ends: a bar on a terminal, a line every few seconds
  * otherwise. Resolves with the final progress; `detach` stops watching without stopping it.
@@ -216,7 +220,8 @@ export async function watchMirror(
     ? new cliProgress.SingleBar(
         {
           stream: process.stderr,
-          format: '{phase} |{bar}| {value}/{total} read, {written} written, {rate}/s, ETA {eta_h}',
+          format:
+            '{phase} |{bar}| {value}/{total} read, {written} written, {rate}/s, ETA {eta_h}{retry}',
           hideCursor: true,
           etaBuffer: 50,
         },
@@ -231,6 +236,10 @@ export async function watchMirror(
   );
   let final: { summary: MirrorProgress } | { error: unknown } | undefined;
   void result.then((r) => (final = r));
+  // An activity failing and retried is invisible in the progress (the workflow only waits for
+  // it): Temporal's description of the workflow says so, asked every few seconds.
+  let retry: RetryView | null = null;
+  let describedAt = 0;
   try {
     while (!final && !detached) {
       let progress: MirrorProgress | undefined;
@@ -239,13 +248,19 @@ export async function watchMirror(
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) throw error;
       }
+      if (Date.now() - describedAt >= DESCRIBE_EVERY_MS) {
+        describedAt = Date.now();
+        retry = await handle.describe().then(retryOf, () => retry);
+      }
       if (progress) {
         const total = Math.max(progress.counts.expected, progress.counts.read, 1);
+        const retrying = retry ? retryLine(retry, progress.destination) : '';
         const payload = {
           phase: progress.phase.padEnd(8),
           written: progress.counts.written,
           rate: progress.ratePerSecond,
           eta_h: progress.etaMs === null ? '?' : duration(progress.etaMs),
+          retry: retrying ? `; ${retrying}` : '',
         };
         if (bar) {
           if (!started) bar.start(total, progress.counts.read, payload);
@@ -255,7 +270,7 @@ export async function watchMirror(
           }
           started = true;
         } else if (Date.now() - lastLine > 5_000) {
-          process.stderr.write(`${progressLine(progress)}\n`);
+          process.stderr.write(`${progressLine(progress)}${payload.retry}\n`);
           lastLine = Date.now();
         }
       }
@@ -322,10 +337,12 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           return;
         }
         const progress = await handle.query(mirrorProgressQuery);
+        const retry = description.status.name === 'RUNNING' ? retryOf(description) : null;
+        const retrying = retry ? `${retryLine(retry, destination)}\n` : '';
         process.stdout.write(
           flags.json
-            ? `${JSON.stringify({ status: description.status.name, ...progress })}\n`
-            : `${description.status.name.toLowerCase()}\n${summaryText(progress)}`,
+            ? `${JSON.stringify({ status: description.status.name, ...progress, ...(retry ? { retrying: retry } : {}) })}\n`
+            : `${description.status.name.toLowerCase()}\n${retrying}${summaryText(progress)}`,
         );
         return;
       }
