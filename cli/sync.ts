@@ -289,6 +289,11 @@ export async function watchMirror(
   }
 }
 
+/** A pass's progress as printed: the destination's password masked, as the summary masks it. */
+function shown(progress: MirrorProgress): MirrorProgress {
+  return { ...progress, destination: maskCredentials(progress.destination) };
+}
+
 /** What `ebsync sync` takes besides the subjects. */
 export interface SyncFlags {
   to?: string;
@@ -341,7 +346,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         const retrying = retry ? `${retryLine(retry, destination)}\n` : '';
         process.stdout.write(
           flags.json
-            ? `${JSON.stringify({ status: description.status.name, ...progress, ...(retry ? { retrying: retry } : {}) })}\n`
+            ? `${JSON.stringify({ status: description.status.name, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`
             : `${description.status.name.toLowerCase()}\n${retrying}${summaryText(progress)}`,
         );
         return;
@@ -380,7 +385,9 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         );
         return;
       }
-      process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : summaryText(outcome));
+      process.stdout.write(
+        flags.json ? `${JSON.stringify(shown(outcome))}\n` : summaryText(outcome),
+      );
       process.exitCode = exitCodeOf(outcome);
     } finally {
       await close();

@@ -137,6 +137,18 @@ describe('a running mirror that cannot go on', () => {
         await sync.exited;
       }
 
+      const shown = await runCli(
+        ['sync', 'leads', '--status', '--json', '--connection', CONNECTION, '--to', to],
+        env,
+      );
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({
+        status: 'RUNNING',
+        destination: masked,
+        retrying: { activity: 'planMirrorPass', type: 'DestinationUnavailableError' },
+      });
+      expect(shown.stdout).not.toContain('s3cret-pw');
+
       // Four failures in a row (1 + 2 + 4 + 8 s of backoff) make it a problem, not before.
       let status = await runCli(['status', '--json'], env);
       const kinds = (): string[] =>
