@@ -1,4 +1,4 @@
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
   CONNECTION_NOT_ACTIVE,
@@ -31,6 +31,47 @@ export function connectionPaused(message: string, retryInMs: number): Applicatio
     nonRetryable: false,
     nextRetryDelay: retryInMs,
   });
+}
+
+/**
+ * The connection's workflow does not exist, or it has ended (disconnected, terminated): no
+ * retry brings it back, only `ebsync connect` does, so an activity that needs it fails for good
+ * (activities/failures.ts makes it non-retryable under this name) instead of asking again
+ * forever.
+ */
+export class ConnectionNotFoundError extends Error {
+  override readonly name = 'ConnectionNotFoundError';
+  readonly retryable = false;
+}
+
+/**
+ * `error` from a call to connection `connectionId`'s workflow, as the caller should throw it: a
+ * "not found" becomes ConnectionNotFoundError when describing the workflow confirms it is gone.
+ * A workflow that is running after all (the call fell between two runs of continue-as-new)
+ * keeps the original error, which Temporal retries.
+ */
+export async function connectionFailure(
+  client: Client,
+  connectionId: string,
+  error: unknown,
+): Promise<unknown> {
+  if (!(error instanceof WorkflowNotFoundError)) return error;
+  let status: string;
+  try {
+    status = (await client.workflow.getHandle(connectionWorkflowId(connectionId)).describe()).status
+      .name;
+  } catch (described) {
+    if (!(described instanceof WorkflowNotFoundError)) return error;
+    return new ConnectionNotFoundError(
+      `no connection named '${connectionId}': 'ebsync connect --name ${connectionId}' connects it`,
+    );
+  }
+  if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return error;
+  return new ConnectionNotFoundError(
+    status === 'COMPLETED'
+      ? `connection '${connectionId}' was disconnected; 'ebsync connect --name ${connectionId}' connects it anew`
+      : `connection '${connectionId}' has ended (${status.toLowerCase()}); 'ebsync connect --name ${connectionId}' connects it anew`,
+  );
 }
 
 /** Hand out tokens this long before they expire at the latest (matches the workflow's lead). */
@@ -118,7 +159,10 @@ export class ConnectionTokens {
     this.cache.delete(connectionId);
     const status = await this.client.workflow
       .getHandle(connectionWorkflowId(connectionId))
-      .executeUpdate(credentialsRejectedUpdate, { args: [{ rejected: secret }] });
+      .executeUpdate(credentialsRejectedUpdate, { args: [{ rejected: secret }] })
+      .catch(async (error: unknown) => {
+        throw await connectionFailure(this.client, connectionId, error);
+      });
     if (status.state !== 'active') {
       this.remember(connectionId, {
         paused: status.state === 'paused',
@@ -154,7 +198,10 @@ export class ConnectionTokens {
   private async recheck(connectionId: string, cached: Cached): Promise<IssuedCredentials> {
     const { state } = await this.client.workflow
       .getHandle(connectionWorkflowId(connectionId))
-      .query(statusQuery);
+      .query(statusQuery)
+      .catch(async (error: unknown) => {
+        throw await connectionFailure(this.client, connectionId, error);
+      });
     if (state === 'active') {
       cached.checkedAt = Date.now();
       return cached.issued;
@@ -189,7 +236,7 @@ export class ConnectionTokens {
           nonRetryable: false,
         });
       }
-      throw error;
+      throw await connectionFailure(this.client, connectionId, error);
     }
   }
 }

@@ -10,6 +10,7 @@ import {
 } from '../workflows/mirror-types.js';
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit-types.js';
 import { listConnections } from './connection-list.js';
+import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
 import {
   automationSection,
   FAILED_RUN,
@@ -90,6 +91,8 @@ export interface PassView {
   progress: MirrorProgress | null;
   /** Why the pass did not complete. */
   error: string | null;
+  /** A running pass's activity that failed and is being retried (from Temporal), else null. */
+  retrying: RetryView | null;
   uiUrl: string;
 }
 
@@ -108,6 +111,7 @@ export interface Problem {
     | 'needs_reauth'
     | 'last_pass_failed'
     | 'last_pass_incomplete'
+    | 'pass_retrying'
     | 'schedule_last_run_failed'
     | 'webhooks_waiting';
   message: string;
@@ -160,13 +164,24 @@ async function runningProgress(
   client: Client,
   workflowId: string,
   runId: string,
-): Promise<Pick<PassView, 'progress' | 'error'>> {
+): Promise<Pick<PassView, 'progress' | 'error' | 'retrying'>> {
+  const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId, runId);
+  // Its progress cannot say that an activity keeps failing (the workflow only waits for it):
+  // Temporal's description of the run can. Not known when it cannot be read: nothing shown.
+  const retrying = handle.describe().then(retryOf, () => null);
   try {
-    const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId, runId);
-    return { progress: await handle.query(mirrorProgressQuery), error: null };
+    return {
+      progress: await handle.query(mirrorProgressQuery),
+      error: null,
+      retrying: await retrying,
+    };
   } catch (error) {
     // Between runs of continue-as-new, or no worker to answer: the pass is running regardless.
-    return { progress: null, error: `progress not available: ${rootReason(error)}` };
+    return {
+      progress: null,
+      error: `progress not available: ${rootReason(error)}`,
+      retrying: await retrying,
+    };
   }
 }
 
@@ -217,7 +232,7 @@ async function passView(
   const outcome =
     row.status === 'running'
       ? await runningProgress(client, row.workflowId, row.runId)
-      : await closedRun(client, row.workflowId, row.runId, cache);
+      : { ...(await closedRun(client, row.workflowId, row.runId, cache)), retrying: null };
   // The destination may be a Postgres URL with its password: the report never holds one.
   const progress = outcome.progress && {
     ...outcome.progress,
@@ -227,12 +242,15 @@ async function passView(
     ...row,
     progress,
     error: outcome.error,
+    retrying: outcome.retrying,
     uiUrl: workflowUiUrl(config, row.workflowId, row.runId),
   };
 }
 
 /**
  * What needs a person: a connection to re-authorize, a mirror whose last pass failed, a
+ * running pass whose activity failed RETRY_PROBLEM_ATTEMPT - 1 times in a row (a destination or
+ * the service away; a rate limit or a paused connection is a wait, not a problem), a
  * schedule whose newest run failed, was terminated or timed out (a skipped run completed; a
  * cancelled one was someone's choice).
  */
@@ -255,6 +273,14 @@ export function findProblems(
   }
   for (const m of mirrors) {
     const into = m.destination ? ` into ${m.destination}` : '';
+    const retrying = m.current?.retrying;
+    if (retrying && isRetryProblem(retrying)) {
+      problems.push({
+        connectionId: m.connectionId,
+        kind: 'pass_retrying',
+        message: `mirror of connection ${m.connectionId}: ${retryLine(retrying, m.destination)}`,
+      });
+    }
     const done = m.last?.progress;
     if (m.last?.status === 'completed' && done && isIncomplete(done.counts)) {
       // Ran to its end, but not everything arrived: that needs a person as much as a failure.

@@ -9,6 +9,7 @@ import type {
   StatusReport,
   WebhookReceiverView,
 } from './status-model.js';
+import { retryLine } from './pass-retry.js';
 
 /** Records-per-second samples of one mirror, oldest first: [epoch ms, records/s]. */
 export type RateSeries = readonly (readonly [number, number])[];
@@ -128,6 +129,11 @@ function passBlock(
           `</ul></div>`,
       );
     }
+  }
+  if (pass.retrying) {
+    parts.push(
+      `<div class="error" data-testid="retrying-${label}">${escapeHtml(retryLine(pass.retrying, p?.destination))}</div>`,
+    );
   }
   if (pass.error) parts.push(`<div class="error">${escapeHtml(pass.error)}</div>`);
   if (pass.status === 'running') {

@@ -3,6 +3,7 @@ import { connectClient } from '../worker/temporal-client.js';
 import { runAction } from './errors.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
 import { probeLine, progressLine, reachLine } from './mirror-summary.js';
+import { retryLine } from './pass-retry.js';
 import { requireWorker } from './worker-check.js';
 
 function when(ms: number | null): string {
@@ -13,10 +14,11 @@ function ms(value: number | null): string {
   return value === null ? '-' : `≤${value}ms`;
 }
 
-function passLine(label: string, pass: PassView): string[] {
+function passLine(label: string, pass: PassView, destination: string | null): string[] {
   const lines = [`    ${label.padEnd(8)}${pass.status} since ${when(pass.startedAt)}`];
   if (pass.closedAt !== null) lines[0] += `, ended ${when(pass.closedAt)}`;
   if (pass.progress) lines.push(`            ${progressLine(pass.progress)}`);
+  if (pass.retrying) lines.push(`            ${retryLine(pass.retrying, destination)}`);
   if (pass.progress?.reach) lines.push(`            reach: ${reachLine(pass.progress.reach)}`);
   if (pass.progress?.probe?.probes) {
     lines.push(`            by id: ${probeLine(pass.progress.probe)}`);
@@ -72,8 +74,8 @@ export function statusText(report: StatusReport): string {
   if (report.mirrors.length === 0) lines.push("  none yet: start one with 'ebsync sync'");
   for (const m of report.mirrors) {
     lines.push(`  ${m.connectionId} → ${m.destination ?? '(destination not reported yet)'}`);
-    if (m.current) lines.push(...passLine('current', m.current));
-    if (m.last) lines.push(...passLine('last', m.last));
+    if (m.current) lines.push(...passLine('current', m.current, m.destination));
+    if (m.last) lines.push(...passLine('last', m.last, m.destination));
   }
   lines.push('', 'Schedules');
   if (report.schedules.length === 0) lines.push("  none: 'ebsync schedule create' adds one");

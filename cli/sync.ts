@@ -12,6 +12,8 @@ import { loadStartupConfig } from './startup-config.js';
 import { DestinationTargetError } from '../destinations/errors.js';
 import { parseDestinationTarget } from '../destinations/open-destination.js';
 import { maskCredentials } from '../config/database-locations.js';
+import { databaseMessage } from '../config/database-errors.js';
+import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { mirrorProgressQuery } from '../workflows/mirror-types.js';
 import { mirrorWorkflow } from '../workflows/mirror.js';
@@ -25,6 +27,7 @@ import {
 import { listConnections } from './connection-list.js';
 import { duration, exitCodeOf, progressLine, summaryText } from './mirror-summary.js';
 import { runAction, UserError } from './errors.js';
+import { retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { requireWorker } from './worker-check.js';
 
 export interface SyncRequest {
@@ -97,6 +100,69 @@ export async function pickConnection(
 }
 
 /**
+ * Connection `id` exists and runs: otherwise the same line as `ebsync connections <id>`, before
+ * anything is started (a mirror of a connection that does not exist could never read a page).
+ */
+export async function requireConnection(client: Client, id: string): Promise<void> {
+  let status: string;
+  try {
+    status = (await client.workflow.getHandle(connectionWorkflowId(id)).describe()).status.name;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) throw new UserError(`no connection named '${id}'`);
+    throw error;
+  }
+  if (status === 'RUNNING') return;
+  throw new UserError(
+    status === 'COMPLETED'
+      ? `connection '${id}' was disconnected; 'ebsync connect --name ${id}' connects it anew`
+      : `connection '${id}' has ended (${status.toLowerCase()}); 'ebsync connect --name ${id}' connects it anew`,
+  );
+}
+
+/**
+ * Opens a database destination as the worker will (an SQLite file, made if missing; a Postgres
+ * connection asked `SELECT 1`) so one that cannot be reached is said at once, instead of a
+ * mirror retrying it without end. A CRM is not checked here: its token is a worker's setting,
+ * which this command may not have; the mirror's own retries show in its progress line.
+ */
+export async function checkDestination(destination: string): Promise<void> {
+  const target = parseDestinationTarget(destination);
+  const refuse = (error: unknown): UserError =>
+    new UserError(
+      `cannot open destination ${maskCredentials(destination)}: ${maskCredentials(databaseMessage(error))}; nothing was started`,
+    );
+  if (target.kind === 'sqlite') {
+    const { openSqliteFile } = await import('../store/sqlite-files.js');
+    try {
+      openSqliteFile(target.path).close();
+    } catch (error) {
+      throw refuse(error);
+    }
+  } else if (target.kind === 'postgres') {
+    // Loaded only here: the Postgres driver is not needed by commands that never use it.
+    const { createPostgresPool } = await import('../store/postgres-pool.js');
+    const pool = createPostgresPool(target.url, { max: 1, applicationName: 'ebsync-check' });
+    try {
+      await pool.query('SELECT 1');
+    } catch (error) {
+      throw refuse(error);
+    } finally {
+      await pool.end().catch(() => undefined);
+    }
+  }
+}
+
+/** Whether the mirror `workflowId` is running now (then `ebsync sync` attaches to it). */
+async function isRunning(client: Client, workflowId: string): Promise<boolean> {
+  try {
+    return (await client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
+}
+
+/**
  * The mirror's workflow id and input for a request: the one place both `ebsync sync` and a
  * schedule's action get them, so a scheduled pass is the same pass under the same id.
  */
@@ -137,6 +203,9 @@ export async function startOrAttach(
   }
 }
 
+/** How often a watched mirror is described for retrying activities (a call to Temporal each). */
+const DESCRIBE_EVERY_MS = 2_000;
+
 /**
  * Shows a mirror's progress until it ends: a bar on a terminal, a line every few seconds
  * otherwise. Resolves with the final progress; `detach` stops watching without stopping it.
@@ -151,7 +220,8 @@ export async function watchMirror(
     ? new cliProgress.SingleBar(
         {
           stream: process.stderr,
-          format: '{phase} |{bar}| {value}/{total} read, {written} written, {rate}/s, ETA {eta_h}',
+          format:
+            '{phase} |{bar}| {value}/{total} read, {written} written, {rate}/s, ETA {eta_h}{retry}',
           hideCursor: true,
           etaBuffer: 50,
         },
@@ -166,6 +236,10 @@ export async function watchMirror(
   );
   let final: { summary: MirrorProgress } | { error: unknown } | undefined;
   void result.then((r) => (final = r));
+  // An activity failing and retried is invisible in the progress (the workflow only waits for
+  // it): Temporal's description of the workflow says so, asked every few seconds.
+  let retry: RetryView | null = null;
+  let describedAt = 0;
   try {
     while (!final && !detached) {
       let progress: MirrorProgress | undefined;
@@ -174,13 +248,19 @@ export async function watchMirror(
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) throw error;
       }
+      if (Date.now() - describedAt >= DESCRIBE_EVERY_MS) {
+        describedAt = Date.now();
+        retry = await handle.describe().then(retryOf, () => retry);
+      }
       if (progress) {
         const total = Math.max(progress.counts.expected, progress.counts.read, 1);
+        const retrying = retry ? retryLine(retry, progress.destination) : '';
         const payload = {
           phase: progress.phase.padEnd(8),
           written: progress.counts.written,
           rate: progress.ratePerSecond,
           eta_h: progress.etaMs === null ? '?' : duration(progress.etaMs),
+          retry: retrying ? `; ${retrying}` : '',
         };
         if (bar) {
           if (!started) bar.start(total, progress.counts.read, payload);
@@ -190,7 +270,7 @@ export async function watchMirror(
           }
           started = true;
         } else if (Date.now() - lastLine > 5_000) {
-          process.stderr.write(`${progressLine(progress)}\n`);
+          process.stderr.write(`${progressLine(progress)}${payload.retry}\n`);
           lastLine = Date.now();
         }
       }
@@ -207,6 +287,11 @@ export async function watchMirror(
   } catch {
     throw outcome.error;
   }
+}
+
+/** A pass's progress as printed: the destination's password masked, as the summary masks it. */
+function shown(progress: MirrorProgress): MirrorProgress {
+  return { ...progress, destination: maskCredentials(progress.destination) };
 }
 
 /** What `ebsync sync` takes besides the subjects. */
@@ -257,12 +342,21 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           return;
         }
         const progress = await handle.query(mirrorProgressQuery);
+        const retry = description.status.name === 'RUNNING' ? retryOf(description) : null;
+        const retrying = retry ? `${retryLine(retry, destination)}\n` : '';
         process.stdout.write(
           flags.json
-            ? `${JSON.stringify({ status: description.status.name, ...progress })}\n`
-            : `${description.status.name.toLowerCase()}\n${summaryText(progress)}`,
+            ? `${JSON.stringify({ status: description.status.name, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`
+            : `${description.status.name.toLowerCase()}\n${retrying}${summaryText(progress)}`,
         );
         return;
+      }
+      // A running mirror is attached to whatever its state (its progress says if it is
+      // retrying); a new one is started only for a connection that exists, into a destination
+      // that opens now. Nothing silent: a mirror that could never make progress is not started.
+      if (!(await isRunning(client, workflowId))) {
+        if (flags.connection !== undefined) await requireConnection(client, connectionId);
+        await checkDestination(destination);
       }
       const { handle, attached } = await startOrAttach(client, config, {
         subjects,
@@ -291,7 +385,9 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         );
         return;
       }
-      process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : summaryText(outcome));
+      process.stdout.write(
+        flags.json ? `${JSON.stringify(shown(outcome))}\n` : summaryText(outcome),
+      );
       process.exitCode = exitCodeOf(outcome);
     } finally {
       await close();

@@ -5,7 +5,7 @@ import type { DrainDeps } from '../activities/mirror/drain-inbox.js';
 import { pacedClients, pacedPages } from '../activities/request-pacing.js';
 import { rateLimitReporter } from './rate-limits.js';
 import { clientForConnection } from '../activities/service-client.js';
-import type { ConnectionTokens } from '../activities/connection-tokens.js';
+import { connectionFailure, type ConnectionTokens } from '../activities/connection-tokens.js';
 import type { Config } from '../config/index.js';
 import type { Destination } from '../destinations/destination.js';
 import { openDestination, type DestinationKeeping } from '../destinations/open-destination.js';
@@ -40,9 +40,14 @@ export function createMirrorDeps(
   const { rateLimit } = config.service;
   const onRefused = rateLimitReporter(temporal, onSignalError);
   const newClient = async (connectionId: string): Promise<ServiceClient> => {
+    // A connection that does not exist (a mirror started for a mistyped or removed one) fails
+    // the activity for good, rather than retrying a query nothing can answer.
     const status = await temporal.workflow
       .getHandle(connectionWorkflowId(connectionId))
-      .query(statusQuery);
+      .query(statusQuery)
+      .catch(async (error: unknown) => {
+        throw await connectionFailure(temporal, connectionId, error);
+      });
     return clientForConnection(tokens, connectionId, status.baseUrl, {
       ...(ca ? { ca } : {}),
       ...(config.service.allowHttp ? { allowInsecureLoopback: true } : {}),

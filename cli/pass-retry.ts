@@ -1,0 +1,96 @@
+import type { WorkflowExecutionDescription } from '@temporalio/client';
+import { maskCredentials } from '../config/database-locations.js';
+import { CONNECTION_PAUSED } from '../workflows/connection-types.js';
+
+/**
+ * What a running mirror's activities are retrying, from Temporal's description of the workflow
+ * (its pending activities, their attempt and last failure). The mirror retries a failure a
+ * retry can fix without end (a destination or the service away for a while), and its own
+ * progress cannot say so: the workflow does not see an activity's attempts. This does, for
+ * `ebsync sync`'s progress line and `ebsync status`.
+ */
+export interface RetryView {
+  /** The activity's type (`mirrorPage`, `planMirrorPass`...). */
+  activity: string;
+  /** The attempt scheduled or running now: 2 after one failure. */
+  attempt: number;
+  /** The last failure's type (its error class), when it has one. */
+  type: string | null;
+  /** The last failure's message, any `//user:password@` masked. */
+  reason: string;
+  /** Epoch ms the last attempt failed, and the next one is due (null when not known). */
+  lastFailedAt: number | null;
+  nextAttemptAt: number | null;
+  /**
+   * A wait rather than a fault: a rate limit (429, a CRM's rate window: failures marked benign)
+   * or a paused connection. Shown, never a problem.
+   */
+  wait: boolean;
+}
+
+/**
+ * Failures in a row after which a retrying activity is a problem in `ebsync status`: with the
+ * mirror's backoff (1 s doubling) four failures take about 15 s, longer than a lost connection
+ * or a database restart usually lasts, and fewer are shown as retrying but not as a problem.
+ */
+export const RETRY_PROBLEM_ATTEMPT = 5;
+
+/** Temporal's ApplicationErrorCategory BENIGN (proto enum value). */
+const BENIGN = 1;
+
+/** A protobuf Timestamp as epoch ms (its seconds are a Long, or a number once decoded). */
+function msOf(
+  ts:
+    { seconds?: { toNumber(): number } | number | null; nanos?: number | null } | null | undefined,
+): number | null {
+  const seconds = ts?.seconds;
+  if (seconds === undefined || seconds === null) return null;
+  const whole = typeof seconds === 'number' ? seconds : seconds.toNumber();
+  return whole * 1000 + Math.floor((ts?.nanos ?? 0) / 1e6);
+}
+
+/** The pending activity that failed most often in a row, if any has failed at all. */
+export function retryOf(description: Pick<WorkflowExecutionDescription, 'raw'>): RetryView | null {
+  let worst: RetryView | null = null;
+  for (const pending of description.raw.pendingActivities ?? []) {
+    const failure = pending.lastFailure;
+    const attempt = pending.attempt ?? 1;
+    if (!failure || attempt < 2) continue;
+    if (worst && worst.attempt >= attempt) continue;
+    const info = failure.applicationFailureInfo;
+    const type = info?.type || (failure.timeoutFailureInfo ? 'timeout' : null);
+    worst = {
+      activity: pending.activityType?.name ?? 'activity',
+      attempt,
+      type,
+      reason: maskCredentials((failure.message ?? '').split('\n')[0] ?? ''),
+      lastFailedAt: msOf(pending.lastAttemptCompleteTime),
+      nextAttemptAt: msOf(pending.nextAttemptScheduleTime),
+      wait: Number(info?.category ?? 0) === BENIGN || type === CONNECTION_PAUSED,
+    };
+  }
+  return worst;
+}
+
+/** Whether a retry has gone on long enough to need a person (see RETRY_PROBLEM_ATTEMPT). */
+export function isRetryProblem(retry: RetryView | null | undefined): boolean {
+  return !!retry && !retry.wait && retry.attempt >= RETRY_PROBLEM_ATTEMPT;
+}
+
+/**
+ * One line: `retrying: destination postgres://***@host/db unreachable (connect ECONNREFUSED
+ * …), attempt 8`. `destination` is masked here too.
+ */
+export function retryLine(retry: RetryView, destination?: string | null): string {
+  const where = destination ? maskCredentials(destination) : 'the destination';
+  let what: string;
+  if (retry.type === 'DestinationUnavailableError') {
+    // "the Postgres destination failed: connect ECONNREFUSED …": the destination is named here.
+    what = `destination ${where} unreachable (${retry.reason.replace(/^the \w+ destination failed: /, '')})`;
+  } else if (retry.type?.startsWith('Destination')) {
+    what = `destination ${where}: ${retry.reason}`;
+  } else {
+    what = `${retry.activity}: ${retry.reason}${retry.type ? ` (${retry.type})` : ''}`;
+  }
+  return `${retry.wait ? 'waiting' : 'retrying'}: ${what}, attempt ${retry.attempt}`;
+}

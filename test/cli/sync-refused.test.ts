@@ -1,0 +1,174 @@
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mirrorRun } from '../../cli/sync.js';
+import { loadConfig } from '../../config/index.js';
+import { connectClient } from '../../worker/temporal-client.js';
+import { mirrorWorkflow } from '../../workflows/mirror.js';
+import { CliProcess, runCli } from '../helpers/cli.js';
+import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
+import { closedPort } from '../helpers/ports.js';
+
+/**
+ * `ebsync sync` asked for what can never make progress (a connection that does not exist, a
+ * destination nothing answers at) says so in one line and starts nothing, instead of showing
+ * "0 read" forever; a mirror started anyway (as a schedule starts it) fails for good when its
+ * connection is gone, and one that keeps retrying its destination says so in `ebsync sync` and
+ * is a problem in `ebsync status`.
+ */
+let stack: CliStack;
+let env: Record<string, string>;
+let client: Client;
+let closeClient: () => Promise<void>;
+let deadPort: number;
+/** A Postgres URL nothing answers at; each test its own database name, so its own mirror. */
+const deadUrl = (db: string): string => `postgres://ebsync:s3cret-pw@127.0.0.1:${deadPort}/${db}`;
+const CONNECTION = 'refused';
+
+beforeAll(async () => {
+  stack = await startCliStack({
+    name: 'sync-refused',
+    sandbox: { seed: { leads: 20, events: 0 } },
+    connect: CONNECTION,
+  });
+  env = stack.env;
+  // The worker made the development key in the data dir: this client seals payloads with it.
+  ({ client, close: closeClient } = await connectClient(
+    loadConfig({ ...env, PATH: process.env.PATH ?? '' }),
+  ));
+  deadPort = await closedPort();
+}, 180_000);
+
+afterAll(async () => {
+  await closeClient?.();
+  await stack?.close();
+});
+
+/** The mirrors of this stack's task queue that Temporal knows, by workflow id. */
+async function mirrorIds(): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const run of client.workflow.list({
+    query: `WorkflowType = 'mirrorWorkflow' AND TaskQueue = '${env.TEMPORAL_TASK_QUEUE}'`,
+  })) {
+    ids.push(run.workflowId);
+  }
+  return ids;
+}
+
+/** A mirror pass started as a schedule starts one: no check of the CLI's before it. */
+function startMirror(connectionId: string, destination: string) {
+  const { workflowId, input } = mirrorRun(connectionId, {
+    subjects: ['leads'],
+    destination,
+    full: false,
+  });
+  return client.workflow.start(mirrorWorkflow, {
+    taskQueue: env.TEMPORAL_TASK_QUEUE!,
+    workflowId,
+    args: [input],
+  });
+}
+
+describe('ebsync sync refuses what could never make progress', () => {
+  it('a connection that does not exist: one line, exit 1, no mirror started', async () => {
+    const sync = await runCli(['sync', '--connection', 'nope'], env, 20_000);
+    expect(sync.code, sync.stderr).toBe(1);
+    expect(sync.stderr).toBe("ebsync: no connection named 'nope'\n");
+    expect(sync.stdout).toBe('');
+    expect((await mirrorIds()).filter((id) => id.startsWith('mirror-nope-'))).toEqual([]);
+  }, 40_000);
+
+  it('a destination that cannot be opened: one line naming it, password masked, exit 1', async () => {
+    const to = deadUrl('crm');
+    const masked = to.replace('ebsync:s3cret-pw@', '***@');
+    const sync = await runCli(
+      ['sync', 'leads', '--connection', CONNECTION, '--to', to],
+      env,
+      30_000,
+    );
+    expect(sync.code, sync.stderr).toBe(1);
+    const lines = sync.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`cannot open destination ${masked}: `);
+    expect(lines[0]).toContain('ECONNREFUSED');
+    expect(sync.stderr + sync.stdout).not.toContain('s3cret-pw');
+    expect(await mirrorIds()).toEqual([]);
+  }, 40_000);
+});
+
+describe('a running mirror that cannot go on', () => {
+  it('fails for good, with a typed non-retryable error, when its connection does not exist', async () => {
+    const handle = await startMirror('gone', `sqlite:${stack.dir}/gone.db`);
+    const failure = await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    // MirrorPassFailed ← the activity's failure ← ConnectionNotFoundError, not retried.
+    const activity = (failure as WorkflowFailedError).cause?.cause;
+    expect(activity).toBeInstanceOf(ActivityFailure);
+    const cause = (activity as ActivityFailure).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause).toMatchObject({ type: 'ConnectionNotFoundError', nonRetryable: true });
+    expect(cause?.message).toContain("no connection named 'gone'");
+  }, 45_000);
+
+  it('says it is retrying its destination in ebsync sync, and ebsync status counts it a problem', async () => {
+    const to = deadUrl('away');
+    const masked = to.replace('ebsync:s3cret-pw@', '***@');
+    const handle = await startMirror(CONNECTION, to);
+    try {
+      // Attached (a mirror is running): no check stops it; its progress line says why it waits.
+      const sync = new CliProcess(['sync', 'leads', '--connection', CONNECTION, '--to', to], env);
+      try {
+        const deadline = Date.now() + 20_000;
+        while (!/retrying: /.test(sync.stderr) && Date.now() < deadline && sync.running) {
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        expect(sync.stderr).toMatch(
+          new RegExp(
+            `^planning: .*; retrying: destination ${masked.replace(/[.*?/]/g, '\\$&')} unreachable \\(connect ECONNREFUSED .*\\), attempt \\d+$`,
+            'm',
+          ),
+        );
+      } finally {
+        // Not Ctrl-C: a detached sync exits only when its long poll of the result returns.
+        sync.killAll();
+        await sync.exited;
+      }
+
+      const shown = await runCli(
+        ['sync', 'leads', '--status', '--json', '--connection', CONNECTION, '--to', to],
+        env,
+      );
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({
+        status: 'RUNNING',
+        destination: masked,
+        retrying: { activity: 'planMirrorPass', type: 'DestinationUnavailableError' },
+      });
+      expect(shown.stdout).not.toContain('s3cret-pw');
+
+      // Four failures in a row (1 + 2 + 4 + 8 s of backoff) make it a problem, not before.
+      let status = await runCli(['status', '--json'], env);
+      const kinds = (): string[] =>
+        (JSON.parse(status.stdout) as { problems: { kind: string }[] }).problems.map((p) => p.kind);
+      const deadline = Date.now() + 30_000;
+      while (!kinds().includes('pass_retrying') && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 1_000));
+        status = await runCli(['status', '--json'], env);
+      }
+      expect(status.code, status.stderr).toBe(1);
+      expect(kinds()).toContain('pass_retrying');
+      expect(status.stderr).toMatch(
+        new RegExp(
+          `^ebsync: mirror of connection ${CONNECTION}: retrying: destination ${masked.replace(/[.*?/]/g, '\\$&')} unreachable \\(connect ECONNREFUSED .*\\), attempt [5-9]`,
+          'm',
+        ),
+      );
+      expect(status.stdout + status.stderr).not.toContain('s3cret-pw');
+    } finally {
+      await handle.terminate('test over');
+    }
+  }, 60_000);
+});
