@@ -23,10 +23,17 @@ export function duration(ms: number): string {
 /** One line of a pass's progress: counts, partitions, rate and, while known, the ETA. */
 export function progressLine(p: MirrorProgress): string {
   const c = p.counts;
-  const of = c.expected > 0 ? `/${c.expected}` : '';
+  // Past what the lists counted (events read by id, records read again), "4116/3816" would
+  // read as an error: the lists' count is said apart then.
+  const read =
+    c.expected <= 0
+      ? `${c.read} read`
+      : c.read <= c.expected
+        ? `${c.read}/${c.expected} read`
+        : `${c.read} read (the lists counted ${c.expected}; the rest came by id or again)`;
   const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
   return (
-    `${p.phase}: ${c.read}${of} read, ${c.written} written, ${c.unchanged} unchanged, ` +
+    `${p.phase}: ${read}, ${c.written} written, ${c.unchanged} unchanged, ` +
     `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}` +
     `${p.partitions.done}/${p.partitions.total} partitions, ` +
     `${p.ratePerSecond}/s${eta}`

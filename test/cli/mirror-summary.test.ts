@@ -101,6 +101,12 @@ describe("a mirror pass's ETA", () => {
       etaMs: etaOf(counts, false, 524.6),
     });
     expect(progressLine(reading)).not.toContain('ETA');
+    expect(progressLine(reading)).toMatch(/^reading: 3475\/3475 read, /);
+    // Past the lists' count, no "3600/3475": the count is said apart.
+    const past = finished({ phase: 'reading', counts: { ...counts, read: 3600 }, refusals: [] });
+    expect(progressLine(past)).toMatch(
+      /^reading: 3600 read \(the lists counted 3475; the rest came by id or again\), /,
+    );
   });
 });
 

@@ -68,6 +68,12 @@ async function check(c: Case): Promise<void> {
       label,
     ).toEqual([]);
     expect(pass.seen.leads, label).toBe(mirrored.size);
+    // Counts that add up: every record a partition read was written, up to date or refused,
+    // however many times overlapping cuts of a skewed list returned it.
+    for (const [key, p] of Object.entries(pass.partitions)) {
+      const t = p.tally;
+      expect(t.written + t.unchanged + t.refused, `${label} ${key}`).toBe(t.read);
+    }
     expect(leads.expected, label).toBe(oracle.total);
     expect(leads.report.totalCount, label).toBe(oracle.total);
     // What the pass reports unreachable is exactly what it lacks: these leads, and any lead
