@@ -215,7 +215,22 @@ export async function watchMirror(
   options: { detach: Promise<void>; interactive: boolean },
 ): Promise<MirrorProgress | 'detached'> {
   let detached = false;
-  void options.detach.then(() => (detached = true));
+  // The caller closes the connection once this returns. A call still out then (the long poll
+  // for the result, or a query, retried on a timer because Ctrl-C also stopped the dev server)
+  // would throw "Channel has been shut down" out of that timer and crash the process. So both
+  // are cancelled when watching stops (a detach at once, without waiting for an answer), and
+  // settled before this returns. Each query has a signal of its own: a call leaves a listener
+  // on its signal, and one signal for a query every 500 ms would keep a pass's worth of them.
+  const waiting = new AbortController();
+  let querying: AbortController | undefined;
+  const cancelCalls = (): void => {
+    waiting.abort();
+    querying?.abort();
+  };
+  void options.detach.then(() => {
+    detached = true;
+    cancelCalls();
+  });
   const bar = options.interactive
     ? new cliProgress.SingleBar(
         {
@@ -230,12 +245,17 @@ export async function watchMirror(
     : undefined;
   let started = false;
   let lastLine = 0;
-  const result = handle.result().then(
-    (summary) => ({ summary }),
-    (error: unknown) => ({ error }),
-  );
+  const result = handle.client
+    .withAbortSignal(waiting.signal, () => handle.result())
+    .then(
+      (summary) => ({ summary }),
+      (error: unknown) => ({ error }),
+    );
   let final: { summary: MirrorProgress } | { error: unknown } | undefined;
-  void result.then((r) => (final = r));
+  // The call cancelled on the way out is no end of the pass.
+  void result.then((r) => {
+    if ('summary' in r || !waiting.signal.aborted) final = r;
+  });
   // An activity failing and retried is invisible in the progress (the workflow only waits for
   // it): Temporal's description of the workflow says so, asked every few seconds.
   let retry: RetryView | null = null;
@@ -243,8 +263,12 @@ export async function watchMirror(
   try {
     while (!final && !detached) {
       let progress: MirrorProgress | undefined;
+      querying = new AbortController();
+      const { signal } = querying;
       try {
-        progress = await handle.query(mirrorProgressQuery);
+        progress = await handle.client.withAbortSignal(signal, () =>
+          handle.query(mirrorProgressQuery),
+        );
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) throw error;
       }
@@ -278,6 +302,8 @@ export async function watchMirror(
     }
   } finally {
     bar?.stop();
+    cancelCalls();
+    await result;
   }
   if (detached && !final) return 'detached';
   const outcome = final ?? (await result);

@@ -1,4 +1,10 @@
-import { Client, Connection } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
+  type ConnectionOptions,
+} from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { dataConverter } from './data-converter.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
@@ -9,14 +15,88 @@ export class TemporalUnreachableError extends Error {
   readonly retryable = true;
 }
 
+type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+
+/**
+ * A connection's calls, so that it closes only once they have all ended. The SDK's retry
+ * interceptor retries a failed call on a timer; a retry that fires after the channel is closed
+ * throws "Channel has been shut down" out of that timer, uncaught, and the process dies with a
+ * stack trace. Ctrl-C in `ebsync dev` stops the dev server with everything else, so calls fail
+ * and wait to retry just as their clients close. Once closing, a failed call is not retried
+ * again: the wait is the backoff already started and one more attempt, at most.
+ */
+function callsOfConnection(): {
+  interceptors: GrpcInterceptor[];
+  closeAfterCalls: (connection: Connection) => Promise<void>;
+} {
+  let calls = 0;
+  let closing = false;
+  let closeNow: (() => void) | undefined;
+  const retry = defaultGrpcRetryOptions();
+  // Outermost, so a call ends with its final status, after the retries.
+  const counting: GrpcInterceptor = (options, nextCall) => {
+    // grpc-js types what nextCall returns more widely than the InterceptingCall it is.
+    const call = nextCall(options) as ReturnType<GrpcInterceptor>;
+    const start = call.start.bind(call);
+    call.start = (metadata, listener) => {
+      calls += 1;
+      let ended = false;
+      const end = (): void => {
+        if (ended) return;
+        ended = true;
+        calls -= 1;
+        if (calls === 0) closeNow?.();
+      };
+      try {
+        start(metadata, {
+          onReceiveMetadata: (received) => listener?.onReceiveMetadata?.(received),
+          onReceiveMessage: (message: unknown) => listener?.onReceiveMessage?.(message),
+          onReceiveStatus: (status) => {
+            try {
+              listener?.onReceiveStatus?.(status);
+            } finally {
+              end();
+            }
+          },
+        });
+      } catch (error) {
+        end();
+        throw error;
+      }
+    };
+    return call;
+  };
+  const retrying = makeGrpcRetryInterceptor({
+    delayFunction: retry.delayFunction,
+    retryableDecider: (attempt, status) => !closing && retry.retryableDecider(attempt, status),
+  });
+  return {
+    interceptors: [counting, retrying],
+    closeAfterCalls: (connection) => {
+      closing = true;
+      return new Promise<void>((resolve, reject) => {
+        // In the tick the count reaches 0: a call started after that meets a closed channel at
+        // once and fails (a rejected promise); it is not left waiting on a timer.
+        closeNow = () => {
+          closeNow = undefined;
+          connection.close().then(resolve, reject);
+        };
+        if (calls === 0) closeNow();
+      });
+    },
+  };
+}
+
 /** A Temporal client with ebsync's payload encryption, for the CLI and tools. */
 export async function connectClient(
   config: Config,
 ): Promise<{ client: Client; close: () => Promise<void> }> {
   let connection: Connection;
+  const calls = callsOfConnection();
   try {
     connection = await Connection.connect({
       ...temporalConnectionOptions(config),
+      interceptors: calls.interceptors,
       connectTimeout: '5s',
     });
   } catch (error) {
@@ -30,7 +110,7 @@ export async function connectClient(
     namespace: config.temporal.namespace,
     dataConverter: dataConverter(config),
   });
-  return { client, close: () => connection.close() };
+  return { client, close: () => calls.closeAfterCalls(connection) };
 }
 
 /**
@@ -38,11 +118,15 @@ export async function connectClient(
  * (the webhook receiver) that must start, and answer 503, while Temporal is away.
  */
 export function lazyClient(config: Config): { client: Client; close: () => Promise<void> } {
-  const connection = Connection.lazy(temporalConnectionOptions(config));
+  const calls = callsOfConnection();
+  const connection = Connection.lazy({
+    ...temporalConnectionOptions(config),
+    interceptors: calls.interceptors,
+  });
   const client = new Client({
     connection,
     namespace: config.temporal.namespace,
     dataConverter: dataConverter(config),
   });
-  return { client, close: () => connection.close() };
+  return { client, close: () => calls.closeAfterCalls(connection) };
 }

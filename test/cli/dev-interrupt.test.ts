@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CliProcess, freePort } from '../helpers/cli.js';
+
+/**
+ * `npm start` stopped with Ctrl-C while its first mirror pass runs. Here `ebsync dev` starts a
+ * dev server of its own, as on a fresh clone: Ctrl-C reaches that server at the same moment,
+ * so the Temporal calls still out fail and are retried just as their clients close. A retry
+ * on a closed client used to crash the process ("Channel has been shut down", a stack trace).
+ */
+let dir: string;
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function until(done: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const started = Date.now();
+  while (!done()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`no ${what} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('npm start: Ctrl-C during the first pass', () => {
+  it('stops everything it started, worker stopped and exit 0, no stack trace', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ebsync-dev-interrupt-'));
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const dev = new CliProcess(['dev', '--ui-port', String(uiPort)], {
+      // Nothing answers there, so `dev` starts its own dev server in its process group.
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      EBSYNC_DATA_DIR: join(dir, 'data'),
+      EBSYNC_WEBHOOK_PORT: '0',
+      EBSYNC_STATUS_PORT: '0',
+      // The server stops with the rest, so running activities cannot finish: not 30 s for them.
+      EBSYNC_SHUTDOWN_GRACE: '2s',
+    });
+    try {
+      await dev.waitForLine(/^Mirroring leads, events and appointments /, 120_000);
+      // The first progress line: the progress poll and the wait for the result are out.
+      await until(() => /^\w+: \d+(\/\d+)? read, /m.test(dev.stderr), 60_000, 'progress line');
+      const stopped = await dev.interrupt(120_000);
+      // Still mid-pass when Ctrl-C came: no summary.
+      expect(stopped.stdout).not.toMatch(/^The data is in /m);
+      expect(stopped.stderr).not.toMatch(/Channel has been shut down/);
+      expect(stopped.stderr).not.toMatch(/^\s+at /m);
+      expect(stopped.stdout).toMatch(/"msg":"worker stopped"/);
+      // As after a finished pass: exit 0, not the signal, and nothing of the group left.
+      expect({ code: stopped.code, signal: stopped.signal }).toEqual({ code: 0, signal: null });
+      const group = dev.child.pid;
+      expect(group).toBeGreaterThan(0);
+      expect(() => process.kill(-(group ?? 0), 0)).toThrow(/ESRCH/);
+    } finally {
+      dev.killAll();
+    }
+  }, 240_000);
+});
