@@ -162,7 +162,10 @@ export class EncryptionCodec implements PayloadCodec {
         ]);
       } catch {
         throw new PayloadDecryptionError(
-          `encrypted payload failed authentication with key '${id}'`,
+          // Most often a command run with other keys than the worker's (another data dir).
+          `encrypted payload failed authentication with key '${id}': it was sealed with another ` +
+            `key of that id, or changed since; give this command the worker's keys ` +
+            `(EBSYNC_ENCRYPTION_KEYS, or the encryption-keys file in the worker's EBSYNC_DATA_DIR)`,
         );
       }
       return temporal.api.common.v1.Payload.decode(plain);

@@ -44,6 +44,12 @@ describe('EncryptionCodec', () => {
     await expect(new EncryptionCodec([k2]).decode([sealed!])).rejects.toThrow(
       /key 'k1'.*EBSYNC_ENCRYPTION_KEYS/,
     );
+    // The same key id with other bytes: a command run with another data dir's dev keys.
+    await expect(
+      new EncryptionCodec([{ id: 'k1', key: k2.key }]).decode([sealed!]),
+    ).rejects.toThrow(
+      /failed authentication with key 'k1'.*EBSYNC_ENCRYPTION_KEYS.*EBSYNC_DATA_DIR/,
+    );
     const data = Buffer.from(sealed!.data!);
     data[20] = data[20]! ^ 0xff;
     await expect(new EncryptionCodec([k1]).decode([{ ...sealed!, data }])).rejects.toBeInstanceOf(
