@@ -85,7 +85,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'EBS_CA_FILE',
     path: 'service.caFile',
     default: '(none)',
-    description: 'PEM file of an extra certificate authority to trust (the sandbox writes one).',
+    description:
+      'PEM file of an extra certificate authority to trust (the sandbox writes one); a missing or non-PEM file is refused at start (exit 2).',
   },
   {
     env: 'EBS_ALLOW_HTTP',
