@@ -45,10 +45,30 @@ export class ConnectionNotFoundError extends Error {
 }
 
 /**
+ * Why connection `connectionId` cannot be used, in one line, when its workflow does not exist
+ * or has ended (disconnected, terminated); null while it runs, or is between two runs of
+ * continue-as-new. Errors other than "not found" are thrown as they are.
+ */
+export async function connectionGone(client: Client, connectionId: string): Promise<string | null> {
+  let status: string;
+  try {
+    status = (await client.workflow.getHandle(connectionWorkflowId(connectionId)).describe()).status
+      .name;
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+    return `no connection named '${connectionId}': 'ebsync connect --name ${connectionId}' connects it`;
+  }
+  if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return null;
+  return status === 'COMPLETED'
+    ? `connection '${connectionId}' was disconnected; 'ebsync connect --name ${connectionId}' connects it anew`
+    : `connection '${connectionId}' has ended (${status.toLowerCase()}); 'ebsync connect --name ${connectionId}' connects it anew`;
+}
+
+/**
  * `error` from a call to connection `connectionId`'s workflow, as the caller should throw it: a
  * "not found" becomes ConnectionNotFoundError when describing the workflow confirms it is gone.
- * A workflow that is running after all (the call fell between two runs of continue-as-new)
- * keeps the original error, which Temporal retries.
+ * A workflow that is running after all (the call fell between two runs of continue-as-new), or
+ * that cannot be described now, keeps the original error, which Temporal retries.
  */
 export async function connectionFailure(
   client: Client,
@@ -56,22 +76,8 @@ export async function connectionFailure(
   error: unknown,
 ): Promise<unknown> {
   if (!(error instanceof WorkflowNotFoundError)) return error;
-  let status: string;
-  try {
-    status = (await client.workflow.getHandle(connectionWorkflowId(connectionId)).describe()).status
-      .name;
-  } catch (described) {
-    if (!(described instanceof WorkflowNotFoundError)) return error;
-    return new ConnectionNotFoundError(
-      `no connection named '${connectionId}': 'ebsync connect --name ${connectionId}' connects it`,
-    );
-  }
-  if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return error;
-  return new ConnectionNotFoundError(
-    status === 'COMPLETED'
-      ? `connection '${connectionId}' was disconnected; 'ebsync connect --name ${connectionId}' connects it anew`
-      : `connection '${connectionId}' has ended (${status.toLowerCase()}); 'ebsync connect --name ${connectionId}' connects it anew`,
-  );
+  const gone = await connectionGone(client, connectionId).catch(() => null);
+  return gone === null ? error : new ConnectionNotFoundError(gone);
 }
 
 /** Hand out tokens this long before they expire at the latest (matches the workflow's lead). */

@@ -13,7 +13,7 @@ import { DestinationTargetError } from '../destinations/errors.js';
 import { parseDestinationTarget } from '../destinations/open-destination.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { databaseMessage } from '../config/database-errors.js';
-import { connectionWorkflowId } from '../workflows/connection-types.js';
+import { connectionGone } from '../activities/connection-tokens.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { mirrorProgressQuery } from '../workflows/mirror-types.js';
 import { mirrorWorkflow } from '../workflows/mirror.js';
@@ -100,23 +100,12 @@ export async function pickConnection(
 }
 
 /**
- * Connection `id` exists and runs: otherwise the same line as `ebsync connections <id>`, before
- * anything is started (a mirror of a connection that does not exist could never read a page).
+ * Connection `id` exists and runs, before anything is started (a mirror of a connection that
+ * does not exist could never read a page): otherwise the line the worker would fail it with.
  */
 export async function requireConnection(client: Client, id: string): Promise<void> {
-  let status: string;
-  try {
-    status = (await client.workflow.getHandle(connectionWorkflowId(id)).describe()).status.name;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) throw new UserError(`no connection named '${id}'`);
-    throw error;
-  }
-  if (status === 'RUNNING') return;
-  throw new UserError(
-    status === 'COMPLETED'
-      ? `connection '${id}' was disconnected; 'ebsync connect --name ${id}' connects it anew`
-      : `connection '${id}' has ended (${status.toLowerCase()}); 'ebsync connect --name ${id}' connects it anew`,
-  );
+  const gone = await connectionGone(client, id);
+  if (gone !== null) throw new UserError(gone);
 }
 
 /**

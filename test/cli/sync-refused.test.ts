@@ -73,7 +73,9 @@ describe('ebsync sync refuses what could never make progress', () => {
   it('a connection that does not exist: one line, exit 1, no mirror started', async () => {
     const sync = await runCli(['sync', '--connection', 'nope'], env, 20_000);
     expect(sync.code, sync.stderr).toBe(1);
-    expect(sync.stderr).toBe("ebsync: no connection named 'nope'\n");
+    expect(sync.stderr).toBe(
+      "ebsync: no connection named 'nope': 'ebsync connect --name nope' connects it\n",
+    );
     expect(sync.stdout).toBe('');
     expect((await mirrorIds()).filter((id) => id.startsWith('mirror-nope-'))).toEqual([]);
   }, 40_000);
