@@ -85,12 +85,27 @@ function refusalOf(connectionId: string, error: RateLimitedError): Refusal {
   };
 }
 
-/** Waits in an activity so that a cancelled activity stops waiting; plain timers elsewhere. */
-function pause(ms: number): Promise<void> {
+/**
+ * Waits in an activity so that a cancelled activity stops waiting; plain timers elsewhere.
+ * An activity heartbeats while it waits: slots reserved by every lane of every worker, slowed
+ * after refusals, can queue a request for longer than the heartbeat timeout. Without the
+ * beats the attempt timed out, its retry queued behind the lost attempt's slots, and a pass
+ * against a service stricter than EBS_RATE_LIMIT stalled. A beat also brings the cancellation
+ * of an attempt that did time out, so it stops waiting instead of sending late.
+ */
+async function pause(ms: number): Promise<void> {
+  let ctx: Context;
   try {
-    return Context.current().sleep(ms);
+    ctx = Context.current();
   } catch {
     return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+  const timeoutMs = ctx.info.heartbeatTimeoutMs ?? 0;
+  if (timeoutMs <= 0) return ctx.sleep(ms);
+  const until = Date.now() + ms;
+  for (let left = ms; left > 0; left = until - Date.now()) {
+    await ctx.sleep(Math.min(left, Math.max(100, timeoutMs / 3)));
+    ctx.heartbeat();
   }
 }
 

@@ -28,6 +28,7 @@ import {
   type PassTools,
 } from './pass-tools.js';
 import { readSlice } from './read-slice.js';
+import { heartbeatEvery } from '../heartbeats.js';
 import { recountRoot } from './source-pages.js';
 
 /** What the plan learned of the service's reach, for the workflow, status and the log. */
@@ -125,7 +126,7 @@ export function createMirrorPage({
         startLanes: learnedLanes.get(input.connectionId),
         maxLanes,
         budget: pagesPerActivity,
-        onProgress: () => ctx.heartbeat(),
+        onProgress: heartbeatEvery(ctx),
         onLanes: (inFlight) => {
           const before = learnedLanes.get(input.connectionId) ?? lanes;
           learnedLanes.set(input.connectionId, inFlight);

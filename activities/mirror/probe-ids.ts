@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { heartbeatEvery } from '../heartbeats.js';
 import type { IdProbe, MirrorCounts } from '../../workflows/mirror-types.js';
 import { refusalsOf, type MirrorTarget, type PassTools } from './pass-tools.js';
 import { readRecords } from './records-by-id.js';
@@ -63,7 +64,11 @@ export function createProbeIds({ deps, lanes, open, scopeOf }: PassTools) {
     }
     if (holes.length === 0) return { probe: { ...probe, after: next - 1, done: true }, counts: {} };
     const client = await deps.clientFor(input.connectionId);
-    const got = await readRecords(client, 'leads', holes, { concurrency: lanes, keepGoing: true });
+    const got = await readRecords(client, 'leads', holes, {
+      concurrency: lanes,
+      keepGoing: true,
+      onAnswer: heartbeatEvery(Context.current()),
+    });
     // The cursor moves only past ids with an answer (the lead, or the service's 404).
     const { answered, reads, found } = settledReads(holes, got);
     const written = await writeRecords(at, input.generation, found);

@@ -149,7 +149,13 @@ export async function readSlice(
     const ids = await toReadById(page);
     const fresh = ids.filter((id) => !askedById.has(id));
     if (fresh.length > 0) {
-      const reading = readRecords(client, named.target, fresh, { concurrency: 4, keepGoing: true });
+      // The records a page points to (events of event bookings) may be many, read at a
+      // slowed pace: each answer is progress, or the activity would miss its heartbeats.
+      const reading = readRecords(client, named.target, fresh, {
+        concurrency: 4,
+        keepGoing: true,
+        ...(options.onProgress ? { onAnswer: options.onProgress } : {}),
+      });
       for (const id of fresh) askedById.set(id, reading);
       const got = await reading;
       arrived.requests += got.requests;

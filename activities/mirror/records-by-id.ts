@@ -153,7 +153,7 @@ export async function readRecords(
   client: Client,
   resource: Resource,
   ids: readonly string[],
-  options: { concurrency?: number; keepGoing?: boolean } = {},
+  options: ReadOptions = {},
 ): Promise<ManyRead> {
   const each = await readEach(
     client,

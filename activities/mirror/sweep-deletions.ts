@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { heartbeatEvery } from '../heartbeats.js';
 import type { Resource } from '../../destinations/record.js';
 import type { MirrorCounts, MirrorSubject } from '../../workflows/mirror-types.js';
 import { isRefusal, refusalsOf, type MirrorTarget, type PassTools } from './pass-tools.js';
@@ -76,6 +77,7 @@ export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) 
     let afterId = input.after ? startId : undefined;
     const at = await open(input);
     const client = await deps.clientFor(input.connectionId);
+    const beat = heartbeatEvery(Context.current());
     for (; index < order.length; index += 1, afterId = undefined) {
       const resource = order[index]!;
       const scope = scopeOf(at, resource);
@@ -88,9 +90,10 @@ export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) 
         client,
         resource,
         unseen.map((e) => e.id),
-        { concurrency: lanes, keepGoing: true },
+        // Read at a slowed pace, a window of ids can take longer than the heartbeat timeout.
+        { concurrency: lanes, keepGoing: true, onAnswer: beat },
       );
-      Context.current().heartbeat();
+      beat();
       // The sweep moves on only past ids it has an answer for; the rest are asked again.
       const { answered, found, gone } = settledReads(
         unseen.map((e) => e.id),

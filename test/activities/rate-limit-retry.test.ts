@@ -10,8 +10,16 @@ import type { google } from '@temporalio/proto';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { apiKeyAuth, createClient, type Client } from '../../api/index.js';
 import { RETRY_JITTER } from '../../activities/failures.js';
-import { createLeadPageActivities } from '../fixtures/lead-page-activities.js';
-import { readLeadPagesWorkflow } from '../fixtures/service-failure-workflows.js';
+import { pacedClient } from '../../activities/request-pacing.js';
+import { openLedger } from '../../store/open-ledger.js';
+import {
+  createLeadPageActivities,
+  createPacedLeadPageActivities,
+} from '../fixtures/lead-page-activities.js';
+import {
+  readLeadPagesPacedWorkflow,
+  readLeadPagesWorkflow,
+} from '../fixtures/service-failure-workflows.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 
@@ -148,4 +156,47 @@ describe('a rate-limited activity on a real Temporal server', () => {
       expect(Math.abs(planned - delay)).toBeLessThan(50);
     });
   }
+});
+
+describe('an activity waiting for its request slots', () => {
+  it('heartbeats while it waits, so a queue longer than its heartbeat timeout is not a timeout', async () => {
+    // The slots of the connection are taken for 7 s (as by other lanes and workers, slowed
+    // after refusals); the activity's heartbeat timeout is 2 s and it has one attempt.
+    await admin('PATCH', '/rate-limit', { per_second: 0 });
+    const ledger = await openLedger(`sqlite:${join(dir, 'slots.db')}`);
+    try {
+      const connectionId = 'slots-held';
+      const paced = pacedClient(
+        createClient({
+          baseUrl: tsb.sb.baseUrl,
+          auth: apiKeyAuth(tsb.sb.apiKey),
+          allowInsecureLoopback: true,
+        }),
+        connectionId,
+        { ratePerSecond: 50, ledger: () => Promise.resolve(ledger) },
+      );
+      await ledger.holdRequests(connectionId, 7_000);
+      const taskQueue = t.taskQueue();
+      const started = Date.now();
+      const read = await t.withWorker(
+        {
+          taskQueue,
+          activities: createPacedLeadPageActivities(paced),
+          workflowBundle: { codePath: bundlePath },
+        },
+        () =>
+          t.client.workflow.execute(readLeadPagesPacedWorkflow, {
+            taskQueue,
+            workflowId: `slots-held-${taskQueue}`,
+            args: [PAGES],
+            workflowExecutionTimeout: '60 seconds',
+          }),
+      );
+      expect(read).toBe(PAGES);
+      // It did wait for the held slots, in the one attempt it had.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(7_000);
+    } finally {
+      await ledger.close();
+    }
+  }, 60_000);
 });
