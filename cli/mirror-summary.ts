@@ -32,13 +32,29 @@ export function progressLine(p: MirrorProgress): string {
         ? `${c.read}/${c.expected} read`
         : `${c.read} read (the lists counted ${c.expected}; the rest came by id or again)`;
   const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
+  const slowed = slowedLine(p);
   return (
     `${p.phase}: ${read}, ${c.written} written, ${c.unchanged} unchanged, ` +
     `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}` +
     `${p.partitions.done}/${p.partitions.total} partitions, ` +
-    `${p.ratePerSecond}/s${eta}`
+    `${p.ratePerSecond}/s${eta}${slowed ? `; ${slowed}` : ''}`
   );
 }
+
+/**
+ * Why a running pass goes slower than EBS_RATE_LIMIT lets it, or '' when it does not: the
+ * service turned requests away, and the connection's pace was cut (workflows/rate-limit.ts).
+ */
+export function slowedLine(p: Pick<MirrorProgress, 'pace' | 'phase'>): string {
+  if (p.pace === undefined || p.pace >= 1 || !RUNNING.has(p.phase)) return '';
+  const percent = p.pace * 100;
+  return (
+    `slowed to ${percent < 10 ? percent.toFixed(1) : Math.round(percent)} % of EBS_RATE_LIMIT: ` +
+    `the service turned requests away for its rate; the pace climbs back once it stops`
+  );
+}
+
+const RUNNING: ReadonlySet<MirrorProgress['phase']> = new Set(['planning', 'reading', 'deleting']);
 
 /** What a pass learned of the service's reach, in one line. */
 export function reachLine(r: LearnedReach): string {

@@ -10,6 +10,7 @@ import type {
   WebhookReceiverView,
 } from './status-model.js';
 import { retryLine } from './pass-retry.js';
+import { slowedLine } from './mirror-summary.js';
 
 /** Records-per-second samples of one mirror, oldest first: [epoch ms, records/s]. */
 export type RateSeries = readonly (readonly [number, number])[];
@@ -115,6 +116,9 @@ function passBlock(
         `${p.partitions.done}/${p.partitions.total} partitions, ${p.counts.requests} requests, ` +
         `${p.ratePerSecond}/s${eta}, ${duration(p.elapsedMs)} elapsed</div>`,
     );
+    const slowed = slowedLine(p);
+    if (slowed)
+      parts.push(`<div class="counts" data-testid="slowed-${label}">${escapeHtml(slowed)}</div>`);
     if ((p.refusals ?? []).length > 0) {
       parts.push(
         `<div class="problems" data-testid="refusals-${label}">Refused by the destination (tried again next pass):<ul>` +

@@ -25,7 +25,7 @@ import {
   type MirrorSubject,
 } from '../workflows/mirror-types.js';
 import { listConnections } from './connection-list.js';
-import { duration, exitCodeOf, progressLine, summaryText } from './mirror-summary.js';
+import { duration, exitCodeOf, progressLine, slowedLine, summaryText } from './mirror-summary.js';
 import { runAction, UserError } from './errors.js';
 import { retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { requireWorker } from './worker-check.js';
@@ -234,6 +234,7 @@ export async function watchMirror(
     : undefined;
   let started = false;
   let lastLine = 0;
+  let lastText = '';
   const result = handle.client
     .withAbortSignal(waiting.signal, () => handle.result())
     .then(
@@ -267,7 +268,7 @@ export async function watchMirror(
       }
       if (progress) {
         const total = Math.max(progress.counts.expected, progress.counts.read, 1);
-        const retrying = retry ? retryLine(retry, progress.destination) : '';
+        const retrying = retry ? retryLine(retry, progress.destination) : slowedLine(progress);
         const payload = {
           phase: progress.phase.padEnd(8),
           written: progress.counts.written,
@@ -282,9 +283,15 @@ export async function watchMirror(
             bar.update(progress.counts.read, payload);
           }
           started = true;
-        } else if (Date.now() - lastLine > 5_000) {
-          process.stderr.write(`${progressLine(progress)}${payload.retry}\n`);
-          lastLine = Date.now();
+        } else {
+          // Every 5 s while it moves; the same line again only every 30 s (a long wait).
+          const line = `${progressLine(progress)}${retry ? payload.retry : ''}`;
+          const since = Date.now() - lastLine;
+          if (since > (line === lastText ? 30_000 : 5_000)) {
+            process.stderr.write(`${line}\n`);
+            lastLine = Date.now();
+            lastText = line;
+          }
         }
       }
       await Promise.race([new Promise((r) => setTimeout(r, 500)), result, options.detach]);

@@ -161,6 +161,11 @@ export interface MirrorProgress {
   probe?: IdProbe | null;
   /** Records read per second over the pass so far. */
   ratePerSecond: number;
+  /**
+   * The share of EBS_RATE_LIMIT the connection's requests run at: below 1 for a while after
+   * the service turned requests away (workflows/rate-limit.ts; absent from older versions).
+   */
+  pace?: number;
   /** Time left at that rate, from the expected count; null when unknown. */
   etaMs: number | null;
   /** Set when the pass failed, or why it paused. */

@@ -91,15 +91,16 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       reach: state?.reach ?? null,
       probe: state?.probe ?? null,
       ratePerSecond: Math.round(ratePerSecond * 10) / 10,
+      pace: pace.peek(now()),
       etaMs,
       error,
       ...(pausedUntil ? { pausedUntil } : {}),
     };
   };
-  setHandler(mirrorProgressQuery, progress);
   // Passes started before lone refusals stopped cutting the pace replay as they ran.
   const pace = new Pace(input.connectionId, { cutOnRepeat: patched('pace-cut-on-repeat') });
   setHandler(rateLimitedSignal, (signal) => pace.onLimit(signal, now()));
+  setHandler(mirrorProgressQuery, progress);
 
   const target = {
     connectionId: input.connectionId,

@@ -71,17 +71,27 @@ export class Pace {
     }
   }
 
+  /** The steps back up due by `now`, from the last one (none while cut or at full pace). */
+  private recovery(now: number): { steps: number; from: number } {
+    if (this.weight >= 1 || now - this.cutAt < RECOVERY_QUIET_MS) return { steps: 0, from: now };
+    const from = Math.max(this.steppedAt, this.cutAt + RECOVERY_QUIET_MS - RECOVERY_STEP_MS);
+    return { steps: Math.floor((now - from) / RECOVERY_STEP_MS), from };
+  }
+
   /** The current share; climbs back towards 1 once the service has been quiet a while. */
   share(now: number): number {
-    if (this.weight < 1 && now - this.cutAt >= RECOVERY_QUIET_MS) {
-      const from = Math.max(this.steppedAt, this.cutAt + RECOVERY_QUIET_MS - RECOVERY_STEP_MS);
-      const steps = Math.floor((now - from) / RECOVERY_STEP_MS);
-      if (steps > 0) {
-        this.weight = Math.min(1, this.weight * RECOVERY_FACTOR ** steps);
-        this.steppedAt = from + steps * RECOVERY_STEP_MS;
-      }
+    const { steps, from } = this.recovery(now);
+    if (steps > 0) {
+      this.weight = Math.min(1, this.weight * RECOVERY_FACTOR ** steps);
+      this.steppedAt = from + steps * RECOVERY_STEP_MS;
     }
     return this.weight;
+  }
+
+  /** The share `share(now)` would give, for a query: a query handler must not move state. */
+  peek(now: number): number {
+    const { steps } = this.recovery(now);
+    return steps > 0 ? Math.min(1, this.weight * RECOVERY_FACTOR ** steps) : this.weight;
   }
 
   /** Activity priority: the connection is the fairness key, its pace the weight. */

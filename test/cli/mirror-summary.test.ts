@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { progressLine, summaryText } from '../../cli/mirror-summary.js';
+import { progressLine, slowedLine, summaryText } from '../../cli/mirror-summary.js';
 import { emptyCounts, etaOf, type MirrorProgress } from '../../workflows/mirror-types.js';
 
 /** A finished pass as the mirror workflow's query answers it. */
@@ -124,5 +124,19 @@ describe('the summary of a pass that read skipped lead ids by id', () => {
       summaryText(finished({ probe: { after: null, probes: 0, found: 0, done: true } })),
     ).not.toContain('by id');
     expect(summaryText(finished())).not.toContain('by id');
+  });
+});
+
+describe('the progress of a pass the service slowed', () => {
+  it('says how far below EBS_RATE_LIMIT it runs and why, only while it runs slowed', () => {
+    const reading = finished({ phase: 'reading', refusals: [], pace: 1 / 16 });
+    expect(progressLine(reading)).toMatch(
+      /; slowed to 6\.3 % of EBS_RATE_LIMIT: the service turned requests away for its rate; /,
+    );
+    expect(slowedLine({ phase: 'reading', pace: 0.5 })).toMatch(/^slowed to 50 % /);
+    expect(slowedLine({ phase: 'reading', pace: 1 })).toBe('');
+    // Passes of older versions carry no pace; a finished pass is not slowed.
+    expect(slowedLine({ phase: 'reading' })).toBe('');
+    expect(slowedLine({ phase: 'done', pace: 0.5 })).toBe('');
   });
 });

@@ -133,6 +133,8 @@ describe('one rate per connection, held by the task queue', () => {
     expect(run.summary.phase).toBe('done');
     expect(run.summary.counts.read).toBeGreaterThan(2_000);
     expect(run.signals).toBeGreaterThan(0);
+    // The pass says it runs slowed (its progress, which `ebsync sync` prints).
+    expect(run.summary.pace).toBeLessThan(1);
     // Asked at its unslowed pace (8-10 a second here) the service would refuse more than half.
     expect(run.limited).toBeLessThan(run.requests * 0.5);
     const status = await temporal.withWorker({ taskQueue: connectionQueue, activities: {} }, () =>

@@ -48,6 +48,22 @@ describe('the pace of a connection after refusals', () => {
     expect(pace.share(RECOVERY_QUIET_MS + 60_000)).toBe(1);
   });
 
+  it('answers a query with the share it has without moving it (peek)', () => {
+    const peeked = new Pace('c1', { cutOnRepeat: true });
+    const shared = new Pace('c1', { cutOnRepeat: true });
+    for (const pace of [peeked, shared]) {
+      pace.onLimit(refusal(0, 2), 0);
+      pace.onLimit(refusal(2_000, 2), 2_000);
+    }
+    expect(peeked.peek(3_000)).toBe(0.25);
+    // Queried all along the recovery, it ends where one never queried does.
+    for (let t = 3_000; t <= 30_000; t += 700) {
+      expect(peeked.peek(t)).toBe(shared.share(t));
+    }
+    expect(peeked.share(30_000)).toBe(shared.share(30_000));
+    expect(peeked.peek(RECOVERY_QUIET_MS + 60_000)).toBe(1);
+  });
+
   it('halves on every refusal in passes begun before lone refusals stopped cutting (replay)', () => {
     const pace = new Pace('c1');
     pace.onLimit(refusal(0), 0);
