@@ -24,6 +24,7 @@ import {
 } from './schedule-views.js';
 import { requireWorker } from './worker-check.js';
 import {
+  checkDestination,
   defaultDestination,
   destinationKey,
   mirrorRun,
@@ -363,6 +364,9 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
       if (flags.connection === undefined) await requireWorker(client, config);
       const connectionId = await pickConnection(client, config, flags.connection);
       await requireConnection(client, connectionId);
+      // As `ebsync sync` checks it: a schedule whose every pass would retry a destination that
+      // cannot be opened is no schedule.
+      await checkDestination(destination, 'no schedule was created');
       const request: MirrorScheduleRequest = {
         connectionId,
         what,

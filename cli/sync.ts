@@ -113,12 +113,17 @@ export async function requireConnection(client: Client, id: string): Promise<voi
  * connection asked `SELECT 1`) so one that cannot be reached is said at once, instead of a
  * mirror retrying it without end. A CRM is not checked here: its token is a worker's setting,
  * which this command may not have; the mirror's own retries show in its progress line.
+ * `ebsync sync` and `ebsync schedule create` both ask it; `refused` is what the line ends
+ * with, what the command did not do.
  */
-export async function checkDestination(destination: string): Promise<void> {
+export async function checkDestination(
+  destination: string,
+  refused = 'nothing was started',
+): Promise<void> {
   const target = parseDestinationTarget(destination);
   const refuse = (error: unknown): UserError =>
     new UserError(
-      `cannot open destination ${maskCredentials(destination)}: ${maskCredentials(databaseMessage(error))}; nothing was started`,
+      `cannot open destination ${maskCredentials(destination)}: ${maskCredentials(databaseMessage(error))}; ${refused}`,
     );
   if (target.kind === 'sqlite') {
     const { openSqliteFile } = await import('../store/sqlite-files.js');
