@@ -299,6 +299,8 @@ export interface CreateFlags {
   catchupWindow: number;
   jitter: number;
   paused?: boolean;
+  /** False with --no-check-destination: the database is not opened from here first. */
+  checkDestination?: boolean;
 }
 
 async function withClient(action: (client: Client, config: Config) => Promise<void>) {
@@ -366,7 +368,9 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
       await requireConnection(client, connectionId);
       // As `ebsync sync` checks it: a schedule whose every pass would retry a destination that
       // cannot be opened is no schedule.
-      await checkDestination(destination, 'no schedule was created');
+      if (flags.checkDestination !== false) {
+        await checkDestination(destination, 'no schedule was created');
+      }
       const request: MirrorScheduleRequest = {
         connectionId,
         what,

@@ -74,7 +74,9 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain(`ebsync: cannot open destination ${masked}: `);
       expect(lines[0]).toContain(why);
-      expect(lines[0]).toMatch(/; no schedule was created$/);
+      expect(lines[0]).toMatch(
+        /; no schedule was created \(opened from this machine: --no-check-destination skips the check\)$/,
+      );
       expect(result.stdout + result.stderr).not.toContain('s3cret-pw');
       const list = await runCli(['schedule', 'list', '--connection', CONNECTION, '--json'], env);
       expect(list.code, list.stderr).toBe(0);
@@ -82,6 +84,32 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       expect(destinations).not.toContain(masked);
     },
   );
+
+  it('--no-check-destination creates it without opening the database from here', async () => {
+    const to = `postgres://ebsync:s3cret-pw@127.0.0.1:${await closedPort()}/unchecked`;
+    const result = await runCli(
+      [
+        'schedule',
+        'create',
+        '--every',
+        '5m',
+        '--paused',
+        '--connection',
+        CONNECTION,
+        '--to',
+        to,
+        '--no-check-destination',
+      ],
+      env,
+      20_000,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const id = /^created schedule (\S+):/.exec(result.stdout)?.[1] ?? '';
+    expect(id).toMatch(new RegExp(`^sync-${CONNECTION}-all-incremental-[0-9a-f]{12}$`));
+    // Gone before the tests that list this connection's schedules.
+    const deleted = await runCli(['schedule', 'delete', id], env);
+    expect(deleted.code, deleted.stderr).toBe(0);
+  });
 
   it('an unknown schedule is one line, exit 1', async () => {
     const result = await runCli(['schedule', 'pause', 'sync-nobody-all-full'], env);
