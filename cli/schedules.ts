@@ -24,6 +24,7 @@ import {
 } from './schedule-views.js';
 import { requireWorker } from './worker-check.js';
 import {
+  checkDestination,
   defaultDestination,
   destinationKey,
   mirrorRun,
@@ -298,6 +299,8 @@ export interface CreateFlags {
   catchupWindow: number;
   jitter: number;
   paused?: boolean;
+  /** False with --no-check-destination: the database is not opened from here first. */
+  checkDestination?: boolean;
 }
 
 async function withClient(action: (client: Client, config: Config) => Promise<void>) {
@@ -363,6 +366,11 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
       if (flags.connection === undefined) await requireWorker(client, config);
       const connectionId = await pickConnection(client, config, flags.connection);
       await requireConnection(client, connectionId);
+      // As `ebsync sync` checks it: a schedule whose every pass would retry a destination that
+      // cannot be opened is no schedule.
+      if (flags.checkDestination !== false) {
+        await checkDestination(destination, 'no schedule was created');
+      }
       const request: MirrorScheduleRequest = {
         connectionId,
         what,

@@ -113,12 +113,19 @@ export async function requireConnection(client: Client, id: string): Promise<voi
  * connection asked `SELECT 1`) so one that cannot be reached is said at once, instead of a
  * mirror retrying it without end. A CRM is not checked here: its token is a worker's setting,
  * which this command may not have; the mirror's own retries show in its progress line.
+ * `ebsync sync` and `ebsync schedule create` both ask it; `refused` is what the command did not
+ * do. It runs from this machine, which may not reach a database the workers reach: the line
+ * says how to skip it.
  */
-export async function checkDestination(destination: string): Promise<void> {
+export async function checkDestination(
+  destination: string,
+  refused = 'nothing was started',
+): Promise<void> {
   const target = parseDestinationTarget(destination);
   const refuse = (error: unknown): UserError =>
     new UserError(
-      `cannot open destination ${maskCredentials(destination)}: ${maskCredentials(databaseMessage(error))}; nothing was started`,
+      `cannot open destination ${maskCredentials(destination)}: ${maskCredentials(databaseMessage(error))}; ${refused} ` +
+        `(opened from this machine: --no-check-destination skips the check)`,
     );
   if (target.kind === 'sqlite') {
     const { openSqliteFile } = await import('../store/sqlite-files.js');
@@ -325,6 +332,8 @@ export interface SyncFlags {
   status?: boolean;
   cancel?: boolean;
   json?: boolean;
+  /** False with --no-check-destination: the database is not opened from here first. */
+  checkDestination?: boolean;
 }
 
 /** `ebsync sync [what]`. */
@@ -378,7 +387,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       // that opens now. Nothing silent: a mirror that could never make progress is not started.
       if (!(await isRunning(client, workflowId))) {
         if (flags.connection !== undefined) await requireConnection(client, connectionId);
-        await checkDestination(destination);
+        if (flags.checkDestination !== false) await checkDestination(destination);
       }
       const { handle, attached } = await startOrAttach(client, config, {
         subjects,

@@ -20,7 +20,11 @@ export interface ServerFlags {
   namespace: string;
 }
 
-async function startFromFlags(flags: ServerFlags, dataDir: string): Promise<DevServer> {
+async function startFromFlags(
+  flags: ServerFlags,
+  dataDir: string,
+  ownProcessGroup = false,
+): Promise<DevServer> {
   const port = flags.port;
   const uiPort = flags.uiPort ?? port + 1000;
   const dbFilename = flags.dbFilename ?? join(dataDir, 'temporal.db');
@@ -32,6 +36,7 @@ async function startFromFlags(flags: ServerFlags, dataDir: string): Promise<DevS
       dbFilename,
       namespace: flags.namespace,
       onProgress: (line) => process.stderr.write(`${line}\n`),
+      ownProcessGroup,
     });
   } catch (error) {
     throw new UserError((error as Error).message);
@@ -62,6 +67,18 @@ export function temporalCommand(flags: ServerFlags): Promise<void> {
   });
 }
 
+/**
+ * The shutdown grace of `ebsync dev`'s worker when `dev` started the Temporal server itself.
+ * Ctrl-C then stops the whole stack, that server too, so no worker is left to go on with the
+ * pass, and one partition's activity (thousands of records) held the exit for the whole
+ * configured grace (30 s by default). Activities are asked to cancel after this instead, and
+ * report it to the server, which `dev` stops only once its worker has; what they wrote is
+ * committed batch by batch with its checkpoint, so the next start retries them at once from
+ * there. A token refresh in flight still completes (the force time is a minute past the
+ * grace: worker/worker.ts).
+ */
+export const OWN_SERVER_SHUTDOWN_GRACE_MS = 1_000;
+
 /** `ebsync dev`, what `npm start` runs. */
 export function devCommand(flags: ServerFlags): Promise<void> {
   return runAction(async () => {
@@ -75,17 +92,31 @@ export function devCommand(flags: ServerFlags): Promise<void> {
         'using the Temporal server already running',
       );
     } else {
+      // Out of reach of the terminal's Ctrl-C, which used to stop it at once: the worker's
+      // running activities could then neither finish nor say they stopped, and the worker
+      // waited its grace out. It is stopped below, once the worker has stopped.
       server = await startFromFlags(
         { ...flags, ip: host === 'localhost' ? '127.0.0.1' : host, port: Number(portText) },
         config.dataDir,
+        true,
       );
+      // A closed terminal (SIGHUP) stops the stack as Ctrl-C does, server included; SIGHUP's
+      // default would end this process alone.
+      process.once('SIGHUP', () => process.kill(process.pid, 'SIGTERM'));
       logger.info(
         { address: server.address, ui: server.uiUrl, db: server.dbFilename },
         'Temporal dev server started',
       );
       process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
       // Links on the status page go to this server's UI, wherever its port is.
-      config = { ...config, temporal: { ...config.temporal, uiUrl: server.uiUrl } };
+      config = {
+        ...config,
+        temporal: { ...config.temporal, uiUrl: server.uiUrl },
+        worker: {
+          ...config.worker,
+          shutdownGrace: Math.min(config.worker.shutdownGrace, OWN_SERVER_SHUTDOWN_GRACE_MS),
+        },
+      };
     }
     let demo: DemoService | undefined;
     let receiver: RunningReceiver | undefined;

@@ -1,4 +1,5 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { StoreFailedError, StoreLocationError } from './errors.js';
 
 /**
@@ -12,23 +13,66 @@ export const PRIVATE_FILE_MODE = 0o600;
 /** Side files SQLite keeps beside a database, which hold its pages too. */
 const SQLITE_SIDE_FILES = ['-wal', '-shm', '-journal'];
 
+function fileInTheWay(dir: string): StoreLocationError {
+  return new StoreLocationError(`cannot make the folder '${dir}': a file is in its way`);
+}
+
+/** Why a folder cannot be made, in words, as a typed error (not `EEXIST: … mkdir …`). */
+function folderRefused(dir: string, error: unknown): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EEXIST' || code === 'ENOTDIR') return fileInTheWay(dir);
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+    return new StoreFailedError(`cannot make the folder '${dir}': not allowed here (${code})`);
+  }
+  if (code === 'ENOENT') {
+    // mkdir under a folder that exists said "no such file": a file system that holds no
+    // folders of ours (/proc, /sys).
+    return new StoreFailedError(
+      `cannot make the folder '${dir}': its file system does not allow it (${code})`,
+    );
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 /**
  * Makes `dir` and any missing parent owner-only. A directory that exists keeps its mode: it
  * may be shared on purpose (a destination file in /tmp, a data dir someone chose).
+ *
+ * One level at a time, from the nearest folder that exists: Node's recursive mkdir loops for
+ * ever where mkdir answers ENOENT under a folder that exists (anything under /proc), and a
+ * command asked for such a path hung instead of saying why.
  */
 export function makePrivateDir(dir: string): void {
+  const missing: string[] = [];
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    let stats;
+    try {
+      stats = statSync(at);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw folderRefused(dir, error);
+      missing.push(at);
+      if (dirname(at) === at) break;
+      continue;
+    }
+    if (!stats.isDirectory()) throw fileInTheWay(dir);
+    break;
+  }
+  for (const level of missing.reverse()) {
+    try {
+      mkdirSync(level, { mode: PRIVATE_DIR_MODE });
+    } catch (error) {
+      // Made meanwhile by another process (two workers starting at once) is made.
+      const made = (error as NodeJS.ErrnoException).code === 'EEXIST' && isFolder(level);
+      if (!made) throw folderRefused(dir, error);
+    }
+  }
+}
+
+function isFolder(path: string): boolean {
   try {
-    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  } catch (error) {
-    // Said in words, not as `EEXIST: file already exists, mkdir ...`.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST' || code === 'ENOTDIR') {
-      throw new StoreLocationError(`cannot make the folder '${dir}': a file is in its way`);
-    }
-    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-      throw new StoreFailedError(`cannot make the folder '${dir}': not allowed here (${code})`);
-    }
-    throw error;
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

@@ -19,6 +19,12 @@ export interface DevServerOptions {
   dbFilename: string;
   namespace: string;
   onProgress?: (line: string) => void;
+  /**
+   * Its own process group, out of reach of a Ctrl-C at the terminal: the caller stops it with
+   * stop() when what uses it is done (`ebsync dev` stops its worker first). It is also stopped
+   * when this process exits (not when it is killed by SIGKILL).
+   */
+  ownProcessGroup?: boolean;
 }
 
 export interface DevServer {
@@ -173,8 +179,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ...DEV_SERVER_ARGS,
     ],
     // None of ebsync's settings: they hold its secrets (worker/child-environment.ts).
-    { stdio: ['ignore', 'inherit', 'inherit'], env: childEnvironment() },
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: childEnvironment(),
+      detached: options.ownProcessGroup === true,
+    },
   );
+  // Out of its parent's process group, nothing else stops it when this process ends.
+  const stopOnExit = (): void => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
+  if (options.ownProcessGroup) process.once('exit', stopOnExit);
   // A spawn that fails (EACCES, ENOENT) emits 'error', which unhandled would end this
   // process; it is this start's failure instead.
   let spawnError: Error | undefined;
@@ -189,6 +204,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     await waitForPort(options.ip, options.port, child, 60_000, () => spawnError);
   } catch (error) {
     child.kill('SIGTERM');
+    process.off('exit', stopOnExit);
     throw error;
   }
   tightenSqliteFiles(dbFilename);
@@ -200,6 +216,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
+      process.off('exit', stopOnExit);
     },
   };
 }

@@ -63,6 +63,10 @@ export function registerScheduleCommands(program: Command): void {
         .argParser(durationFlag(0)),
     )
     .option('--paused', 'create it paused')
+    .option(
+      '--no-check-destination',
+      'create it without opening the database from this machine first (for one only the workers reach)',
+    )
     .action(async (what: string, flags: CreateFlags) =>
       (await run()).scheduleCreateCommand(what, flags),
     );

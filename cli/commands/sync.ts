@@ -25,6 +25,10 @@ export function registerSyncCommand(program: Command): void {
     .option('--status', 'print the progress of this mirror and exit')
     .option('--cancel', 'cancel this mirror (an interrupted pass deletes nothing)')
     .option('--json', 'with --status or at the end: the progress as JSON')
+    .option(
+      '--no-check-destination',
+      'start without opening the database from this machine first (for one only the workers reach)',
+    )
     .action(async (what: string, flags: SyncFlags) =>
       (await import('../sync.js')).syncCommand(what, flags),
     );

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScheduleView } from '../../cli/schedule-views.js';
 import { destinationIds } from '../mirror/source-truth.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
+import { closedPort } from '../helpers/ports.js';
 import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { eventually } from '../schedules/schedule-worker.js';
 
@@ -50,6 +51,64 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toContain(message);
+  });
+
+  it.for([
+    ['a Postgres nothing answers at', 'ECONNREFUSED'],
+    ['an SQLite file whose folder cannot be made', 'its file system does not allow it'],
+  ] as const)(
+    'a destination that cannot be opened (%s): one line, exit 1, nothing created',
+    async ([kind, why]) => {
+      const to =
+        kind === 'an SQLite file whose folder cannot be made'
+          ? 'sqlite:/proc/ebsync-nope/mirror.db'
+          : `postgres://ebsync:s3cret-pw@127.0.0.1:${await closedPort()}/crm`;
+      const masked = to.replace('ebsync:s3cret-pw@', '***@');
+      const result = await runCli(
+        ['schedule', 'create', '--every', '5m', '--connection', CONNECTION, '--to', to],
+        env,
+        20_000,
+      );
+      expect(result.code, result.stderr).toBe(1);
+      const lines = result.stderr.trimEnd().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`ebsync: cannot open destination ${masked}: `);
+      expect(lines[0]).toContain(why);
+      expect(lines[0]).toMatch(
+        /; no schedule was created \(opened from this machine: --no-check-destination skips the check\)$/,
+      );
+      expect(result.stdout + result.stderr).not.toContain('s3cret-pw');
+      const list = await runCli(['schedule', 'list', '--connection', CONNECTION, '--json'], env);
+      expect(list.code, list.stderr).toBe(0);
+      const destinations = (JSON.parse(list.stdout) as ScheduleView[]).map((v) => v.destination);
+      expect(destinations).not.toContain(masked);
+    },
+  );
+
+  it('--no-check-destination creates it without opening the database from here', async () => {
+    const to = `postgres://ebsync:s3cret-pw@127.0.0.1:${await closedPort()}/unchecked`;
+    const result = await runCli(
+      [
+        'schedule',
+        'create',
+        '--every',
+        '5m',
+        '--paused',
+        '--connection',
+        CONNECTION,
+        '--to',
+        to,
+        '--no-check-destination',
+      ],
+      env,
+      20_000,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const id = /^created schedule (\S+):/.exec(result.stdout)?.[1] ?? '';
+    expect(id).toMatch(new RegExp(`^sync-${CONNECTION}-all-incremental-[0-9a-f]{12}$`));
+    // Gone before the tests that list this connection's schedules.
+    const deleted = await runCli(['schedule', 'delete', id], env);
+    expect(deleted.code, deleted.stderr).toBe(0);
   });
 
   it('an unknown schedule is one line, exit 1', async () => {

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +57,10 @@ async function mirrorIds(): Promise<string[]> {
   return ids;
 }
 
+/** The workflow id of `ebsync sync leads --to <to>` (an absolute path, or a URL) of CONNECTION. */
+const mirrorOf = (to: string): string =>
+  mirrorRun(CONNECTION, { subjects: ['leads'], destination: to, full: false }).workflowId;
+
 /** A mirror pass started as a schedule starts one: no check of the CLI's before it. */
 function startMirror(connectionId: string, destination: string) {
   const { workflowId, input } = mirrorRun(connectionId, {
@@ -67,6 +73,25 @@ function startMirror(connectionId: string, destination: string) {
     workflowId,
     args: [input],
   });
+}
+
+/**
+ * `ebsync sync leads --to <to>` refused: exit 1, one line on stderr, within `withinMs`, and no
+ * mirror started. Resolves with everything it printed.
+ */
+async function refused(to: string, withinMs: number): Promise<{ line: string; output: string }> {
+  const started = Date.now();
+  const sync = await runCli(
+    ['sync', 'leads', '--connection', CONNECTION, '--to', to],
+    env,
+    withinMs,
+  );
+  expect(sync.code, sync.stderr).toBe(1);
+  const lines = sync.stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(Date.now() - started).toBeLessThan(withinMs);
+  expect(await mirrorIds()).not.toContain(mirrorOf(to));
+  return { line: lines[0]!, output: sync.stderr + sync.stdout };
 }
 
 describe('ebsync sync refuses what could never make progress', () => {
@@ -83,19 +108,83 @@ describe('ebsync sync refuses what could never make progress', () => {
   it('a destination that cannot be opened: one line naming it, password masked, exit 1', async () => {
     const to = deadUrl('crm');
     const masked = to.replace('ebsync:s3cret-pw@', '***@');
-    const sync = await runCli(
-      ['sync', 'leads', '--connection', CONNECTION, '--to', to],
-      env,
-      30_000,
-    );
-    expect(sync.code, sync.stderr).toBe(1);
-    const lines = sync.stderr.trimEnd().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(`cannot open destination ${masked}: `);
-    expect(lines[0]).toContain('ECONNREFUSED');
-    expect(sync.stderr + sync.stdout).not.toContain('s3cret-pw');
-    expect(await mirrorIds()).toEqual([]);
+    const { line, output } = await refused(to, 30_000);
+    expect(line).toContain(`cannot open destination ${masked}: `);
+    expect(line).toContain('ECONNREFUSED');
+    expect(output).not.toContain('s3cret-pw');
   }, 40_000);
+});
+
+describe('ebsync sync --no-check-destination', () => {
+  it('starts the pass without opening the database from here: the workers may reach it', async () => {
+    const to = deadUrl('unchecked');
+    const sync = new CliProcess(
+      ['sync', 'leads', '--connection', CONNECTION, '--to', to, '--no-check-destination'],
+      env,
+    );
+    try {
+      const deadline = Date.now() + 20_000;
+      while (
+        !/^started the mirror \(/m.test(sync.stderr) &&
+        Date.now() < deadline &&
+        sync.running
+      ) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(sync.stderr).toMatch(/^started the mirror \(mirror-refused-[0-9a-f]{12}\)$/m);
+      expect(sync.stderr).not.toContain('cannot open destination');
+    } finally {
+      sync.killAll();
+      await sync.exited;
+      await client.workflow.getHandle(mirrorOf(to)).terminate('test over');
+    }
+  }, 40_000);
+});
+
+describe('ebsync sync refuses an SQLite destination whose folder cannot be made', () => {
+  function fileInTheWay(): string {
+    const file = join(stack.dir, 'a-file');
+    writeFileSync(file, 'not a folder\n');
+    return file;
+  }
+  function readOnlyFolder(): string {
+    const folder = join(stack.dir, 'read-only');
+    mkdirSync(folder, { mode: 0o500 });
+    return folder;
+  }
+  /** Each path with what the line says of it. */
+  const cases: [string, () => string, RegExp][] = [
+    // mkdir answers ENOENT there, under a folder that exists: Node's recursive mkdir hung.
+    ['under /proc', () => '/proc/ebsync-nope/x/mirror.db', /its file system does not allow it/],
+    ['through a regular file', () => `${fileInTheWay()}/x/mirror.db`, /a file is in its way/],
+    // sysfs refuses every mkdir (EPERM), root's too.
+    ['in a folder nobody may write', () => '/sys/ebsync-nope/mirror.db', /not allowed here/],
+    // Root writes into a read-only folder anyway: the case holds for everyone else.
+    ...(process.getuid?.() === 0
+      ? []
+      : [
+          [
+            'in a read-only folder',
+            () => `${readOnlyFolder()}/sub/mirror.db`,
+            /not allowed here \(EACCES\)/,
+          ] as [string, () => string, RegExp],
+        ]),
+  ];
+
+  it.each(cases)(
+    '%s: one line naming it and why, exit 1, at once',
+    async (_, path, why) => {
+      const to = `sqlite:${path()}`;
+      const { line } = await refused(to, 15_000);
+      expect(line).toMatch(/^ebsync: cannot open destination sqlite:\//);
+      expect(line).toContain(to);
+      expect(line).toMatch(why);
+      expect(line).toMatch(
+        /; nothing was started \(opened from this machine: --no-check-destination skips the check\)$/,
+      );
+    },
+    30_000,
+  );
 });
 
 describe('a running mirror that cannot go on', () => {
