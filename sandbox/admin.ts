@@ -319,8 +319,15 @@ export class SandboxAdmin {
 
   deleteRecord(type: string, id: number, options: { hard?: boolean } = {}): void {
     const record = this.stored(type, id, options.hard === true);
-    if (options.hard) this.ctx.records.hardDelete(record);
-    else this.ctx.records.softDelete(record, this.ctx.clock.iso());
+    // An event's bookings go with it: the API stops serving them (a booking is visible only
+    // through its live event), so they are deleted too, each delivered as its own
+    // event_booking.deleted, and a webhook-driven mirror drops them as a full pass would.
+    const children = type === 'event' ? this.ctx.records.children('event_booking', record.id) : [];
+    const at = this.ctx.clock.iso();
+    for (const target of [...children, record]) {
+      if (options.hard) this.ctx.records.hardDelete(target);
+      else this.ctx.records.softDelete(target, at);
+    }
   }
 
   // Webhooks

@@ -135,6 +135,49 @@ describe('outgoing webhooks', () => {
     expect(verify(endpoint.secret, r.received[2] as Received).type).toBe('lead.deleted');
   });
 
+  it("deletes an event's bookings with it, each delivered, so a mirror fed by webhooks drops them", async () => {
+    const r = await track(receiver());
+    const endpoint = t.sb.admin.addWebhook({ url: r.url });
+    const records = t.sb.ctx.records;
+    const business = t.sb.businessId;
+    const withBooking = () => {
+      const event = records.insert('event', business, (id) => ({ id, name: 'Gala' }));
+      const booking = records.insert(
+        'event_booking',
+        business,
+        (id) => ({ id, event_id: event.id }),
+        {
+          parentId: event.id,
+        },
+      );
+      return { event, booking };
+    };
+    const soft = withBooking();
+    const hard = withBooking();
+    await until(() => r.received.length === 4);
+    const remove = (id: number, query: Record<string, string> = {}) =>
+      t.request('DELETE', `/admin/records/event/${id}`, {
+        key: null,
+        headers: { 'x-admin-token': t.sb.adminToken },
+        query,
+      });
+    expect((await remove(soft.event.id)).status).toBe(200);
+    expect((await remove(hard.event.id, { hard: 'true' })).status).toBe(200);
+    await until(() => r.received.length === 8);
+    expect(r.received.slice(4).map((d) => verify(endpoint.secret, d).data)).toEqual([
+      { record_type: 'event_booking', id: String(soft.booking.id), action: 'deleted' },
+      { record_type: 'event', id: String(soft.event.id), action: 'deleted' },
+      { record_type: 'event_booking', id: String(hard.booking.id), action: 'deleted' },
+      { record_type: 'event', id: String(hard.event.id), action: 'deleted' },
+    ]);
+    expect(
+      records.get('event_booking', business, soft.booking.id, { includeDeleted: true })?.deletedAt,
+    ).toBeTruthy();
+    expect(
+      records.get('event_booking', business, hard.booking.id, { includeDeleted: true }),
+    ).toBeUndefined();
+  });
+
   it('ignores record types outside the announced list and honours an endpoint type filter', async () => {
     const all = await track(receiver());
     const expensesOnly = await track(receiver());
