@@ -25,7 +25,14 @@ import {
   type MirrorSubject,
 } from '../workflows/mirror-types.js';
 import { listConnections } from './connection-list.js';
-import { duration, exitCodeOf, progressLine, slowedLine, summaryText } from './mirror-summary.js';
+import {
+  asOfNow,
+  duration,
+  exitCodeOf,
+  progressLine,
+  slowedLine,
+  summaryText,
+} from './mirror-summary.js';
 import { runAction, UserError } from './errors.js';
 import { retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { requireWorker } from './worker-check.js';
@@ -263,8 +270,8 @@ export async function watchMirror(
       querying = new AbortController();
       const { signal } = querying;
       try {
-        progress = await handle.client.withAbortSignal(signal, () =>
-          handle.query(mirrorProgressQuery),
+        progress = asOfNow(
+          await handle.client.withAbortSignal(signal, () => handle.query(mirrorProgressQuery)),
         );
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) throw error;
@@ -372,7 +379,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           );
           return;
         }
-        const progress = await handle.query(mirrorProgressQuery);
+        const progress = asOfNow(await handle.query(mirrorProgressQuery));
         const retry = description.status.name === 'RUNNING' ? retryOf(description) : null;
         const retrying = retry ? `${retryLine(retry, destination)}\n` : '';
         process.stdout.write(

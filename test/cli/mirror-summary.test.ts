@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { progressLine, slowedLine, summaryText } from '../../cli/mirror-summary.js';
+import { asOfNow, progressLine, slowedLine, summaryText } from '../../cli/mirror-summary.js';
 import { emptyCounts, etaOf, type MirrorProgress } from '../../workflows/mirror-types.js';
 
 /** A finished pass as the mirror workflow's query answers it. */
@@ -138,5 +138,30 @@ describe('the progress of a pass the service slowed', () => {
     // Passes of older versions carry no pace; a finished pass is not slowed.
     expect(slowedLine({ phase: 'reading' })).toBe('');
     expect(slowedLine({ phase: 'done', pace: 0.5 })).toBe('');
+  });
+});
+
+describe('the progress of a pass whose workflow has not moved for a while', () => {
+  it('works out elapsed time, rate and ETA again from when the pass started', () => {
+    // As the query answered at the pass's last workflow task: 20 s in, 663 of 2074 read.
+    const counts = { ...emptyCounts(), expected: 2074, read: 663, written: 663 };
+    const frozen = finished({
+      phase: 'reading',
+      startedAt: 1_000_000,
+      elapsedMs: 20_000,
+      counts,
+      refusals: [],
+      ratePerSecond: 33.2,
+      etaMs: etaOf(counts, false, 33.15),
+    });
+    // Two minutes later, nothing new: the rate falls, the ETA grows.
+    const later = asOfNow(frozen, 1_000_000 + 140_000);
+    expect(later.elapsedMs).toBe(140_000);
+    expect(later.ratePerSecond).toBe(4.7);
+    expect(later.etaMs).toBe(Math.round(((2074 - 663) / (663 / 140)) * 1000));
+    expect(progressLine(later)).toContain('4.7/s, ETA 4m58s');
+    // A finished pass, or one not started, is as the workflow said.
+    expect(asOfNow(finished(), 9e12)).toEqual(finished());
+    expect(asOfNow({ ...frozen, startedAt: null }, 9e12).ratePerSecond).toBe(33.2);
   });
 });
