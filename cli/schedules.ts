@@ -22,6 +22,7 @@ import {
   type ScheduleMemo,
   type ScheduleView,
 } from './schedule-views.js';
+import { cronProblem } from './schedule-cron.js';
 import { requireWorker } from './worker-check.js';
 import {
   checkDestination,
@@ -354,6 +355,8 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
     if (flags.timezone !== undefined && flags.cron === undefined) {
       throw new UserError('--timezone goes with --cron only', 2);
     }
+    const cron = flags.cron === undefined ? undefined : cronProblem(flags.cron);
+    if (cron !== undefined) throw new UserError(cron, 2);
     const timing: ScheduleTiming =
       flags.every !== undefined
         ? { everyMs: flags.every }
@@ -391,6 +394,18 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
           );
         }
         throw error;
+      }
+      // A cron no date matches ('0 3 31 2 *') is taken by the server and never fires: nothing
+      // silent, so it is said and the schedule removed. Temporal's next times are the judge.
+      if ('cron' in timing && !request.paused) {
+        const next = (await handle.describe()).info.nextActionTimes;
+        if (next.length === 0) {
+          await handle.delete();
+          throw new UserError(
+            `--cron '${timing.cron}' never fires (no date matches it in ${timing.timezone}); no schedule was created`,
+            2,
+          );
+        }
       }
       process.stdout.write(
         `created schedule ${handle.scheduleId}: ${request.full ? 'full' : 'incremental'} ` +

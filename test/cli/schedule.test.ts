@@ -46,6 +46,23 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     [['create', '--every', '5m', '--cron', '0 3 * * *'], 'cannot be used with option'],
     [['create', '--every', 'soon'], 'Expected a duration'],
     [['create', '--cron', 'every tuesday', '--connection', CONNECTION], 'refused this schedule'],
+    [
+      ['create', '--cron', '61 * * * *'],
+      "--cron '61 * * * *': the minute field (1 of 5): 61 is out of range (allowed: 0-59)",
+    ],
+    [
+      ['create', '--cron', '0 25 * * *'],
+      'the hour field (2 of 5): 25 is out of range (allowed: 0-23)',
+    ],
+    [['create', '--cron', '*/0 * * * *'], "the minute field (1 of 5): its step in '*/0' is 0"],
+    [
+      ['create', '--cron', '0 3 * * 9'],
+      'the day of week field (5 of 5): 9 is out of range (allowed: 0-7 or SUN-SAT)',
+    ],
+    [
+      ['create', '--cron', '0 3 31 2 *', '--timezone', 'UTC', '--connection', CONNECTION],
+      "--cron '0 3 31 2 *' never fires (no date matches it in UTC); no schedule was created",
+    ],
   ] as const)('ebsync schedule %j: one line, exit 2', async ([args, message]) => {
     const result = await runCli(['schedule', ...args], env);
     expect(result.code, result.stderr).toBe(2);
