@@ -19,6 +19,7 @@ import { connectionWorkflow } from '../workflows/connection.js';
 import {
   connectionWorkflowId,
   type ConnectionInput,
+  type ConnectionKind,
   type ConnectionProfile,
   type ConnectionStatus,
   type Credentials,
@@ -563,12 +564,28 @@ export function connectionsCommand(
   });
 }
 
+/** Credentials an app cannot revoke (the spec has no call for them): what to tell the user. */
+const NOT_REVOKED: Record<Exclude<ConnectionKind, 'installed_app'>, string> = {
+  integration_key:
+    "its integration key still works: revoke it in the service's settings, the service gives apps no call to revoke a key",
+  legacy_app: 'its app credentials still work: the service gives apps no call to revoke them',
+};
+
+/**
+ * What disconnect did, by kind: an installed app's grant is revoked at the service; an
+ * integration key or legacy app credentials are only forgotten here, and the line says so.
+ */
+function disconnectedLine(id: string, status: ConnectionStatus): string {
+  if (status.kind === 'installed_app') {
+    return `disconnected: ${id} (${status.lastError ?? 'its grant revoked at the service'})`;
+  }
+  return `disconnected: ${id} (forgotten here; ${NOT_REVOKED[status.kind]})`;
+}
+
 /** `ebsync disconnect <id>`. */
 export function disconnectCommand(id: string): Promise<void> {
   return connectionAction(async (handle, id) => {
     const status = await handle.executeUpdate(disconnectUpdate);
-    process.stdout.write(
-      `disconnected: ${id}${status.lastError ? ` (${status.lastError})` : ''}\n`,
-    );
+    process.stdout.write(`${disconnectedLine(id, status)}\n`);
   })(id);
 }

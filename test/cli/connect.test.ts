@@ -134,7 +134,7 @@ describe('ebsync connect', () => {
 
     const gone = await runCli(['disconnect', 'shop'], env, 120_000);
     expect(gone.code).toBe(0);
-    expect(gone.stdout).toMatch(/disconnected: shop/);
+    expect(gone.stdout).toBe('disconnected: shop (its grant revoked at the service)\n');
     const grants = sb.admin.grants({ appId });
     expect(grants).toHaveLength(1);
     expect(grants.filter((g) => g.revoked_at === null)).toEqual([]);
@@ -145,6 +145,28 @@ describe('ebsync connect', () => {
     const missing = await runCli(['disconnect', 'nope'], env, 120_000);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no connection named 'nope'/);
+  }, 300_000);
+
+  it('disconnect of a key connection says the key still works: an app cannot revoke one', async () => {
+    const made = await runCli(
+      ['connect', '--name', 'tmpkey', '--api-key', '-'],
+      env,
+      120_000,
+      sb.apiKey,
+    );
+    expect(made.code).toBe(0);
+    const gone = await runCli(['disconnect', 'tmpkey'], env, 120_000);
+    expect(gone.stderr).toBe('');
+    expect(gone.code).toBe(0);
+    expect(gone.stdout).toBe(
+      "disconnected: tmpkey (forgotten here; its integration key still works: revoke it in the service's settings, the service gives apps no call to revoke a key)\n",
+    );
+    // What the line says is so: the service still takes the key.
+    const leads = await got(new URL('leads?per=1', sb.baseUrl), {
+      headers: { 'Api-Key': sb.apiKey },
+      https: { certificateAuthority: readFileSync(sb.caFile ?? '') },
+    });
+    expect(leads.statusCode).toBe(200);
   }, 300_000);
 
   it('pauses and resumes a connection; an unknown or disconnected one is one line, exit 1', async () => {
