@@ -240,7 +240,7 @@ describe('ebsync connect', () => {
     }
   }, 240_000);
 
-  it('an update its worker stopped a moment ago cannot answer ends at a deadline, in one line', async () => {
+  it('an update its worker stopped a moment ago cannot answer is not sent: one line at a deadline, and never carried out later', async () => {
     // The worker polled a moment ago, so the check for one passes; then nobody answers.
     const queue = `gone-queue-${Date.now()}`;
     const name = `gone-${Date.now()}`;
@@ -255,9 +255,20 @@ describe('ebsync connect', () => {
       const result = await runCli(['connections', 'pause', name], env, 90_000);
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(
-        `ebsync: the connection's workflow '${connectionWorkflowId(name)}' got no answer within 30 s: no worker runs it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again\n`,
+        `ebsync: the connection's workflow '${connectionWorkflowId(name)}' got no answer within 30 s: no worker runs it, and nothing was sent to it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again\n`,
       );
       expect(Date.now() - started).toBeLessThan(60_000);
+      // What the line says is so: a worker that starts later finds no pause to carry out.
+      const back = new CliProcess(['worker'], { ...env, TEMPORAL_TASK_QUEUE: queue });
+      try {
+        await back.waitForLine(/worker started/, 90_000);
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+        const shown = await runCli(['connections', name], { ...env, TEMPORAL_TASK_QUEUE: queue });
+        expect(shown.stderr).toBe('');
+        expect(shown.stdout).toMatch(/^state\s+active$/m);
+      } finally {
+        await back.stop('SIGTERM', 30_000);
+      }
     } finally {
       await handle.terminate('test done');
       await connection.close();
