@@ -274,6 +274,60 @@ describe('ebsync connect', () => {
       await connection.close();
     }
   }, 240_000);
+
+  it('with the worker just stopped, connections and status name the workflow that did not answer; status still reports', async () => {
+    const queue = `quiet-queue-${Date.now()}`;
+    const name = `quiet-${Date.now()}`;
+    const workflowId = connectionWorkflowId(name);
+    const local = { ...env, TEMPORAL_TASK_QUEUE: queue };
+    const worker = new CliProcess(['worker'], local);
+    try {
+      await worker.waitForLine(/worker started/, 90_000);
+      const made = await runCli(
+        ['connect', '--name', name, '--api-key', '-'],
+        local,
+        120_000,
+        sb.apiKey,
+      );
+      expect(made.code).toBe(0);
+    } finally {
+      await worker.stop('SIGTERM', 30_000);
+    }
+    const timed = async (args: string[]) => {
+      const started = Date.now();
+      return { ...(await runCli(args, local, 90_000)), ms: Date.now() - started };
+    };
+    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS ?? '' });
+    try {
+      const [list, one, status] = await Promise.all([
+        timed(['connections']),
+        timed(['connections', name]),
+        timed(['status']),
+      ]);
+      expect(list.code).toBe(1);
+      expect(list.stderr).toBe(
+        `ebsync: the connection's workflow '${workflowId}' got no answer within 30 s: no worker runs it on task queue '${queue}'; start one ('ebsync worker' or 'npm start') and try again\n`,
+      );
+      expect(one.code).toBe(1);
+      expect(one.stderr).toMatch(
+        new RegExp(
+          `^ebsync: the connection's workflow '${workflowId}' got no answer within 30 s: no worker runs it`,
+        ),
+      );
+      // The rest of the report stands; the connection is shown as not answering, a problem.
+      expect(status.code).toBe(1);
+      expect(status.ms).toBeLessThan(25_000);
+      expect(status.stdout).toMatch(new RegExp(`^  ${name}  not_answering  unknown`, 'm'));
+      expect(status.stdout).toMatch(/^Mirrors$/m);
+      expect(status.stdout).toMatch(/^Automation endpoints$/m);
+      expect(status.stderr).toBe(
+        `ebsync: connection ${name}: the connection's workflow '${workflowId}' got no answer within 10 s: no worker runs it on task queue '${queue}'; start one ('ebsync worker' or 'npm start') and try again\n`,
+      );
+    } finally {
+      await new Client({ connection }).workflow.getHandle(workflowId).terminate('test done');
+      await connection.close();
+    }
+  }, 240_000);
 });
 
 describe("ebsync connect's OAuth callback", () => {
