@@ -19,6 +19,7 @@ import { connectionWorkflow } from '../workflows/connection.js';
 import {
   connectionWorkflowId,
   type ConnectionInput,
+  type ConnectionKind,
   type ConnectionProfile,
   type ConnectionStatus,
   type Credentials,
@@ -44,10 +45,48 @@ const ID_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
  */
 const UPDATE_DEADLINE_MS = 30_000;
 
-const noAnswer = (workflowId: string): UserError =>
-  new UserError(
-    `the connection's workflow '${workflowId}' got no answer within ${UPDATE_DEADLINE_MS / 1000} s: no worker runs it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again`,
+/** Exit code of a request no worker answered in time, which Temporal keeps and carries out later. */
+const QUEUED_EXIT = 4;
+
+/**
+ * The connection's status, asked within the deadline before anything is sent to it: a query
+ * that no worker answers is dropped by Temporal, so when none answers nothing was asked that a
+ * worker could carry out later.
+ */
+function statusWithin(client: Client, workflowId: string): Promise<ConnectionStatus> {
+  return withinDeadline(
+    client,
+    UPDATE_DEADLINE_MS,
+    () => client.workflow.getHandle(workflowId).query(statusQuery),
+    () =>
+      new UserError(
+        `the connection's workflow '${workflowId}' got no answer within ${UPDATE_DEADLINE_MS / 1000} s: no worker runs it, and nothing was sent to it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again`,
+      ),
   );
+}
+
+/**
+ * An update, sent once a worker answered the status query. Temporal keeps an update no worker
+ * has taken yet and delivers it when one runs the workflow, and it cannot be withdrawn: when
+ * the worker went away in between, the line says the request is kept, with its own exit code.
+ */
+async function updateWithin<T>(
+  client: Client,
+  workflowId: string,
+  update: () => Promise<T>,
+): Promise<T> {
+  await statusWithin(client, workflowId);
+  return withinDeadline(
+    client,
+    UPDATE_DEADLINE_MS,
+    update,
+    () =>
+      new UserError(
+        `no worker answered the connection's workflow '${workflowId}' within ${UPDATE_DEADLINE_MS / 1000} s; the request is kept and is carried out when a worker runs the connection's workflow ('ebsync worker' with the task queue it was started on starts one)`,
+        QUEUED_EXIT,
+      ),
+  );
+}
 
 function serviceOptions(config: Config): {
   baseUrl: string;
@@ -112,23 +151,19 @@ export async function saveConnection(
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     await requireWorkerOf(client, config, workflowId);
-    return withinDeadline(
-      client,
-      UPDATE_DEADLINE_MS,
-      () =>
-        client.workflow.getHandle(workflowId).executeUpdate(reconnectUpdate, {
-          args: [
-            {
-              credentials,
-              permissions: profile.permissions,
-              ...(profile.businessName ? { businessName: profile.businessName } : {}),
-            },
-          ],
-        }),
-      () => noAnswer(workflowId),
+    return updateWithin(client, workflowId, () =>
+      client.workflow.getHandle(workflowId).executeUpdate(reconnectUpdate, {
+        args: [
+          {
+            credentials,
+            permissions: profile.permissions,
+            ...(profile.businessName ? { businessName: profile.businessName } : {}),
+          },
+        ],
+      }),
     );
   }
-  return client.workflow.getHandle(workflowId).query(statusQuery);
+  return statusWithin(client, workflowId);
 }
 
 /** The browser's redirect that ended the wait, and the answer it is still waiting for. */
@@ -460,17 +495,12 @@ async function withConnection<T>(
   client: Client,
   config: Config,
   id: string,
-  fn: (handle: ConnectionHandle) => Promise<T>,
+  fn: (workflowId: string) => Promise<T>,
 ): Promise<T> {
   const handle = client.workflow.getHandle<typeof connectionWorkflow>(connectionWorkflowId(id));
   try {
     await requireWorkerOf(client, config, handle.workflowId);
-    return await withinDeadline(
-      client,
-      UPDATE_DEADLINE_MS,
-      () => fn(handle),
-      () => noAnswer(handle.workflowId),
-    );
+    return await fn(handle.workflowId);
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
     // Updates to a workflow that has ended fail as "not found" too: it was disconnected.
@@ -488,34 +518,44 @@ async function withConnection<T>(
 
 type ConnectionHandle = WorkflowHandle<typeof connectionWorkflow>;
 
-/** The action of a command on connection `<id>`, once a worker polls. */
-function connectionAction(fn: (handle: ConnectionHandle, id: string) => Promise<void>) {
+/** The action of a command on connection `<id>`: an update, once a worker answers. */
+function connectionAction<R>(
+  update: (handle: ConnectionHandle) => Promise<R>,
+  report: (result: R, id: string) => void,
+) {
   return (id: string) =>
     runAction(async () => {
       checkName(id, 'id');
-      await withWorker((client, config) =>
-        withConnection(client, config, id, (handle) => fn(handle, id)),
-      );
+      await withWorker(async (client, config) => {
+        const result = await withConnection(client, config, id, (workflowId) =>
+          updateWithin(client, workflowId, () =>
+            update(client.workflow.getHandle<typeof connectionWorkflow>(workflowId)),
+          ),
+        );
+        report(result, id);
+      });
     });
 }
 
 /** `ebsync connections pause|resume <id>`: the one switch the connection workflow keeps. */
 export function pauseCommand(name: 'pause' | 'resume', id: string): Promise<void> {
   const paused = name === 'pause';
-  return connectionAction(async (handle, id) => {
-    const status = await handle.executeUpdate(setPausedUpdate, { args: [paused] });
-    if (status.state !== (paused ? 'paused' : 'active')) {
-      const reason = status.lastError ? ` (${status.lastError})` : '';
-      throw new UserError(
-        `connection '${id}' is ${status.state}${reason}; ${name} applies to active or paused connections only`,
+  return connectionAction(
+    (handle) => handle.executeUpdate(setPausedUpdate, { args: [paused] }),
+    (status, id) => {
+      if (status.state !== (paused ? 'paused' : 'active')) {
+        const reason = status.lastError ? ` (${status.lastError})` : '';
+        throw new UserError(
+          `connection '${id}' is ${status.state}${reason}; ${name} applies to active or paused connections only`,
+        );
+      }
+      process.stdout.write(
+        paused
+          ? `paused: ${id}; its syncs wait until 'ebsync connections resume ${id}'\n`
+          : `resumed: ${id}\n`,
       );
-    }
-    process.stdout.write(
-      paused
-        ? `paused: ${id}; its syncs wait until 'ebsync connections resume ${id}'\n`
-        : `resumed: ${id}\n`,
-    );
-  })(id);
+    },
+  )(id);
 }
 
 /** `ebsync connect`. */
@@ -543,7 +583,9 @@ export function connectionsCommand(
     if (id !== undefined) checkName(id, 'id');
     await withWorker(async (client, config) => {
       if (id !== undefined) {
-        const one = await withConnection(client, config, id, (handle) => handle.query(statusQuery));
+        const one = await withConnection(client, config, id, (workflowId) =>
+          statusWithin(client, workflowId),
+        );
         const rate = await connectionRateOf(client.workflowService, config.temporal).catch(
           () => undefined,
         );
@@ -563,12 +605,28 @@ export function connectionsCommand(
   });
 }
 
+/** Credentials an app cannot revoke (the spec has no call for them): what to tell the user. */
+const NOT_REVOKED: Record<Exclude<ConnectionKind, 'installed_app'>, string> = {
+  integration_key:
+    "its integration key still works: revoke it in the service's settings, the service gives apps no call to revoke a key",
+  legacy_app: 'its app credentials still work: the service gives apps no call to revoke them',
+};
+
+/**
+ * What disconnect did, by kind: an installed app's grant is revoked at the service; an
+ * integration key or legacy app credentials are only forgotten here, and the line says so.
+ */
+function disconnectedLine(id: string, status: ConnectionStatus): string {
+  if (status.kind === 'installed_app') {
+    return `disconnected: ${id} (${status.lastError ?? 'its grant revoked at the service'})`;
+  }
+  return `disconnected: ${id} (forgotten here; ${NOT_REVOKED[status.kind]})`;
+}
+
 /** `ebsync disconnect <id>`. */
 export function disconnectCommand(id: string): Promise<void> {
-  return connectionAction(async (handle, id) => {
-    const status = await handle.executeUpdate(disconnectUpdate);
-    process.stdout.write(
-      `disconnected: ${id}${status.lastError ? ` (${status.lastError})` : ''}\n`,
-    );
-  })(id);
+  return connectionAction(
+    (handle) => handle.executeUpdate(disconnectUpdate),
+    (status, id) => process.stdout.write(`${disconnectedLine(id, status)}\n`),
+  )(id);
 }

@@ -9,7 +9,7 @@ import {
   type MirrorProgress,
 } from '../workflows/mirror-types.js';
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit-types.js';
-import { listConnections } from './connection-list.js';
+import { askConnections, silentLine } from './connection-list.js';
 import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
 import {
   automationSection,
@@ -63,8 +63,10 @@ export interface StatusReport {
 export interface ConnectionView {
   connectionId: string;
   businessName: string | null;
+  /** 'unknown' when its workflow did not answer. */
   kind: string;
-  state: ConnectionState;
+  /** 'not_answering': its workflow got no answer from a worker in time (nothing else is known). */
+  state: ConnectionState | 'not_answering';
   lastError: string | null;
   /** Epoch ms; installed apps only. */
   accessExpiresAt: number | null;
@@ -109,6 +111,7 @@ export interface Problem {
   connectionId: string;
   kind:
     | 'needs_reauth'
+    | 'not_answering'
     | 'last_pass_failed'
     | 'last_pass_incomplete'
     | 'pass_retrying'
@@ -263,6 +266,14 @@ export function findProblems(
 ): Problem[] {
   const problems: Problem[] = [];
   for (const c of connections) {
+    if (c.state === 'not_answering') {
+      problems.push({
+        connectionId: c.connectionId,
+        kind: 'not_answering',
+        message: `connection ${c.connectionId}: ${c.lastError ?? 'its workflow did not answer'}`,
+      });
+      continue;
+    }
     if (c.state !== 'needs_reauth') continue;
     const why = c.lastError ? ` (${c.lastError})` : '';
     problems.push({
@@ -324,6 +335,12 @@ export function findProblems(
   return problems;
 }
 
+/**
+ * How long a connection's workflow may take to answer the status query in a report: a worker
+ * answers in milliseconds, and the rest of the report does not wait long for one that is gone.
+ */
+const CONNECTION_DEADLINE_MS = 10_000;
+
 /** A notice waiting this long in the inbox is a problem: no drain is applying them. */
 export const WEBHOOKS_WAITING_MS = 5 * 60_000;
 
@@ -338,8 +355,8 @@ export async function collectStatus(
 ): Promise<StatusReport> {
   const cache: ClosedRunCache =
     options.cache ?? new Map<string, Pick<PassView, 'progress' | 'error'>>();
-  const [statuses, executions, schedules, webhooks, automations, inbox] = await Promise.all([
-    listConnections(client, config.temporal.taskQueue),
+  const [answers, executions, schedules, webhooks, automations, inbox] = await Promise.all([
+    askConnections(client, config.temporal.taskQueue, CONNECTION_DEADLINE_MS),
     mirrorExecutions(client, config),
     scheduleSection(client, config, options.runCache ?? (new Map() as RunOutcomeCache)),
     webhookSection(config),
@@ -347,7 +364,7 @@ export async function collectStatus(
     inboxSection(config),
   ]);
   const generatedAt = Date.now();
-  const connections: ConnectionView[] = statuses.map((s) => {
+  const connections: ConnectionView[] = answers.statuses.map((s) => {
     const workflowId = connectionWorkflowId(s.connectionId);
     const perMinute = (s.rateLimitedMinutes ?? []).filter(
       ([start]) => start > generatedAt - LIMIT_WINDOW_MS,
@@ -364,6 +381,21 @@ export async function collectStatus(
       uiUrl: workflowUiUrl(config, workflowId),
     };
   });
+  // A connection whose workflow no worker answered is shown as such; the rest of the report stands.
+  for (const silent of answers.silent) {
+    connections.push({
+      connectionId: silent.connectionId,
+      businessName: null,
+      kind: 'unknown',
+      state: 'not_answering',
+      lastError: silentLine([silent], config.temporal.taskQueue, CONNECTION_DEADLINE_MS),
+      accessExpiresAt: null,
+      rateLimited: { lastHour: 0, perMinute: [] },
+      workflowId: silent.workflowId,
+      uiUrl: workflowUiUrl(config, silent.workflowId),
+    });
+  }
+  connections.sort((a, b) => a.connectionId.localeCompare(b.connectionId));
   const mirrors = await Promise.all(
     [...executions].map(async ([workflowId, rows]): Promise<MirrorView> => {
       const [current, last] = await Promise.all([

@@ -4,9 +4,10 @@ import {
   type Client,
 } from '@temporalio/client';
 
-/** gRPC's DEADLINE_EXCEEDED and CANCELLED. */
+/** gRPC's DEADLINE_EXCEEDED, CANCELLED and FAILED_PRECONDITION. */
 export const GRPC_DEADLINE_EXCEEDED = 4;
 const GRPC_CANCELLED = 1;
+const GRPC_FAILED_PRECONDITION = 9;
 
 /** An error and its causes, outermost first (a few levels: Temporal wraps gRPC errors). */
 export function causes(error: unknown): unknown[] {
@@ -41,6 +42,14 @@ export async function withinDeadline<T>(
         (isGrpcServiceError(e) &&
           (Number(e.code) === GRPC_DEADLINE_EXCEEDED || Number(e.code) === GRPC_CANCELLED)),
     );
-    throw cut && Date.now() >= deadline - 100 ? late() : error;
+    // A query whose workflow's worker went away is answered a second before the deadline with
+    // the server's own verdict, "no poller seen for task queue recently, worker may be down".
+    const noPoller = causes(error).some(
+      (e) =>
+        isGrpcServiceError(e) &&
+        Number(e.code) === GRPC_FAILED_PRECONDITION &&
+        /no poller seen/i.test(e.details),
+    );
+    throw noPoller || (cut && Date.now() >= deadline - 100) ? late() : error;
   }
 }

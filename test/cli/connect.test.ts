@@ -134,7 +134,7 @@ describe('ebsync connect', () => {
 
     const gone = await runCli(['disconnect', 'shop'], env, 120_000);
     expect(gone.code).toBe(0);
-    expect(gone.stdout).toMatch(/disconnected: shop/);
+    expect(gone.stdout).toBe('disconnected: shop (its grant revoked at the service)\n');
     const grants = sb.admin.grants({ appId });
     expect(grants).toHaveLength(1);
     expect(grants.filter((g) => g.revoked_at === null)).toEqual([]);
@@ -145,6 +145,28 @@ describe('ebsync connect', () => {
     const missing = await runCli(['disconnect', 'nope'], env, 120_000);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no connection named 'nope'/);
+  }, 300_000);
+
+  it('disconnect of a key connection says the key still works: an app cannot revoke one', async () => {
+    const made = await runCli(
+      ['connect', '--name', 'tmpkey', '--api-key', '-'],
+      env,
+      120_000,
+      sb.apiKey,
+    );
+    expect(made.code).toBe(0);
+    const gone = await runCli(['disconnect', 'tmpkey'], env, 120_000);
+    expect(gone.stderr).toBe('');
+    expect(gone.code).toBe(0);
+    expect(gone.stdout).toBe(
+      "disconnected: tmpkey (forgotten here; its integration key still works: revoke it in the service's settings, the service gives apps no call to revoke a key)\n",
+    );
+    // What the line says is so: the service still takes the key.
+    const leads = await got(new URL('leads?per=1', sb.baseUrl), {
+      headers: { 'Api-Key': sb.apiKey },
+      https: { certificateAuthority: readFileSync(sb.caFile ?? '') },
+    });
+    expect(leads.statusCode).toBe(200);
   }, 300_000);
 
   it('pauses and resumes a connection; an unknown or disconnected one is one line, exit 1', async () => {
@@ -218,7 +240,7 @@ describe('ebsync connect', () => {
     }
   }, 240_000);
 
-  it('an update its worker stopped a moment ago cannot answer ends at a deadline, in one line', async () => {
+  it('an update its worker stopped a moment ago cannot answer is not sent: one line at a deadline, and never carried out later', async () => {
     // The worker polled a moment ago, so the check for one passes; then nobody answers.
     const queue = `gone-queue-${Date.now()}`;
     const name = `gone-${Date.now()}`;
@@ -233,11 +255,76 @@ describe('ebsync connect', () => {
       const result = await runCli(['connections', 'pause', name], env, 90_000);
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(
-        `ebsync: the connection's workflow '${connectionWorkflowId(name)}' got no answer within 30 s: no worker runs it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again\n`,
+        `ebsync: the connection's workflow '${connectionWorkflowId(name)}' got no answer within 30 s: no worker runs it, and nothing was sent to it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again\n`,
       );
       expect(Date.now() - started).toBeLessThan(60_000);
+      // What the line says is so: a worker that starts later finds no pause to carry out.
+      const back = new CliProcess(['worker'], { ...env, TEMPORAL_TASK_QUEUE: queue });
+      try {
+        await back.waitForLine(/worker started/, 90_000);
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+        const shown = await runCli(['connections', name], { ...env, TEMPORAL_TASK_QUEUE: queue });
+        expect(shown.stderr).toBe('');
+        expect(shown.stdout).toMatch(/^state\s+active$/m);
+      } finally {
+        await back.stop('SIGTERM', 30_000);
+      }
     } finally {
       await handle.terminate('test done');
+      await connection.close();
+    }
+  }, 240_000);
+
+  it('with the worker just stopped, connections and status name the workflow that did not answer; status still reports', async () => {
+    const queue = `quiet-queue-${Date.now()}`;
+    const name = `quiet-${Date.now()}`;
+    const workflowId = connectionWorkflowId(name);
+    const local = { ...env, TEMPORAL_TASK_QUEUE: queue };
+    const worker = new CliProcess(['worker'], local);
+    try {
+      await worker.waitForLine(/worker started/, 90_000);
+      const made = await runCli(
+        ['connect', '--name', name, '--api-key', '-'],
+        local,
+        120_000,
+        sb.apiKey,
+      );
+      expect(made.code).toBe(0);
+    } finally {
+      await worker.stop('SIGTERM', 30_000);
+    }
+    const timed = async (args: string[]) => {
+      const started = Date.now();
+      return { ...(await runCli(args, local, 90_000)), ms: Date.now() - started };
+    };
+    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS ?? '' });
+    try {
+      const [list, one, status] = await Promise.all([
+        timed(['connections']),
+        timed(['connections', name]),
+        timed(['status']),
+      ]);
+      expect(list.code).toBe(1);
+      expect(list.stderr).toBe(
+        `ebsync: the connection's workflow '${workflowId}' got no answer within 30 s: no worker runs it on task queue '${queue}'; start one ('ebsync worker' or 'npm start') and try again\n`,
+      );
+      expect(one.code).toBe(1);
+      expect(one.stderr).toMatch(
+        new RegExp(
+          `^ebsync: the connection's workflow '${workflowId}' got no answer within 30 s: no worker runs it`,
+        ),
+      );
+      // The rest of the report stands; the connection is shown as not answering, a problem.
+      expect(status.code).toBe(1);
+      expect(status.ms).toBeLessThan(25_000);
+      expect(status.stdout).toMatch(new RegExp(`^  ${name}  not_answering  unknown`, 'm'));
+      expect(status.stdout).toMatch(/^Mirrors$/m);
+      expect(status.stdout).toMatch(/^Automation endpoints$/m);
+      expect(status.stderr).toBe(
+        `ebsync: connection ${name}: the connection's workflow '${workflowId}' got no answer within 10 s: no worker runs it on task queue '${queue}'; start one ('ebsync worker' or 'npm start') and try again\n`,
+      );
+    } finally {
+      await new Client({ connection }).workflow.getHandle(workflowId).terminate('test done');
       await connection.close();
     }
   }, 240_000);
