@@ -10,6 +10,7 @@ import {
 } from '../workflows/mirror-types.js';
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit-types.js';
 import { askConnections, silentLine } from './connection-list.js';
+import { asOfNow } from './mirror-summary.js';
 import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
 import {
   automationSection,
@@ -174,7 +175,7 @@ async function runningProgress(
   const retrying = handle.describe().then(retryOf, () => null);
   try {
     return {
-      progress: await handle.query(mirrorProgressQuery),
+      progress: asOfNow(await handle.query(mirrorProgressQuery)),
       error: null,
       retrying: await retrying,
     };
