@@ -8,7 +8,13 @@ import { signingSecretProblem } from '../webhooks/signature.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
 import { runAction, UserError } from './errors.js';
 import { readStdin, secretFrom } from './secret-input.js';
-import { defaultDestination, normalizeDestination } from './sync.js';
+import {
+  checkDestination,
+  defaultDestination,
+  normalizeDestination,
+  requireConnection,
+} from './sync.js';
+import { connectClient } from '../worker/temporal-client.js';
 import { loggerFor } from './worker.js';
 
 const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -96,6 +102,29 @@ export interface RegisterFlags {
   sandboxAdmin?: string;
   adminToken?: string;
   secretStdin?: boolean;
+  /** False with --no-check-destination: the database is not opened from here first. */
+  checkDestination?: boolean;
+}
+
+/**
+ * Before anything is registered (at the sandbox or here): deliveries for a connection that
+ * does not exist, or into a destination that cannot be opened, could never be applied.
+ */
+async function checkBeforeRegister(
+  config: Config,
+  connection: string,
+  destination: string,
+  flags: RegisterFlags,
+): Promise<void> {
+  if (flags.checkDestination !== false) {
+    await checkDestination(destination, 'nothing was registered');
+  }
+  const { client, close } = await connectClient(config);
+  try {
+    await requireConnection(client, connection);
+  } finally {
+    await close();
+  }
 }
 
 async function register(config: Config, connection: string, flags: RegisterFlags): Promise<void> {
@@ -125,6 +154,7 @@ async function register(config: Config, connection: string, flags: RegisterFlags
         2,
       );
     }
+    await checkBeforeRegister(config, connection, destination, flags);
     endpoint = await registerAtSandbox(config, flags.sandboxAdmin, adminToken, url);
     const problem = signingSecretProblem(config.webhooks.signature, endpoint.secret);
     if (problem) throw new UserError(`the sandbox's signing secret is not allowed: ${problem}`);
@@ -132,6 +162,7 @@ async function register(config: Config, connection: string, flags: RegisterFlags
     const secret = await readStdin();
     const problem = signingSecretProblem(config.webhooks.signature, secret);
     if (problem) throw new UserError(`the signing secret on stdin is not allowed: ${problem}`, 2);
+    await checkBeforeRegister(config, connection, destination, flags);
     endpoint = { id: null, secret };
   } else {
     throw new UserError(

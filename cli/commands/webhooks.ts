@@ -93,6 +93,10 @@ export function registerWebhookCommands(program: Command): void {
       "the sandbox's x-admin-token: '-' reads it from standard input (default: EBS_SANDBOX_ADMIN_TOKEN; a token typed here shows in ps)",
     )
     .option('--secret-stdin', 'read the signing secret from standard input')
+    .option(
+      '--no-check-destination',
+      'register without opening the database from this machine first (for one only the workers reach)',
+    )
     .action(async (connection: string, flags: RegisterFlags) =>
       (await receiver()).webhooksRegisterCommand(connection, flags),
     );

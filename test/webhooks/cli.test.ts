@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { standInConnection } from '../helpers/temporal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebsync-webhooks-cli-'));
 const env = { EBSYNC_DATA_DIR: dir };
@@ -42,5 +43,57 @@ describe('ebsync webhooks, bad input', () => {
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/EBSYNC_WEBHOOK_ALLOW_UNSIGNED.*only in development/);
+  });
+});
+
+/**
+ * `register` refuses what `sync` and `schedule create` refuse: a connection that does not exist
+ * and a destination that cannot be opened. Nothing is registered, so no webhooks.db is made.
+ */
+describe('ebsync webhooks register, what could never be applied', () => {
+  const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}\n`;
+  const own = (name: string): Record<string, string> => ({
+    EBSYNC_DATA_DIR: join(dir, name),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+  });
+
+  it('refuses a connection that does not exist', async () => {
+    const env = own('no-connection');
+    const args = ['webhooks', 'register', 'cli-nosuchconn', '--secret-stdin'];
+    const result = await runCli(args, env, 60_000, secret);
+    expect(result.stderr).toBe(
+      "ebsync: no connection named 'cli-nosuchconn': 'ebsync connect --name cli-nosuchconn' connects it\n",
+    );
+    expect(result.code).not.toBe(0);
+    expect(existsSync(join(env.EBSYNC_DATA_DIR!, 'webhooks.db'))).toBe(false);
+  });
+
+  it('refuses a destination that cannot be opened, unless told not to check', async () => {
+    const env = own('bad-destination');
+    const stop = await standInConnection('cli-bad-destination');
+    try {
+      const args = ['webhooks', 'register', 'cli-bad-destination', '--secret-stdin'];
+      // Under a regular file: no directory can be made there, even by root.
+      const file = join(dir, 'a-file');
+      writeFileSync(file, 'not a directory');
+      const to = ['--to', `sqlite:${file}/x.db`];
+      const result = await runCli([...args, ...to], env, 60_000, secret);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(
+        /^ebsync: cannot open destination sqlite:.*a-file\/x\.db: .*; nothing was registered \(opened from this machine: --no-check-destination skips the check\)/,
+      );
+      expect(result.code).not.toBe(0);
+      expect(existsSync(join(env.EBSYNC_DATA_DIR!, 'webhooks.db'))).toBe(false);
+      const unchecked = await runCli(
+        [...args, ...to, '--no-check-destination'],
+        env,
+        60_000,
+        secret,
+      );
+      expect(unchecked.stderr).toBe('');
+      expect(unchecked.stdout).toMatch(/^registered: .* update sqlite:.*a-file\/x\.db;/);
+    } finally {
+      await stop();
+    }
   });
 });
