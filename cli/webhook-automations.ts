@@ -197,12 +197,18 @@ async function deliveries(flags: {
   endpoint?: string;
   limit: number;
 }): Promise<void> {
-  const rows = await withStore((store) =>
-    store.deliveries({
+  const { endpoint } = flags;
+  const rows = await withStore(async (store) => {
+    const found = store.deliveries({
       limit: flags.limit,
-      ...(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint }),
-    }),
-  );
+      ...(endpoint === undefined ? {} : { endpoint }),
+    });
+    // A removed endpoint's log is still shown; a name never logged nor added is a mistake.
+    if (endpoint !== undefined && found.length === 0) {
+      if (!(await store.list()).some((e) => e.name === endpoint)) throw noEndpoint(endpoint);
+    }
+    return found;
+  });
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     return;
@@ -216,6 +222,13 @@ async function deliveries(flags: {
       `${row.at}  ${row.endpoint}  ${row.connectionId}/${row.resource}/${row.recordId} ${row.action}  ${row.status}${row.httpStatus === null ? '' : ` ${row.httpStatus}`}  attempts=${row.attempts}  ${row.webhookId}\n`,
     );
   }
+}
+
+function noEndpoint(name: string): UserError {
+  return new UserError(
+    `no endpoint named '${name}' ('ebsync webhooks endpoints list' shows the ones there are)`,
+    2,
+  );
 }
 
 /** `ebsync webhooks endpoints add <name> <url>`. */
@@ -232,7 +245,7 @@ export function endpointsListCommand(flags: { json?: boolean }): Promise<void> {
 export function endpointsRemoveCommand(name: string): Promise<void> {
   return runAction(async () => {
     const removed = await withStore((store) => store.remove(name));
-    if (!removed) throw new UserError(`no endpoint named '${name}'`, 2);
+    if (!removed) throw noEndpoint(name);
     process.stdout.write(`removed endpoint ${name}\n`);
   });
 }

@@ -27,6 +27,10 @@ describe('ebsync webhooks, bad input', () => {
       /--url='ftp:\/\/x' is not allowed/,
     ],
     [['webhooks', 'serve', '--port', '70000'], /Expected a whole number from 0 to 65535/],
+    [
+      ['webhooks', 'deliveries', '--endpoint', 'nosuch'],
+      /^ebsync: no endpoint named 'nosuch' \('ebsync webhooks endpoints list' shows the ones there are\)$/m,
+    ],
   ])('ebsync %j', async (args, message) => {
     const result = await runCli(args, env);
     expect(result.code).toBe(2);
