@@ -7,7 +7,7 @@ import type { RegisterFlags } from '../webhooks.js';
 const receiver = () => import('../webhooks.js');
 const automations = () => import('../webhook-automations.js');
 
-/** `ebsync webhooks endpoints add|list|remove` and `ebsync webhooks deliveries`. */
+/** `ebsync webhooks endpoints add|list|remove|enable` and `ebsync webhooks deliveries`. */
 function registerAutomationCommands(webhooks: Command): void {
   const endpoints = webhooks
     .command('endpoints')
@@ -34,6 +34,12 @@ function registerAutomationCommands(webhooks: Command): void {
     .command('remove <name>')
     .description('Remove an endpoint; nothing more is sent to it.')
     .action(async (name: string) => (await automations()).endpointsRemoveCommand(name));
+  endpoints
+    .command('enable <name>')
+    .description(
+      'Send to a disabled endpoint again (one that answered 410 Gone), with the same URL and secret.',
+    )
+    .action(async (name: string) => (await automations()).endpointsEnableCommand(name));
   webhooks
     .command('deliveries')
     .description('The automation delivery log, newest first.')

@@ -242,6 +242,15 @@ describe('automations out', () => {
       (await runCli(['webhooks', 'deliveries', '--json', '--endpoint', 'gone-hook'], env)).stdout,
     ) as { status: string; httpStatus: number }[];
     expect(rows).toEqual([expect.objectContaining({ status: 'gone', httpStatus: 410 })]);
+    // As docs/webhooks.md says: `enable` resumes it, with the secret the endpoint already has.
+    const secretOf = async (): Promise<string | undefined> =>
+      (await store.list()).find((e) => e.name === 'gone-hook')?.secret;
+    const secret = await secretOf();
+    const enabled = await runCli(['webhooks', 'endpoints', 'enable', 'gone-hook'], env);
+    expect(enabled.stderr).toBe('');
+    expect(enabled.stdout).toMatch(/^enabled endpoint gone-hook \(was: answered 410 Gone\)/);
+    expect((await endpointsJson()).find((e) => e.name === 'gone-hook')?.state).toBe('active');
+    expect(await secretOf()).toBe(secret);
     await runCli(['webhooks', 'endpoints', 'remove', 'gone-hook'], env);
   }, 180_000);
 

@@ -27,6 +27,7 @@ describe('ebsync webhooks, bad input', () => {
       /--url='ftp:\/\/x' is not allowed/,
     ],
     [['webhooks', 'serve', '--port', '70000'], /Expected a whole number from 0 to 65535/],
+    [['webhooks', 'endpoints', 'enable', 'nosuch'], /^ebsync: no endpoint named 'nosuch' /],
     [
       ['webhooks', 'deliveries', '--endpoint', 'nosuch'],
       /^ebsync: no endpoint named 'nosuch' \('ebsync webhooks endpoints list' shows the ones there are\)$/m,
