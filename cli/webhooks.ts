@@ -16,6 +16,7 @@ import {
 } from './sync.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { loggerFor } from './worker.js';
+import { listenRefusal, unreachableReason } from './network-refusals.js';
 
 const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -27,7 +28,19 @@ const sandboxEndpoint = z.object({
 /** Serves until SIGINT/SIGTERM, then closes the listener (deliveries in flight finish). */
 async function serve(config: Config, flags: { host?: string; port?: number }): Promise<void> {
   const logger = loggerFor(config);
-  const receiver = await startWebhookReceiver(config, logger, flags);
+  let receiver;
+  try {
+    receiver = await startWebhookReceiver(config, logger, flags);
+  } catch (error) {
+    throw (
+      listenRefusal(error, {
+        host: flags.host ?? config.webhooks.host,
+        port: flags.port ?? config.webhooks.port,
+        hostFrom: flags.host === undefined ? 'EBSYNC_WEBHOOK_HOST' : '--host',
+        portFrom: flags.port === undefined ? 'EBSYNC_WEBHOOK_PORT' : '--port',
+      }) ?? error
+    );
+  }
   logger.info(
     { url: `${receiver.url}/webhooks/{connection}`, taskQueue: config.temporal.taskQueue },
     'webhook receiver listening',
@@ -69,16 +82,22 @@ async function registerAtSandbox(
   const ca = config.service.caFile
     ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE').toString('utf8')
     : undefined;
-  const response = await got.post(`${admin.replace(/\/+$/, '')}/webhooks`, {
-    headers: { 'x-admin-token': token },
-    ...(ca ? { https: { certificateAuthority: ca } } : {}),
-    json: { url },
-    throwHttpErrors: false,
-    // The admin token goes to the sandbox's origin only.
-    ...REDIRECT_POLICY,
-    retry: { limit: 0 },
-    timeout: { request: 15_000 },
-  });
+  const response = await got
+    .post(`${admin.replace(/\/+$/, '')}/webhooks`, {
+      headers: { 'x-admin-token': token },
+      ...(ca ? { https: { certificateAuthority: ca } } : {}),
+      json: { url },
+      throwHttpErrors: false,
+      // The admin token goes to the sandbox's origin only.
+      ...REDIRECT_POLICY,
+      retry: { limit: 0 },
+      timeout: { request: 15_000 },
+    })
+    .catch((error: unknown) => {
+      throw new UserError(
+        `cannot reach the sandbox's admin API at --sandbox-admin ${admin}: ${unreachableReason(error)}; nothing was registered`,
+      );
+    });
   if (response.statusCode !== 201) {
     throw new UserError(
       `the sandbox refused the registration: HTTP ${response.statusCode} ${response.body.slice(0, 200)}`,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { closedPort } from '../helpers/ports.js';
 import { standInConnection } from '../helpers/temporal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebsync-webhooks-cli-'));
@@ -27,6 +28,10 @@ describe('ebsync webhooks, bad input', () => {
       /--url='ftp:\/\/x' is not allowed/,
     ],
     [['webhooks', 'serve', '--port', '70000'], /Expected a whole number from 0 to 65535/],
+    [
+      ['webhooks', 'serve', '--host', '999.1.1.1', '--port', '0'],
+      /^ebsync: cannot listen on 999\.1\.1\.1 port 0: --host 999\.1\.1\.1 is neither an IP address nor a name this machine resolves$/m,
+    ],
     [['webhooks', 'endpoints', 'enable', 'nosuch'], /^ebsync: no endpoint named 'nosuch' /],
     [
       ['webhooks', 'deliveries', '--endpoint', 'nosuch'],
@@ -71,6 +76,23 @@ describe('ebsync webhooks register, what could never be applied', () => {
     );
     expect(result.code).not.toBe(0);
     expect(existsSync(join(env.EBSYNC_DATA_DIR!, 'webhooks.db'))).toBe(false);
+  });
+
+  it("says in words when the sandbox's admin API cannot be reached", async () => {
+    const stop = await standInConnection('cli-admin-down');
+    try {
+      const admin = `https://127.0.0.1:${await closedPort()}/admin`;
+      const result = await runCli(
+        ['webhooks', 'register', 'cli-admin-down', '--sandbox-admin', admin],
+        { ...own('admin-down'), EBS_SANDBOX_ADMIN_TOKEN: 'adm_cli_test_token_0123456789' },
+      );
+      expect(result.stderr).toBe(
+        `ebsync: cannot reach the sandbox's admin API at --sandbox-admin ${admin}: connection refused, nothing listens there (ECONNREFUSED); nothing was registered\n`,
+      );
+      expect(result.code).toBe(1);
+    } finally {
+      await stop();
+    }
   });
 
   it('refuses a destination that cannot be opened, unless told not to check', async () => {
