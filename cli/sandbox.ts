@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadStartupConfig } from './startup-config.js';
 import { isLoopbackHost } from '../config/loopback.js';
@@ -9,6 +10,18 @@ import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { SANDBOX_DEFAULTS } from './commands/sandbox.js';
 import { runAction, UserError } from './errors.js';
 import { FROM_STDIN, secretFrom } from './secret-input.js';
+
+/** Why the SQLite file of --db could not be used, with what the flag takes. */
+function dbRefusal(path: string, code: string): string {
+  const why = statSync(path, { throwIfNoEntry: false })?.isDirectory()
+    ? 'it is a directory'
+    : code === 'SQLITE_NOTADB'
+      ? 'the file is not an SQLite database'
+      : code === 'SQLITE_CANTOPEN'
+        ? 'it cannot be opened or made there (no such folder, or no permission)'
+        : `SQLite refused it (${code})`;
+  return `--db '${path}' cannot be used: ${why}; expected an SQLite file the sandbox may read and write (made if missing), or no --db for an in-memory database`;
+}
 
 export interface SandboxFlags {
   port: number;
@@ -152,6 +165,9 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
         throw new UserError(
           `port ${flags.port} on ${flags.host} is already in use; choose another with --port`,
         );
+      }
+      if (flags.db !== undefined && code?.startsWith('SQLITE_')) {
+        throw new UserError(dbRefusal(flags.db, code), 2);
       }
       throw new UserError((error as Error).message);
     }

@@ -312,6 +312,9 @@ export async function startStatusServer(
         'the path is not validly percent-encoded, or a part of it is too long (100 characters at most)',
       ),
   });
+  // Actions take no body: JSON (Fastify's other default) is read and ignored; text is refused
+  // with a 415 before any action runs, as docs/status.md says.
+  app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) void reply.header(name, value);
     if (!hostAllowed(request.headers.host)) {

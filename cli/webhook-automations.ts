@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PRODUCTION_HTTP, type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import {
+  PLAIN_HTTP_DISABLED,
   sqliteAutomationStore,
   type AutomationStore,
   type EndpointFilters,
@@ -108,7 +109,10 @@ async function add(name: string, given: string, flags: AddFlags): Promise<void> 
     }),
   );
   if (!added) {
-    throw new UserError(`endpoint '${name}' exists already (ebsync webhooks endpoints remove)`, 2);
+    throw new UserError(
+      `endpoint '${name}' exists already ('ebsync webhooks endpoints enable ${name}' resumes a disabled one; remove it first to add it anew)`,
+      2,
+    );
   }
   // The only time the secret is shown: the endpoint needs it to verify signatures.
   process.stdout.write(
@@ -197,12 +201,18 @@ async function deliveries(flags: {
   endpoint?: string;
   limit: number;
 }): Promise<void> {
-  const rows = await withStore((store) =>
-    store.deliveries({
+  const { endpoint } = flags;
+  const rows = await withStore(async (store) => {
+    const found = store.deliveries({
       limit: flags.limit,
-      ...(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint }),
-    }),
-  );
+      ...(endpoint === undefined ? {} : { endpoint }),
+    });
+    // A removed endpoint's log is still shown; a name never logged nor added is a mistake.
+    if (endpoint !== undefined && found.length === 0) {
+      if (!(await store.list()).some((e) => e.name === endpoint)) throw noEndpoint(endpoint);
+    }
+    return found;
+  });
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     return;
@@ -216,6 +226,13 @@ async function deliveries(flags: {
       `${row.at}  ${row.endpoint}  ${row.connectionId}/${row.resource}/${row.recordId} ${row.action}  ${row.status}${row.httpStatus === null ? '' : ` ${row.httpStatus}`}  attempts=${row.attempts}  ${row.webhookId}\n`,
     );
   }
+}
+
+function noEndpoint(name: string): UserError {
+  return new UserError(
+    `no endpoint named '${name}' ('ebsync webhooks endpoints list' shows the ones there are)`,
+    2,
+  );
 }
 
 /** `ebsync webhooks endpoints add <name> <url>`. */
@@ -232,8 +249,26 @@ export function endpointsListCommand(flags: { json?: boolean }): Promise<void> {
 export function endpointsRemoveCommand(name: string): Promise<void> {
   return runAction(async () => {
     const removed = await withStore((store) => store.remove(name));
-    if (!removed) throw new UserError(`no endpoint named '${name}'`, 2);
+    if (!removed) throw noEndpoint(name);
     process.stdout.write(`removed endpoint ${name}\n`);
+  });
+}
+
+/** `ebsync webhooks endpoints enable <name>`: resumes a disabled endpoint, same secret. */
+export function endpointsEnableCommand(name: string): Promise<void> {
+  return runAction(async () => {
+    const line = await withStore(async (store) => {
+      const endpoint = (await store.list()).find((e) => e.name === name);
+      if (!endpoint) throw noEndpoint(name);
+      if (endpoint.disabledAt === null) return `endpoint ${name} is not disabled; nothing to do`;
+      // In production an http:// endpoint is disabled again as soon as it is read.
+      if (endpoint.disabledReason === PLAIN_HTTP_DISABLED) {
+        throw new UserError(`endpoint '${name}' stays disabled: ${PLAIN_HTTP_DISABLED}`, 2);
+      }
+      store.enable(name);
+      return `enabled endpoint ${name} (was: ${endpoint.disabledReason ?? 'disabled'}); changes go to it again, signed with its secret as before`;
+    });
+    process.stdout.write(`${line}\n`);
   });
 }
 

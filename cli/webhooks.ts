@@ -8,8 +8,15 @@ import { signingSecretProblem } from '../webhooks/signature.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
 import { runAction, UserError } from './errors.js';
 import { readStdin, secretFrom } from './secret-input.js';
-import { defaultDestination, normalizeDestination } from './sync.js';
+import {
+  checkDestination,
+  defaultDestination,
+  normalizeDestination,
+  requireConnection,
+} from './sync.js';
+import { connectClient } from '../worker/temporal-client.js';
 import { loggerFor } from './worker.js';
+import { listenRefusal, unreachableReason } from './network-refusals.js';
 
 const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -21,7 +28,19 @@ const sandboxEndpoint = z.object({
 /** Serves until SIGINT/SIGTERM, then closes the listener (deliveries in flight finish). */
 async function serve(config: Config, flags: { host?: string; port?: number }): Promise<void> {
   const logger = loggerFor(config);
-  const receiver = await startWebhookReceiver(config, logger, flags);
+  let receiver;
+  try {
+    receiver = await startWebhookReceiver(config, logger, flags);
+  } catch (error) {
+    throw (
+      listenRefusal(error, {
+        host: flags.host ?? config.webhooks.host,
+        port: flags.port ?? config.webhooks.port,
+        hostFrom: flags.host === undefined ? 'EBSYNC_WEBHOOK_HOST' : '--host',
+        portFrom: flags.port === undefined ? 'EBSYNC_WEBHOOK_PORT' : '--port',
+      }) ?? error
+    );
+  }
   logger.info(
     { url: `${receiver.url}/webhooks/{connection}`, taskQueue: config.temporal.taskQueue },
     'webhook receiver listening',
@@ -63,16 +82,22 @@ async function registerAtSandbox(
   const ca = config.service.caFile
     ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE').toString('utf8')
     : undefined;
-  const response = await got.post(`${admin.replace(/\/+$/, '')}/webhooks`, {
-    headers: { 'x-admin-token': token },
-    ...(ca ? { https: { certificateAuthority: ca } } : {}),
-    json: { url },
-    throwHttpErrors: false,
-    // The admin token goes to the sandbox's origin only.
-    ...REDIRECT_POLICY,
-    retry: { limit: 0 },
-    timeout: { request: 15_000 },
-  });
+  const response = await got
+    .post(`${admin.replace(/\/+$/, '')}/webhooks`, {
+      headers: { 'x-admin-token': token },
+      ...(ca ? { https: { certificateAuthority: ca } } : {}),
+      json: { url },
+      throwHttpErrors: false,
+      // The admin token goes to the sandbox's origin only.
+      ...REDIRECT_POLICY,
+      retry: { limit: 0 },
+      timeout: { request: 15_000 },
+    })
+    .catch((error: unknown) => {
+      throw new UserError(
+        `cannot reach the sandbox's admin API at --sandbox-admin ${admin}: ${unreachableReason(error)}; nothing was registered`,
+      );
+    });
   if (response.statusCode !== 201) {
     throw new UserError(
       `the sandbox refused the registration: HTTP ${response.statusCode} ${response.body.slice(0, 200)}`,
@@ -96,6 +121,29 @@ export interface RegisterFlags {
   sandboxAdmin?: string;
   adminToken?: string;
   secretStdin?: boolean;
+  /** False with --no-check-destination: the database is not opened from here first. */
+  checkDestination?: boolean;
+}
+
+/**
+ * Before anything is registered (at the sandbox or here): deliveries for a connection that
+ * does not exist, or into a destination that cannot be opened, could never be applied.
+ */
+async function checkBeforeRegister(
+  config: Config,
+  connection: string,
+  destination: string,
+  flags: RegisterFlags,
+): Promise<void> {
+  if (flags.checkDestination !== false) {
+    await checkDestination(destination, 'nothing was registered');
+  }
+  const { client, close } = await connectClient(config);
+  try {
+    await requireConnection(client, connection);
+  } finally {
+    await close();
+  }
 }
 
 async function register(config: Config, connection: string, flags: RegisterFlags): Promise<void> {
@@ -125,6 +173,7 @@ async function register(config: Config, connection: string, flags: RegisterFlags
         2,
       );
     }
+    await checkBeforeRegister(config, connection, destination, flags);
     endpoint = await registerAtSandbox(config, flags.sandboxAdmin, adminToken, url);
     const problem = signingSecretProblem(config.webhooks.signature, endpoint.secret);
     if (problem) throw new UserError(`the sandbox's signing secret is not allowed: ${problem}`);
@@ -132,6 +181,7 @@ async function register(config: Config, connection: string, flags: RegisterFlags
     const secret = await readStdin();
     const problem = signingSecretProblem(config.webhooks.signature, secret);
     if (problem) throw new UserError(`the signing secret on stdin is not allowed: ${problem}`, 2);
+    await checkBeforeRegister(config, connection, destination, flags);
     endpoint = { id: null, secret };
   } else {
     throw new UserError(

@@ -11,6 +11,12 @@ export function isPostgresUrl(text: string): boolean {
   return /^postgres(ql)?:\/\//i.test(text);
 }
 
+/**
+ * The form of a Postgres URL that messages name as allowed: a template, no credential, so the
+ * output's last net (worker/redact.ts) leaves it as it is while masking the user's value.
+ */
+export const POSTGRES_URL_FORM = 'postgres://USER:PASSWORD@HOST:PORT/DATABASE';
+
 /** Any `//user:password@` in a text (a URL someone typed) masked, for error messages. */
 export function maskCredentials(text: string): string {
   return text.replace(/\/\/[^@/]*@/, '//***@');

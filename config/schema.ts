@@ -5,6 +5,7 @@ import { pipedriveMappingSetting } from './pipedrive-mapping.js';
 import { salesforceMappingSetting } from './salesforce-mapping.js';
 import { jsonSettingValue } from './json-setting.js';
 import { isLoopbackHost } from './loopback.js';
+import { POSTGRES_URL_FORM } from './database-locations.js';
 import { parseRouteOverride, ROUTE_ID } from './route-override.js';
 
 export { isLoopbackHost };
@@ -248,7 +249,7 @@ export const configSchema = z
         url: z
           .string()
           .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, {
-            error: 'expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE',
+            error: `expected sqlite:PATH or ${POSTGRES_URL_FORM}`,
           })
           .optional(),
       })

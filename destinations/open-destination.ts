@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { isPostgresUrl, maskCredentials } from '../config/database-locations.js';
+import { isPostgresUrl, maskCredentials, POSTGRES_URL_FORM } from '../config/database-locations.js';
 import type { Config } from '../config/index.js';
 import type { DatabaseOpeners } from './database-openers.js';
 import type { Destination } from './destination.js';
@@ -27,8 +27,7 @@ export function defaultMirrorFile(dataDir: string): string {
   return join(dataDir, 'mirror.db');
 }
 
-const TARGET_RULE =
-  'expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE[?schema=NAME], hubspot, pipedrive or salesforce';
+const TARGET_RULE = `expected sqlite:PATH or ${POSTGRES_URL_FORM}[?schema=NAME], hubspot, pipedrive or salesforce`;
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /**

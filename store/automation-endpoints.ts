@@ -52,6 +52,8 @@ export interface AutomationStore {
   list(): Promise<AutomationEndpoint[]>;
   remove(name: string): boolean;
   disable(name: string, reason: string): void;
+  /** Sends to a disabled endpoint again, same URL and secret, its breaker closed; false if none. */
+  enable(name: string): boolean;
   breaker(name: string): BreakerState;
   /**
    * May an attempt go to the endpoint now? Closed: yes. Open: no. Open past its time: one
@@ -220,6 +222,12 @@ export function sqliteAutomationStore(
     disable(name, reason) {
       disable.run(Date.now(), reason, name);
     },
+    enable: (name) =>
+      db
+        .prepare(
+          'UPDATE automation_endpoints SET disabled_at = NULL, disabled_reason = NULL, failures = 0, open_until = 0 WHERE name = ?',
+        )
+        .run(name).changes > 0,
     breaker(name) {
       const row = breakerOf.get(name);
       return { failures: row?.failures ?? 0, openUntil: row?.open_until ?? 0 };

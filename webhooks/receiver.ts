@@ -75,6 +75,8 @@ const RETRY_AFTER_SECONDS = 5;
 /** How often Node checks the request and headers timeouts (its default is 30 s). */
 const TIMEOUT_CHECK_MS = 1_000;
 
+/** Every 404, `_stats` to a caller without its token too: the one route a sender may use. */
+const NO_ROUTE_MESSAGE = 'no such route: only POST /webhooks/{connection} is served';
 const BAD_PATH_MESSAGE =
   'the path is not validly percent-encoded, or its connection id is too long (100 characters at most)';
 
@@ -146,13 +148,8 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
   // Every body stays bytes: the signature covers them exactly as sent.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
-  app.setNotFoundHandler((request, reply) =>
-    refuse(
-      reply,
-      404,
-      'route_unknown',
-      `no such route: ${request.method} /webhooks/{connection} only`,
-    ),
+  app.setNotFoundHandler((_request, reply) =>
+    refuse(reply, 404, 'route_unknown', NO_ROUTE_MESSAGE),
   );
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, _request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
@@ -184,7 +181,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
       const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
       const token = options.statsToken;
       if (!isLoopbackHost(peer) || !token || !bearer || !sameSecret(bearer, token)) {
-        return refuse(reply, 404, 'route_unknown', 'no such route');
+        return refuse(reply, 404, 'route_unknown', NO_ROUTE_MESSAGE);
       }
       return reply.header('cache-control', 'no-store').send(stats.snapshot());
     });

@@ -1,3 +1,5 @@
+import { POSTGRES_URL_FORM } from '../config/database-locations.js';
+
 /**
  * Redaction of secrets before anything is logged. Two nets: keys whose name says "secret"
  * (authorization, api key, token, password...) have their values replaced wholesale, and
@@ -8,6 +10,9 @@
  * text is caught too.
  */
 export const REDACTED = '[redacted]';
+
+/** `//USER:PASSWORD@` of the URL form messages show: a template, not a credential. */
+const TEMPLATE_USERINFO = /\/\/[^@]*@/.exec(POSTGRES_URL_FORM)?.[0];
 
 /** Names that hold a credential whole. */
 const SECRET_KEY =
@@ -109,8 +114,10 @@ export function scrubText(text: string): string {
   out = out.replace(NAMED_VALUE, namedValue);
   // The authorization code in a callback URL's query or fragment ("code" alone is no secret name).
   out = out.replace(/([?&#])(code)=([^&#\s"']+)/g, `$1$2=${REDACTED}`);
-  // Credentials inside a URL: https://user:secret@host
-  return out.replace(/(\/\/[^/\s:@]+):([^@\s/]+)@/g, `$1:${REDACTED}@`);
+  // Credentials inside a URL: https://user:secret@host; not the form messages name as allowed.
+  return out.replace(/(\/\/[^/\s:@]+):([^@\s/]+)@/g, (match: string, head: string) =>
+    match === TEMPLATE_USERINFO ? match : `${head}:${REDACTED}@`,
+  );
 }
 
 /**

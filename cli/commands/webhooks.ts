@@ -7,7 +7,7 @@ import type { RegisterFlags } from '../webhooks.js';
 const receiver = () => import('../webhooks.js');
 const automations = () => import('../webhook-automations.js');
 
-/** `ebsync webhooks endpoints add|list|remove` and `ebsync webhooks deliveries`. */
+/** `ebsync webhooks endpoints add|list|remove|enable` and `ebsync webhooks deliveries`. */
 function registerAutomationCommands(webhooks: Command): void {
   const endpoints = webhooks
     .command('endpoints')
@@ -34,6 +34,12 @@ function registerAutomationCommands(webhooks: Command): void {
     .command('remove <name>')
     .description('Remove an endpoint; nothing more is sent to it.')
     .action(async (name: string) => (await automations()).endpointsRemoveCommand(name));
+  endpoints
+    .command('enable <name>')
+    .description(
+      'Send to a disabled endpoint again (one that answered 410 Gone), with the same URL and secret.',
+    )
+    .action(async (name: string) => (await automations()).endpointsEnableCommand(name));
   webhooks
     .command('deliveries')
     .description('The automation delivery log, newest first.')
@@ -93,6 +99,10 @@ export function registerWebhookCommands(program: Command): void {
       "the sandbox's x-admin-token: '-' reads it from standard input (default: EBS_SANDBOX_ADMIN_TOKEN; a token typed here shows in ps)",
     )
     .option('--secret-stdin', 'read the signing secret from standard input')
+    .option(
+      '--no-check-destination',
+      'register without opening the database from this machine first (for one only the workers reach)',
+    )
     .action(async (connection: string, flags: RegisterFlags) =>
       (await receiver()).webhooksRegisterCommand(connection, flags),
     );

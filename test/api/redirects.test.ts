@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { apiKeyAuth, createClient } from '../../api/index.js';
 import { exchangeCode } from '../../api/oauth.js';
 import { HubSpotClient } from '../../destinations/hubspot-client.js';
@@ -12,6 +12,7 @@ import { SalesforceClient } from '../../destinations/salesforce-client.js';
 import { sqliteAutomationStore } from '../../store/automation-endpoints.js';
 import { EncryptionCodec } from '../../worker/codec.js';
 import { runCli } from '../helpers/cli.js';
+import { standInConnection } from '../helpers/temporal.js';
 import { endpointAt, forwardOnce } from '../helpers/forward.js';
 
 /**
@@ -182,18 +183,20 @@ describe('a redirect to another origin', () => {
   });
 
   it("is not followed by `webhooks register --sandbox-admin` (the sandbox's admin token)", async () => {
+    // A connection that exists, so register goes as far as asking the sandbox.
+    const stop = await standInConnection('redirect-shop');
     const result = await runCli(
       [
         'webhooks',
         'register',
-        'shop',
+        'redirect-shop',
         '--sandbox-admin',
         `${redirector.url}/admin`,
         '--admin-token',
         'adm_redirect_test_token_0123456789',
       ],
-      { EBSYNC_DATA_DIR: dir },
-    );
+      { EBSYNC_DATA_DIR: dir, TEMPORAL_ADDRESS: inject('temporalAddress') },
+    ).finally(stop);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/the sandbox refused the registration: HTTP 307/);
     expect(trap.seen).toEqual([]);

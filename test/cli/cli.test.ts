@@ -46,6 +46,20 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     expect(result.stderr).not.toContain('topsecret');
   });
 
+  it.for([
+    [['status'], { EBSYNC_STORE_URL: 'mysql://x' }, "EBSYNC_STORE_URL='****(9 chars)'"],
+    [['sync', '--to', 'mysql://x'], {}, "--to: destination 'mysql://x'"],
+  ] as const)(
+    'names the allowed forms whole when %j is refused: only the value is masked',
+    async ([args, env, refused], { expect }) => {
+      const result = await runCli([...args], { ...env });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(refused);
+      expect(result.stderr).toContain('postgres://USER:PASSWORD@HOST:PORT/DATABASE');
+      expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    },
+  );
+
   it.for(['--version', '-v'])(
     '%s prints the version from package.json',
     async (flag, { expect }) => {

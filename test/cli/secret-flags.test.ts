@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
 import { closedPort } from '../helpers/ports.js';
+import { standInConnection } from '../helpers/temporal.js';
 
 /**
  * Secrets on the command line show in `ps` and in shell history (issue 30, item 11): every
@@ -72,10 +73,24 @@ describe('ebsync connect --api-key', () => {
 });
 
 describe('ebsync webhooks register --sandbox-admin', () => {
+  // register asks Temporal whether the connection exists: these do, as stand-ins.
+  const stops: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    for (const name of ['by-setting', 'by-stdin', 'by-flag']) {
+      stops.push(await standInConnection(name));
+    }
+  });
+  afterAll(async () => {
+    for (const stop of stops) await stop();
+  });
   const register = (name: string, flags: string[], extra: Record<string, string>, stdin?: string) =>
     runCli(
       ['webhooks', 'register', name, '--sandbox-admin', `${sb.url}/admin`, ...flags],
-      { EBSYNC_DATA_DIR: join(dir, 'register'), ...extra },
+      {
+        EBSYNC_DATA_DIR: join(dir, 'register'),
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        ...extra,
+      },
       60_000,
       stdin,
     );

@@ -215,6 +215,21 @@ describe('the status page', () => {
       'malformed_body',
     );
     expect(String(malformed.message)).not.toMatch(/Unexpected|JSON at position|not json/);
+    // A text body is no body an action reads: refused before anything starts, on every action.
+    for (const path of [
+      `/api/connections/${connectionId}/sync`,
+      `/api/connections/${connectionId}/pause`,
+      `/api/connections/${connectionId}/resume`,
+      '/api/schedules/no-such-schedule/trigger',
+    ]) {
+      const answer = await send(path, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'text/plain' },
+        body: 'x',
+      });
+      expect(answer.status, path).toBe(415);
+      errorShape(answer, 415, 'unsupported_media_type');
+    }
     // Paths the router itself refuses answer in the same shape, not Fastify's own.
     for (const id of ['%ff', 'c'.repeat(3000)]) {
       errorShape(

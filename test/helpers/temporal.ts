@@ -8,6 +8,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { connectionWorkflowId } from '../../workflows/connection-types.js';
 
 /** A client and a worker factory on the shared dev server, each test on its own task queue. */
 export interface TemporalHarness {
@@ -55,5 +56,24 @@ export async function connectTemporal(): Promise<TemporalHarness> {
       await connection.close();
       await nativeConnection.close();
     },
+  };
+}
+
+/**
+ * A connection as `connectionGone` sees one (its workflow running on the shared dev server),
+ * for tests of commands that only ask whether it exists: started on a task queue no worker
+ * polls, so it never runs. The returned function terminates it.
+ */
+export async function standInConnection(name: string): Promise<() => Promise<void>> {
+  const connection = await Connection.connect({ address: inject('temporalAddress') });
+  const client = new Client({ connection });
+  const handle = await client.workflow.start('connectionWorkflow', {
+    workflowId: connectionWorkflowId(name),
+    taskQueue: `stand-in-${randomUUID()}`,
+    args: [],
+  });
+  return async () => {
+    await handle.terminate('test over').catch(() => undefined);
+    await connection.close();
   };
 }

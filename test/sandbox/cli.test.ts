@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
@@ -98,6 +98,40 @@ describe('ebsync sandbox flags and their docs', () => {
     expect(result.stderr).toBe(`ebsync: ${line}\n`);
     expect(result.stdout).toBe('');
   });
+
+  it.each([
+    ['a directory', () => tmp, 'it is a directory'],
+    [
+      'a file that is no database',
+      () => {
+        const file = join(tmp, 'garbage.db');
+        writeFileSync(file, 'this is not an SQLite database, only some text in a file'.repeat(4));
+        return file;
+      },
+      'the file is not an SQLite database',
+    ],
+    [
+      'a place no file can be made',
+      () => {
+        const file = join(tmp, 'a-file');
+        writeFileSync(file, 'not a folder');
+        return join(file, 'x.db');
+      },
+      'it cannot be opened or made there (no such folder, or no permission)',
+    ],
+  ] as const)(
+    '--db naming %s: one line with the flag, the path and why, exit 2',
+    async (_what, path, why) => {
+      const db = path();
+      const result = await runCli(['sandbox', '--port', '0', '--http', '--db', db], {
+        EBSYNC_DATA_DIR: tmp,
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        `ebsync: --db '${db}' cannot be used: ${why}; expected an SQLite file the sandbox may read and write (made if missing), or no --db for an in-memory database\n`,
+      );
+    },
+  );
 
   it('exports every limit started unlike its default, so ebsync plans with the same ones', async () => {
     const cli = new CliProcess(

@@ -10,7 +10,7 @@ import { EncryptionCodec } from '../../worker/codec.js';
 import { generateKeyLine } from '../../worker/data-converter.js';
 import { CliProcess, freePort, runCli } from '../helpers/cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import { connectTemporal, standInConnection, type TemporalHarness } from '../helpers/temporal.js';
 import {
   destinationColumn,
   eventually,
@@ -48,6 +48,7 @@ let dir: string;
 let env: Record<string, string>;
 let destinationFile: string;
 let deps: ReturnType<typeof recordDeps>;
+let stopConnection: (() => Promise<void>) | undefined;
 let store: AutomationStore;
 let serve: CliProcess | undefined;
 let receiverBase: string;
@@ -116,6 +117,8 @@ beforeAll(async () => {
     EBSYNC_STORE_URL: `sqlite:${join(dir, 'store.db')}`,
   };
   deps = recordDeps(ts, dir);
+  // The drain here reads with the sandbox's key (deps); register asks only that it exists.
+  stopConnection = await standInConnection('auto-shop');
   const registered = await runCli(
     [
       'webhooks',
@@ -140,6 +143,7 @@ afterAll(async () => {
   for (const hook of hooks) hook.server.close();
   store?.close();
   await deps?.close();
+  await stopConnection?.();
   await temporal?.close();
   await ts?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -238,6 +242,15 @@ describe('automations out', () => {
       (await runCli(['webhooks', 'deliveries', '--json', '--endpoint', 'gone-hook'], env)).stdout,
     ) as { status: string; httpStatus: number }[];
     expect(rows).toEqual([expect.objectContaining({ status: 'gone', httpStatus: 410 })]);
+    // As docs/webhooks.md says: `enable` resumes it, with the secret the endpoint already has.
+    const secretOf = async (): Promise<string | undefined> =>
+      (await store.list()).find((e) => e.name === 'gone-hook')?.secret;
+    const secret = await secretOf();
+    const enabled = await runCli(['webhooks', 'endpoints', 'enable', 'gone-hook'], env);
+    expect(enabled.stderr).toBe('');
+    expect(enabled.stdout).toMatch(/^enabled endpoint gone-hook \(was: answered 410 Gone\)/);
+    expect((await endpointsJson()).find((e) => e.name === 'gone-hook')?.state).toBe('active');
+    expect(await secretOf()).toBe(secret);
     await runCli(['webhooks', 'endpoints', 'remove', 'gone-hook'], env);
   }, 180_000);
 

@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { closedPort } from '../helpers/ports.js';
+import { standInConnection } from '../helpers/temporal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebsync-webhooks-cli-'));
 const env = { EBSYNC_DATA_DIR: dir };
@@ -26,6 +28,15 @@ describe('ebsync webhooks, bad input', () => {
       /--url='ftp:\/\/x' is not allowed/,
     ],
     [['webhooks', 'serve', '--port', '70000'], /Expected a whole number from 0 to 65535/],
+    [
+      ['webhooks', 'serve', '--host', '999.1.1.1', '--port', '0'],
+      /^ebsync: cannot listen on 999\.1\.1\.1 port 0: --host 999\.1\.1\.1 is neither an IP address nor a name this machine resolves$/m,
+    ],
+    [['webhooks', 'endpoints', 'enable', 'nosuch'], /^ebsync: no endpoint named 'nosuch' /],
+    [
+      ['webhooks', 'deliveries', '--endpoint', 'nosuch'],
+      /^ebsync: no endpoint named 'nosuch' \('ebsync webhooks endpoints list' shows the ones there are\)$/m,
+    ],
   ])('ebsync %j', async (args, message) => {
     const result = await runCli(args, env);
     expect(result.code).toBe(2);
@@ -42,5 +53,74 @@ describe('ebsync webhooks, bad input', () => {
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/EBSYNC_WEBHOOK_ALLOW_UNSIGNED.*only in development/);
+  });
+});
+
+/**
+ * `register` refuses what `sync` and `schedule create` refuse: a connection that does not exist
+ * and a destination that cannot be opened. Nothing is registered, so no webhooks.db is made.
+ */
+describe('ebsync webhooks register, what could never be applied', () => {
+  const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}\n`;
+  const own = (name: string): Record<string, string> => ({
+    EBSYNC_DATA_DIR: join(dir, name),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+  });
+
+  it('refuses a connection that does not exist', async () => {
+    const env = own('no-connection');
+    const args = ['webhooks', 'register', 'cli-nosuchconn', '--secret-stdin'];
+    const result = await runCli(args, env, 60_000, secret);
+    expect(result.stderr).toBe(
+      "ebsync: no connection named 'cli-nosuchconn': 'ebsync connect --name cli-nosuchconn' connects it\n",
+    );
+    expect(result.code).not.toBe(0);
+    expect(existsSync(join(env.EBSYNC_DATA_DIR!, 'webhooks.db'))).toBe(false);
+  });
+
+  it("says in words when the sandbox's admin API cannot be reached", async () => {
+    const stop = await standInConnection('cli-admin-down');
+    try {
+      const admin = `https://127.0.0.1:${await closedPort()}/admin`;
+      const result = await runCli(
+        ['webhooks', 'register', 'cli-admin-down', '--sandbox-admin', admin],
+        { ...own('admin-down'), EBS_SANDBOX_ADMIN_TOKEN: 'adm_cli_test_token_0123456789' },
+      );
+      expect(result.stderr).toBe(
+        `ebsync: cannot reach the sandbox's admin API at --sandbox-admin ${admin}: connection refused, nothing listens there (ECONNREFUSED); nothing was registered\n`,
+      );
+      expect(result.code).toBe(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('refuses a destination that cannot be opened, unless told not to check', async () => {
+    const env = own('bad-destination');
+    const stop = await standInConnection('cli-bad-destination');
+    try {
+      const args = ['webhooks', 'register', 'cli-bad-destination', '--secret-stdin'];
+      // Under a regular file: no directory can be made there, even by root.
+      const file = join(dir, 'a-file');
+      writeFileSync(file, 'not a directory');
+      const to = ['--to', `sqlite:${file}/x.db`];
+      const result = await runCli([...args, ...to], env, 60_000, secret);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(
+        /^ebsync: cannot open destination sqlite:.*a-file\/x\.db: .*; nothing was registered \(opened from this machine: --no-check-destination skips the check\)/,
+      );
+      expect(result.code).not.toBe(0);
+      expect(existsSync(join(env.EBSYNC_DATA_DIR!, 'webhooks.db'))).toBe(false);
+      const unchecked = await runCli(
+        [...args, ...to, '--no-check-destination'],
+        env,
+        60_000,
+        secret,
+      );
+      expect(unchecked.stderr).toBe('');
+      expect(unchecked.stdout).toMatch(/^registered: .* update sqlite:.*a-file\/x\.db;/);
+    } finally {
+      await stop();
+    }
   });
 });

@@ -119,6 +119,9 @@ async function deliver(
 
 describe('webhooks end to end', () => {
   it('a staff edit at the sandbox reaches the destination row through register, serve and a worker', async () => {
+    // register refuses a connection that does not exist: connect it first.
+    worker = await startWorker();
+    await connectSandbox(loadConfig({ ...process.env, ...env }), ts.sb, CONNECTION);
     const registered = await runCli(
       [
         'webhooks',
@@ -141,8 +144,6 @@ describe('webhooks end to end', () => {
     const stored = readFileSync(join(env.EBSYNC_DATA_DIR!, 'webhooks.db'));
     expect(stored.includes(Buffer.from(endpoint.secret.slice('whsec_'.length)))).toBe(false);
 
-    worker = await startWorker();
-    await connectSandbox(loadConfig({ ...process.env, ...env }), ts.sb, CONNECTION);
     serve = await startServe();
     ts.sb.admin.patchRecord('lead', 11, { first_name: 'Edited at the sandbox' });
     ts.sb.admin.patchRecord('lead', 12, { first_name: 'Soon gone' });

@@ -148,6 +148,13 @@ describe('webhook receiver', () => {
         404,
         'route_unknown',
       );
+      // A GET of the delivery route says the method a sender must use, not the one it used.
+      const got = await fetch(url);
+      expect(got.status).toBe(404);
+      expect(await got.json()).toMatchObject({
+        reason: 'route_unknown',
+        message: 'no such route: only POST /webhooks/{connection} is served',
+      });
       // Paths the router itself refuses: undecodable, or a connection id past its length.
       const base = url.slice(0, url.indexOf('/webhooks/') + '/webhooks/'.length);
       expectRefusal(await post(`${base}%ff`, body, {}), 400, 'bad_path');

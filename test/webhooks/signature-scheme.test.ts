@@ -2,12 +2,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config/index.js';
 import { webhookRegistrations } from '../../worker/webhook-receiver.js';
 import type { HmacScheme } from '../../config/schema.js';
 import { SignatureError, signingSecretProblem, verifySignature } from '../../webhooks/signature.js';
 import { runCli } from '../helpers/cli.js';
+import { standInConnection } from '../helpers/temporal.js';
 import { newSecret } from './deliveries.js';
 
 /**
@@ -139,9 +140,9 @@ describe('signing secrets', () => {
   });
 
   it('are refused by `webhooks register` in one line, and nothing is stored', async () => {
-    const env = { EBSYNC_DATA_DIR: dir };
+    const env = { EBSYNC_DATA_DIR: dir, TEMPORAL_ADDRESS: inject('temporalAddress') };
     const result = await runCli(
-      ['webhooks', 'register', 'shop', '--secret-stdin'],
+      ['webhooks', 'register', 'sig-shop', '--secret-stdin'],
       env,
       60_000,
       `${notBase64}\n`,
@@ -151,12 +152,14 @@ describe('signing secrets', () => {
     expect(result.stderr).toMatch(
       /the signing secret on stdin is not allowed: .*whsec_ followed by the base64/,
     );
+    // A good secret is registered, for a connection that exists.
+    const stop = await standInConnection('sig-shop');
     const good = await runCli(
-      ['webhooks', 'register', 'shop', '--secret-stdin'],
+      ['webhooks', 'register', 'sig-shop', '--secret-stdin'],
       env,
       60_000,
       `${newSecret()}\n`,
-    );
+    ).finally(stop);
     expect(good.stderr).toBe('');
     expect(good.code).toBe(0);
   });

@@ -268,6 +268,11 @@ describe('scrubText', () => {
     ['refresh_token=r1 client_secret=c2', 'refresh_token=[redacted] client_secret=[redacted]'],
     ['api_key=k1 and token=t2', 'api_key=[redacted] and token=[redacted]'],
     ['code_verifier=v1', 'code_verifier=[redacted]'],
+    // A user's URL beside the template: the credential goes, the template stays.
+    [
+      "'postgres://bob:hunter2@db/x' is not allowed: expected postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+      "'postgres://bob:[redacted]@db/x' is not allowed: expected postgres://USER:PASSWORD@HOST:PORT/DATABASE",
+    ],
   ])('%j becomes %j', (input, output) => {
     expect(scrubText(input)).toBe(output);
   });
@@ -281,6 +286,8 @@ describe('scrubText', () => {
     'set EBSYNC_SALESFORCE_USERNAME for the JWT bearer flow (see docs/crm.md)',
     'signs the JWT bearer assertion.',
     'a Bearer token goes in the header',
+    // The allowed form a message names is a template, not a credential.
+    "EBSYNC_STORE_URL='****(9 chars)' is not allowed: expected sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE",
   ])('leaves %j alone', (text) => {
     expect(scrubText(text)).toBe(text);
   });
