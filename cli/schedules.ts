@@ -3,7 +3,6 @@ import {
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
   ServiceError,
-  WorkflowNotFoundError,
   type Client,
   type ScheduleDescription,
   type ScheduleHandle,
@@ -12,7 +11,6 @@ import { type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { connectClient } from '../worker/temporal-client.js';
-import { connectionWorkflowId } from '../workflows/connection-types.js';
 import type { MirrorSubject } from '../workflows/mirror-types.js';
 import { scheduledMirrorWorkflow } from '../workflows/scheduled-mirror.js';
 import { runAction, UserError } from './errors.js';
@@ -25,6 +23,7 @@ import {
 import { cronProblem } from './schedule-cron.js';
 import { requireWorker } from './worker-check.js';
 import {
+  requireConnection,
   checkDestination,
   defaultDestination,
   destinationKey,
@@ -254,23 +253,6 @@ async function describeOrExplain(handle: ScheduleHandle): Promise<ScheduleDescri
   }
 }
 
-/** A schedule of a connection that does not exist would only ever fail: say so now. */
-async function requireConnection(client: Client, connectionId: string): Promise<void> {
-  let running = false;
-  try {
-    const d = await client.workflow.getHandle(connectionWorkflowId(connectionId)).describe();
-    running = d.status.name === 'RUNNING';
-  } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError)) throw error;
-  }
-  if (!running) {
-    throw new UserError(
-      `no connection '${connectionId}': 'ebsync connections' lists them, 'ebsync connect' adds one`,
-      2,
-    );
-  }
-}
-
 /** Pause, resume and trigger, shared by `ebsync schedule` and the status page's actions. */
 export async function pauseSchedule(handle: ScheduleHandle, note: string): Promise<string> {
   await handle.pause(note);
@@ -368,7 +350,8 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
       const destination = normalizeDestination(flags.to ?? defaultDestination(config));
       if (flags.connection === undefined) await requireWorker(client, config);
       const connectionId = await pickConnection(client, config, flags.connection);
-      await requireConnection(client, connectionId);
+      // A schedule of a connection that does not exist would only ever fail: bad input, exit 2.
+      await requireConnection(client, connectionId, 2);
       // As `ebsync sync` checks it: a schedule whose every pass would retry a destination that
       // cannot be opened is no schedule.
       if (flags.checkDestination !== false) {

@@ -110,9 +110,9 @@ export async function pickConnection(
  * Connection `id` exists and runs, before anything is started (a mirror of a connection that
  * does not exist could never read a page): otherwise the line the worker would fail it with.
  */
-export async function requireConnection(client: Client, id: string): Promise<void> {
+export async function requireConnection(client: Client, id: string, exitCode = 1): Promise<void> {
   const gone = await connectionGone(client, id);
-  if (gone !== null) throw new UserError(gone);
+  if (gone !== null) throw new UserError(gone, exitCode);
 }
 
 /**

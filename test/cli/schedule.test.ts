@@ -42,7 +42,10 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     [['create', '--every', '5m', '--timezone', 'UTC'], '--timezone goes with --cron only'],
     [['create', 'invoices', '--every', '5m'], 'expected leads, events, appointments or all'],
     [['create', '--cron', '0 3 * * *', '--timezone', 'Mars/Base'], 'is not a time zone'],
-    [['create', '--every', '5m', '--connection', 'nobody'], "no connection 'nobody'"],
+    [
+      ['create', '--every', '5m', '--connection', 'nobody'],
+      "no connection named 'nobody': 'ebsync connect --name nobody' connects it",
+    ],
     [['create', '--every', '5m', '--cron', '0 3 * * *'], 'cannot be used with option'],
     [['create', '--every', 'soon'], 'Expected a duration'],
     [['create', '--cron', 'every tuesday', '--connection', CONNECTION], 'refused this schedule'],
