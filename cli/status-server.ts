@@ -10,7 +10,11 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { connectClient, TemporalUnreachableError } from '../worker/temporal-client.js';
-import { connectionWorkflowId, setPausedUpdate } from '../workflows/connection-types.js';
+import {
+  connectionWorkflowId,
+  setPausedUpdate,
+  statusQuery,
+} from '../workflows/connection-types.js';
 import { MIRROR_SUBJECTS } from '../workflows/mirror-types.js';
 import { UserError } from './errors.js';
 import { causes, GRPC_DEADLINE_EXCEEDED, withinDeadline } from './workflow-deadline.js';
@@ -164,15 +168,10 @@ function refusalOf(error: unknown, config: Config): Refusal {
   };
 }
 
-const noAnswer = (what: string): WorkerUnavailableError =>
+const noAnswer = (what: string, sent = ''): WorkerUnavailableError =>
   new WorkerUnavailableError(
-    `${what} got no answer within ${ACTION_DEADLINE_MS / 1000} s: no worker answered its workflow; start one ('ebsync worker' or 'npm start') and try again`,
+    `${what} got no answer within ${ACTION_DEADLINE_MS / 1000} s: no worker answered its workflow${sent}; start one ('ebsync worker' or 'npm start') and try again`,
   );
-
-/** fn under the action deadline: a workflow that no worker answers in time is one line. */
-function withinActionDeadline<T>(client: Client, what: string, fn: () => Promise<T>): Promise<T> {
-  return withinDeadline(client, ACTION_DEADLINE_MS, fn, () => noAnswer(what));
-}
 
 /** A wait on a promise this request does not own (the shared report), cut at the deadline. */
 async function notLongerThan<T>(promise: Promise<T>, what: string): Promise<T> {
@@ -436,10 +435,23 @@ export async function startStatusServer(
         // Without a worker an update waits (about ten minutes, then fails): say so at once
         // when none polls, and within the deadline when the last one has just gone.
         await requireWorkerOf(client, config, handle.workflowId);
-        const status = await withinActionDeadline(
+        const what = `${action} of ${connection.connectionId}`;
+        // A worker answers first, as 'ebsync pause' asks: Temporal keeps an update no worker
+        // takes and delivers it later, so an answer of "try again" must mean nothing was sent.
+        await withinDeadline(
           client,
-          `${action} of ${connection.connectionId}`,
+          ACTION_DEADLINE_MS,
+          () => handle.query(statusQuery),
+          () => noAnswer(what, ', and nothing was sent to it'),
+        );
+        const status = await withinDeadline(
+          client,
+          ACTION_DEADLINE_MS,
           () => handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] }),
+          () =>
+            new WorkerUnavailableError(
+              `${what}: the worker went away within ${ACTION_DEADLINE_MS / 1000} s; the request is kept and is carried out when a worker runs the connection's workflow`,
+            ),
         );
         const wanted = action === 'pause' ? 'paused' : 'active';
         void refresh().catch(() => undefined);

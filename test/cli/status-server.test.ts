@@ -10,6 +10,7 @@ import { loadConfig, type Config } from '../../config/index.js';
 import { connectClient } from '../../worker/temporal-client.js';
 import { dataConverter } from '../../worker/data-converter.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
+import { statusQuery } from '../../workflows/connection-types.js';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
 import { fakeConnectionActivities } from '../fixtures/connection-scenarios.js';
 import { closedPort } from '../helpers/ports.js';
@@ -250,7 +251,24 @@ describe('the status page', () => {
     const body = errorShape(answer, 503, 'worker_unavailable');
     expect(String(body.message)).toMatch(/worker/);
     expect(String(body.message)).not.toMatch(/DEADLINE|deadline exceeded|grpc/i);
-  }, 60_000);
+    // "Try again" is true: nothing was sent, so a worker that comes back does not pause it later.
+    expect(String(body.message)).toContain('nothing was sent to it');
+    const state = await t.withWorker(
+      { taskQueue, dataConverter: dataConverter(config), activities: fakeConnectionActivities },
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        // Through the codec the payloads are sealed with, as the page reads them.
+        const reader = await connectClient(config);
+        try {
+          const handle = reader.client.workflow.getHandle(`connection-${connectionId}`);
+          return (await handle.query(statusQuery)).state;
+        } finally {
+          await reader.close();
+        }
+      },
+    );
+    expect(state).toBe('active');
+  }, 90_000);
 
   it("shows a CRM's refusal without the customer's e-mail or phone", async () => {
     const report = (await send('/status.json')).body;
