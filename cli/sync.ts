@@ -10,7 +10,7 @@ import cliProgress from 'cli-progress';
 import { type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import { DestinationTargetError } from '../destinations/errors.js';
-import { parseDestinationTarget } from '../destinations/open-destination.js';
+import { destinationIdentity, parseDestinationTarget } from '../destinations/open-destination.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { databaseMessage } from '../config/database-errors.js';
 import { connectionGone } from '../activities/connection-tokens.js';
@@ -63,9 +63,13 @@ export function normalizeDestination(to: string): string {
   return target.kind === 'sqlite' ? `sqlite:${resolve(target.path)}` : to;
 }
 
-/** A destination's name in workflow ids: stable, short, and free of any password it holds. */
+/**
+ * A destination's name in workflow ids: stable, short, free of any password it holds, and one
+ * per destination however its URL is written (another password or `?sslmode=` is the same
+ * database, so a second sync attaches to the pass running there instead of racing it).
+ */
 export function destinationKey(destination: string): string {
-  return createHash('sha256').update(destination).digest('hex').slice(0, 12);
+  return createHash('sha256').update(destinationIdentity(destination)).digest('hex').slice(0, 12);
 }
 
 /** A path as a person would type it here: relative under the working directory, else absolute. */

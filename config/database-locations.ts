@@ -29,6 +29,17 @@ export function postgresIdentity(url: string): string {
   return `postgres://${parsed.hostname}:${parsed.port || '5432'}/${database}`;
 }
 
+/**
+ * A Postgres destination as ledger keys, messages and workflow ids name it: the database
+ * (postgresIdentity) and, when not `public`, its schema. URLs of one database and schema with
+ * other credentials or connection parameters are one destination (hosts compare as written).
+ */
+export function postgresDestinationId(url: string, schema = 'public'): string {
+  const id = new URL(postgresIdentity(url));
+  if (schema !== 'public') id.searchParams.set('schema', schema);
+  return id.toString();
+}
+
 /** `sqlite:PATH` names a file explicitly (the form `--to` and store locations take). */
 export function sqlitePathOf(location: string): string {
   return location.startsWith('sqlite:') ? location.slice('sqlite:'.length) : location;

@@ -1,5 +1,11 @@
 import { join } from 'node:path';
-import { isPostgresUrl, maskCredentials, POSTGRES_URL_FORM } from '../config/database-locations.js';
+import {
+  isPostgresUrl,
+  maskCredentials,
+  POSTGRES_URL_FORM,
+  postgresDestinationId,
+  sqliteIdentity,
+} from '../config/database-locations.js';
 import type { Config } from '../config/index.js';
 import type { DatabaseOpeners } from './database-openers.js';
 import type { Destination } from './destination.js';
@@ -29,6 +35,31 @@ export function defaultMirrorFile(dataDir: string): string {
 
 const TARGET_RULE = `expected sqlite:PATH or ${POSTGRES_URL_FORM}[?schema=NAME], hubspot, pipedrive or salesforce`;
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/**
+ * Parameters of a Postgres URL the driver reads (TLS and connection options): anything else
+ * was taken silently and made the same database a second destination.
+ */
+const CONNECTION_PARAMETERS: ReadonlySet<string> = new Set([
+  'sslmode',
+  'sslrootcert',
+  'sslcert',
+  'sslkey',
+  'application_name',
+  'connect_timeout',
+  'options',
+]);
+
+/**
+ * The one name of a destination however it is written (ledger keys, workflow and schedule
+ * ids): a file by its absolute path, a Postgres database and schema without credentials or
+ * connection parameters, a CRM by its kind. Throws DestinationTargetError as the parser does.
+ */
+export function destinationIdentity(text: string): string {
+  const target = parseDestinationTarget(text);
+  if (target.kind === 'sqlite') return sqliteIdentity(target.path);
+  if (target.kind === 'postgres') return postgresDestinationId(target.url, target.schema);
+  return target.kind;
+}
 
 /**
  * Reads a destination as the command line and settings give it: `sqlite:PATH` or a
@@ -57,7 +88,16 @@ export function parseDestinationTarget(text: string): DestinationTarget {
           `destination schema '${schema}' is not allowed: expected letters, digits and _ (not first), at most 63`,
         );
       }
+      if (url.searchParams.getAll('schema').length > 1) {
+        throw new DestinationTargetError('destination schema is given more than once: give one');
+      }
       url.searchParams.delete('schema');
+      const unknown = [...url.searchParams.keys()].find((k) => !CONNECTION_PARAMETERS.has(k));
+      if (unknown !== undefined) {
+        throw new DestinationTargetError(
+          `destination parameter '${unknown}' is not one ebsync passes on: expected schema or ${[...CONNECTION_PARAMETERS].join(', ')}`,
+        );
+      }
       return { kind: 'postgres', url: url.toString(), ...(schema === null ? {} : { schema }) };
     }
   }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { postgresIdentity } from '../config/database-locations.js';
+import { postgresDestinationId } from '../config/database-locations.js';
 import type { DatabaseOpeners } from './database-openers.js';
 import type { Destination, SchemaChanges, UpsertResult } from './destination.js';
 import { toDestinationError } from './errors.js';
@@ -126,9 +126,7 @@ export function openPostgresDestination(
     }
   };
 
-  const describeUrl = new URL(postgresIdentity(url));
-  if (schema !== 'public') describeUrl.searchParams.set('schema', schema);
-  const id = describeUrl.toString();
+  const id = postgresDestinationId(url, schema);
 
   return {
     describe: () => ({ kind: 'postgres', id, label: `Postgres ${id}` }),

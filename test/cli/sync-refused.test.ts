@@ -133,6 +133,15 @@ describe('ebsync sync --no-check-destination', () => {
       }
       expect(sync.stderr).toMatch(/^started the mirror \(mirror-refused-[0-9a-f]{12}\)$/m);
       expect(sync.stderr).not.toContain('cannot open destination');
+      // The same database written another way (another login, a TLS parameter) is the same
+      // destination: its pass is this one, not a second racing it for the same tables.
+      const sameDatabase = `${to.replace('ebsync:s3cret-pw@', 'other:pw@')}?sslmode=disable`;
+      const status = await runCli(
+        ['sync', 'leads', '--status', '--json', '--connection', CONNECTION, '--to', sameDatabase],
+        env,
+      );
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ status: 'RUNNING' });
     } finally {
       sync.killAll();
       await sync.exited;

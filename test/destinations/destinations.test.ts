@@ -1,10 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DestinationTargetError } from '../../destinations/errors.js';
-import { openDestination, parseDestinationTarget } from '../../destinations/open-destination.js';
+import {
+  destinationIdentity,
+  openDestination,
+  parseDestinationTarget,
+} from '../../destinations/open-destination.js';
 import { databaseOpeners } from '../../store/database-openers.js';
 import type { JsonValue } from '../../destinations/record.js';
 import { ALL_TABLES, TABLES } from '../../destinations/tables.js';
@@ -210,6 +214,35 @@ describe('destination targets', () => {
     expect(() => parseDestinationTarget('postgres://u:p@h/db?schema=a;drop')).toThrow(
       /schema 'a;drop' is not allowed/,
     );
+    // A parameter the driver does not read was taken silently (and made a second mirror of
+    // the same database); a schema given twice used the first.
+    expect(() => parseDestinationTarget('postgres://u:hunter2@h/db?foo=bar')).toThrow(
+      /destination parameter 'foo' is not one ebsync passes on: expected schema or sslmode, /,
+    );
+    expect(() => parseDestinationTarget('postgres://u:p@h/db?schema=a&schema=b')).toThrow(
+      /schema is given more than once/,
+    );
+    expect(parseDestinationTarget('postgres://u:p@h/db?sslmode=verify-full&schema=s')).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u:p@h/db?sslmode=verify-full',
+      schema: 's',
+    });
+  });
+
+  it('gives one destination one identity, however its URL is written', () => {
+    const one = [
+      'postgres://ann:first@db.internal:5433/bi?schema=acme',
+      'postgres://bob:other@db.internal:5433/bi?sslmode=require&schema=acme',
+      'postgresql://db.internal:5433/bi?schema=acme&connect_timeout=5',
+    ].map(destinationIdentity);
+    expect(new Set(one)).toEqual(new Set(['postgres://db.internal:5433/bi?schema=acme']));
+    expect(destinationIdentity('postgres://u:p@db.internal/bi')).toBe(
+      'postgres://db.internal:5432/bi',
+    );
+    // Another schema, database or port is another destination.
+    expect(destinationIdentity('postgres://u:p@db.internal:5433/bi')).not.toBe(one[0]);
+    expect(destinationIdentity('sqlite:rel/m.db')).toBe(`sqlite:${resolve('rel/m.db')}`);
+    expect(destinationIdentity('hubspot')).toBe('hubspot');
   });
 
   it('names a Postgres destination by host, port, database and schema only', async () => {
