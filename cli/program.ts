@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { VERSION } from '../worker/version.js';
 import { registerConnectionCommands } from './commands/connections.js';
 import { registerCrmCommands } from './commands/crm.js';
+import { registerPostgresCommand } from './commands/postgres.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerScheduleCommands } from './commands/schedule.js';
 import { registerStatusCommand } from './commands/status.js';
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
     registerWorkerCommands,
     registerDevCommands,
     registerSandboxCommand,
+    registerPostgresCommand,
     registerConnectionCommands,
     registerSyncCommand,
     registerScheduleCommands,

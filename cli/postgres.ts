@@ -1,0 +1,59 @@
+import { maskCredentials } from '../config/database-locations.js';
+import {
+  localPostgresDir,
+  PostgresServerError,
+  startPostgresServer,
+} from '../worker/postgres-server.js';
+import { PostgresSetupError } from '../worker/postgres-binaries.js';
+import type { PostgresFlags } from './commands/postgres.js';
+import { runAction, UserError } from './errors.js';
+import { loadStartupConfig } from './startup-config.js';
+
+const DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * `ebsync postgres`. The URL it prints has the password masked: the password is in the
+ * cluster's own `password` file (owner-only), and the export line reads it from there, so it
+ * shows in no terminal scrollback or log.
+ */
+export function postgresCommand(flags: PostgresFlags): Promise<void> {
+  return runAction(async () => {
+    if (!DATABASE_NAME.test(flags.database)) {
+      throw new UserError(
+        `--database '${flags.database}' is not allowed: expected lowercase letters, digits and _ (not first), at most 63`,
+        2,
+      );
+    }
+    const config = loadStartupConfig();
+    const dir = localPostgresDir(config.dataDir);
+    let server;
+    try {
+      server = await startPostgresServer({
+        dir,
+        database: flags.database,
+        ...(flags.port === undefined ? {} : { port: flags.port }),
+      });
+    } catch (error) {
+      if (error instanceof PostgresServerError || error instanceof PostgresSetupError) {
+        throw new UserError(`cannot start a local Postgres in ${dir}: ${error.message}`);
+      }
+      throw error;
+    }
+    const url = `postgres://postgres:$(cat '${dir}/password')@127.0.0.1:${server.port}/${flags.database}`;
+    process.stdout.write(
+      `Postgres ${server.started ? 'ready' : 'already running'} at ${maskCredentials(server.url)}\n` +
+        `  data: ${dir}\n` +
+        `  use it as the shared store:  export EBSYNC_STORE_URL="${url}"\n` +
+        `  or as a destination:         ebsync sync --to "${url}"\n` +
+        `  stop: ${server.started ? 'Ctrl-C' : 'Ctrl-C where it was started'}\n`,
+    );
+    if (!server.started) return;
+    await new Promise<void>((resolve) => {
+      const stop = (): void => {
+        void server.stop().then(resolve, resolve);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+  });
+}

@@ -1,0 +1,59 @@
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CliProcess, runCli } from '../helpers/cli.js';
+import { closedPort } from '../helpers/ports.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ebsync-postgres-command-'));
+// Run as root, Postgres runs as the 'postgres' user, who must be able to enter the folder.
+chmodSync(dir, 0o755);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('ebsync postgres', () => {
+  it('runs a local Postgres a store or destination can use, shows no password, stops on Ctrl-C', async () => {
+    const port = await closedPort();
+    const env = { EBSYNC_DATA_DIR: join(dir, 'data') };
+    const server = new CliProcess(
+      ['postgres', '--port', String(port), '--database', 'mirror'],
+      env,
+    );
+    try {
+      await server.waitForLine(/^Postgres ready at /, 120_000);
+      const folder = join(dir, 'data', 'postgres');
+      expect(server.stdout).toContain(`Postgres ready at postgres://***@127.0.0.1:${port}/mirror`);
+      const password = readFileSync(join(folder, 'password'), 'utf8').trim();
+      expect(server.stdout + server.stderr).not.toContain(password);
+      // The line it prints, with the password read from its file as the shell would.
+      const exported = /export EBSYNC_STORE_URL="([^"]+)"/.exec(server.stdout)?.[1] ?? '';
+      expect(exported).toBe(
+        `postgres://postgres:$(cat '${folder}/password')@127.0.0.1:${port}/mirror`,
+      );
+      const client = new pg.Client(exported.replace(/\$\(cat '[^']+'\)/, password));
+      await client.connect();
+      try {
+        expect((await client.query('SELECT current_database() AS db')).rows).toEqual([
+          { db: 'mirror' },
+        ]);
+      } finally {
+        await client.end();
+      }
+      const stopped = await server.interrupt(30_000);
+      expect(stopped.code, stopped.stderr).toBe(0);
+      const after = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password });
+      await expect(after.connect()).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      server.killAll();
+    }
+  }, 180_000);
+
+  it('refuses a database name it cannot create: one line, exit 2', async () => {
+    const result = await runCli(['postgres', '--database', 'Bad-Name'], {
+      EBSYNC_DATA_DIR: join(dir, 'other'),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain("--database 'Bad-Name' is not allowed");
+  });
+});
