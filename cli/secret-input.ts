@@ -51,6 +51,9 @@ export async function secretFrom(
   } else if (typeof given === 'string') {
     value = given;
   } else {
+    // From its setting: checked as the flag is, and named by the setting's name.
+    const problem = fallback === undefined ? undefined : check(fallback);
+    if (problem) throw new UserError(`${spec.env} is not allowed: ${problem}`, 2);
     return fallback;
   }
   const problem = check(value);

@@ -1,5 +1,5 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { type Config } from '../config/index.js';
+import { ConfigError, type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import { createLogger, type Logger } from '../worker/logger.js';
 import { connectClient } from '../worker/temporal-client.js';
@@ -27,7 +27,11 @@ export async function runWorker(config: Config, logger: Logger): Promise<void> {
   try {
     handle = await createWorker({ config, logger });
   } catch (error) {
-    if (/connect|transport|dns|refused|unavailable/i.test(String(error))) {
+    // A setting found wrong at start-up (the store does not open) says so itself.
+    if (
+      !(error instanceof ConfigError) &&
+      /connect|transport|dns|refused|unavailable/i.test(String(error))
+    ) {
       throw unreachable(config, error);
     }
     throw error;

@@ -30,6 +30,28 @@ const positiveInt = z.coerce
 
 const optionalText = z.string().min(1).optional();
 
+const DNS_NAME =
+  /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+const IPV6 = /^[0-9a-f:.]*:[0-9a-f:.]*$/i;
+/** A host name or an IP address, as a server listens on or TLS names: said here, not by DNS. */
+function isHost(text: string): boolean {
+  if (IPV6.test(text)) return true;
+  if (!DNS_NAME.test(text)) return false;
+  // All-numeric labels are an IPv4 address, which must be one ('999.1.1.1' is not).
+  const labels = text.replace(/\.$/, '').split('.');
+  if (!labels.every((label) => /^\d+$/.test(label))) return true;
+  return labels.length === 4 && labels.every((label) => Number(label) <= 255);
+}
+const hostSetting = z
+  .string()
+  .refine(isHost, { error: 'expected a host name or an IP address, e.g. 127.0.0.1' });
+/** A name Temporal takes as it is: not blank, and no space around it that a shell let in. */
+const temporalName = (fallback: string) =>
+  z
+    .string()
+    .regex(/^\S(.*\S)?$/, { error: 'expected a name without spaces around it, not blank' })
+    .default(fallback);
+
 const HOST_NAMES_RULE =
   'expected host names separated by commas, e.g. status.example.com,ebsync.internal';
 /** Host names, comma-separated in the environment or a list in the file; lowercased. */
@@ -272,13 +294,13 @@ export const configSchema = z
           .string()
           .regex(/^[^\s:/]+:\d{1,5}$/, { error: 'expected host:port, for example localhost:7233' })
           .default('localhost:7233'),
-        namespace: z.string().min(1).default('default'),
-        taskQueue: z.string().min(1).default('ebsync'),
+        namespace: temporalName('default'),
+        taskQueue: temporalName('ebsync'),
         tls: boolSetting.default(false),
         tlsCertFile: optionalText,
         tlsKeyFile: optionalText,
         tlsCaFile: optionalText,
-        tlsServerName: optionalText,
+        tlsServerName: hostSetting.optional(),
         apiKey: optionalText,
         cliPath: optionalText,
         uiUrl: serverUrl('expected an http:// or https:// URL', false).default(
@@ -288,7 +310,7 @@ export const configSchema = z
       .prefault({}),
     status: z
       .object({
-        host: z.string().min(1).default('127.0.0.1'),
+        host: hostSetting.default('127.0.0.1'),
         port: listenPort.default(4020),
         adminToken: z.string().min(16, { error: 'expected at least 16 characters' }).optional(),
         allowedHosts: hostNames.default([]),
@@ -331,7 +353,7 @@ export const configSchema = z
       .prefault({}),
     webhooks: z
       .object({
-        host: z.string().min(1).default('127.0.0.1'),
+        host: hostSetting.default('127.0.0.1'),
         port: listenPort.default(8790),
         bodyLimit: positiveInt.default(256 * 1024),
         signature: signatureScheme.default('standard'),

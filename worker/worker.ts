@@ -7,7 +7,8 @@ import {
   Worker,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
-import type { Config } from '../config/index.js';
+import { ConfigError, type Config } from '../config/index.js';
+import { maskCredentials, storeLocation } from '../config/database-locations.js';
 import { readPemFile } from './pem-files.js';
 import { createActivities } from '../activities/index.js';
 import { endRuntime, installRuntime } from './runtime.js';
@@ -144,6 +145,15 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       (error) => logger.debug({ err: error }, 'a rate-limit signal was not delivered'),
     );
     opened.push(() => mirror.close());
+    // The store, opened before any task is taken: a worker whose store does not open took
+    // activities it could not run, and said so nowhere but the status page's inbox line.
+    await mirror.ledger().catch((error: unknown) => {
+      const where = config.store.url
+        ? `EBSYNC_STORE_URL ${maskCredentials(config.store.url)}`
+        : `the store ${storeLocation(config)} (EBSYNC_DATA_DIR)`;
+      const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      throw new ConfigError([`${where} cannot be opened: ${maskCredentials(why ?? '')}`]);
+    });
     const activities = createActivities({
       version: VERSION,
       startedAt: Date.now(),

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { closedPort } from '../helpers/ports.js';
 import { CliProcess, PACKAGE_VERSION, freePort, jsonLines, runCli } from '../helpers/cli.js';
 
 /** Each test spawns the CLI (tsx and the Temporal SDK load in it): slow on a busy machine. */
@@ -206,6 +207,19 @@ describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 24
       expect(dataFile.stderr).toBe(
         `ebsync: EBSYNC_DATA_DIR: '${file}' is a file; expected a folder\n`,
       );
+      // A store that does not open (nothing listens there): refused before any task is
+      // taken, its password masked; it used to start and poll as if all were well.
+      const store = `postgres://ebsync:st0re-pw@127.0.0.1:${await closedPort()}/ebsyncx`;
+      const noStore = await runCli(
+        ['worker'],
+        { ...env, EBSYNC_STORE_URL: store, EBSYNC_DATA_DIR: join(broken, 'store-case') },
+        60_000,
+      );
+      expect(noStore.code, noStore.stderr).toBe(2);
+      expect(noStore.stderr).toMatch(
+        /^ebsync: EBSYNC_STORE_URL postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/ebsyncx cannot be opened: .*ECONNREFUSED.*\n$/,
+      );
+      expect(noStore.stderr).not.toContain('st0re-pw');
       mkdirSync(join(broken, 'token-journal.db'));
       const late = await runCli(['worker'], env, 60_000);
       expect(late.code).toBe(1);

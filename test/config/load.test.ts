@@ -225,10 +225,26 @@ describe('loadConfig errors', () => {
     ['EBSYNC_MAX_ACTIVITIES', 'many', 'expected a whole number'],
     ['TEMPORAL_ADDRESS', 'http://localhost:7233', 'expected host:port'],
     ['EBSYNC_WEBHOOK_SESSION', '2m', 'expected a duration from 0s to 45s'],
+    // Said here, in the setting's name, not later by DNS or the TLS library.
+    ['EBSYNC_STATUS_HOST', '999.1.1.1', 'expected a host name or an IP address'],
+    ['EBSYNC_WEBHOOK_HOST', 'not a host', 'expected a host name or an IP address'],
+    ['TEMPORAL_TLS_SERVER_NAME', 'bad name', 'expected a host name or an IP address'],
+    ['TEMPORAL_TASK_QUEUE', ' ', 'expected a name without spaces around it, not blank'],
+    ['TEMPORAL_NAMESPACE', 'prod ', 'expected a name without spaces around it, not blank'],
   ])('%s=%s is rejected with "%s"', (name, value, allowed) => {
     const lines = errorLines({ [name]: value });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(`${name}='${value}' is not allowed: ${allowed}`);
+  });
+
+  it.each([
+    ['EBSYNC_STATUS_HOST', '::1'],
+    ['EBSYNC_WEBHOOK_HOST', '0.0.0.0'],
+    ['EBSYNC_STATUS_HOST', 'localhost'],
+    ['TEMPORAL_TLS_SERVER_NAME', 'temporal.example.com'],
+    ['TEMPORAL_TASK_QUEUE', 'ebsync-eu'],
+  ])('%s=%s is taken', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).not.toThrow();
   });
 
   it('masks a bad EBS_API_KEY: the line names the variable but not one character of the value', () => {

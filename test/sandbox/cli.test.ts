@@ -99,6 +99,26 @@ describe('ebsync sandbox flags and their docs', () => {
     expect(result.stdout).toBe('');
   });
 
+  it.for([
+    [
+      'EBS_SANDBOX_API_KEY',
+      'notik',
+      "expected 'ik_' followed by at least 8 letters, digits, _ or -",
+    ],
+    ['EBS_SANDBOX_ADMIN_TOKEN', 'short', TOKEN_RULE],
+  ] as const)(
+    '%s set to a bad value is named by the setting: one line, exit 2',
+    async ([name, value, rule]) => {
+      const result = await runCli(['sandbox', '--port', '0'], {
+        EBSYNC_DATA_DIR: tmp,
+        [name]: value,
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`ebsync: ${name} is not allowed: ${rule}\n`);
+      expect(result.stderr).not.toContain(value);
+    },
+  );
+
   it.each([
     ['a directory', () => tmp, 'it is a directory'],
     [
