@@ -61,8 +61,11 @@ if (tooOld || retune) {
   const args = [...process.execArgv, ...nodeFlags, script, ...process.argv.slice(2)];
   // The child gets a process group of its own, so each signal reaches it exactly once: from
   // here, whether it was Ctrl-C (sent to this foreground group) or a kill of this process.
+  // A SIGKILL of this process forwards nothing, so the child also holds an IPC channel to it,
+  // which the kernel closes when this process ends however it ends: the child takes that as
+  // SIGTERM (below), rather than run on, re-parented, polling and running activities.
   const child = spawn(node, args, {
-    stdio: 'inherit',
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     detached: true,
     env: { ...env, EBSYNC_NODE_REEXEC: '1' },
   });
@@ -73,6 +76,14 @@ if (tooOld || retune) {
     process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)),
   );
   await new Promise(() => {});
+}
+
+// Started by a launcher above: when it ends (even by SIGKILL) its IPC channel closes, and this
+// process stops as on SIGTERM, each command by its own handler (a worker lets running
+// activities finish). The channel is unref'd: it alone never keeps this process alive.
+if (process.env.EBSYNC_NODE_REEXEC === '1' && process.channel) {
+  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+  process.channel.unref();
 }
 
 // V8's compiled code kept on disk (os.tmpdir()/node-compile-cache, keyed by each file's

@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/index.js';
 import { scrubText } from '../worker/redact.js';
+import { TemporalNamespaceMissingError } from '../worker/temporal-errors.js';
 
 /** A failure the user can fix from what we print; exitCode 2 means bad input. */
 export class UserError extends Error {
@@ -25,7 +26,7 @@ export function reportFailure(error: unknown): number {
     for (const line of error.lines) write(line);
     return 2;
   }
-  if (error instanceof UserError) {
+  if (error instanceof UserError || error instanceof TemporalNamespaceMissingError) {
     write(error.message);
     return error.exitCode;
   }

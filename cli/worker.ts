@@ -3,6 +3,7 @@ import { ConfigError, type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import { createLogger, type Logger } from '../worker/logger.js';
 import { connectClient } from '../worker/temporal-client.js';
+import { TemporalNamespaceMissingError } from '../worker/temporal-errors.js';
 import { createWorker } from '../worker/worker.js';
 import { generateKeyLine } from '../worker/data-converter.js';
 import { healthCheckWorkflow } from '../workflows/health.js';
@@ -27,11 +28,10 @@ export async function runWorker(config: Config, logger: Logger): Promise<void> {
   try {
     handle = await createWorker({ config, logger });
   } catch (error) {
-    // A setting found wrong at start-up (the store does not open) says so itself.
-    if (
-      !(error instanceof ConfigError) &&
-      /connect|transport|dns|refused|unavailable/i.test(String(error))
-    ) {
+    // A setting found wrong at start-up (the store does not open, the namespace is not
+    // there) says so itself.
+    if (error instanceof ConfigError || error instanceof TemporalNamespaceMissingError) throw error;
+    if (/connect|transport|dns|refused|unavailable/i.test(String(error))) {
       throw unreachable(config, error);
     }
     throw error;

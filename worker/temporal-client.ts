@@ -2,17 +2,39 @@ import {
   Client,
   Connection,
   defaultGrpcRetryOptions,
+  isGrpcServiceError,
   makeGrpcRetryInterceptor,
   type ConnectionOptions,
 } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { dataConverter } from './data-converter.js';
+import { TemporalNamespaceMissingError } from './temporal-errors.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 
 /** Temporal could not be reached: start it or fix TEMPORAL_ADDRESS. */
 export class TemporalUnreachableError extends Error {
   override readonly name = 'TemporalUnreachableError';
   readonly retryable = true;
+}
+
+/** gRPC's NOT_FOUND (grpc-js is the SDK's dependency, not ours). */
+const GRPC_NOT_FOUND = 5;
+
+/**
+ * Throws TemporalNamespaceMissingError when the server says TEMPORAL_NAMESPACE does not exist.
+ * Any other answer (a key without permission to describe it, a slow server) is left for the
+ * calls that follow to report: only a sure NOT_FOUND is refused here.
+ */
+export async function requireNamespace(
+  describe: () => Promise<unknown>,
+  config: Config,
+): Promise<void> {
+  try {
+    await describe();
+  } catch (error) {
+    if (isGrpcServiceError(error) && Number(error.code) === GRPC_NOT_FOUND)
+      throw new TemporalNamespaceMissingError(config);
+  }
 }
 
 type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
@@ -104,6 +126,18 @@ export async function connectClient(
     throw new TemporalUnreachableError(
       `cannot reach Temporal at ${config.temporal.address} (${reason}); start a local one with 'ebsync temporal' or set TEMPORAL_ADDRESS`,
     );
+  }
+  try {
+    await requireNamespace(
+      () =>
+        connection.withDeadline(Date.now() + 10_000, () =>
+          connection.workflowService.describeNamespace({ namespace: config.temporal.namespace }),
+        ),
+      config,
+    );
+  } catch (error) {
+    await calls.closeAfterCalls(connection);
+    throw error;
   }
   const client = new Client({
     connection,

@@ -229,6 +229,29 @@ describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 24
     }
   });
 
+  it('a TEMPORAL_NAMESPACE the server does not have: one line naming it, exit 2, promptly', async () => {
+    // Not "cannot reach Temporal" (it answered), no gRPC status bytes, and no worker left idling.
+    const env = {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: 'nsbb3',
+      TEMPORAL_TASK_QUEUE: `no-namespace-${randomUUID()}`,
+      EBSYNC_DATA_DIR: dataDir,
+    };
+    const line =
+      `ebsync: TEMPORAL_NAMESPACE 'nsbb3' does not exist at ${env.TEMPORAL_ADDRESS}: create it ` +
+      "('temporal operator namespace create --namespace nsbb3') or use the default, 'default'\n";
+    for (const command of [['worker'], ['status'], ['sync'], ['doctor']]) {
+      const result = await runCli(command, env, 45_000);
+      expect({ command, code: result.code, stderr: result.stderr }).toEqual({
+        command,
+        code: 2,
+        stderr: line,
+      });
+      // The worker's log holds no warning with a stack for it either.
+      expect(jsonLines(result.stdout).filter((l) => Number(l.level) >= 40)).toEqual([]);
+    }
+  });
+
   it('doctor reports the running worker; SIGTERM stops the worker cleanly', async () => {
     const env = {
       TEMPORAL_ADDRESS: inject('temporalAddress'),

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -10,7 +11,7 @@ import { dataConverter } from '../../worker/data-converter.js';
 import { WORKER_LAUNCH } from '../../worker/heap-mode.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
 import { connectionWorkflowId, type ConnectionInput } from '../../workflows/connection-types.js';
-import { CliProcess } from '../helpers/cli.js';
+import { CliProcess, REPO_ROOT, cliEnv, jsonLines } from '../helpers/cli.js';
 
 /**
  * SIGTERM lets running activities finish within EBSYNC_SHUTDOWN_GRACE. The activity here is a
@@ -151,5 +152,67 @@ describe('ebsync worker shutdown', () => {
       expect(environ).toContain(`${name}=${value}`);
     const result = await worker.stop('SIGTERM', 60_000);
     expect(result.code).toBe(0);
+  }, 150_000);
+
+  it('stops the relaunched worker (as on SIGTERM) when its launcher is SIGKILLed', async () => {
+    // Without process.execve (Node before 22.15, or a system that refuses it) cli/ebsync.js
+    // starts the tuned worker as a child; the preload takes execve away to take that path here.
+    // A SIGKILL of the launcher forwards no signal: the child must notice on its own.
+    const launcher = spawn(
+      process.execPath,
+      ['--import', 'data:text/javascript,delete process.execve', 'cli/ebsync.js', 'worker'],
+      {
+        cwd: REPO_ROOT,
+        env: cliEnv({
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          TEMPORAL_TASK_QUEUE: `orphan-${randomBytes(4).toString('hex')}`,
+          EBSYNC_DATA_DIR: join(dir, 'data'),
+        }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
+    let stdout = '';
+    launcher.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    launcher.stderr.resume();
+    let childPid = 0;
+    const alive = (pid: number): boolean => {
+      try {
+        // A zombie (ended, not yet reaped by whoever adopted it) counts as ended.
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    try {
+      const deadline = Date.now() + 90_000;
+      while (!stdout.includes('"worker started"') && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      const started = jsonLines(stdout).find((line) => line.msg === 'worker started');
+      expect(started, stdout).toBeDefined();
+      childPid = Number(started?.pid);
+      // The worker runs in a child of the launcher, not in the launcher itself.
+      expect(childPid).not.toBe(launcher.pid);
+      expect(readFileSync(`/proc/${childPid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]).toBe(
+        String(launcher.pid),
+      );
+
+      launcher.kill('SIGKILL');
+      const killed = Date.now();
+      while (alive(childPid) && Date.now() - killed < 20_000)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(alive(childPid)).toBe(false);
+      // Stopped as on SIGTERM: drained and said so, not killed.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(stdout).toMatch(/"worker stopped"/);
+    } finally {
+      for (const pid of [launcher.pid, childPid]) {
+        try {
+          if (pid) process.kill(-pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
   }, 150_000);
 });
