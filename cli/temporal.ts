@@ -20,6 +20,49 @@ export interface ServerFlags {
   namespace: string;
 }
 
+/** `ebsync dev`'s flags: whether --port and --ip were given on the command line. */
+export interface DevFlags extends ServerFlags {
+  portGiven?: boolean;
+  ipGiven?: boolean;
+}
+
+const sameHost = (a: string, b: string): boolean => {
+  const loopback = (h: string): string => (h === 'localhost' || h === '::1' ? '127.0.0.1' : h);
+  return loopback(a) === loopback(b);
+};
+
+/**
+ * The Temporal address `ebsync dev` uses: an explicit --port or --ip decides it (where its
+ * server runs, and what its worker and clients connect to), so `npm start -- --port 7707`
+ * never lands on another server at TEMPORAL_ADDRESS's default, 7233. TEMPORAL_ADDRESS set
+ * to another address as well is refused (exit 2): which one was meant is not ours to guess.
+ * Without either flag, TEMPORAL_ADDRESS (default localhost:7233) decides, as before.
+ */
+export function devAddress(flags: DevFlags, envAddress: string | undefined): string | undefined {
+  if (!flags.portGiven && !flags.ipGiven) return undefined;
+  const wildcard = flags.ip === '0.0.0.0' || flags.ip === '::';
+  const connectHost = wildcard ? '127.0.0.1' : flags.ip;
+  const env = envAddress?.trim();
+  if (!env) return `${connectHost}:${flags.port}`;
+  const colon = env.lastIndexOf(':');
+  const [envHost, envPort] =
+    colon < 0 ? [env, NaN] : [env.slice(0, colon), Number(env.slice(colon + 1))];
+  const portAgrees = !flags.portGiven || envPort === flags.port;
+  const hostAgrees = !flags.ipGiven || wildcard || sameHost(envHost, flags.ip);
+  if (!portAgrees || !hostAgrees) {
+    const given = [
+      flags.ipGiven ? `--ip ${flags.ip}` : '',
+      flags.portGiven ? `--port ${flags.port}` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
+    throw new UserError(
+      `${given} disagrees with TEMPORAL_ADDRESS=${env}: give one of them, or the same address in both`,
+      2,
+    );
+  }
+  return env;
+}
 async function startFromFlags(
   flags: ServerFlags,
   dataDir: string,
@@ -80,11 +123,17 @@ export function temporalCommand(flags: ServerFlags): Promise<void> {
 export const OWN_SERVER_SHUTDOWN_GRACE_MS = 1_000;
 
 /** `ebsync dev`, what `npm start` runs. */
-export function devCommand(flags: ServerFlags): Promise<void> {
+export function devCommand(flags: DevFlags): Promise<void> {
   return runAction(async () => {
+    const address = devAddress(flags, process.env.TEMPORAL_ADDRESS);
+    // Everything in this process (worker, clients, the main job) reads it from here.
+    if (address) process.env.TEMPORAL_ADDRESS = address;
     let config = loadStartupConfig();
     const logger = loggerFor(config);
     const [host = 'localhost', portText = '7233'] = config.temporal.address.split(':');
+    // An explicit --ip (0.0.0.0 included) is where the server listens; the address is where
+    // this process reaches it.
+    const listenIp = flags.ipGiven ? flags.ip : host === 'localhost' ? '127.0.0.1' : host;
     let server: DevServer | undefined;
     if (await canConnect(host, Number(portText))) {
       logger.info(
@@ -96,7 +145,7 @@ export function devCommand(flags: ServerFlags): Promise<void> {
       // running activities could then neither finish nor say they stopped, and the worker
       // waited its grace out. It is stopped below, once the worker has stopped.
       server = await startFromFlags(
-        { ...flags, ip: host === 'localhost' ? '127.0.0.1' : host, port: Number(portText) },
+        { ...flags, ip: listenIp, port: Number(portText) },
         config.dataDir,
         true,
       );
