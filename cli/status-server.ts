@@ -365,7 +365,8 @@ export async function startStatusServer(
       );
     }
     const header = request.headers.authorization ?? '';
-    const match = /^Bearer (\S+)$/.exec(header);
+    // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` are Bearer.
+    const match = /^Bearer +(\S+) *$/i.exec(header);
     if (!match?.[1]) {
       return refuse(
         reply,

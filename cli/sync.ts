@@ -427,8 +427,11 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         );
         return;
       }
+      // The same shape as `sync --status --json`: the workflow's status first.
       process.stdout.write(
-        flags.json ? `${JSON.stringify(shown(outcome))}\n` : summaryText(outcome),
+        flags.json
+          ? `${JSON.stringify({ status: (await handle.describe()).status.name, ...shown(outcome) })}\n`
+          : summaryText(outcome),
       );
       process.exitCode = exitCodeOf(outcome);
     } finally {

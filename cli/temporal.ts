@@ -11,6 +11,9 @@ import {
   type DemoService,
 } from './dev-stack.js';
 import { reportFailure, runAction, UserError } from './errors.js';
+import { lockDataDir } from './dev-lock.js';
+import { listenRefusal } from './network-refusals.js';
+import type { Config } from '../config/index.js';
 
 export interface ServerFlags {
   ip: string;
@@ -20,6 +23,49 @@ export interface ServerFlags {
   namespace: string;
 }
 
+/** `ebsync dev`'s flags: whether --port and --ip were given on the command line. */
+export interface DevFlags extends ServerFlags {
+  portGiven?: boolean;
+  ipGiven?: boolean;
+}
+
+const sameHost = (a: string, b: string): boolean => {
+  const loopback = (h: string): string => (h === 'localhost' || h === '::1' ? '127.0.0.1' : h);
+  return loopback(a) === loopback(b);
+};
+
+/**
+ * The Temporal address `ebsync dev` uses: an explicit --port or --ip decides it (where its
+ * server runs, and what its worker and clients connect to), so `npm start -- --port 7707`
+ * never lands on another server at TEMPORAL_ADDRESS's default, 7233. TEMPORAL_ADDRESS set
+ * to another address as well is refused (exit 2): which one was meant is not ours to guess.
+ * Without either flag, TEMPORAL_ADDRESS (default localhost:7233) decides, as before.
+ */
+export function devAddress(flags: DevFlags, envAddress: string | undefined): string | undefined {
+  if (!flags.portGiven && !flags.ipGiven) return undefined;
+  const wildcard = flags.ip === '0.0.0.0' || flags.ip === '::';
+  const connectHost = wildcard ? '127.0.0.1' : flags.ip;
+  const env = envAddress?.trim();
+  if (!env) return `${connectHost}:${flags.port}`;
+  const colon = env.lastIndexOf(':');
+  const [envHost, envPort] =
+    colon < 0 ? [env, NaN] : [env.slice(0, colon), Number(env.slice(colon + 1))];
+  const portAgrees = !flags.portGiven || envPort === flags.port;
+  const hostAgrees = !flags.ipGiven || wildcard || sameHost(envHost, flags.ip);
+  if (!portAgrees || !hostAgrees) {
+    const given = [
+      flags.ipGiven ? `--ip ${flags.ip}` : '',
+      flags.portGiven ? `--port ${flags.port}` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
+    throw new UserError(
+      `${given} disagrees with TEMPORAL_ADDRESS=${env}: give one of them, or the same address in both`,
+      2,
+    );
+  }
+  return env;
+}
 async function startFromFlags(
   flags: ServerFlags,
   dataDir: string,
@@ -80,80 +126,104 @@ export function temporalCommand(flags: ServerFlags): Promise<void> {
 export const OWN_SERVER_SHUTDOWN_GRACE_MS = 1_000;
 
 /** `ebsync dev`, what `npm start` runs. */
-export function devCommand(flags: ServerFlags): Promise<void> {
+export function devCommand(flags: DevFlags): Promise<void> {
   return runAction(async () => {
-    let config = loadStartupConfig();
-    const logger = loggerFor(config);
-    const [host = 'localhost', portText = '7233'] = config.temporal.address.split(':');
-    let server: DevServer | undefined;
-    if (await canConnect(host, Number(portText))) {
-      logger.info(
-        { address: config.temporal.address },
-        'using the Temporal server already running',
-      );
-    } else {
-      // Out of reach of the terminal's Ctrl-C, which used to stop it at once: the worker's
-      // running activities could then neither finish nor say they stopped, and the worker
-      // waited its grace out. It is stopped below, once the worker has stopped.
-      server = await startFromFlags(
-        { ...flags, ip: host === 'localhost' ? '127.0.0.1' : host, port: Number(portText) },
-        config.dataDir,
-        true,
-      );
-      // A closed terminal (SIGHUP) stops the stack as Ctrl-C does, server included; SIGHUP's
-      // default would end this process alone.
-      process.once('SIGHUP', () => process.kill(process.pid, 'SIGTERM'));
-      logger.info(
-        { address: server.address, ui: server.uiUrl, db: server.dbFilename },
-        'Temporal dev server started',
-      );
-      process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
-      // Links on the status page go to this server's UI, wherever its port is.
-      config = {
-        ...config,
-        temporal: { ...config.temporal, uiUrl: server.uiUrl },
-        worker: {
-          ...config.worker,
-          shutdownGrace: Math.min(config.worker.shutdownGrace, OWN_SERVER_SHUTDOWN_GRACE_MS),
-        },
-      };
-    }
-    let demo: DemoService | undefined;
-    let receiver: RunningReceiver | undefined;
-    let page: { close(): Promise<void> } | undefined;
+    const address = devAddress(flags, process.env.TEMPORAL_ADDRESS);
+    // Everything in this process (worker, clients, the main job) reads it from here.
+    if (address) process.env.TEMPORAL_ADDRESS = address;
+    const config = loadStartupConfig();
+    const unlock = lockDataDir(config.dataDir);
     try {
-      if (!config.service.baseUrl) {
-        demo = await startDemoService(config, logger);
-        config = {
-          ...config,
-          service: {
-            ...config.service,
-            baseUrl: demo.baseUrl,
-            ...(demo.caFile ? { caFile: demo.caFile } : {}),
-          },
-        };
-        process.stdout.write(demoBanner(demo));
-      }
-      // Webhooks are part of the main job; a taken port costs them, not the rest.
-      receiver = await startWebhookReceiver(config, logger).catch((error: unknown) => {
-        logger.warn({ error: (error as Error).message }, 'webhook receiver not started');
-        return undefined;
-      });
-      if (receiver)
-        logger.info({ url: `${receiver.url}/webhooks/{connection}` }, 'webhook receiver listening');
-      const worker = runWorker(config, logger);
-      page = await startDevStatusPage(config, logger);
-      // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
-      const job = runMainJob(config, logger, demo).catch((error: unknown) => {
-        process.exitCode = reportFailure(error);
-      });
-      await worker;
-      await job;
+      await runDev(flags, config);
     } finally {
-      await receiver?.close();
-      await page?.close();
-      await demo?.close();
-      await server?.stop();
+      unlock();
     }
   });
+}
+
+async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
+  let config = startConfig;
+  const logger = loggerFor(config);
+  const [host = 'localhost', portText = '7233'] = config.temporal.address.split(':');
+  // An explicit --ip (0.0.0.0 included) is where the server listens; the address is where
+  // this process reaches it.
+  const listenIp = flags.ipGiven ? flags.ip : host === 'localhost' ? '127.0.0.1' : host;
+  let server: DevServer | undefined;
+  if (await canConnect(host, Number(portText))) {
+    logger.info({ address: config.temporal.address }, 'using the Temporal server already running');
+  } else {
+    // Out of reach of the terminal's Ctrl-C, which used to stop it at once: the worker's
+    // running activities could then neither finish nor say they stopped, and the worker
+    // waited its grace out. It is stopped below, once the worker has stopped.
+    server = await startFromFlags(
+      { ...flags, ip: listenIp, port: Number(portText) },
+      config.dataDir,
+      true,
+    );
+    // A closed terminal (SIGHUP) stops the stack as Ctrl-C does, server included; SIGHUP's
+    // default would end this process alone.
+    process.once('SIGHUP', () => process.kill(process.pid, 'SIGTERM'));
+    logger.info(
+      { address: server.address, ui: server.uiUrl, db: server.dbFilename },
+      'Temporal dev server started',
+    );
+    process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
+    // Links on the status page go to this server's UI, wherever its port is.
+    config = {
+      ...config,
+      temporal: { ...config.temporal, uiUrl: server.uiUrl },
+      worker: {
+        ...config.worker,
+        shutdownGrace: Math.min(config.worker.shutdownGrace, OWN_SERVER_SHUTDOWN_GRACE_MS),
+      },
+    };
+  }
+  let demo: DemoService | undefined;
+  let receiver: RunningReceiver | undefined;
+  let page: { close(): Promise<void> } | undefined;
+  try {
+    if (!config.service.baseUrl) {
+      demo = await startDemoService(config, logger);
+      config = {
+        ...config,
+        service: {
+          ...config.service,
+          baseUrl: demo.baseUrl,
+          ...(demo.caFile ? { caFile: demo.caFile } : {}),
+        },
+      };
+      process.stdout.write(demoBanner(demo));
+    }
+    // Webhooks are part of the main job; the default port taken costs them, not the rest.
+    // A port set on purpose (EBSYNC_WEBHOOK_PORT) that cannot be had is an error: deliveries
+    // sent there would reach someone else, or nothing.
+    receiver = await startWebhookReceiver(config, logger).catch((error: unknown) => {
+      const refusal = process.env.EBSYNC_WEBHOOK_PORT?.trim()
+        ? listenRefusal(error, {
+            host: config.webhooks.host,
+            port: config.webhooks.port,
+            hostFrom: 'EBSYNC_WEBHOOK_HOST',
+            portFrom: 'EBSYNC_WEBHOOK_PORT',
+          })
+        : undefined;
+      if (refusal) throw refusal;
+      logger.warn({ error: (error as Error).message }, 'webhook receiver not started');
+      return undefined;
+    });
+    if (receiver)
+      logger.info({ url: `${receiver.url}/webhooks/{connection}` }, 'webhook receiver listening');
+    const worker = runWorker(config, logger);
+    page = await startDevStatusPage(config, logger);
+    // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
+    const job = runMainJob(config, logger, demo).catch((error: unknown) => {
+      process.exitCode = reportFailure(error);
+    });
+    await worker;
+    await job;
+  } finally {
+    await receiver?.close();
+    await page?.close();
+    await demo?.close();
+    await server?.stop();
+  }
 }

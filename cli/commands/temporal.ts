@@ -39,9 +39,16 @@ export function registerDevCommands(program: Command): void {
       .command('dev')
       .description(
         'The main job (what `npm start` runs): a Temporal dev server (unless one already answers at ' +
-          'TEMPORAL_ADDRESS) and a worker; without EBS_BASE_URL, the sandbox with demo data and a ' +
+          '--ip:--port when given, else at TEMPORAL_ADDRESS) and a worker connected to it; without EBS_BASE_URL, the sandbox with demo data and a ' +
           'connection to it; then a mirror pass into <EBSYNC_DATA_DIR>/mirror.db, and it keeps ' +
           'running until Ctrl-C.',
       ),
-  ).action(async (flags: ServerFlags) => (await run()).devCommand(flags));
+  ).action(async (flags: ServerFlags, command: Command) =>
+    (await run()).devCommand({
+      ...flags,
+      // Given on the command line, --port and --ip decide where dev's server runs.
+      portGiven: command.getOptionValueSource('port') === 'cli',
+      ipGiven: command.getOptionValueSource('ip') === 'cli',
+    }),
+  );
 }

@@ -172,5 +172,13 @@ describe('ebsync sync', () => {
     expect(progress.status).toBe('COMPLETED');
     expect(progress.phase).toBe('done');
     expect(progress.counts.read).toBeGreaterThanOrEqual(300);
+
+    // A pass watched to its end with --json says the same things, status included.
+    const again = await runCli(['sync', '--json', '--to', `sqlite:${file}`], env, 180_000);
+    expect(again.code, again.stderr).toBe(0);
+    const ended = JSON.parse(again.stdout) as Record<string, unknown>;
+    expect(ended.status).toBe('COMPLETED');
+    expect(ended.phase).toBe('done');
+    expect(Object.keys(ended).sort()).toEqual(Object.keys(progress).sort());
   }, 240_000);
 });

@@ -241,6 +241,28 @@ describe('the status page', () => {
     }
   });
 
+  it('takes the Bearer scheme in any case (RFC 9110), and tells a wrong token from none', async () => {
+    const sync = `/api/connections/${connectionId}/sync`;
+    for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+      // Past authorization, the schedule is what is missing: the token was taken.
+      const right = await send('/api/schedules/no-such-schedule/trigger', {
+        method: 'POST',
+        headers: { authorization: `${scheme} ${ADMIN_TOKEN}` },
+      });
+      expect(right.status, right.body).toBe(404);
+      errorShape(
+        await send(sync, { method: 'POST', headers: { authorization: `${scheme} wrong` } }),
+        403,
+        'admin_token_invalid',
+      );
+    }
+    errorShape(
+      await send(sync, { method: 'POST', headers: { authorization: `Basic ${ADMIN_TOKEN}` } }),
+      401,
+      'admin_token_missing',
+    );
+  });
+
   it('answers a pause within seconds when no worker polls, 503 in the error shape', async () => {
     const started = Date.now();
     const answer = await send(`/api/connections/${connectionId}/pause`, {

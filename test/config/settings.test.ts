@@ -22,4 +22,13 @@ describe('the README configuration table', () => {
       `${s.description}${secret}`,
     ]);
   });
+
+  it('is one table: no blank line between its rows (one ends it, and the rest render as text)', () => {
+    const lines = readme.split('\n');
+    const rows = SETTINGS.map((s) => lines.findIndex((l) => l.startsWith(`| \`${s.env}\` `)));
+    const [first, last] = [Math.min(...rows), Math.max(...rows)];
+    const gaps = lines.slice(first, last + 1).filter((line) => !line.startsWith('|'));
+    expect(gaps).toEqual([]);
+    expect(lines[last + 1]).toBe('');
+  });
 });

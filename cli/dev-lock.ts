@@ -1,0 +1,61 @@
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { UserError } from './errors.js';
+
+/** Whether a process with this id runs (EPERM: it does, under another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * One `ebsync dev` per data directory: a second one on the same directory used to start a
+ * second worker, a status page on a random port and no webhook receiver. `dev.pid` in the
+ * data directory holds the running one's process id; a file whose process is gone (a crash,
+ * a kill -9) is stale and taken over. Returns the release, which removes the file if it is
+ * still ours.
+ */
+export function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, 'dev.pid');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      const release = (): void => {
+        process.off('exit', release);
+        try {
+          if (readFileSync(file, 'utf8').trim() === String(process.pid)) unlinkSync(file);
+        } catch {
+          // already gone
+        }
+      };
+      // Also when something ends the process with process.exit().
+      process.on('exit', release);
+      return release;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let pid = NaN;
+    try {
+      pid = Number(readFileSync(file, 'utf8').trim());
+    } catch {
+      // removed in between: try again
+    }
+    if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      throw new UserError(
+        `ebsync dev is already running on data dir ${resolve(dataDir)} (pid ${pid}); ` +
+          'stop it first, or give this one another EBSYNC_DATA_DIR',
+      );
+    }
+    try {
+      unlinkSync(file);
+    } catch {
+      // another start took it over first: the next attempt sees its file
+    }
+  }
+  throw new UserError(`could not take ${file}: another ebsync dev is starting on this data dir`);
+}

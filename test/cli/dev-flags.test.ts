@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canConnect } from '../../worker/dev-server.js';
+import { CliProcess, freePort, runCli } from '../helpers/cli.js';
+
+/**
+ * `ebsync dev --port … --ip …`, what `npm start -- --port 7707` passes. The flags used to be
+ * ignored: `dev` looked for a server and started its own at TEMPORAL_ADDRESS (by default
+ * localhost:7233), so with someone else's server on 7233 it silently used that one.
+ */
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-dev-flags-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('ebsync dev --port', () => {
+  it('refuses in one line (exit 2) when TEMPORAL_ADDRESS names another address', async () => {
+    const [port, other] = [await freePort(), await freePort()];
+    const result = await runCli(
+      ['dev', '--port', String(port)],
+      {
+        TEMPORAL_ADDRESS: `127.0.0.1:${other}`,
+        EBSYNC_DATA_DIR: join(dir, 'refused'),
+        EBSYNC_WEBHOOK_PORT: '0',
+        EBSYNC_STATUS_PORT: '0',
+      },
+      30_000,
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `ebsync: --port ${port} disagrees with TEMPORAL_ADDRESS=127.0.0.1:${other}: give one of them, or the same address in both`,
+    ]);
+    expect(await canConnect('127.0.0.1', port)).toBe(false);
+    expect(await canConnect('127.0.0.1', other)).toBe(false);
+  });
+
+  it('without TEMPORAL_ADDRESS, runs its server on --port and its worker uses it', async () => {
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const dev = new CliProcess(['dev', '--port', String(port), '--ui-port', String(uiPort)], {
+      EBSYNC_DATA_DIR: join(dir, 'own'),
+      EBSYNC_WEBHOOK_PORT: '0',
+      EBSYNC_STATUS_PORT: '0',
+    });
+    try {
+      await dev.waitForLine(new RegExp(`^Temporal UI: http://127\\.0\\.0\\.1:${uiPort}`), 120_000);
+      expect(await canConnect('127.0.0.1', port)).toBe(true);
+      // The main job's client and worker reach that server: the pass starts there.
+      await dev.waitForLine(/^Mirroring leads, events and appointments /, 120_000);
+      expect(dev.stdout).toContain(`"address":"127.0.0.1:${port}"`);
+      const stopped = await dev.interrupt(60_000);
+      expect(stopped.code).toBe(0);
+      expect(await canConnect('127.0.0.1', port)).toBe(false);
+    } finally {
+      dev.killAll();
+    }
+  }, 240_000);
+});

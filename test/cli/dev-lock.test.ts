@@ -1,0 +1,78 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CliProcess, freePort, runCli } from '../helpers/cli.js';
+
+/**
+ * One `ebsync dev` per data directory. A second one on the same directory used to start
+ * anyway: a second worker, its status page on a random port, and no webhook receiver, with
+ * only a warning in the log for the explicitly set EBSYNC_WEBHOOK_PORT it could not have.
+ */
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-dev-lock-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const env = (data: string, extra: Record<string, string> = {}) => ({
+  TEMPORAL_ADDRESS: inject('temporalAddress'),
+  TEMPORAL_TASK_QUEUE: 'dev-lock',
+  EBSYNC_DATA_DIR: data,
+  EBSYNC_WEBHOOK_PORT: '0',
+  EBSYNC_STATUS_PORT: '0',
+  ...extra,
+});
+
+describe('ebsync dev on a data dir in use', () => {
+  it('refuses a second dev on the same data dir in one line, and frees it on exit', async () => {
+    const data = join(dir, 'shared');
+    const first = new CliProcess(['dev'], env(data));
+    try {
+      await first.waitForLine(/^Status page: /, 120_000);
+      const second = await runCli(['dev'], env(data), 30_000);
+      expect(second.code).toBe(1);
+      expect(second.stderr.trim().split('\n')).toEqual([
+        `ebsync: ebsync dev is already running on data dir ${data} (pid ${first.child.pid}); ` +
+          'stop it first, or give this one another EBSYNC_DATA_DIR',
+      ]);
+      expect(second.stdout).not.toMatch(/Status page|Temporal UI|SANDBOX/);
+      expect(first.running).toBe(true);
+      const stopped = await first.interrupt(60_000);
+      expect(stopped.code).toBe(0);
+      expect(existsSync(join(data, 'dev.pid'))).toBe(false);
+    } finally {
+      first.killAll();
+    }
+  }, 240_000);
+
+  it('takes over a stale lock, and an EBSYNC_WEBHOOK_PORT in use is an error line', async () => {
+    const data = join(dir, 'stale');
+    mkdirSync(data, { recursive: true });
+    // The pid of a process that has ended, as a crash leaves it.
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    }).stdout;
+    writeFileSync(join(data, 'dev.pid'), `${gone}\n`);
+    const port = await freePort();
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    try {
+      const result = await runCli(
+        ['dev'],
+        env(data, { EBSYNC_WEBHOOK_PORT: String(port) }),
+        120_000,
+      );
+      expect(result.stderr).not.toMatch(/already running/);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        `ebsync: cannot listen on 127.0.0.1 port ${port}: the port is in use; choose another with EBSYNC_WEBHOOK_PORT`,
+      ]);
+      expect(existsSync(join(data, 'dev.pid'))).toBe(false);
+    } finally {
+      taken.close();
+    }
+  }, 180_000);
+});
