@@ -25,6 +25,19 @@ function when(ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
+/**
+ * After the count read: of how many, or, once reads went past what the lists counted (events
+ * read by id, records read again), that count said apart, as `ebsync sync` says it: "7563 of
+ * 5345" read as an error.
+ */
+function readOf(c: { read: number; expected: number }): string {
+  if (c.expected <= 0) return ' read';
+  if (c.read > c.expected) {
+    return ` read (the lists counted ${c.expected}; the rest came by id or again)`;
+  }
+  return ` of ${c.expected} read (${Math.round((c.read / c.expected) * 100)}%)`;
+}
+
 function duration(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
@@ -110,7 +123,7 @@ function passBlock(
     parts.push(
       `<div class="bar" title="${p.counts.read} of ${total}"><div style="width:${percent}%"></div></div>`,
       `<div class="counts" data-testid="read-${label}" data-read="${p.counts.read}">` +
-        `${escapeHtml(p.phase)}: <b>${p.counts.read}</b>${p.counts.expected ? ` of ${p.counts.expected}` : ''} read (${percent}%), ` +
+        `${escapeHtml(p.phase)}: <b>${p.counts.read}</b>${readOf(p.counts)}, ` +
         `${p.counts.written} written, ${p.counts.unchanged} unchanged, ${p.counts.deleted} deleted, ` +
         `${p.counts.refused ? `${p.counts.refused} refused, ` : ''}` +
         `${p.partitions.done}/${p.partitions.total} partitions, ${p.counts.requests} requests, ` +

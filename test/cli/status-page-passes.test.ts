@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { reportHtml } from '../../cli/status-page.js';
+import { receiverNotRunning } from '../../cli/status-sections.js';
+import type { PassView } from '../../cli/status-model.js';
+import { emptyCounts, type MirrorProgress } from '../../workflows/mirror-types.js';
+
+/** The status page's line for a pass, from a report as collectStatus builds it. */
+function pageFor(progress: MirrorProgress): string {
+  const now = Date.now();
+  const pass: PassView = {
+    workflowId: 'mirror-shop-1',
+    runId: 'run-1',
+    status: 'running',
+    startedAt: now - 60_000,
+    closedAt: null,
+    progress,
+    error: null,
+    retrying: null,
+    uiUrl: 'http://localhost:8233/namespaces/default/workflows/mirror-shop-1',
+  };
+  return reportHtml(
+    {
+      generatedAt: now,
+      temporal: { namespace: 'default', taskQueue: 'ebsync', uiUrl: 'http://localhost:8233' },
+      connections: [],
+      mirrors: [
+        {
+          workflowId: 'mirror-shop-1',
+          connectionId: 'shop',
+          destination: 'sqlite:/tmp/m.db',
+          current: pass,
+          last: null,
+        },
+      ],
+      destinations: [],
+      schedules: [],
+      webhooks: receiverNotRunning('http://127.0.0.1:8790/webhooks/_stats', 'no answer'),
+      inbox: { store: 'sqlite:/tmp/store.db', error: null, connections: [] },
+      automations: { endpoints: [], error: null },
+      rateLimitedLastHour: 0,
+      problems: [],
+    },
+    new Map(),
+    null,
+  );
+}
+
+function progress(read: number, expected: number, pace?: number): MirrorProgress {
+  return {
+    connectionId: 'shop',
+    destination: 'sqlite:/tmp/m.db',
+    mode: 'full',
+    subjects: ['leads'],
+    phase: 'reading',
+    passId: 'p#1',
+    generation: 1,
+    startedAt: Date.now() - 60_000,
+    elapsedMs: 60_000,
+    partitions: { total: 4, done: 2 },
+    counts: { ...emptyCounts(), read, expected, written: read },
+    gaps: [],
+    refusals: [],
+    ratePerSecond: 10,
+    etaMs: null,
+    error: null,
+    ...(pace === undefined ? {} : { pace }),
+  };
+}
+
+describe("the status page's line for a running pass", () => {
+  it('says reads past what the lists counted as the terminal does, not "7563 of 5345"', () => {
+    const past = pageFor(progress(7563, 5345));
+    expect(past).toContain(
+      '<b>7563</b> read (the lists counted 5345; the rest came by id or again), ',
+    );
+    expect(past).not.toContain('of 5345');
+    expect(pageFor(progress(2000, 5345))).toContain('<b>2000</b> of 5345 read (37%), ');
+  });
+
+  it('says when the service slowed the connection', () => {
+    expect(pageFor(progress(10, 100, 1 / 16))).toContain(
+      'slowed to 6.3 % of EBS_RATE_LIMIT: the service turned requests away for its rate',
+    );
+    expect(pageFor(progress(10, 100))).not.toContain('slowed');
+  });
+});
