@@ -23,6 +23,8 @@ const env = (data: string, extra: Record<string, string> = {}) => ({
   EBSYNC_DATA_DIR: data,
   EBSYNC_WEBHOOK_PORT: '0',
   EBSYNC_STATUS_PORT: '0',
+  // The server is the suite's, not dev's own: without this a Ctrl-C mid-pass waits 30 s.
+  EBSYNC_SHUTDOWN_GRACE: '1s',
   ...extra,
 });
 
@@ -40,11 +42,10 @@ describe('ebsync dev on a data dir in use', () => {
       ]);
       expect(second.stdout).not.toMatch(/Status page|Temporal UI|SANDBOX/);
       expect(first.running).toBe(true);
-      // Stopped once its first pass is done: a Ctrl-C mid-pass on a server dev did not start
-      // waits out the worker's grace, which is dev-interrupt.test.ts's matter, not this one's.
-      await first.waitForLine(/^The data is in /, 240_000);
+      // Stopped mid-pass with a short grace: how a Ctrl-C mid-pass ends (exit code, output)
+      // is dev-interrupt.test.ts's matter; here, that it ends by itself and frees the lock.
       const stopped = await first.interrupt(60_000);
-      expect(stopped.code, stopped.stderr).toBe(0);
+      expect(stopped.signal, stopped.stderr).toBeNull();
       expect(existsSync(join(data, 'dev.pid'))).toBe(false);
     } finally {
       first.killAll();
