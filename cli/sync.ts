@@ -11,6 +11,7 @@ import { type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import { DestinationTargetError } from '../destinations/errors.js';
 import { destinationIdentity, parseDestinationTarget } from '../destinations/open-destination.js';
+import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { databaseMessage } from '../config/database-errors.js';
 import { connectionGone } from '../activities/connection-tokens.js';
@@ -110,11 +111,21 @@ export async function pickConnection(
   return connections[0]!.connectionId;
 }
 
+/** A name no connection could have is bad input (exit 2), said with the rule. */
+export function requireConnectionName(id: string): void {
+  if (!isConnectionName(id)) {
+    throw new UserError(`connection '${id}' is not allowed: expected ${CONNECTION_RULE_TEXT}`, 2);
+  }
+}
+
 /**
  * Connection `id` exists and runs, before anything is started (a mirror of a connection that
  * does not exist could never read a page): otherwise the line the worker would fail it with.
+ * Its form first: a name no connection could have is not "connect it" under a name
+ * `ebsync connect --name` refuses.
  */
 export async function requireConnection(client: Client, id: string, exitCode = 1): Promise<void> {
+  requireConnectionName(id);
   const gone = await connectionGone(client, id);
   if (gone !== null) throw new UserError(gone, exitCode);
 }

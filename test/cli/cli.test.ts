@@ -153,6 +153,25 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     );
   });
 
+  it.for([
+    ['sync', '--connection', 'BAD!'],
+    ['sync', '--status', '--connection', 'Shop'],
+    ['schedule', 'create', '--every', '1h', '--connection', 'BAD!'],
+    ['schedule', 'list', '--connection', '-x'],
+  ])(
+    'ebsync %s: a name no connection could have is one line naming it and the rule, exit 2, before anything runs',
+    async (args, { expect }) => {
+      // Nothing answers there: a command that went on to Temporal would say so, exit 1.
+      const result = await runCli(args, { TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toBe(
+        `error: option '--connection <id>' argument '${args.at(-1)}' is invalid. ` +
+          "Expected a connection name: 1-63 lowercase letters, digits, '-' or '_'.\n",
+      );
+      expect(result.stdout).toBe('');
+    },
+  );
+
   it('doctor against a port nobody listens on says it cannot reach Temporal and exits 1', async ({
     expect,
   }) => {
