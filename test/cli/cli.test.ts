@@ -226,6 +226,16 @@ describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 24
       expect(dataFile.stderr).toBe(
         `ebsync: EBSYNC_DATA_DIR: '${file}' is a file; expected a folder\n`,
       );
+      // A data dir that cannot be made (mkdir under /proc answers ENOENT): the line names the
+      // setting too, not only the folder. `dev` hung there, in a recursive mkdir.
+      const nowhereDir = '/proc/ebsync-nope/data';
+      for (const command of ['sync', 'dev']) {
+        const made = await runCli([command], { ...env, EBSYNC_DATA_DIR: nowhereDir }, 45_000);
+        expect(made.code, made.stderr).toBe(2);
+        expect(made.stderr).toBe(
+          `ebsync: EBSYNC_DATA_DIR: cannot make the folder '${nowhereDir}': its file system does not allow it (ENOENT)\n`,
+        );
+      }
       // A store that does not open (nothing listens there): refused before any task is
       // taken, its password masked; it used to start and poll as if all were well.
       const store = `postgres://ebsync:st0re-pw@127.0.0.1:${await closedPort()}/ebsyncx`;
