@@ -5,6 +5,7 @@ import {
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
+import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { type Config } from '../config/index.js';
 import { readPemFile } from '../worker/pem-files.js';
 import { loadStartupConfig } from './startup-config.js';
@@ -35,8 +36,6 @@ import { secretFrom } from './secret-input.js';
 import { sameSecret } from '../config/secret-compare.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
 import { withinDeadline } from './workflow-deadline.js';
-
-const ID_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /**
  * How long an update to a connection's workflow may wait for a worker. The check for a worker
@@ -481,11 +480,8 @@ async function withWorker<T>(
 }
 
 function checkName(name: string, what = '--name'): string {
-  if (!ID_RULE.test(name)) {
-    throw new UserError(
-      `${what}='${name}' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_'`,
-      2,
-    );
+  if (!isConnectionName(name)) {
+    throw new UserError(`${what}='${name}' is not allowed: expected ${CONNECTION_RULE_TEXT}`, 2);
   }
   return name;
 }

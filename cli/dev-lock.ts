@@ -1,5 +1,6 @@
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { makeDataDir } from '../store/private-files.js';
 import { UserError } from './errors.js';
 
 /** Whether a process with this id runs (EPERM: it does, under another user). */
@@ -20,7 +21,8 @@ function alive(pid: number): boolean {
  * still ours.
  */
 export function lockDataDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Not a recursive mkdir: under /proc that loops for ever, and `npm start` hung silent.
+  makeDataDir(dataDir);
   const file = join(dataDir, 'dev.pid');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {

@@ -4,6 +4,7 @@ import {
   isIncomplete,
   type IdProbe,
   type LearnedReach,
+  type MirrorCounts,
   type MirrorProgress,
 } from '../workflows/mirror-types.js';
 
@@ -21,17 +22,43 @@ export function duration(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
+/**
+ * What a pass read, against what its lists counted. Past that count (events read by id,
+ * records read again), "4116/3816" would read as an error: the lists' count is said apart then,
+ * in a few words beside the progress bar (`compact`), whose line a terminal cuts at its width.
+ */
+export function readText(c: Pick<MirrorCounts, 'read' | 'expected'>, compact = false): string {
+  if (c.expected <= 0) return `${c.read} read`;
+  if (c.read <= c.expected) return `${c.read}/${c.expected} read`;
+  return compact
+    ? `${c.read} read (${c.expected} listed)`
+    : `${c.read} read (the lists counted ${c.expected}; the rest came by id or again)`;
+}
+
+/** Cells of the progress bar `ebsync sync` and the main job draw (cli-progress's default). */
+export const BAR_CELLS = 40;
+
+/**
+ * How full a pass's progress bar is, from 0 to 1: what it read of what its lists counted
+ * (records no query reaches count as settled, as in the ETA). Only a finished pass fills it.
+ * Once the lists' count is read the pass may still be reading events by id, probing lead ids
+ * or sweeping deletions, none of which a list counts beforehand; a full bar there claimed it
+ * done for minutes. So a pass not done stops one cell of `cells` short.
+ */
+export function barFraction(
+  p: Pick<MirrorProgress, 'phase' | 'counts'>,
+  cells: number = BAR_CELLS,
+): number {
+  if (p.phase === 'done' || p.phase === 'incomplete') return 1;
+  const c = p.counts;
+  const share = c.expected > 0 ? Math.min(1, (c.read + c.unreachable) / c.expected) : 0;
+  return Math.min(share, (cells - 1) / cells);
+}
+
 /** One line of a pass's progress: counts, partitions, rate and, while known, the ETA. */
 export function progressLine(p: MirrorProgress): string {
   const c = p.counts;
-  // Past what the lists counted (events read by id, records read again), "4116/3816" would
-  // read as an error: the lists' count is said apart then.
-  const read =
-    c.expected <= 0
-      ? `${c.read} read`
-      : c.read <= c.expected
-        ? `${c.read}/${c.expected} read`
-        : `${c.read} read (the lists counted ${c.expected}; the rest came by id or again)`;
+  const read = readText(c);
   const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
   const slowed = slowedLine(p);
   return (

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { parseDuration } from '../config/duration.js';
 
 /**
@@ -17,6 +18,20 @@ export function intFlag(min: number, max = Number.MAX_SAFE_INTEGER) {
       );
     }
     return n;
+  };
+}
+
+/**
+ * A connection's name (`--connection`), refused before anything runs when no connection
+ * could have it: otherwise the command went on to Temporal and said to connect it under a
+ * name `ebsync connect --name` refuses.
+ */
+export function connectionFlag() {
+  return (value: string): string => {
+    if (!isConnectionName(value)) {
+      throw new InvalidArgumentError(`Expected a connection name: ${CONNECTION_RULE_TEXT}.`);
+    }
+    return value;
   };
 }
 

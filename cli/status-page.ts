@@ -10,7 +10,7 @@ import type {
   WebhookReceiverView,
 } from './status-model.js';
 import { retryLine } from './pass-retry.js';
-import { slowedLine } from './mirror-summary.js';
+import { barFraction, slowedLine } from './mirror-summary.js';
 
 /** Records-per-second samples of one mirror, oldest first: [epoch ms, records/s]. */
 export type RateSeries = readonly (readonly [number, number])[];
@@ -118,7 +118,8 @@ function passBlock(
   ];
   if (p) {
     const total = Math.max(p.counts.expected, p.counts.read, 1);
-    const percent = Math.min(100, Math.round((p.counts.read / total) * 100));
+    // Full only once the pass is done: reads by id after the lists' count come after it.
+    const percent = Math.round(barFraction(p, 100) * 100);
     const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
     parts.push(
       `<div class="bar" title="${p.counts.read} of ${total}"><div style="width:${percent}%"></div></div>`,

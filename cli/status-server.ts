@@ -8,6 +8,7 @@ import {
 } from '@temporalio/client';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
+import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { connectClient, TemporalUnreachableError } from '../worker/temporal-client.js';
 import {
@@ -40,7 +41,6 @@ import { defaultDestination, startOrAttach } from './sync.js';
 
 const REFRESH_MS = 2_000;
 const HOUR_MS = 3_600_000;
-const CONNECTION_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** Schedule ids ebsync makes: sync-<connection>-<what>-<mode>[-<destination key>]. */
 const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
 /** How long an action waits on a workflow (a worker must answer) before it says so. */
@@ -388,10 +388,10 @@ export async function startStatusServer(
    */
   const connectionOf = async (request: FastifyRequest, reply: FastifyReply) => {
     const { id } = request.params as { id: string };
-    if (!CONNECTION_ID.test(id)) {
+    if (!isConnectionName(id)) {
       reply.code(422).send({
         meta: { status: 'error' },
-        errors: { connection: ["expected 1-63 lowercase letters, digits, '-' or '_'"] },
+        errors: { connection: [`expected ${CONNECTION_RULE_TEXT}`] },
       });
       return undefined;
     }

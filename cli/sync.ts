@@ -11,6 +11,7 @@ import { type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import { DestinationTargetError } from '../destinations/errors.js';
 import { destinationIdentity, parseDestinationTarget } from '../destinations/open-destination.js';
+import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { databaseMessage } from '../config/database-errors.js';
 import { connectionGone } from '../activities/connection-tokens.js';
@@ -27,9 +28,12 @@ import {
 import { listConnections } from './connection-list.js';
 import {
   asOfNow,
+  BAR_CELLS,
+  barFraction,
   duration,
   exitCodeOf,
   progressLine,
+  readText,
   slowedLine,
   summaryText,
 } from './mirror-summary.js';
@@ -110,11 +114,21 @@ export async function pickConnection(
   return connections[0]!.connectionId;
 }
 
+/** A name no connection could have is bad input (exit 2), said with the rule. */
+export function requireConnectionName(id: string): void {
+  if (!isConnectionName(id)) {
+    throw new UserError(`connection '${id}' is not allowed: expected ${CONNECTION_RULE_TEXT}`, 2);
+  }
+}
+
 /**
  * Connection `id` exists and runs, before anything is started (a mirror of a connection that
  * does not exist could never read a page): otherwise the line the worker would fail it with.
+ * Its form first: a name no connection could have is not "connect it" under a name
+ * `ebsync connect --name` refuses.
  */
 export async function requireConnection(client: Client, id: string, exitCode = 1): Promise<void> {
+  requireConnectionName(id);
   const gone = await connectionGone(client, id);
   if (gone !== null) throw new UserError(gone, exitCode);
 }
@@ -210,6 +224,9 @@ export async function startOrAttach(
   }
 }
 
+/** The bar's scale: its fill is barFraction of this; the counts are said in words beside it. */
+const BAR_SCALE = 1000;
+
 /** How often a watched mirror is described for retrying activities (a call to Temporal each). */
 const DESCRIBE_EVERY_MS = 2_000;
 
@@ -242,8 +259,8 @@ export async function watchMirror(
     ? new cliProgress.SingleBar(
         {
           stream: process.stderr,
-          format:
-            '{phase} |{bar}| {value}/{total} read, {written} written, {rate}/s, ETA {eta_h}{retry}',
+          format: '{phase} |{bar}| {read}, {written} written, {rate}/s, ETA {eta_h}{retry}',
+          barsize: BAR_CELLS,
           hideCursor: true,
           etaBuffer: 50,
         },
@@ -285,21 +302,19 @@ export async function watchMirror(
         retry = await handle.describe().then(retryOf, () => retry);
       }
       if (progress) {
-        const total = Math.max(progress.counts.expected, progress.counts.read, 1);
+        const filled = Math.round(barFraction(progress) * BAR_SCALE);
         const retrying = retry ? retryLine(retry, progress.destination) : slowedLine(progress);
         const payload = {
           phase: progress.phase.padEnd(8),
+          read: readText(progress.counts, true),
           written: progress.counts.written,
           rate: progress.ratePerSecond,
           eta_h: progress.etaMs === null ? '?' : duration(progress.etaMs),
           retry: retrying ? `; ${retrying}` : '',
         };
         if (bar) {
-          if (!started) bar.start(total, progress.counts.read, payload);
-          else {
-            bar.setTotal(total);
-            bar.update(progress.counts.read, payload);
-          }
+          if (!started) bar.start(BAR_SCALE, filled, payload);
+          else bar.update(filled, payload);
           started = true;
         } else {
           // Every 5 s while it moves; the same line again only every 30 s (a long wait).

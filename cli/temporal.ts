@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { loadStartupConfig } from './startup-config.js';
 import { startDevServer, canConnect, type DevServer } from '../worker/dev-server.js';
+import { makeDataDir } from '../store/private-files.js';
 import { loggerFor, runWorker } from './worker.js';
 import { startWebhookReceiver, type RunningReceiver } from '../worker/webhook-receiver.js';
 import {
@@ -74,6 +75,8 @@ async function startFromFlags(
   const port = flags.port;
   const uiPort = flags.uiPort ?? port + 1000;
   const dbFilename = flags.dbFilename ?? join(dataDir, 'temporal.db');
+  // The data dir's file: a folder that cannot be made is said as the setting it comes from.
+  if (flags.dbFilename === undefined) makeDataDir(dataDir);
   try {
     return await startDevServer({
       ip: flags.ip,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { isConnectionName } from '../config/connection-names.js';
 import { PRODUCTION_HTTP, type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import {
@@ -92,7 +93,7 @@ async function add(name: string, given: string, flags: AddFlags): Promise<void> 
         ? []
         : listFlag('--connections', undefined, flags.connections),
   };
-  const bad = filters.connections.find((c) => !NAME_RULE.test(c));
+  const bad = filters.connections.find((c) => !isConnectionName(c));
   if (bad !== undefined) {
     throw new UserError(`--connections: '${bad}' is not a connection name`, 2);
   }

@@ -13,12 +13,11 @@ import {
   defaultDestination,
   normalizeDestination,
   requireConnection,
+  requireConnectionName,
 } from './sync.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { loggerFor } from './worker.js';
 import { listenRefusal, unreachableReason } from './network-refusals.js';
-
-const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 const sandboxEndpoint = z.object({
   id: z.union([z.number(), z.string()]).transform(String),
@@ -147,12 +146,7 @@ async function checkBeforeRegister(
 }
 
 async function register(config: Config, connection: string, flags: RegisterFlags): Promise<void> {
-  if (!CONNECTION_RULE.test(connection)) {
-    throw new UserError(
-      `connection '${connection}' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_'`,
-      2,
-    );
-  }
+  requireConnectionName(connection);
   const destination = normalizeDestination(flags.to ?? defaultDestination(config));
   const { host, port } = config.webhooks;
   const local = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -14,9 +14,42 @@ export interface PoolOptions {
   applicationName: string;
 }
 
+/**
+ * A Postgres URL as node-postgres is to read it: its `sslmode` with libpq's meaning, the one
+ * psql gives it and a provider's URL means. node-postgres 8 took `prefer`, `require` and
+ * `verify-ca` as `verify-full` and printed a 9-line SECURITY WARNING saying its next major
+ * will not; its `uselibpqcompat=true` gives libpq's meaning now, quietly, and keeps it
+ * across that upgrade:
+ * - `disable`: no TLS;
+ * - `require`: TLS, the server's certificate not checked (checked against `sslrootcert`, as
+ *   `verify-ca`, when one is given);
+ * - `verify-ca`: TLS, the certificate checked against `sslrootcert` (required), not the host;
+ * - `verify-full`: TLS, the certificate and the host name checked (against `sslrootcert`, or
+ *   the system's authorities);
+ * - `prefer` and `allow`: TLS as `require`, since the driver cannot fall back to a connection
+ *   in the clear as libpq does: never less than libpq would give.
+ * `no-verify`, node-postgres's own mode (TLS, nothing checked), and a URL that says
+ * `uselibpqcompat` itself are left as they are.
+ */
+export function withLibpqSslMode(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  const mode = parsed.searchParams.get('sslmode');
+  if (mode === null || mode === 'no-verify' || parsed.searchParams.has('uselibpqcompat')) {
+    return url;
+  }
+  if (mode === 'allow' || mode === 'prefer') parsed.searchParams.set('sslmode', 'require');
+  parsed.searchParams.set('uselibpqcompat', 'true');
+  return parsed.toString();
+}
+
 export function createPostgresPool(url: string, options: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString: withLibpqSslMode(url),
     max: options.max ?? 10,
     application_name: options.applicationName,
     connectionTimeoutMillis: 10_000,

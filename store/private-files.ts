@@ -1,5 +1,6 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { ConfigError } from '../config/index.js';
 import { StoreFailedError, StoreLocationError } from './errors.js';
 
 /**
@@ -65,6 +66,25 @@ export function makePrivateDir(dir: string): void {
       const made = (error as NodeJS.ErrnoException).code === 'EEXIST' && isFolder(level);
       if (!made) throw folderRefused(dir, error);
     }
+  }
+}
+
+/**
+ * Makes the data dir (EBSYNC_DATA_DIR) as makePrivateDir makes a folder. One that cannot be
+ * made is a bad setting: said naming it, as any setting is (exit 2), not as a folder of
+ * unknown origin that cannot be made.
+ */
+export function makeDataDir(dir: string): void {
+  if (existsSync(dir) && !isFolder(dir)) {
+    throw new ConfigError([`EBSYNC_DATA_DIR: '${dir}' is a file; expected a folder`]);
+  }
+  try {
+    makePrivateDir(dir);
+  } catch (error) {
+    if (error instanceof StoreFailedError || error instanceof StoreLocationError) {
+      throw new ConfigError([`EBSYNC_DATA_DIR: ${error.message}`]);
+    }
+    throw error;
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Acceptance, Notice } from '../store/inbox.js';
+import { isConnectionName } from '../config/connection-names.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { sameSecret } from '../config/secret-compare.js';
 import { MalformedDeliveryError, parseDelivery, type Delivery } from './delivery.js';
@@ -69,7 +70,6 @@ export interface ReceiverOptions {
   statsToken?: string;
 }
 
-const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** How long a sender should wait before retrying after a 503. */
 const RETRY_AFTER_SECONDS = 5;
 /** How often Node checks the request and headers timeouts (its default is 30 s). */
@@ -190,7 +190,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
   app.post<{ Params: { connection: string } }>('/webhooks/:connection', async (request, reply) => {
     const connectionId = request.params.connection;
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const registered = CONNECTION_RULE.test(connectionId)
+    const registered = isConnectionName(connectionId)
       ? await options.hookOf(connectionId)
       : undefined;
     const hook = registered ?? decoy;

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { ConfigError, configSchema, type Config } from '../config/index.js';
-import { makePrivateDir } from '../store/private-files.js';
+import { makeDataDir } from '../store/private-files.js';
 import { EncryptionCodec, type EncryptionKey } from './codec.js';
 
 export function generateKeyLine(
@@ -26,10 +26,7 @@ export function encryptionKeys(config: Config): EncryptionKey[] {
   }
   const file = join(config.dataDir, 'encryption-keys');
   if (!existsSync(file)) {
-    if (existsSync(config.dataDir) && !statSync(config.dataDir).isDirectory()) {
-      throw new ConfigError([`EBSYNC_DATA_DIR: '${config.dataDir}' is a file; expected a folder`]);
-    }
-    makePrivateDir(config.dataDir);
+    makeDataDir(config.dataDir);
     writeFileSync(file, `${generateKeyLine('dev1')}\n`, { mode: 0o600 });
   }
   chmodSync(file, 0o600);

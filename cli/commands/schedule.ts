@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { durationFlag } from '../options.js';
+import { connectionFlag, durationFlag } from '../options.js';
 import type { CreateFlags, ScheduleVerb } from '../schedules.js';
 
 const run = () => import('../schedules.js');
@@ -48,7 +48,7 @@ export function registerScheduleCommands(program: Command): void {
       '--to <destination>',
       'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
     )
-    .option('--connection <id>', 'connection to mirror (default: the only one)')
+    .option('--connection <id>', 'connection to mirror (default: the only one)', connectionFlag())
     .addOption(
       new Option(
         '--catchup-window <duration>',
@@ -74,7 +74,7 @@ export function registerScheduleCommands(program: Command): void {
   group
     .command('list')
     .description('List the mirror schedules, with state, timing and next run.')
-    .option('--connection <id>', 'only this connection’s')
+    .option('--connection <id>', 'only this connection’s', connectionFlag())
     .option('--json', 'print JSON')
     .action(async (flags: { connection?: string; json?: boolean }) =>
       (await run()).scheduleListCommand(flags),

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { intFlag } from '../options.js';
+import { connectionFlag, intFlag } from '../options.js';
 import type { SyncFlags } from '../sync.js';
 
 /** `ebsync sync`: its words and help; the work is in ../sync.ts. */
@@ -20,7 +20,7 @@ export function registerSyncCommand(program: Command): void {
       '--full',
       'full pass: re-read every record and mark deleted ones (default: incremental)',
     )
-    .option('--connection <id>', 'connection to mirror (default: the only one)')
+    .option('--connection <id>', 'connection to mirror (default: the only one)', connectionFlag())
     .option('--concurrency <n>', 'partitions read at once (1-16)', intFlag(1, 16))
     .option('--status', 'print the progress of this mirror and exit')
     .option('--cancel', 'cancel this mirror (an interrupted pass deletes nothing)')

@@ -153,6 +153,25 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     );
   });
 
+  it.for([
+    ['sync', '--connection', 'BAD!'],
+    ['sync', '--status', '--connection', 'Shop'],
+    ['schedule', 'create', '--every', '1h', '--connection', 'BAD!'],
+    ['schedule', 'list', '--connection', '-x'],
+  ])(
+    'ebsync %s: a name no connection could have is one line naming it and the rule, exit 2, before anything runs',
+    async (args, { expect }) => {
+      // Nothing answers there: a command that went on to Temporal would say so, exit 1.
+      const result = await runCli(args, { TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toBe(
+        `error: option '--connection <id>' argument '${args.at(-1)}' is invalid. ` +
+          "Expected a connection name: 1-63 lowercase letters, digits, '-' or '_'.\n",
+      );
+      expect(result.stdout).toBe('');
+    },
+  );
+
   it('doctor against a port nobody listens on says it cannot reach Temporal and exits 1', async ({
     expect,
   }) => {
@@ -207,6 +226,16 @@ describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 24
       expect(dataFile.stderr).toBe(
         `ebsync: EBSYNC_DATA_DIR: '${file}' is a file; expected a folder\n`,
       );
+      // A data dir that cannot be made (mkdir under /proc answers ENOENT): the line names the
+      // setting too, not only the folder. `dev` hung there, in a recursive mkdir.
+      const nowhereDir = '/proc/ebsync-nope/data';
+      for (const command of ['sync', 'dev']) {
+        const made = await runCli([command], { ...env, EBSYNC_DATA_DIR: nowhereDir }, 45_000);
+        expect(made.code, made.stderr).toBe(2);
+        expect(made.stderr).toBe(
+          `ebsync: EBSYNC_DATA_DIR: cannot make the folder '${nowhereDir}': its file system does not allow it (ENOENT)\n`,
+        );
+      }
       // A store that does not open (nothing listens there): refused before any task is
       // taken, its password masked; it used to start and poll as if all were well.
       const store = `postgres://ebsync:st0re-pw@127.0.0.1:${await closedPort()}/ebsyncx`;

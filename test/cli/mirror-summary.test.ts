@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { asOfNow, progressLine, slowedLine, summaryText } from '../../cli/mirror-summary.js';
+import {
+  asOfNow,
+  BAR_CELLS,
+  barFraction,
+  progressLine,
+  readText,
+  slowedLine,
+  summaryText,
+} from '../../cli/mirror-summary.js';
 import { emptyCounts, etaOf, type MirrorProgress } from '../../workflows/mirror-types.js';
 
 /** A finished pass as the mirror workflow's query answers it. */
@@ -76,6 +84,39 @@ describe('the summary of a first pass over leads', () => {
       refusals: [],
     });
     expect(summaryText(events)).not.toContain('booking list');
+  });
+});
+
+describe("a running pass's progress bar", () => {
+  const at = (phase: MirrorProgress['phase'], read: number, expected: number, unreachable = 0) =>
+    finished({ phase, counts: { ...emptyCounts(), read, expected, unreachable } });
+
+  it('is not full while the pass reads events by id after the lists, only once it is done', () => {
+    // The lists' count read, events by id to come (or coming): one cell short, not done.
+    for (const pass of [
+      at('reading', 3816, 3816),
+      at('reading', 4116, 3816),
+      at('deleting', 3816, 3816),
+    ]) {
+      expect(barFraction(pass)).toBe((BAR_CELLS - 1) / BAR_CELLS);
+      // As cli-progress draws it (cells rounded): the last one stays empty.
+      expect(Math.round(barFraction(pass) * BAR_CELLS)).toBe(BAR_CELLS - 1);
+    }
+    // Its words say the count as the progress line does, in short.
+    expect(readText(at('reading', 4116, 3816).counts, true)).toBe('4116 read (3816 listed)');
+    expect(readText(at('reading', 1908, 3816).counts, true)).toBe('1908/3816 read');
+    expect(barFraction(at('done', 4116, 3816))).toBe(1);
+    expect(barFraction(at('incomplete', 90, 100, 10))).toBe(1);
+  });
+
+  it('fills with what was read of what the lists counted, records out of reach settled', () => {
+    expect(barFraction(at('reading', 1908, 3816))).toBe(0.5);
+    expect(barFraction(at('reading', 40, 100, 10))).toBe(0.5);
+    expect(barFraction(at('planning', 0, 0))).toBe(0);
+    // A pass that failed or paused half way is not done either.
+    expect(barFraction(at('failed', 100, 100))).toBe((BAR_CELLS - 1) / BAR_CELLS);
+    // The status page's bar in percent: 99 at most until done.
+    expect(barFraction(at('reading', 4116, 3816), 100)).toBe(0.99);
   });
 });
 

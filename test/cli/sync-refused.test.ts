@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mirrorRun } from '../../cli/sync.js';
+import { mirrorRun, requireConnection } from '../../cli/sync.js';
 import { loadConfig } from '../../config/index.js';
 import { connectClient } from '../../worker/temporal-client.js';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
@@ -104,6 +104,20 @@ describe('ebsync sync refuses what could never make progress', () => {
     expect(sync.stdout).toBe('');
     expect((await mirrorIds()).filter((id) => id.startsWith('mirror-nope-'))).toEqual([]);
   }, 40_000);
+
+  it('a name no connection could have: the rule, exit 2, not to connect it under that name', async () => {
+    // The check every command's connection goes through (`--connection` itself is refused
+    // by its flag's parser, test/cli/cli.test.ts).
+    const refusal = await requireConnection(client, 'BAD!').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refusal).toMatchObject({
+      exitCode: 2,
+      message:
+        "connection 'BAD!' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_'",
+    });
+  });
 
   it('a destination that cannot be opened: one line naming it, password masked, exit 1', async () => {
     const to = deadUrl('crm');
