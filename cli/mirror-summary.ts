@@ -21,17 +21,27 @@ export function duration(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
+/**
+ * The words after a pass's count read: of how many the lists counted (`/3816 read` unless
+ * `withinCount` says it otherwise: the status page adds the percent) or, once reads went past
+ * that count (events read by id, records read again), that count said apart, since "4116/3816"
+ * would read as an error. The terminal and the status page both say it through here.
+ */
+export function readOf(
+  c: { read: number; expected: number },
+  withinCount: (expected: number) => string = (expected) => `/${expected} read`,
+): string {
+  if (c.expected <= 0) return ' read';
+  if (c.read > c.expected) {
+    return ` read (the lists counted ${c.expected}; the rest came by id or again)`;
+  }
+  return withinCount(c.expected);
+}
+
 /** One line of a pass's progress: counts, partitions, rate and, while known, the ETA. */
 export function progressLine(p: MirrorProgress): string {
   const c = p.counts;
-  // Past what the lists counted (events read by id, records read again), "4116/3816" would
-  // read as an error: the lists' count is said apart then.
-  const read =
-    c.expected <= 0
-      ? `${c.read} read`
-      : c.read <= c.expected
-        ? `${c.read}/${c.expected} read`
-        : `${c.read} read (the lists counted ${c.expected}; the rest came by id or again)`;
+  const read = `${c.read}${readOf(c)}`;
   const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
   const slowed = slowedLine(p);
   return (
