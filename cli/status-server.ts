@@ -500,7 +500,11 @@ export async function startStatusServer(
   try {
     await app.listen({ host, port: options.port ?? config.status.port });
   } catch (error) {
+    // The report gathered since the start must not outlive the page: its retries would call
+    // a client the caller closes next (the dev stack does, then tries a free port).
     clearInterval(timer);
+    stopping.abort();
+    await inFlight?.catch(() => undefined);
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
       throw new UserError(
