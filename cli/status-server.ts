@@ -13,6 +13,7 @@ import { connectClient, TemporalUnreachableError } from '../worker/temporal-clie
 import { connectionWorkflowId, setPausedUpdate } from '../workflows/connection-types.js';
 import { MIRROR_SUBJECTS } from '../workflows/mirror-types.js';
 import { UserError } from './errors.js';
+import { listenRefusal } from './network-refusals.js';
 import { causes, GRPC_DEADLINE_EXCEEDED } from './workflow-deadline.js';
 import { REQUEST_KEPT, updateOnceAnswered } from './connection-update.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedules.js';
@@ -505,13 +506,14 @@ export async function startStatusServer(
     clearInterval(timer);
     stopping.abort();
     await inFlight?.catch(() => undefined);
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') {
-      throw new UserError(
-        `port ${options.port ?? config.status.port} on ${host} is already in use; choose another with EBSYNC_STATUS_PORT`,
-      );
-    }
-    throw error;
+    throw (
+      listenRefusal(error, {
+        host,
+        port: options.port ?? config.status.port,
+        hostFrom: 'EBSYNC_STATUS_HOST',
+        portFrom: 'EBSYNC_STATUS_PORT',
+      }) ?? error
+    );
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.status.port;

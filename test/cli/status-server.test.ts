@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDevStatusPage } from '../../cli/dev-stack.js';
+import { ListenRefusal } from '../../cli/network-refusals.js';
 import { startStatusServer, type StatusServer } from '../../cli/status-server.js';
 import { loadConfig, type Config } from '../../config/index.js';
 import type { Logger } from '../../worker/logger.js';
@@ -339,6 +340,26 @@ describe('the status page on a port in use', () => {
       EBSYNC_STATUS_PORT: String(busy),
       EBSYNC_WEBHOOK_PORT: '0',
     });
+
+  it("is refused in one line, as ebsync's other listeners say it, naming the setting", async () => {
+    const busy = Number(new URL(server.url).port);
+    const { Client, Connection } = await import('@temporalio/client');
+    const connection = Connection.lazy({ address: config.temporal.address });
+    try {
+      const refused = await startStatusServer(takenConfig(busy), new Client({ connection })).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(ListenRefusal);
+      expect(refused).toMatchObject({
+        code: 'EADDRINUSE',
+        exitCode: 1,
+        message: `cannot listen on 127.0.0.1 port ${busy}: the port is in use; choose another with EBSYNC_STATUS_PORT`,
+      });
+    } finally {
+      await connection.close();
+    }
+  });
 
   it('makes the status page beside the main job take a free port, and say why', async () => {
     const busy = Number(new URL(server.url).port);
