@@ -27,7 +27,6 @@ import {
   disconnectUpdate,
   reconnectUpdate,
   setPausedUpdate,
-  statusQuery,
 } from '../workflows/connection-types.js';
 import { listConnections } from './connection-list.js';
 import { runAction, UserError } from './errors.js';
@@ -35,7 +34,7 @@ import { formatDuration } from './options.js';
 import { secretFrom } from './secret-input.js';
 import { sameSecret } from '../config/secret-compare.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
-import { withinDeadline } from './workflow-deadline.js';
+import { connectionStatusWithin, REQUEST_KEPT, updateOnceAnswered } from './connection-update.js';
 
 /**
  * How long an update to a connection's workflow may wait for a worker. The check for a worker
@@ -47,44 +46,30 @@ const UPDATE_DEADLINE_MS = 30_000;
 /** Exit code of a request no worker answered in time, which Temporal keeps and carries out later. */
 const QUEUED_EXIT = 4;
 
-/**
- * The connection's status, asked within the deadline before anything is sent to it: a query
- * that no worker answers is dropped by Temporal, so when none answers nothing was asked that a
- * worker could carry out later.
- */
-function statusWithin(client: Client, workflowId: string): Promise<ConnectionStatus> {
-  return withinDeadline(
-    client,
-    UPDATE_DEADLINE_MS,
-    () => client.workflow.getHandle(workflowId).query(statusQuery),
-    () =>
-      new UserError(
-        `the connection's workflow '${workflowId}' got no answer within ${UPDATE_DEADLINE_MS / 1000} s: no worker runs it, and nothing was sent to it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again`,
-      ),
+/** No worker answered the connection's workflow before anything was sent to it. */
+const unanswered = (workflowId: string) => (): UserError =>
+  new UserError(
+    `the connection's workflow '${workflowId}' got no answer within ${UPDATE_DEADLINE_MS / 1000} s: no worker runs it, and nothing was sent to it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again`,
   );
+
+/** The connection's status, once a worker answered (connection-update.ts). */
+function statusWithin(client: Client, workflowId: string): Promise<ConnectionStatus> {
+  return connectionStatusWithin(client, workflowId, UPDATE_DEADLINE_MS, unanswered(workflowId));
 }
 
 /**
- * An update, sent once a worker answered the status query. Temporal keeps an update no worker
- * has taken yet and delivers it when one runs the workflow, and it cannot be withdrawn: when
- * the worker went away in between, the line says the request is kept, with its own exit code.
+ * An update, sent once a worker answered the status query (connection-update.ts): when the
+ * worker went away in between, the line says the request is kept, with its own exit code.
  */
-async function updateWithin<T>(
-  client: Client,
-  workflowId: string,
-  update: () => Promise<T>,
-): Promise<T> {
-  await statusWithin(client, workflowId);
-  return withinDeadline(
-    client,
-    UPDATE_DEADLINE_MS,
-    update,
-    () =>
+function updateWithin<T>(client: Client, workflowId: string, update: () => Promise<T>): Promise<T> {
+  return updateOnceAnswered(client, workflowId, UPDATE_DEADLINE_MS, update, {
+    unanswered: unanswered(workflowId),
+    kept: () =>
       new UserError(
-        `no worker answered the connection's workflow '${workflowId}' within ${UPDATE_DEADLINE_MS / 1000} s; the request is kept and is carried out when a worker runs the connection's workflow ('ebsync worker' with the task queue it was started on starts one)`,
+        `no worker answered the connection's workflow '${workflowId}' within ${UPDATE_DEADLINE_MS / 1000} s; ${REQUEST_KEPT} ('ebsync worker' with the task queue it was started on starts one)`,
         QUEUED_EXIT,
       ),
-  );
+  });
 }
 
 function serviceOptions(config: Config): {

@@ -9,7 +9,7 @@ import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { listConnections } from './connection-list.js';
 import { saveConnection } from './connections.js';
 import { ensureDefaultSchedules, scheduleLines } from './schedules.js';
-import { UserError } from './errors.js';
+import { ListenRefusal } from './network-refusals.js';
 import type { StatusServer } from './status-server.js';
 import { summaryText } from './mirror-summary.js';
 import { defaultDestination, displayPath, startOrAttach, watchMirror } from './sync.js';
@@ -199,7 +199,7 @@ export async function startDevStatusPage(
     try {
       page = await openStatusPage(config);
     } catch (error) {
-      if (!(error instanceof UserError)) throw error;
+      if (!(error instanceof ListenRefusal && error.code === 'EADDRINUSE')) throw error;
       logger.warn({ port: config.status.port }, 'status page port in use; it takes a free port');
       page = await openStatusPage(config, { port: 0 });
     }

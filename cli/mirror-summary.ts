@@ -23,16 +23,29 @@ export function duration(ms: number): string {
 }
 
 /**
- * What a pass read, against what its lists counted. Past that count (events read by id,
- * records read again), "4116/3816" would read as an error: the lists' count is said apart then,
- * in a few words beside the progress bar (`compact`), whose line a terminal cuts at its width.
+ * The words after a pass's count read: of how many the lists counted (`/3816 read` unless
+ * `withinCount` says it otherwise: the status page adds the percent) or, once reads went past
+ * that count (events read by id, records read again), that count said apart, since "4116/3816"
+ * would read as an error; in a few words (`compact`) beside the progress bar, whose line a
+ * terminal cuts at its width. The terminal and the status page both say it through here.
  */
+export function readOf(
+  c: { read: number; expected: number },
+  withinCount: (expected: number) => string = (expected) => `/${expected} read`,
+  compact = false,
+): string {
+  if (c.expected <= 0) return ' read';
+  if (c.read > c.expected) {
+    return compact
+      ? ` read (${c.expected} listed)`
+      : ` read (the lists counted ${c.expected}; the rest came by id or again)`;
+  }
+  return withinCount(c.expected);
+}
+
+/** What a pass read, against what its lists counted: "3816/3816 read" (see readOf). */
 export function readText(c: Pick<MirrorCounts, 'read' | 'expected'>, compact = false): string {
-  if (c.expected <= 0) return `${c.read} read`;
-  if (c.read <= c.expected) return `${c.read}/${c.expected} read`;
-  return compact
-    ? `${c.read} read (${c.expected} listed)`
-    : `${c.read} read (the lists counted ${c.expected}; the rest came by id or again)`;
+  return `${c.read}${readOf(c, undefined, compact)}`;
 }
 
 /** Cells of the progress bar `ebsync sync` and the main job draw (cli-progress's default). */

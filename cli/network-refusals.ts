@@ -18,27 +18,48 @@ export interface ListenSource {
   portFrom: string;
 }
 
+/**
+ * A listener that could not start, in words; `code` keeps the system's (EADDRINUSE, …) for a
+ * caller that has a way around one of them (the dev stack's status page takes a free port).
+ */
+export class ListenRefusal extends UserError {
+  constructor(
+    message: string,
+    readonly code: string,
+    exitCode?: number,
+  ) {
+    super(message, exitCode);
+  }
+}
+
 /** A listener that could not start, as one line; undefined for a failure of another kind. */
-export function listenRefusal(error: unknown, at: ListenSource): UserError | undefined {
+export function listenRefusal(error: unknown, at: ListenSource): ListenRefusal | undefined {
   const where = `cannot listen on ${at.host} port ${at.port}`;
-  switch (codeOf(error)) {
+  const code = codeOf(error);
+  switch (code) {
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EAI_NONAME':
-      return new UserError(
+      return new ListenRefusal(
         `${where}: ${at.hostFrom} ${at.host} is neither an IP address nor a name this machine resolves`,
+        code,
         2,
       );
     case 'EADDRNOTAVAIL':
-      return new UserError(
+      return new ListenRefusal(
         `${where}: ${at.host} is not an address of this machine; choose one with ${at.hostFrom} (127.0.0.1 or 0.0.0.0, say)`,
+        code,
         2,
       );
     case 'EADDRINUSE':
-      return new UserError(`${where}: the port is in use; choose another with ${at.portFrom}`);
+      return new ListenRefusal(
+        `${where}: the port is in use; choose another with ${at.portFrom}`,
+        code,
+      );
     case 'EACCES':
-      return new UserError(
+      return new ListenRefusal(
         `${where}: not permitted (ports below 1024 need privileges); choose another with ${at.portFrom}`,
+        code,
       );
     default:
       return undefined;

@@ -9,6 +9,7 @@ import type { CrmFakeName } from '../sandbox/crm/names.js';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { SANDBOX_DEFAULTS } from './commands/sandbox.js';
 import { runAction, UserError } from './errors.js';
+import { listenRefusal } from './network-refusals.js';
 import { FROM_STDIN, secretFrom } from './secret-input.js';
 
 /** Why the SQLite file of --db could not be used, with what the flag takes. */
@@ -160,12 +161,14 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
     try {
       sandbox = await startSandbox(options);
     } catch (error) {
+      const refusal = listenRefusal(error, {
+        host: flags.host,
+        port: flags.port,
+        hostFrom: '--host',
+        portFrom: '--port',
+      });
+      if (refusal) throw refusal;
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') {
-        throw new UserError(
-          `port ${flags.port} on ${flags.host} is already in use; choose another with --port`,
-        );
-      }
       if (flags.db !== undefined && code?.startsWith('SQLITE_')) {
         throw new UserError(dbRefusal(flags.db, code), 2);
       }

@@ -10,7 +10,7 @@ import type {
   WebhookReceiverView,
 } from './status-model.js';
 import { retryLine } from './pass-retry.js';
-import { barFraction, slowedLine } from './mirror-summary.js';
+import { barFraction, readOf, slowedLine } from './mirror-summary.js';
 
 /** Records-per-second samples of one mirror, oldest first: [epoch ms, records/s]. */
 export type RateSeries = readonly (readonly [number, number])[];
@@ -23,19 +23,6 @@ const escapeHtml = (value: unknown): string =>
 
 function when(ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-/**
- * After the count read: of how many, or, once reads went past what the lists counted (events
- * read by id, records read again), that count said apart, as `ebsync sync` says it: "7563 of
- * 5345" read as an error.
- */
-function readOf(c: { read: number; expected: number }): string {
-  if (c.expected <= 0) return ' read';
-  if (c.read > c.expected) {
-    return ` read (the lists counted ${c.expected}; the rest came by id or again)`;
-  }
-  return ` of ${c.expected} read (${Math.round((c.read / c.expected) * 100)}%)`;
 }
 
 function duration(ms: number): string {
@@ -121,10 +108,12 @@ function passBlock(
     // Full only once the pass is done: reads by id after the lists' count come after it.
     const percent = Math.round(barFraction(p, 100) * 100);
     const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
+    // Within the lists' count the page says the percent its bar shows.
+    const ofCount = (expected: number): string => ` of ${expected} read (${percent}%)`;
     parts.push(
       `<div class="bar" title="${p.counts.read} of ${total}"><div style="width:${percent}%"></div></div>`,
       `<div class="counts" data-testid="read-${label}" data-read="${p.counts.read}">` +
-        `${escapeHtml(p.phase)}: <b>${p.counts.read}</b>${readOf(p.counts)}, ` +
+        `${escapeHtml(p.phase)}: <b>${p.counts.read}</b>${readOf(p.counts, ofCount)}, ` +
         `${p.counts.written} written, ${p.counts.unchanged} unchanged, ${p.counts.deleted} deleted, ` +
         `${p.counts.refused ? `${p.counts.refused} refused, ` : ''}` +
         `${p.partitions.done}/${p.partitions.total} partitions, ${p.counts.requests} requests, ` +

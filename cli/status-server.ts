@@ -11,14 +11,12 @@ import type { Config } from '../config/index.js';
 import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { connectClient, TemporalUnreachableError } from '../worker/temporal-client.js';
-import {
-  connectionWorkflowId,
-  setPausedUpdate,
-  statusQuery,
-} from '../workflows/connection-types.js';
+import { connectionWorkflowId, setPausedUpdate } from '../workflows/connection-types.js';
 import { MIRROR_SUBJECTS } from '../workflows/mirror-types.js';
 import { UserError } from './errors.js';
-import { causes, GRPC_DEADLINE_EXCEEDED, withinDeadline } from './workflow-deadline.js';
+import { listenRefusal } from './network-refusals.js';
+import { causes, GRPC_DEADLINE_EXCEEDED } from './workflow-deadline.js';
+import { REQUEST_KEPT, updateOnceAnswered } from './connection-update.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedules.js';
 import {
   collectStatus,
@@ -437,22 +435,20 @@ export async function startStatusServer(
         // when none polls, and within the deadline when the last one has just gone.
         await requireWorkerOf(client, config, handle.workflowId);
         const what = `${action} of ${connection.connectionId}`;
-        // A worker answers first, as 'ebsync pause' asks: Temporal keeps an update no worker
-        // takes and delivers it later, so an answer of "try again" must mean nothing was sent.
-        await withinDeadline(
+        // A worker answers first, as 'ebsync connections pause' asks: "try again" must mean
+        // nothing was sent, since Temporal keeps an update no worker takes and delivers it later.
+        const status = await updateOnceAnswered(
           client,
-          ACTION_DEADLINE_MS,
-          () => handle.query(statusQuery),
-          () => noAnswer(what, ', and nothing was sent to it'),
-        );
-        const status = await withinDeadline(
-          client,
+          handle.workflowId,
           ACTION_DEADLINE_MS,
           () => handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] }),
-          () =>
-            new WorkerUnavailableError(
-              `${what}: the worker went away within ${ACTION_DEADLINE_MS / 1000} s; the request is kept and is carried out when a worker runs the connection's workflow`,
-            ),
+          {
+            unanswered: () => noAnswer(what, ', and nothing was sent to it'),
+            kept: () =>
+              new WorkerUnavailableError(
+                `${what}: the worker went away within ${ACTION_DEADLINE_MS / 1000} s; ${REQUEST_KEPT}`,
+              ),
+          },
         );
         const wanted = action === 'pause' ? 'paused' : 'active';
         void refresh().catch(() => undefined);
@@ -505,14 +501,19 @@ export async function startStatusServer(
   try {
     await app.listen({ host, port: options.port ?? config.status.port });
   } catch (error) {
+    // The report gathered since the start must not outlive the page: its retries would call
+    // a client the caller closes next (the dev stack does, then tries a free port).
     clearInterval(timer);
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') {
-      throw new UserError(
-        `port ${options.port ?? config.status.port} on ${host} is already in use; choose another with EBSYNC_STATUS_PORT`,
-      );
-    }
-    throw error;
+    stopping.abort();
+    await inFlight?.catch(() => undefined);
+    throw (
+      listenRefusal(error, {
+        host,
+        port: options.port ?? config.status.port,
+        hostFrom: 'EBSYNC_STATUS_HOST',
+        portFrom: 'EBSYNC_STATUS_PORT',
+      }) ?? error
+    );
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.status.port;

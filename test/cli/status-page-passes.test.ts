@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { progressLine } from '../../cli/mirror-summary.js';
 import { reportHtml } from '../../cli/status-page.js';
 import { receiverNotRunning } from '../../cli/status-sections.js';
 import type { PassView } from '../../cli/status-model.js';
@@ -75,6 +76,14 @@ describe("the status page's line for a running pass", () => {
     );
     expect(past).not.toContain('of 5345');
     expect(pageFor(progress(2000, 5345))).toContain('<b>2000</b> of 5345 read (37%), ');
+    expect(pageFor(progress(12, 0))).toContain('<b>12</b> read, ');
+  });
+
+  it("says reads past the lists' count in the terminal's own words", () => {
+    const past = progress(7563, 5345);
+    const terminal = /^reading: 7563( read \(.+?\)), /.exec(progressLine(past));
+    expect(terminal).not.toBeNull();
+    expect(pageFor(past)).toContain(`<b>7563</b>${terminal?.[1] ?? ''}, `);
   });
 
   it('says when the service slowed the connection', () => {

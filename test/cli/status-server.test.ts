@@ -5,8 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startDevStatusPage } from '../../cli/dev-stack.js';
+import { ListenRefusal } from '../../cli/network-refusals.js';
 import { startStatusServer, type StatusServer } from '../../cli/status-server.js';
 import { loadConfig, type Config } from '../../config/index.js';
+import type { Logger } from '../../worker/logger.js';
 import { connectClient } from '../../worker/temporal-client.js';
 import { dataConverter } from '../../worker/data-converter.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
@@ -324,6 +327,51 @@ describe('the status page when Temporal is unreachable', () => {
       port = saved;
       await lonely.close();
       await connection.close();
+    }
+  }, 60_000);
+});
+
+describe('the status page on a port in use', () => {
+  const takenConfig = (busy: number): Config =>
+    loadConfig({
+      EBSYNC_DATA_DIR: dir,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      EBSYNC_STATUS_PORT: String(busy),
+      EBSYNC_WEBHOOK_PORT: '0',
+    });
+
+  it("is refused in one line, as ebsync's other listeners say it, naming the setting", async () => {
+    const busy = Number(new URL(server.url).port);
+    const { Client, Connection } = await import('@temporalio/client');
+    const connection = Connection.lazy({ address: config.temporal.address });
+    try {
+      const refused = await startStatusServer(takenConfig(busy), new Client({ connection })).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(ListenRefusal);
+      expect(refused).toMatchObject({
+        code: 'EADDRINUSE',
+        exitCode: 1,
+        message: `cannot listen on 127.0.0.1 port ${busy}: the port is in use; choose another with EBSYNC_STATUS_PORT`,
+      });
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('makes the status page beside the main job take a free port, and say why', async () => {
+    const busy = Number(new URL(server.url).port);
+    const warnings: unknown[][] = [];
+    const logger = { warn: (...args: unknown[]) => warnings.push(args) } as unknown as Logger;
+    const page = await startDevStatusPage(takenConfig(busy), logger);
+    try {
+      expect(page).toBeDefined();
+      expect(Number(new URL(page?.url ?? 'http://x/').port)).not.toBe(busy);
+      expect(warnings).toEqual([[{ port: busy }, 'status page port in use; it takes a free port']]);
+    } finally {
+      await page?.close();
     }
   }, 60_000);
 });

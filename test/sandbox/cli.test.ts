@@ -1,11 +1,12 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import got from 'got';
 import { afterAll, describe, expect, it } from 'vitest';
 import { registerSandboxCommand } from '../../cli/commands/sandbox.js';
-import { CliProcess, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { CliProcess, freePort, REPO_ROOT, runCli } from '../helpers/cli.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'ebsync-sandbox-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -152,6 +153,23 @@ describe('ebsync sandbox flags and their docs', () => {
       );
     },
   );
+
+  it('refuses a --port in use in one line, as the other listeners say it', async () => {
+    const port = await freePort();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    try {
+      const result = await runCli(['sandbox', '--http', '--port', String(port)], {
+        EBSYNC_DATA_DIR: tmp,
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `ebsync: cannot listen on 127.0.0.1 port ${port}: the port is in use; choose another with --port\n`,
+      );
+    } finally {
+      taken.close();
+    }
+  });
 
   it('exports every limit started unlike its default, so ebsync plans with the same ones', async () => {
     const cli = new CliProcess(
