@@ -95,14 +95,20 @@ function signed(deliveryId: string, leadId: number): Signed {
  */
 const senderAgent = new Agent({ keepAlive: true, maxSockets: LANES });
 
-function send(url: string, request: Signed): Promise<number> {
+function send(url: string, request: Signed, retried = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, {
       method: 'POST',
       agent: senderAgent,
       headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) },
     });
-    req.once('error', reject);
+    req.once('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive socket the receiver closed (its idle timeout) just as it was reused: the
+      // request goes again once, as Node's documentation advises (delivery ids are deduped).
+      if (req.reusedSocket && error.code === 'ECONNRESET' && !retried) {
+        send(url, request, true).then(resolve, reject);
+      } else reject(error);
+    });
     req.once('response', (res) => {
       res.once('error', reject);
       res.once('end', () => resolve(res.statusCode ?? 0));
