@@ -35,6 +35,7 @@ import { secretFrom } from './secret-input.js';
 import { sameSecret } from '../config/secret-compare.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
 import { connectionStatusWithin, REQUEST_KEPT, updateOnceAnswered } from './connection-update.js';
+import { listenRefusal } from './network-refusals.js';
 
 /**
  * How long an update to a connection's workflow may wait for a worker. The check for a worker
@@ -218,11 +219,12 @@ function listenForCallback(port: number): Promise<{
     });
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(
-        error.code === 'EADDRINUSE'
-          ? new UserError(
-              `port ${port} on 127.0.0.1 is already in use; choose another with --redirect-port`,
-            )
-          : error,
+        listenRefusal(error, {
+          host: '127.0.0.1',
+          port,
+          hostFrom: 'the redirect host',
+          portFrom: '--redirect-port',
+        }) ?? error,
       ),
     );
     server.listen(port, '127.0.0.1', () => {

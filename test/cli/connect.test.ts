@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import got from 'got';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,6 +87,24 @@ describe('ebsync connect', () => {
     );
     expect(result.stdout).not.toContain(sb.apiKey);
   }, 300_000);
+
+  it('says in one line when the redirect port is taken, naming --redirect-port', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const result = await runCli(
+        ['connect', '--name', 'busy', '--redirect-port', String(port), '--timeout', '30'],
+        env,
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `ebsync: cannot listen on 127.0.0.1 port ${port}: the port is in use; choose another with --redirect-port\n`,
+      );
+    } finally {
+      taken.close();
+    }
+  }, 120_000);
 
   it('connects with an integration key after one cheap call, and refuses a bad key in one line', async () => {
     // The key from standard input: never on the command line, where ps shows it.
