@@ -380,7 +380,10 @@ describe('the status page, 429s', () => {
 
 describe('ebsync status, failures', () => {
   it('exits 1 naming the connection whose last pass was terminated and the schedule whose run was', async () => {
-    sb.admin.setFaults({ latencyMs: 150 });
+    // Slow enough that the pass cannot finish before both terminations below, however long
+    // the healthy `ebsync status` takes on a loaded machine (at 150 ms an incremental pass
+    // once ended first, and there was no run left to terminate).
+    sb.admin.setFaults({ latencyMs: 5_000 });
     await page.goto(url);
     await page.fill('#token', ADMIN_TOKEN);
     await page.click(`[data-testid="schedule-${SCHEDULE}"] button[data-action="trigger"]`);
