@@ -17,6 +17,42 @@ export function isPostgresUrl(text: string): boolean {
  */
 export const POSTGRES_URL_FORM = 'postgres://USER:PASSWORD@HOST:PORT/DATABASE';
 
+/** The `sslmode` values ebsync passes to the driver: libpq's, and node-postgres's `no-verify`. */
+export const SSL_MODES: readonly string[] = [
+  'disable',
+  'allow',
+  'prefer',
+  'require',
+  'verify-ca',
+  'verify-full',
+  'no-verify',
+];
+
+/**
+ * What is wrong with a Postgres URL's `sslmode`, or undefined when nothing is. Checked where
+ * a URL comes in (EBSYNC_STORE_URL, `--to`): the driver takes a misspelt mode as verify-full
+ * without a word, and refuses verify-ca without a CA only when it connects, in many lines.
+ */
+export function sslModeProblem(url: string): string | undefined {
+  let params: URLSearchParams;
+  try {
+    params = new URL(url).searchParams;
+  } catch {
+    return undefined;
+  }
+  const modes = params.getAll('sslmode');
+  if (modes.length > 1) return 'sslmode is given more than once: give one';
+  const mode = modes[0];
+  if (mode === undefined) return undefined;
+  if (!SSL_MODES.includes(mode)) {
+    return `sslmode '${mode.slice(0, 40)}' is not allowed: expected ${SSL_MODES.join(', ')}`;
+  }
+  if (mode === 'verify-ca' && !params.has('sslrootcert')) {
+    return 'sslmode verify-ca needs sslrootcert=FILE, the CA that signed the server certificate (or use verify-full)';
+  }
+  return undefined;
+}
+
 /** Any `//user:password@` in a text (a URL someone typed) masked, for error messages. */
 export function maskCredentials(text: string): string {
   return text.replace(/\/\/[^@/]*@/, '//***@');

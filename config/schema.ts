@@ -5,7 +5,7 @@ import { pipedriveMappingSetting } from './pipedrive-mapping.js';
 import { salesforceMappingSetting } from './salesforce-mapping.js';
 import { jsonSettingValue } from './json-setting.js';
 import { isLoopbackHost } from './loopback.js';
-import { POSTGRES_URL_FORM } from './database-locations.js';
+import { POSTGRES_URL_FORM, sslModeProblem } from './database-locations.js';
 import { parseRouteOverride, ROUTE_ID } from './route-override.js';
 
 export { isLoopbackHost };
@@ -272,6 +272,10 @@ export const configSchema = z
           .string()
           .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, {
             error: `expected sqlite:PATH or ${POSTGRES_URL_FORM}`,
+          })
+          .superRefine((url, ctx) => {
+            const problem = sslModeProblem(url);
+            if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
           })
           .optional(),
       })

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import {
   isPostgresUrl,
+  sslModeProblem,
   maskCredentials,
   POSTGRES_URL_FORM,
   postgresDestinationId,
@@ -91,6 +92,8 @@ export function parseDestinationTarget(text: string): DestinationTarget {
       if (url.searchParams.getAll('schema').length > 1) {
         throw new DestinationTargetError('destination schema is given more than once: give one');
       }
+      const sslProblem = sslModeProblem(text);
+      if (sslProblem !== undefined) throw new DestinationTargetError(`destination ${sslProblem}`);
       url.searchParams.delete('schema');
       const unknown = [...url.searchParams.keys()].find((k) => !CONNECTION_PARAMETERS.has(k));
       if (unknown !== undefined) {

@@ -247,6 +247,31 @@ describe('loadConfig errors', () => {
     expect(() => loadConfig({ [name]: value })).not.toThrow();
   });
 
+  it('refuses an EBSYNC_STORE_URL sslmode the driver would misread, in one line and without the password', () => {
+    const typo = errorLines({ EBSYNC_STORE_URL: 'postgres://u:hunter2@h/db?sslmode=requir' });
+    expect(typo).toHaveLength(1);
+    expect(typo[0]).toMatch(/^EBSYNC_STORE_URL='\*+\(\d+ chars\)' is not allowed: /);
+    expect(typo[0]).toContain(
+      "sslmode 'requir' is not allowed: expected disable, allow, prefer, require, verify-ca, verify-full, no-verify",
+    );
+    expect(typo[0]).not.toContain('hunter2');
+    const noCa = errorLines({ EBSYNC_STORE_URL: 'postgres://u:p@h/db?sslmode=verify-ca' });
+    expect(noCa).toHaveLength(1);
+    expect(noCa[0]).toContain('sslmode verify-ca needs sslrootcert=FILE');
+    const twice = errorLines({
+      EBSYNC_STORE_URL: 'postgres://u:p@h/db?sslmode=disable&sslmode=verify-full',
+    });
+    expect(twice[0]).toContain('sslmode is given more than once');
+    for (const good of [
+      'postgres://u:p@h/db?sslmode=require',
+      'postgres://u:p@h/db?sslmode=verify-ca&sslrootcert=/etc/ca.pem',
+      'postgresql://u:p@h/db',
+      'sqlite:/tmp/store.db',
+    ]) {
+      expect(loadConfig({ EBSYNC_STORE_URL: good }).store.url).toBe(good);
+    }
+  });
+
   it('masks a bad EBS_API_KEY: the line names the variable but not one character of the value', () => {
     const secret = 'sk_live_Zq8topsecretvalue';
     const lines = errorLines({ EBS_API_KEY: secret });

@@ -222,6 +222,13 @@ describe('destination targets', () => {
     expect(() => parseDestinationTarget('postgres://u:p@h/db?schema=a&schema=b')).toThrow(
       /schema is given more than once/,
     );
+    // The driver took a misspelt sslmode as verify-full without a word.
+    expect(() => parseDestinationTarget('postgres://u:hunter2@h/db?sslmode=requir')).toThrow(
+      /^destination sslmode 'requir' is not allowed: expected disable, allow, prefer, require, verify-ca, verify-full, no-verify$/,
+    );
+    expect(() => parseDestinationTarget('postgres://u:p@h/db?sslmode=verify-ca')).toThrow(
+      /destination sslmode verify-ca needs sslrootcert=FILE/,
+    );
     expect(parseDestinationTarget('postgres://u:p@h/db?sslmode=verify-full&schema=s')).toEqual({
       kind: 'postgres',
       url: 'postgres://u:p@h/db?sslmode=verify-full',
