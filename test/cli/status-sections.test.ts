@@ -60,7 +60,7 @@ interface StatusJson {
   schedules: {
     scheduleId: string;
     paused: boolean;
-    lastRun: { workflowId: string; status: string } | null;
+    lastRun: { workflowId: string; status: string; startedAt: number } | null;
   }[];
   webhooks: { running: boolean; delivered: number; rejected: number };
   inbox: {
@@ -386,17 +386,23 @@ describe('ebsync status, failures', () => {
     sb.admin.setFaults({ latencyMs: 5_000 });
     await page.goto(url);
     await page.fill('#token', ADMIN_TOKEN);
+    const clicked = Date.now();
     await page.click(`[data-testid="schedule-${SCHEDULE}"] button[data-action="trigger"]`);
     await expect
       .poll(actionResult, { timeout: 15_000 })
       .toMatch(new RegExp(`triggered ${SCHEDULE}`));
+    // This click's run, running: the schedule's own hourly run may have started just before
+    // (on the hour) and hold the triggered one back until it ends; terminating that one
+    // would let this click's run start and complete after it.
     const running = await until(
       'the scheduled run and its mirror',
       async () => {
         const report = await statusJson();
         const run = report.schedules.find((s) => s.scheduleId === SCHEDULE)?.lastRun;
         const mirror = report.mirrors.find((m) => m.connectionId === SHOP && m.current);
-        return run && mirror ? { run, mirror } : undefined;
+        return run && run.startedAt >= clicked && run.status === 'running' && mirror
+          ? { run, mirror }
+          : undefined;
       },
       60_000,
     );
