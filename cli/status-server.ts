@@ -11,7 +11,11 @@ import type { Config } from '../config/index.js';
 import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { connectClient, TemporalUnreachableError } from '../worker/temporal-client.js';
-import { connectionWorkflowId, setPausedUpdate } from '../workflows/connection-types.js';
+import {
+  connectionWorkflowId,
+  setPausedUpdate,
+  type ConnectionStatus,
+} from '../workflows/connection-types.js';
 import { MIRROR_SUBJECTS } from '../workflows/mirror-types.js';
 import { UserError } from './errors.js';
 import { listenRefusal } from './network-refusals.js';
@@ -66,6 +70,16 @@ function refuse(
 class WorkerUnavailableError extends Error {
   override readonly name = 'WorkerUnavailableError';
   readonly retryable = true;
+}
+
+/**
+ * A worker answered the connection's status, then none carried the update out in time:
+ * Temporal keeps the update and delivers it when a worker runs the workflow, so the request
+ * is accepted (202), not refused. Not retryable: sending it again would only queue it twice.
+ */
+class UpdateKeptError extends Error {
+  override readonly name = 'UpdateKeptError';
+  readonly retryable = false;
 }
 
 interface Refusal {
@@ -437,19 +451,27 @@ export async function startStatusServer(
         const what = `${action} of ${connection.connectionId}`;
         // A worker answers first, as 'ebsync connections pause' asks: "try again" must mean
         // nothing was sent, since Temporal keeps an update no worker takes and delivers it later.
-        const status = await updateOnceAnswered(
-          client,
-          handle.workflowId,
-          ACTION_DEADLINE_MS,
-          () => handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] }),
-          {
-            unanswered: () => noAnswer(what, ', and nothing was sent to it'),
-            kept: () =>
-              new WorkerUnavailableError(
-                `${what}: the worker went away within ${ACTION_DEADLINE_MS / 1000} s; ${REQUEST_KEPT}`,
-              ),
-          },
-        );
+        let status: ConnectionStatus;
+        try {
+          status = await updateOnceAnswered(
+            client,
+            handle.workflowId,
+            ACTION_DEADLINE_MS,
+            () => handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] }),
+            {
+              unanswered: () => noAnswer(what, ', and nothing was sent to it'),
+              kept: () =>
+                new UpdateKeptError(
+                  `${what}: no worker carried it out within ${ACTION_DEADLINE_MS / 1000} s; ${REQUEST_KEPT}`,
+                ),
+            },
+          );
+        } catch (error) {
+          if (!(error instanceof UpdateKeptError)) throw error;
+          return reply
+            .code(202)
+            .send({ meta: { status: 'accepted' }, state: 'requested', message: error.message });
+        }
         const wanted = action === 'pause' ? 'paused' : 'active';
         void refresh().catch(() => undefined);
         if (status.state !== wanted) {

@@ -3,9 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDevStatusPage } from '../../cli/dev-stack.js';
+import { REQUEST_KEPT } from '../../cli/connection-update.js';
 import { ListenRefusal } from '../../cli/network-refusals.js';
 import { startStatusServer, type StatusServer } from '../../cli/status-server.js';
 import { loadConfig, type Config } from '../../config/index.js';
@@ -293,6 +296,80 @@ describe('the status page', () => {
       },
     );
     expect(state).toBe('active');
+  }, 90_000);
+
+  it('accepts with 202, not a refusal, a pause a worker was asked about and then did not carry out in time', async () => {
+    // Its own queue and page: the held workflow shares the connection workflow's type.
+    const heldQueue = t.taskQueue();
+    const heldId = `held-conn-${randomBytes(4).toString('hex')}`;
+    const heldConfig = loadConfig({
+      EBSYNC_DATA_DIR: dir,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: heldQueue,
+      EBSYNC_ADMIN_TOKEN: ADMIN_TOKEN,
+      EBSYNC_STATUS_PORT: '0',
+      EBSYNC_WEBHOOK_PORT: String(await closedPort()),
+    });
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('../fixtures/held-update-workflow.ts', import.meta.url)),
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+    });
+    const connected = await connectClient(heldConfig);
+    const page = await startStatusServer(heldConfig, connected.client);
+    const pagePort = Number(new URL(page.url).port);
+    const ask = (path: string, method = 'GET') =>
+      fetch(`http://127.0.0.1:${pagePort}${path}`, {
+        method,
+        headers: method === 'POST' ? { authorization: `Bearer ${ADMIN_TOKEN}` } : {},
+      });
+    try {
+      await t.withWorker(
+        {
+          taskQueue: heldQueue,
+          dataConverter: dataConverter(heldConfig),
+          workflowBundle: { code },
+          activities: {},
+        },
+        async () => {
+          const handle = await connected.client.workflow.start('connectionWorkflow', {
+            taskQueue: heldQueue,
+            workflowId: `connection-${heldId}`,
+            args: [
+              {
+                profile: {
+                  connectionId: heldId,
+                  kind: 'integration_key',
+                  baseUrl: 'https://svc.example/api/v1/',
+                  permissions: [],
+                },
+              },
+            ],
+          });
+          try {
+            let listed = false;
+            for (let i = 0; i < 60 && !listed; i++) {
+              const report = (await (await ask('/status.json')).json()) as {
+                connections?: { connectionId: string }[];
+              };
+              listed = report.connections?.some((c) => c.connectionId === heldId) ?? false;
+              if (!listed) await new Promise((r) => setTimeout(r, 500));
+            }
+            expect(listed, 'the held connection shows in the report').toBe(true);
+            const answer = await ask(`/api/connections/${heldId}/pause`, 'POST');
+            const body = (await answer.json()) as Record<string, unknown>;
+            expect(answer.status, JSON.stringify(body)).toBe(202);
+            expect(body).toMatchObject({ meta: { status: 'accepted' }, state: 'requested' });
+            expect(String(body.message)).toContain(`pause of ${heldId}: no worker carried it out`);
+            expect(String(body.message)).toContain(REQUEST_KEPT);
+          } finally {
+            await handle.terminate('status-server test');
+          }
+        },
+      );
+    } finally {
+      await page.close();
+      await connected.close();
+    }
   }, 90_000);
 
   it("shows a CRM's refusal without the customer's e-mail or phone", async () => {
