@@ -123,8 +123,10 @@ describe('the status page', () => {
   });
 
   it('starts a sync with the token and shows its progress advancing until it completes', async () => {
-    // Slow answers make a pass long enough to watch.
-    sb.admin.setFaults({ latencyMs: 150 });
+    // Slow answers make a pass long enough to watch: 40 lead pages at a second each, against
+    // a page and a report that each refresh every 2 s. At 150 ms a loaded machine once showed
+    // the pass only after it had ended, and no count was seen to grow.
+    sb.admin.setFaults({ latencyMs: 1_000 });
     await page.goto(url);
     await page.fill('#token', ADMIN_TOKEN);
     await page.click(`button[data-action="sync"][data-connection="${HEALTHY}"]`);
