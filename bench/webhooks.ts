@@ -38,6 +38,8 @@ const STEPS = [
 const STRAGGLERS_MS = 30_000;
 const CPU_TARGET_MS = 5;
 const IDLE_SECONDS = 20;
+/** Seconds of the low-rate floor: signed POSTs to bare fastify at the first step's rate. */
+const FLOOR_SECONDS = 20;
 const CONNECTION = 'bench';
 const SECRET = `whsec_${Buffer.from('bench-webhooks-secret-0123456789').toString('base64')}`;
 
@@ -340,6 +342,35 @@ async function meteredFlood(url: string, requests: Signed[], metered: Metered): 
   return { rate, cpuMs };
 }
 
+/**
+ * CPU ms per request, by process, sending `requests` at `rate` a second (paced as the latency
+ * steps are) until each is answered: at a low rate each request wakes idle processes (and, in a virtual machine,
+ * idle cores), which costs far more than the same request in a flood. Against bare fastify it
+ * is the floor any receiver pays at that rate on this machine.
+ */
+async function pacedCpuMs(
+  url: string,
+  requests: Signed[],
+  rate: number,
+  metered: Metered,
+): Promise<Record<string, number>> {
+  const before = cpuNow(metered);
+  const startAt = performance.now();
+  const posts: Promise<number>[] = [];
+  for (const [i, request] of requests.entries()) {
+    const wait = startAt + (i * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    posts.push(send(url, request));
+  }
+  const statuses = await Promise.all(posts);
+  const refused = statuses.filter((status) => status !== 200).length;
+  if (refused > 0) throw new Error(`${url} answered ${refused} requests other than 200`);
+  const spent = cpuSince(before, cpuNow(metered));
+  return Object.fromEntries(
+    Object.entries(spent).map(([name, seconds]) => [name, (seconds * 1000) / requests.length]),
+  );
+}
+
 /** Deliveries per second with LANES requests in flight, all answered 200 or it throws. */
 async function throughput(url: string, requests: Signed[]): Promise<number> {
   let next = 0;
@@ -444,6 +475,14 @@ export const webhooksBenchmark: Benchmark = {
         });
         // Every 2xx is in the store: the receiver answered only after the commit.
         const durable = storedNotices(storeFile, 'flood_');
+        const floorRate = STEPS[0].rate;
+        ctx.log(`floor: bare fastify at ${floorRate} requests/s for ${FLOOR_SECONDS} s`);
+        const floor = await pacedCpuMs(
+          bareUrl,
+          flood('floor').slice(0, floorRate * FLOOR_SECONDS),
+          floorRate,
+          { [BARE]: bare.child.pid },
+        );
         bare.child.kill('SIGTERM');
         ctx.log('starting a worker; the same flood again while it drains the first');
         const worker = (await cli(['worker'], env, /worker started/)).child;
@@ -523,7 +562,9 @@ export const webhooksBenchmark: Benchmark = {
             `taken out of this process's and shown apart. The drain runs in sessions ` +
             `(EBSYNC_WEBHOOK_SESSION, ${config.webhooks.session / 1000} s): one activity takes ` +
             `batch after batch while notices keep coming, and the receiver sends no wake-ups ` +
-            `meanwhile; the idle column is ${IDLE_SECONDS} s with nothing sent.`,
+            `meanwhile; the idle column is ${IDLE_SECONDS} s with nothing sent. The floor: the same ` +
+            `signed POSTs to the bare fastify at ${STEPS[0].rate}/s for ${FLOOR_SECONDS} s, paced as the ` +
+            `steps are, before the worker starts.`,
           tables: [
             {
               head: ['throughput', 'deliveries/s'],
@@ -623,6 +664,14 @@ export const webhooksBenchmark: Benchmark = {
               ],
             },
             {
+              head: [`the floor: CPU ms per request at ${floorRate}/s to bare fastify`, 'ms'],
+              rows: [
+                [BARE, fmt(floor[BARE] ?? NaN, 2)],
+                ['this process: the sender', fmt(floor[SELF] ?? NaN, 2)],
+                ['both', fmt(sum(floor), 2)],
+              ],
+            },
+            {
               head: ['the drain', ...steps.map((step) => `${step.rate}/s`)],
               rows: [
                 ['batches', ...steps.map((step) => String(step.batches))],
@@ -647,6 +696,7 @@ export const webhooksBenchmark: Benchmark = {
               (step) =>
                 `Target: total CPU per applied delivery ≤ ${CPU_TARGET_MS} ms, every process of the path counted, at ${step.rate}/s: ${verdict(path(step.cpuPerApplied) <= CPU_TARGET_MS)} (${fmt(path(step.cpuPerApplied), 2)} ms: ${fmt(ebsyncShare(step.cpuPerApplied), 2)} in ebsync and Temporal, ${fmt(step.cpuPerApplied[SELF] ?? NaN, 2)} in the sender and the sandbox; ${fmt(step.notices / Math.max(1, step.batches), 1)} notices per batch); ${n} cores carry about ${fmt((n * 1000) / path(step.cpuPerApplied), 0)} deliveries a second through the whole path at that cost. The measurement's poll of the destination took ${fmt(step.cpuPerApplied[POLL] ?? NaN, 2)} ms more.`,
             ),
+            `At ${floorRate}/s, one HTTP request from the sender to bare fastify and its answer cost ${fmt(sum(floor), 2)} ms of CPU (${fmt(floor[SELF] ?? NaN, 2)} in the sender, ${fmt(floor[BARE] ?? NaN, 2)} in fastify) against ${fmt(sum(bareFlood.cpuMs), 2)} ms in the flood: an applied delivery makes two HTTP hops (the delivery, and the drain's read of the record from the sandbox); if the read cost what this hop costs, the two would be about ${fmt(2 * sum(floor), 2)} ms of the ${fmt(path(steps[0]?.cpuPerApplied ?? {}), 2)} ms at ${floorRate}/s, before ebsync does any work of its own.`,
             `Through the receiver alone (no worker), a delivery cost ${fmt(sum(receiverFlood.cpuMs), 2)} ms in all against ${fmt(sum(bareFlood.cpuMs), 2)} ms for bare fastify, each with the sender's share.`,
           ],
         };
