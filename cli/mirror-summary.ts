@@ -173,6 +173,6 @@ export function asOfNow(p: MirrorProgress, now = Date.now()): MirrorProgress {
     ...p,
     elapsedMs,
     ratePerSecond: Math.round(rate * 10) / 10,
-    etaMs: etaOf(p.counts, false, rate),
+    etaMs: etaOf(p.counts, false, rate, p.partitions.uncounted),
   };
 }

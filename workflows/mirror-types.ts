@@ -45,6 +45,11 @@ export interface PartitionState {
   /** Read only after this partition is done (lead bookings after leads). */
   after?: string;
   /**
+   * Its pages name records that are read by id and that no list counts (the events of event
+   * bookings): until it is done, the pass cannot say how much is left.
+   */
+  uncounted?: true;
+  /**
    * What its activities did so far, as the store's cursor counts it; the pass's counts grow by
    * the difference each activity reports. Absent in passes from before cursors were stored.
    */
@@ -147,7 +152,11 @@ export interface MirrorProgress {
   generation: number | null;
   startedAt: number | null;
   elapsedMs: number;
-  partitions: { total: number; done: number };
+  /**
+   * `uncounted`: partitions not done yet that read records no list counts (absent from
+   * workers before it was kept: none).
+   */
+  partitions: { total: number; done: number; uncounted?: number };
   counts: MirrorCounts;
   gaps: string[];
   /** Why the destination refused records, one line each (the first 20 of the pass). */
@@ -200,12 +209,19 @@ export const emptyCounts = (): MirrorCounts => ({
 });
 
 /**
- * Milliseconds left at the pass's rate so far; null when unknown. Once the lists' counts are
- * read, the pass may still be reading events by id (no list counts them beforehand), so an ETA
- * of 0 there would be a claim: it is unknown until the pass is done.
+ * Milliseconds left at the pass's rate so far; null when unknown. Events are read by id (no
+ * list counts them beforehand), so while a partition that reads them is not done
+ * (`uncounted`), or once the reads pass the lists' counts, an ETA would be a claim: it is
+ * unknown until the pass is done.
  */
-export function etaOf(counts: MirrorCounts, done: boolean, ratePerSecond: number): number | null {
+export function etaOf(
+  counts: MirrorCounts,
+  done: boolean,
+  ratePerSecond: number,
+  uncounted = 0,
+): number | null {
   if (done) return 0;
+  if (uncounted > 0) return null;
   const left = counts.expected - counts.read - counts.unreachable;
   if (ratePerSecond <= 0 || counts.expected <= 0 || left <= 0) return null;
   return Math.round((left / ratePerSecond) * 1000);

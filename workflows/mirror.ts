@@ -70,7 +70,8 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     const counts = state?.counts ?? emptyCounts();
     const elapsedMs = state ? Math.max(0, now() - state.startedAt) : 0;
     const ratePerSecond = elapsedMs > 0 ? (counts.read * 1000) / elapsedMs : 0;
-    const etaMs = etaOf(counts, state?.phase === 'done', ratePerSecond);
+    const uncounted = state?.partitions.filter((p) => p.uncounted && !p.done).length ?? 0;
+    const etaMs = etaOf(counts, state?.phase === 'done', ratePerSecond, uncounted);
     return {
       connectionId: input.connectionId,
       destination: input.destination,
@@ -84,6 +85,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       partitions: {
         total: state?.partitions.length ?? 0,
         done: state?.partitions.filter((p) => p.done).length ?? 0,
+        uncounted,
       },
       counts: { ...counts },
       gaps: state?.gaps ?? [],

@@ -81,6 +81,7 @@ export function createMirrorPage({
   maxLanes,
   learnedLanes,
   pagesPerActivity,
+  readByIdMs,
   open,
   scopeOf,
 }: PassTools) {
@@ -126,6 +127,7 @@ export function createMirrorPage({
         startLanes: learnedLanes.get(input.connectionId),
         maxLanes,
         budget: pagesPerActivity,
+        readByIdMs,
         onProgress: heartbeatEvery(ctx),
         onLanes: (inFlight) => {
           const before = learnedLanes.get(input.connectionId) ?? lanes;

@@ -48,7 +48,20 @@ export interface MirrorDeps {
   maxPagesInFlight?: number;
   /** Pages one activity reads before handing its cursor back (default 16). */
   pagesPerActivity?: number;
+  /**
+   * How long one activity goes on reading records by id (the events its page of event
+   * bookings names) before handing back what it has: default READ_BY_ID_MS.
+   */
+  readByIdMs?: number;
 }
+
+/**
+ * A page of event bookings can name a hundred events, each one request: at the default pace
+ * (10 a second) the pages of one activity took half a minute, and the pass's progress, which
+ * moves when an activity returns, stood still meanwhile. An activity stops asking after this
+ * long; what it read is written and counted, and the next one asks for the rest.
+ */
+export const READ_BY_ID_MS = 5_000;
 
 export interface MirrorTarget {
   connectionId: string;
@@ -71,6 +84,7 @@ export interface PassTools {
    */
   learnedLanes: Map<string, number>;
   pagesPerActivity: number;
+  readByIdMs: number;
   open: (target: MirrorTarget) => Promise<OpenTarget>;
   scopeOf: (at: { connectionId: string; destinationId: string }, resource: Resource) => LedgerScope;
 }
@@ -82,6 +96,7 @@ export function passTools(deps: MirrorDeps): PassTools {
     maxLanes: Math.max(1, deps.pagesInFlight ?? 4, deps.maxPagesInFlight ?? 16),
     learnedLanes: new Map(),
     pagesPerActivity: Math.max(1, deps.pagesPerActivity ?? 16),
+    readByIdMs: Math.max(0, deps.readByIdMs ?? READ_BY_ID_MS),
     open: async (target) => {
       const [ledger, destination] = await Promise.all([
         deps.ledger(),

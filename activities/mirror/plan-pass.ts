@@ -3,10 +3,16 @@ import type { ListResource } from '../../records/partition-plan.js';
 import type { MirrorCounts, MirrorSubject, PartitionState } from '../../workflows/mirror-types.js';
 import { passKeyOf, type MirrorTarget, type PassTools } from './pass-tools.js';
 
-/** The lists each subject reads, in order: lead bookings after leads (they read the rest by id). */
-const LISTS: Record<MirrorSubject, { key: ListResource; after?: ListResource }[]> = {
+/**
+ * The lists each subject reads, in order: lead bookings after leads (they read the rest by
+ * id). Event bookings name the events, each read by id and counted by no list (`uncounted`).
+ */
+const LISTS: Record<
+  MirrorSubject,
+  { key: ListResource; after?: ListResource; uncounted?: true }[]
+> = {
   leads: [{ key: 'leads' }, { key: 'lead_bookings', after: 'leads' }],
-  events: [{ key: 'event_bookings' }],
+  events: [{ key: 'event_bookings', uncounted: true }],
   appointments: [{ key: 'appointments' }],
 };
 
@@ -33,6 +39,7 @@ export function createPlanPass({ open }: PassTools) {
         done: false,
         expected: 0,
         ...(list.after ? { after: list.after } : {}),
+        ...(list.uncounted ? { uncounted: true as const } : {}),
       })),
     );
     return {

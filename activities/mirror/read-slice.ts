@@ -58,6 +58,12 @@ export interface SliceOptions {
   budget: number;
   /** Records written together (one batch per resource through the write path). */
   writeBatch?: number;
+  /**
+   * After this long the slice asks for no more records by id, and starts no page that would
+   * need them; a page whose records were not all read is asked for again by the next slice,
+   * which reads only the records this one did not (absent: no limit).
+   */
+  readByIdMs?: number;
   /** Called as work moves (heartbeats). */
   onProgress?: () => void;
 }
@@ -103,6 +109,9 @@ export async function readSlice(
   });
   const counts: SliceOutcome = { ...emptyTally(), refusals: [], failures: [] };
   const writeBatch = Math.max(1, options.writeBatch ?? 500);
+  const readByIdUntil =
+    options.readByIdMs === undefined ? undefined : Date.now() + options.readByIdMs;
+  const pastReadById = () => readByIdUntil !== undefined && Date.now() >= readByIdUntil;
   // Reads by id of this slice, shared by pages naming the same record.
   const askedById = new Map<string, Promise<ManyRead>>();
   // Leads counted as first seen in this slice (the ledger knows those of earlier slices).
@@ -155,6 +164,7 @@ export async function readSlice(
         concurrency: 4,
         keepGoing: true,
         ...(options.onProgress ? { onAnswer: options.onProgress } : {}),
+        ...(readByIdUntil !== undefined ? { until: readByIdUntil } : {}),
       });
       for (const id of fresh) askedById.set(id, reading);
       const got = await reading;
@@ -220,6 +230,8 @@ export async function readSlice(
   let stopped = false;
   const fill = (): void => {
     if (stopped) return;
+    // A page started now would find no time left to read the records it names.
+    if (started > 0 && BY_ID[resource] && pastReadById()) return;
     const byBudget = Math.ceil((options.budget * lanes.lanes) / options.lanes) - started;
     if (byBudget <= 0) return;
     const byLanes = Math.max(0, lanes.lanes - inFlight.size);

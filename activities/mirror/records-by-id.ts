@@ -108,6 +108,12 @@ export interface ReadOptions {
   keepGoing?: boolean;
   /** Told after each answer (an activity heartbeats). */
   onAnswer?: () => void;
+  /**
+   * Epoch ms after which no new request starts (those under way still end; one always
+   * starts): the targets not asked for are in neither `answered` nor `failed`, and the caller
+   * asks for them later.
+   */
+  until?: number;
 }
 
 /**
@@ -124,6 +130,8 @@ export async function readEach<T extends RecordTarget>(
   let stopped = false;
   const lane = async (): Promise<void> => {
     while (next < targets.length && !stopped) {
+      // One request at least, so that a caller asking again makes progress each time.
+      if (options.until !== undefined && out.requests > 0 && Date.now() >= options.until) return;
       const target = targets[next];
       next += 1;
       if (target === undefined) continue;

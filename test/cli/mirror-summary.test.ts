@@ -132,6 +132,9 @@ describe("a mirror pass's ETA", () => {
     const counts = { ...emptyCounts(), expected: 3475, read: 3475, written: 3475 };
     expect(etaOf(counts, false, 524.6)).toBeNull();
     expect(etaOf({ ...counts, read: 3600 }, false, 524.6)).toBeNull();
+    // Nor while a partition that reads events by id is not done, whatever the lists counted.
+    expect(etaOf({ ...counts, read: 3000 }, false, 524.6, 1)).toBeNull();
+    expect(etaOf({ ...counts, read: 3000 }, false, 524.6, 0)).toBe(905);
     // Before anything is read or counted there is no rate to go by either.
     expect(etaOf(emptyCounts(), false, 0)).toBeNull();
     const reading = finished({
@@ -201,6 +204,13 @@ describe('the progress of a pass whose workflow has not moved for a while', () =
     expect(later.ratePerSecond).toBe(4.7);
     expect(later.etaMs).toBe(Math.round(((2074 - 663) / (663 / 140)) * 1000));
     expect(progressLine(later)).toContain('4.7/s, ETA 4m58s');
+    // While events are still to be read by id, no list counts what is left: no ETA.
+    const events = asOfNow(
+      { ...frozen, partitions: { total: 4, done: 3, uncounted: 1 } },
+      1_000_000 + 140_000,
+    );
+    expect(events.etaMs).toBeNull();
+    expect(progressLine(events)).not.toContain('ETA');
     // A finished pass, or one not started, is as the workflow said.
     expect(asOfNow(finished(), 9e12)).toEqual(finished());
     expect(asOfNow({ ...frozen, startedAt: null }, 9e12).ratePerSecond).toBe(33.2);

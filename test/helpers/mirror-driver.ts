@@ -42,6 +42,8 @@ export interface DriveOptions {
   /** Pages in flight at first, and at most (MirrorDeps; defaults 4 and 16). */
   pagesInFlight?: number;
   maxPagesInFlight?: number;
+  /** How long one activity reads records by id (MirrorDeps.readByIdMs). */
+  readByIdMs?: number;
   /** Default full. */
   mode?: MirrorMode;
 }
@@ -54,6 +56,8 @@ export interface DrivenPartition {
   /** The partition's plan as the store kept it, and its report. */
   plan: PartitionPlan;
   report: PlanReport;
+  /** The mirrorPage activities it took. */
+  activities: number;
 }
 
 export interface DrivenPass {
@@ -149,6 +153,7 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
     ...(options.maxPagesInFlight !== undefined
       ? { maxPagesInFlight: options.maxPagesInFlight }
       : {}),
+    ...(options.readByIdMs !== undefined ? { readByIdMs: options.readByIdMs } : {}),
   });
   const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
   /** One activity call in an activity's context (heartbeats, its logger), as a worker runs it. */
@@ -166,12 +171,14 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
     const gaps = [...opened.gaps];
     let probe: IdProbe | undefined;
     const expectedOf = () => Object.fromEntries(partitions.map((p) => [p.key, p.expected]));
+    const activityCount = new Map<string, number>();
     for (const p of partitions) {
       if (p.after !== undefined && !partitions.some((q) => q.key === p.after && q.done)) {
         throw new Error(`partition ${p.key} is listed before ${p.after}, which it reads after`);
       }
       reading = p.key;
       while (!p.done) {
+        activityCount.set(p.key, (activityCount.get(p.key) ?? 0) + 1);
         const page = await inActivity(() =>
           activities.mirrorPage({
             ...target,
@@ -219,7 +226,13 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
     for (const p of partitions) {
       const plan = await savedPlan(ledger, key, generation, p.key);
       if (!plan || !p.tally) throw new Error(`partition ${p.key}: the store kept no cursor`);
-      driven[p.key] = { tally: p.tally, expected: p.expected, plan, report: planReport(plan) };
+      driven[p.key] = {
+        tally: p.tally,
+        expected: p.expected,
+        plan,
+        report: planReport(plan),
+        activities: activityCount.get(p.key) ?? 0,
+      };
     }
     const final = await inActivity(() =>
       activities.finishMirrorPass({
