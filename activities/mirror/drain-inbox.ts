@@ -319,8 +319,16 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
     const retryable = got.failed.find(
       (f) => (f.error as { retryable?: unknown }).retryable === true,
     );
-    // An outage or a rate limit: what was read is applied; the rest waits for the retry.
-    if (retryable) throw retryable.error;
+    if (retryable) {
+      // An outage or a rate limit with nothing applied: the activity fails, and Temporal
+      // retries it on its policy (Retry-After included).
+      if (out.notices === 0) throw retryable.error;
+      // What was read is applied, its notices done: counted here, or a throw would lose them
+      // from the drain's totals. The rest goes to the next batch at once, which meets the
+      // outage again, with nothing applied, if it lasts.
+      out.more = true;
+      return out;
+    }
     const refusal = got.failed[0];
     if (refusal) {
       // The service will not let these be read: they stay pending, and the workflow waits

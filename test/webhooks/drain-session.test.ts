@@ -211,3 +211,40 @@ it('counts what a session applied before the service failed, and applies the res
     await drain.terminate('test over').catch(() => undefined);
   }
 }, 240_000);
+
+it('counts the notices a batch applied before a rate limit stopped its other reads', async () => {
+  const { ts, temporal } = bed;
+  const connection = 'session-partial';
+  const { taskQueue, secret, receiver, names, drain, activities } = await receiverOnBed(
+    bed,
+    connection,
+  );
+  const leads = [56, 57, 58, 59, 60];
+  try {
+    // Stored before a worker runs, so the first batch holds all five and reads four at once:
+    // two are let through in the sandbox's second, the others refused with a 429.
+    for (const lead of leads) {
+      await editAndDeliver({ receiver, connection, secret }, lead, `Limited ${lead}`);
+    }
+    ts.sb.admin.setRateLimit({ perSecond: 2, mode: '429' });
+    const limitedBefore = ts.sb.admin.counters().rate_limited;
+    await temporal.withWorker({ taskQueue, activities }, async () => {
+      await eventually(
+        () => leads.every((lead) => names().get(String(lead)) === `Limited ${lead}`),
+        60_000,
+        'every edit applied under the rate limit',
+      );
+      expect(ts.sb.admin.counters().rate_limited).toBeGreaterThan(limitedBefore);
+      // The batches cut short by a 429 applied some notices: each is counted, once.
+      await eventually(
+        async () => (await drain.query(drainStatusQuery)).totals.notices === leads.length,
+        30_000,
+        `the drain counted ${leads.length} notices`,
+      );
+    });
+  } finally {
+    ts.sb.admin.setRateLimit({ perSecond: 0 });
+    await receiver.close();
+    await drain.terminate('test over').catch(() => undefined);
+  }
+}, 240_000);
