@@ -13,6 +13,8 @@ import {
 } from './dev-stack.js';
 import { reportFailure, runAction, UserError } from './errors.js';
 import { lockDataDir } from './dev-lock.js';
+import { requireOwnKeys } from './server-keys.js';
+import { connectClient } from '../worker/temporal-client.js';
 import { listenRefusal } from './network-refusals.js';
 import type { Config } from '../config/index.js';
 
@@ -154,6 +156,13 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
   let server: DevServer | undefined;
   if (await canConnect(host, Number(portText))) {
     logger.info({ address: config.temporal.address }, 'using the Temporal server already running');
+    // Before a worker of this data directory joins the task queue of another's.
+    const { client, close } = await connectClient(config);
+    try {
+      await requireOwnKeys(client, config);
+    } finally {
+      await close();
+    }
   } else {
     // Out of reach of the terminal's Ctrl-C, which used to stop it at once: the worker's
     // running activities could then neither finish nor say they stopped, and the worker
