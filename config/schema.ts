@@ -88,6 +88,21 @@ export const PRODUCTION_HTTP =
   'plain http:// is refused in production mode, even on loopback; use https://';
 
 /** An http(s) URL without credentials, query or fragment; `apiPath` also asks for /api/v1/. */
+const LOOPBACK = new Set(['localhost', '127.0.0.1']);
+
+/**
+ * The UI of the dev server at a loopback address: its port + 1000, as `ebsync temporal` and
+ * `ebsync dev` run it, so `ebsync status` against `TEMPORAL_ADDRESS=127.0.0.1:17233` links to
+ * :18233 rather than to another server's :8233. Elsewhere the UI is not ours to guess.
+ */
+function devUiUrl(address: string): string {
+  const at = address.lastIndexOf(':');
+  const host = address.slice(0, at);
+  const port = Number(address.slice(at + 1));
+  if (!LOOPBACK.has(host) || port + 1000 > 65_535) return 'http://localhost:8233';
+  return `http://${host}:${port + 1000}`;
+}
+
 function serverUrl(rule: string, apiPath: boolean) {
   return z.string().transform((value, ctx) => {
     let url: URL;
@@ -307,10 +322,12 @@ export const configSchema = z
         tlsServerName: hostSetting.optional(),
         apiKey: optionalText,
         cliPath: optionalText,
-        uiUrl: serverUrl('expected an http:// or https:// URL', false).default(
-          'http://localhost:8233',
-        ),
+        uiUrl: serverUrl('expected an http:// or https:// URL', false).optional(),
       })
+      .transform(({ uiUrl, ...temporal }) => ({
+        ...temporal,
+        uiUrl: uiUrl ?? devUiUrl(temporal.address),
+      }))
       .prefault({}),
     status: z
       .object({

@@ -156,7 +156,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'temporal.uiUrl',
     default: 'http://localhost:8233',
     description:
-      "Base address of the Temporal web UI; the status page and `ebsync status` link each workflow to its page there. The dev server's UI is at its port + 1000.",
+      "Base address of the Temporal web UI; the status page and `ebsync status` link each workflow to its page there. Unset, with `TEMPORAL_ADDRESS` on loopback (localhost, 127.0.0.1), it is that host and the address's port + 1000, where `ebsync temporal` and `ebsync dev` put the dev server's UI (127.0.0.1:17233 → http://127.0.0.1:18233).",
   },
   {
     env: 'TEMPORAL_CLI_PATH',

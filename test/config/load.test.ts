@@ -71,6 +71,26 @@ describe('loadConfig defaults', () => {
     });
   });
 
+  it("links the UI of a loopback Temporal to its port + 1000, where ebsync's dev server puts it", () => {
+    expect(loadConfig({ TEMPORAL_ADDRESS: '127.0.0.1:17233' }).temporal.uiUrl).toBe(
+      'http://127.0.0.1:18233',
+    );
+    expect(loadConfig({ TEMPORAL_ADDRESS: 'localhost:7707' }).temporal.uiUrl).toBe(
+      'http://localhost:8707',
+    );
+    // Not ours to guess elsewhere, nor past the last port; a URL given is kept as it is.
+    expect(loadConfig({ TEMPORAL_ADDRESS: 'temporal.example.com:7233' }).temporal.uiUrl).toBe(
+      'http://localhost:8233',
+    );
+    expect(loadConfig({ TEMPORAL_ADDRESS: '127.0.0.1:65000' }).temporal.uiUrl).toBe(
+      'http://localhost:8233',
+    );
+    expect(
+      loadConfig({ TEMPORAL_ADDRESS: '127.0.0.1:17233', TEMPORAL_UI_URL: 'http://ui.local:8080' })
+        .temporal.uiUrl,
+    ).toBe('http://ui.local:8080');
+  });
+
   it('treats empty environment variables as unset', () => {
     const config = loadConfig({ TEMPORAL_ADDRESS: '', EBSYNC_LOG_LEVEL: '', EBS_BASE_URL: '' });
     expect(config.temporal.address).toBe('localhost:7233');
