@@ -28,6 +28,7 @@ import {
   reconnectUpdate,
   setPausedUpdate,
 } from '../workflows/connection-types.js';
+import { connectionGone } from '../activities/connection-tokens.js';
 import { listConnections } from './connection-list.js';
 import { runAction, UserError } from './errors.js';
 import { formatDuration } from './options.js';
@@ -486,15 +487,10 @@ async function withConnection<T>(
     return await fn(handle.workflowId);
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
-    // Updates to a workflow that has ended fail as "not found" too: it was disconnected.
-    const ended = await handle.describe().then(
-      () => true,
-      () => false,
-    );
+    // Updates to a workflow that has ended fail as "not found" too: it was disconnected. Said
+    // in the words `ebsync sync` and the worker use for the same connection.
     throw new UserError(
-      ended
-        ? `connection '${id}' was disconnected; 'ebsync connect --name ${id}' connects it anew`
-        : `no connection named '${id}'`,
+      (await connectionGone(client, id).catch(() => null)) ?? `no connection named '${id}'`,
     );
   }
 }

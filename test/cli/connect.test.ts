@@ -207,7 +207,9 @@ describe('ebsync connect', () => {
 
     const unknown = await runCli(['connections', 'pause', 'nope'], env, 120_000);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toBe("ebsync: no connection named 'nope'\n");
+    expect(unknown.stderr).toBe(
+      "ebsync: no connection named 'nope': 'ebsync connect --name nope' connects it\n",
+    );
     const gone = await runCli(['connections', 'resume', 'shop'], env, 120_000);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toMatch(
