@@ -98,7 +98,11 @@ function isFolder(path: string): boolean {
 
 function tighten(path: string): void {
   try {
-    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, PRIVATE_FILE_MODE);
+    // Regular files only: a path that names a folder or a device (`--to /tmp`,
+    // `sqlite:/dev/null`) is refused by whoever opens it, and chmod 0600 there took /tmp or
+    // /dev/null from every other user of the machine.
+    const stats = statSync(path);
+    if (stats.isFile() && (stats.mode & 0o077) !== 0) chmodSync(path, PRIVATE_FILE_MODE);
   } catch (error) {
     // Gone meanwhile (SQLite removes its side files on close), or not ours to change: the
     // owner's mode is the owner's business.
@@ -114,6 +118,10 @@ function tighten(path: string): void {
  */
 export function keepSqliteFilePrivate(file: string): void {
   if (!existsSync(file)) closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
+  else if (!statSync(file).isFile()) {
+    const what = statSync(file).isDirectory() ? 'a folder' : 'not a regular file';
+    throw new StoreLocationError(`'${file}' is ${what}; expected an SQLite database file`);
+  }
   tightenSqliteFiles(file);
 }
 

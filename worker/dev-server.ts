@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -9,6 +10,12 @@ import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.j
 /** A port someone else holds: the user picks another; retrying will not help. */
 export class PortInUseError extends Error {
   override readonly name = 'PortInUseError';
+  readonly retryable = false;
+}
+
+/** --db-filename names something that is not a database file (a folder, a device). */
+export class DevServerFileError extends Error {
+  override readonly name = 'DevServerFileError';
   readonly retryable = false;
 }
 
@@ -119,6 +126,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // as every other file in the data dir. The server makes the file (an empty one given to
   // it would not get its schema), so the file is tightened once it runs.
   makePrivateDir(dirname(dbFilename));
+  if (existsSync(dbFilename) && !statSync(dbFilename).isFile()) {
+    throw new DevServerFileError(
+      `--db-filename '${dbFilename}' is ${statSync(dbFilename).isDirectory() ? 'a folder' : 'not a regular file'}; expected the dev server's SQLite database file (made if missing)`,
+    );
+  }
   const executable = await findTemporalCli(
     options.onProgress ? { onProgress: options.onProgress } : {},
   );

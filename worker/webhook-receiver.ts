@@ -15,6 +15,8 @@ import { drainWaker } from './drain-wake.js';
 import type { Logger } from './logger.js';
 import { receiverStatsToken } from './receiver-stats-token.js';
 import { openOnce } from './open-once.js';
+import { storeRefusal } from './store-refusal.js';
+import { storeLocationOf } from '../store/open-ledger.js';
 import { lazyClient } from './temporal-client.js';
 
 /** Where registrations live: the data dir of the machine that runs the receiver. */
@@ -136,6 +138,14 @@ export async function startWebhookReceiver(
   };
   const host = listen.host ?? config.webhooks.host;
   try {
+    // An SQLite store opens at once or never (a folder named as its file, no permission to
+    // make it): a setting to fix, said at start rather than as a 503 to every delivery. A
+    // Postgres store may be restarting; without it deliveries get 503 until it is back.
+    if (storeLocationOf(storeLocation(config)).kind === 'sqlite') {
+      await inbox.get().catch((error: unknown) => {
+        throw storeRefusal(config, error);
+      });
+    }
     await app.listen({ host, port: listen.port ?? config.webhooks.port });
   } catch (error) {
     await close();

@@ -7,8 +7,7 @@ import {
   Worker,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
-import { ConfigError, type Config } from '../config/index.js';
-import { maskCredentials, storeLocation } from '../config/database-locations.js';
+import type { Config } from '../config/index.js';
 import { readPemFile } from './pem-files.js';
 import { createActivities } from '../activities/index.js';
 import { endRuntime, installRuntime } from './runtime.js';
@@ -25,6 +24,7 @@ import { connectClient } from './temporal-client.js';
 import { createMirrorDeps } from './mirror-deps.js';
 import { setConnectionRate } from './rate-limits.js';
 import { drainWaker } from './drain-wake.js';
+import { storeRefusal } from './store-refusal.js';
 
 /**
  * Source of the workflow bundle: the TypeScript, the code the replay tests check, whether this
@@ -148,11 +148,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     // The store, opened before any task is taken: a worker whose store does not open took
     // activities it could not run, and said so nowhere but the status page's inbox line.
     await mirror.ledger().catch((error: unknown) => {
-      const where = config.store.url
-        ? `EBSYNC_STORE_URL ${maskCredentials(config.store.url)}`
-        : `the store ${storeLocation(config)} (EBSYNC_DATA_DIR)`;
-      const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      throw new ConfigError([`${where} cannot be opened: ${maskCredentials(why ?? '')}`]);
+      throw storeRefusal(config, error);
     });
     const activities = createActivities({
       version: VERSION,

@@ -11,6 +11,7 @@ import { sqliteAutomationStore } from '../../store/automation-endpoints.js';
 import { defaultLedgerFile, openLedger } from '../../store/open-ledger.js';
 import { dataConverter } from '../../worker/data-converter.js';
 import { webhookRegistrations } from '../../worker/webhook-receiver.js';
+import { freePort, runCli } from '../helpers/cli.js';
 
 /**
  * What ebsync keeps on disk is its owner's only (issue 30, item 7): mirror.db holds names and
@@ -83,5 +84,44 @@ describe('file modes of the data dir', () => {
       await destination.close();
       old.close();
     }
+  });
+
+  it('refuses a folder or a device named as an SQLite file, and leaves its mode alone', async () => {
+    // Named as a file, /tmp was made 0600 (every other user of the machine lost it).
+    const folder = mkdtempSync(join(root, 'folder-'));
+    chmodSync(folder, 0o755);
+    await expect(openLedger(`sqlite:${folder}`)).rejects.toThrow(
+      `'${folder}' is a folder; expected an SQLite database file`,
+    );
+    expect(() => openDestination(databaseOpeners, `sqlite:${folder}`)).toThrow(/is a folder/);
+    expect(modeOf(folder)).toBe('0755');
+    // A device: refused before anything would change it (as root, chmod would succeed).
+    const devNull = statSync('/dev/null').mode & 0o777;
+    await expect(openLedger('sqlite:/dev/null')).rejects.toThrow(
+      `'/dev/null' is not a regular file; expected an SQLite database file`,
+    );
+    expect(statSync('/dev/null').mode & 0o777).toBe(devNull);
+  });
+});
+
+describe('commands given a folder as a database file', () => {
+  it('say so in one line, start nothing and leave the folder as it was', async () => {
+    const folder = mkdtempSync(join(root, 'cmd-'));
+    chmodSync(folder, 0o755);
+    const env = { EBSYNC_DATA_DIR: join(root, 'cmd-data'), EBSYNC_STORE_URL: `sqlite:${folder}` };
+    const serve = await runCli(['webhooks', 'serve', '--port', '0'], env);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toBe(
+      `ebsync: EBSYNC_STORE_URL sqlite:${folder} cannot be opened: '${folder}' is a folder; expected an SQLite database file\n`,
+    );
+    const temporal = await runCli(
+      ['temporal', '--port', String(await freePort()), '--db-filename', folder],
+      { EBSYNC_DATA_DIR: join(root, 'cmd-data') },
+    );
+    expect(temporal.code).toBe(1);
+    expect(temporal.stderr).toBe(
+      `ebsync: --db-filename '${folder}' is a folder; expected the dev server's SQLite database file (made if missing)\n`,
+    );
+    expect(modeOf(folder)).toBe('0755');
   });
 });
