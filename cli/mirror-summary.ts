@@ -4,7 +4,6 @@ import {
   isIncomplete,
   type IdProbe,
   type LearnedReach,
-  type MirrorCounts,
   type MirrorProgress,
 } from '../workflows/mirror-types.js';
 
@@ -30,11 +29,16 @@ export function duration(ms: number): string {
  * terminal cuts at its width. The terminal and the status page both say it through here.
  */
 export function readOf(
-  c: { read: number; expected: number },
+  c: ReadCounts,
   withinCount: (expected: number) => string = (expected) => `/${expected} read`,
   compact = false,
 ): string {
   if (c.expected <= 0) return ' read';
+  if (c.soFar) {
+    return compact
+      ? ` read (${c.expected} listed so far)`
+      : ` read (the lists counted ${c.expected} so far; events are read by id, uncounted)`;
+  }
   if (c.read > c.expected) {
     return compact
       ? ` read (${c.expected} listed)`
@@ -43,8 +47,26 @@ export function readOf(
   return withinCount(c.expected);
 }
 
+/**
+ * What a pass read and its lists counted. `soFar`: a running pass has a partition that reads
+ * events by id not done yet, so the lists' count is not the whole (event bookings are counted
+ * by their first page, the events they name never) and grows while it runs; "3709/3816" after
+ * "3554 read (the lists counted 3475…)" read as a count that went back.
+ */
+export interface ReadCounts {
+  read: number;
+  expected: number;
+  soFar?: boolean;
+}
+
+/** A pass's ReadCounts, as its progress says them. */
+export function readCounts(p: Pick<MirrorProgress, 'counts' | 'partitions' | 'phase'>): ReadCounts {
+  const { read, expected } = p.counts;
+  return { read, expected, soFar: (p.partitions.uncounted ?? 0) > 0 && RUNNING.has(p.phase) };
+}
+
 /** What a pass read, against what its lists counted: "3816/3816 read" (see readOf). */
-export function readText(c: Pick<MirrorCounts, 'read' | 'expected'>, compact = false): string {
+export function readText(c: ReadCounts, compact = false): string {
   return `${c.read}${readOf(c, undefined, compact)}`;
 }
 
@@ -71,7 +93,7 @@ export function barFraction(
 /** One line of a pass's progress: counts, partitions, rate and, while known, the ETA. */
 export function progressLine(p: MirrorProgress): string {
   const c = p.counts;
-  const read = readText(c);
+  const read = readText(readCounts(p));
   const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
   const slowed = slowedLine(p);
   return (

@@ -10,7 +10,7 @@ import type {
   WebhookReceiverView,
 } from './status-model.js';
 import { retryLine } from './pass-retry.js';
-import { barFraction, readOf, slowedLine } from './mirror-summary.js';
+import { barFraction, readCounts, readOf, slowedLine } from './mirror-summary.js';
 
 /** Records-per-second samples of one mirror, oldest first: [epoch ms, records/s]. */
 export type RateSeries = readonly (readonly [number, number])[];
@@ -113,7 +113,7 @@ function passBlock(
     parts.push(
       `<div class="bar" title="${p.counts.read} of ${total}"><div style="width:${percent}%"></div></div>`,
       `<div class="counts" data-testid="read-${label}" data-read="${p.counts.read}">` +
-        `${escapeHtml(p.phase)}: <b>${p.counts.read}</b>${readOf(p.counts, ofCount)}, ` +
+        `${escapeHtml(p.phase)}: <b>${p.counts.read}</b>${readOf(readCounts(p), ofCount)}, ` +
         `${p.counts.written} written, ${p.counts.unchanged} unchanged, ${p.counts.deleted} deleted, ` +
         `${p.counts.refused ? `${p.counts.refused} refused, ` : ''}` +
         `${p.partitions.done}/${p.partitions.total} partitions, ${p.counts.requests} requests, ` +

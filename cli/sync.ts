@@ -33,6 +33,7 @@ import {
   duration,
   exitCodeOf,
   progressLine,
+  readCounts,
   readText,
   slowedLine,
   summaryText,
@@ -306,7 +307,7 @@ export async function watchMirror(
         const retrying = retry ? retryLine(retry, progress.destination) : slowedLine(progress);
         const payload = {
           phase: progress.phase.padEnd(8),
-          read: readText(progress.counts, true),
+          read: readText(readCounts(progress), true),
           written: progress.counts.written,
           rate: progress.ratePerSecond,
           eta_h: progress.etaMs === null ? '?' : duration(progress.etaMs),

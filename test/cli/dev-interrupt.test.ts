@@ -43,7 +43,7 @@ describe('npm start: Ctrl-C during the first pass', () => {
       // A progress line with records read (one every 5 s): the progress poll and the wait for
       // the result are out, and the pass's activities are running.
       await until(
-        () => /^\w+: [1-9]\d*(\/\d+)? read, /m.test(dev.stderr),
+        () => /^\w+: [1-9]\d*(\/\d+)? read[, ]/m.test(dev.stderr),
         60_000,
         'progress line with records read',
       );

@@ -211,6 +211,16 @@ describe('the progress of a pass whose workflow has not moved for a while', () =
     );
     expect(events.etaMs).toBeNull();
     expect(progressLine(events)).not.toContain('ETA');
+    // Nor a count over what the lists counted so far: it grows as their pages come.
+    expect(progressLine(events)).toMatch(
+      /^reading: 663 read \(the lists counted 2074 so far; events are read by id, uncounted\), 663 written, /,
+    );
+    const past = { ...events, counts: { ...counts, read: 2100, written: 2100 } };
+    expect(progressLine(past)).toMatch(/^reading: 2100 read \(the lists counted 2074 so far; /);
+    // Once that partition is done, the count is the whole one.
+    expect(progressLine({ ...events, partitions: { total: 4, done: 4, uncounted: 0 } })).toMatch(
+      /^reading: 663\/2074 read, /,
+    );
     // A finished pass, or one not started, is as the workflow said.
     expect(asOfNow(finished(), 9e12)).toEqual(finished());
     expect(asOfNow({ ...frozen, startedAt: null }, 9e12).ratePerSecond).toBe(33.2);

@@ -86,6 +86,16 @@ describe("the status page's line for a running pass", () => {
     expect(pageFor(past)).toContain(`<b>7563</b>${terminal?.[1] ?? ''}, `);
   });
 
+  it("says the count so far, in the terminal's words, while events are still read by id", () => {
+    const events = { ...progress(3709, 3816), partitions: { total: 4, done: 3, uncounted: 1 } };
+    const terminal = /^reading: 3709( read \(.+?\)), /.exec(progressLine(events));
+    expect(terminal?.[1]).toBe(
+      ' read (the lists counted 3816 so far; events are read by id, uncounted)',
+    );
+    expect(pageFor(events)).toContain(`<b>3709</b>${terminal?.[1] ?? ''}, `);
+    expect(pageFor(events)).not.toContain('of 3816 read');
+  });
+
   it('says when the service slowed the connection', () => {
     expect(pageFor(progress(10, 100, 1 / 16))).toContain(
       'slowed to 6.3 % of EBS_RATE_LIMIT: the service turned requests away for its rate',
