@@ -66,7 +66,9 @@ describe('ebsync dev on a data dir in use', () => {
     try {
       const result = await runCli(
         ['dev'],
-        env(data, { EBSYNC_WEBHOOK_PORT: String(port) }),
+        // A task queue of its own: another data dir's keys cannot open the first test's
+        // workflows, and dev refuses to join their queue (dev-foreign-keys.test.ts).
+        env(data, { EBSYNC_WEBHOOK_PORT: String(port), TEMPORAL_TASK_QUEUE: 'dev-lock-stale' }),
         120_000,
       );
       expect(result.stderr).not.toMatch(/already running/);
