@@ -117,71 +117,90 @@ export async function runMainJob(
   config: Config,
   logger: Logger,
   demo: DemoService | undefined,
+  stopped: AbortSignal,
 ): Promise<void> {
+  // `stopped` is Ctrl-C (or SIGTERM), which ends the job wherever it is. Before the pass is
+  // watched, its steps wait on workflows' answers (the demo connection saved, a pass started)
+  // for up to 30 s each; the worker that would answer stops at once, so a Ctrl-C at start-up
+  // waited them out. Its calls are cancelled instead, and the next start goes on from what
+  // they did.
+  if (stopped.aborted) return;
   const { client, close } = await connectClient(config);
   try {
-    let connectionId: string | undefined;
-    if (demo) connectionId = await ensureDemoConnection(client, config, demo);
-    else {
-      const connections = await listConnections(client, config.temporal.taskQueue);
-      if (connections.length === 0) {
-        process.stdout.write(
-          "No connection yet: run 'npx ebsync connect --api-key' (or 'npx ebsync connect' for an " +
-            'installed app) in another terminal, then `npx ebsync sync`.\n',
-        );
-        return;
-      }
-      if (connections.length > 1) {
-        process.stdout.write(
-          `${connections.length} connections: mirror each with 'npx ebsync sync --connection ID'.\n`,
-        );
-        return;
-      }
-      connectionId = connections[0]!.connectionId;
-    }
-    const destination = defaultDestination(config);
-    const { handle, attached } = await startOrAttach(client, config, {
-      subjects: ['leads', 'events', 'appointments'],
-      destination,
-      full: false,
-      connectionId,
-    });
-    // The demo keeps itself in step: defaults made once, never over a user's own change.
-    const schedules = demo
-      ? await ensureDefaultSchedules(client, config, connectionId, destination)
-      : [];
-    process.stdout.write(
-      `${attached ? 'Attached to the mirror already running' : 'Mirroring leads, events and appointments'} ` +
-        `of connection ${connectionId} into ${displayPath(destination.slice('sqlite:'.length))}\n`,
+    await client.withAbortSignal(stopped, () =>
+      mainJobSteps(client, config, logger, demo, stopped),
     );
-    let detach: () => void = () => undefined;
-    const detached = new Promise<void>((resolve) => (detach = resolve));
-    process.once('SIGINT', detach);
-    process.once('SIGTERM', detach);
-    const outcome = await watchMirror(handle, {
-      detach: detached,
-      interactive: process.stderr.isTTY === true,
-    });
-    process.off('SIGINT', detach);
-    process.off('SIGTERM', detach);
-    if (outcome === 'detached') return;
-    const file = displayPath(destination.slice('sqlite:'.length));
-    process.stdout.write(
-      `${summaryText(outcome)}` +
-        `The data is in ${file} (tables leads, lead_bookings, events, event_bookings, appointments). Try:\n` +
-        `  sqlite3 ${file} "${TRY_QUERY}"\n` +
-        scheduleLines(schedules),
-    );
-    if (outcome.phase === 'done') {
-      logger.info({ workflowId: handle.workflowId }, 'mirror pass finished');
-    } else {
-      logger.warn(
-        { workflowId: handle.workflowId, phase: outcome.phase },
-        'mirror pass finished without everything: see the summary above',
-      );
-    }
+  } catch (error) {
+    if (!stopped.aborted) throw error;
   } finally {
     await close();
+  }
+}
+
+async function mainJobSteps(
+  client: Client,
+  config: Config,
+  logger: Logger,
+  demo: DemoService | undefined,
+  stopped: AbortSignal,
+): Promise<void> {
+  let connectionId: string | undefined;
+  if (demo) connectionId = await ensureDemoConnection(client, config, demo);
+  else {
+    const connections = await listConnections(client, config.temporal.taskQueue);
+    if (connections.length === 0) {
+      process.stdout.write(
+        "No connection yet: run 'npx ebsync connect --api-key' (or 'npx ebsync connect' for an " +
+          'installed app) in another terminal, then `npx ebsync sync`.\n',
+      );
+      return;
+    }
+    if (connections.length > 1) {
+      process.stdout.write(
+        `${connections.length} connections: mirror each with 'npx ebsync sync --connection ID'.\n`,
+      );
+      return;
+    }
+    connectionId = connections[0]!.connectionId;
+  }
+  const destination = defaultDestination(config);
+  const { handle, attached } = await startOrAttach(client, config, {
+    subjects: ['leads', 'events', 'appointments'],
+    destination,
+    full: false,
+    connectionId,
+  });
+  // The demo keeps itself in step: defaults made once, never over a user's own change.
+  const schedules = demo
+    ? await ensureDefaultSchedules(client, config, connectionId, destination)
+    : [];
+  process.stdout.write(
+    `${attached ? 'Attached to the mirror already running' : 'Mirroring leads, events and appointments'} ` +
+      `of connection ${connectionId} into ${displayPath(destination.slice('sqlite:'.length))}\n`,
+  );
+  const detached = new Promise<void>((resolve) => {
+    if (stopped.aborted) resolve();
+    else stopped.addEventListener('abort', () => resolve(), { once: true });
+  });
+  const outcome = await watchMirror(handle, {
+    detach: detached,
+    interactive: process.stderr.isTTY === true,
+  });
+  if (outcome === 'detached') return;
+  const file = displayPath(destination.slice('sqlite:'.length));
+  process.stdout.write(
+    `${summaryText(outcome)}` +
+      `The data is in ${file} (tables leads, lead_bookings, events, event_bookings, appointments). Try:\n` +
+      `  sqlite3 ${file} "${TRY_QUERY}"\n` +
+      scheduleLines(schedules),
+  );
+  if (outcome.phase === 'done') {
+    logger.info({ workflowId: handle.workflowId }, 'mirror pass finished');
+  } else {
+    logger.warn(
+      { workflowId: handle.workflowId, phase: outcome.phase },
+      'mirror pass finished without everything: see the summary above',
+    );
   }
 }
 

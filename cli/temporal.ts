@@ -224,14 +224,25 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
     });
     if (receiver)
       logger.info({ url: `${receiver.url}/webhooks/{connection}` }, 'webhook receiver listening');
-    const worker = runWorker(config, logger);
-    page = await startDevStatusPage(config, logger);
-    // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
-    const job = runMainJob(config, logger, demo).catch((error: unknown) => {
-      process.exitCode = reportFailure(error);
-    });
-    await worker;
-    await job;
+    // Heard from here on, so a Ctrl-C while the status page or the job's client starts up
+    // still stops the job (the worker hears it on its own).
+    const stopping = new AbortController();
+    const stop = (): void => stopping.abort();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    try {
+      const worker = runWorker(config, logger);
+      page = await startDevStatusPage(config, logger);
+      // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
+      const job = runMainJob(config, logger, demo, stopping.signal).catch((error: unknown) => {
+        process.exitCode = reportFailure(error);
+      });
+      await worker;
+      await job;
+    } finally {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    }
   } finally {
     await receiver?.close();
     await page?.close();

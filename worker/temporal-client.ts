@@ -17,8 +17,9 @@ export class TemporalUnreachableError extends Error {
   readonly retryable = true;
 }
 
-/** gRPC's NOT_FOUND (grpc-js is the SDK's dependency, not ours). */
+/** gRPC's NOT_FOUND and CANCELLED (grpc-js is the SDK's dependency, not ours). */
 const GRPC_NOT_FOUND = 5;
+const GRPC_CANCELLED = 1;
 
 /**
  * Throws TemporalNamespaceMissingError when the server says TEMPORAL_NAMESPACE does not exist.
@@ -50,7 +51,10 @@ type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
 function callsOfConnection(): {
   interceptors: GrpcInterceptor[];
   closeAfterCalls: (connection: Connection) => Promise<void>;
+  /** The connection whose abort signals (`withAbortSignal`) its calls honour. */
+  attach: (connection: Connection) => void;
 } {
+  let contexts: Connection['callContextStorage'] | undefined;
   let calls = 0;
   let closing = false;
   let closeNow: (() => void) | undefined;
@@ -59,6 +63,11 @@ function callsOfConnection(): {
   const counting: GrpcInterceptor = (options, nextCall) => {
     // grpc-js types what nextCall returns more widely than the InterceptingCall it is.
     const call = nextCall(options) as ReturnType<GrpcInterceptor>;
+    // The SDK cancels a call when its scope's signal aborts, but one made after the abort runs
+    // on to its deadline (it only listens for the event): a Ctrl-C that came between two calls
+    // of a status page or the main job held the exit for their 10 or 30 s. Read here, in the
+    // caller's context.
+    const aborted = contexts?.getStore()?.abortSignal?.aborted === true;
     const start = call.start.bind(call);
     call.start = (metadata, listener) => {
       calls += 1;
@@ -81,6 +90,7 @@ function callsOfConnection(): {
             }
           },
         });
+        if (aborted) call.cancelWithStatus(GRPC_CANCELLED, 'cancelled: its caller stopped');
       } catch (error) {
         end();
         throw error;
@@ -94,6 +104,9 @@ function callsOfConnection(): {
   });
   return {
     interceptors: [counting, retrying],
+    attach: (connection) => {
+      contexts = connection.callContextStorage;
+    },
     closeAfterCalls: (connection) => {
       closing = true;
       return new Promise<void>((resolve, reject) => {
@@ -121,6 +134,7 @@ export async function connectClient(
       interceptors: calls.interceptors,
       connectTimeout: '5s',
     });
+    calls.attach(connection);
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     throw new TemporalUnreachableError(
@@ -157,6 +171,7 @@ export function lazyClient(config: Config): { client: Client; close: () => Promi
     ...temporalConnectionOptions(config),
     interceptors: calls.interceptors,
   });
+  calls.attach(connection);
   const client = new Client({
     connection,
     namespace: config.temporal.namespace,

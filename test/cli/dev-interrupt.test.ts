@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { canConnect } from '../../worker/dev-server.js';
 import { CliProcess, freePort } from '../helpers/cli.js';
 
@@ -64,6 +64,31 @@ describe('npm start: Ctrl-C during the first pass', () => {
       expect(() => process.kill(-(group ?? 0), 0)).toThrow(/ESRCH/);
       // The dev server, in a process group of its own, was stopped too.
       expect(await canConnect('127.0.0.1', port)).toBe(false);
+    } finally {
+      dev.killAll();
+    }
+  }, 240_000);
+
+  it('stops in seconds when Ctrl-C comes at start-up, before the pass is watched', async () => {
+    // On a server dev does not own (the suite's), where the worker keeps its full grace. The
+    // job's first steps wait for workflows' answers (the demo connection saved, the pass
+    // started), up to 30 s each, and the worker that would answer stops at once: they are
+    // cancelled, not waited out.
+    dir ??= mkdtempSync(join(tmpdir(), 'ebsync-dev-interrupt-'));
+    const dev = new CliProcess(['dev'], {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: 'dev-interrupt-start',
+      EBSYNC_DATA_DIR: join(dir, 'start'),
+      EBSYNC_WEBHOOK_PORT: '0',
+      EBSYNC_STATUS_PORT: '0',
+    });
+    try {
+      await dev.waitForLine(/^Status page: /, 120_000);
+      const interrupted = Date.now();
+      const stopped = await dev.interrupt(120_000);
+      expect(Date.now() - interrupted).toBeLessThan(15_000);
+      expect(stopped.stderr).not.toMatch(/got no answer|^\s+at /m);
+      expect({ code: stopped.code, signal: stopped.signal }).toEqual({ code: 0, signal: null });
     } finally {
       dev.killAll();
     }
