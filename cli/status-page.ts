@@ -204,6 +204,9 @@ function schedulesHtml(schedules: readonly ScheduleStatusView[]): string {
 }
 
 function webhooksHtml(w: WebhookReceiverView, now: number): string {
+  if (!w.running && new URL(w.endpoint).port === '0') {
+    return `<p data-testid="webhooks" data-running="unknown">Not known (${escapeHtml(w.error ?? '')}).</p>`;
+  }
   if (!w.running) {
     return `<p data-testid="webhooks" data-running="false">Not running at ${escapeHtml(w.endpoint)} (${escapeHtml(w.error ?? 'no answer')}).</p>`;
   }

@@ -193,6 +193,8 @@ function viewOfStats(endpoint: string, stats: ReceiverStats): WebhookReceiverVie
 /** The receiver's counters, or "not running" when nothing answers at its address. */
 export async function webhookSection(config: Config): Promise<WebhookReceiverView> {
   const endpoint = receiverStatsUrl(config);
+  // 0 is "a free port, picked when it starts": where that receiver listens is not known here.
+  if (config.webhooks.port === 0) return receiverNotRunning(endpoint, PORT_UNKNOWN);
   try {
     const res = await fetch(endpoint, {
       headers: { authorization: `Bearer ${receiverStatsToken(config)}` },
@@ -210,6 +212,10 @@ export async function webhookSection(config: Config): Promise<WebhookReceiverVie
     return receiverNotRunning(endpoint, why);
   }
 }
+
+/** Why the status of a receiver on EBSYNC_WEBHOOK_PORT=0 is not known. */
+export const PORT_UNKNOWN =
+  'EBSYNC_WEBHOOK_PORT is 0, a free port picked when the receiver starts, so its port is not known here; set EBSYNC_WEBHOOK_PORT to the one it printed to see it';
 
 /** The receiver's section when nothing answered at `endpoint`, and why. */
 export function receiverNotRunning(endpoint: string, why: string): WebhookReceiverView {

@@ -56,6 +56,17 @@ function inboxLines(report: StatusReport, now: number): string[] {
   });
 }
 
+/** The receiver's line of `ebsync status`. */
+export function webhooksLine(report: StatusReport): string {
+  const w = report.webhooks;
+  return w.running
+    ? `Webhook receiver: ${w.deliveriesPerMinute}/min, ${w.delivered} delivered, ${w.rejected} rejected, ` +
+        `${w.failed} not stored (503), latency p50 ${ms(w.latencyP50Ms)} p95 ${ms(w.latencyP95Ms)} (since ${when(w.since)})`
+    : new URL(w.endpoint).port === '0'
+      ? `Webhook receiver: not known (${w.error ?? ''})`
+      : `Webhook receiver: not running at ${w.endpoint} (${w.error ?? 'no answer'})`;
+}
+
 /** The report as a person reads it in a terminal. */
 export function statusText(report: StatusReport): string {
   const lines: string[] = ['Connections'];
@@ -88,13 +99,9 @@ export function statusText(report: StatusReport): string {
       lines.push(`    last run ${run.status} (${when(run.startedAt)})${why}`);
     }
   }
-  const w = report.webhooks;
   lines.push(
     '',
-    w.running
-      ? `Webhook receiver: ${w.deliveriesPerMinute}/min, ${w.delivered} delivered, ${w.rejected} rejected, ` +
-          `${w.failed} not stored (503), latency p50 ${ms(w.latencyP50Ms)} p95 ${ms(w.latencyP95Ms)} (since ${when(w.since)})`
-      : `Webhook receiver: not running at ${w.endpoint} (${w.error ?? 'no answer'})`,
+    webhooksLine(report),
     '',
     `Webhook inbox (${report.inbox.store})`,
     ...inboxLines(report, Date.now()),

@@ -222,8 +222,12 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
       logger.warn({ error: (error as Error).message }, 'webhook receiver not started');
       return undefined;
     });
-    if (receiver)
+    if (receiver) {
       logger.info({ url: `${receiver.url}/webhooks/{connection}` }, 'webhook receiver listening');
+      // The status page asks the receiver at its port: the one it got, when 0 asked for any.
+      const port = Number(new URL(receiver.url).port);
+      config = { ...config, webhooks: { ...config.webhooks, port } };
+    }
     // Heard from here on, so a Ctrl-C while the status page or the job's client starts up
     // still stops the job (the worker hears it on its own).
     const stopping = new AbortController();

@@ -149,6 +149,12 @@ async function register(config: Config, connection: string, flags: RegisterFlags
   requireConnectionName(connection);
   const destination = normalizeDestination(flags.to ?? defaultDestination(config));
   const { host, port } = config.webhooks;
+  if (flags.url === undefined && port === 0) {
+    throw new UserError(
+      "EBSYNC_WEBHOOK_PORT is 0, so the receiver's port is picked when it starts and deliveries to :0 would reach nothing: give --url with the address it printed ('webhook receiver listening')",
+      2,
+    );
+  }
   const local = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const url = receiverUrl(flags.url ?? local, connection);
   let endpoint: { id: string | null; secret: string };

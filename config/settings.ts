@@ -330,7 +330,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'EBSYNC_WEBHOOK_PORT',
     path: 'webhooks.port',
     default: '8790',
-    description: 'Port of the webhook receiver (`0` picks a free one).',
+    description:
+      "Port of the webhook receiver (`0` picks a free one, which other commands cannot know: `ebsync webhooks register <connection>` then needs `--url`, and `ebsync status` says the receiver is not known; `npm start`'s status page uses the port it got).",
   },
   {
     env: 'EBSYNC_WEBHOOK_BODY_LIMIT',

@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookSection } from '../../cli/status-sections.js';
+import { PORT_UNKNOWN, webhookSection } from '../../cli/status-sections.js';
+import { webhooksLine } from '../../cli/status.js';
+import type { StatusReport } from '../../cli/status-model.js';
+import { runCli } from '../helpers/cli.js';
 import { loadConfig, type Config } from '../../config/index.js';
 import { createLogger } from '../../worker/logger.js';
 import { receiverStatsToken } from '../../worker/receiver-stats-token.js';
@@ -53,5 +56,24 @@ describe('GET /webhooks/_stats', () => {
     expect(res.status).toBe(200);
     const section = await webhookSection(config);
     expect(section).toMatchObject({ running: true, error: null, delivered: 0 });
+  });
+
+  it('says a receiver on EBSYNC_WEBHOOK_PORT=0 is not known, not that it is not running', async () => {
+    // The receiver above runs; a reader whose setting is 0 cannot know its port.
+    const section = await webhookSection({ ...config, webhooks: { ...config.webhooks, port: 0 } });
+    expect(section).toMatchObject({ running: false, error: PORT_UNKNOWN });
+    const report = { webhooks: section } as unknown as StatusReport;
+    expect(webhooksLine(report)).toBe(`Webhook receiver: not known (${PORT_UNKNOWN})`);
+  });
+
+  it('refuses to register deliveries to port 0 without --url, in one line', async () => {
+    const result = await runCli(['webhooks', 'register', 'shop'], {
+      EBSYNC_DATA_DIR: dir,
+      EBSYNC_WEBHOOK_PORT: '0',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      "ebsync: EBSYNC_WEBHOOK_PORT is 0, so the receiver's port is picked when it starts and deliveries to :0 would reach nothing: give --url with the address it printed ('webhook receiver listening')\n",
+    );
   });
 });
