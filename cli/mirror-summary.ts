@@ -146,11 +146,23 @@ export function exitCodeOf(p: MirrorProgress): number {
   return 0;
 }
 
+/** A Temporal workflow status (CANCELLED, TERMINATED…) as the status page spells it. */
+export function endedAs(workflowStatus: string): string {
+  return workflowStatus === 'CANCELLED'
+    ? 'canceled'
+    : workflowStatus.toLowerCase().replace(/_/g, ' ');
+}
+
 /** The summary a finished (or failed) pass prints. */
-export function summaryText(p: MirrorProgress): string {
+export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): string {
   const c = p.counts;
+  // A pass whose workflow was cancelled or terminated keeps the phase it was stopped in.
+  const state =
+    workflowStatus !== 'RUNNING' && RUNNING.has(p.phase)
+      ? `${endedAs(workflowStatus)} while ${p.phase}`
+      : p.phase;
   const lines = [
-    `Mirror of ${p.subjects.join(', ')} (${p.mode}) for connection ${p.connectionId}: ${p.phase}`,
+    `Mirror of ${p.subjects.join(', ')} (${p.mode}) for connection ${p.connectionId}: ${state}`,
     `  destination  ${maskCredentials(p.destination)}`,
     `  read         ${c.read} records in ${c.pages} pages, ${c.requests} requests, ${duration(p.elapsedMs)}`,
     `  written      ${c.written} changed or new; ${c.unchanged} already up to date; ${c.deleted} marked deleted`,

@@ -28,6 +28,7 @@ import {
 import { listConnections } from './connection-list.js';
 import {
   asOfNow,
+  endedAs,
   BAR_CELLS,
   barFraction,
   duration,
@@ -387,9 +388,10 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           }
           throw error;
         }
+        const status = description.status.name;
         if (flags.cancel) {
-          if (description.status.name !== 'RUNNING') {
-            process.stdout.write(`the mirror is not running (${description.status.name})\n`);
+          if (status !== 'RUNNING') {
+            process.stdout.write(`the mirror is not running (its last pass ${endedAs(status)})\n`);
             return;
           }
           await handle.cancel();
@@ -399,13 +401,15 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           );
           return;
         }
-        const progress = asOfNow(await handle.query(mirrorProgressQuery));
-        const retry = description.status.name === 'RUNNING' ? retryOf(description) : null;
+        // A pass that ended is shown as it ended: its elapsed time does not run on.
+        const answered = await handle.query(mirrorProgressQuery);
+        const progress = status === 'RUNNING' ? asOfNow(answered) : answered;
+        const retry = status === 'RUNNING' ? retryOf(description) : null;
         const retrying = retry ? `${retryLine(retry, destination)}\n` : '';
         process.stdout.write(
           flags.json
-            ? `${JSON.stringify({ status: description.status.name, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`
-            : `${description.status.name.toLowerCase()}\n${retrying}${summaryText(progress)}`,
+            ? `${JSON.stringify({ status, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`
+            : `${endedAs(status)}\n${retrying}${summaryText(progress, status)}`,
         );
         return;
       }

@@ -261,7 +261,17 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       const after = await runCli(['sync', '--status', '--json', ...args], env);
       expect(JSON.parse(after.stdout)).toMatchObject({ status: 'CANCELLED' });
       const again = await runCli(['sync', '--cancel', ...args], env);
-      expect(again.stdout).toBe('the mirror is not running (CANCELLED)\n');
+      expect(again.stdout).toBe('the mirror is not running (its last pass canceled)\n');
+      // As it ended: said canceled (not "reading"), its elapsed time not running on.
+      const shownOnce = await runCli(['sync', '--status', ...args], env);
+      expect(shownOnce.stdout).toMatch(
+        new RegExp(
+          `^canceled\\nMirror of leads \\(incremental\\) for connection ${held}: canceled while (planning|reading|deleting)\\n`,
+        ),
+      );
+      await new Promise((r) => setTimeout(r, 1_500));
+      const shownAgain = await runCli(['sync', '--status', ...args], env);
+      expect(shownAgain.stdout).toBe(shownOnce.stdout);
     } finally {
       await runCli(['connections', 'resume', held], env);
     }
