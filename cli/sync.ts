@@ -231,6 +231,10 @@ const BAR_SCALE = 1000;
 
 /** How often a watched mirror is described for retrying activities (a call to Temporal each). */
 const DESCRIBE_EVERY_MS = 2_000;
+/** A progress query waits this long for a worker's answer; the next is asked after it. */
+const QUERY_DEADLINE_MS = 5_000;
+/** With no answer for this long, watching says no worker answers (once). */
+const UNANSWERED_MS = 15_000;
 
 /**
  * Shows a mirror's progress until it ends: a bar on a terminal, a line every few seconds
@@ -287,6 +291,11 @@ export async function watchMirror(
   // it): Temporal's description of the workflow says so, asked every few seconds.
   let retry: RetryView | null = null;
   let describedAt = 0;
+  let taskQueue: string | undefined;
+  // The worker's check before the start passes for a worker that stopped a minute ago (the
+  // server remembers pollers), and with none the queries wait unanswered: said once, not silence.
+  let answeredAt = Date.now();
+  let saidUnanswered = false;
   try {
     while (!final && !detached) {
       let progress: MirrorProgress | undefined;
@@ -294,14 +303,35 @@ export async function watchMirror(
       const { signal } = querying;
       try {
         progress = asOfNow(
-          await handle.client.withAbortSignal(signal, () => handle.query(mirrorProgressQuery)),
+          await handle.client.withAbortSignal(signal, () =>
+            handle.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+              handle.query(mirrorProgressQuery),
+            ),
+          ),
         );
+        answeredAt = Date.now();
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) throw error;
       }
       if (Date.now() - describedAt >= DESCRIBE_EVERY_MS) {
         describedAt = Date.now();
-        retry = await handle.describe().then(retryOf, () => retry);
+        retry = await handle.describe().then(
+          (description) => {
+            taskQueue = description.taskQueue;
+            return retryOf(description);
+          },
+          () => retry,
+        );
+      }
+      if (!progress && !saidUnanswered && Date.now() - answeredAt >= UNANSWERED_MS) {
+        saidUnanswered = true;
+        // The line goes below the bar, which starts again if an answer comes.
+        bar?.stop();
+        started = false;
+        process.stderr.write(
+          `no worker has answered this pass for ${UNANSWERED_MS / 1000} s: is one running on task queue '${taskQueue ?? '?'}'? ` +
+            `('ebsync worker' or 'npm start' starts one); the pass waits in Temporal until one does, and Ctrl-C stops watching it\n`,
+        );
       }
       if (progress) {
         const filled = Math.round(barFraction(progress) * BAR_SCALE);
