@@ -226,6 +226,30 @@ export async function startOrAttach(
   }
 }
 
+/**
+ * What the running pass a sync attached to does not cover of what was asked, in one line, or
+ * null when it covers it (a full pass covers an incremental one; "all" covers every subject).
+ * Unknown (no answer within the deadline) is not said.
+ */
+async function notTheAskedPass(
+  handle: WorkflowHandle<typeof mirrorWorkflow>,
+  subjects: readonly MirrorSubject[],
+  full: boolean,
+): Promise<string | null> {
+  const running = await handle.client
+    .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(mirrorProgressQuery))
+    .catch(() => undefined);
+  if (!running) return null;
+  const missing = subjects.filter((subject) => !running.subjects.includes(subject));
+  if (missing.length === 0 && (!full || running.mode === 'full')) return null;
+  const asked = `${full ? 'full' : 'incremental'} pass of ${subjects.join(', ')}`;
+  return (
+    `the running pass is ${running.mode === 'incremental' ? 'an' : 'a'} ${running.mode} pass of ${running.subjects.join(', ')}, not the ${asked} ` +
+    `asked for, which was not started (one pass at a time per connection and destination); ` +
+    `run it again once this one ends`
+  );
+}
+
 /** The bar's scale: its fill is barFraction of this; the counts are said in words beside it. */
 const BAR_SCALE = 1000;
 
@@ -462,6 +486,12 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           ? `attached to the mirror already running (${handle.workflowId})\n`
           : `started the mirror (${handle.workflowId})\n`,
       );
+      // One mirror runs per connection and destination: the running pass may not be the one
+      // asked for (other subjects, or incremental where a full one was asked). Said, not hidden.
+      const notAsked = attached
+        ? await notTheAskedPass(handle, subjects, flags.full === true)
+        : null;
+      if (notAsked) process.stderr.write(`${notAsked}\n`);
       let onSignal: () => void = () => undefined;
       const detach = new Promise<void>((resolveDetach) => (onSignal = resolveDetach));
       process.once('SIGINT', onSignal);
@@ -484,6 +514,12 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           : summaryText(outcome),
       );
       process.exitCode = exitCodeOf(outcome);
+      if (notAsked) {
+        process.stderr.write(
+          `ebsync: the pass asked for was not run, only the one that was running; run 'ebsync sync' again to run it\n`,
+        );
+        process.exitCode = Math.max(process.exitCode, 1);
+      }
     } finally {
       await close();
     }

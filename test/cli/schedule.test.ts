@@ -253,6 +253,20 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       expect(running.code, running.stderr).toBe(0);
       expect(JSON.parse(running.stdout)).toMatchObject({ status: 'RUNNING' });
 
+      // Another subject into the same destination attaches to that pass, and says it is not
+      // the pass asked for.
+      const other = new CliProcess(['sync', 'appointments', '--full', ...args], env);
+      await eventually(
+        'the attached sync to say what it attached to',
+        () => Promise.resolve(other.stderr.includes('was not started') ? true : undefined),
+        60_000,
+      );
+      expect(other.stderr).toContain('attached to the mirror already running (mirror-');
+      expect(other.stderr).toContain(
+        'the running pass is an incremental pass of leads, not the full pass of appointments asked for, which was not started (one pass at a time per connection and destination); run it again once this one ends\n',
+      );
+      expect((await other.stop('SIGINT', 60_000)).code).toBe(0);
+
       const cancel = await runCli(['sync', '--cancel', ...args], env);
       expect(cancel.code, cancel.stderr).toBe(0);
       expect(cancel.stdout).toBe(
