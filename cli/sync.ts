@@ -423,6 +423,12 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
   return runAction(async () => {
     const config = loadStartupConfig();
     const subjects = parseSubjects(what);
+    if (flags.status && flags.cancel) {
+      throw new UserError(
+        '--status and --cancel do not go together: --status shows the pass, --cancel stops it',
+        2,
+      );
+    }
     const destination = normalizeDestination(flags.to ?? defaultDestination(config));
     const { client, close } = await connectClient(config);
     try {

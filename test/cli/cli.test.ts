@@ -172,6 +172,18 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     },
   );
 
+  it('sync --status --cancel is refused in one line, exit 2, before anything runs', async ({
+    expect,
+  }) => {
+    const result = await runCli(['sync', '--status', '--cancel'], {
+      TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      'ebsync: --status and --cancel do not go together: --status shows the pass, --cancel stops it\n',
+    );
+  });
+
   it('doctor against a port nobody listens on says it cannot reach Temporal and exits 1', async ({
     expect,
   }) => {
