@@ -17,6 +17,7 @@ import { requireOwnKeys } from './server-keys.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { listenRefusal } from './network-refusals.js';
 import type { Config } from '../config/index.js';
+import { devUiPort } from '../config/dev-server-ports.js';
 
 export interface ServerFlags {
   ip: string;
@@ -75,7 +76,13 @@ async function startFromFlags(
   ownProcessGroup = false,
 ): Promise<DevServer> {
   const port = flags.port;
-  const uiPort = flags.uiPort ?? port + 1000;
+  const uiPort = flags.uiPort ?? devUiPort(port);
+  if (uiPort === undefined) {
+    throw new UserError(
+      `--port ${port} leaves no room for the web UI at port + 1000 (at most 65535); give --ui-port`,
+      2,
+    );
+  }
   const dbFilename = flags.dbFilename ?? join(dataDir, 'temporal.db');
   // The data dir's file: a folder that cannot be made is said as the setting it comes from.
   if (flags.dbFilename === undefined) makeDataDir(dataDir);

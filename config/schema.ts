@@ -5,6 +5,7 @@ import { pipedriveMappingSetting } from './pipedrive-mapping.js';
 import { salesforceMappingSetting } from './salesforce-mapping.js';
 import { jsonSettingValue } from './json-setting.js';
 import { isLoopbackHost } from './loopback.js';
+import { devUiPort } from './dev-server-ports.js';
 import { POSTGRES_URL_FORM, sslModeProblem } from './database-locations.js';
 import { parseRouteOverride, ROUTE_ID } from './route-override.js';
 
@@ -99,8 +100,9 @@ function devUiUrl(address: string): string {
   const at = address.lastIndexOf(':');
   const host = address.slice(0, at);
   const port = Number(address.slice(at + 1));
-  if (!LOOPBACK.has(host) || port + 1000 > 65_535) return 'http://localhost:8233';
-  return `http://${host}:${port + 1000}`;
+  const uiPort = devUiPort(port);
+  if (!LOOPBACK.has(host) || uiPort === undefined) return 'http://localhost:8233';
+  return `http://${host}:${uiPort}`;
 }
 
 function serverUrl(rule: string, apiPath: boolean) {

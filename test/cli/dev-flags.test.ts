@@ -37,6 +37,19 @@ describe('ebsync dev --port', () => {
     expect(await canConnect('127.0.0.1', other)).toBe(false);
   });
 
+  it('refuses a --port past 64535 without --ui-port in one line (exit 2), starting nothing', async () => {
+    const result = await runCli(
+      ['temporal', '--port', '65000', '--db-filename', join(dir, 'high-port.db')],
+      { EBSYNC_DATA_DIR: join(dir, 'high-port') },
+      30_000,
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'ebsync: --port 65000 leaves no room for the web UI at port + 1000 (at most 65535); give --ui-port',
+    ]);
+    expect(await canConnect('127.0.0.1', 65000)).toBe(false);
+  });
+
   it('without TEMPORAL_ADDRESS, runs its server on --port and its worker uses it', async () => {
     const [port, uiPort] = [await freePort(), await freePort()];
     const dev = new CliProcess(['dev', '--port', String(port), '--ui-port', String(uiPort)], {
