@@ -3,7 +3,7 @@ import {
   makeTelemetryFilterString,
   type Logger as TemporalLogger,
 } from '@temporalio/worker';
-import type { LogLevel, LogMetadata } from '@temporalio/common';
+import { ApplicationFailure, type LogLevel, type LogMetadata } from '@temporalio/common';
 import type { Logger } from './logger.js';
 
 const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -14,11 +14,42 @@ const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = 
   ERROR: 'error',
 };
 
+/**
+ * A failure as a log line shows it, without stacks: its type, message, whether a retry can
+ * help, and the same of its causes.
+ */
+function failureWithoutStacks(error: unknown, depth = 0): unknown {
+  if (!(error instanceof Error) || depth > 8) return error;
+  const { type, nonRetryable } = error as { type?: unknown; nonRetryable?: unknown };
+  return {
+    type: typeof type === 'string' && type !== '' ? type : error.name,
+    message: error.message,
+    ...(typeof nonRetryable === 'boolean' ? { nonRetryable } : {}),
+    ...(error.cause === undefined ? {} : { cause: failureWithoutStacks(error.cause, depth + 1) }),
+  };
+}
+
+/**
+ * A stack belongs in the log only where it points at a bug. Our typed errors reach Temporal as
+ * ApplicationFailures made in activities/failures.ts, whose stack only shows that conversion,
+ * and a workflow fails only with such failures (any other throw fails its task, not the
+ * workflow); an activity's own bug was logged with its stack when the activity failed.
+ */
+function expectedFailure(message: string, meta: LogMetadata | undefined): boolean {
+  const error: unknown = meta?.error;
+  if (!(error instanceof Error)) return false;
+  return message === 'Workflow failed' || error instanceof ApplicationFailure;
+}
+
 /** Sends the SDK's own log lines (and core's, forwarded) through our redacting pino logger. */
 export class PinoTemporalLogger implements TemporalLogger {
   constructor(private readonly logger: Logger) {}
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
-    this.logger[LEVELS[level]](meta ?? {}, message);
+    const fields =
+      meta && expectedFailure(message, meta)
+        ? { ...meta, error: failureWithoutStacks(meta.error) }
+        : (meta ?? {});
+    this.logger[LEVELS[level]](fields, message);
   }
   trace(message: string, meta?: LogMetadata): void {
     this.log('TRACE', message, meta);

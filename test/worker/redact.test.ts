@@ -238,6 +238,39 @@ describe('the redacting logger', () => {
     });
   });
 
+  it('logs our typed failures without stacks, and a bug with its stack', () => {
+    const { logger, lines } = capture();
+    const temporal = new PinoTemporalLogger(logger);
+    const refused = ApplicationFailure.create({
+      type: 'DestinationTargetError',
+      message: 'destination hubspot needs a private-app token',
+      nonRetryable: true,
+    });
+    temporal.warn('Activity failed', { activityType: 'planMirrorPass', error: refused });
+    const passFailed = new Error('mirror pass failed: destination hubspot needs a token', {
+      cause: new Error('Activity task failed', { cause: refused }),
+    });
+    temporal.warn('Workflow failed', { workflowType: 'mirrorWorkflow', error: passFailed });
+    temporal.warn('Activity failed', { activityType: 'planMirrorPass', error: new TypeError('x') });
+    const [activity, workflow, bug] = parsed(lines);
+    expect(activity).toMatchObject({
+      msg: 'Activity failed',
+      error: {
+        type: 'DestinationTargetError',
+        message: 'destination hubspot needs a private-app token',
+        nonRetryable: true,
+      },
+    });
+    expect(JSON.stringify(activity)).not.toContain('stack');
+    expect(workflow).toMatchObject({
+      msg: 'Workflow failed',
+      error: { cause: { cause: { type: 'DestinationTargetError' } } },
+    });
+    expect(JSON.stringify(workflow)).not.toContain('stack');
+    expect(bug).toMatchObject({ error: { type: 'TypeError', message: 'x' } });
+    expect((bug?.error as { stack?: string }).stack).toContain('TypeError: x');
+  });
+
   it('logs a cyclic object without crashing', () => {
     const { logger, lines } = capture();
     const node: Record<string, unknown> = { name: 'loop', token: 'tok-secret-1' };
