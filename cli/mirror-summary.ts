@@ -1,3 +1,4 @@
+import { counted } from './counted.js';
 import { maskCredentials } from '../config/database-locations.js';
 import {
   etaOf,
@@ -91,13 +92,13 @@ export function barFraction(
 }
 
 /** One line of a pass's progress: counts, partitions, rate and, while known, the ETA. */
-export function progressLine(p: MirrorProgress): string {
+export function progressLine(p: MirrorProgress, ended?: string): string {
   const c = p.counts;
   const read = readText(readCounts(p));
   const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
   const slowed = slowedLine(p);
   return (
-    `${p.phase}: ${read}, ${c.written} written, ${c.unchanged} unchanged, ` +
+    `${phaseText(p, ended)}: ${read}, ${c.written} written, ${c.unchanged} unchanged, ` +
     `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}` +
     `${p.partitions.done}/${p.partitions.total} partitions, ` +
     `${p.ratePerSecond}/s${eta}${slowed ? `; ${slowed}` : ''}`
@@ -147,6 +148,14 @@ export function exitCodeOf(p: MirrorProgress): number {
 }
 
 /** A Temporal workflow status (CANCELLED, TERMINATED…) as the status page spells it. */
+/**
+ * The phase a pass is in; for one that ended mid-way (`ended`: canceled, failed…), how it
+ * ended and in which phase, so a stopped pass never reads as one still at work.
+ */
+export function phaseText(p: MirrorProgress, ended?: string): string {
+  return ended !== undefined && RUNNING.has(p.phase) ? `${ended} while ${p.phase}` : p.phase;
+}
+
 export function endedAs(workflowStatus: string): string {
   return workflowStatus === 'CANCELLED'
     ? 'canceled'
@@ -157,14 +166,11 @@ export function endedAs(workflowStatus: string): string {
 export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): string {
   const c = p.counts;
   // A pass whose workflow was cancelled or terminated keeps the phase it was stopped in.
-  const state =
-    workflowStatus !== 'RUNNING' && RUNNING.has(p.phase)
-      ? `${endedAs(workflowStatus)} while ${p.phase}`
-      : p.phase;
+  const state = phaseText(p, workflowStatus === 'RUNNING' ? undefined : endedAs(workflowStatus));
   const lines = [
     `Mirror of ${p.subjects.join(', ')} (${p.mode}) for connection ${p.connectionId}: ${state}`,
     `  destination  ${maskCredentials(p.destination)}`,
-    `  read         ${c.read} records in ${c.pages} pages, ${c.requests} requests, ${duration(p.elapsedMs)}`,
+    `  read         ${counted(c.read, 'record')} in ${counted(c.pages, 'page')}, ${counted(c.requests, 'request')}, ${duration(p.elapsedMs)}`,
     `  written      ${c.written} changed or new; ${c.unchanged} already up to date; ${c.deleted} marked deleted`,
   ];
   // A first pass is not "up to date" with anything: say where its unchanged records come from.
@@ -176,12 +182,14 @@ export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): stri
   if (p.reach) lines.push(`  reach        ${reachLine(p.reach)}`);
   if (p.probe && p.probe.probes > 0) lines.push(`  by id        ${probeLine(p.probe)}`);
   if (c.unreachable > 0 || p.gaps.length > 0) {
-    lines.push(`  unreachable  ${c.unreachable} of ${c.expected} records the service counts:`);
+    lines.push(
+      `  unreachable  ${c.unreachable} of ${counted(c.expected, 'record')} the service counts:`,
+    );
     for (const gap of p.gaps) lines.push(`               ${gap}`);
   }
   if (c.refused > 0 || (p.refusals ?? []).length > 0) {
     lines.push(
-      `  refused      ${c.refused ?? 0} records the destination would not take; the next pass tries them again:`,
+      `  refused      ${counted(c.refused ?? 0, 'record')} the destination would not take; the next pass tries them again:`,
     );
     for (const line of p.refusals ?? []) lines.push(`               ${line}`);
   }

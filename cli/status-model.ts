@@ -1,3 +1,4 @@
+import { counted } from './counted.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
@@ -106,6 +107,11 @@ export interface MirrorView {
   destination: string | null;
   current: PassView | null;
   last: PassView | null;
+  /**
+   * When the last pass did not complete (failed, canceled…), the newest one that did: how
+   * whole the mirror was before it. Null otherwise, or when none did.
+   */
+  lastCompleted: PassView | null;
 }
 
 export interface Problem {
@@ -142,6 +148,9 @@ function connectionOfMirror(workflowId: string): string {
   return /^mirror-(.+)-[0-9a-f]{12}$/.exec(workflowId)?.[1] ?? workflowId;
 }
 
+/** How long the status waits for a worker to say how far an ended pass got. */
+const ENDED_QUERY_DEADLINE_MS = 5_000;
+
 async function closedRun(
   client: Client,
   workflowId: string,
@@ -158,7 +167,12 @@ async function closedRun(
     outcome = { progress: await handle.result(), error: null };
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return { progress: null, error: null };
-    outcome = { progress: null, error: rootReason(error) };
+    // A pass that failed or was canceled has no result; asked, a worker replays it and says
+    // where it wrote and how far it got (unknown, as before, when none answers in time).
+    const progress = await client
+      .withDeadline(Date.now() + ENDED_QUERY_DEADLINE_MS, () => handle.query(mirrorProgressQuery))
+      .catch(() => null);
+    outcome = { progress, error: rootReason(error) };
   }
   cache.set(runId, outcome);
   return outcome;
@@ -197,13 +211,19 @@ interface ExecutionRow {
   closedAt: number | null;
 }
 
-/** Per mirror workflow id: its running run and its newest closed pass (not continue-as-new). */
-async function mirrorExecutions(
-  client: Client,
-  config: Config,
-): Promise<Map<string, { current?: ExecutionRow; last?: ExecutionRow }>> {
+interface MirrorRows {
+  current?: ExecutionRow;
+  last?: ExecutionRow;
+  lastCompleted?: ExecutionRow;
+}
+
+/**
+ * Per mirror workflow id: its running run, its newest closed pass and its newest completed
+ * one (a run that continued as new is not a pass of its own).
+ */
+async function mirrorExecutions(client: Client, config: Config): Promise<Map<string, MirrorRows>> {
   const queue = config.temporal.taskQueue.replace(/'/g, "\\'");
-  const byId = new Map<string, { current?: ExecutionRow; last?: ExecutionRow }>();
+  const byId = new Map<string, MirrorRows>();
   let seen = 0;
   for await (const execution of client.workflow.list({
     query: `WorkflowType = '${mirrorWorkflow.name}' AND TaskQueue = '${queue}'`,
@@ -222,6 +242,9 @@ async function mirrorExecutions(
     };
     if (status === 'running') entry.current ??= row;
     else if (!entry.last || entry.last.startedAt < row.startedAt) entry.last = row;
+    if (status === 'completed' && (entry.lastCompleted?.startedAt ?? -1) < row.startedAt) {
+      entry.lastCompleted = row;
+    }
   }
   return byId;
 }
@@ -298,7 +321,7 @@ export function findProblems(
       // Ran to its end, but not everything arrived: that needs a person as much as a failure.
       const c = done.counts;
       const what = [
-        c.unreachable > 0 ? `${c.unreachable} records unreachable` : '',
+        c.unreachable > 0 ? `${counted(c.unreachable, 'record')} unreachable` : '',
         c.refused > 0 ? `${c.refused} refused by the destination` : '',
       ].filter(Boolean);
       problems.push({
@@ -399,16 +422,23 @@ export async function collectStatus(
   connections.sort((a, b) => a.connectionId.localeCompare(b.connectionId));
   const mirrors = await Promise.all(
     [...executions].map(async ([workflowId, rows]): Promise<MirrorView> => {
-      const [current, last] = await Promise.all([
+      const before = rows.lastCompleted === rows.last ? undefined : rows.lastCompleted;
+      const [current, last, lastCompleted] = await Promise.all([
         passView(client, config, rows.current, cache),
         passView(client, config, rows.last, cache),
+        passView(client, config, before, cache),
       ]);
       return {
         workflowId,
         connectionId: connectionOfMirror(workflowId),
-        destination: current?.progress?.destination ?? last?.progress?.destination ?? null,
+        destination:
+          current?.progress?.destination ??
+          last?.progress?.destination ??
+          lastCompleted?.progress?.destination ??
+          null,
         current,
         last,
+        lastCompleted,
       };
     }),
   );

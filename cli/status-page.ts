@@ -1,3 +1,4 @@
+import { counted } from './counted.js';
 import { createHash } from 'node:crypto';
 import type {
   AutomationEndpointsView,
@@ -10,7 +11,8 @@ import type {
   WebhookReceiverView,
 } from './status-model.js';
 import { retryLine } from './pass-retry.js';
-import { barFraction, readCounts, readOf, slowedLine } from './mirror-summary.js';
+import { endedWords } from './status-sections.js';
+import { barFraction, phaseText, readCounts, readOf, slowedLine } from './mirror-summary.js';
 
 /** Records-per-second samples of one mirror, oldest first: [epoch ms, records/s]. */
 export type RateSeries = readonly (readonly [number, number])[];
@@ -113,7 +115,7 @@ function passBlock(
     parts.push(
       `<div class="bar" title="${p.counts.read} of ${total}"><div style="width:${percent}%"></div></div>`,
       `<div class="counts" data-testid="read-${label}" data-read="${p.counts.read}">` +
-        `${escapeHtml(p.phase)}: <b>${p.counts.read}</b>${readOf(readCounts(p), ofCount)}, ` +
+        `${escapeHtml(phaseText(p, endedWords(pass.status)))}: <b>${p.counts.read}</b>${readOf(readCounts(p), ofCount)}, ` +
         `${p.counts.written} written, ${p.counts.unchanged} unchanged, ${p.counts.deleted} deleted, ` +
         `${p.counts.refused ? `${p.counts.refused} refused, ` : ''}` +
         `${p.partitions.done}/${p.partitions.total} partitions, ${p.counts.requests} requests, ` +
@@ -131,7 +133,7 @@ function passBlock(
     }
     if (p.counts.unreachable > 0 || p.gaps.length > 0) {
       parts.push(
-        `<div class="gaps">${p.counts.unreachable} records out of reach:<ul>` +
+        `<div class="gaps">${counted(p.counts.unreachable, 'record')} out of reach:<ul>` +
           p.gaps.map((g) => `<li>${escapeHtml(g)}</li>`).join('') +
           `</ul></div>`,
       );
@@ -164,6 +166,7 @@ function mirrorBlock(
     `<h3>${escapeHtml(m.connectionId)} → ${escapeHtml(m.destination ?? '(destination not reported yet)')}</h3>` +
     (m.current ? passBlock('current', m.current, series, now, connection) : '') +
     (m.last ? passBlock('last', m.last, [], now) : '') +
+    (m.lastCompleted ? passBlock('before', m.lastCompleted, [], now) : '') +
     `</section>`
   );
 }

@@ -34,6 +34,11 @@ export const RUN_STATUS: Record<string, RunStatus | undefined> = {
   TIMED_OUT: 'timed_out',
 };
 
+/** How a run that is over ended, in words ('timed out'); undefined while it runs. */
+export function endedWords(status: RunStatus): string | undefined {
+  return status === 'running' ? undefined : status.replace('_', ' ');
+}
+
 /** A run that did not complete and nobody cancelled on purpose: it needs a person. */
 export const FAILED_RUN: ReadonlySet<RunStatus> = new Set(['failed', 'terminated', 'timed_out']);
 

@@ -4,6 +4,8 @@ import { runAction } from './errors.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
 import { probeLine, progressLine, reachLine } from './mirror-summary.js';
 import { retryLine } from './pass-retry.js';
+import { counted } from './counted.js';
+import { endedWords } from './status-sections.js';
 import { requireWorker } from './worker-check.js';
 
 function when(ms: number | null): string {
@@ -17,7 +19,8 @@ function ms(value: number | null): string {
 function passLine(label: string, pass: PassView, destination: string | null): string[] {
   const lines = [`    ${label.padEnd(8)}${pass.status} since ${when(pass.startedAt)}`];
   if (pass.closedAt !== null) lines[0] += `, ended ${when(pass.closedAt)}`;
-  if (pass.progress) lines.push(`            ${progressLine(pass.progress)}`);
+  if (pass.progress)
+    lines.push(`            ${progressLine(pass.progress, endedWords(pass.status))}`);
   if (pass.retrying) lines.push(`            ${retryLine(pass.retrying, destination)}`);
   if (pass.progress?.reach) lines.push(`            reach: ${reachLine(pass.progress.reach)}`);
   if (pass.progress?.probe?.probes) {
@@ -74,19 +77,27 @@ export function statusText(report: StatusReport): string {
   for (const c of report.connections) {
     const who = c.businessName ?? '(business name not shown)';
     const error = c.lastError ? `, last error: ${c.lastError}` : '';
-    const limited = c.rateLimited.lastHour > 0 ? `, 429s last hour: ${c.rateLimited.lastHour}` : '';
+    // With one connection the total line below is its own count: said once.
+    const limited =
+      report.connections.length > 1 && c.rateLimited.lastHour > 0
+        ? `, 429s last hour: ${c.rateLimited.lastHour}`
+        : '';
     lines.push(
       `  ${c.connectionId}  ${c.state}  ${c.kind}  ${who}${limited}${error}`,
       `    ${c.uiUrl}`,
     );
   }
-  if (report.connections.length > 0) lines.push(`  429s last hour: ${report.rateLimitedLastHour}`);
+  if (report.connections.length > 0) {
+    const of = report.connections.length > 1 ? ', all connections' : '';
+    lines.push(`  429s last hour${of}: ${report.rateLimitedLastHour}`);
+  }
   lines.push('', 'Mirrors');
   if (report.mirrors.length === 0) lines.push("  none yet: start one with 'ebsync sync'");
   for (const m of report.mirrors) {
     lines.push(`  ${m.connectionId} → ${m.destination ?? '(destination not reported yet)'}`);
     if (m.current) lines.push(...passLine('current', m.current, m.destination));
     if (m.last) lines.push(...passLine('last', m.last, m.destination));
+    if (m.lastCompleted) lines.push(...passLine('before', m.lastCompleted, m.destination));
   }
   lines.push('', 'Schedules');
   if (report.schedules.length === 0) lines.push("  none: 'ebsync schedule create' adds one");
@@ -111,7 +122,7 @@ export function statusText(report: StatusReport): string {
     '',
     report.problems.length === 0
       ? 'All healthy.'
-      : `${report.problems.length} problem${report.problems.length > 1 ? 's' : ''}:`,
+      : `${counted(report.problems.length, 'problem')}:`,
   );
   for (const p of report.problems) lines.push(`  ${p.message}`);
   return `${lines.join('\n')}\n`;
@@ -133,8 +144,18 @@ export function statusCommand(flags: { json?: boolean; serve?: boolean }): Promi
       process.stdout.write(
         flags.json ? `${JSON.stringify(report, null, 2)}\n` : statusText(report),
       );
-      for (const p of report.problems) process.stderr.write(`ebsync: ${p.message}\n`);
-      if (report.problems.length > 0) process.exitCode = 1;
+      if (report.problems.length > 0) {
+        // The text report ends with the problems; stderr only says that there are some, so a
+        // terminal shows each once. Under --json, stdout is for programs: each is said here.
+        if (flags.json) {
+          for (const p of report.problems) process.stderr.write(`ebsync: ${p.message}\n`);
+        } else {
+          process.stderr.write(
+            `ebsync: ${counted(report.problems.length, 'problem')}, listed at the end of the report\n`,
+          );
+        }
+        process.exitCode = 1;
+      }
     } finally {
       await close();
     }

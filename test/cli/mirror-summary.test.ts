@@ -226,3 +226,33 @@ describe('the progress of a pass whose workflow has not moved for a while', () =
     expect(asOfNow({ ...frozen, startedAt: null }, 9e12).ratePerSecond).toBe(33.2);
   });
 });
+
+describe('counts of one', () => {
+  it('says "1 record in 1 page, 1 request", and "1 of 1 record" and "1 record" refused', () => {
+    const one = finished({
+      counts: {
+        ...emptyCounts(),
+        read: 1,
+        pages: 1,
+        requests: 1,
+        expected: 1,
+        unreachable: 1,
+        refused: 1,
+      },
+      refusals: ['leads 7 refused: DUPLICATES_DETECTED'],
+    });
+    const text = summaryText(one);
+    expect(text).toContain('  read         1 record in 1 page, 1 request, 4s\n');
+    expect(text).toContain('  unreachable  1 of 1 record the service counts:\n');
+    expect(text).toContain('  refused      1 record the destination would not take;');
+  });
+});
+
+describe('the progress of a pass that ended mid-way', () => {
+  it('says how it ended and in which phase, and only the phase while it runs', () => {
+    const stopped = finished({ phase: 'reading' });
+    expect(progressLine(stopped, 'canceled')).toMatch(/^canceled while reading: /);
+    expect(progressLine(stopped)).toMatch(/^reading: /);
+    expect(progressLine(finished(), 'completed')).toMatch(/^done: /);
+  });
+});

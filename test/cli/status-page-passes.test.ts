@@ -31,6 +31,7 @@ function pageFor(progress: MirrorProgress): string {
           destination: 'sqlite:/tmp/m.db',
           current: pass,
           last: null,
+          lastCompleted: null,
         },
       ],
       destinations: [],

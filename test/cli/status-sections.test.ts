@@ -55,7 +55,8 @@ interface StatusJson {
     workflowId: string;
     connectionId: string;
     current: { runId: string } | null;
-    last: { runId: string; status: string } | null;
+    last: { runId: string; status: string; progress: { destination: string } | null } | null;
+    lastCompleted: { runId: string; status: string } | null;
   }[];
   schedules: {
     scheduleId: string;
@@ -373,6 +374,8 @@ describe('the status page, 429s', () => {
     );
     const text = await runCli(['status'], env);
     expect(text.stdout).toContain(`429s last hour: ${counted.lastHour}`);
+    // One connection: its count is the total, said once.
+    expect(text.stdout.match(/429s last hour/g)).toHaveLength(1);
     const json = JSON.parse((await runCli(['status', '--json'], env)).stdout) as StatusJson;
     expect(json.rateLimitedLastHour).toBe(counted.lastHour);
   }, 300_000);
@@ -421,20 +424,40 @@ describe('ebsync status, failures', () => {
       async () => {
         const result = await runCli(['status'], env);
         lastTry = `exit ${result.code}; stderr: ${result.stderr.trim() || '(empty)'}; stdout: ${result.stdout.slice(0, 2_000)}`;
-        return result.code === 1 && /schedule/.test(result.stderr) ? result : undefined;
+        return result.code === 1 && /schedule .*last run/.test(result.stdout) ? result : undefined;
       },
       120_000,
     ).catch((error: unknown) => {
       throw new Error(`${(error as Error).message}; the last try: ${lastTry}`);
     });
-    expect(failed.stderr).toMatch(
-      new RegExp(`ebsync: mirror of connection ${SHOP}.*: last pass terminated`),
+    // The report ends with each problem, once; stderr says there are some (not each again).
+    const mirrorProblem = new RegExp(
+      `^  mirror of connection ${SHOP} into \\S+: last pass terminated`,
+      'gm',
     );
-    expect(failed.stderr).toMatch(new RegExp(`ebsync: schedule ${SCHEDULE}: last run terminated`));
+    const scheduleProblem = new RegExp(`^  schedule ${SCHEDULE}: last run terminated`, 'gm');
+    expect(failed.stdout.match(mirrorProblem)).toHaveLength(1);
+    expect(failed.stdout.match(scheduleProblem)).toHaveLength(1);
+    expect(failed.stderr).toMatch(/^ebsync: \d+ problems, listed at the end of the report\n$/);
+    // The terminated pass says where it wrote and how far it got (a worker replays it), and
+    // the completed pass before it stays in view.
+    const report = JSON.parse((await runCli(['status', '--json'], env)).stdout) as StatusJson;
+    const mirror = report.mirrors.find((m) => m.workflowId === running.mirror.workflowId);
+    expect(mirror?.last?.status).toBe('terminated');
+    expect(mirror?.last?.progress?.destination).toMatch(/^sqlite:/);
+    expect(mirror?.lastCompleted?.status).toBe('completed');
+    expect(failed.stdout).toMatch(/^ {4}last {4}terminated since .*\n {12}terminated while \w+: /m);
+    expect(failed.stdout).toMatch(/^ {4}before {2}completed since /m);
     await page.goto(url);
     await expect
       .poll(() => page.textContent('[data-testid="health"]'), { timeout: 10_000 })
       .toMatch(/need attention/);
+    expect(
+      await page.getAttribute(
+        `[data-testid="mirror-${SHOP}"] [data-testid="pass-before"]`,
+        'data-status',
+      ),
+    ).toBe('completed');
     await page.screenshot({ path: join(ARTIFACTS, 'status-failures.png'), fullPage: true });
   }, 240_000);
 });
