@@ -187,18 +187,19 @@ async function mainJobSteps(
     interactive: process.stderr.isTTY === true,
   });
   if (outcome === 'detached') return;
+  const { progress, status } = outcome;
   const file = displayPath(destination.slice('sqlite:'.length));
   process.stdout.write(
-    `${summaryText(outcome)}` +
+    `${summaryText(progress, status)}` +
       `The data is in ${file} (tables leads, lead_bookings, events, event_bookings, appointments). Try:\n` +
       `  sqlite3 ${file} "${TRY_QUERY}"\n` +
       scheduleLines(schedules),
   );
-  if (outcome.phase === 'done') {
+  if (progress.phase === 'done' && status === 'COMPLETED') {
     logger.info({ workflowId: handle.workflowId }, 'mirror pass finished');
   } else {
     logger.warn(
-      { workflowId: handle.workflowId, phase: outcome.phase },
+      { workflowId: handle.workflowId, phase: progress.phase, status },
       'mirror pass finished without everything: see the summary above',
     );
   }

@@ -141,8 +141,9 @@ export function probeLine(probe: IdProbe): string {
  * The exit code a finished pass deserves: 0 done, 1 failed, 3 incomplete (it ran to its end
  * but left records unreachable or refused: the summary says which).
  */
-export function exitCodeOf(p: MirrorProgress): number {
-  if (p.phase === 'failed') return 1;
+export function exitCodeOf(p: MirrorProgress, workflowStatus = 'COMPLETED'): number {
+  // Canceled, terminated or timed out: the pass did not do all it was asked.
+  if (p.phase === 'failed' || !['COMPLETED', 'RUNNING'].includes(workflowStatus)) return 1;
   if (p.phase === 'incomplete' || isIncomplete(p.counts)) return 3;
   return 0;
 }

@@ -260,14 +260,21 @@ const QUERY_DEADLINE_MS = 5_000;
 /** With no answer for this long, watching says no worker answers (once). */
 const UNANSWERED_MS = 15_000;
 
+/** A pass watched to its end: its last progress, and how its workflow ended (COMPLETED…). */
+export interface EndedPass {
+  progress: MirrorProgress;
+  status: string;
+}
+
 /**
  * Shows a mirror's progress until it ends: a bar on a terminal, a line every few seconds
- * otherwise. Resolves with the final progress; `detach` stops watching without stopping it.
+ * otherwise. Resolves with the final progress and how the pass ended (canceled from elsewhere
+ * too); `detach` stops watching without stopping it.
  */
 export async function watchMirror(
   handle: WorkflowHandle<typeof mirrorWorkflow>,
   options: { detach: Promise<void>; interactive: boolean },
-): Promise<MirrorProgress | 'detached'> {
+): Promise<EndedPass | 'detached'> {
   let detached = false;
   // The caller closes the connection once this returns. A call still out then (the long poll
   // for the result, or a query, retried on a timer because Ctrl-C also stopped the dev server)
@@ -392,12 +399,20 @@ export async function watchMirror(
   }
   if (detached && !final) return 'detached';
   const outcome = final ?? (await result);
-  if ('summary' in outcome) return outcome.summary;
+  if ('summary' in outcome) return { progress: outcome.summary, status: 'COMPLETED' };
+  // No result: the pass was canceled (by 'sync --cancel' or the status page), terminated or
+  // failed. Its progress says how far it got, and Temporal how it ended.
+  let progress: MirrorProgress;
   try {
-    return await handle.query(mirrorProgressQuery);
+    progress = await handle.query(mirrorProgressQuery);
   } catch {
     throw outcome.error;
   }
+  const status = await handle.describe().then(
+    (description) => description.status.name,
+    () => 'FAILED',
+  );
+  return { progress, status };
 }
 
 /** A pass's progress as printed: the destination's password masked, as the summary masks it. */
@@ -516,10 +531,10 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       // The same shape as `sync --status --json`: the workflow's status first.
       process.stdout.write(
         flags.json
-          ? `${JSON.stringify({ status: (await handle.describe()).status.name, ...shown(outcome) })}\n`
-          : summaryText(outcome),
+          ? `${JSON.stringify({ status: outcome.status, ...shown(outcome.progress) })}\n`
+          : summaryText(outcome.progress, outcome.status),
       );
-      process.exitCode = exitCodeOf(outcome);
+      process.exitCode = exitCodeOf(outcome.progress, outcome.status);
       if (notAsked) {
         process.stderr.write(
           `ebsync: the pass asked for was not run, only the one that was running; run 'ebsync sync' again to run it\n`,

@@ -267,10 +267,29 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       );
       expect((await other.stop('SIGINT', 60_000)).code).toBe(0);
 
+      // A sync watching the pass when it is canceled from elsewhere says so, and exits 1.
+      const watcher = new CliProcess(['sync', 'leads', ...args], env);
+      await eventually(
+        'the watching sync to attach',
+        () => Promise.resolve(watcher.stderr.includes('attached to the mirror') ? true : undefined),
+        60_000,
+      );
       const cancel = await runCli(['sync', '--cancel', ...args], env);
       expect(cancel.code, cancel.stderr).toBe(0);
       expect(cancel.stdout).toBe(
         `cancelled the mirror of connection ${held}; the interrupted pass deleted nothing\n`,
+      );
+      await eventually(
+        'the watching sync to end',
+        () => Promise.resolve(watcher.running ? undefined : true),
+        60_000,
+      );
+      const watched = await watcher.stop('SIGINT', 1_000);
+      expect(watched.code, watched.stderr).toBe(1);
+      expect(watched.stdout).toMatch(
+        new RegExp(
+          `^Mirror of leads \\(incremental\\) for connection ${held}: canceled while (planning|reading|deleting)\\n`,
+        ),
       );
       const after = await runCli(['sync', '--status', '--json', ...args], env);
       expect(JSON.parse(after.stdout)).toMatchObject({ status: 'CANCELLED' });
