@@ -1,3 +1,4 @@
+import { errorFromResponse } from '../api/errors.js';
 import got from 'got';
 import { REDIRECT_POLICY } from '../config/redirect-policy.js';
 import { z } from 'zod';
@@ -98,9 +99,24 @@ async function registerAtSandbox(
       );
     });
   if (response.statusCode !== 201) {
-    throw new UserError(
-      `the sandbox refused the registration: HTTP ${response.statusCode} ${response.body.slice(0, 200)}`,
+    // The service's error shape, said in its words: never the raw body.
+    let refusal: unknown;
+    try {
+      refusal = JSON.parse(response.body);
+    } catch {
+      refusal = undefined;
+    }
+    const refused = errorFromResponse(
+      response.statusCode,
+      refusal,
+      response.headers,
+      'the sandbox refused the registration',
     );
+    const hint =
+      response.statusCode === 401 || response.statusCode === 403
+        ? ': check --admin-token (or EBS_SANDBOX_ADMIN_TOKEN), the token the sandbox printed as it started'
+        : '';
+    throw new UserError(`${refused.message}${hint}; nothing was registered`);
   }
   let body: unknown;
   try {

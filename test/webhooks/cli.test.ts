@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { closedPort } from '../helpers/ports.js';
+import { startSandbox } from '../../sandbox/server.js';
 import { standInConnection } from '../helpers/temporal.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebsync-webhooks-cli-'));
@@ -91,6 +92,30 @@ describe('ebsync webhooks register, what could never be applied', () => {
       );
       expect(result.code).toBe(1);
     } finally {
+      await stop();
+    }
+  });
+
+  it("says the sandbox's refusal of a wrong admin token in its words, not its JSON", async () => {
+    const stop = await standInConnection('cli-admin-wrong');
+    const sandbox = await startSandbox({
+      http: true,
+      adminToken: 'adm_cli_right_token_0123456789',
+    });
+    try {
+      const result = await runCli(
+        ['webhooks', 'register', 'cli-admin-wrong', '--sandbox-admin', `${sandbox.url}/admin`],
+        { ...own('admin-wrong'), EBS_SANDBOX_ADMIN_TOKEN: 'adm_cli_wrong_token_0123456789' },
+      );
+      expect(result.stderr).toBe(
+        'ebsync: the sandbox refused the registration: HTTP 401 The x-admin-token is not valid: ' +
+          'check --admin-token (or EBS_SANDBOX_ADMIN_TOKEN), the token the sandbox printed as it started; ' +
+          'nothing was registered\n',
+      );
+      expect(result.code).toBe(1);
+      expect(existsSync(join(dir, 'admin-wrong', 'webhooks.db'))).toBe(false);
+    } finally {
+      await sandbox.close();
       await stop();
     }
   });
