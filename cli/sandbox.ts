@@ -56,6 +56,9 @@ function seedLine(seeded: SeedSummary): string {
     `${n(seeded.eventNotes)} notes`,
     `${n(seeded.questionnaires)} questionnaires`,
   ];
+  // The API does not list soft-deleted records: counted apart, so the banner matches a mirror.
+  if (seeded.deleted > 0)
+    parts.push(`and ${n(seeded.deleted)} deleted ones the API no longer lists`);
   return `  data      ${parts.join(', ')}: ${n(seeded.records)} records in ${(seeded.ms / 1000).toFixed(1)} s (seed ${JSON.stringify(seeded.seed)})`;
 }
 

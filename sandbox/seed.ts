@@ -108,10 +108,13 @@ export interface SeedSummary {
   leads: number;
   leadBookings: number;
   events: number;
+  /** Those the API lists: the soft-deleted ones are counted in `deleted`. */
   appointments: number;
   expenses: number;
   eventNotes: number;
   questionnaires: number;
+  /** Appointments and expenses seeded soft-deleted: gone from the API, kept in the store. */
+  deleted: number;
   /** Rows added to the record store, everything included. */
   records: number;
   ms: number;
@@ -379,14 +382,15 @@ function seedAppointments(
   catalog: Catalog,
   ownerId: number,
   timeZone: string,
-): void {
-  if (count === 0) return;
+): number {
+  if (count === 0) return 0;
   const rng = new Rng(`${seed}:appointments`);
   const hosts = [ownerId, ...catalog.staff.map((s) => s.id)];
   clock.at = SEED_EPOCH - 800 * DAY;
   const calendar = createAppointmentCalendar(ctx, businessId, { user_id: ownerId });
   const canceled = rng.sample(count, shareOf(count, 0.1));
   const deleted = rng.sample(count, shareOf(count, 0.04));
+  let deletedCount = 0;
   for (let k = 0; k < count; k += 1) {
     const who = person(rng);
     const date = epochDate(rng.int(-365, 365));
@@ -425,8 +429,10 @@ function seedAppointments(
       cancelAppointment(ctx, record);
     } else if (deleted.has(k)) {
       deleteAppointment(ctx, record);
+      deletedCount += 1;
     }
   }
+  return deletedCount;
 }
 
 function seedExpenses(
@@ -437,7 +443,7 @@ function seedExpenses(
   clock: FrozenClock,
   catalog: Catalog,
   events: readonly StoredRecord<EventAttrs>[],
-): void {
+): number {
   const rng = new Rng(`${seed}:expenses`);
   const deleted = rng.sample(count, shareOf(count, 0.08, 1, 2));
   for (let k = 0; k < count; k += 1) {
@@ -459,6 +465,7 @@ function seedExpenses(
     const record = createExpense(ctx, businessId, input);
     if (deleted.has(k)) ctx.records.softDelete(record, ctx.clock.iso());
   }
+  return deleted.size;
 }
 
 function seedNotesAndQuestionnaires(
@@ -553,6 +560,7 @@ export function seedBusiness(
         expenses: 0,
         eventNotes: 0,
         questionnaires: 0,
+        deleted: 0,
       };
     }
     const catalog = seedCatalogExtras(seedCtx, businessId, clock);
@@ -576,7 +584,7 @@ export function seedBusiness(
       5000,
       Math.max(6, Math.ceil(eventCount / 2) + Math.ceil(leadCount / 1000)),
     );
-    seedAppointments(
+    const deletedAppointments = seedAppointments(
       seedCtx,
       businessId,
       appointmentCount,
@@ -587,7 +595,15 @@ export function seedBusiness(
       timeZone,
     );
     const expenseCount = Math.min(5000, Math.max(4, Math.ceil(eventCount / 2)));
-    seedExpenses(seedCtx, businessId, expenseCount, seed, clock, catalog, events);
+    const deletedExpenses = seedExpenses(
+      seedCtx,
+      businessId,
+      expenseCount,
+      seed,
+      clock,
+      catalog,
+      events,
+    );
     const planning = seedNotesAndQuestionnaires(
       seedCtx,
       businessId,
@@ -602,10 +618,11 @@ export function seedBusiness(
       leads: leads.leads,
       leadBookings: leads.bookings,
       events: events.length,
-      appointments: appointmentCount,
-      expenses: expenseCount,
+      appointments: appointmentCount - deletedAppointments,
+      expenses: expenseCount - deletedExpenses,
       eventNotes: planning.notes,
       questionnaires: planning.questionnaires,
+      deleted: deletedAppointments + deletedExpenses,
     };
   })();
   return {

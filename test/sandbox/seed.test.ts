@@ -268,6 +268,11 @@ describe('generated data: counts and variety', () => {
     for (const id of goneExpenses) {
       expect((await a.request('GET', `/api/v1/expenses/${id}`)).status).toBe(404);
     }
+    // What the banner says: the appointments and expenses the API lists, the deleted apart.
+    const seeded = a.sb.seeded!;
+    expect(seeded.appointments).toBe(list.meta.total_count);
+    expect(seeded.expenses).toBe(ids(a, 'expense', 'deleted_at IS NULL').length);
+    expect(seeded.deleted).toBe(deleted.length + goneExpenses.length);
     const liveExpense = ids(a, 'expense', 'deleted_at IS NULL')[0];
     const expense = await ok(a, `/api/v1/expenses/${liveExpense}`);
     expect(expense.data.attributes.amount_cents).toEqual(expect.any(Number));
