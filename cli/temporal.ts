@@ -97,7 +97,16 @@ async function startFromFlags(
       ownProcessGroup,
     });
   } catch (error) {
-    throw new UserError((error as Error).message);
+    // The probe of a port that could not be had (an --ip not of this machine, a name that
+    // does not resolve): said with the flag it came from, not as `listen EADDRNOTAVAIL …`.
+    const failedPort = (error as { port?: unknown }).port;
+    const refusal = listenRefusal(error, {
+      host: flags.ip,
+      port: typeof failedPort === 'number' ? failedPort : port,
+      hostFrom: '--ip',
+      portFrom: failedPort === uiPort && uiPort !== port ? '--ui-port' : '--port',
+    });
+    throw refusal ?? new UserError((error as Error).message);
   }
 }
 

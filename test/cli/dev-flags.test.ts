@@ -50,6 +50,31 @@ describe('ebsync dev --port', () => {
     expect(await canConnect('127.0.0.1', 65000)).toBe(false);
   });
 
+  it.each([
+    [
+      '10.9.9.9',
+      'cannot listen on 10.9.9.9 port PORT: 10.9.9.9 is not an address of this machine; choose one with --ip (127.0.0.1 or 0.0.0.0, say)',
+    ],
+    [
+      '999.1.1.1',
+      'cannot listen on 999.1.1.1 port PORT: --ip 999.1.1.1 is neither an IP address nor a name this machine resolves',
+    ],
+  ])(
+    'ebsync temporal --ip %s is refused in one line naming the flag (exit 2)',
+    async (ip, line) => {
+      const port = await freePort();
+      const result = await runCli(
+        ['temporal', '--ip', ip, '--port', String(port), '--db-filename', join(dir, 'ip.db')],
+        { EBSYNC_DATA_DIR: join(dir, 'ip') },
+        30_000,
+      );
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        `ebsync: ${line.replace('PORT', String(port))}`,
+      ]);
+    },
+  );
+
   it('without TEMPORAL_ADDRESS, runs its server on --port and its worker uses it', async () => {
     const [port, uiPort] = [await freePort(), await freePort()];
     const dev = new CliProcess(['dev', '--port', String(port), '--ui-port', String(uiPort)], {
