@@ -91,11 +91,17 @@ export function barFraction(
   return Math.min(share, (cells - 1) / cells);
 }
 
+/** ', ETA 4m58s' while a pass is at work and its ETA is known; '' once it is over. */
+export function etaText(p: MirrorProgress, ended?: string): string {
+  if (p.etaMs === null || ended !== undefined || !RUNNING.has(p.phase)) return '';
+  return `, ETA ${duration(p.etaMs)}`;
+}
+
 /** One line of a pass's progress: counts, partitions, rate and, while known, the ETA. */
 export function progressLine(p: MirrorProgress, ended?: string): string {
   const c = p.counts;
   const read = readText(readCounts(p));
-  const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
+  const eta = etaText(p, ended);
   const slowed = slowedLine(p);
   return (
     `${phaseText(p, ended)}: ${read}, ${c.written} written, ${c.unchanged} unchanged, ` +

@@ -12,7 +12,14 @@ import type {
 } from './status-model.js';
 import { retryLine } from './pass-retry.js';
 import { endedWords } from './status-sections.js';
-import { barFraction, phaseText, readCounts, readOf, slowedLine } from './mirror-summary.js';
+import {
+  barFraction,
+  etaText,
+  phaseText,
+  readCounts,
+  readOf,
+  slowedLine,
+} from './mirror-summary.js';
 
 /** Records-per-second samples of one mirror, oldest first: [epoch ms, records/s]. */
 export type RateSeries = readonly (readonly [number, number])[];
@@ -109,7 +116,7 @@ function passBlock(
     const total = Math.max(p.counts.expected, p.counts.read, 1);
     // Full only once the pass is done: reads by id after the lists' count come after it.
     const percent = Math.round(barFraction(p, 100) * 100);
-    const eta = p.etaMs === null ? '' : `, ETA ${duration(p.etaMs)}`;
+    const eta = etaText(p, endedWords(pass.status));
     // Within the lists' count the page says the percent its bar shows.
     const ofCount = (expected: number): string => ` of ${expected} read (${percent}%)`;
     parts.push(

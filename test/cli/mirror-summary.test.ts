@@ -256,3 +256,12 @@ describe('the progress of a pass that ended mid-way', () => {
     expect(progressLine(finished(), 'completed')).toMatch(/^done: /);
   });
 });
+
+describe('the ETA', () => {
+  it('is said while a pass is at work, not once it is done or ended', () => {
+    const atWork = finished({ phase: 'reading', etaMs: 65_000 });
+    expect(progressLine(atWork)).toContain(', ETA 1m05s');
+    expect(progressLine(atWork, 'canceled')).not.toContain('ETA');
+    expect(progressLine(finished({ etaMs: 0 }))).not.toContain('ETA');
+  });
+});
