@@ -71,6 +71,11 @@ export async function clientForConnection(
   const { transport } = client;
   const call = transport.call.bind(transport);
   transport.call = async (operation, callOptions) => {
+    // A key's client is kept for a while (worker/mirror-deps.ts) and never asks for its key
+    // again: before each call it asks the cache, which checks the connection's state every
+    // 10 s, so a pause stops its requests as it stops a bearer token's. Nothing is sent while
+    // paused: the activity waits, as one started paused does.
+    if (first.kind !== 'oauth') await tokens.get(connectionId);
     try {
       return await call(operation, callOptions);
     } catch (error) {

@@ -229,6 +229,38 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     expect((await runCli(['schedule', 'describe', id], env)).code).toBe(1);
   }, 400_000);
 
+  it('a connection paused after a pass used it sends no request in the next pass', async () => {
+    const used = `${CONNECTION}-used`;
+    expect((await runCli(['connect', '--api-key', '--name', used], env)).code).toBe(0);
+    const to = `sqlite:${join(dir, 'paused-after-use.db')}`;
+    const args = ['--to', to, '--connection', used];
+    // A first pass: the worker keeps this connection's client for the next one.
+    const first = await runCli(['sync', 'leads', ...args], env, 120_000);
+    expect(first.code, first.stderr).toBe(0);
+    expect((await runCli(['connections', 'pause', used], env)).code).toBe(0);
+    try {
+      // The worker checks a connection's state every 10 s: after that, not one request.
+      await new Promise((r) => setTimeout(r, 11_000));
+      const listed = (): number => {
+        const leads = stack.sb.admin.counters().requests['leads.list'];
+        return Object.values(leads ?? {}).reduce((sum, n) => sum + n, 0);
+      };
+      const before = listed();
+      const sync = new CliProcess(['sync', 'leads', '--full', ...args], env);
+      await eventually(
+        'the paused pass to start',
+        () => Promise.resolve(sync.stderr.includes('started the mirror') ? true : undefined),
+        60_000,
+      );
+      await new Promise((r) => setTimeout(r, 4_000));
+      expect(listed()).toBe(before);
+      expect((await sync.stop('SIGINT', 60_000)).code).toBe(0);
+      expect((await runCli(['sync', '--cancel', ...args], env)).code).toBe(0);
+    } finally {
+      await runCli(['connections', 'resume', used], env);
+    }
+  }, 240_000);
+
   it('ebsync sync: Ctrl-C detaches, --status shows the pass, --cancel stops it and it writes nothing after', async () => {
     // A paused connection holds its sync before any request, so the pass is surely running.
     // One no pass has used yet: a worker re-checks a cached credential's state only every 10 s.
