@@ -110,6 +110,12 @@ export function parseDestinationTarget(text: string): DestinationTarget {
   );
 }
 
+/**
+ * A CRM's settings are read by the workers that write to it, not by the command that starts
+ * a pass: said where one is missing, since the shell that ran `ebsync sync` may have it set.
+ */
+const WHERE_WORKERS_RUN = "in the workers' environment and restart them";
+
 /** What a destination may keep beside its settings: the refresh tokens a CRM rotated. */
 export interface DestinationKeeping {
   refreshTokens?: RotatedRefreshTokens;
@@ -130,7 +136,7 @@ export function openDestination(
     const hubspot = crm?.hubspot;
     if (!hubspot?.token) {
       throw new DestinationTargetError(
-        'destination hubspot needs a private-app token: set EBSYNC_HUBSPOT_TOKEN (see docs/crm.md)',
+        `destination hubspot needs a private-app token: set EBSYNC_HUBSPOT_TOKEN ${WHERE_WORKERS_RUN} (see docs/crm.md)`,
       );
     }
     return openHubSpotDestination({
@@ -143,7 +149,7 @@ export function openDestination(
     const pipedrive = crm?.pipedrive;
     if (!pipedrive?.token) {
       throw new DestinationTargetError(
-        'destination pipedrive needs an API token: set EBSYNC_PIPEDRIVE_TOKEN (see docs/crm.md)',
+        `destination pipedrive needs an API token: set EBSYNC_PIPEDRIVE_TOKEN ${WHERE_WORKERS_RUN} (see docs/crm.md)`,
       );
     }
     return openPipedriveDestination({
@@ -153,8 +159,15 @@ export function openDestination(
     });
   }
   if (parsed.kind === 'salesforce') {
+    let options: ReturnType<typeof salesforceClientOptions>;
+    try {
+      options = salesforceClientOptions(crm?.salesforce);
+    } catch (error) {
+      if (!(error instanceof DestinationTargetError)) throw error;
+      throw new DestinationTargetError(`${error.message}; ${WHERE_WORKERS_RUN}`);
+    }
     return openSalesforceDestination({
-      ...salesforceClientOptions(crm?.salesforce),
+      ...options,
       ...(crm?.salesforce?.mapping ? { mapping: crm.salesforce.mapping } : {}),
       ...(keeping.refreshTokens ? { refreshTokens: keeping.refreshTokens } : {}),
     });

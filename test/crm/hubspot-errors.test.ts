@@ -262,7 +262,7 @@ describe('HubSpot settings', () => {
   it('--to hubspot names the portal of the settings; without a token it says which to set', () => {
     expect(parseDestinationTarget('hubspot')).toEqual({ kind: 'hubspot' });
     expect(() => openDestination(databaseOpeners, 'hubspot', loadConfig({}).crm)).toThrow(
-      /destination hubspot needs a private-app token: set EBSYNC_HUBSPOT_TOKEN/,
+      "destination hubspot needs a private-app token: set EBSYNC_HUBSPOT_TOKEN in the workers' environment and restart them (see docs/crm.md)",
     );
     const opened = openDestination(databaseOpeners, 'hubspot', {
       hubspot: { baseUrl: fake.baseUrl, token: fake.token },

@@ -573,7 +573,7 @@ describe('Salesforce limits and refusals', () => {
     expect(() =>
       openDestination(databaseOpeners, 'salesforce', { salesforce: { baseUrl: fake.baseUrl } }),
     ).toThrow(
-      /Salesforce needs a connected app: set EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_REFRESH_TOKEN, or EBSYNC_SALESFORCE_USERNAME/,
+      /Salesforce needs a connected app: set EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_REFRESH_TOKEN, or EBSYNC_SALESFORCE_USERNAME .*; in the workers' environment and restart them$/,
     );
   });
 
