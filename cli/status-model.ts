@@ -268,7 +268,8 @@ async function passView(
   return {
     ...row,
     progress,
-    error: outcome.error,
+    // Canceled is what its status says; Temporal's 'Workflow canceled' adds nothing.
+    error: row.status === 'canceled' ? null : outcome.error,
     retrying: outcome.retrying,
     uiUrl: workflowUiUrl(config, row.workflowId, row.runId),
   };
@@ -337,7 +338,10 @@ export function findProblems(
     problems.push({
       connectionId: m.connectionId,
       kind: 'last_pass_failed',
-      message: `mirror of connection ${m.connectionId}${into}: last pass ${m.last.status.replace('_', ' ')}${m.last.error ? `: ${m.last.error}` : ''}`,
+      message:
+        m.last.status === 'canceled'
+          ? `mirror of connection ${m.connectionId}${into}: last pass canceled before it ended; 'ebsync sync' runs it again`
+          : `mirror of connection ${m.connectionId}${into}: last pass ${m.last.status.replace('_', ' ')}${m.last.error ? `: ${m.last.error}` : ''}`,
     });
   }
   for (const sc of schedules) {

@@ -472,7 +472,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           await handle.cancel();
           await handle.result().catch(() => undefined);
           process.stdout.write(
-            `cancelled the mirror of connection ${connectionId}; the interrupted pass deleted nothing\n`,
+            `canceled the mirror of connection ${connectionId}; the interrupted pass deleted nothing\n`,
           );
           return;
         }

@@ -309,7 +309,7 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       const cancel = await runCli(['sync', '--cancel', ...args], env);
       expect(cancel.code, cancel.stderr).toBe(0);
       expect(cancel.stdout).toBe(
-        `cancelled the mirror of connection ${held}; the interrupted pass deleted nothing\n`,
+        `canceled the mirror of connection ${held}; the interrupted pass deleted nothing\n`,
       );
       await eventually(
         'the watching sync to end',

@@ -2,23 +2,29 @@ import { describe, expect, it } from 'vitest';
 import { progressLine } from '../../cli/mirror-summary.js';
 import { reportHtml } from '../../cli/status-page.js';
 import { receiverNotRunning } from '../../cli/status-sections.js';
-import type { PassView } from '../../cli/status-model.js';
+import { findProblems, type PassView } from '../../cli/status-model.js';
 import { emptyCounts, type MirrorProgress } from '../../workflows/mirror-types.js';
 
-/** The status page's line for a pass, from a report as collectStatus builds it. */
-function pageFor(progress: MirrorProgress): string {
-  const now = Date.now();
-  const pass: PassView = {
+/** A pass of mirror-shop-1 as collectStatus builds it: running a minute, unless `over` says. */
+function passOf(over: Partial<PassView>, now = Date.now()): PassView {
+  return {
     workflowId: 'mirror-shop-1',
     runId: 'run-1',
     status: 'running',
     startedAt: now - 60_000,
     closedAt: null,
-    progress,
+    progress: null,
     error: null,
     retrying: null,
     uiUrl: 'http://localhost:8233/namespaces/default/workflows/mirror-shop-1',
+    ...over,
   };
+}
+
+/** The status page's line for a pass, from a report as collectStatus builds it. */
+function pageFor(progress: MirrorProgress): string {
+  const now = Date.now();
+  const pass = passOf({ progress }, now);
   return reportHtml(
     {
       generatedAt: now,
@@ -102,5 +108,25 @@ describe("the status page's line for a running pass", () => {
       'slowed to 6.3 % of EBS_RATE_LIMIT: the service turned requests away for its rate',
     );
     expect(pageFor(progress(10, 100))).not.toContain('slowed');
+  });
+});
+
+describe('a canceled last pass', () => {
+  it('is a problem in words, without Temporal\'s "Workflow canceled", until a pass runs', () => {
+    const now = Date.now();
+    const canceled = passOf({ runId: 'run-2', status: 'canceled', closedAt: now - 50_000 }, now);
+    const mirror = {
+      workflowId: 'mirror-shop-1',
+      connectionId: 'shop',
+      destination: 'sqlite:/tmp/m.db',
+      current: null,
+      last: canceled,
+      lastCompleted: null,
+    };
+    expect(findProblems([], [mirror]).map((p) => p.message)).toEqual([
+      "mirror of connection shop into sqlite:/tmp/m.db: last pass canceled before it ended; 'ebsync sync' runs it again",
+    ]);
+    const running = { ...canceled, runId: 'run-3', status: 'running' as const, closedAt: null };
+    expect(findProblems([], [{ ...mirror, current: running }])).toEqual([]);
   });
 });
