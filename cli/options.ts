@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
-import { parseDuration } from '../config/duration.js';
+import { durationText, parseDuration } from '../config/duration.js';
 
 /**
  * The one parser of numbers and durations given on the command line. Commander prints
@@ -43,20 +43,18 @@ export const portFlag = () => intFlag(0, 65535);
  * from `min` to `max` milliseconds.
  */
 export function durationFlag(min = 1, max = 86_400_000) {
-  const shown = (ms: number): string =>
-    ms % 3_600_000 === 0
-      ? `${ms / 3_600_000}h`
-      : ms % 60_000 === 0
-        ? `${ms / 60_000}m`
-        : ms % 1000 === 0
-          ? `${ms / 1000}s`
-          : `${ms}ms`;
+  // Only examples the flag takes: --every (1s at least) is not offered 500ms.
+  const within = (ms: number): boolean => ms >= min && ms <= max;
+  const examples = [
+    ...(within(90_000) ? ['seconds (90)'] : []),
+    `with a unit (${[500, 30_000, 300_000, 3_600_000].filter(within).map(durationText).join(', ')})`,
+  ].join(' or ');
   return (value: string): number => {
     const text = value.trim();
     const ms = parseDuration(/^\d+(\.\d+)?$/.test(text) ? `${text}s` : text);
     if (ms === undefined || ms < min || ms > max) {
       throw new InvalidArgumentError(
-        `Expected a duration from ${shown(min)} to ${shown(max)}: seconds (90) or with a unit (500ms, 30s, 5m, 1h).`,
+        `Expected a duration from ${durationText(min)} to ${durationText(max)}: ${examples}.`,
       );
     }
     return ms;

@@ -12,6 +12,30 @@ import { registerWebhookCommands } from './commands/webhooks.js';
 import { registerWorkerCommands } from './commands/worker.js';
 
 /**
+ * Commander's parse error as ebsync says its own: 'ebsync: …' on one line, its suggestion
+ * folded in, and where to look when it names no allowed values.
+ */
+export function parseErrorLine(text: string): string {
+  const [first = '', ...rest] = text.trim().split('\n');
+  const suggestion = rest
+    .map((line) => line.trim().replace(/^\((Did you mean .*)\)$/, (_, s: string) => s))
+    .filter(Boolean)
+    .join(' ');
+  const message = first.replace(/^error: /, '');
+  const hint = /^unknown command/.test(message)
+    ? "'ebsync --help' lists the commands"
+    : /^(unknown option|too many arguments|missing required argument|option '.*' argument missing)/.test(
+          message,
+        )
+      ? "the command's --help lists what it takes"
+      : '';
+  const tail = [suggestion && suggestion.charAt(0).toLowerCase() + suggestion.slice(1), hint]
+    .filter(Boolean)
+    .join(suggestion.endsWith('?') ? ' ' : '; ');
+  return `ebsync: ${message}${tail ? ` (${tail})` : ''}\n`;
+}
+
+/**
  * The whole `ebsync` command definition, without running anything. Defining it loads only
  * commander and the modules under commands/ (words, options, help); each action loads its
  * command's implementation when it runs, so `--version`, `--help` and a mistyped flag answer
@@ -26,7 +50,9 @@ export function buildProgram(): Command {
         'Configuration comes from environment variables (see README "Configuration").',
     )
     .version(VERSION, '-v, --version', 'print the ebsync version')
-    .exitOverride();
+    .exitOverride()
+    // Commands made after this inherit it: every parse error is one line, as ebsync's own.
+    .configureOutput({ outputError: (text, write) => write(parseErrorLine(text)) });
 
   program.addOption(
     new Option('--log-level <level>', 'override EBSYNC_LOG_LEVEL').choices([

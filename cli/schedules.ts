@@ -1,3 +1,4 @@
+import { durationText } from '../config/duration.js';
 import {
   ScheduleAlreadyRunning,
   ScheduleNotFoundError,
@@ -67,16 +68,9 @@ export function mirrorScheduleId(
     : `${base}-${destinationKey(request.destination)}`;
 }
 
-function shownMs(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}
-
 function whenText(timing: ScheduleTiming): string {
   return 'everyMs' in timing
-    ? `every ${shownMs(timing.everyMs)}`
+    ? `every ${durationText(timing.everyMs)}`
     : `cron '${timing.cron}' (${timing.timezone})`;
 }
 
@@ -228,7 +222,7 @@ function describeText(v: ScheduleView): string {
   const lines = [
     `${v.scheduleId}: ${v.paused ? 'paused' : 'active'}${v.note ? ` (${v.note})` : ''}`,
     `  mirrors      ${v.what ?? '?'} (${v.mode ?? '?'}) of connection ${v.connectionId ?? '?'} into ${v.destination ?? '?'}`,
-    `  when         ${v.when ?? '?'}; jitter ${shownMs(v.jitterMs)}; catch-up window ${shownMs(v.catchupWindowMs)}`,
+    `  when         ${v.when ?? '?'}; jitter ${durationText(v.jitterMs)}; catch-up window ${durationText(v.catchupWindowMs)}`,
     `  overlap      ${v.overlap}`,
     `  next runs    ${v.paused ? '(paused)' : v.nextRuns.slice(0, 3).join(', ') || '(none)'}`,
     `  runs         ${v.actionsTaken} started, ${v.skippedOverlap} skipped (overlap), ${v.missedCatchupWindow} missed (catch-up window)`,

@@ -8,3 +8,12 @@ export function parseDuration(text: string | number): number | undefined {
   const unit = UNITS_MS[match[2] ?? 'ms'] ?? 1;
   return Math.round(Number(match[1]) * unit);
 }
+
+/** A duration in its largest whole unit, as the flags take it: `0s`, `500ms`, `30s`, `5m`, `24h`. */
+export function durationText(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
