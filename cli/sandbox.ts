@@ -47,19 +47,22 @@ export interface SandboxFlags {
 }
 
 function seedLine(seeded: SeedSummary): string {
-  const n = (count: number) => count.toLocaleString('en-US');
+  const n = (value: number) => value.toLocaleString('en-US');
+  const count = (value: number, noun: string): string =>
+    `${n(value)} ${value === 1 ? noun : `${noun}s`}`;
   const parts = [
-    `${n(seeded.leads)} leads (${n(seeded.leadBookings)} lead bookings)`,
-    `${n(seeded.events)} events`,
-    `${n(seeded.appointments)} appointments`,
-    `${n(seeded.expenses)} expenses`,
-    `${n(seeded.eventNotes)} notes`,
-    `${n(seeded.questionnaires)} questionnaires`,
+    `${count(seeded.leads, 'lead')} (${count(seeded.leadBookings, 'lead booking')})`,
+    count(seeded.events, 'event'),
+    count(seeded.appointments, 'appointment'),
+    count(seeded.expenses, 'expense'),
+    count(seeded.eventNotes, 'note'),
+    count(seeded.questionnaires, 'questionnaire'),
   ];
   // The API does not list soft-deleted records: counted apart, so the banner matches a mirror.
   if (seeded.deleted > 0)
     parts.push(`and ${n(seeded.deleted)} deleted ones the API no longer lists`);
-  return `  data      ${parts.join(', ')}: ${n(seeded.records)} records in ${(seeded.ms / 1000).toFixed(1)} s (seed ${JSON.stringify(seeded.seed)})`;
+  // The total is every row seeded: event bookings, the catalog and the deleted ones too.
+  return `  data      ${parts.join(', ')}: ${n(seeded.records)} records in all (event bookings and the catalog included) in ${(seeded.ms / 1000).toFixed(1)} s (seed ${JSON.stringify(seeded.seed)})`;
 }
 
 /**

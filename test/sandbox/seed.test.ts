@@ -528,7 +528,9 @@ describe('ebsync sandbox --leads/--events/--seed', () => {
     );
     try {
       const line = await cli.waitForLine(/^\s+data\s/, 60_000);
-      expect(line).toMatch(/300 leads .*12 events.* records in \d+\.\d s \(seed "x"\)/);
+      expect(line).toMatch(
+        /300 leads .*12 events.* records in all \(event bookings and the catalog included\) in \d+\.\d s \(seed "x"\)/,
+      );
       await cli.waitForLine(/Stop: Ctrl-C/, 10_000);
       const result = await cli.stop('SIGTERM', 10_000);
       expect(result.code).toBe(0);
