@@ -486,6 +486,17 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
             ? `${JSON.stringify({ status, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`
             : `${endedAs(status)}\n${retrying}${summaryText(progress, status)}`,
         );
+        // The pass shown is the mirror's latest, whatever it mirrored: said when it is not of
+        // the subjects asked; and one that ended without doing all it was asked exits as
+        // 'ebsync sync' did (1 failed or canceled, 3 incomplete).
+        const notIn = what === 'all' ? [] : subjects.filter((s) => !progress.subjects.includes(s));
+        if (notIn.length > 0) {
+          process.stderr.write(
+            `ebsync: the pass shown is of ${progress.subjects.join(', ')}, not ${notIn.join(', ')}: ` +
+              `a mirror (one per connection and destination) shows its latest pass, whatever it mirrored\n`,
+          );
+        }
+        if (status !== 'RUNNING') process.exitCode = exitCodeOf(progress, status);
         return;
       }
       // A running mirror is attached to whatever its state (its progress says if it is

@@ -329,6 +329,11 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       expect(again.stdout).toBe('the mirror is not running (its last pass canceled)\n');
       // As it ended: said canceled (not "reading"), its elapsed time not running on.
       const shownOnce = await runCli(['sync', '--status', ...args], env);
+      expect(shownOnce.code).toBe(1);
+      const otherSubject = await runCli(['sync', 'appointments', '--status', ...args], env);
+      expect(otherSubject.stderr).toBe(
+        'ebsync: the pass shown is of leads, not appointments: a mirror (one per connection and destination) shows its latest pass, whatever it mirrored\n',
+      );
       expect(shownOnce.stdout).toMatch(
         new RegExp(
           `^canceled\\nMirror of leads \\(incremental\\) for connection ${held}: canceled while (planning|reading|deleting)\\n`,
