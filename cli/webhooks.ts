@@ -174,11 +174,12 @@ async function register(config: Config, connection: string, flags: RegisterFlags
   const local = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const url = receiverUrl(flags.url ?? local, connection);
   let endpoint: { id: string | null; secret: string };
+  let adminToken: string | undefined;
   if (flags.sandboxAdmin !== undefined) {
     if (flags.secretStdin) {
       throw new UserError('--sandbox-admin and --secret-stdin do not go together', 2);
     }
-    const adminToken = await secretFrom(flags.adminToken, config.sandbox.adminToken, {
+    adminToken = await secretFrom(flags.adminToken, config.sandbox.adminToken, {
       flag: '--admin-token',
       env: 'EBS_SANDBOX_ADMIN_TOKEN',
       what: "sandbox's admin token",
@@ -206,7 +207,10 @@ async function register(config: Config, connection: string, flags: RegisterFlags
     );
   }
   const registrations = webhookRegistrations(config);
+  let replaced: { id: string; url: string } | null = null;
   try {
+    const earlier = await registrations.get(connection);
+    if (earlier?.endpointId) replaced = { id: earlier.endpointId, url: earlier.url };
     await registrations.put(connection, {
       secret: endpoint.secret,
       destination,
@@ -221,7 +225,70 @@ async function register(config: Config, connection: string, flags: RegisterFlags
     `registered: deliveries to ${url} update ${destination.startsWith('postgres') ? 'the Postgres destination' : destination}` +
       `${endpoint.id === null ? '' : ` (sandbox endpoint ${endpoint.id})`}; the signing secret is stored sealed\n`,
   );
+  // Registered again: the sandbox's earlier endpoint signs with the secret just replaced, so
+  // every delivery it sends would be refused. It goes; if it cannot, that is said, exit 1.
+  if (flags.sandboxAdmin !== undefined && replaced !== null && replaced.id !== endpoint.id) {
+    const removed = await removeAtSandbox(config, flags.sandboxAdmin, adminToken ?? '', replaced);
+    if (removed) {
+      process.stdout.write(
+        `removed the earlier sandbox endpoint ${replaced.id}, whose secret this replaces\n`,
+      );
+    }
+  }
 }
+
+/**
+ * Removes the endpoint an earlier registration made at the sandbox's admin API, if it is still
+ * there with that registration's URL (a sandbox started afresh may have given its id to
+ * another): true when removed. A refusal or no answer is a UserError.
+ */
+async function removeAtSandbox(
+  config: Config,
+  admin: string,
+  token: string,
+  earlier: { id: string; url: string },
+): Promise<boolean> {
+  const ca = config.service.caFile
+    ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE').toString('utf8')
+    : undefined;
+  const base = admin.replace(/\/+$/, '');
+  const left = `the earlier sandbox endpoint ${earlier.id} may still be there, signing with the replaced secret (its deliveries would be refused): remove it with DELETE ${base}/webhooks/${earlier.id}`;
+  const call = (method: 'GET' | 'DELETE', path: string) =>
+    got(`${base}${path}`, {
+      method,
+      headers: { 'x-admin-token': token },
+      ...(ca ? { https: { certificateAuthority: ca } } : {}),
+      throwHttpErrors: false,
+      ...REDIRECT_POLICY,
+      retry: { limit: 0 },
+      timeout: { request: 15_000 },
+    }).catch((error: unknown) => {
+      throw new UserError(`${left} (${unreachableReason(error)})`);
+    });
+  const listed = await call('GET', '/webhooks');
+  let endpoints: z.infer<typeof sandboxEndpoints> | undefined;
+  try {
+    endpoints = sandboxEndpoints.parse(JSON.parse(listed.body));
+  } catch {
+    endpoints = undefined;
+  }
+  if (listed.statusCode !== 200 || !endpoints) {
+    throw new UserError(`${left} (its list of endpoints: HTTP ${listed.statusCode})`);
+  }
+  const same = endpoints.data.some((e) => String(e.id) === earlier.id && e.url === earlier.url);
+  if (!same) return false;
+  const deleted = await call('DELETE', `/webhooks/${encodeURIComponent(earlier.id)}`);
+  // Gone meanwhile is what was wanted.
+  if (deleted.statusCode >= 300 && deleted.statusCode !== 404) {
+    throw new UserError(`${left} (HTTP ${deleted.statusCode})`);
+  }
+  return deleted.statusCode < 300;
+}
+
+/** The sandbox's `GET /admin/webhooks`, as much of it as the removal needs. */
+const sandboxEndpoints = z.object({
+  data: z.array(z.object({ id: z.union([z.number(), z.string()]), url: z.string() })),
+});
 
 /** `ebsync webhooks serve`. */
 export function webhooksServeCommand(flags: { host?: string; port?: number }): Promise<void> {

@@ -120,6 +120,29 @@ describe('ebsync webhooks register, what could never be applied', () => {
     }
   });
 
+  it('registered again, removes the endpoint the first registration made at the sandbox', async () => {
+    const stop = await standInConnection('cli-twice');
+    const token = 'adm_cli_twice_token_0123456789';
+    const sandbox = await startSandbox({ http: true, adminToken: token });
+    try {
+      const env = { ...own('twice'), EBS_SANDBOX_ADMIN_TOKEN: token, EBSYNC_WEBHOOK_PORT: '18999' };
+      const args = ['webhooks', 'register', 'cli-twice', '--sandbox-admin', `${sandbox.url}/admin`];
+      const first = await runCli(args, env);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toMatch(/\(sandbox endpoint 1\)/);
+      const second = await runCli(args, env);
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stdout).toMatch(
+        /\(sandbox endpoint 2\).*\nremoved the earlier sandbox endpoint 1, whose secret this replaces\n$/,
+      );
+      // One endpoint signs for this receiver: the one whose secret is stored.
+      expect(sandbox.admin.webhooks().map((e) => e.id)).toEqual([2]);
+    } finally {
+      await sandbox.close();
+      await stop();
+    }
+  });
+
   it('refuses a destination that cannot be opened, unless told not to check', async () => {
     const env = own('bad-destination');
     const stop = await standInConnection('cli-bad-destination');
