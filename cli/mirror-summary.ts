@@ -154,7 +154,6 @@ export function exitCodeOf(p: MirrorProgress, workflowStatus = 'COMPLETED'): num
   return 0;
 }
 
-/** A Temporal workflow status (CANCELLED, TERMINATED…) as the status page spells it. */
 /**
  * The phase a pass is in; for one that ended mid-way (`ended`: canceled, failed…), how it
  * ended and in which phase, so a stopped pass never reads as one still at work.
@@ -163,6 +162,7 @@ export function phaseText(p: MirrorProgress, ended?: string): string {
   return ended !== undefined && RUNNING.has(p.phase) ? `${ended} while ${p.phase}` : p.phase;
 }
 
+/** A Temporal workflow status (CANCELLED, TERMINATED…) as the status page spells it. */
 export function endedAs(workflowStatus: string): string {
   return workflowStatus === 'CANCELLED'
     ? 'canceled'

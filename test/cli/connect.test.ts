@@ -341,9 +341,11 @@ describe('ebsync connect', () => {
       expect(status.stdout).toMatch(new RegExp(`^  ${name}  not_answering  unknown`, 'm'));
       expect(status.stdout).toMatch(/^Mirrors$/m);
       expect(status.stdout).toMatch(/^Automation endpoints$/m);
-      expect(status.stderr).toBe(
-        `ebsync: connection ${name}: the connection's workflow '${workflowId}' got no answer within 10 s: no worker runs it on task queue '${queue}'; start one ('ebsync worker' or 'npm start') and try again\n`,
+      // The report ends with the problem; stderr says there is one.
+      expect(status.stdout).toContain(
+        `\n1 problem:\n  connection ${name}: the connection's workflow '${workflowId}' got no answer within 10 s: no worker runs it on task queue '${queue}'; start one ('ebsync worker' or 'npm start') and try again\n`,
       );
+      expect(status.stderr).toBe('ebsync: 1 problem, listed at the end of the report\n');
     } finally {
       await new Client({ connection }).workflow.getHandle(workflowId).terminate('test done');
       await connection.close();
