@@ -71,6 +71,36 @@ function receiverUrl(base: string, connection: string): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}/webhooks/${connection}`;
 }
 
+/**
+ * One request to the sandbox's admin API: its own certificate authority as for the service
+ * (EBS_CA_FILE), the admin token sent to the sandbox's origin only, no retries; an unreachable
+ * sandbox is `unreachable`'s UserError.
+ */
+function sandboxAdminRequest(
+  config: Config,
+  admin: string,
+  token: string,
+  unreachable: (reason: string) => string,
+) {
+  const ca = config.service.caFile
+    ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE').toString('utf8')
+    : undefined;
+  const base = admin.replace(/\/+$/, '');
+  return (method: 'GET' | 'POST' | 'DELETE', path: string, json?: unknown) =>
+    got(`${base}${path}`, {
+      method,
+      headers: { 'x-admin-token': token },
+      ...(ca ? { https: { certificateAuthority: ca } } : {}),
+      ...(json === undefined ? {} : { json }),
+      throwHttpErrors: false,
+      ...REDIRECT_POLICY,
+      retry: { limit: 0 },
+      timeout: { request: 15_000 },
+    }).catch((error: unknown) => {
+      throw new UserError(unreachable(unreachableReason(error)));
+    });
+}
+
 /** Registers the receiver's URL at the sandbox's admin API; the sandbox makes the secret. */
 async function registerAtSandbox(
   config: Config,
@@ -78,26 +108,14 @@ async function registerAtSandbox(
   token: string,
   url: string,
 ): Promise<{ id: string; secret: string }> {
-  // The sandbox's own certificate authority, as for the service (EBS_CA_FILE).
-  const ca = config.service.caFile
-    ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE').toString('utf8')
-    : undefined;
-  const response = await got
-    .post(`${admin.replace(/\/+$/, '')}/webhooks`, {
-      headers: { 'x-admin-token': token },
-      ...(ca ? { https: { certificateAuthority: ca } } : {}),
-      json: { url },
-      throwHttpErrors: false,
-      // The admin token goes to the sandbox's origin only.
-      ...REDIRECT_POLICY,
-      retry: { limit: 0 },
-      timeout: { request: 15_000 },
-    })
-    .catch((error: unknown) => {
-      throw new UserError(
-        `cannot reach the sandbox's admin API at --sandbox-admin ${admin}: ${unreachableReason(error)}; nothing was registered`,
-      );
-    });
+  const request = sandboxAdminRequest(
+    config,
+    admin,
+    token,
+    (reason) =>
+      `cannot reach the sandbox's admin API at --sandbox-admin ${admin}: ${reason}; nothing was registered`,
+  );
+  const response = await request('POST', '/webhooks', { url });
   if (response.statusCode !== 201) {
     // The service's error shape, said in its words: never the raw body.
     let refusal: unknown;
@@ -248,23 +266,9 @@ async function removeAtSandbox(
   token: string,
   earlier: { id: string; url: string },
 ): Promise<boolean> {
-  const ca = config.service.caFile
-    ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE').toString('utf8')
-    : undefined;
   const base = admin.replace(/\/+$/, '');
   const left = `the earlier sandbox endpoint ${earlier.id} may still be there, signing with the replaced secret (its deliveries would be refused): remove it with DELETE ${base}/webhooks/${earlier.id}`;
-  const call = (method: 'GET' | 'DELETE', path: string) =>
-    got(`${base}${path}`, {
-      method,
-      headers: { 'x-admin-token': token },
-      ...(ca ? { https: { certificateAuthority: ca } } : {}),
-      throwHttpErrors: false,
-      ...REDIRECT_POLICY,
-      retry: { limit: 0 },
-      timeout: { request: 15_000 },
-    }).catch((error: unknown) => {
-      throw new UserError(`${left} (${unreachableReason(error)})`);
-    });
+  const call = sandboxAdminRequest(config, admin, token, (reason) => `${left} (${reason})`);
   const listed = await call('GET', '/webhooks');
   let endpoints: z.infer<typeof sandboxEndpoints> | undefined;
   try {
