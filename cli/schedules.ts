@@ -344,8 +344,9 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
       const destination = normalizeDestination(flags.to ?? defaultDestination(config));
       if (flags.connection === undefined) await requireWorker(client, config);
       const connectionId = await pickConnection(client, config, flags.connection);
-      // A schedule of a connection that does not exist would only ever fail: bad input, exit 2.
-      await requireConnection(client, connectionId, 2);
+      // A schedule of a connection that does not exist would only ever fail: refused, exit 1,
+      // as `ebsync sync` refuses it (a name no connection could have is exit 2).
+      await requireConnection(client, connectionId);
       // As `ebsync sync` checks it: a schedule whose every pass would retry a destination that
       // cannot be opened is no schedule.
       if (flags.checkDestination !== false) {
@@ -398,12 +399,18 @@ export function scheduleListCommand(flags: { connection?: string; json?: boolean
   return runAction(() =>
     withClient(async (client) => {
       const views = await listMirrorSchedules(client, flags.connection);
+      // None for a connection that does not exist says so (exit 1), not "no schedules": a
+      // typo is not an empty list. A gone connection's schedules are still listed.
+      if (views.length === 0 && flags.connection !== undefined) {
+        await requireConnection(client, flags.connection);
+      }
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
         return;
       }
       if (views.length === 0) {
-        process.stdout.write("no schedules: create one with 'ebsync schedule create'\n");
+        const of = flags.connection === undefined ? '' : ` of connection ${flags.connection}`;
+        process.stdout.write(`no schedules${of}: create one with 'ebsync schedule create'\n`);
         return;
       }
       for (const v of views) {

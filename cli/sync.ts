@@ -125,14 +125,14 @@ export function requireConnectionName(id: string): void {
 
 /**
  * Connection `id` exists and runs, before anything is started (a mirror of a connection that
- * does not exist could never read a page): otherwise the line the worker would fail it with.
+ * does not exist could never read a page): otherwise the line the worker would fail it with, exit 1.
  * Its form first: a name no connection could have is not "connect it" under a name
  * `ebsync connect --name` refuses.
  */
-export async function requireConnection(client: Client, id: string, exitCode = 1): Promise<void> {
+export async function requireConnection(client: Client, id: string): Promise<void> {
   requireConnectionName(id);
   const gone = await connectionGone(client, id);
-  if (gone !== null) throw new UserError(gone, exitCode);
+  if (gone !== null) throw new UserError(gone);
 }
 
 /**

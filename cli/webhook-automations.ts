@@ -232,7 +232,6 @@ async function deliveries(flags: {
 function noEndpoint(name: string): UserError {
   return new UserError(
     `no endpoint named '${name}' ('ebsync webhooks endpoints list' shows the ones there are)`,
-    2,
   );
 }
 

@@ -42,10 +42,6 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     [['create', '--every', '5m', '--timezone', 'UTC'], '--timezone goes with --cron only'],
     [['create', 'invoices', '--every', '5m'], 'expected leads, events, appointments or all'],
     [['create', '--cron', '0 3 * * *', '--timezone', 'Mars/Base'], 'is not a time zone'],
-    [
-      ['create', '--every', '5m', '--connection', 'nobody'],
-      "no connection named 'nobody': 'ebsync connect --name nobody' connects it",
-    ],
     [['create', '--every', '5m', '--cron', '0 3 * * *'], 'cannot be used with option'],
     [['create', '--every', 'soon'], 'Expected a duration'],
     [['create', '--cron', 'every tuesday', '--connection', CONNECTION], 'refused this schedule'],
@@ -72,6 +68,22 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toContain(message);
   });
+
+  it.for([
+    [['create', '--every', '5m', '--connection', 'nobody']],
+    [['list', '--connection', 'nobody']],
+    [['list', '--connection', 'nobody', '--json']],
+  ] as const)(
+    'ebsync schedule %j of a connection that does not exist: one line, exit 1',
+    async ([args]) => {
+      const result = await runCli(['schedule', ...args], env);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toBe(
+        "ebsync: no connection named 'nobody': 'ebsync connect --name nobody' connects it\n",
+      );
+      expect(result.stdout).toBe('');
+    },
+  );
 
   it.for([
     ['a Postgres nothing answers at', 'ECONNREFUSED'],

@@ -33,16 +33,23 @@ describe('ebsync webhooks, bad input', () => {
       ['webhooks', 'serve', '--host', '999.1.1.1', '--port', '0'],
       /^ebsync: cannot listen on 999\.1\.1\.1 port 0: --host 999\.1\.1\.1 is neither an IP address nor a name this machine resolves$/m,
     ],
-    [['webhooks', 'endpoints', 'enable', 'nosuch'], /^ebsync: no endpoint named 'nosuch' /],
-    [
-      ['webhooks', 'deliveries', '--endpoint', 'nosuch'],
-      /^ebsync: no endpoint named 'nosuch' \('ebsync webhooks endpoints list' shows the ones there are\)$/m,
-    ],
   ])('ebsync %j', async (args, message) => {
     const result = await runCli(args, env);
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(message);
+  });
+
+  it.for([
+    ['webhooks', 'endpoints', 'enable', 'nosuch'],
+    ['webhooks', 'endpoints', 'remove', 'nosuch'],
+    ['webhooks', 'deliveries', '--endpoint', 'nosuch'],
+  ])('ebsync %j, an endpoint that does not exist: one line, exit 1', async (args) => {
+    const result = await runCli(args, env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      "ebsync: no endpoint named 'nosuch' ('ebsync webhooks endpoints list' shows the ones there are)\n",
+    );
   });
 
   it('refuses unsigned deliveries outside development in one line', async () => {
