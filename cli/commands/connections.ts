@@ -61,7 +61,10 @@ export function registerConnectionCommands(program: Command): void {
 
   program
     .command('disconnect')
-    .description("Revoke a connection's credentials at the service and stop its workflow.")
+    .description(
+      "Stop a connection's workflow and forget its credentials here. An installed app's grant is also revoked at the service; " +
+        "an integration key (or legacy app credentials) still works there until revoked in the service's settings.",
+    )
     .argument('<id>', 'connection id')
     .action(async (id: string) => (await run()).disconnectCommand(id));
 }

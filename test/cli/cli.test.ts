@@ -95,6 +95,13 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     ['dev', ['The main job (what `npm start` runs)', 'mirror pass', '--port <port>']],
     ['sync', ['Mirror leads, events and appointments', '--to <destination>', '--full', '--cancel']],
     ['doctor', ['a worker answers on the task queue', '--timeout <seconds>']],
+    [
+      'disconnect',
+      [
+        "forget its credentials here. An installed app's grant is also revoked at the service",
+        'an integration key (or legacy app credentials) still works there',
+      ],
+    ],
   ] as const)(
     '%s --help describes the command and exits 0',
     async ([command, fragments], { expect }) => {
