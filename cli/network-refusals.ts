@@ -1,14 +1,10 @@
+import { codeOf } from '../api/network-failures.js';
 import { UserError } from './errors.js';
 
 /**
- * Network failures of the CLI's own listeners and requests in words: what could not be done,
+ * Listeners of the CLI that could not start, in words: what could not be done,
  * the flag or setting it came from, and why, instead of `getaddrinfo ENOTFOUND …`.
  */
-
-function codeOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
 
 /** Where a listener's address came from: the flag, or the setting when no flag was given. */
 export interface ListenSource {
@@ -63,31 +59,5 @@ export function listenRefusal(error: unknown, at: ListenSource): ListenRefusal |
       );
     default:
       return undefined;
-  }
-}
-
-/** Why a request got no answer, in words (the code stays, for a search). */
-export function unreachableReason(error: unknown): string {
-  const code = codeOf(error);
-  switch (code) {
-    case 'ECONNREFUSED':
-      return 'connection refused, nothing listens there (ECONNREFUSED)';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `no such host (${code})`;
-    case 'ETIMEDOUT':
-      return 'no answer in time (ETIMEDOUT)';
-    case 'ECONNRESET':
-      return 'the connection was reset (ECONNRESET)';
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-      return `the host cannot be reached (${code})`;
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      return `its certificate is not trusted here (${code})`;
-    default:
-      return code ?? 'no answer';
   }
 }

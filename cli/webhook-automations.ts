@@ -224,7 +224,7 @@ async function deliveries(flags: {
   }
   for (const row of rows) {
     process.stdout.write(
-      `${row.at}  ${row.endpoint}  ${row.connectionId}/${row.resource}/${row.recordId} ${row.action}  ${row.status}${row.httpStatus === null ? '' : ` ${row.httpStatus}`}  attempts=${row.attempts}  ${row.webhookId}\n`,
+      `${row.at}  ${row.endpoint}  ${row.connectionId}/${row.resource}/${row.recordId} ${row.action}  ${row.status}${row.httpStatus === null ? '' : ` ${row.httpStatus}`}${row.reason === null ? '' : ` (${row.reason})`}  attempts=${row.attempts}  ${row.webhookId}\n`,
     );
   }
 }

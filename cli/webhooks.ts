@@ -18,7 +18,8 @@ import {
 } from './sync.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { loggerFor } from './worker.js';
-import { listenRefusal, unreachableReason } from './network-refusals.js';
+import { unreachableReason } from '../api/network-failures.js';
+import { listenRefusal } from './network-refusals.js';
 
 const sandboxEndpoint = z.object({
   id: z.union([z.number(), z.string()]).transform(String),

@@ -43,6 +43,11 @@ export interface DeliveryLogEntry {
   action: string;
   status: DeliveryStatus;
   httpStatus: number | null;
+  /**
+   * Why an attempt got no answer (`connection refused, nothing listens there (ECONNREFUSED)`),
+   * in words without the endpoint's address; null when it answered (httpStatus says how).
+   */
+  reason: string | null;
   attempts: number;
   at: string;
 }
@@ -79,6 +84,7 @@ interface LogRow {
   action: string;
   status: DeliveryStatus;
   http_status: number | null;
+  reason: string | null;
   attempts: number;
   at: number;
 }
@@ -93,6 +99,7 @@ function entryOf(row: LogRow): DeliveryLogEntry {
     action: row.action,
     status: row.status,
     httpStatus: row.http_status,
+    reason: row.reason,
     attempts: row.attempts,
     at: new Date(row.at).toISOString(),
   };
@@ -130,9 +137,16 @@ export function sqliteAutomationStore(
     CREATE TABLE IF NOT EXISTS automation_deliveries (
       webhook_id TEXT NOT NULL, endpoint TEXT NOT NULL, connection_id TEXT NOT NULL,
       resource TEXT NOT NULL, record_id TEXT NOT NULL, action TEXT NOT NULL, status TEXT NOT NULL,
-      http_status INTEGER, attempts INTEGER NOT NULL, at INTEGER NOT NULL,
+      http_status INTEGER, attempts INTEGER NOT NULL, at INTEGER NOT NULL, reason TEXT,
       PRIMARY KEY (webhook_id, endpoint));
     CREATE INDEX IF NOT EXISTS automation_deliveries_at ON automation_deliveries (at);`);
+  // A log kept by an earlier version has no reasons: its rows show none.
+  const logColumns = db.prepare<[], { name: string }>(
+    "SELECT name FROM pragma_table_info('automation_deliveries')",
+  );
+  if (!logColumns.all().some((c) => c.name === 'reason')) {
+    db.exec('ALTER TABLE automation_deliveries ADD COLUMN reason TEXT');
+  }
   interface EndpointRow {
     name: string;
     sealed: Buffer;
@@ -162,8 +176,8 @@ export function sqliteAutomationStore(
     'SELECT * FROM automation_deliveries WHERE webhook_id = ? AND endpoint = ?',
   );
   const upsertLog = db.prepare(`INSERT OR REPLACE INTO automation_deliveries
-    (webhook_id, endpoint, connection_id, resource, record_id, action, status, http_status, attempts, at)
-    VALUES (@webhookId, @endpoint, @connectionId, @resource, @recordId, @action, @status, @httpStatus, @attempts, @at)`);
+    (webhook_id, endpoint, connection_id, resource, record_id, action, status, http_status, reason, attempts, at)
+    VALUES (@webhookId, @endpoint, @connectionId, @resource, @recordId, @action, @status, @httpStatus, @reason, @attempts, @at)`);
 
   const disable = db.prepare(
     'UPDATE automation_endpoints SET disabled_at = ?, disabled_reason = ? WHERE name = ?',

@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import got from 'got';
+import { unreachableReason } from '../../api/network-failures.js';
 import { REDIRECT_POLICY } from '../../config/redirect-policy.js';
 import { Webhook } from 'standardwebhooks';
 import type { PayloadCodec } from '@temporalio/common';
@@ -130,7 +131,11 @@ export function createAutomationActivities(
       if (!endpointWants(endpoint, input)) continue;
       const before = store.logged(input.webhookId, endpoint.name);
       if (before && before.status !== 'failed' && before.status !== 'breaker_open') continue;
-      const log = (status: DeliveryStatus, httpStatus: number | null): void =>
+      const log = (
+        status: DeliveryStatus,
+        httpStatus: number | null,
+        reason: string | null = null,
+      ): void =>
         store.log({
           webhookId: input.webhookId,
           endpoint: endpoint.name,
@@ -140,6 +145,7 @@ export function createAutomationActivities(
           action: input.action,
           status,
           httpStatus,
+          reason,
           attempts: attempt,
           at: new Date().toISOString(),
         });
@@ -149,6 +155,7 @@ export function createAutomationActivities(
         continue;
       }
       let status: number | null = null;
+      let unanswered: string | null = null;
       try {
         const sentAt = new Date();
         const signed = new Webhook(endpoint.secret).sign(input.webhookId, sentAt, body);
@@ -167,8 +174,10 @@ export function createAutomationActivities(
           timeout: { request: REQUEST_TIMEOUT_MS },
         });
         status = response.statusCode;
-      } catch {
+      } catch (error) {
         status = null;
+        // Said without Node's message, which names the endpoint's address.
+        unanswered = unreachableReason(error);
       }
       if (status !== null && status >= 200 && status < 300) {
         store.succeeded(endpoint.name);
@@ -183,7 +192,7 @@ export function createAutomationActivities(
         result.refused += 1;
       } else {
         store.failed(endpoint.name, Date.now(), breaker.threshold, breaker.openMs);
-        log('failed', status);
+        log('failed', status, unanswered);
         result.owed.push(endpoint.name);
       }
     }

@@ -286,6 +286,37 @@ describe('automations out', () => {
     await runCli(['webhooks', 'endpoints', 'remove', 'flaky-hook'], env);
   }, 300_000);
 
+  it('an attempt that got no answer says why in the delivery log, without the address', async () => {
+    const dead = await startHook(200);
+    await new Promise((resolve) => dead.server.close(resolve));
+    await addEndpoint('dead-hook', dead);
+    const failedRows = async () =>
+      (
+        JSON.parse(
+          (await runCli(['webhooks', 'deliveries', '--json', '--endpoint', 'dead-hook'], env))
+            .stdout,
+        ) as { status: string; httpStatus: number | null; reason: string | null }[]
+      ).filter((r) => r.status === 'failed');
+    await withWorker(async () => {
+      ts.sb.admin.patchRecord('lead', 61, { first_name: 'Nobody listens' });
+      await eventually(
+        async () => (await failedRows()).length > 0,
+        60_000,
+        'a failed attempt logged',
+      );
+    });
+    expect((await failedRows())[0]).toMatchObject({
+      httpStatus: null,
+      reason: 'connection refused, nothing listens there (ECONNREFUSED)',
+    });
+    const text = await runCli(['webhooks', 'deliveries', '--endpoint', 'dead-hook'], env);
+    expect(text.stdout).toMatch(
+      /dead-hook\s+auto-shop\/leads\/61 written\s+failed \(connection refused, nothing listens there \(ECONNREFUSED\)\)\s+attempts=\d+/,
+    );
+    expect(text.stdout).not.toContain(new URL(dead.url).port);
+    await runCli(['webhooks', 'endpoints', 'remove', 'dead-hook'], env);
+  }, 180_000);
+
   it('sends, from its next run, what a drain still owed endpoints when it continued as new', async () => {
     const connectionId = 'auto-left';
     const hook = await startHook(500);
