@@ -4,8 +4,12 @@ import { type ConnectionStatus, statusQuery } from '../workflows/connection-type
 import { UserError } from './errors.js';
 import { withinDeadline } from './workflow-deadline.js';
 
-/** How long a connection's workflow may take to answer its status query. */
-export const STATUS_DEADLINE_MS = 30_000;
+/**
+ * How long a connection's workflow may take to answer its status query, wherever it is only
+ * read (`connections`, `connections <id>`, `status` and the status page): a worker answers in
+ * milliseconds, so waiting longer only delays the line that none runs it.
+ */
+export const STATUS_DEADLINE_MS = 10_000;
 
 /** A running connection whose workflow no worker answered within the deadline. */
 export interface SilentConnection {

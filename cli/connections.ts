@@ -29,7 +29,7 @@ import {
   setPausedUpdate,
 } from '../workflows/connection-types.js';
 import { connectionGone } from '../activities/connection-tokens.js';
-import { listConnections } from './connection-list.js';
+import { listConnections, STATUS_DEADLINE_MS } from './connection-list.js';
 import { runAction, UserError } from './errors.js';
 import { formatDuration } from './options.js';
 import { secretFrom } from './secret-input.js';
@@ -48,11 +48,16 @@ const UPDATE_DEADLINE_MS = 30_000;
 /** Exit code of a request no worker answered in time, which Temporal keeps and carries out later. */
 const QUEUED_EXIT = 4;
 
-/** No worker answered the connection's workflow before anything was sent to it. */
-const unanswered = (workflowId: string) => (): UserError =>
-  new UserError(
-    `the connection's workflow '${workflowId}' got no answer within ${UPDATE_DEADLINE_MS / 1000} s: no worker runs it, and nothing was sent to it; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again`,
-  );
+/**
+ * No worker answered the connection's workflow: before anything was sent to it, or (`read`)
+ * when it was only asked its status.
+ */
+const unanswered =
+  (workflowId: string, ms = UPDATE_DEADLINE_MS, read = false) =>
+  (): UserError =>
+    new UserError(
+      `the connection's workflow '${workflowId}' got no answer within ${ms / 1000} s: no worker runs it${read ? '' : ', and nothing was sent to it'}; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again`,
+    );
 
 /** The connection's status, once a worker answered (connection-update.ts). */
 function statusWithin(client: Client, workflowId: string): Promise<ConnectionStatus> {
@@ -563,7 +568,12 @@ export function connectionsCommand(
     await withWorker(async (client, config) => {
       if (id !== undefined) {
         const one = await withConnection(client, config, id, (workflowId) =>
-          statusWithin(client, workflowId),
+          connectionStatusWithin(
+            client,
+            workflowId,
+            STATUS_DEADLINE_MS,
+            unanswered(workflowId, STATUS_DEADLINE_MS, true),
+          ),
         );
         const rate = await connectionRateOf(client.workflowService, config.temporal).catch(
           () => undefined,

@@ -10,7 +10,7 @@ import {
   type MirrorProgress,
 } from '../workflows/mirror-types.js';
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit-types.js';
-import { askConnections, silentLine } from './connection-list.js';
+import { askConnections, silentLine, STATUS_DEADLINE_MS } from './connection-list.js';
 import { asOfNow } from './mirror-summary.js';
 import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
 import {
@@ -363,12 +363,6 @@ export function findProblems(
   return problems;
 }
 
-/**
- * How long a connection's workflow may take to answer the status query in a report: a worker
- * answers in milliseconds, and the rest of the report does not wait long for one that is gone.
- */
-const CONNECTION_DEADLINE_MS = 10_000;
-
 /** A notice waiting this long in the inbox is a problem: no drain is applying them. */
 export const WEBHOOKS_WAITING_MS = 5 * 60_000;
 
@@ -384,7 +378,7 @@ export async function collectStatus(
   const cache: ClosedRunCache =
     options.cache ?? new Map<string, Pick<PassView, 'progress' | 'error'>>();
   const [answers, executions, schedules, webhooks, automations, inbox] = await Promise.all([
-    askConnections(client, config.temporal.taskQueue, CONNECTION_DEADLINE_MS),
+    askConnections(client, config.temporal.taskQueue, STATUS_DEADLINE_MS),
     mirrorExecutions(client, config),
     scheduleSection(client, config, options.runCache ?? (new Map() as RunOutcomeCache)),
     webhookSection(config),
@@ -416,7 +410,7 @@ export async function collectStatus(
       businessName: null,
       kind: 'unknown',
       state: 'not_answering',
-      lastError: silentLine([silent], config.temporal.taskQueue, CONNECTION_DEADLINE_MS),
+      lastError: silentLine([silent], config.temporal.taskQueue, STATUS_DEADLINE_MS),
       accessExpiresAt: null,
       rateLimited: { lastHour: 0, perMinute: [] },
       workflowId: silent.workflowId,
