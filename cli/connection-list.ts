@@ -29,19 +29,36 @@ class NoAnswer extends Error {
   readonly retryable = true;
 }
 
+/** The running connection workflows of this deployment (its task queue): Temporal's list, no worker needed. */
+async function* runningConnectionWorkflows(client: Client, taskQueue: string) {
+  const queue = taskQueue.replace(/'/g, "\\'");
+  for await (const execution of client.workflow.list({
+    query: `WorkflowType = '${connectionWorkflow.name}' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
+  })) {
+    yield execution.workflowId;
+  }
+}
+
+const connectionIdOf = (workflowId: string): string => workflowId.replace(/^connection-/, '');
+
+/** The ids of this deployment's running connections, without asking any of them. */
+export async function runningConnectionIds(client: Client, taskQueue: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const workflowId of runningConnectionWorkflows(client, taskQueue)) {
+    ids.push(connectionIdOf(workflowId));
+  }
+  return ids;
+}
+
 /** The running connection workflows of this deployment (its task queue), each asked its status. */
 export async function askConnections(
   client: Client,
   taskQueue: string,
   deadlineMs = STATUS_DEADLINE_MS,
 ): Promise<ConnectionAnswers> {
-  const queue = taskQueue.replace(/'/g, "\\'");
   const asked: Promise<ConnectionStatus | SilentConnection | undefined>[] = [];
   // Asked all at once: the status page lists every connection on each load.
-  for await (const execution of client.workflow.list({
-    query: `WorkflowType = '${connectionWorkflow.name}' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
-  })) {
-    const { workflowId } = execution;
+  for await (const workflowId of runningConnectionWorkflows(client, taskQueue)) {
     asked.push(
       withinDeadline(
         client,
@@ -51,7 +68,7 @@ export async function askConnections(
       ).catch((error: unknown) => {
         if (error instanceof WorkflowNotFoundError) return undefined;
         if (error instanceof NoAnswer)
-          return { connectionId: workflowId.replace(/^connection-/, ''), workflowId };
+          return { connectionId: connectionIdOf(workflowId), workflowId };
         throw error;
       }),
     );

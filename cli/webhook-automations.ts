@@ -119,6 +119,39 @@ async function add(name: string, given: string, flags: AddFlags): Promise<void> 
   process.stdout.write(
     `added endpoint ${name} → ${maskedUrl(parsed.href)}\nsigning secret (shown once, keep it with the endpoint): ${secret}\n`,
   );
+  if (filters.connections.length > 0) await noteUnknownConnections(filters.connections);
+}
+
+/**
+ * `--connections` may name a connection made later, so a name no connection has is taken; but
+ * a typo would leave the endpoint waiting for changes that never come, so it is said on
+ * stderr. Temporal away: said too, the names unchecked.
+ */
+async function noteUnknownConnections(names: readonly string[]): Promise<void> {
+  const config = loadStartupConfig();
+  const [{ connectClient }, { runningConnectionIds }] = await Promise.all([
+    import('../worker/temporal-client.js'),
+    import('./connection-list.js'),
+  ]);
+  let running: string[];
+  try {
+    const { client, close } = await connectClient(config);
+    try {
+      running = await runningConnectionIds(client, config.temporal.taskQueue);
+    } finally {
+      await close();
+    }
+  } catch (error) {
+    const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    process.stderr.write(`ebsync: note: --connections was not checked: ${why}\n`);
+    return;
+  }
+  for (const unknown of names.filter((n) => !running.includes(n))) {
+    process.stderr.write(
+      `ebsync: note: no connection named '${unknown}' runs on task queue '${config.temporal.taskQueue}' now; ` +
+        `the endpoint gets its changes once one is connected under that name ('ebsync connections' lists them)\n`,
+    );
+  }
 }
 
 function filterText(filters: EndpointFilters): string {

@@ -64,12 +64,15 @@ export async function connectTemporal(): Promise<TemporalHarness> {
  * for tests of commands that only ask whether it exists: started on a task queue no worker
  * polls, so it never runs. The returned function terminates it.
  */
-export async function standInConnection(name: string): Promise<() => Promise<void>> {
+export async function standInConnection(
+  name: string,
+  taskQueue = `stand-in-${randomUUID()}`,
+): Promise<() => Promise<void>> {
   const connection = await Connection.connect({ address: inject('temporalAddress') });
   const client = new Client({ connection });
   const handle = await client.workflow.start('connectionWorkflow', {
     workflowId: connectionWorkflowId(name),
-    taskQueue: `stand-in-${randomUUID()}`,
+    taskQueue,
     args: [],
   });
   return async () => {

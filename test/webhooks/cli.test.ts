@@ -65,6 +65,53 @@ describe('ebsync webhooks, bad input', () => {
 });
 
 /**
+ * `endpoints add --connections` takes a name no running connection has (it may be connected
+ * later) and says so on stderr, so a typo does not go unnoticed; the endpoint is added.
+ */
+describe('ebsync webhooks endpoints add --connections', () => {
+  const hook = 'https://hooks.example/automation';
+
+  it('names each connection of the filter that does not run on the task queue', async () => {
+    const queue = `endpoints-cli-${Date.now()}`;
+    const stop = await standInConnection('cli-known', queue);
+    try {
+      const result = await runCli(
+        ['webhooks', 'endpoints', 'add', 'filtered', hook, '--connections', 'cli-known,cli-typo'],
+        {
+          EBSYNC_DATA_DIR: join(dir, 'filtered'),
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          TEMPORAL_TASK_QUEUE: queue,
+        },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^added endpoint filtered → /);
+      expect(result.stderr).toBe(
+        `ebsync: note: no connection named 'cli-typo' runs on task queue '${queue}' now; ` +
+          `the endpoint gets its changes once one is connected under that name ('ebsync connections' lists them)\n`,
+      );
+    } finally {
+      await stop();
+    }
+  });
+
+  it('says the names were not checked when Temporal does not answer', async () => {
+    const address = `127.0.0.1:${await closedPort()}`;
+    const result = await runCli(
+      ['webhooks', 'endpoints', 'add', 'unchecked', hook, '--connections', 'cli-any'],
+      { EBSYNC_DATA_DIR: join(dir, 'unchecked'), TEMPORAL_ADDRESS: address },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^added endpoint unchecked → /);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^ebsync: note: --connections was not checked: cannot reach Temporal at ${address} `,
+      ),
+    );
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+});
+
+/**
  * `register` refuses what `sync` and `schedule create` refuse: a connection that does not exist
  * and a destination that cannot be opened. Nothing is registered, so no webhooks.db is made.
  */
