@@ -1,4 +1,7 @@
-/** "1 record", "2 records": a count and its noun, plural when the count is not one. */
-export function counted(n: number, noun: string): string {
-  return `${n} ${n === 1 ? noun : `${noun}s`}`;
+/**
+ * "1 record", "2 records": a count and its noun, plural when the count is not one; `shown`
+ * writes the number (the sandbox's banner groups thousands).
+ */
+export function counted(n: number, noun: string, shown: (n: number) => string = String): string {
+  return `${shown(n)} ${n === 1 ? noun : `${noun}s`}`;
 }

@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { counted } from './counted.js';
 import { loadStartupConfig } from './startup-config.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { adminTokenProblem } from '../sandbox/auth.js';
@@ -48,8 +49,7 @@ export interface SandboxFlags {
 
 function seedLine(seeded: SeedSummary): string {
   const n = (value: number) => value.toLocaleString('en-US');
-  const count = (value: number, noun: string): string =>
-    `${n(value)} ${value === 1 ? noun : `${noun}s`}`;
+  const count = (value: number, noun: string): string => counted(value, noun, n);
   const parts = [
     `${count(seeded.leads, 'lead')} (${count(seeded.leadBookings, 'lead booking')})`,
     count(seeded.events, 'event'),
