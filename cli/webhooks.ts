@@ -87,8 +87,8 @@ function sandboxAdminRequest(
     ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE').toString('utf8')
     : undefined;
   const base = admin.replace(/\/+$/, '');
-  return (method: 'GET' | 'POST' | 'DELETE', path: string, json?: unknown) =>
-    got(`${base}${path}`, {
+  return async (method: 'GET' | 'POST' | 'DELETE', path: string, json?: unknown) => {
+    const response = await got(`${base}${path}`, {
       method,
       headers: { 'x-admin-token': token },
       ...(ca ? { https: { certificateAuthority: ca } } : {}),
@@ -100,6 +100,15 @@ function sandboxAdminRequest(
     }).catch((error: unknown) => {
       throw new UserError(unreachable(unreachableReason(error)));
     });
+    // The body as JSON, or undefined when it is not: each caller checks it with its schema.
+    let body: unknown;
+    try {
+      body = JSON.parse(response.body);
+    } catch {
+      body = undefined;
+    }
+    return { statusCode: response.statusCode, headers: response.headers, body };
+  };
 }
 
 /** Registers the receiver's URL at the sandbox's admin API; the sandbox makes the secret. */
@@ -119,15 +128,9 @@ async function registerAtSandbox(
   const response = await request('POST', '/webhooks', { url });
   if (response.statusCode !== 201) {
     // The service's error shape, said in its words: never the raw body.
-    let refusal: unknown;
-    try {
-      refusal = JSON.parse(response.body);
-    } catch {
-      refusal = undefined;
-    }
     const refused = errorFromResponse(
       response.statusCode,
-      refusal,
+      response.body,
       response.headers,
       'the sandbox refused the registration',
     );
@@ -137,13 +140,7 @@ async function registerAtSandbox(
         : '';
     throw new UserError(`${refused.message}${hint}; nothing was registered`);
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(response.body);
-  } catch {
-    body = undefined;
-  }
-  const parsed = sandboxEndpoint.safeParse(body);
+  const parsed = sandboxEndpoint.safeParse(response.body);
   if (!parsed.success)
     throw new UserError('the sandbox answered without an endpoint id and secret');
   return parsed.data;
@@ -271,16 +268,13 @@ async function removeAtSandbox(
   const left = `the earlier sandbox endpoint ${earlier.id} may still be there, signing with the replaced secret (its deliveries would be refused): remove it with DELETE ${base}/webhooks/${earlier.id}`;
   const call = sandboxAdminRequest(config, admin, token, (reason) => `${left} (${reason})`);
   const listed = await call('GET', '/webhooks');
-  let endpoints: z.infer<typeof sandboxEndpoints> | undefined;
-  try {
-    endpoints = sandboxEndpoints.parse(JSON.parse(listed.body));
-  } catch {
-    endpoints = undefined;
-  }
-  if (listed.statusCode !== 200 || !endpoints) {
+  const endpoints = sandboxEndpoints.safeParse(listed.body);
+  if (listed.statusCode !== 200 || !endpoints.success) {
     throw new UserError(`${left} (its list of endpoints: HTTP ${listed.statusCode})`);
   }
-  const same = endpoints.data.some((e) => String(e.id) === earlier.id && e.url === earlier.url);
+  const same = endpoints.data.data.some(
+    (e) => String(e.id) === earlier.id && e.url === earlier.url,
+  );
   if (!same) return false;
   const deleted = await call('DELETE', `/webhooks/${encodeURIComponent(earlier.id)}`);
   // Gone meanwhile is what was wanted.
