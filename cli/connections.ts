@@ -34,7 +34,7 @@ import { runAction, UserError } from './errors.js';
 import { formatDuration } from './options.js';
 import { secretFrom } from './secret-input.js';
 import { sameSecret } from '../config/secret-compare.js';
-import { requireWorker, requireWorkerOf } from './worker-check.js';
+import { requireWorker, requireWorkerOf, runningTaskQueueOf } from './worker-check.js';
 import { connectionStatusWithin, REQUEST_KEPT, updateOnceAnswered } from './connection-update.js';
 import { listenRefusal } from './network-refusals.js';
 
@@ -127,6 +127,26 @@ async function probe(config: Config, auth: ClientAuth): Promise<ProbeResult> {
   }
 }
 
+/**
+ * Connection names are one per namespace: a deployment on another task queue (staging beside
+ * production, say) that connected the same name would hand its credentials to the other's
+ * workflow, whose workers would then mirror this business into the other deployment's
+ * destinations. Refused before anything is asked of the service or the browser, and again
+ * when the connection is saved.
+ */
+async function requireOwnConnection(
+  client: Client,
+  config: Config,
+  connectionId: string,
+): Promise<void> {
+  const { taskQueue, namespace } = config.temporal;
+  const runsOn = await runningTaskQueueOf(client, connectionWorkflowId(connectionId));
+  if (runsOn === null || runsOn === taskQueue) return;
+  throw new UserError(
+    `connection '${connectionId}' belongs to the deployment on task queue '${runsOn}', not this one's ('${taskQueue}', TEMPORAL_TASK_QUEUE) in namespace '${namespace}'; nothing was changed: connect under another --name, or run this with TEMPORAL_TASK_QUEUE=${runsOn} to reconnect it there`,
+  );
+}
+
 /** Starts the connection workflow, or hands the new credentials to the one already running. */
 export async function saveConnection(
   client: Client,
@@ -141,6 +161,7 @@ export async function saveConnection(
     await client.workflow.start(connectionWorkflow, { taskQueue, workflowId, args: [input] });
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    await requireOwnConnection(client, config, profile.connectionId);
     await requireWorkerOf(client, config, workflowId);
     return updateWithin(client, workflowId, () =>
       client.workflow.getHandle(workflowId).executeUpdate(reconnectUpdate, {
@@ -549,6 +570,7 @@ export function connectCommand(flags: ConnectFlags): Promise<void> {
     const config = loadStartupConfig();
     const apiKey = flags.apiKey !== undefined ? await integrationKey(config, flags) : undefined;
     await withWorker(async (client) => {
+      await requireOwnConnection(client, config, flags.name);
       const connected =
         apiKey !== undefined
           ? await connectKey(config, client, flags, apiKey)

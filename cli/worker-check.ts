@@ -41,6 +41,20 @@ export async function requireWorker(
   );
 }
 
+/** The task queue workflow `workflowId` runs on; null when it is not running or not there. */
+export async function runningTaskQueueOf(
+  client: Client,
+  workflowId: string,
+): Promise<string | null> {
+  try {
+    const description = await client.workflow.getHandle(workflowId).describe();
+    return description.status.name === 'RUNNING' ? description.taskQueue : null;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return null;
+    throw error;
+  }
+}
+
 /**
  * A running workflow stays on the task queue it started on, which may not be this
  * deployment's (another TEMPORAL_TASK_QUEUE started it): an update or query to it waits for
@@ -51,14 +65,6 @@ export async function requireWorkerOf(
   config: Config,
   workflowId: string,
 ): Promise<void> {
-  let taskQueue: string;
-  try {
-    const description = await client.workflow.getHandle(workflowId).describe();
-    if (description.status.name !== 'RUNNING') return;
-    taskQueue = description.taskQueue;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return;
-    throw error;
-  }
-  await requireWorker(client, config, taskQueue);
+  const taskQueue = await runningTaskQueueOf(client, workflowId);
+  if (taskQueue !== null) await requireWorker(client, config, taskQueue);
 }

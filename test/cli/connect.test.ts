@@ -238,15 +238,25 @@ describe('ebsync connect', () => {
     }
   }, 180_000);
 
-  it('a connection whose workflow runs on a queue no worker polls is named in one line, not waited on', async () => {
+  it('a connection whose workflow runs on another queue: connect refuses to take it over; with no worker there, the rest name that queue in one line', async () => {
     // Another deployment (TEMPORAL_TASK_QUEUE) started this connection; its worker is gone.
     const orphanQueue = `orphan-queue-${Date.now()}`;
     const name = `orphan-${Date.now()}`;
     const { connection, handle } = await startConnection(orphanQueue, name, 'ik_orphan_not_real');
     try {
       const expected = `ebsync: no worker polls task queue '${orphanQueue}' on ${env.TEMPORAL_ADDRESS}, where this workflow runs (this deployment's queue is '${env.TEMPORAL_TASK_QUEUE}'); start one there with 'TEMPORAL_TASK_QUEUE=${orphanQueue} ebsync worker', then run this again\n`;
-      for (const args of [
+      // connect refuses before it asks anything: the name is the other deployment's.
+      const connect = await runCli(
         ['connect', '--name', name, '--api-key'],
+        { ...env, EBS_API_KEY: sb.apiKey },
+        60_000,
+      );
+      expect(connect.code).toBe(1);
+      expect(connect.stderr).toBe(
+        `ebsync: connection '${name}' belongs to the deployment on task queue '${orphanQueue}', not this one's ('${env.TEMPORAL_TASK_QUEUE}', TEMPORAL_TASK_QUEUE) in namespace 'default'; nothing was changed: connect under another --name, or run this with TEMPORAL_TASK_QUEUE=${orphanQueue} to reconnect it there\n`,
+      );
+      expect((await handle.describe()).taskQueue).toBe(orphanQueue);
+      for (const args of [
         ['connections', name],
         ['connections', 'pause', name],
         ['disconnect', name],
