@@ -24,6 +24,7 @@ import {
   type TokenRequest,
   ROUTES,
 } from '../../api/index.js';
+import { textOf } from '../../api/transport.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { closedPort } from '../helpers/ports.js';
 import { createLead } from '../../sandbox/resources/leads.js';
@@ -202,6 +203,31 @@ describe('leads', () => {
     const found = await client.leads.list({ email: 'casey@example.com', include: 'lead_bookings' });
     expect(found.data.map((l) => l.attributes.id)).toEqual([leadId]);
     expect(await client.leads.count({ email: 'casey@example.com' })).toBe(1);
+  });
+
+  it('reads names in any script back exactly, and decodes an answer that is not UTF-8 as before', async () => {
+    // The client decodes answers itself (api/transport.ts textOf): a strict decoder, and
+    // Buffer#toString's replacement characters for bytes that are not UTF-8.
+    const names = { first_name: 'Zoë Łucja 佐藤', last_name: 'Nguyễn-Þórsdóttir 🎉' };
+    const created = await client.leads.create({
+      email: 'scripts@example.com',
+      ...names,
+      package_id: ids.classic,
+    });
+    const fetched = await client.leads.get(created.data.attributes.id);
+    expect({
+      first_name: fetched.data.attributes.first_name,
+      last_name: fetched.data.attributes.last_name,
+    }).toEqual(names);
+    const mixed = Buffer.concat([
+      Buffer.from('\ufeff{"a":"ok é'),
+      Buffer.from([0xc3, 0x28, 0xff]),
+      Buffer.from('"}'),
+    ]);
+    expect(textOf(mixed)).toBe(mixed.toString('utf8'));
+    expect(textOf(mixed)).toContain('\ufffd');
+    const valid = Buffer.from('\ufeff{"name":"佐藤 🙏 Ángel"}');
+    expect(textOf(valid)).toBe(valid.toString('utf8'));
   });
 
   it('reads and answers booking questions, touching only the keys sent', async () => {
