@@ -171,7 +171,12 @@ async function notInLedger(
   return changed;
 }
 
-/** Gone records the ledger still has live (or never had): a deletion endpoints are told of. */
+/**
+ * Gone records the ledger still has live: a deletion endpoints are told of, once (the write
+ * marks them deleted). One the ledger never had was never sent to an endpoint as written (made
+ * and deleted between two reads, or never this business's), and leaves no mark to tell a
+ * second notice of it from the first: nothing is sent for it.
+ */
 async function liveInLedger(
   ledger: Ledger,
   target: WriteTarget,
@@ -183,8 +188,8 @@ async function liveInLedger(
       scopeOf(target, resource),
       group.map((g) => g.id),
     );
-    const deleted = new Set(entries.filter((e) => e.deletedAt !== null).map((e) => e.id));
-    live.push(...group.filter((g) => !deleted.has(g.id)));
+    const alive = new Set(entries.filter((e) => e.deletedAt === null).map((e) => e.id));
+    live.push(...group.filter((g) => alive.has(g.id)));
   }
   return live;
 }

@@ -225,6 +225,35 @@ describe('automations out', () => {
     await runCli(['webhooks', 'endpoints', 'remove', 'crm-events'], env);
   }, 180_000);
 
+  it('a deletion is sent once, and only for a record the mirror had live', async () => {
+    const hook = await startHook(200);
+    await addEndpoint('deletions', hook, '--types', 'leads', '--actions', 'deleted');
+    const notice = async (id: string, recordId: number) => {
+      const body = hintBody(id, 'lead', recordId);
+      const sent = await post(
+        `${receiverBase}/webhooks/auto-shop`,
+        body,
+        standardHeaders(sandboxSecret, id, body),
+      );
+      expect(sent.status).toBe(200);
+      await eventually(() => applied(id), 30_000, `${id} applied`);
+    };
+    await withWorker(async () => {
+      ts.sb.admin.patchRecord('lead', 41, { first_name: 'Soon gone' });
+      await eventually(() => names().get('41') === 'Soon gone', 60_000, 'lead 41 mirrored');
+      ts.sb.admin.deleteRecord('lead', 41);
+      await eventually(() => hook.calls.length > 0, 60_000, 'the deletion sent');
+      // Lead 41 again (gone already here), and twice a lead this mirror never had.
+      await notice('evt_del_again', 41);
+      await notice('evt_del_never_1', 987_657);
+      await notice('evt_del_never_2', 987_657);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    });
+    expect(hook.forged).toBe(0);
+    expect(hook.calls.map((c) => [c.body.type, c.body.data.id])).toEqual([['leads.deleted', '41']]);
+    await runCli(['webhooks', 'endpoints', 'remove', 'deletions'], env);
+  }, 180_000);
+
   it('an endpoint answering 410 is disabled and called no more', async () => {
     const gone = await startHook(410);
     await addEndpoint('gone-hook', gone);
