@@ -19,7 +19,7 @@ import {
 import { MIRROR_SUBJECTS } from '../workflows/mirror-types.js';
 import { UserError } from './errors.js';
 import { listenRefusal } from './network-refusals.js';
-import { causes, GRPC_DEADLINE_EXCEEDED } from './workflow-deadline.js';
+import { causes, GRPC_DEADLINE_EXCEEDED, temporalAway } from './workflow-deadline.js';
 import { REQUEST_KEPT, updateOnceAnswered } from './connection-update.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedules.js';
 import {
@@ -47,8 +47,6 @@ const HOUR_MS = 3_600_000;
 const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
 /** How long an action waits on a workflow (a worker must answer) before it says so. */
 const ACTION_DEADLINE_MS = 10_000;
-/** gRPC status codes of a Temporal that is not there or did not answer in time. */
-const GRPC_UNAVAILABLE = 14;
 
 export interface StatusServer {
   url: string;
@@ -93,12 +91,14 @@ interface Refusal {
 
 /** Whether Temporal itself could not be reached or did not answer. */
 function temporalUnreachable(error: unknown): boolean {
-  return causes(error).some(
-    (e) =>
-      e instanceof TemporalUnreachableError ||
-      (isGrpcServiceError(e) &&
-        (Number(e.code) === GRPC_UNAVAILABLE || Number(e.code) === GRPC_DEADLINE_EXCEEDED)) ||
-      (e instanceof ServiceError && /connect|unavailable|deadline/i.test(e.message)),
+  return (
+    temporalAway(error) ||
+    causes(error).some(
+      (e) =>
+        e instanceof TemporalUnreachableError ||
+        (isGrpcServiceError(e) && Number(e.code) === GRPC_DEADLINE_EXCEEDED) ||
+        (e instanceof ServiceError && /deadline/i.test(e.message)),
+    )
   );
 }
 

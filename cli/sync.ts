@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { isAbsolute, relative, resolve } from 'node:path';
 import {
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowNotFoundError,
   type Client,
   type WorkflowHandle,
@@ -42,6 +43,7 @@ import {
 import { runAction, UserError } from './errors.js';
 import { retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { requireWorker } from './worker-check.js';
+import { temporalAway } from './workflow-deadline.js';
 
 export interface SyncRequest {
   subjects: MirrorSubject[];
@@ -307,17 +309,40 @@ export async function watchMirror(
   let started = false;
   let lastLine = 0;
   let lastText = '';
-  const result = handle.client
-    .withAbortSignal(waiting.signal, () => handle.result())
-    .then(
-      (summary) => ({ summary }),
-      (error: unknown) => ({ error }),
-    );
   let final: { summary: MirrorProgress } | { error: unknown } | undefined;
-  // The call cancelled on the way out is no end of the pass.
-  void result.then((r) => {
-    if ('summary' in r || !waiting.signal.aborted) final = r;
-  });
+  // Temporal not answering (restarting, or its machine away) is no end of the pass: the pass
+  // goes on, or waits, there. The result is asked for again until the workflow has ended,
+  // failed or not, or watching stops (the call cancelled on the way out is no end either).
+  const awaitResult = async (): Promise<void> => {
+    for (;;) {
+      try {
+        final = {
+          summary: await handle.client.withAbortSignal(waiting.signal, () => handle.result()),
+        };
+        return;
+      } catch (error) {
+        if (waiting.signal.aborted) return;
+        if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) {
+          final = { error };
+          return;
+        }
+        temporalAwaySince ??= Date.now();
+        await new Promise((r) => setTimeout(r, 1_000));
+        if (waiting.signal.aborted) return;
+      }
+    }
+  };
+  let temporalAwaySince: number | null = null;
+  let saidAway = false;
+  const temporalAnswered = (): void => {
+    temporalAwaySince = null;
+    if (!saidAway) return;
+    saidAway = false;
+    bar?.stop();
+    started = false;
+    process.stderr.write('Temporal answers again; watching the pass\n');
+  };
+  const result = awaitResult();
   // An activity failing and retried is invisible in the progress (the workflow only waits for
   // it): Temporal's description of the workflow says so, asked every few seconds.
   let retry: RetryView | null = null;
@@ -341,20 +366,53 @@ export async function watchMirror(
           ),
         );
         answeredAt = Date.now();
+        temporalAnswered();
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) throw error;
+        if (temporalAway(error)) temporalAwaySince ??= Date.now();
       }
       if (Date.now() - describedAt >= DESCRIBE_EVERY_MS) {
         describedAt = Date.now();
-        retry = await handle.describe().then(
-          (description) => {
-            taskQueue = description.taskQueue;
-            return retryOf(description);
-          },
-          () => retry,
+        // Under a deadline: the SDK retries a server that is not there for a long while.
+        // Describing needs no worker, so no answer in time means Temporal is away.
+        retry = await handle.client
+          .withAbortSignal(signal, () =>
+            handle.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.describe()),
+          )
+          .then(
+            (description) => {
+              taskQueue = description.taskQueue;
+              temporalAnswered();
+              return retryOf(description);
+            },
+            (error: unknown) => {
+              if (!(error instanceof WorkflowNotFoundError) && !signal.aborted) {
+                temporalAwaySince ??= Date.now();
+              }
+              return retry;
+            },
+          );
+      }
+      if (
+        !progress &&
+        !saidAway &&
+        temporalAwaySince !== null &&
+        Date.now() - temporalAwaySince >= UNANSWERED_MS
+      ) {
+        saidAway = true;
+        bar?.stop();
+        started = false;
+        process.stderr.write(
+          `Temporal has not answered for ${UNANSWERED_MS / 1000} s: the pass is kept there and goes on once it is back; ` +
+            `this command goes on watching until then, and Ctrl-C stops watching it\n`,
         );
       }
-      if (!progress && !saidUnanswered && Date.now() - answeredAt >= UNANSWERED_MS) {
+      if (
+        !progress &&
+        !saidUnanswered &&
+        temporalAwaySince === null &&
+        Date.now() - answeredAt >= UNANSWERED_MS
+      ) {
         saidUnanswered = true;
         // The line goes below the bar, which starts again if an answer comes.
         bar?.stop();
@@ -397,8 +455,8 @@ export async function watchMirror(
     cancelCalls();
     await result;
   }
-  if (detached && !final) return 'detached';
-  const outcome = final ?? (await result);
+  if (!final) return 'detached';
+  const outcome = final;
   if ('summary' in outcome) return { progress: outcome.summary, status: 'COMPLETED' };
   // No result: the pass was canceled (by 'sync --cancel' or the status page), terminated or
   // failed. Its progress says how far it got, and Temporal how it ended.

@@ -1,5 +1,6 @@
 import {
   isGrpcServiceError,
+  ServiceError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
 } from '@temporalio/client';
@@ -7,6 +8,8 @@ import {
 /** gRPC's DEADLINE_EXCEEDED, CANCELLED and FAILED_PRECONDITION. */
 export const GRPC_DEADLINE_EXCEEDED = 4;
 const GRPC_CANCELLED = 1;
+/** gRPC's UNAVAILABLE: nothing answers at the address, or the server is restarting. */
+const GRPC_UNAVAILABLE = 14;
 const GRPC_FAILED_PRECONDITION = 9;
 
 /** An error and its causes, outermost first (a few levels: Temporal wraps gRPC errors). */
@@ -17,6 +20,15 @@ export function causes(error: unknown): unknown[] {
     if (typeof e !== 'object' || e === null) break;
   }
   return chain;
+}
+
+/** Whether a call failed because Temporal could not be reached (not because it said no). */
+export function temporalAway(error: unknown): boolean {
+  return causes(error).some(
+    (e) =>
+      (isGrpcServiceError(e) && Number(e.code) === GRPC_UNAVAILABLE) ||
+      (e instanceof ServiceError && /connect|unavailable/i.test(e.message)),
+  );
 }
 
 /**
