@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config/index.js';
 import { webhookRegistrations } from '../../worker/webhook-receiver.js';
@@ -50,6 +51,50 @@ function refusal(fn: () => unknown): string {
   }
   throw new Error('expected a SignatureError');
 }
+
+describe('Standard Webhooks', () => {
+  const now = Math.floor(Date.now() / 1000);
+  const standard = (id: string, body: Buffer, entries: (mac: string) => string) => ({
+    'webhook-id': id,
+    'webhook-timestamp': String(now),
+    'webhook-signature': entries(
+      createHmac('sha256', KEY)
+        .update(Buffer.concat([Buffer.from(`${id}.${now}.`), body]))
+        .digest('base64'),
+    ),
+  });
+
+  it('verifies what the standardwebhooks package signs, among other versions and keys', () => {
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(now),
+      'webhook-signature': new Webhook(SECRET).sign('msg_1', new Date(now * 1000), BODY.toString()),
+    };
+    expect(verifySignature('standard', SECRET, headers, BODY)).toBe('msg_1');
+    const several = standard('msg_2', BODY, (mac) => `v2,${mac} v1,bm90IGl0 v1,${mac}`);
+    expect(verifySignature('standard', SECRET, several, BODY)).toBe('msg_2');
+    const otherVersion = standard('msg_3', BODY, (mac) => `v2,${mac}`);
+    expect(refusal(() => verifySignature('standard', SECRET, otherVersion, BODY))).toBe(
+      'the signature does not match the body',
+    );
+  });
+
+  it('checks the signature on the bytes as sent, UTF-8 or not', () => {
+    // 0xe9 alone is Latin-1 é, not UTF-8: decoded as text it would become U+FFFD.
+    const body = Buffer.concat([
+      Buffer.from('{"id":"evt_b","note":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}'),
+    ]);
+    const headers = standard('msg_b', body, (mac) => `v1,${mac}`);
+    expect(verifySignature('standard', SECRET, headers, body)).toBe('msg_b');
+    // A signature over the text the bytes decode to does not cover these bytes.
+    const overText = standard('msg_b', Buffer.from(body.toString('utf8')), (mac) => `v1,${mac}`);
+    expect(refusal(() => verifySignature('standard', SECRET, overText, body))).toBe(
+      'the signature does not match the body',
+    );
+  });
+});
 
 describe('an HMAC header scheme', () => {
   const now = Math.floor(Date.now() / 1000);
