@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../worker/logger.js';
+import { makePrivateDir } from '../store/private-files.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { listConnections } from './connection-list.js';
@@ -37,7 +38,8 @@ export interface DemoService {
 export async function startDemoService(config: Config, logger: Logger): Promise<DemoService> {
   const { startSandbox } = await import('../sandbox/server.js');
   const dir = join(config.dataDir, 'sandbox');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const certDir = join(dir, 'cert');
+  makePrivateDir(certDir);
   const keyFile = join(dir, 'demo-api-key');
   if (!existsSync(keyFile)) {
     writeFileSync(keyFile, `ik_demo_${randomBytes(24).toString('hex')}\n`, { mode: 0o600 });
@@ -45,7 +47,7 @@ export async function startDemoService(config: Config, logger: Logger): Promise<
   const apiKey = readFileSync(keyFile, 'utf8').trim();
   const options = {
     db: join(dir, 'demo.db'),
-    certDir: join(dir, 'cert'),
+    certDir,
     apiKey,
     seed: { leads: DEMO_LEADS, events: DEMO_EVENTS },
   };

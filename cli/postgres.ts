@@ -8,6 +8,7 @@ import { PostgresSetupError } from '../worker/postgres-binaries.js';
 import type { PostgresFlags } from './commands/postgres.js';
 import { runAction, UserError } from './errors.js';
 import { loadStartupConfig } from './startup-config.js';
+import { makeDataDir } from '../store/private-files.js';
 
 const DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -25,11 +26,13 @@ export function postgresCommand(flags: PostgresFlags): Promise<void> {
       );
     }
     const config = loadStartupConfig();
+    makeDataDir(config.dataDir);
     const dir = localPostgresDir(config.dataDir);
     let server;
     try {
       server = await startPostgresServer({
         dir,
+        dataDir: config.dataDir,
         database: flags.database,
         ...(flags.port === undefined ? {} : { port: flags.port }),
       });

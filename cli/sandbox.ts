@@ -11,6 +11,7 @@ import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { SANDBOX_DEFAULTS } from './commands/sandbox.js';
 import { runAction, UserError } from './errors.js';
 import { listenRefusal } from './network-refusals.js';
+import { makeDataDir, makePrivateDir } from '../store/private-files.js';
 import { FROM_STDIN, secretFrom } from './secret-input.js';
 
 /** Why the SQLite file of --db could not be used, with what the flag takes. */
@@ -130,6 +131,11 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
         2,
       );
     }
+    // The certificate's key is kept there: the data dir and the folder are made owner-only
+    // (the sandbox may not import store/, so they are made before it starts).
+    const certDir = flags.certDir ?? join(config.dataDir, 'sandbox');
+    if (flags.certDir === undefined) makeDataDir(config.dataDir);
+    makePrivateDir(certDir);
     const options: SandboxOptions = {
       port: flags.port,
       listen: { host: flags.host, remote },
@@ -140,7 +146,7 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
       reachLimit: flags.reachLimit,
       maxPer: flags.maxPer,
       accessTokenTtlSeconds: flags.tokenTtl,
-      certDir: flags.certDir ?? join(config.dataDir, 'sandbox'),
+      certDir,
       ...(flags.db ? { db: flags.db } : {}),
       ...(apiKey ? { apiKey } : {}),
       ...(flags.autoApprove ? { autoApprove: true } : {}),

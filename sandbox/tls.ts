@@ -40,6 +40,7 @@ export async function sandboxCertificate(dir: string): Promise<SandboxCertificat
     ],
   });
   writeFileSync(keyFile, pems.private, { mode: 0o600 });
-  writeFileSync(caFile, pems.cert);
+  // The certificate is public (every client is given it); its folder is owner-only.
+  writeFileSync(caFile, pems.cert, { mode: 0o644 });
   return { key: pems.private, cert: pems.cert, caFile };
 }

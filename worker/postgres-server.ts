@@ -7,6 +7,7 @@ import {
   mkdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
@@ -41,6 +42,12 @@ export interface PostgresServerOptions {
   ephemeral?: boolean;
   onLog?: (line: string) => void;
   startTimeoutMs?: number;
+  /**
+   * The owner-only folder `dir` sits in (EBSYNC_DATA_DIR). When the server runs as another
+   * user (we are root), that user's group is let through it (0710: it may enter, not list),
+   * as the server must to reach its cluster; any other folder in the way is said, not changed.
+   */
+  dataDir?: string;
 }
 
 export interface PostgresServer {
@@ -301,6 +308,13 @@ async function stopServer(running: RunningPostgres): Promise<void> {
   }
 }
 
+/** Lets `user`'s group enter `folder` (ours), when that folder is what keeps it out. */
+function letThrough(folder: string, user: PostgresUser): void {
+  if (user.gid === undefined || blockedAt(folder, user) !== resolve(folder)) return;
+  chownSync(folder, -1, user.gid);
+  chmodSync(folder, (statSync(folder).mode & 0o777) | 0o010);
+}
+
 export async function startPostgresServer(options: PostgresServerOptions): Promise<PostgresServer> {
   const dir = resolve(options.dir);
   const cluster = join(dir, 'cluster');
@@ -334,7 +348,10 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   }
   // The server runs as `postgres` when we are root: it must be able to enter our directory,
   // and every directory above it.
-  if (user.uid !== undefined) chmodSync(dir, 0o755);
+  if (user.uid !== undefined) {
+    chmodSync(dir, 0o755);
+    if (options.dataDir !== undefined) letThrough(options.dataDir, user);
+  }
   const blocked = blockedAt(dir, user);
   if (blocked !== undefined) {
     throw new PostgresServerError(

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -22,6 +22,10 @@ describe('ebsync postgres', () => {
     try {
       await server.waitForLine(/^Postgres ready at /, 120_000);
       const folder = join(dir, 'data', 'postgres');
+      // The data dir it made is owner-only; as root the server runs as `postgres`, whose group
+      // may pass through it to its cluster, no more.
+      const dataMode = (statSync(join(dir, 'data')).mode & 0o777).toString(8);
+      expect(dataMode).toBe(process.getuid?.() === 0 ? '710' : '700');
       expect(server.stdout).toContain(`Postgres ready at postgres://***@127.0.0.1:${port}/mirror`);
       const password = readFileSync(join(folder, 'password'), 'utf8').trim();
       expect(server.stdout + server.stderr).not.toContain(password);

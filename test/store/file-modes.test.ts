@@ -11,7 +11,7 @@ import { sqliteAutomationStore } from '../../store/automation-endpoints.js';
 import { defaultLedgerFile, openLedger } from '../../store/open-ledger.js';
 import { dataConverter } from '../../worker/data-converter.js';
 import { webhookRegistrations } from '../../worker/webhook-receiver.js';
-import { freePort, runCli } from '../helpers/cli.js';
+import { CliProcess, freePort, runCli } from '../helpers/cli.js';
 
 /**
  * What ebsync keeps on disk is its owner's only (issue 30, item 7): mirror.db holds names and
@@ -123,5 +123,24 @@ describe('commands given a folder as a database file', () => {
       `ebsync: --db-filename '${folder}' is a folder; expected the dev server's SQLite database file (made if missing)\n`,
     );
     expect(modeOf(folder)).toBe('0755');
+  });
+});
+
+describe('commands that make the data dir', () => {
+  it('ebsync sandbox makes it and its certificate folder 0700, the key 0600', async () => {
+    // The README's quick start may run the sandbox first: it made both 0755.
+    const dataDir = join(root, 'sandbox-first', '.ebsync');
+    const sandbox = new CliProcess(['sandbox', '--port', '0'], { EBSYNC_DATA_DIR: dataDir });
+    try {
+      await sandbox.waitForLine(/sandbox ready/, 60_000);
+      const certDir = join(dataDir, 'sandbox');
+      expect(modeOf(dataDir)).toBe('0700');
+      expect(modeOf(certDir)).toBe('0700');
+      expect(modeOf(join(certDir, 'sandbox-key.pem'))).toBe('0600');
+      // A CA certificate is public: readable, in a folder only its owner enters.
+      expect(modeOf(join(certDir, 'sandbox-ca.pem'))).toBe('0644');
+    } finally {
+      sandbox.killAll();
+    }
   });
 });
