@@ -264,13 +264,12 @@ function automationsHtml(a: AutomationEndpointsView): string {
   }
   const rows = a.endpoints.map((e) => {
     const name = escapeHtml(e.name);
-    const badge = e.state === 'active' ? 'active' : e.state === 'disabled' ? 'failed' : 'paused';
+    const badge =
+      e.state === 'active' ? 'active' : e.state === 'breaker open' ? 'paused' : 'failed';
     const detail =
       e.state === 'breaker open'
         ? `until ${when(Date.parse(e.openUntil ?? ''))}`
-        : e.state === 'disabled'
-          ? escapeHtml(e.disabledReason ?? '')
-          : '';
+        : escapeHtml(e.disabledReason ?? '');
     const only = (label: string, items: string[]) =>
       `${label} ${items.length === 0 ? 'all' : escapeHtml(items.join(', '))}`;
     return (

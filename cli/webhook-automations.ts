@@ -5,7 +5,6 @@ import { isConnectionName } from '../config/connection-names.js';
 import { PRODUCTION_HTTP, type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import {
-  PLAIN_HTTP_DISABLED,
   sqliteAutomationStore,
   type AutomationStore,
   type EndpointFilters,
@@ -169,11 +168,13 @@ export interface EndpointView {
   name: string;
   url: string;
   filters: EndpointFilters;
-  state: 'active' | 'breaker open' | 'disabled';
+  /** `refused`: this mode sends it nothing (plain http:// in production); nothing stored. */
+  state: 'active' | 'breaker open' | 'disabled' | 'refused';
   /** Consecutive failed attempts. */
   failures: number;
   /** While the breaker is open: when it lets one probe through (ISO); otherwise null. */
   openUntil: string | null;
+  /** Why it is disabled or refused. */
   disabledReason: string | null;
   createdAt: string;
 }
@@ -190,10 +191,17 @@ export async function endpointViews(
       name: endpoint.name,
       url: maskedUrl(endpoint.url),
       filters: endpoint.filters,
-      state: endpoint.disabledAt !== null ? 'disabled' : open ? 'breaker open' : 'active',
+      state:
+        endpoint.refusedReason !== undefined
+          ? 'refused'
+          : endpoint.disabledAt !== null
+            ? 'disabled'
+            : open
+              ? 'breaker open'
+              : 'active',
       failures: breaker.failures,
       openUntil: open ? new Date(breaker.openUntil).toISOString() : null,
-      disabledReason: endpoint.disabledReason,
+      disabledReason: endpoint.refusedReason ?? endpoint.disabledReason,
       createdAt: endpoint.createdAt,
     };
   });
@@ -293,11 +301,13 @@ export function endpointsEnableCommand(name: string): Promise<void> {
     const line = await withStore(async (store) => {
       const endpoint = (await store.list()).find((e) => e.name === name);
       if (!endpoint) throw noEndpoint(name);
-      if (endpoint.disabledAt === null) return `endpoint ${name} is not disabled; nothing to do`;
-      // In production an http:// endpoint is disabled again as soon as it is read.
-      if (endpoint.disabledReason === PLAIN_HTTP_DISABLED) {
-        throw new UserError(`endpoint '${name}' stays disabled: ${PLAIN_HTTP_DISABLED}`, 2);
+      // This mode sends it nothing whatever is stored (an http:// one in production).
+      if (endpoint.refusedReason !== undefined) {
+        throw new UserError(`endpoint '${name}' stays refused: ${endpoint.refusedReason}`, 2);
       }
+      // In development, one an earlier version disabled for plain http:// in production
+      // (its stored reason) is enabled as any other.
+      if (endpoint.disabledAt === null) return `endpoint ${name} is not disabled; nothing to do`;
       store.enable(name);
       return `enabled endpoint ${name} (was: ${endpoint.disabledReason ?? 'disabled'}); changes go to it again, signed with its secret as before`;
     });

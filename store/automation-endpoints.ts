@@ -23,6 +23,16 @@ export interface AutomationEndpoint {
   /** Set when the endpoint answered 410 Gone: nothing more is sent to it. */
   disabledAt: string | null;
   disabledReason: string | null;
+  /**
+   * Why this process's mode sends it nothing (plain http:// in production): worked out when
+   * the endpoints are read, never stored, so development sends to it again.
+   */
+  refusedReason?: string;
+}
+
+/** Whether changes go to the endpoint: neither disabled nor refused by this mode. */
+export function sendsTo(endpoint: AutomationEndpoint): boolean {
+  return endpoint.disabledAt === null && endpoint.refusedReason === undefined;
 }
 
 export interface BreakerState {
@@ -111,14 +121,19 @@ function entryOf(row: LogRow): DeliveryLogEntry {
  * worker on the machine sees the same state: one endpoint down opens it for all of them, and a
  * half-open probe is granted to one worker by a single UPDATE.
  */
-/** Why an http:// endpoint is disabled where only HTTPS is allowed (production). */
-export const PLAIN_HTTP_DISABLED =
+/**
+ * Why an http:// endpoint is sent nothing where only HTTPS is allowed (production). An earlier
+ * version stored it as the endpoint's disabled reason; `endpoints enable` in development
+ * clears that.
+ */
+export const PLAIN_HTTP_REFUSED =
   'plain http:// is refused in production mode, even on loopback; add it again with https://';
 
 export interface AutomationStoreOptions {
   /**
    * Production: changes (customer records) go over HTTPS only. An http:// endpoint (added
-   * in development) is disabled, with the reason, when the endpoints are read.
+   * in development) is listed refused, with the reason, and nothing is stored: reading
+   * changes nothing.
    */
   httpsOnly?: boolean;
 }
@@ -220,16 +235,11 @@ export function sqliteAutomationStore(
         }),
       );
       if (!options.httpsOnly) return endpoints;
-      return endpoints.map((endpoint) => {
-        if (endpoint.disabledAt !== null || !endpoint.url.startsWith('http:')) return endpoint;
-        const at = Date.now();
-        disable.run(at, PLAIN_HTTP_DISABLED, endpoint.name);
-        return {
-          ...endpoint,
-          disabledAt: new Date(at).toISOString(),
-          disabledReason: PLAIN_HTTP_DISABLED,
-        };
-      });
+      return endpoints.map((endpoint) =>
+        endpoint.url.startsWith('http:')
+          ? { ...endpoint, refusedReason: PLAIN_HTTP_REFUSED }
+          : endpoint,
+      );
     },
     remove: (name) =>
       db.prepare('DELETE FROM automation_endpoints WHERE name = ?').run(name).changes > 0,

@@ -4,10 +4,11 @@ import { unreachableReason } from '../../api/network-failures.js';
 import { REDIRECT_POLICY } from '../../config/redirect-policy.js';
 import { Webhook } from 'standardwebhooks';
 import type { PayloadCodec } from '@temporalio/common';
-import type {
-  AutomationEndpoint,
-  AutomationStore,
-  DeliveryStatus,
+import {
+  sendsTo,
+  type AutomationEndpoint,
+  type AutomationStore,
+  type DeliveryStatus,
 } from '../../store/automation-endpoints.js';
 import type { Inbox, OwedChange } from '../../store/inbox.js';
 import { openValue } from '../../store/sealed-values.js';
@@ -48,7 +49,7 @@ export function endpointWants(
 ): boolean {
   const { resources, actions, connections } = endpoint.filters;
   return (
-    endpoint.disabledAt === null &&
+    sendsTo(endpoint) &&
     (resources.length === 0 || resources.includes(input.resource)) &&
     (actions.length === 0 || actions.includes(input.action)) &&
     (connections.length === 0 || connections.includes(input.connectionId))

@@ -1,7 +1,7 @@
 import { Context, log } from '@temporalio/activity';
 import type { PayloadCodec } from '@temporalio/common';
 import { AuthenticationError } from '../../api/errors.js';
-import type { AutomationStore } from '../../store/automation-endpoints.js';
+import { sendsTo, type AutomationStore } from '../../store/automation-endpoints.js';
 import type { Inbox, OwedChange, PendingNotice } from '../../store/inbox.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
 import { sealValue } from '../../store/sealed-values.js';
@@ -240,7 +240,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
     automations !== undefined &&
     (await automations.store.list()).some(
       (e) =>
-        e.disabledAt === null &&
+        sendsTo(e) &&
         (e.filters.connections.length === 0 || e.filters.connections.includes(connectionId)),
     );
 
