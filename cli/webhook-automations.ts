@@ -50,10 +50,16 @@ function listFlag(flag: string, allowed: readonly string[] | undefined, value: s
   return items;
 }
 
-/** Hook URLs often carry a token in the path or query: only the origin is shown. */
-export function maskedUrl(url: string): string {
-  const parsed = new URL(url);
-  return parsed.pathname === '/' && parsed.search === '' ? parsed.origin : `${parsed.origin}/…`;
+/**
+ * Hook URLs often carry a token in the path or query: only the origin is shown (for a scheme
+ * without one, its scheme and host, or its scheme alone), `…` standing for anything after it.
+ */
+export function maskedUrl(url: string | URL): string {
+  const parsed = typeof url === 'string' ? new URL(url) : url;
+  if (parsed.origin === 'null' && parsed.host === '') return `${parsed.protocol}…`;
+  const origin = parsed.origin !== 'null' ? parsed.origin : `${parsed.protocol}//${parsed.host}`;
+  const rest = (parsed.pathname !== '/' && parsed.pathname !== '') || parsed.search !== '';
+  return rest ? `${origin}/…` : origin;
 }
 
 export interface AddFlags {
@@ -71,18 +77,30 @@ async function add(name: string, given: string, flags: AddFlags): Promise<void> 
       2,
     );
   }
+  if (url === '') {
+    throw new UserError(
+      given === FROM_STDIN
+        ? 'url - read nothing from standard input: pipe the endpoint URL in'
+        : 'url is empty: expected an http(s) URL',
+      2,
+    );
+  }
+  // Every message below names the URL masked, or not at all: it may carry the hook's token.
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    parsed = new URL('invalid:');
+    throw new UserError(
+      'url does not parse as a URL (not shown: it may carry a token): expected an http(s) URL',
+      2,
+    );
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw new UserError(`url '${url}' is not allowed: expected an http(s) URL`, 2);
+    throw new UserError(`url '${maskedUrl(parsed)}' is not allowed: expected an http(s) URL`, 2);
   }
   // Changes carry customer records: production sends them over HTTPS only.
   if (parsed.protocol === 'http:' && loadStartupConfig().mode === 'production') {
-    throw new UserError(`url '${maskedUrl(parsed.href)}' is not allowed: ${PRODUCTION_HTTP}`, 2);
+    throw new UserError(`url '${maskedUrl(parsed)}' is not allowed: ${PRODUCTION_HTTP}`, 2);
   }
   const filters: EndpointFilters = {
     resources: flags.types === undefined ? [] : listFlag('--types', RESOURCES, flags.types),
@@ -116,7 +134,7 @@ async function add(name: string, given: string, flags: AddFlags): Promise<void> 
   }
   // The only time the secret is shown: the endpoint needs it to verify signatures.
   process.stdout.write(
-    `added endpoint ${name} → ${maskedUrl(parsed.href)}\nsigning secret (shown once, keep it with the endpoint): ${secret}\n`,
+    `added endpoint ${name} → ${maskedUrl(parsed)}\nsigning secret (shown once, keep it with the endpoint): ${secret}\n`,
   );
   if (filters.connections.length > 0) await noteUnknownConnections(filters.connections);
 }

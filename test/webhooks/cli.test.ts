@@ -40,6 +40,34 @@ describe('ebsync webhooks, bad input', () => {
     expect(result.stderr).toMatch(message);
   });
 
+  // Hook URLs carry tokens in their path or query: a refusal names the URL to its origin only.
+  it.for([
+    [
+      'https://hooks.zapier.com:999999/hooks/catch/123/pathSecretZap/',
+      'url does not parse as a URL (not shown: it may carry a token): expected an http(s) URL',
+    ],
+    [
+      'https://hooks.example:99999/in?api-version=1&sig=AzureSigSecret987',
+      'url does not parse as a URL (not shown: it may carry a token): expected an http(s) URL',
+    ],
+    [
+      'htps://hooks.slack.com/services/T0/B0/SlackPathSecret',
+      "url 'htps://hooks.slack.com/…' is not allowed: expected an http(s) URL",
+    ],
+    ['mailto:MailSecret@example.com', "url 'mailto:…' is not allowed: expected an http(s) URL"],
+    ['', 'url - read nothing from standard input: pipe the endpoint URL in'],
+  ])('endpoints add - with %j on stdin: one line, the URL masked, exit 2', async ([url, line]) => {
+    const result = await runCli(
+      ['webhooks', 'endpoints', 'add', 'h5', '-'],
+      env,
+      30_000,
+      `${url}\n`,
+    );
+    expect(result.stderr).toBe(`ebsync: ${line}\n`);
+    expect(result.stderr).not.toMatch(/Secret/);
+    expect(result.code).toBe(2);
+  });
+
   it.for([
     ['webhooks', 'endpoints', 'enable', 'nosuch'],
     ['webhooks', 'endpoints', 'remove', 'nosuch'],
