@@ -59,16 +59,24 @@ async function serve(config: Config, flags: { host?: string; port?: number }): P
   logger.info('webhook receiver stopped');
 }
 
-function receiverUrl(base: string, connection: string): string {
-  let url: URL;
+/** A flag's http(s) URL, or its one line of bad input naming the URL of `what` it expects. */
+function httpUrlFlag(flag: string, value: string, what: string, example: string): URL {
+  let url: URL | undefined;
   try {
-    url = new URL(base);
+    url = new URL(value);
   } catch {
-    throw new UserError(`--url='${base}' is not allowed: expected the receiver's http(s) URL`, 2);
+    url = undefined;
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UserError(`--url='${base}' is not allowed: expected an http(s) URL`, 2);
-  }
+  if (url?.protocol === 'https:' || url?.protocol === 'http:') return url;
+  const unparsed = /^https?:\/\//i.test(value) ? ' (it does not parse)' : '';
+  throw new UserError(
+    `${flag}='${value}' is not allowed${unparsed}: expected an http:// or https:// URL of ${what}, e.g. ${example}`,
+    2,
+  );
+}
+
+function receiverUrl(base: string, connection: string): string {
+  const url = httpUrlFlag('--url', base, 'the receiver', 'https://hooks.example.com');
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}/webhooks/${connection}`;
 }
 
@@ -192,6 +200,13 @@ async function register(config: Config, connection: string, flags: RegisterFlags
   let endpoint: { id: string | null; secret: string };
   let adminToken: string | undefined;
   if (flags.sandboxAdmin !== undefined) {
+    // Bad input, said before the token is read, Temporal asked or anything sent.
+    httpUrlFlag(
+      '--sandbox-admin',
+      flags.sandboxAdmin,
+      "the sandbox's admin API",
+      'https://127.0.0.1:4010/admin',
+    );
     if (flags.secretStdin) {
       throw new UserError('--sandbox-admin and --secret-stdin do not go together', 2);
     }

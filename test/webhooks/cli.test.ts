@@ -68,6 +68,24 @@ describe('ebsync webhooks, bad input', () => {
     expect(result.code).toBe(2);
   });
 
+  // Bad input before anything else: the admin token is there, Temporal is not asked.
+  it.for(['notaurl', 'ftp:/x', '127.0.0.1:14011/admin'])(
+    'register --sandbox-admin %s: one line naming the flag and what it takes, exit 2',
+    async (admin) => {
+      const own = join(dir, 'bad-sandbox-admin');
+      const result = await runCli(['webhooks', 'register', 'shop', '--sandbox-admin', admin], {
+        EBSYNC_DATA_DIR: own,
+        EBS_SANDBOX_ADMIN_TOKEN: 'adm_cli_test_token_0123456789',
+        TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
+      });
+      expect(result.stderr).toBe(
+        `ebsync: --sandbox-admin='${admin}' is not allowed: expected an http:// or https:// URL of the sandbox's admin API, e.g. https://127.0.0.1:4010/admin\n`,
+      );
+      expect(result.code).toBe(2);
+      expect(existsSync(join(own, 'webhooks.db'))).toBe(false);
+    },
+  );
+
   it.for([
     ['webhooks', 'endpoints', 'enable', 'nosuch'],
     ['webhooks', 'endpoints', 'remove', 'nosuch'],
