@@ -131,6 +131,22 @@ describe('documentation', () => {
     expect(missing).toEqual([]);
   });
 
+  it("says in the README's row for webhooks serve what the receiver answers, as docs/webhooks.md does", () => {
+    const row = readme.split('\n').find((line) => line.startsWith('| `ebsync webhooks serve`'));
+    // The 2xx waits for the store's inbox, not for Temporal (webhooks/receiver.ts).
+    expect(row).toMatch(/committed to the store's inbox before the 2xx/);
+    expect(row).toMatch(/with Temporal away it goes on answering 200/);
+    expect(row).toMatch(
+      /503 with `Retry-After` when the notice cannot be stored .*never because Temporal is away/,
+    );
+    expect(row).not.toMatch(/handed to Temporal|503 while Temporal/);
+    const webhooks = readFileSync(new URL('../docs/webhooks.md', import.meta.url), 'utf8');
+    expect(webhooks).toMatch(/without Temporal it goes on answering 200/);
+    expect(webhooks).toMatch(
+      /refuses the write\)\s*\| `503` `store_unavailable`, `Retry-After: 5`/,
+    );
+  });
+
   describe('every ebsync command line in README.md and docs/*.md parses with the real CLI', () => {
     const lines = DOCS.flatMap((file) =>
       docCommands(readFileSync(new URL(`../${file}`, import.meta.url), 'utf8')).map((c) => ({
