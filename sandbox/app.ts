@@ -1,6 +1,5 @@
-import { STATUS_CODES } from 'node:http';
-import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import { answerClientError } from '../api/schemas/client-error-answer.js';
 import { ROUTES, type RouteDef } from '../api/routes.js';
 import { authenticate, requirePermission, type Caller } from './auth.js';
 import type { Handlers, SandboxContext } from './context.js';
@@ -27,32 +26,6 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   keepAliveTimeoutMs: 5_000,
   maxConnections: 256,
 };
-
-/** Client errors Node reports before any route runs, answered in the spec's general shape. */
-function answerClientError(limits: ServerLimits) {
-  return (error: Error & { code?: string }, socket: Socket): void => {
-    if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    const [status, statusText, reason, message] =
-      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [
-            408,
-            'request_timeout',
-            'request_timeout',
-            `The request was not received within ${limits.requestTimeoutMs / 1000} s`,
-          ]
-        : error.code === 'HPE_HEADER_OVERFLOW'
-          ? [431, 'bad_request', 'headers_too_large', 'The request headers are too large']
-          : [400, 'bad_request', 'malformed_request', 'The request is not valid HTTP/1.1'];
-    const body = JSON.stringify({ meta: { status: 'error' }, status: statusText, reason, message });
-    if (socket.writable) {
-      socket.write(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\n` +
-          `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-    }
-    socket.destroy();
-  };
-}
 
 export interface AppOptions {
   https?: { key: string; cert: string };
@@ -100,7 +73,7 @@ export function buildApp(
     requestTimeout: limits.requestTimeoutMs,
     connectionTimeout: limits.idleTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
-    clientErrorHandler: answerClientError(limits),
+    clientErrorHandler: answerClientError(limits.requestTimeoutMs),
     ...(options.https ? { https: { ...options.https, ...timeouts } } : { http: timeouts }),
     // The spec's query arrays (`category_ids[]=1&category_ids[]=2`) keep their brackets.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import { answerClientError } from '../api/schemas/client-error-answer.js';
 import type { Acceptance, Notice } from '../store/inbox.js';
 import { isConnectionName } from '../config/connection-names.js';
 import { isLoopbackHost } from '../config/loopback.js';
@@ -59,6 +60,13 @@ export interface ReceiverOptions {
   allowUnsigned: boolean;
   /** Timeouts and the connection cap; DEFAULT_LIMITS when not given. */
   limits?: ServerLimits;
+  /**
+   * How long a delivery waits for the store's commit before it is answered 503 (half the
+   * request timeout unless given): a store locked by another process would otherwise hold the
+   * answer until the server closed the connection, and the sender would get no answer at all.
+   * A notice committed after its 503 is deduped when the sender retries.
+   */
+  storeWaitMs?: number;
   /** Where refusals and failed stores are told (never secrets or bodies). */
   log?: (level: 'info' | 'warn', fields: Record<string, unknown>, message: string) => void;
   /**
@@ -131,10 +139,17 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
     },
     // The router refuses an undecodable (`%ff`) or over-long path segment before any error
     // handler runs: without this, the answer would come in Fastify's own shape.
-    frameworkErrors: (_error, _request, reply) =>
-      void refuse(reply, 400, 'bad_path', BAD_PATH_MESSAGE),
+    frameworkErrors: (_error, request, reply) => {
+      // Not seen by the onResponse hook below, which counts the rest: a delivery refused too.
+      if (request.method === 'POST') options.stats?.record(400, 0);
+      void refuse(reply, 400, 'bad_path', BAD_PATH_MESSAGE);
+    },
+    // Headers over Node's limit, a request not received in time, bytes that are not HTTP: the
+    // same shape as every other refusal.
+    clientErrorHandler: answerClientError(limits.requestTimeoutMs),
   });
   app.server.maxConnections = limits.maxConnections;
+  const storeWaitMs = options.storeWaitMs ?? Math.floor(limits.requestTimeoutMs / 2);
   const log = options.log ?? (() => undefined);
   const signatureHeader = signatureHeaderOf(options.scheme);
   // Unknown connections are checked against a secret nobody has: the same checks, the same
@@ -224,8 +239,9 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
     }
     if (!delivery) return reply.code(200).send({ meta: { status: 'ok' }, ignored: true });
     let acceptance: Acceptance;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      acceptance = await options.store({
+      const storing = options.store({
         connectionId,
         deliveryId: delivery.deliveryId,
         resource: delivery.resource,
@@ -233,6 +249,16 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
         action: delivery.action,
         occurredAt: delivery.occurredAt,
       });
+      storing.catch(() => undefined);
+      acceptance = await Promise.race([
+        storing,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`the store did not commit within ${storeWaitMs} ms`)),
+            storeWaitMs,
+          );
+        }),
+      ]);
     } catch (error) {
       log(
         'warn',
@@ -240,6 +266,8 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
         'webhook notice could not be stored; answered 503',
       );
       return retryLater(reply, 'store_unavailable', 'the delivery could not be stored');
+    } finally {
+      clearTimeout(timer);
     }
     // Woken for a duplicate too: the first copy's wake-up may have been lost with a crash.
     options.stored?.(connectionId, hook);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
+import type { ReceiverStatsRecorder } from '../../webhooks/receiver-stats.js';
 import type { Client } from '@temporalio/client';
 import { saveConnection } from '../../cli/connections.js';
 import type { Config } from '../../config/index.js';
@@ -183,6 +184,7 @@ export async function startTestReceiver(options: {
   allowUnsigned?: boolean;
   bodyLimit?: number;
   limits?: ServerLimits;
+  stats?: ReceiverStatsRecorder;
 }): Promise<TestReceiver> {
   const wakeUps = new WakeUps(
     drainWaker(options.client, options.taskQueue, async (connectionId) =>
@@ -197,6 +199,7 @@ export async function startTestReceiver(options: {
     bodyLimit: options.bodyLimit ?? 64 * 1024,
     allowUnsigned: options.allowUnsigned ?? false,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.stats ? { stats: options.stats } : {}),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

@@ -2,7 +2,9 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionHook } from '../../webhooks/receiver.js';
+import Database from 'better-sqlite3';
+import { DEFAULT_LIMITS, type ConnectionHook, type ServerLimits } from '../../webhooks/receiver.js';
+import { ReceiverStatsRecorder } from '../../webhooks/receiver-stats.js';
 import type { SignatureScheme } from '../../webhooks/signature.js';
 import { openInbox } from '../../store/open-inbox.js';
 import type { TestSandbox } from '../helpers/sandbox.js';
@@ -58,7 +60,13 @@ afterAll(() => closeRecordBed(bed));
 
 /** A receiver on a free port storing into this file's inbox; no worker drains it. */
 function receiver(
-  options: { scheme?: SignatureScheme; allowUnsigned?: boolean; connection?: string } = {},
+  options: {
+    scheme?: SignatureScheme;
+    allowUnsigned?: boolean;
+    connection?: string;
+    stats?: ReceiverStatsRecorder;
+    limits?: ServerLimits;
+  } = {},
 ): Promise<TestReceiver> {
   const hooks = new Map<string, ConnectionHook>([
     [options.connection ?? CONNECTION, { secret: SECRET, destination }],
@@ -291,6 +299,60 @@ describe('webhook receiver', () => {
       expectRefusal(sent, 503, 'store_unavailable');
       expect(sent.headers.get('retry-after')).toBe('5');
       expect(JSON.stringify(sent.body)).not.toContain('secret');
+    } finally {
+      await r.close();
+    }
+  });
+
+  it("answers 503 within the request's time when another process holds the store's lock", async () => {
+    const connection = `locked-${randomUUID().slice(0, 8)}`;
+    const limits = { ...DEFAULT_LIMITS, requestTimeoutMs: 3_000, headersTimeoutMs: 2_000 };
+    const r = await receiver({ connection, limits });
+    const lock = new Database(join(dir, 'store.db'));
+    try {
+      lock.pragma('busy_timeout = 5000');
+      lock.exec('BEGIN EXCLUSIVE');
+      const body = hintBody('evt_locked', 'lead', 3);
+      const started = Date.now();
+      const sent = await post(r.url(connection), body, standardHeaders(SECRET, 'evt_locked', body));
+      // Half the request timeout: an answer, where the sender used to get a closed socket.
+      expectRefusal(sent, 503, 'store_unavailable');
+      expect(sent.headers.get('retry-after')).toBe('5');
+      expect(Date.now() - started).toBeLessThan(limits.requestTimeoutMs);
+      lock.exec('COMMIT');
+      // The sender retries: stored once, whether the first commit got through after its 503.
+      const again = await post(
+        r.url(connection),
+        body,
+        standardHeaders(SECRET, 'evt_locked', body),
+      );
+      expect(again.status).toBe(200);
+      expect(await pendingIds(connection)).toEqual(['evt_locked']);
+    } finally {
+      if (lock.inTransaction) lock.exec('ROLLBACK');
+      lock.close();
+      await r.close();
+    }
+  });
+
+  it('answers headers over the limit in the error shape, and counts a bad path as rejected', async () => {
+    const stats = new ReceiverStatsRecorder();
+    const r = await receiver({ stats });
+    try {
+      const body = hintBody('evt_big', 'lead', 1);
+      const big = await post(r.url(CONNECTION), body, {
+        ...standardHeaders(SECRET, 'evt_big', body),
+        'x-padding': 'a'.repeat(20_000),
+      });
+      expectRefusal(big, 431, 'headers_too_large');
+      const badPath = await post(
+        r.url(CONNECTION).replace(CONNECTION, 'sh%ZZ'),
+        body,
+        standardHeaders(SECRET, 'evt_bad_path', body),
+      );
+      expectRefusal(badPath, 400, 'bad_path');
+      // Counted once the answer has gone (Fastify's onResponse).
+      await eventually(() => stats.snapshot().rejected === 1, 5_000, 'the bad path counted');
     } finally {
       await r.close();
     }
