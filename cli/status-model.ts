@@ -314,7 +314,7 @@ export function findProblems(
       problems.push({
         connectionId: m.connectionId,
         kind: 'pass_retrying',
-        message: `mirror of connection ${m.connectionId}: ${retryLine(retrying, m.destination)}`,
+        message: `mirror of connection ${m.connectionId}${into}: ${retryLine(retrying, m.destination)}`,
       });
     }
     const done = m.last?.progress;

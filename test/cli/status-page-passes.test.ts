@@ -130,3 +130,34 @@ describe('a canceled last pass', () => {
     expect(findProblems([], [{ ...mirror, current: running }])).toEqual([]);
   });
 });
+
+describe('a pass retrying for long', () => {
+  it('is a problem that names the destination, so two mirrors of one connection are told apart', () => {
+    const now = Date.now();
+    const retrying = passOf(
+      {
+        retrying: {
+          activity: 'mirrorPage',
+          attempt: 7,
+          type: null,
+          reason: 'eventBookings.list: ECONNREFUSED 127.0.0.1:9',
+          lastFailedAt: now - 1_000,
+          nextAttemptAt: now + 8_000,
+          wait: false,
+        },
+      },
+      now,
+    );
+    const mirror = {
+      workflowId: 'mirror-shop-1',
+      connectionId: 'shop',
+      destination: 'postgres://***@db.example/mirror',
+      current: retrying,
+      last: null,
+      lastCompleted: null,
+    };
+    expect(findProblems([], [mirror]).map((p) => p.message)).toEqual([
+      'mirror of connection shop into postgres://***@db.example/mirror: retrying: mirrorPage: eventBookings.list: ECONNREFUSED 127.0.0.1:9, attempt 7',
+    ]);
+  });
+});

@@ -276,7 +276,7 @@ describe('a running mirror that cannot go on', () => {
       expect(kinds()).toContain('pass_retrying');
       expect(status.stderr).toMatch(
         new RegExp(
-          `^ebsync: mirror of connection ${CONNECTION}: retrying: destination ${masked.replace(/[.*?/]/g, '\\$&')} unreachable \\(connect ECONNREFUSED .*\\), attempt [5-9]`,
+          `^ebsync: mirror of connection ${CONNECTION} into ${masked.replace(/[.*?/]/g, '\\$&')}: retrying: destination ${masked.replace(/[.*?/]/g, '\\$&')} unreachable \\(connect ECONNREFUSED .*\\), attempt [5-9]`,
           'm',
         ),
       );
