@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { counted } from './counted.js';
 import { loadStartupConfig } from './startup-config.js';
 import { isLoopbackHost } from '../config/loopback.js';
@@ -14,15 +14,24 @@ import { listenRefusal } from './network-refusals.js';
 import { makeDataDir, makePrivateDir } from '../store/private-files.js';
 import { FROM_STDIN, secretFrom } from './secret-input.js';
 
+/** The folder of --db when it does not exist (SQLite's driver refuses it without a code). */
+function missingFolder(path: string): string | null {
+  const folder = dirname(path);
+  return statSync(folder, { throwIfNoEntry: false }) === undefined ? folder : null;
+}
+
 /** Why the SQLite file of --db could not be used, with what the flag takes. */
-function dbRefusal(path: string, code: string): string {
-  const why = statSync(path, { throwIfNoEntry: false })?.isDirectory()
-    ? 'it is a directory'
-    : code === 'SQLITE_NOTADB'
-      ? 'the file is not an SQLite database'
-      : code === 'SQLITE_CANTOPEN'
-        ? 'it cannot be opened or made there (no such folder, or no permission)'
-        : `SQLite refused it (${code})`;
+function dbRefusal(path: string, code: string | undefined): string {
+  const folder = missingFolder(path);
+  const why = folder
+    ? `its folder ${folder} does not exist`
+    : statSync(path, { throwIfNoEntry: false })?.isDirectory()
+      ? 'it is a directory'
+      : code === 'SQLITE_NOTADB'
+        ? 'the file is not an SQLite database'
+        : code === 'SQLITE_CANTOPEN'
+          ? 'it cannot be opened or made there (no such folder, or no permission)'
+          : `SQLite refused it (${code})`;
   return `--db '${path}' cannot be used: ${why}; expected an SQLite file the sandbox may read and write (made if missing), or no --db for an in-memory database`;
 }
 
@@ -181,7 +190,7 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
       });
       if (refusal) throw refusal;
       const code = (error as NodeJS.ErrnoException).code;
-      if (flags.db !== undefined && code?.startsWith('SQLITE_')) {
+      if (flags.db !== undefined && (code?.startsWith('SQLITE_') || missingFolder(flags.db))) {
         throw new UserError(dbRefusal(flags.db, code), 2);
       }
       throw new UserError((error as Error).message);

@@ -140,6 +140,11 @@ describe('ebsync sandbox flags and their docs', () => {
       },
       'it cannot be opened or made there (no such folder, or no permission)',
     ],
+    [
+      'a folder that does not exist',
+      () => join(tmp, 'no-such-folder', 'x.db'),
+      `its folder ${join(tmp, 'no-such-folder')} does not exist`,
+    ],
   ] as const)(
     '--db naming %s: one line with the flag, the path and why, exit 2',
     async (_what, path, why) => {
