@@ -428,16 +428,26 @@ function connectedLine({ status, probe: probed }: Connected): string {
   return `connected: ${status.businessName ?? 'the business'} (connection ${status.connectionId}, ${status.kind}, ${permissionsKnown(status)}; ${leads})`;
 }
 
-function describe(status: ConnectionStatus): string {
-  const who = status.businessName ? `${status.businessName}` : '(business name not shown)';
-  const expiry = status.accessExpiresAt
-    ? `, token until ${new Date(status.accessExpiresAt).toISOString()}`
-    : '';
-  const error = status.lastError ? `, last error: ${status.lastError}` : '';
-  const limited = status.lastRateLimit
-    ? `, rate-limited ${new Date(status.lastRateLimit.at).toISOString()}`
-    : '';
-  return `${status.connectionId}  ${status.state}  ${status.kind}  ${who}${expiry}${error}${limited}`;
+/**
+ * `ebsync connections`: a line per connection, its id, state and kind in columns as wide as
+ * their longest value (`acme      active  installed_app    Acme Photo Booths`), then the rest.
+ */
+export function connectionTable(statuses: readonly ConnectionStatus[]): string {
+  const rows = statuses.map((status) => {
+    const who = status.businessName ? `${status.businessName}` : '(business name not shown)';
+    const expiry = status.accessExpiresAt
+      ? `, token until ${new Date(status.accessExpiresAt).toISOString()}`
+      : '';
+    const error = status.lastError ? `, last error: ${status.lastError}` : '';
+    const limited = status.lastRateLimit
+      ? `, rate-limited ${new Date(status.lastRateLimit.at).toISOString()}`
+      : '';
+    return [status.connectionId, status.state, status.kind, `${who}${expiry}${error}${limited}`];
+  });
+  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows
+    .map((row) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  '))
+    .join('\n');
 }
 
 /** The last 429 / 403 rate-limit answer: when, what it said, which call. */
@@ -611,7 +621,7 @@ export function connectionsCommand(
       if (flags.json) process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
       else if (all.length === 0)
         process.stdout.write('no connections; add one with ebsync connect\n');
-      else process.stdout.write(`${all.map(describe).join('\n')}\n`);
+      else process.stdout.write(`${connectionTable(all)}\n`);
     });
   });
 }

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { connectionTable } from '../../cli/connections.js';
+import type { ConnectionStatus } from '../../workflows/connection-types.js';
+
+const status = (over: Partial<ConnectionStatus>): ConnectionStatus => ({
+  connectionId: 'default',
+  kind: 'integration_key',
+  baseUrl: 'https://ebs.example/api/v1/',
+  businessName: 'Acme Photo Booths',
+  permissions: [],
+  state: 'active',
+  lastError: null,
+  refreshCount: 0,
+  connectedAt: 0,
+  ...over,
+});
+
+describe('ebsync connections', () => {
+  it('lines up its columns whatever the lengths of the names, as the docs show', () => {
+    expect(
+      connectionTable([
+        status({
+          connectionId: 'acme',
+          kind: 'installed_app',
+          accessExpiresAt: Date.parse('2026-11-22T10:04:11.000Z'),
+        }),
+        status({ connectionId: 'acme-key' }),
+        status({ connectionId: 'k2', state: 'paused' }),
+      ]),
+    ).toBe(
+      [
+        'acme      active  installed_app    Acme Photo Booths, token until 2026-11-22T10:04:11.000Z',
+        'acme-key  active  integration_key  Acme Photo Booths',
+        'k2        paused  integration_key  Acme Photo Booths',
+      ].join('\n'),
+    );
+  });
+});
