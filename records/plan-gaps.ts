@@ -37,7 +37,10 @@ export function describeQuery(query: Readonly<Record<string, string>>): string {
  * Lines for `missing` records of `resource` the pass did not reach (the exact count: what
  * the service counts minus what the ledger saw), explained by the plan's gaps as far as they
  * go. A list's gap may be no gap of the mirror (bookings without a date come with their
- * leads), so gaps count at most what is still missing.
+ * leads), so gaps count at most what is still missing. The undated gap counts every booking
+ * without a date, most of which arrived with their leads: it counts only what the gaps of
+ * dated queries (each at most its own count) leave, or a day over the reach would be blamed
+ * on the lack of a date.
  */
 export function gapLines(
   resource: string,
@@ -48,7 +51,8 @@ export function gapLines(
   if (missing <= 0) return [];
   const lines: string[] = [];
   let left = missing;
-  for (const gap of gaps) {
+  const undated = (gap: PlanGap): boolean => gap.reason === 'undated';
+  for (const gap of [...gaps.filter((g) => !undated(g)), ...gaps.filter(undated)]) {
     const count = Math.min(gap.count, left);
     if (count <= 0) break;
     left -= count;
