@@ -27,6 +27,7 @@ import {
   type MirrorTarget,
   type PassTools,
 } from './pass-tools.js';
+import { probeEventIds } from './probe-ids.js';
 import { readSlice } from './read-slice.js';
 import { heartbeatEvery } from '../heartbeats.js';
 import { recountRoot } from './source-pages.js';
@@ -176,6 +177,19 @@ export function createMirrorPage({
           expected = now;
           missing = Math.max(0, expected - (await reached(resource)));
         }
+      }
+      if (done && resource === 'event_bookings' && missing > 0) {
+        // Events come only by the ids their bookings name: those of unreachable bookings are
+        // looked for among the event ids the pass did not see.
+        const probed = await probeEventIds(
+          at,
+          scopeOf(at, 'events'),
+          client,
+          input.generation,
+          lanes,
+        );
+        addTally(tally, probed.tally);
+        refusals.push(...probed.refusals);
       }
       // The leads' own count and gaps are settled with their bookings' (some leads come by
       // id), by finishMirrorPass.

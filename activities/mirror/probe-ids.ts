@@ -5,6 +5,11 @@ import { refusalsOf, type MirrorTarget, type PassTools } from './pass-tools.js';
 import { readRecords } from './records-by-id.js';
 import { byIdCounts, settledReads } from './sweep-deletions.js';
 import { writeRecords } from './write-records.js';
+import type { Client } from '../../api/client.js';
+import type { LedgerScope } from '../../store/ledger.js';
+import type { PartitionTally } from '../../workflows/mirror-types.js';
+import type { OpenTarget } from './pass-tools.js';
+import { emptyTally } from './plan-checkpoints.js';
 
 /** Ids the ledger is asked about at once while holes are looked for. */
 const WINDOW = 500;
@@ -15,6 +20,83 @@ const WINDOW = 500;
  */
 export const PROBE_MIN_HITS = 0.25;
 const PROBE_JUDGED = 100;
+
+/**
+ * Ids from `from` up to below `end` that the ledger has not seen in pass `generation` (nor
+ * as deleted), at most `budget` of them, and the id a further look goes on from.
+ */
+async function idHoles(
+  at: OpenTarget,
+  scope: LedgerScope,
+  generation: number,
+  from: number,
+  end: number,
+  budget: number,
+): Promise<{ holes: string[]; next: number }> {
+  const holes: string[] = [];
+  let next = from;
+  while (holes.length < budget && next < end) {
+    const window = Array.from({ length: Math.min(WINDOW, end - next) }, (_, i) => String(next + i));
+    const known = new Set(
+      (await at.ledger.get(scope, window))
+        .filter((e) => e.deletedAt !== null || e.generation >= generation)
+        .map((e) => e.id),
+    );
+    for (const id of window) {
+      if (holes.length >= budget) break;
+      next = Number(id) + 1;
+      if (!known.has(id)) holes.push(id);
+    }
+    Context.current().heartbeat();
+  }
+  return { holes, next };
+}
+
+/**
+ * Events are read only by the ids their event bookings name (the spec has no event list), so
+ * an event whose every booking is out of reach would be lost uncounted. Event ids are whole
+ * numbers too: once the event-booking list is read and lacks bookings, the event ids between
+ * the lowest and the highest the pass saw, and that it did not see, are read by id, a window
+ * at a time, until the highest, or until too few reads find an event (PROBE_MIN_HITS: ids
+ * shared with other businesses). What they find is written as every read is.
+ */
+export async function probeEventIds(
+  at: OpenTarget,
+  scope: LedgerScope,
+  client: Client,
+  generation: number,
+  lanes: number,
+): Promise<{ tally: PartitionTally; refusals: string[] }> {
+  const tally = emptyTally();
+  const refusals: string[] = [];
+  const range = await at.ledger.seenIdRange(scope, generation);
+  if (range === null) return { tally, refusals };
+  let probes = 0;
+  let found = 0;
+  let from = range.min + 1;
+  while (from < range.max && (probes < PROBE_JUDGED || found >= PROBE_MIN_HITS * probes)) {
+    const { holes, next } = await idHoles(at, scope, generation, from, range.max, lanes * 8);
+    if (holes.length === 0) break;
+    const got = await readRecords(client, 'events', holes, {
+      concurrency: lanes,
+      keepGoing: true,
+      onAnswer: heartbeatEvery(Context.current()),
+    });
+    // Only past ids with an answer; a failed read ends the probe (the pass's gaps stand).
+    const { answered, reads, found: records } = settledReads(holes, got);
+    const written = await writeRecords(at, generation, records);
+    const counts = byIdCounts(got.requests, records, written);
+    for (const k of ['requests', 'read', 'written', 'unchanged', 'refused'] as const) {
+      tally[k] += counts[k] ?? 0;
+    }
+    refusals.push(...written.refusals);
+    probes += answered.length;
+    found += reads.length;
+    if (answered.length < holes.length) break;
+    from = next;
+  }
+  return { tally, refusals };
+}
 
 /**
  * The last way to a lead no filter reaches (DESIGN decision 11: nothing silent, and nothing
@@ -43,25 +125,9 @@ export function createProbeIds({ deps, lanes, open, scopeOf }: PassTools) {
       return { probe: { ...probe, done: true }, counts: {} };
     }
     // The holes: ids past the cursor the ledger has not seen in this pass (nor as deleted).
-    const holes: string[] = [];
-    let next = probe.after === null ? range.min + 1 : probe.after + 1;
     const budget = Math.min(lanes * 8, missing);
-    while (holes.length < budget && next < range.max) {
-      const window = Array.from({ length: Math.min(WINDOW, range.max - next) }, (_, i) =>
-        String(next + i),
-      );
-      const known = new Set(
-        (await at.ledger.get(scope, window))
-          .filter((e) => e.deletedAt !== null || e.generation >= input.generation)
-          .map((e) => e.id),
-      );
-      for (const id of window) {
-        if (holes.length >= budget) break;
-        next = Number(id) + 1;
-        if (!known.has(id)) holes.push(id);
-      }
-      Context.current().heartbeat();
-    }
+    const from = probe.after === null ? range.min + 1 : probe.after + 1;
+    const { holes, next } = await idHoles(at, scope, input.generation, from, range.max, budget);
     if (holes.length === 0) return { probe: { ...probe, after: next - 1, done: true }, counts: {} };
     const client = await deps.clientFor(input.connectionId);
     const got = await readRecords(client, 'leads', holes, {
