@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { isAbsolute, relative, resolve } from 'node:path';
 import {
+  isGrpcServiceError,
   WorkflowExecutionAlreadyStartedError,
-  WorkflowFailedError,
   WorkflowNotFoundError,
   type Client,
   type WorkflowHandle,
@@ -43,7 +43,11 @@ import {
 import { runAction, UserError } from './errors.js';
 import { retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { requireWorker } from './worker-check.js';
-import { temporalAway } from './workflow-deadline.js';
+import { causes, GRPC_DEADLINE_EXCEEDED, temporalAway } from './workflow-deadline.js';
+
+/** A call Temporal did not answer in time (its long poll, a server restarting). */
+const cutAtDeadline = (error: unknown): boolean =>
+  causes(error).some((e) => isGrpcServiceError(e) && Number(e.code) === GRPC_DEADLINE_EXCEEDED);
 
 export interface SyncRequest {
   subjects: MirrorSubject[];
@@ -322,7 +326,9 @@ export async function watchMirror(
         return;
       } catch (error) {
         if (waiting.signal.aborted) return;
-        if (error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError) {
+        // Only a call Temporal did not answer is asked again (a result that cannot be
+        // decoded, say, would fail the same way for good).
+        if (!temporalAway(error) && !cutAtDeadline(error)) {
           final = { error };
           return;
         }
