@@ -145,8 +145,10 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
       void refuse(reply, 400, 'bad_path', BAD_PATH_MESSAGE);
     },
     // Headers over Node's limit, a request not received in time, bytes that are not HTTP: the
-    // same shape as every other refusal.
-    clientErrorHandler: answerClientError(limits.requestTimeoutMs),
+    // same shape as every other refusal, and counted as one (no route or hook sees them).
+    clientErrorHandler: answerClientError(limits.requestTimeoutMs, (status) =>
+      options.stats?.record(status, 0),
+    ),
   });
   app.server.maxConnections = limits.maxConnections;
   const storeWaitMs = options.storeWaitMs ?? Math.floor(limits.requestTimeoutMs / 2);
