@@ -1,4 +1,6 @@
 import { ScheduleNotFoundError, type Client, type ScheduleDescription } from '@temporalio/client';
+import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { PayloadDecryptionError } from '../worker/codec.js';
 
 /*
  * The mirror schedules as ebsync shows them (`ebsync schedule list|describe`, the status):
@@ -72,18 +74,54 @@ export function viewOf(d: ScheduleDescription): ScheduleView {
   };
 }
 
-/** The mirror schedules of the namespace, optionally of one connection, sorted by id. */
+/** The mirror schedules of a namespace, and how many of its schedules could not be opened. */
+export interface MirrorSchedules {
+  views: ScheduleView[];
+  /**
+   * Schedules whose memo this process's encryption keys do not open: another deployment's
+   * in the same namespace (other keys), or this one's sealed with a key no longer given.
+   */
+  sealedOtherwise: number;
+}
+
+/**
+ * The mirror schedules of the namespace, optionally of one connection, sorted by id. The
+ * namespace may hold other deployments' schedules, sealed with keys this process has not: they
+ * are counted, not opened (the SDK's list decodes every memo and fails on the first of them).
+ */
 export async function listMirrorSchedules(
   client: Client,
   connectionId?: string,
-): Promise<ScheduleView[]> {
+): Promise<MirrorSchedules> {
   const ids: string[] = [];
-  for await (const summary of client.schedule.list()) {
-    const memo = memoOf(summary.memo);
-    if (memo && (connectionId === undefined || memo.connectionId === connectionId)) {
-      ids.push(summary.scheduleId);
+  let sealedOtherwise = 0;
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.listSchedules({
+      namespace: client.options.namespace,
+      nextPageToken: nextPageToken ?? null,
+    });
+    for (const raw of page.schedules ?? []) {
+      let memo: ScheduleMemo | undefined;
+      try {
+        memo = memoOf(
+          await decodeMapFromPayloads(client.options.loadedDataConverter, raw.memo?.fields),
+        );
+      } catch (error) {
+        if (!(error instanceof PayloadDecryptionError)) throw error;
+        sealedOtherwise += 1;
+        continue;
+      }
+      if (
+        memo &&
+        raw.scheduleId &&
+        (connectionId === undefined || memo.connectionId === connectionId)
+      ) {
+        ids.push(raw.scheduleId);
+      }
     }
-  }
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
   const views: ScheduleView[] = [];
   for (const id of ids.sort()) {
     try {
@@ -93,5 +131,5 @@ export async function listMirrorSchedules(
       if (!(error instanceof ScheduleNotFoundError)) throw error;
     }
   }
-  return views;
+  return { views, sealedOtherwise };
 }

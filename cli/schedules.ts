@@ -21,6 +21,7 @@ import {
   type ScheduleMemo,
   type ScheduleView,
 } from './schedule-views.js';
+import { counted } from './counted.js';
 import { cronProblem } from './schedule-cron.js';
 import { requireWorker } from './worker-check.js';
 import {
@@ -398,7 +399,13 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
 export function scheduleListCommand(flags: { connection?: string; json?: boolean }): Promise<void> {
   return runAction(() =>
     withClient(async (client) => {
-      const views = await listMirrorSchedules(client, flags.connection);
+      const { views, sealedOtherwise } = await listMirrorSchedules(client, flags.connection);
+      if (sealedOtherwise > 0) {
+        // Said, not failed: they are most often another deployment's, in a shared namespace.
+        process.stderr.write(
+          `ebsync: ${counted(sealedOtherwise, 'schedule')} in this namespace ${sealedOtherwise === 1 ? 'is' : 'are'} sealed with encryption keys this command does not have (another deployment's, or a key no longer in EBSYNC_ENCRYPTION_KEYS): not listed\n`,
+        );
+      }
       // None for a connection that does not exist says so (exit 1), not "no schedules": a
       // typo is not an empty list. A gone connection's schedules are still listed.
       if (views.length === 0 && flags.connection !== undefined) {

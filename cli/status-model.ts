@@ -115,8 +115,10 @@ export interface MirrorView {
 }
 
 export interface Problem {
+  /** '' for one of the whole deployment (no worker polls its task queue). */
   connectionId: string;
   kind:
+    | 'no_worker'
     | 'needs_reauth'
     | 'not_answering'
     | 'last_pass_failed'

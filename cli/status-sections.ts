@@ -130,7 +130,7 @@ export async function scheduleSection(
   config: Config,
   cache: RunOutcomeCache,
 ): Promise<ScheduleStatusView[]> {
-  const views = (await listMirrorSchedules(client)).filter(
+  const views = (await listMirrorSchedules(client)).views.filter(
     (v) => v.taskQueue === config.temporal.taskQueue,
   );
   return Promise.all(

@@ -1,6 +1,6 @@
 import { loadStartupConfig } from './startup-config.js';
 import { connectClient } from '../worker/temporal-client.js';
-import { runAction } from './errors.js';
+import { runAction, UserError } from './errors.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
 import { probeLine, progressLine, reachLine } from './mirror-summary.js';
 import { retryLine } from './pass-retry.js';
@@ -139,8 +139,19 @@ export function statusCommand(flags: { json?: boolean; serve?: boolean }): Promi
     }
     const { client, close } = await connectClient(config);
     try {
-      await requireWorker(client, config);
+      // With no worker the report still stands (the store's inbox and the last passes are
+      // there to read): the missing worker is its first problem, not the only thing said.
+      const noWorker = await requireWorker(client, config).then(
+        () => null,
+        (error: unknown) => {
+          if (error instanceof UserError) return error.message;
+          throw error;
+        },
+      );
       const report = await collectStatus(client, config);
+      if (noWorker !== null) {
+        report.problems.unshift({ connectionId: '', kind: 'no_worker', message: noWorker });
+      }
       process.stdout.write(
         flags.json ? `${JSON.stringify(report, null, 2)}\n` : statusText(report),
       );

@@ -1,0 +1,90 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { EncryptionCodec } from '../../worker/codec.js';
+import { findTemporalCli } from '../../worker/temporal-cli.js';
+import { freePort, runCli } from '../helpers/cli.js';
+
+/**
+ * `ebsync status` with no worker on its task queue: the report stands (what the store and
+ * Temporal hold needs no worker), with the missing worker as its first problem. It used to
+ * print only that line, once Temporal had forgotten the last poller (two minutes after the
+ * worker stopped), so the inbox waiting behind it could not be seen from the terminal.
+ *
+ * The namespace also holds a mirror schedule of another deployment, sealed with a key of the
+ * same id ('dev1', as every development data dir makes) but other bytes: the SDK's schedule
+ * list decodes every memo and failed on it, and with it `status` and `schedule list`. The
+ * test has a dev server of its own: the run's shared one holds whatever other files left
+ * there (a schedule sealed otherwise among them, which is how CI found this), and the one
+ * made here would reach their `schedule list` too.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'ebsync-status-no-worker-'));
+const scheduleId = `other-deployment-${randomUUID()}`;
+let server: TestWorkflowEnvironment | undefined;
+let address = '';
+
+beforeAll(async () => {
+  const port = await freePort();
+  address = `127.0.0.1:${port}`;
+  server = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: await findTemporalCli(),
+      port,
+      ip: '127.0.0.1',
+      log: { format: 'pretty', level: 'error' },
+    },
+  });
+  const codec = new EncryptionCodec([{ id: 'dev1', key: randomBytes(32) }]);
+  const other = new Client({
+    connection: server.connection,
+    dataConverter: { payloadCodecs: [codec] },
+  });
+  await other.schedule.create({
+    scheduleId,
+    spec: { intervals: [{ every: '1 hour' }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'scheduledMirrorWorkflow',
+      taskQueue: `other-deployment-${randomUUID()}`,
+      args: [],
+    },
+    memo: { ebsync: 'mirror', connectionId: 'theirs', what: 'leads', mode: 'full' },
+    state: { paused: true },
+  });
+});
+
+afterAll(async () => {
+  await server?.teardown();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it('reports with no worker polling, the missing worker listed first among the problems', async () => {
+  const queue = `never-polled-${randomUUID()}`;
+  const env = {
+    TEMPORAL_ADDRESS: address,
+    TEMPORAL_TASK_QUEUE: queue,
+    EBSYNC_DATA_DIR: join(dir, 'data'),
+  };
+  const line = `no worker polls task queue '${queue}' on ${env.TEMPORAL_ADDRESS}; start one with 'npm start' (Temporal and a worker) or 'ebsync worker', then run this again`;
+  const text = await runCli(['status'], env, 60_000);
+  expect(text.code, text.stderr).toBe(1);
+  expect(text.stdout, text.stderr).toContain(`1 problem:\n  ${line}\n`);
+  expect(text.stderr).toBe('ebsync: 1 problem, listed at the end of the report\n');
+  const json = await runCli(['status', '--json'], env, 60_000);
+  expect(json.code, json.stderr).toBe(1);
+  const report = JSON.parse(json.stdout) as { problems: { kind: string; message: string }[] };
+  expect(report.problems).toEqual([{ connectionId: '', kind: 'no_worker', message: line }]);
+  expect(json.stderr).toBe(`ebsync: ${line}\n`);
+
+  // `schedule list` lists what it can open and says how many it could not.
+  const list = await runCli(['schedule', 'list', '--json'], env, 60_000);
+  expect(list.code, list.stderr).toBe(0);
+  expect(JSON.parse(list.stdout)).toEqual([]);
+  expect(list.stderr).toBe(
+    "ebsync: 1 schedule in this namespace is sealed with encryption keys this command does not have (another deployment's, or a key no longer in EBSYNC_ENCRYPTION_KEYS): not listed\n",
+  );
+});
