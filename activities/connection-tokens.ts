@@ -98,13 +98,20 @@ export interface ConnectionTokensOptions {
 interface Cached {
   issued: IssuedCredentials;
   checkedAt: number;
+  /** The connection's credentialsVersion when they were issued (a reconnect raises it). */
+  version: number;
 }
 
 interface Verdict {
   until: number;
   message: string;
   paused: boolean;
+  /** When the workflow was last asked whether it still holds (a reconnect ends it early). */
+  checkedAt: number;
 }
+
+/** A kept "not active" verdict is checked against the workflow's state at most this often. */
+const VERDICT_CHECK_MS = 1_000;
 
 /**
  * Per worker process: the access token of each connection, cached until near expiry, and
@@ -131,7 +138,14 @@ export class ConnectionTokens {
 
   async get(connectionId: string, request: TokenRequestArgs = {}): Promise<IssuedCredentials> {
     const verdict = this.verdicts.get(connectionId);
-    if (verdict && verdict.until > Date.now()) throw this.failure(verdict);
+    if (verdict && verdict.until > Date.now()) {
+      // A reconnect (or resume) made since is seen within a second, not after the verdict's TTL.
+      if (Date.now() - verdict.checkedAt < VERDICT_CHECK_MS) throw this.failure(verdict);
+      verdict.checkedAt = Date.now();
+      const { state } = await this.stateOf(connectionId);
+      if (state !== 'active') throw this.failure(verdict);
+      this.verdicts.delete(connectionId);
+    }
     const cached = this.cache.get(connectionId);
     const rejected =
       request.rejectedToken !== undefined &&
@@ -178,10 +192,32 @@ export class ConnectionTokens {
     return status;
   }
 
-  /** Forget a connection's cached state (after reconnect). */
-  forget(connectionId: string): void {
-    this.cache.delete(connectionId);
-    this.verdicts.delete(connectionId);
+  /**
+   * Makes sure what this process holds for a connection was checked against its workflow in
+   * the last `maxAgeMs` (a query when it was not): a reconnect or pause made since is then seen.
+   * Throws as get() does for a connection that is not active.
+   */
+  async current(connectionId: string, maxAgeMs: number): Promise<void> {
+    const cached = this.cache.get(connectionId);
+    if (cached && Date.now() - cached.checkedAt >= maxAgeMs) cached.checkedAt = 0;
+    await this.get(connectionId);
+  }
+
+  /**
+   * The credentialsVersion of the credentials this process holds for a connection (undefined
+   * before it asked): a service client built with other credentials than these is stale.
+   */
+  versionOf(connectionId: string): number | undefined {
+    return this.cache.get(connectionId)?.version;
+  }
+
+  private stateOf(connectionId: string): Promise<ConnectionStatus> {
+    return this.client.workflow
+      .getHandle(connectionWorkflowId(connectionId))
+      .query(statusQuery)
+      .catch(async (error: unknown) => {
+        throw await connectionFailure(this.client, connectionId, error);
+      });
   }
 
   private failure(verdict: Verdict): ApplicationFailure {
@@ -195,20 +231,18 @@ export class ConnectionTokens {
     const ttl = verdict.paused
       ? Math.min(INACTIVE_TTL_MS, this.pausedRetryDelayMs)
       : INACTIVE_TTL_MS;
-    const kept = { ...verdict, until: Date.now() + ttl };
+    const kept = { ...verdict, until: Date.now() + ttl, checkedAt: Date.now() };
     this.verdicts.set(connectionId, kept);
     return kept;
   }
 
-  /** Still active: keep the cached credential; otherwise the workflow says why not. */
+  /**
+   * Still active and not reconnected since: keep the cached credential; reconnected: ask for
+   * the new one; otherwise the workflow says why not.
+   */
   private async recheck(connectionId: string, cached: Cached): Promise<IssuedCredentials> {
-    const { state } = await this.client.workflow
-      .getHandle(connectionWorkflowId(connectionId))
-      .query(statusQuery)
-      .catch(async (error: unknown) => {
-        throw await connectionFailure(this.client, connectionId, error);
-      });
-    if (state === 'active') {
+    const { state, credentialsVersion = 0 } = await this.stateOf(connectionId);
+    if (state === 'active' && credentialsVersion === cached.version) {
       cached.checkedAt = Date.now();
       return cached.issued;
     }
@@ -217,12 +251,14 @@ export class ConnectionTokens {
   }
 
   private async ask(connectionId: string, request: TokenRequestArgs): Promise<IssuedCredentials> {
+    // The version first: a reconnect between the two makes the next recheck ask once more.
+    const { credentialsVersion: version = 0 } = await this.stateOf(connectionId);
     this.updatesSent += 1;
     try {
       const issued = await this.client.workflow
         .getHandle(connectionWorkflowId(connectionId))
         .executeUpdate(getCredentialsUpdate, { args: [request] });
-      this.cache.set(connectionId, { issued, checkedAt: Date.now() });
+      this.cache.set(connectionId, { issued, checkedAt: Date.now(), version });
       this.verdicts.delete(connectionId);
       return issued;
     } catch (error) {

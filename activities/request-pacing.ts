@@ -157,9 +157,9 @@ export function pacedClients(
   newClient: (connectionId: string) => ServiceClient | Promise<ServiceClient>,
   pacing: RequestPacing,
   ttlMs = Infinity,
-): (connectionId: string) => Promise<ServiceClient> {
+): ((connectionId: string) => Promise<ServiceClient>) & { forget(connectionId: string): void } {
   const clients = new Map<string, { client: Promise<ServiceClient>; at: number }>();
-  return (connectionId: string): Promise<ServiceClient> => {
+  const clientFor = (connectionId: string): Promise<ServiceClient> => {
     const cached = clients.get(connectionId);
     if (cached && Date.now() - cached.at < ttlMs) return cached.client;
     const client = Promise.resolve(newClient(connectionId)).then((made) =>
@@ -172,4 +172,9 @@ export function pacedClients(
     });
     return client;
   };
+  /** The next call makes a new client (the connection was reconnected). */
+  const forget = (connectionId: string): void => {
+    clients.delete(connectionId);
+  };
+  return Object.assign(clientFor, { forget });
 }

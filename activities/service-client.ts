@@ -13,6 +13,21 @@ export interface ServiceClientOptions {
   routeOverrides?: Readonly<Record<string, string>>;
 }
 
+/**
+ * The connection was reconnected (new credentials, perhaps another service address) since
+ * this client was made: nothing more is sent with it, and the activity's next attempt gets a
+ * client made with the new ones (worker/mirror-deps.ts).
+ */
+export class ConnectionChangedError extends Error {
+  readonly retryable = true;
+  constructor(connectionId: string) {
+    super(
+      `connection ${connectionId} was reconnected while this request was made; the next attempt uses its new credentials`,
+    );
+    this.name = 'ConnectionChangedError';
+  }
+}
+
 /** The secret a 401 refused: what the workflow compares with the connection's current one. */
 function secretOf(issued: IssuedCredentials): string {
   switch (issued.kind) {
@@ -40,6 +55,7 @@ export async function clientForConnection(
   options: ServiceClientOptions = {},
 ): Promise<ServiceClient> {
   const first = await tokens.get(connectionId);
+  const version = tokens.versionOf(connectionId);
   let lastIssued = first;
   let auth: ClientAuth;
   switch (first.kind) {
@@ -75,13 +91,22 @@ export async function clientForConnection(
     // again: before each call it asks the cache, which checks the connection's state every
     // 10 s, so a pause stops its requests as it stops a bearer token's. Nothing is sent while
     // paused: the activity waits, as one started paused does.
-    if (first.kind !== 'oauth') await tokens.get(connectionId);
+    // The same check sees a reconnect (within the cache's 10 s), and then nothing more goes
+    // out with the old key or to the old address.
+    await tokens.get(connectionId);
+    if (tokens.versionOf(connectionId) !== version) throw new ConnectionChangedError(connectionId);
     try {
       return await call(operation, callOptions);
     } catch (error) {
       if (error instanceof AuthenticationError) {
         // If the report itself fails, the refusal still reaches the activity below.
-        await tokens.reject(connectionId, secretOf(lastIssued)).catch(() => undefined);
+        const status = await tokens
+          .reject(connectionId, secretOf(lastIssued))
+          .catch(() => undefined);
+        // Refused because it was replaced: the connection is fine, this client is not.
+        if (status?.state === 'active' && (status.credentialsVersion ?? 0) !== (version ?? 0)) {
+          throw new ConnectionChangedError(connectionId);
+        }
       }
       throw error;
     }

@@ -170,6 +170,12 @@ export async function saveConnection(
             credentials,
             permissions: profile.permissions,
             ...(profile.businessName ? { businessName: profile.businessName } : {}),
+            service: {
+              kind: profile.kind,
+              baseUrl: profile.baseUrl,
+              ...(profile.authUrl !== undefined ? { authUrl: profile.authUrl } : {}),
+              ...(profile.clientId !== undefined ? { clientId: profile.clientId } : {}),
+            },
           },
         ],
       }),

@@ -18,6 +18,8 @@ import { connectionWorkflowId, statusQuery } from '../workflows/connection-types
 
 /** A service client is rebuilt this often, so a reconnect's new key or base URL is picked up. */
 const CLIENT_TTL_MS = 60_000;
+/** An activity's client is checked against its connection's workflow when older than this. */
+const RECHECK_MS = 1_000;
 
 /**
  * What the mirror's and the drains' activities need, per worker process: one ledger and one
@@ -54,11 +56,27 @@ export function createMirrorDeps(
       ...(config.service.routeOverrides ? { routeOverrides: config.service.routeOverrides } : {}),
     });
   };
-  const clientFor = pacedClients(
-    newClient,
+  // The credentials version each connection's client was made with: one made before a
+  // reconnect is made again (activities/service-client.ts stops it sending meanwhile).
+  const builtWith = new Map<string, number | undefined>();
+  const pacedFor = pacedClients(
+    async (connectionId: string) => {
+      const made = await newClient(connectionId);
+      builtWith.set(connectionId, tokens.versionOf(connectionId));
+      return made;
+    },
     { ratePerSecond: rateLimit, ledger: openLedgerOnce, onRefused },
     CLIENT_TTL_MS,
   );
+  const clientFor = async (connectionId: string): Promise<ServiceClient> => {
+    // Once per activity, and a query at most once a second per connection: a sync started
+    // right after `ebsync connect` uses what it saved.
+    await tokens.current(connectionId, RECHECK_MS);
+    const client = await pacedFor(connectionId);
+    if (builtWith.get(connectionId) === tokens.versionOf(connectionId)) return client;
+    pacedFor.forget(connectionId);
+    return pacedFor(connectionId);
+  };
 
   return {
     reachLimit: config.service.reachLimit,

@@ -38,6 +38,12 @@ export interface ConnectionProfile {
   clientId?: string;
   businessName?: string;
   permissions: string[];
+  /**
+   * Raised by each reconnect: a worker drops the credential and service client it holds from
+   * before (activities/connection-tokens.ts), so the next request uses the new ones. Absent
+   * until the first reconnect.
+   */
+  credentialsVersion?: number;
 }
 
 export interface ConnectionInput {
@@ -111,7 +117,15 @@ export const getCredentialsUpdate = defineUpdate<IssuedCredentials, [TokenReques
 );
 export const reconnectUpdate = defineUpdate<
   ConnectionStatus,
-  [{ credentials: Credentials; permissions?: string[]; businessName?: string }]
+  [
+    {
+      credentials: Credentials;
+      permissions?: string[];
+      businessName?: string;
+      /** Where and how the new credentials were checked; absent from older callers. */
+      service?: Pick<ConnectionProfile, 'kind' | 'baseUrl' | 'authUrl' | 'clientId'>;
+    },
+  ]
 >('reconnect');
 export const setPausedUpdate = defineUpdate<ConnectionStatus, [boolean]>('setPaused');
 /** The service still answered 401 after one fresh token (DESIGN decision 10). */

@@ -191,12 +191,22 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     return credentials;
   });
 
-  setHandler(reconnectUpdate, ({ credentials: next, permissions, businessName }) => {
+  setHandler(reconnectUpdate, ({ credentials: next, permissions, businessName, service }) => {
     if (state === 'disconnected')
       throw ApplicationFailure.nonRetryable('connection was disconnected; connect anew');
     credentials = next;
     if (permissions) profile.permissions = permissions;
     if (businessName) profile.businessName = businessName;
+    if (service) {
+      // The service the new credentials were checked against, and their kind, replace the old.
+      profile.kind = service.kind;
+      profile.baseUrl = service.baseUrl;
+      delete profile.authUrl;
+      delete profile.clientId;
+      if (service.authUrl !== undefined) profile.authUrl = service.authUrl;
+      if (service.clientId !== undefined) profile.clientId = service.clientId;
+    }
+    profile.credentialsVersion = (profile.credentialsVersion ?? 0) + 1;
     state = 'active';
     lastError = null;
     wake = true;
