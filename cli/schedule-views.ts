@@ -61,7 +61,8 @@ export function viewOf(d: ScheduleDescription): ScheduleView {
     overlap: d.policies.overlap ?? 'SKIP',
     catchupWindowMs: d.policies.catchupWindow,
     jitterMs: Number(d.spec.jitter ?? 0),
-    nextRuns: d.info.nextActionTimes.map((t) => t.toISOString()),
+    // Temporal keeps the times a paused schedule would fire at; it fires at none of them.
+    nextRuns: d.state.paused ? [] : d.info.nextActionTimes.map((t) => t.toISOString()),
     recentRuns: d.info.recentActions.map((a) => ({
       workflowId: a.action.workflow.workflowId,
       scheduledAt: a.scheduledAt.toISOString(),

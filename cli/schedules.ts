@@ -400,8 +400,9 @@ export function scheduleListCommand(flags: { connection?: string; json?: boolean
   return runAction(() =>
     withClient(async (client) => {
       const { views, sealedOtherwise } = await listMirrorSchedules(client, flags.connection);
-      if (sealedOtherwise > 0) {
-        // Said, not failed: they are most often another deployment's, in a shared namespace.
+      // Said, not failed: they are most often another deployment's, in a shared namespace. Not
+      // said under --connection: which connection a sealed one mirrors cannot be known.
+      if (sealedOtherwise > 0 && flags.connection === undefined) {
         process.stderr.write(
           `ebsync: ${counted(sealedOtherwise, 'schedule')} in this namespace ${sealedOtherwise === 1 ? 'is' : 'are'} sealed with encryption keys this command does not have (another deployment's, or a key no longer in EBSYNC_ENCRYPTION_KEYS): not listed\n`,
         );

@@ -1,5 +1,5 @@
 import { counted } from './counted.js';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { connectionWorkflowId, type ConnectionState } from '../workflows/connection-types.js';
@@ -191,15 +191,24 @@ async function runningProgress(
   const retrying = handle.describe().then(retryOf, () => null);
   try {
     return {
-      progress: asOfNow(await handle.query(mirrorProgressQuery)),
+      // Within the deadline a connection's worker gets too: with no worker, Temporal would
+      // hold the query far longer, and the report with it.
+      progress: asOfNow(
+        await client.withDeadline(Date.now() + STATUS_DEADLINE_MS, () =>
+          handle.query(mirrorProgressQuery),
+        ),
+      ),
       error: null,
       retrying: await retrying,
     };
   } catch (error) {
     // Between runs of continue-as-new, or no worker to answer: the pass is running regardless.
+    const why = isGrpcDeadlineError(error)
+      ? `no worker answered within ${STATUS_DEADLINE_MS / 1000} s`
+      : rootReason(error);
     return {
       progress: null,
-      error: `progress not available: ${rootReason(error)}`,
+      error: `progress not available: ${why}`,
       retrying: await retrying,
     };
   }

@@ -229,12 +229,15 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
 
     const pause = await runCli(['schedule', 'pause', id, '--note', 'holiday'], env);
     expect(pause.stdout).toBe(`paused ${id}\n`);
-    expect(await describeJson(id)).toMatchObject({ paused: true, note: 'holiday' });
+    // A paused schedule fires at no time: none is shown as its next run.
+    expect(await describeJson(id)).toMatchObject({ paused: true, note: 'holiday', nextRuns: [] });
     const text = await runCli(['schedule', 'describe', id], env);
     expect(text.stdout).toContain(`${id}: paused (holiday)`);
     const resume = await runCli(['schedule', 'resume', id], env);
     expect(resume.stdout).toBe(`resumed ${id}\n`);
-    expect((await describeJson(id)).paused).toBe(false);
+    const resumed = await describeJson(id);
+    expect(resumed.paused).toBe(false);
+    expect(resumed.nextRuns.length).toBeGreaterThan(0);
 
     const deleted = await runCli(['schedule', 'delete', id], env);
     expect(deleted.stdout).toBe(`deleted ${id}\n`);
