@@ -7,6 +7,7 @@ import { adminTokenProblem } from '../sandbox/auth.js';
 import type { SeedSummary } from '../sandbox/seed.js';
 import { startCrmFakes, type CrmFake } from '../sandbox/crm/fakes.js';
 import type { CrmFakeName } from '../sandbox/crm/names.js';
+import { PERMISSIONS } from '../sandbox/permissions.js';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { SANDBOX_DEFAULTS } from './commands/sandbox.js';
 import { runAction, UserError } from './errors.js';
@@ -83,6 +84,7 @@ function seedLine(seeded: SeedSummary): string {
 export function sandboxEnvironment(
   sandbox: { baseUrl: string; authUrl: string; apiKey: string; caFile?: string | undefined },
   limits: { reachLimit: number; maxPer: number; rateLimit: number },
+  clientId?: string,
 ): [string, string][] {
   const env: [string, string][] = [
     ['EBS_BASE_URL', sandbox.baseUrl],
@@ -90,6 +92,7 @@ export function sandboxEnvironment(
     ['EBS_API_KEY', sandbox.apiKey],
     sandbox.caFile ? ['EBS_CA_FILE', sandbox.caFile] : ['EBS_ALLOW_HTTP', 'true'],
   ];
+  if (clientId !== undefined) env.push(['EBS_CLIENT_ID', clientId]);
   if (limits.reachLimit !== SANDBOX_DEFAULTS.reachLimit) {
     env.push(['EBS_REACH_LIMIT', String(limits.reachLimit)]);
   }
@@ -98,6 +101,38 @@ export function sandboxEnvironment(
     env.push(['EBS_RATE_LIMIT', String(limits.rateLimit)]);
   }
   return env;
+}
+
+/** The OAuth app the sandbox command registers for ebsync itself. */
+export const SANDBOX_APP_NAME = 'ebsync';
+/**
+ * Where `ebsync connect` listens for the consent's redirect by default. The sandbox lets a
+ * loopback IP redirect use any port (RFC 8252 §7.3), so `--redirect-port` works with it too.
+ */
+const SANDBOX_APP_REDIRECT = 'http://127.0.0.1:8976/callback';
+
+/**
+ * The sandbox's OAuth app for ebsync, made on the first start (every permission, the loopback
+ * redirect `ebsync connect` uses) and found again by name when `--db` keeps the data: without
+ * one, trying the installed-app flow meant registering an app through the admin API first.
+ */
+function ebsyncApp(admin: {
+  apps(): { name: string; client_id: string }[];
+  createApp(input: {
+    name: string;
+    redirectUris: readonly string[];
+    permissions: readonly string[];
+  }): { client_id: string };
+}): string {
+  const known = admin.apps().find((app) => app.name === SANDBOX_APP_NAME);
+  return (
+    known ??
+    admin.createApp({
+      name: SANDBOX_APP_NAME,
+      redirectUris: [SANDBOX_APP_REDIRECT],
+      permissions: PERMISSIONS,
+    })
+  ).client_id;
 }
 
 /** `ebsync sandbox`. */
@@ -195,6 +230,7 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
       }
       throw new UserError((error as Error).message);
     }
+    const clientId = ebsyncApp(sandbox.admin);
     let fakes: CrmFake[] = [];
     try {
       fakes = await startCrmFakes(flags.crm ?? [], {
@@ -219,6 +255,9 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
       );
     }
     lines.push(`  admin     ${sandbox.url}/admin  (header x-admin-token: ${sandbox.adminToken})`);
+    lines.push(
+      `  OAuth app ${clientId}   ('${SANDBOX_APP_NAME}', every permission; 'ebsync connect' without --api-key installs it)`,
+    );
     if (flags.autoApprove) {
       lines.push('  OAuth     consent approves by itself (--auto-approve): no approve page');
     }
@@ -230,7 +269,7 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
     lines.push(
       '',
       'Point ebsync at it:',
-      `  export ${sandboxEnvironment(sandbox, flags)
+      `  export ${sandboxEnvironment(sandbox, flags, clientId)
         .map(([name, value]) => `${name}=${value}`)
         .join(' ')}`,
       ...fakes.map(

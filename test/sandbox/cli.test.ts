@@ -209,6 +209,25 @@ describe('ebsync sandbox flags and their docs', () => {
     }
   });
 
+  it('keeps its OAuth app for ebsync in --db: a second start prints the same client id', async () => {
+    const db = join(tmp, 'kept-app.db');
+    const start = async (): Promise<string> => {
+      const cli = new CliProcess(['sandbox', '--http', '--port', '0', '--db', db], {
+        EBSYNC_DATA_DIR: tmp,
+      });
+      try {
+        await cli.waitForLine(/^Stop: Ctrl-C/, 60_000);
+        expect((await cli.stop('SIGTERM', 15_000)).code).toBe(0);
+        return /export .*EBS_CLIENT_ID=(ebc_\S+)/.exec(cli.stdout)?.[1] ?? '';
+      } finally {
+        cli.killAll();
+      }
+    };
+    const first = await start();
+    expect(first).toMatch(/^ebc_/);
+    expect(await start()).toBe(first);
+  });
+
   it('with --allow-remote, starts on a non-loopback host and warns on stderr', async () => {
     const cli = new CliProcess(['sandbox', '--host', '0.0.0.0', '--port', '0', '--allow-remote'], {
       EBSYNC_DATA_DIR: tmp,
@@ -253,15 +272,14 @@ describe('ebsync sandbox flags and their docs', () => {
         retry: { limit: 0 },
       });
       expect((await admin.get('oauth').json<{ auto_approve: boolean }>()).auto_approve).toBe(true);
-      const app = await admin
-        .post('apps', {
-          json: {
-            name: 'Demo',
-            redirect_uris: ['http://127.0.0.1/callback'],
-            permissions: ['lead_read'],
-          },
-        })
-        .json<{ client_id: string }>();
+      // The app the sandbox made for ebsync: its client id is in the export line, and its
+      // consent redirects to a loopback IP on any port, as `ebsync connect --redirect-port` may.
+      const clientId = /export .*EBS_CLIENT_ID=(ebc_\S+)/.exec(cli.stdout)?.[1] ?? '';
+      expect(value('OAuth app')).toBe(clientId);
+      const apps = await admin.get('apps').json<{ data: { name: string; client_id: string }[] }>();
+      expect(apps.data.filter((a) => a.client_id === clientId).map((a) => a.name)).toEqual([
+        'ebsync',
+      ]);
       // No approve page: the consent answers at once with a code for the redirect URI.
       const consent = await got(`${url}/oauth/authorize`, {
         https,
@@ -269,8 +287,8 @@ describe('ebsync sandbox flags and their docs', () => {
         throwHttpErrors: false,
         searchParams: {
           response_type: 'code',
-          client_id: app.client_id,
-          redirect_uri: 'http://127.0.0.1/callback',
+          client_id: clientId,
+          redirect_uri: 'http://127.0.0.1:45678/callback',
           code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
           code_challenge_method: 'S256',
           state: 'demo',
@@ -278,7 +296,7 @@ describe('ebsync sandbox flags and their docs', () => {
       });
       expect(consent.statusCode).toBe(302);
       const location = new URL(consent.headers.location ?? '');
-      expect(location.origin + location.pathname).toBe('http://127.0.0.1/callback');
+      expect(location.origin + location.pathname).toBe('http://127.0.0.1:45678/callback');
       expect(location.searchParams.get('code')).toMatch(/.{20,}/);
       expect(location.searchParams.get('state')).toBe('demo');
       const stopped = await cli.stop('SIGTERM', 15_000);
