@@ -15,6 +15,7 @@ import { asOfNow } from './mirror-summary.js';
 import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
 import {
   automationSection,
+  endedReason,
   FAILED_RUN,
   inboxSection,
   rootReason,
@@ -174,7 +175,7 @@ async function closedRun(
     const progress = await client
       .withDeadline(Date.now() + ENDED_QUERY_DEADLINE_MS, () => handle.query(mirrorProgressQuery))
       .catch(() => null);
-    outcome = { progress, error: rootReason(error) };
+    outcome = { progress, error: await endedReason(client, error) };
   }
   cache.set(runId, outcome);
   return outcome;

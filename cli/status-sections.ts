@@ -1,4 +1,10 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  ChildWorkflowFailure,
+  TerminatedFailure,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import {
@@ -97,6 +103,54 @@ export function rootReason(error: unknown): string {
   return message.replace(/^mirror pass failed: /, '');
 }
 
+/** The most of an operator's termination reason a report line shows. */
+const REASON_CHARS = 200;
+
+/**
+ * Operator text (the reason given to `temporal workflow terminate`) as a line of the report:
+ * its first line, at most REASON_CHARS long. The rest stays in the Temporal UI.
+ */
+export function oneLine(text: string): string {
+  const first = (text.trim().split(/\r?\n/, 1)[0] ?? '').trim();
+  return first.length > REASON_CHARS ? `${first.slice(0, REASON_CHARS - 1)}…` : first;
+}
+
+/** A terminated run's reason, from its close event (the run's failure carries it). */
+function terminatedReason(failure: unknown): string | null {
+  return failure instanceof WorkflowFailedError && failure.cause instanceof TerminatedFailure
+    ? oneLine(failure.cause.message)
+    : null;
+}
+
+/**
+ * Why a run that did not complete ended, in one line. A terminated run says the reason it
+ * was terminated with; a run that failed because the mirror pass it started was terminated
+ * says that pass's reason too: Temporal tells the parent only 'Terminated', the reason is in
+ * the pass's own close event, read here (one event; nothing when it is gone).
+ */
+export async function endedReason(client: Client, failure: unknown): Promise<string> {
+  const terminated = terminatedReason(failure);
+  if (terminated !== null) return terminated;
+  let current: unknown = failure;
+  while (current instanceof Error) {
+    if (current instanceof ChildWorkflowFailure && current.cause instanceof TerminatedFailure) {
+      const { workflowId, runId } = current.execution;
+      const reason = workflowId
+        ? await client.workflow
+            .getHandle(workflowId, runId ?? undefined, { followRuns: false })
+            .result()
+            .then(
+              () => null,
+              (error: unknown) => terminatedReason(error),
+            )
+        : null;
+      return reason ? `mirror pass terminated: ${reason}` : 'mirror pass terminated';
+    }
+    current = current.cause;
+  }
+  return rootReason(failure);
+}
+
 async function runOutcome(
   client: Client,
   workflowId: string,
@@ -112,7 +166,7 @@ async function runOutcome(
   if (status !== 'completed') {
     error = await handle.result().then(
       () => null,
-      (failure: unknown) => rootReason(failure),
+      (failure: unknown) => endedReason(client, failure),
     );
   }
   const outcome = { status, error };
