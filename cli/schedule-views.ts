@@ -94,7 +94,9 @@ export async function listMirrorSchedules(
   client: Client,
   connectionId?: string,
 ): Promise<MirrorSchedules> {
-  const ids: string[] = [];
+  // A set: the list is Temporal's visibility store, where a schedule's workflow can have two
+  // running records for a moment (one that continued as new and is not closed there yet).
+  const ids = new Set<string>();
   let sealedOtherwise = 0;
   let nextPageToken: Uint8Array | undefined;
   do {
@@ -118,13 +120,13 @@ export async function listMirrorSchedules(
         raw.scheduleId &&
         (connectionId === undefined || memo.connectionId === connectionId)
       ) {
-        ids.push(raw.scheduleId);
+        ids.add(raw.scheduleId);
       }
     }
     nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
   } while (nextPageToken);
   const views: ScheduleView[] = [];
-  for (const id of ids.sort()) {
+  for (const id of [...ids].sort()) {
     try {
       views.push(viewOf(await client.schedule.getHandle(id).describe()));
     } catch (error) {

@@ -372,7 +372,10 @@ export function findProblems(
       message: `webhooks of connection ${c.connectionId}: ${c.pending} notices waiting, the oldest for ${Math.round((now - c.oldestPendingAt) / 60_000)} min (is a worker running? see its log)`,
     });
   }
-  return problems;
+  // Each line once: the same problem said twice (a schedule Temporal listed twice) adds only
+  // noise, and would count twice in the exit's 'N problems'.
+  const said = new Set<string>();
+  return problems.filter((p) => !said.has(p.message) && said.add(p.message));
 }
 
 /** A notice waiting this long in the inbox is a problem: no drain is applying them. */

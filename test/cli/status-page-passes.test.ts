@@ -161,3 +161,31 @@ describe('a pass retrying for long', () => {
     ]);
   });
 });
+
+describe('a schedule listed twice', () => {
+  it('is one problem: Temporal may list a schedule twice while its workflow continues as new', () => {
+    // Temporal's schedule list is its visibility store: for a moment a schedule's workflow can
+    // have two running records (one continued as new, one not closed in the store yet).
+    const schedule = {
+      scheduleId: 'sync-shop-all-incremental',
+      connectionId: 'shop',
+      when: 'every 15m',
+      what: 'all',
+      mode: 'incremental',
+      paused: false,
+      note: null,
+      nextRunAt: null,
+      lastRun: {
+        workflowId: 'sync-shop-all-incremental-2026-11-28T01:00:00Z',
+        startedAt: Date.now() - 60_000,
+        status: 'failed' as const,
+        error: 'mirror pass terminated: stopped by ops',
+        uiUrl: 'http://localhost:8233/namespaces/default/workflows/x',
+      },
+      uiUrl: 'http://localhost:8233/namespaces/default/schedules/sync-shop-all-incremental',
+    };
+    expect(findProblems([], [], [schedule, { ...schedule }]).map((p) => p.message)).toEqual([
+      'schedule sync-shop-all-incremental: last run failed: mirror pass terminated: stopped by ops',
+    ]);
+  });
+});
