@@ -2,6 +2,7 @@ import { counted } from './counted.js';
 import { isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
+import { connectionGone } from '../activities/connection-tokens.js';
 import { connectionWorkflowId, type ConnectionState } from '../workflows/connection-types.js';
 import { mirrorWorkflow } from '../workflows/mirror.js';
 import {
@@ -113,6 +114,12 @@ export interface MirrorView {
    * whole the mirror was before it. Null otherwise, or when none did.
    */
   lastCompleted: PassView | null;
+  /**
+   * Why its connection no longer exists (disconnected, ended, or never there), when no schedule
+   * of this task queue mirrors it either: its passes are history then, shown but no problem
+   * (nothing can run them again short of `ebsync connect`). Null while the connection runs.
+   */
+  connectionGone: string | null;
 }
 
 export interface Problem {
@@ -329,6 +336,8 @@ export function findProblems(
         message: `mirror of connection ${m.connectionId}${into}: ${retryLine(retrying, m.destination)}`,
       });
     }
+    // A gone connection's ended passes are history: nothing runs them again, nothing to fix.
+    if (m.connectionGone !== null) continue;
     const done = m.last?.progress;
     if (m.last?.status === 'completed' && done && isIncomplete(done.counts)) {
       // Ran to its end, but not everything arrived: that needs a person as much as a failure.
@@ -376,6 +385,36 @@ export function findProblems(
   // noise, and would count twice in the exit's 'N problems'.
   const said = new Set<string>();
   return problems.filter((p) => !said.has(p.message) && said.add(p.message));
+}
+
+/**
+ * Sets connectionGone on the mirrors whose connection no longer exists and that no schedule
+ * runs: after `ebsync disconnect` and `ebsync schedule delete`, the last pass failed keeps no
+ * status red for ever. Asked only of connections not running and not scheduled (Temporal's
+ * description of their workflow, once per connection); one that cannot be described now
+ * stays as it was, its failures problems.
+ */
+async function markGoneConnections(
+  client: Client,
+  mirrors: MirrorView[],
+  connections: readonly ConnectionView[],
+  schedules: readonly ScheduleStatusView[],
+): Promise<void> {
+  const kept = new Set([
+    ...connections.map((c) => c.connectionId),
+    ...schedules.flatMap((s) => (s.connectionId === null ? [] : [s.connectionId])),
+  ]);
+  const asked = new Map<string, Promise<string | null>>();
+  for (const m of mirrors) {
+    if (kept.has(m.connectionId)) continue;
+    if (!asked.has(m.connectionId)) {
+      asked.set(
+        m.connectionId,
+        connectionGone(client, m.connectionId).catch(() => null),
+      );
+    }
+    m.connectionGone = await asked.get(m.connectionId)!;
+  }
 }
 
 /** A notice waiting this long in the inbox is a problem: no drain is applying them. */
@@ -452,9 +491,11 @@ export async function collectStatus(
         current,
         last,
         lastCompleted,
+        connectionGone: null,
       };
     }),
   );
+  await markGoneConnections(client, mirrors, connections, schedules);
   mirrors.sort(
     (a, b) =>
       a.connectionId.localeCompare(b.connectionId) || a.workflowId.localeCompare(b.workflowId),

@@ -171,6 +171,9 @@ function mirrorBlock(
   return (
     `<section class="mirror" data-testid="mirror-${escapeHtml(m.connectionId)}">` +
     `<h3>${escapeHtml(m.connectionId)} → ${escapeHtml(m.destination ?? '(destination not reported yet)')}</h3>` +
+    (m.connectionGone
+      ? `<div class="history" data-testid="history-${escapeHtml(m.connectionId)}">History: ${escapeHtml(m.connectionGone)}</div>`
+      : '') +
     (m.current ? passBlock('current', m.current, series, now, connection) : '') +
     (m.last ? passBlock('last', m.last, [], now) : '') +
     (m.lastCompleted ? passBlock('before', m.lastCompleted, [], now) : '') +

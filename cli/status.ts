@@ -94,7 +94,10 @@ export function statusText(report: StatusReport): string {
   lines.push('', 'Mirrors');
   if (report.mirrors.length === 0) lines.push("  none yet: start one with 'ebsync sync'");
   for (const m of report.mirrors) {
-    lines.push(`  ${m.connectionId} → ${m.destination ?? '(destination not reported yet)'}`);
+    const history = m.connectionGone ? `  (history: ${m.connectionGone})` : '';
+    lines.push(
+      `  ${m.connectionId} → ${m.destination ?? '(destination not reported yet)'}${history}`,
+    );
     if (m.current) lines.push(...passLine('current', m.current, m.destination));
     if (m.last) lines.push(...passLine('last', m.last, m.destination));
     if (m.lastCompleted) lines.push(...passLine('before', m.lastCompleted, m.destination));

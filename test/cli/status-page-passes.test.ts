@@ -38,6 +38,7 @@ function pageFor(progress: MirrorProgress): string {
           current: pass,
           last: null,
           lastCompleted: null,
+          connectionGone: null,
         },
       ],
       destinations: [],
@@ -122,6 +123,7 @@ describe('a canceled last pass', () => {
       current: null,
       last: canceled,
       lastCompleted: null,
+      connectionGone: null,
     };
     expect(findProblems([], [mirror]).map((p) => p.message)).toEqual([
       "mirror of connection shop into sqlite:/tmp/m.db: last pass canceled before it ended; 'ebsync sync' runs it again",
@@ -155,6 +157,7 @@ describe('a pass retrying for long', () => {
       current: retrying,
       last: null,
       lastCompleted: null,
+      connectionGone: null,
     };
     expect(findProblems([], [mirror]).map((p) => p.message)).toEqual([
       'mirror of connection shop into postgres://***@db.example/mirror: retrying: mirrorPage: eventBookings.list: ECONNREFUSED 127.0.0.1:9, attempt 7',
