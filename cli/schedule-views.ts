@@ -29,6 +29,8 @@ export interface ScheduleView {
   when: string | null;
   /** The task queue its runs go to (one deployment's worker). */
   taskQueue: string | null;
+  /** The workflow id of the mirror its runs start (`ebsync sync`'s for the same request). */
+  mirrorWorkflowId: string | null;
   paused: boolean;
   note: string | null;
   overlap: string;
@@ -46,6 +48,17 @@ function memoOf(memo: Record<string, unknown> | undefined): ScheduleMemo | undef
   return memo?.ebsync === 'mirror' ? (memo as unknown as ScheduleMemo) : undefined;
 }
 
+/** The mirror id in the action's ScheduledMirrorInput (decoded with the memo's keys). */
+function mirrorWorkflowIdOf(d: ScheduleDescription): string | null {
+  if (d.action.type !== 'startWorkflow') return null;
+  const input: unknown = d.action.args?.[0];
+  const id =
+    typeof input === 'object' && input !== null
+      ? (input as { mirrorWorkflowId?: unknown }).mirrorWorkflowId
+      : undefined;
+  return typeof id === 'string' ? id : null;
+}
+
 export function viewOf(d: ScheduleDescription): ScheduleView {
   const memo = memoOf(d.memo);
   return {
@@ -56,6 +69,7 @@ export function viewOf(d: ScheduleDescription): ScheduleView {
     destination: memo?.destination ?? null,
     when: memo?.when ?? null,
     taskQueue: d.action.type === 'startWorkflow' ? d.action.taskQueue : null,
+    mirrorWorkflowId: mirrorWorkflowIdOf(d),
     paused: d.state.paused,
     note: d.state.note ?? null,
     overlap: d.policies.overlap ?? 'SKIP',

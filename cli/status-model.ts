@@ -472,6 +472,13 @@ export async function collectStatus(
     });
   }
   connections.sort((a, b) => a.connectionId.localeCompare(b.connectionId));
+  // With no worker, a pass that did not complete cannot say where it wrote (only a worker
+  // answers its progress query): a schedule's memo says where the mirror it runs writes.
+  const scheduledInto = new Map(
+    schedules.flatMap((s) =>
+      s.mirrorWorkflowId && s.destination ? [[s.mirrorWorkflowId, s.destination] as const] : [],
+    ),
+  );
   const mirrors = await Promise.all(
     [...executions].map(async ([workflowId, rows]): Promise<MirrorView> => {
       const before = rows.lastCompleted === rows.last ? undefined : rows.lastCompleted;
@@ -487,6 +494,7 @@ export async function collectStatus(
           current?.progress?.destination ??
           last?.progress?.destination ??
           lastCompleted?.progress?.destination ??
+          scheduledInto.get(workflowId) ??
           null,
         current,
         last,

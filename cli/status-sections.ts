@@ -56,6 +56,10 @@ export interface ScheduleStatusView {
   when: string | null;
   what: string | null;
   mode: string | null;
+  /** Where its runs mirror to, masked (from its memo). */
+  destination: string | null;
+  /** The mirror workflow its runs start. */
+  mirrorWorkflowId: string | null;
   paused: boolean;
   note: string | null;
   /** Epoch ms; null when paused or nothing is due. */
@@ -212,6 +216,8 @@ export async function scheduleSection(
         when: v.when,
         what: v.what,
         mode: v.mode,
+        destination: v.destination,
+        mirrorWorkflowId: v.mirrorWorkflowId,
         paused: v.paused,
         note: v.note,
         nextRunAt: v.paused || next === undefined ? null : Date.parse(next),

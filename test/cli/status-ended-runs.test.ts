@@ -44,6 +44,7 @@ afterAll(async () => {
 interface TerminatedPass {
   config: Config;
   connectionId: string;
+  destination: string;
   schedule: ScheduleHandle;
   /** The scheduled run's workflow id. */
   runId: string;
@@ -96,15 +97,16 @@ async function terminatedScheduledPass(
       .getHandle(run)
       .result()
       .catch(() => undefined);
-    await during?.({ config, connectionId, schedule, mirrorId });
+    await during?.({ config, connectionId, destination, schedule, mirrorId });
     return run;
   });
-  return { config, connectionId, schedule, runId, mirrorId };
+  return { config, connectionId, destination, schedule, runId, mirrorId };
 }
 
 describe('ebsync status, runs that ended', () => {
   it("a scheduled run whose mirror pass was terminated says the operator's reason, on one line", async () => {
-    const { config, schedule, runId, mirrorId } = await terminatedScheduledPass('ended');
+    const { config, connectionId, destination, schedule, runId, mirrorId } =
+      await terminatedScheduledPass('ended');
     const report = await collectStatus(temporal.client, config);
     const lastRun = report.schedules.find((s) => s.scheduleId === schedule.scheduleId)?.lastRun;
     expect(lastRun?.workflowId).toBe(runId);
@@ -114,6 +116,11 @@ describe('ebsync status, runs that ended', () => {
     const mirror = report.mirrors.find((m) => m.workflowId === mirrorId);
     expect(mirror?.last?.status).toBe('terminated');
     expect(mirror?.last?.error).toBe('stopped by ops: wrong destination');
+    // No worker answers where the terminated pass wrote: the schedule's memo says it.
+    expect(mirror?.destination).toBe(destination);
+    expect(report.problems.map((p) => p.message)).toContain(
+      `mirror of connection ${connectionId} into ${destination}: last pass terminated: stopped by ops: wrong destination`,
+    );
     const messages = report.problems.map((p) => p.message);
     expect(messages).toContain(
       `schedule ${schedule.scheduleId}: last run failed: mirror pass terminated: stopped by ops: wrong destination`,

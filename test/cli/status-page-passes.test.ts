@@ -175,6 +175,8 @@ describe('a schedule listed twice', () => {
       when: 'every 15m',
       what: 'all',
       mode: 'incremental',
+      destination: 'sqlite:/tmp/m.db',
+      mirrorWorkflowId: 'mirror-shop-0123456789ab',
       paused: false,
       note: null,
       nextRunAt: null,
