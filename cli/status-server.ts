@@ -273,6 +273,8 @@ export async function startStatusServer(
   const history = new RateHistory();
   let latest: StatusReport | undefined;
   let collectError: string | null = null;
+  /** Why the last refresh failed and when, while the report shown is the one before it. */
+  let staleSince: { failingSince: number; reason: string; message: string } | null = null;
   let inFlight: Promise<StatusReport> | undefined;
   // Stops a report being gathered at close: its retries must not outlive the client.
   const stopping = new AbortController();
@@ -288,6 +290,7 @@ export async function startStatusServer(
       .then((report) => {
         latest = report;
         collectError = null;
+        staleSince = null;
         history.add(report);
         return report;
       })
@@ -296,6 +299,12 @@ export async function startStatusServer(
         // Closing cancels the report being gathered: no failure of the page's.
         if (refusal.unexpected && !stopping.signal.aborted) logUnexpected(error);
         collectError = refusal.message;
+        // The first failure of a run of them: how long the report has been stale.
+        staleSince = {
+          failingSince: staleSince?.failingSince ?? Date.now(),
+          reason: refusal.reason,
+          message: refusal.message,
+        };
         if (latest) return latest;
         throw error;
       })
@@ -361,9 +370,31 @@ export async function startStatusServer(
       .header('cache-control', 'no-store')
       .send(shown(await current())),
   );
-  app.get('/status.json', async (_request, reply) =>
-    reply.header('cache-control', 'no-store').send(publicReport(await current())),
-  );
+  // A monitor polls this, and sees no page: the last report after a failed refresh is a 503
+  // (with the report, and when and why it failed), never a 200 that looks current.
+  app.get('/status.json', async (_request, reply) => {
+    void reply.header('cache-control', 'no-store');
+    let report: StatusReport;
+    try {
+      report = await current();
+    } catch (error) {
+      void reply.header('retry-after', String(REFRESH_MS / 1000));
+      throw error;
+    }
+    if (!staleSince) return reply.send(publicReport(report));
+    return reply
+      .code(503)
+      .header('retry-after', String(REFRESH_MS / 1000))
+      .send({
+        ...publicReport(report),
+        stale: {
+          generatedAt: report.generatedAt,
+          failingSince: staleSince.failingSince,
+          reason: staleSince.reason,
+          message: staleSince.message,
+        },
+      });
+  });
 
   const adminToken = config.status.adminToken;
   const authorize = async (request: FastifyRequest, reply: FastifyReply) => {

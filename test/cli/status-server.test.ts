@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -406,6 +407,110 @@ describe('the status page when Temporal is unreachable', () => {
       await connection.close();
     }
   }, 60_000);
+});
+
+/**
+ * A TCP relay to the test's Temporal: closing it is Temporal going away for the page behind
+ * it (the shared dev server goes on for the other tests), opening it again brings it back.
+ */
+async function relayTo(address: string): Promise<{
+  port: number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}> {
+  const [targetHost, targetPort] = [
+    address.slice(0, address.lastIndexOf(':')),
+    address.slice(address.lastIndexOf(':') + 1),
+  ];
+  const sockets = new Set<Socket>();
+  let listener: Server | undefined;
+  let port = 0;
+  const start = () =>
+    new Promise<void>((resolve) => {
+      listener = createServer((inbound) => {
+        const outbound = connect(Number(targetPort), targetHost);
+        for (const s of [inbound, outbound]) {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s)).on('error', () => undefined);
+        }
+        inbound.pipe(outbound).pipe(inbound);
+      });
+      listener.listen(port, '127.0.0.1', () => {
+        const a = listener!.address();
+        port = typeof a === 'object' && a ? a.port : 0;
+        resolve();
+      });
+    });
+  await start();
+  return {
+    port,
+    start,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        listener?.close(() => resolve());
+      }),
+  };
+}
+
+describe('the status page when Temporal goes away after a good report', () => {
+  it('answers /status.json 503 with Retry-After, the last report and when and why it is stale', async () => {
+    const relay = await relayTo(inject('temporalAddress'));
+    const relayed = loadConfig({
+      EBSYNC_DATA_DIR: dir,
+      TEMPORAL_ADDRESS: `127.0.0.1:${relay.port}`,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      EBSYNC_STATUS_PORT: '0',
+      EBSYNC_WEBHOOK_PORT: String(await closedPort()),
+    });
+    const connected = await connectClient(relayed);
+    const page = await startStatusServer(relayed, connected.client);
+    const saved = port;
+    port = Number(new URL(page.url).port);
+    const poll = async (status: number): Promise<Answer> => {
+      // Temporal's client retries a failed call for a while before the refresh gives up.
+      for (const until = Date.now() + 100_000; Date.now() < until;) {
+        const answer = await send('/status.json');
+        if (answer.status === status) return answer;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      throw new Error(`/status.json never answered ${status}`);
+    };
+    try {
+      const good = JSON.parse((await poll(200)).body) as Record<string, unknown>;
+      expect(good.stale).toBeUndefined();
+      await relay.stop();
+      const answer = await poll(503);
+      expect(answer.headers['retry-after']).toBe('2');
+      expect(answer.headers['cache-control']).toBe('no-store');
+      const body = JSON.parse(answer.body) as {
+        generatedAt: number;
+        connections: unknown[];
+        stale: { generatedAt: number; failingSince: number; reason: string; message: string };
+      };
+      // The last good report, whole, and the reason it is not newer.
+      expect(Array.isArray(body.connections)).toBe(true);
+      expect(body.stale.generatedAt).toBe(body.generatedAt);
+      expect(body.stale.generatedAt).toBeGreaterThanOrEqual(Number(good.generatedAt));
+      expect(body.stale.failingSince).toBeGreaterThan(body.generatedAt);
+      expect(body.stale.reason).toBe('temporal_unavailable');
+      expect(body.stale.message).toMatch(/Temporal at 127\.0\.0\.1:\d+ could not be reached/);
+      expect(body.stale.message).not.toMatch(/UNAVAILABLE|ECONNREFUSED|No connection/);
+      // The page keeps showing the last report, saying it could not refresh.
+      const html = await send('/');
+      expect(html.status).toBe(200);
+      expect(html.body).toContain('Could not refresh');
+      // Temporal back: a current report again, with no stale field.
+      await relay.start();
+      const back = JSON.parse((await poll(200)).body) as Record<string, unknown>;
+      expect(back.stale).toBeUndefined();
+    } finally {
+      port = saved;
+      await page.close();
+      await relay.stop();
+      await connected.close();
+    }
+  }, 240_000);
 });
 
 describe('the status page on a port in use', () => {
