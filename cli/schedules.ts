@@ -248,6 +248,22 @@ async function describeOrExplain(handle: ScheduleHandle): Promise<ScheduleDescri
   }
 }
 
+/**
+ * Temporal refuses a pause or resume note over 1,000 bytes (its frontend's
+ * ScheduleNotesSizeLimit, counted in UTF-8 bytes), and the SDK reports that only as "Failed
+ * to patch schedule": the length is checked here, before Temporal is asked.
+ */
+export const SCHEDULE_NOTE_MAX_BYTES = 1000;
+
+/** Why a note Temporal would refuse cannot be sent, in one line, or undefined. */
+export function noteProblem(note: string): string | undefined {
+  const bytes = Buffer.byteLength(note, 'utf8');
+  if (bytes <= SCHEDULE_NOTE_MAX_BYTES) return undefined;
+  const size =
+    bytes === note.length ? `${bytes} characters` : `${note.length} characters (${bytes} bytes)`;
+  return `--note is ${size}: Temporal keeps a schedule's note of ${SCHEDULE_NOTE_MAX_BYTES} bytes at most (1,000 characters of plain ASCII); shorten it`;
+}
+
 /** Pause, resume and trigger, shared by `ebsync schedule` and the status page's actions. */
 export async function pauseSchedule(handle: ScheduleHandle, note: string): Promise<string> {
   await handle.pause(note);
@@ -312,13 +328,16 @@ export function scheduleIdCommand(
   id: string,
   flags: { note?: string },
 ): Promise<void> {
-  return runAction(() =>
-    withClient(async (client) => {
+  return runAction(() => {
+    // Before Temporal is asked: it would refuse the note only after the schedule was found.
+    const tooLong = flags.note === undefined ? undefined : noteProblem(flags.note);
+    if (tooLong !== undefined) throw new UserError(tooLong, 2);
+    return withClient(async (client) => {
       const handle = client.schedule.getHandle(id);
       const description = await describeOrExplain(handle);
       process.stdout.write(`${await ID_ACTIONS[verb](handle, description, flags.note)}\n`);
-    }),
-  );
+    });
+  });
 }
 
 /** `ebsync schedule create [what]`. */

@@ -233,9 +233,13 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     expect(await describeJson(id)).toMatchObject({ paused: true, note: 'holiday', nextRuns: [] });
     const text = await runCli(['schedule', 'describe', id], env);
     expect(text.stdout).toContain(`${id}: paused (holiday)`);
-    const resume = await runCli(['schedule', 'resume', id], env);
-    expect(resume.stdout).toBe(`resumed ${id}\n`);
+    // A note of Temporal's 1,000 bytes is taken whole (one more is refused before Temporal is
+    // asked: test/cli/schedule-refusals.test.ts).
+    const longest = 'n'.repeat(1000);
+    const resume = await runCli(['schedule', 'resume', id, '--note', longest], env);
+    expect(resume.stdout, resume.stderr).toBe(`resumed ${id}\n`);
     const resumed = await describeJson(id);
+    expect(resumed.note).toBe(longest);
     expect(resumed.paused).toBe(false);
     expect(resumed.nextRuns.length).toBeGreaterThan(0);
 
