@@ -1,38 +1,80 @@
 /**
- * The ranges of a five-field cron expression, checked before Temporal is asked: the server
- * answers any number out of range with "CronString does not have 5-7 fields", which names
- * neither the field nor what it allows. Whether the expression ever fires is Temporal's to
- * say (its next action times); this only names a field's number out of range or a bad step.
+ * `--cron` and `--timezone`, checked before Temporal is asked: the server answers a bad
+ * expression or zone with its own text ("CronString does not have 5-7 fields", "unknown time
+ * zone europe/berlin"), which names neither the field nor what is allowed. ebsync takes
+ * exactly what docs/schedules.md says: five fields, each a list of `*`, numbers or names and
+ * ranges, with an optional `/step` (the part of Temporal's cron reader that a five-field
+ * expression uses). Seconds and year fields, `@daily`, `@every 5m`, `TZ=` and `#` comments,
+ * which Temporal also reads, are refused: one form, documented, with --every for intervals.
+ * Whether the expression ever fires is Temporal's to say (its next action times).
  */
 
 interface CronField {
   name: string;
   min: number;
   max: number;
-  /** Names a field also takes (JAN…DEC, SUN…SAT), numbered from `min`. */
+  /** Names a field also takes (January…December, Sunday…Saturday), numbered from `min`. */
   names?: readonly string[];
 }
+
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+const DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 
 const FIELDS: readonly CronField[] = [
   { name: 'minute', min: 0, max: 59 },
   { name: 'hour', min: 0, max: 23 },
   { name: 'day of month', min: 1, max: 31 },
-  {
-    name: 'month',
-    min: 1,
-    max: 12,
-    names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'],
-  },
-  // 7 is Sunday as well as 0, as most cron readers take it.
-  { name: 'day of week', min: 0, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] },
+  { name: 'month', min: 1, max: 12, names: MONTHS },
+  // 7 is Sunday as well as 0, as most cron readers (Temporal's among them) take it.
+  { name: 'day of week', min: 0, max: 7, names: DAYS },
 ];
 
+/** The one form taken, named in every refusal of the expression's shape. */
+export const CRON_FORM =
+  "five fields, 'minute hour day-of-month month day-of-week', such as '0 3 * * *'";
+
 function allowed(field: CronField): string {
-  const names = field.names ? ` or ${field.names[0]}-${field.names[field.names.length - 1]}` : '';
+  const names = field.names
+    ? ` or ${field.names[0]!.slice(0, 3).toUpperCase()}-${field.names[field.names.length - 1]!.slice(0, 3).toUpperCase()}`
+    : '';
   return `${field.min}-${field.max}${names}`;
 }
 
-/** Why one field's text is out of range, or undefined when each number in it is allowed. */
+/**
+ * A value's number, or why it is not one the field takes. Names as Temporal reads them: at
+ * least three letters of one, in any case (`MON`, `Mon`, `monday`).
+ */
+function valueOf(field: CronField, text: string): number | string {
+  if (/^\d+$/.test(text)) {
+    const value = Number(text);
+    if (value < field.min || value > field.max) {
+      return `${value} is out of range (allowed: ${allowed(field)})`;
+    }
+    return value;
+  }
+  const lower = text.toLowerCase();
+  const named =
+    lower.length >= 3 && /^[a-z]+$/.test(lower)
+      ? (field.names?.findIndex((n) => n.startsWith(lower)) ?? -1)
+      : -1;
+  if (named >= 0) return named + field.min;
+  return `'${text}' is not a number${field.names ? ' or a name' : ''} it takes (allowed: ${allowed(field)}, '*', ranges a-b, lists a,b, each with an optional /step)`;
+}
+
+/** Why one field's text is not one Temporal reads, or undefined when it is. */
 function fieldProblem(field: CronField, text: string): string | undefined {
   for (const part of text.split(',')) {
     const [range = '', step, ...more] = part.split('/');
@@ -40,31 +82,74 @@ function fieldProblem(field: CronField, text: string): string | undefined {
       return `its step '${part}' is not a number after one '/'`;
     }
     if (step !== undefined && Number(step) === 0) return `its step in '${part}' is 0`;
-    if (range === '*' || range === '?') continue;
-    for (const bound of range.split('-')) {
-      const named = field.names?.indexOf(bound.toUpperCase()) ?? -1;
-      if (named >= 0) continue;
-      // Anything else (L, W, #, …) is Temporal's to read or refuse.
-      if (!/^\d+$/.test(bound)) continue;
-      const value = Number(bound);
-      if (value < field.min || value > field.max) {
-        return `${value} is out of range (allowed: ${allowed(field)})`;
-      }
+    if (range === '*') continue;
+    const bounds = range.split('-');
+    if (bounds.length > 2) return `'${part}' has more than one '-'`;
+    const values: number[] = [];
+    for (const bound of bounds) {
+      const value = valueOf(field, bound);
+      if (typeof value === 'string') return value;
+      values.push(value);
+    }
+    if (values.length === 2 && values[1]! < values[0]!) {
+      return `the range '${range}' ends before it starts`;
     }
   }
   return undefined;
 }
 
 /**
- * Why a five-field cron expression cannot be right, in one line naming the field, or
- * undefined. Other forms (six or seven fields, `@daily`, `@every 5m`) are left to Temporal.
+ * Why a cron expression is not the five-field form ebsync takes, or cannot be right, in one
+ * line naming the field and what it allows; undefined when it is fine.
  */
 export function cronProblem(expression: string): string | undefined {
-  const fields = expression.trim().split(/\s+/);
-  if (fields.length !== FIELDS.length || expression.trim().startsWith('@')) return undefined;
+  const trimmed = expression.trim();
+  const fields = trimmed.split(/\s+/);
+  if (trimmed.startsWith('@') || fields.length !== FIELDS.length) {
+    const count = trimmed === '' ? 0 : fields.length;
+    const what = trimmed.startsWith('@')
+      ? `'${fields[0]}' is not taken`
+      : `it has ${count} field${count === 1 ? '' : 's'}`;
+    return `--cron '${expression}': ${what}; expected ${CRON_FORM} (no seconds or year field, no @daily or @every: --every takes an interval)`;
+  }
   for (const [i, field] of FIELDS.entries()) {
     const why = fieldProblem(field, fields[i] ?? '');
     if (why) return `--cron '${expression}': the ${field.name} field (${i + 1} of 5): ${why}`;
   }
   return undefined;
+}
+
+const ZONE_EXAMPLE = 'an IANA name in its exact case, such as UTC or Europe/Berlin';
+
+/**
+ * Why a `--timezone` is not one Temporal's server reads, or undefined. Intl knows the IANA
+ * names but reads them in any case (`europe/berlin`), while the server looks a name up in
+ * its exact case and refuses any other, and Intl takes UTC offsets (`+01:00`), which are no
+ * zone name at all. Intl also turns some aliases into its own canonical name (Asia/Kolkata
+ * into Asia/Calcutta, US/Pacific into America/Los_Angeles): an alias is taken as written,
+ * since the server knows it too, unless a part of it is the same word as Intl's name in
+ * another case, or starts in lower case, as no IANA name's part does.
+ */
+export function timezoneProblem(zone: string): string | undefined {
+  let resolved: string;
+  try {
+    resolved = new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone;
+  } catch {
+    return `--timezone '${zone}' is not a time zone: expected ${ZONE_EXAMPLE}`;
+  }
+  if (/^[+-]/.test(resolved)) {
+    return `--timezone '${zone}' is an offset, not a zone name Temporal reads: expected ${ZONE_EXAMPLE} (Etc/GMT-1 is UTC+01:00)`;
+  }
+  if (zone === resolved) return undefined;
+  const wrongCase =
+    zone.toLowerCase() === resolved.toLowerCase() ||
+    zone.split('/').some((part, i) => {
+      const theirs = resolved.split('/')[i];
+      return (
+        /^[a-z]/.test(part) ||
+        (theirs !== undefined && part !== theirs && part.toLowerCase() === theirs.toLowerCase())
+      );
+    });
+  if (!wrongCase) return undefined;
+  return `--timezone '${zone}' is not written as the IANA database writes it, and Temporal reads zone names in their exact case only: write it '${resolved}'`;
 }

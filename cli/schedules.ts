@@ -22,7 +22,7 @@ import {
   type ScheduleView,
 } from './schedule-views.js';
 import { counted } from './counted.js';
-import { cronProblem } from './schedule-cron.js';
+import { cronProblem, timezoneProblem } from './schedule-cron.js';
 import { requireWorker } from './worker-check.js';
 import {
   requireConnection,
@@ -208,14 +208,8 @@ function localTimezone(): string {
 }
 
 function checkTimezone(zone: string): string {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-  } catch {
-    throw new UserError(
-      `--timezone '${zone}' is not a time zone: expected an IANA name such as UTC or Europe/Berlin`,
-      2,
-    );
-  }
+  const why = timezoneProblem(zone);
+  if (why !== undefined) throw new UserError(why, 2);
   return zone;
 }
 
