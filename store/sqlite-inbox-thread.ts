@@ -50,11 +50,12 @@ export class InboxWriterThread {
     );
     const worker = new Worker(url, {
       workerData: { file: this.file },
-      // Run from source (tsx, or a test runner's own hooks, which threads do not get): the
-      // thread registers tsx itself.
-      execArgv: url.pathname.endsWith('.ts')
-        ? [...process.execArgv, '--import', 'tsx']
-        : process.execArgv,
+      // Compiled, the thread inherits this process's flags as Node passes them on. Run from
+      // source (tsx, or a test runner's own hooks, which threads do not get), it registers tsx
+      // itself, and nothing else is given: Node refuses a thread given V8 flags explicitly,
+      // and a worker's process has some (cli/ebsync.js, --max-semi-space-size), so passing
+      // process.execArgv made every delivery to the receiver of 'ebsync dev' a 503.
+      ...(url.pathname.endsWith('.ts') ? { execArgv: ['--import', 'tsx'] } : {}),
     });
     // The receiver's requests keep the process alive, not the thread.
     worker.unref();

@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import got from 'got';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canConnect } from '../../worker/dev-server.js';
 import { CliProcess, freePort, runCli } from '../helpers/cli.js';
@@ -75,19 +77,60 @@ describe('ebsync dev --port', () => {
     },
   );
 
-  it('without TEMPORAL_ADDRESS, runs its server on --port and its worker uses it', async () => {
+  it('without TEMPORAL_ADDRESS, runs its server on --port and its worker uses it; its receiver stores deliveries', async () => {
     const [port, uiPort] = [await freePort(), await freePort()];
-    const dev = new CliProcess(['dev', '--port', String(port), '--ui-port', String(uiPort)], {
+    const env = {
       EBSYNC_DATA_DIR: join(dir, 'own'),
       EBSYNC_WEBHOOK_PORT: '0',
       EBSYNC_STATUS_PORT: '0',
-    });
+    };
+    const secret = `whsec_${Buffer.from('dev-flags-webhook-secret-0123456').toString('base64')}`;
+    const dev = new CliProcess(['dev', '--port', String(port), '--ui-port', String(uiPort)], env);
     try {
       await dev.waitForLine(new RegExp(`^Temporal UI: http://127\\.0\\.0\\.1:${uiPort}`), 120_000);
       expect(await canConnect('127.0.0.1', port)).toBe(true);
       // The main job's client and worker reach that server: the pass starts there.
       await dev.waitForLine(/^Mirroring leads, events and appointments /, 120_000);
       expect(dev.stdout).toContain(`"address":"127.0.0.1:${port}"`);
+      // The receiver runs in the worker's process, which the launcher starts with V8 flags
+      // that a thread given them explicitly refuses: the inbox's writer thread once did, and
+      // every delivery was answered 503 under 'npm start' (never under 'webhooks serve').
+      const listening = await dev.waitForLine(/webhook receiver listening/, 120_000);
+      const receiver = /"url":"(http:\/\/[^"]+)\/webhooks\/\{connection\}"/.exec(listening)?.[1];
+      expect(receiver).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const registered = await runCli(
+        [
+          'webhooks',
+          'register',
+          'demo',
+          '--secret-stdin',
+          '--url',
+          'http://127.0.0.1:9/webhooks/demo',
+        ],
+        { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${port}` },
+        60_000,
+        secret,
+      );
+      expect(registered.stderr).toBe('');
+      expect(registered.code).toBe(0);
+      const body = JSON.stringify({
+        id: 'dev_1',
+        type: 'lead.updated',
+        data: { record_type: 'lead', id: 1, action: 'updated' },
+      });
+      const now = new Date();
+      const answer = await got.post(`${receiver}/webhooks/demo`, {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': 'dev_1',
+          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+          'webhook-signature': new Webhook(secret).sign('dev_1', now, body),
+        },
+        throwHttpErrors: false,
+        retry: { limit: 0 },
+      });
+      expect({ status: answer.statusCode, body: answer.body }).toMatchObject({ status: 200 });
       const stopped = await dev.interrupt(60_000);
       expect(stopped.code).toBe(0);
       expect(await canConnect('127.0.0.1', port)).toBe(false);
