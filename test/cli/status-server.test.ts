@@ -14,7 +14,7 @@ import { ListenRefusal } from '../../cli/network-refusals.js';
 import { startStatusServer, type StatusServer } from '../../cli/status-server.js';
 import { loadConfig, type Config } from '../../config/index.js';
 import type { Logger } from '../../worker/logger.js';
-import { connectClient } from '../../worker/temporal-client.js';
+import { connectClient, lazyClient } from '../../worker/temporal-client.js';
 import { dataConverter } from '../../worker/data-converter.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
 import { statusQuery } from '../../workflows/connection-types.js';
@@ -392,9 +392,11 @@ describe('the status page when Temporal is unreachable', () => {
       TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
       EBSYNC_STATUS_PORT: '0',
     });
-    const { Client, Connection } = await import('@temporalio/client');
-    const connection = Connection.lazy({ address: unreachable.temporal.address });
-    const lonely = await startStatusServer(unreachable, new Client({ connection }));
+    // The product's lazy client: its close waits for calls still retrying. A bare connection
+    // closed under them let their retry timers throw 'Channel has been shut down', uncaught, a
+    // minute later, in whatever test ran then.
+    const lazy = lazyClient(unreachable);
+    const lonely = await startStatusServer(unreachable, lazy.client);
     const saved = port;
     port = Number(new URL(lonely.url).port);
     try {
@@ -404,9 +406,9 @@ describe('the status page when Temporal is unreachable', () => {
     } finally {
       port = saved;
       await lonely.close();
-      await connection.close();
+      await lazy.close();
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 /**
