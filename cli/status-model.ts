@@ -13,12 +13,14 @@ import {
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit-types.js';
 import { askConnections, silentLine, STATUS_DEADLINE_MS } from './connection-list.js';
 import { asOfNow } from './mirror-summary.js';
+import { RECENT_FAILURE_MINUTES } from '../webhooks/receiver-stats.js';
 import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
 import {
   automationSection,
   endedReason,
   FAILED_RUN,
   inboxSection,
+  PORT_UNKNOWN,
   rootReason,
   RUN_STATUS,
   type RunStatus,
@@ -133,7 +135,9 @@ export interface Problem {
     | 'last_pass_incomplete'
     | 'pass_retrying'
     | 'schedule_last_run_failed'
-    | 'webhooks_waiting';
+    | 'webhooks_waiting'
+    | 'webhook_receiver_failing'
+    | 'webhook_receiver_down';
   message: string;
 }
 
@@ -307,6 +311,7 @@ export function findProblems(
   schedules: readonly ScheduleStatusView[] = [],
   inbox: InboxView = { store: '', error: null, connections: [] },
   now = Date.now(),
+  receiver?: WebhookReceiverView,
 ): Problem[] {
   const problems: Problem[] = [];
   for (const c of connections) {
@@ -379,6 +384,30 @@ export function findProblems(
       connectionId: c.connectionId,
       kind: 'webhooks_waiting',
       message: `webhooks of connection ${c.connectionId}: ${c.pending} notices waiting, the oldest for ${Math.round((now - c.oldestPendingAt) / 60_000)} min (is a worker running? see its log)`,
+    });
+  }
+  if (receiver?.running && receiver.failedRecently > 0) {
+    const last =
+      receiver.lastFailedAt === null
+        ? ''
+        : `, the last ${Math.max(0, Math.round((now - receiver.lastFailedAt) / 60_000))} min ago`;
+    problems.push({
+      connectionId: '',
+      kind: 'webhook_receiver_failing',
+      message: `webhook receiver: ${receiver.failedRecently} ${receiver.failedRecently === 1 ? 'delivery' : 'deliveries'} not stored (answered 503) in the last ${RECENT_FAILURE_MINUTES} min${last}; senders retry them, but see its log (is the store reachable?)`,
+    });
+  }
+  // Not running where it is expected (its port is known) while senders deliver to it.
+  if (
+    receiver &&
+    !receiver.running &&
+    receiver.error !== PORT_UNKNOWN &&
+    receiver.registered.length > 0
+  ) {
+    problems.push({
+      connectionId: '',
+      kind: 'webhook_receiver_down',
+      message: `webhook receiver not running at ${receiver.endpoint.replace(/\/webhooks\/_stats$/, '')} (${receiver.error ?? 'no answer'}) while ${receiver.registered.join(', ')} ${receiver.registered.length === 1 ? 'has' : 'have'} webhooks registered: their deliveries are not received; start it ('ebsync webhooks serve', or 'npm start')`,
     });
   }
   // Each line once: the same problem said twice (a schedule Temporal listed twice) adds only
@@ -526,7 +555,7 @@ export async function collectStatus(
     inbox,
     automations,
     rateLimitedLastHour: connections.reduce((sum, c) => sum + c.rateLimited.lastHour, 0),
-    problems: findProblems(connections, mirrors, schedules, inbox, generatedAt),
+    problems: findProblems(connections, mirrors, schedules, inbox, generatedAt, webhooks),
   };
 }
 

@@ -20,6 +20,10 @@ import {
   type ReceiverStats,
 } from '../webhooks/receiver-stats.js';
 import { receiverStatsToken } from '../worker/receiver-stats-token.js';
+import {
+  webhookRegistrations,
+  webhookRegistrationsFile,
+} from '../worker/webhook-registrations-file.js';
 import { listMirrorSchedules } from './schedule-views.js';
 import { configuredEndpoints, type EndpointView } from './webhook-automations.js';
 
@@ -87,6 +91,14 @@ export interface WebhookReceiverView {
   delivered: number;
   rejected: number;
   failed: number;
+  /** Of them, answered in the last RECENT_FAILURE_MINUTES, and when the last was. */
+  failedRecently: number;
+  lastFailedAt: number | null;
+  /**
+   * Connections with webhooks registered in this data dir: their senders deliver to this
+   * receiver, so one not running refuses them all.
+   */
+  registered: string[];
   /** Delivery → stored in the inbox, bucket bounds of the histogram; null before any. */
   latencyP50Ms: number | null;
   latencyP95Ms: number | null;
@@ -236,7 +248,11 @@ export function receiverStatsUrl(config: Config): string {
   return `http://${shown}:${config.webhooks.port}/webhooks/_stats`;
 }
 
-function viewOfStats(endpoint: string, stats: ReceiverStats): WebhookReceiverView {
+function viewOfStats(
+  endpoint: string,
+  stats: ReceiverStats,
+  registered: string[],
+): WebhookReceiverView {
   const from = stats.now - RATE_MINUTES * 60_000;
   const recent = stats.minutes.filter(([start]) => start >= from);
   const delivered = recent.reduce((sum, [, count]) => sum + count, 0);
@@ -248,6 +264,9 @@ function viewOfStats(endpoint: string, stats: ReceiverStats): WebhookReceiverVie
     delivered: stats.delivered,
     rejected: stats.rejected,
     failed: stats.failed,
+    failedRecently: stats.failedRecently ?? 0,
+    lastFailedAt: stats.lastFailedAt ?? null,
+    registered,
     latencyP50Ms: latencyQuantile(stats, 0.5),
     latencyP95Ms: latencyQuantile(stats, 0.95),
     latencySeries: stats.minutes.map(([start, , , latency]) => [start, latency]),
@@ -258,8 +277,9 @@ function viewOfStats(endpoint: string, stats: ReceiverStats): WebhookReceiverVie
 /** The receiver's counters, or "not running" when nothing answers at its address. */
 export async function webhookSection(config: Config): Promise<WebhookReceiverView> {
   const endpoint = receiverStatsUrl(config);
+  const registered = registeredConnections(config);
   // 0 is "a free port, picked when it starts": where that receiver listens is not known here.
-  if (config.webhooks.port === 0) return receiverNotRunning(endpoint, PORT_UNKNOWN);
+  if (config.webhooks.port === 0) return receiverNotRunning(endpoint, PORT_UNKNOWN, registered);
   try {
     const res = await fetch(endpoint, {
       headers: { authorization: `Bearer ${receiverStatsToken(config)}` },
@@ -268,13 +288,29 @@ export async function webhookSection(config: Config): Promise<WebhookReceiverVie
       signal: AbortSignal.timeout(RECEIVER_TIMEOUT_MS),
     });
     if (!res.ok) throw new Error(`it answered ${res.status}`);
-    return viewOfStats(endpoint, receiverStatsSchema.parse(await res.json()));
+    return viewOfStats(endpoint, receiverStatsSchema.parse(await res.json()), registered);
   } catch (error) {
     const why =
       error instanceof Error
         ? ((error.cause as Error | undefined)?.message ?? error.message)
         : String(error);
-    return receiverNotRunning(endpoint, why);
+    return receiverNotRunning(endpoint, why, registered);
+  }
+}
+
+/** The connections with webhooks registered in this data dir; none when it has no file. */
+function registeredConnections(config: Config): string[] {
+  if (!existsSync(webhookRegistrationsFile(config))) return [];
+  try {
+    const registrations = webhookRegistrations(config);
+    try {
+      return registrations.connectionIds();
+    } finally {
+      registrations.close();
+    }
+  } catch {
+    // Unreadable here (another user's file, say): the receiver's own line still shows.
+    return [];
   }
 }
 
@@ -283,7 +319,11 @@ export const PORT_UNKNOWN =
   'EBSYNC_WEBHOOK_PORT is 0, a free port picked when the receiver starts, so its port is not known here; set EBSYNC_WEBHOOK_PORT to the one it printed to see it';
 
 /** The receiver's section when nothing answered at `endpoint`, and why. */
-export function receiverNotRunning(endpoint: string, why: string): WebhookReceiverView {
+export function receiverNotRunning(
+  endpoint: string,
+  why: string,
+  registered: string[] = [],
+): WebhookReceiverView {
   return {
     endpoint,
     running: false,
@@ -292,6 +332,9 @@ export function receiverNotRunning(endpoint: string, why: string): WebhookReceiv
     delivered: 0,
     rejected: 0,
     failed: 0,
+    failedRecently: 0,
+    lastFailedAt: null,
+    registered,
     latencyP50Ms: null,
     latencyP95Ms: null,
     latencySeries: [],

@@ -4,6 +4,8 @@ import { z } from 'zod';
 export const LATENCY_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000];
 const MINUTE_MS = 60_000;
 const KEPT_MINUTES = 60;
+/** 503s this recent make a problem of the status: the store, or this process, is failing now. */
+export const RECENT_FAILURE_MINUTES = 15;
 
 export const receiverStatsSchema = z.object({
   since: z.number(),
@@ -19,6 +21,10 @@ export const receiverStatsSchema = z.object({
   latencyBoundsMs: z.array(z.number()),
   /** The last hour by minute, oldest first: [minute start, delivered, rejected, mean latency ms]. */
   minutes: z.array(z.tuple([z.number(), z.number(), z.number(), z.number().nullable()])),
+  /** Answered 503 in the last RECENT_FAILURE_MINUTES (absent from a receiver before it). */
+  failedRecently: z.number().int().nonnegative().optional(),
+  /** Epoch ms of the last 503; null before any. */
+  lastFailedAt: z.number().nullable().optional(),
 });
 export type ReceiverStats = z.infer<typeof receiverStatsSchema>;
 
@@ -26,6 +32,7 @@ interface Minute {
   start: number;
   delivered: number;
   rejected: number;
+  failed: number;
   latencySum: number;
 }
 
@@ -39,6 +46,7 @@ export class ReceiverStatsRecorder {
   private delivered = 0;
   private rejected = 0;
   private failed = 0;
+  private lastFailedAt: number | null = null;
   private readonly buckets = new Array<number>(LATENCY_BOUNDS_MS.length + 1).fill(0);
   private readonly minutes: Minute[] = [];
 
@@ -56,6 +64,8 @@ export class ReceiverStatsRecorder {
       minute.rejected++;
     } else {
       this.failed++;
+      minute.failed++;
+      this.lastFailedAt = now;
     }
   }
 
@@ -77,6 +87,10 @@ export class ReceiverStatsRecorder {
           m.rejected,
           m.delivered > 0 ? Math.round(m.latencySum / m.delivered) : null,
         ]),
+      failedRecently: this.minutes
+        .filter((m) => m.start >= now - RECENT_FAILURE_MINUTES * MINUTE_MS)
+        .reduce((sum, m) => sum + m.failed, 0),
+      lastFailedAt: this.lastFailedAt,
     };
   }
 
@@ -84,7 +98,7 @@ export class ReceiverStatsRecorder {
     const start = now - (now % MINUTE_MS);
     let last = this.minutes.at(-1);
     if (last?.start !== start) {
-      last = { start, delivered: 0, rejected: 0, latencySum: 0 };
+      last = { start, delivered: 0, rejected: 0, failed: 0, latencySum: 0 };
       this.minutes.push(last);
       while (this.minutes.length > KEPT_MINUTES + 1) this.minutes.shift();
     }

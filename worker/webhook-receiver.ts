@@ -1,16 +1,12 @@
-import { join } from 'node:path';
 import { ConfigError, type Config } from '../config/index.js';
 import { storeLocation } from '../config/database-locations.js';
 import { openInbox } from '../store/open-inbox.js';
-import {
-  sqliteWebhookRegistrations,
-  type WebhookRegistrations,
-} from '../store/webhook-registrations.js';
+import type { WebhookRegistrations } from '../store/webhook-registrations.js';
 import { createReceiver, type ServerLimits } from '../webhooks/receiver.js';
 import { signingSecretProblem } from '../webhooks/signature.js';
 import { ReceiverStatsRecorder } from '../webhooks/receiver-stats.js';
 import { WakeUps } from '../webhooks/wake-ups.js';
-import { dataConverter } from './data-converter.js';
+import { webhookRegistrations } from './webhook-registrations-file.js';
 import { drainWaker } from './drain-wake.js';
 import type { Logger } from './logger.js';
 import { receiverStatsToken } from './receiver-stats-token.js';
@@ -19,12 +15,7 @@ import { storeRefusal } from './store-refusal.js';
 import { storeLocationOf } from '../store/open-ledger.js';
 import { lazyClient } from './temporal-client.js';
 
-/** Where registrations live: the data dir of the machine that runs the receiver. */
-export function webhookRegistrations(config: Config): WebhookRegistrations {
-  const codec = dataConverter(config).payloadCodecs?.[0];
-  if (!codec) throw new Error('the data converter has no payload codec');
-  return sqliteWebhookRegistrations(join(config.dataDir, 'webhooks.db'), codec);
-}
+export { webhookRegistrations };
 
 /**
  * Every registration's secret must sign under the configured scheme: one that cannot would

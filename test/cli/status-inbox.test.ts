@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
 import { findProblems, WEBHOOKS_WAITING_MS } from '../../cli/status-model.js';
 import { reportHtml } from '../../cli/status-page.js';
-import { inboxSection, receiverNotRunning } from '../../cli/status-sections.js';
+import { inboxSection, PORT_UNKNOWN, receiverNotRunning } from '../../cli/status-sections.js';
 import { openInbox } from '../../store/open-inbox.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 
@@ -143,5 +143,31 @@ describe('the status of the webhook inbox', () => {
       /<tr data-connection="fine"[^>]*><td>fine<\/td><td>3<\/td><td>2 s<\/td><td>600 \(10\/s\)<\/td>/,
     );
     expect(html).toContain('12 notices waiting');
+  });
+
+  it("makes a problem of a receiver's recent 503s, and of no receiver while webhooks are registered", () => {
+    const now = Date.UTC(2026, 0, 1, 12);
+    const endpoint = 'http://127.0.0.1:8790/webhooks/_stats';
+    const down = receiverNotRunning(endpoint, 'connect ECONNREFUSED 127.0.0.1:8790', ['shop']);
+    const failing = {
+      ...receiverNotRunning(endpoint, ''),
+      running: true,
+      error: null,
+      failed: 7,
+      failedRecently: 5,
+      lastFailedAt: now - 2 * 60_000,
+    };
+    const problems = (receiver: typeof down) =>
+      findProblems([], [], [], undefined, now, receiver).map((p) => `${p.kind}: ${p.message}`);
+    expect(problems(failing)).toEqual([
+      'webhook_receiver_failing: webhook receiver: 5 deliveries not stored (answered 503) in the last 15 min, the last 2 min ago; senders retry them, but see its log (is the store reachable?)',
+    ]);
+    expect(problems({ ...failing, failedRecently: 0 })).toEqual([]);
+    expect(problems(down)).toEqual([
+      "webhook_receiver_down: webhook receiver not running at http://127.0.0.1:8790 (connect ECONNREFUSED 127.0.0.1:8790) while shop has webhooks registered: their deliveries are not received; start it ('ebsync webhooks serve', or 'npm start')",
+    ]);
+    // Nobody delivers to it, or where it listens is not known here: nothing to say.
+    expect(problems({ ...down, registered: [] })).toEqual([]);
+    expect(problems(receiverNotRunning(endpoint, PORT_UNKNOWN, ['shop']))).toEqual([]);
   });
 });

@@ -200,6 +200,13 @@ describe('the status page, webhook receiver', () => {
       { ...env, EBS_SANDBOX_ADMIN_TOKEN: sb.adminToken },
     );
     expect(registered.code, registered.stderr).toBe(0);
+    // Registered, and no receiver to take the deliveries: a problem, named.
+    await until(
+      'the missing receiver as a problem',
+      async () =>
+        (await statusJson()).problems.find((p) => p.kind === 'webhook_receiver_down') ?? undefined,
+      30_000,
+    );
     const secret = sb.admin.webhooks()[0]!.secret;
     receiver = new CliProcess(['webhooks', 'serve'], env);
     await receiver.waitForLine(/webhook receiver listening/, 60_000);

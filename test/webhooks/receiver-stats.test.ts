@@ -35,4 +35,15 @@ describe('receiver stats', () => {
     expect(later.rejected).toBe(1);
     expect(latencyQuantile(later, 0.5)).toBeNull();
   });
+
+  it('counts the 503s of the last 15 minutes apart, and when the last was', () => {
+    const stats = new ReceiverStatsRecorder();
+    const t0 = Date.UTC(2026, 0, 1, 12);
+    stats.record(503, 5, t0);
+    stats.record(503, 5, t0 + 20 * 60_000);
+    stats.record(503, 5, t0 + 21 * 60_000);
+    const snap = receiverStatsSchema.parse(stats.snapshot(t0 + 30 * 60_000));
+    expect([snap.failed, snap.failedRecently, snap.lastFailedAt]).toEqual([3, 2, t0 + 21 * 60_000]);
+    expect(stats.snapshot(t0 + 50 * 60_000).failedRecently).toBe(0);
+  });
 });
