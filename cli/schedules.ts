@@ -347,6 +347,14 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
     }
     const cron = flags.cron === undefined ? undefined : cronProblem(flags.cron);
     if (cron !== undefined) throw new UserError(cron, 2);
+    // Temporal keeps a firing's delay inside its interval without a word: the schedule would
+    // then show a jitter it never applies.
+    if (flags.every !== undefined && flags.jitter >= flags.every) {
+      throw new UserError(
+        `--jitter ${durationText(flags.jitter)} is not shorter than --every ${durationText(flags.every)}: each firing's delay must stay inside the interval; give a shorter --jitter`,
+        2,
+      );
+    }
     const timing: ScheduleTiming =
       flags.every !== undefined
         ? { everyMs: flags.every }

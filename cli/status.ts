@@ -134,6 +134,12 @@ export function statusText(report: StatusReport): string {
 /** `ebsync status`. */
 export function statusCommand(flags: { json?: boolean; serve?: boolean }): Promise<void> {
   return runAction(async () => {
+    if (flags.serve && flags.json) {
+      throw new UserError(
+        '--serve and --json do not go together: --serve serves the page (its JSON is at /status.json), --json prints the report once',
+        2,
+      );
+    }
     const config = loadStartupConfig();
     if (flags.serve) {
       const { serveUntilSignal } = await import('./status-server.js');

@@ -6,7 +6,7 @@ import { runCli } from '../helpers/cli.js';
 import { closedPort } from '../helpers/ports.js';
 
 /**
- * What `ebsync schedule` refuses from its command line alone, before any call to Temporal:
+ * What `ebsync schedule` (and `ebsync status`) refuse from the command line alone, before any call to Temporal:
  * Temporal's address is a port nothing listens on, so a check that came after a call would
  * fail with "cannot reach Temporal" (exit 1) instead of the line asked for (exit 2).
  */
@@ -84,5 +84,36 @@ describe('ebsync schedule create --cron --timezone', { timeout: 60_000 }, () => 
     // Past the checks: this Temporal does not answer. A valid one created is in schedule.test.ts.
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain('cannot reach Temporal');
+  });
+});
+
+describe('ebsync schedule create --every --jitter', { timeout: 60_000 }, () => {
+  it.for([
+    ['15m', '2h', '--jitter 2h is not shorter than --every 15m'],
+    ['1h', '1h', '--jitter 1h is not shorter than --every 1h'],
+  ] as const)('every %s with jitter %s: one line, exit 2', async ([every, jitter, says]) => {
+    await refused(
+      ['create', 'leads', '--connection', 'shop', '--every', every, '--jitter', jitter],
+      says,
+    );
+  });
+
+  it('lets a jitter shorter than the interval through to Temporal', async () => {
+    const result = await runCli(
+      ['schedule', 'create', 'leads', '--connection', 'shop', '--every', '1h', '--jitter', '5m'],
+      env,
+    );
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain('cannot reach Temporal');
+  });
+});
+
+describe('ebsync status --serve --json', { timeout: 60_000 }, () => {
+  it('is refused in one line, exit 2: the page serves its JSON at /status.json', async () => {
+    const result = await runCli(['status', '--serve', '--json'], env);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'ebsync: --serve and --json do not go together: --serve serves the page (its JSON is at /status.json), --json prints the report once',
+    ]);
   });
 });
