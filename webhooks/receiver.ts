@@ -8,6 +8,7 @@ import { sameSecret } from '../config/secret-compare.js';
 import { MalformedDeliveryError, parseDelivery, type Delivery } from './delivery.js';
 import type { ReceiverStatsRecorder } from './receiver-stats.js';
 import {
+  SIGNATURE_MISMATCH,
   SignatureError,
   signatureHeaderOf,
   verifySignature,
@@ -223,11 +224,15 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
           { connectionId, reason: registered ? error.message : 'no webhooks registered' },
           'webhook refused',
         );
+        // Said alike of a connection with no registration (checked against the decoy): a
+        // sender whose secret is right learns where else to look, a prober learns nothing.
         return refuse(
           reply,
           401,
           signed ? 'signature_invalid' : 'signature_missing',
-          error.message,
+          error.message === SIGNATURE_MISMATCH
+            ? `${SIGNATURE_MISMATCH} as signed with this connection's secret, or the connection has no webhooks registered at this receiver`
+            : error.message,
         );
       }
     }

@@ -6,6 +6,9 @@ export const TIMESTAMP_TOLERANCE_SECONDS = 5 * 60;
 
 export type SignatureScheme = 'standard' | HmacScheme;
 
+/** Why a signature that is there did not verify (the receiver adds what else it may mean). */
+export const SIGNATURE_MISMATCH = 'the signature does not match the body';
+
 /** A delivery whose signature did not verify: never retryable with the same bytes. */
 export class SignatureError extends Error {
   override readonly name = 'SignatureError';
@@ -123,7 +126,7 @@ function verifyHmac(
     const bytes = Buffer.from(candidate);
     return bytes.length === expected.length && timingSafeEqual(bytes, expected);
   });
-  if (!match) throw new SignatureError('the signature does not match the body');
+  if (!match) throw new SignatureError(SIGNATURE_MISMATCH);
   return id;
 }
 
@@ -161,6 +164,6 @@ export function verifySignature(
     const given = Buffer.from(entry.slice(comma + 1));
     return given.length === expected.length && timingSafeEqual(given, expected);
   });
-  if (!match) throw new SignatureError('the signature does not match the body');
+  if (!match) throw new SignatureError(SIGNATURE_MISMATCH);
   return id;
 }

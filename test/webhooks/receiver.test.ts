@@ -204,6 +204,11 @@ describe('webhook receiver', () => {
           });
         }
       }
+      // What a wrong secret is told names the other cause it cannot be told from.
+      const wrong = await post(known, body, standardHeaders(newSecret(), 'evt_probe', body));
+      expect(wrong.body?.message).toBe(
+        "the signature does not match the body as signed with this connection's secret, or the connection has no webhooks registered at this receiver",
+      );
       expect(await pendingIds('nobody')).toEqual([]);
     } finally {
       await r.close();
