@@ -8,8 +8,9 @@ export function registerStatusCommand(program: Command): void {
       'Connections (and their 429s over the last hour), mirror passes (current and last), reach ' +
         'gaps and errors, schedules, the webhook receiver and inbox, automation endpoints and their ' +
         'breakers, with Temporal UI links. Exits 1 when a connection needs re-authorization, a last ' +
-        "pass failed or ended incomplete, a schedule's last run failed or webhook notices wait over " +
-        '5 minutes, naming which.\n' +
+        "pass failed or ended incomplete, a schedule's last run failed, webhook notices wait over " +
+        '5 minutes, or the webhook receiver fails (503s) or is down while webhooks are registered, ' +
+        'naming which.\n' +
         '--serve runs the status page instead (EBSYNC_STATUS_HOST, EBSYNC_STATUS_PORT).',
     )
     .option('--json', 'print the report as JSON')
