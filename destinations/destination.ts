@@ -14,6 +14,13 @@ export interface Destination {
    */
   ensureSchema(tables: readonly TableSpec[]): Promise<SchemaChanges>;
   /**
+   * Makes the table of one resource exist, as ensureSchema does, answering from what this
+   * handle knows when it can (cheap enough for every batch): true when the table had to be
+   * created now, i.e. the rows the ledger's hashes describe are gone (its file or table was
+   * removed since it was last ensured). Destinations without tables answer false.
+   */
+  ensureTable(resource: Resource): Promise<boolean>;
+  /**
    * Writes one batch (at most `capabilities.maxBatchSize` records) in one transaction: all
    * rows or none. A row marked deleted and written again is live again. Records with the
    * same id in one batch: the last one counts.

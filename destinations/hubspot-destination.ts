@@ -173,6 +173,11 @@ export class HubSpotDestination implements Destination {
    * HubSpot's schema is the portal's: ebsync only checks that the unique deal properties its
    * upserts match on exist (made once by `ebsync destinations setup hubspot`).
    */
+  /** A CRM has no tables that could be removed under the ledger: nothing to make. */
+  ensureTable(_resource: Resource): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
   async ensureSchema(_tables: readonly TableSpec[]): Promise<SchemaChanges> {
     if (!this.schemaChecked) {
       for (const name of [LEAD_KEY, EVENT_KEY]) {

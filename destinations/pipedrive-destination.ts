@@ -87,6 +87,11 @@ export class PipedriveDestination implements Destination {
   }
 
   /** Reads the hash keys of the ebs_lead_id / ebs_event_id deal fields (made by setup). */
+  /** A CRM has no tables that could be removed under the ledger: nothing to make. */
+  ensureTable(_resource: Resource): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
   async ensureSchema(_tables: readonly TableSpec[]): Promise<SchemaChanges> {
     await this.fieldKeys();
     return { createdTables: [], addedColumns: [] };

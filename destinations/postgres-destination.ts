@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { postgresDestinationId } from '../config/database-locations.js';
 import type { DatabaseOpeners } from './database-openers.js';
 import type { Destination, SchemaChanges, UpsertResult } from './destination.js';
-import { toDestinationError } from './errors.js';
+import { DestinationUnavailableError, toDestinationError } from './errors.js';
+import { databaseMessage } from '../config/database-errors.js';
 import type { Resource } from './record.js';
 import { checkBatch } from './record-values.js';
 import {
@@ -36,6 +37,9 @@ export interface PostgresDestinationOptions {
   schema?: string;
   maxConnections?: number;
 }
+
+/** Postgres's SQLSTATE for a relation that does not exist. */
+const UNDEFINED_TABLE = '42P01';
 
 /**
  * Mirrors into a Postgres database: one table per resource, typed columns (timestamptz,
@@ -92,12 +96,16 @@ export function openPostgresDestination(
       return { createdTables, addedColumns };
     });
 
-  const tableOf = async (resource: Resource): Promise<TableSpec> => {
-    const known = ensured.get(resource);
-    if (known) return known;
-    await ensureTables([TABLES[resource]]);
+  const ensureTable = async (resource: Resource): Promise<boolean> => {
+    if (ensured.has(resource)) return false;
+    const changes = await ensureTables([TABLES[resource]]);
     ensured.set(resource, TABLES[resource]);
-    return TABLES[resource];
+    return changes.createdTables.length > 0;
+  };
+
+  const tableOf = async (resource: Resource): Promise<TableSpec> => {
+    await ensureTable(resource);
+    return ensured.get(resource) ?? TABLES[resource];
   };
 
   const upsertSql = (table: TableSpec): string => {
@@ -122,6 +130,15 @@ export function openPostgresDestination(
     try {
       return await body();
     } catch (error) {
+      // A table dropped since it was ensured (undefined_table): the retry makes it again
+      // instead of meeting the same error for good, and ensureTable says so to the ledger.
+      if ((error as { code?: unknown } | null)?.code === UNDEFINED_TABLE) {
+        ensured.clear();
+        throw new DestinationUnavailableError(
+          `the Postgres destination failed: ${databaseMessage(error)} (removed while ebsync wrote it; the next try makes it again)`,
+          { cause: error },
+        );
+      }
       throw toDestinationError('Postgres', error);
     }
   };
@@ -137,6 +154,7 @@ export function openPostgresDestination(
         for (const table of tables) ensured.set(table.resource, table);
         return changes;
       }),
+    ensureTable: (resource) => run(() => ensureTable(resource)),
     upsert: (resource, records, at = new Date()) =>
       run(async (): Promise<UpsertResult> => {
         if (records.length === 0) return { inserted: 0, updated: 0, unchanged: 0, keys: [] };

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { sqliteIdentity } from '../config/database-locations.js';
 import type { DatabaseOpeners } from './database-openers.js';
@@ -27,6 +28,13 @@ const TYPES: TypeNames = {
 };
 
 const q = quoteIdentifier;
+
+/** Which file is at the path now (device and inode), or undefined when none is. */
+function fileIdentity(file: string): string | undefined {
+  if (file === ':memory:') return file;
+  const stat = statSync(file, { throwIfNoEntry: false });
+  return stat ? `${stat.dev}:${stat.ino}` : undefined;
+}
 
 function toSqlite(type: ColumnType, value: JsonValue): string | number | null {
   if (value === null) return null;
@@ -67,15 +75,40 @@ interface TableWriter {
  * text, booleans as 0/1, JSON as text. The file can be read while ebsync writes it.
  */
 export function openSqliteDestination(openers: DatabaseOpeners, file: string): Destination {
-  let db: Database.Database;
-  try {
-    db = openers.openSqliteFile(file);
-  } catch (error) {
-    throw toDestinationError('SQLite', error);
-  }
+  const open = (): Database.Database => {
+    try {
+      return openers.openSqliteFile(file);
+    } catch (error) {
+      throw toDestinationError('SQLite', error);
+    }
+  };
+  let db = open();
+  /** The file this handle has open; a removed or replaced file has another (or none). */
+  let opened = fileIdentity(file);
   const writers = new Map<TableSpec, TableWriter>();
   /** The spec each resource was last ensured with: upserts write its columns. */
   const ensured = new Map<Resource, TableSpec>();
+
+  /**
+   * The handle of the file now at the path. A handle outlives the file it opened: after the
+   * user removed the mirror's file (to start over), writes through the old handle would land
+   * in a file no one can see. So each call first looks at the path (one stat), and a file
+   * removed or replaced is opened anew, its tables made again (the ledger is told so).
+   */
+  const current = (): void => {
+    const now = fileIdentity(file);
+    if (now !== undefined && now === opened) return;
+    try {
+      if (db.open) db.close();
+    } catch {
+      // The old file is gone: nothing of it is needed any more.
+    }
+    writers.clear();
+    ensured.clear();
+    db = open();
+    opened = fileIdentity(file);
+    tx = transactionsOf(db);
+  };
 
   const writerFor = (table: TableSpec): TableWriter => {
     const cached = writers.get(table);
@@ -102,7 +135,7 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
     return writer;
   };
 
-  const ensure = db.transaction((tables: readonly TableSpec[]): SchemaChanges => {
+  const ensureIn = (tables: readonly TableSpec[]): SchemaChanges => {
     const createdTables: string[] = [];
     const addedColumns: string[] = [];
     for (const table of tables) {
@@ -123,39 +156,50 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
       ensured.set(table.resource, table);
     }
     return { createdTables, addedColumns };
-  });
-
-  const tableOf = (resource: Resource): TableSpec => {
-    const known = ensured.get(resource);
-    if (known) return known;
-    ensure.immediate([TABLES[resource]]);
-    return TABLES[resource];
   };
 
-  const writeBatch = db.transaction(
-    (table: TableSpec, records: readonly MirrorRecord[], at: string): UpsertResult => {
-      const batch = checkBatch(table.resource, table, records);
-      const writer = writerFor(table);
-      const before = new Set(
-        writer.existing.all(JSON.stringify(batch.map((r) => r.id))).map((r) => r.id),
-      );
-      let inserted = 0;
-      let updated = 0;
-      for (const record of batch) {
-        const values = record.values.map((v, i) => toSqlite(table.columns[i]!.type, v));
-        const { changes } = writer.upsert.run(record.id, JSON.stringify(record.raw), at, ...values);
-        if (changes === 0) continue;
-        if (before.has(record.id)) updated++;
-        else inserted++;
-      }
-      return {
-        inserted,
-        updated,
-        unchanged: batch.length - inserted - updated,
-        keys: records.map((r) => r.id),
-      };
-    },
-  );
+  const writeIn = (
+    table: TableSpec,
+    records: readonly MirrorRecord[],
+    at: string,
+  ): UpsertResult => {
+    const batch = checkBatch(table.resource, table, records);
+    const writer = writerFor(table);
+    const before = new Set(
+      writer.existing.all(JSON.stringify(batch.map((r) => r.id))).map((r) => r.id),
+    );
+    let inserted = 0;
+    let updated = 0;
+    for (const record of batch) {
+      const values = record.values.map((v, i) => toSqlite(table.columns[i]!.type, v));
+      const { changes } = writer.upsert.run(record.id, JSON.stringify(record.raw), at, ...values);
+      if (changes === 0) continue;
+      if (before.has(record.id)) updated++;
+      else inserted++;
+    }
+    return {
+      inserted,
+      updated,
+      unchanged: batch.length - inserted - updated,
+      keys: records.map((r) => r.id),
+    };
+  };
+
+  /** The transactions of the handle open now (remade with it). */
+  const transactionsOf = (handle: Database.Database) => ({
+    ensure: handle.transaction(ensureIn),
+    writeBatch: handle.transaction(writeIn),
+  });
+  let tx = transactionsOf(db);
+
+  /** Whether the resource's table had to be made now (in the file open now). */
+  const ensureKnown = (resource: Resource): boolean =>
+    !ensured.has(resource) && tx.ensure.immediate([TABLES[resource]]).createdTables.length > 0;
+
+  const tableOf = (resource: Resource): TableSpec => {
+    ensureKnown(resource);
+    return ensured.get(resource) ?? TABLES[resource];
+  };
 
   const run = <T>(body: () => T): Promise<T> => {
     try {
@@ -169,16 +213,26 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
   return {
     describe: () => ({ kind: 'sqlite', id, label: `SQLite file ${id.slice('sqlite:'.length)}` }),
     capabilities: { maxBatchSize: 1000, atomicBatches: true, countsChanges: true },
-    ensureSchema: (tables) => run(() => ensure.immediate(tables)),
+    ensureSchema: (tables) =>
+      run(() => {
+        current();
+        return tx.ensure.immediate(tables);
+      }),
+    ensureTable: (resource) =>
+      run(() => {
+        current();
+        return ensureKnown(resource);
+      }),
     upsert: (resource, records, at = new Date()) =>
-      run(() =>
-        records.length === 0
-          ? { inserted: 0, updated: 0, unchanged: 0, keys: [] }
-          : writeBatch.immediate(tableOf(resource), records, at.toISOString()),
-      ),
+      run(() => {
+        if (records.length === 0) return { inserted: 0, updated: 0, unchanged: 0, keys: [] };
+        current();
+        return tx.writeBatch.immediate(tableOf(resource), records, at.toISOString());
+      }),
     markDeleted: (resource, ids, at = new Date()) =>
       run(() => {
         if (ids.length === 0) return 0;
+        current();
         const when = at.toISOString();
         return writerFor(tableOf(resource)).markDeleted.run(when, when, JSON.stringify([...ids]))
           .changes;

@@ -96,6 +96,11 @@ export interface LedgerCounts {
   readonly deleted: number;
 }
 
+/**
+ * The hash forgetHashes leaves: no sha256 hex is this, so every record compares changed.
+ */
+export const FORGOTTEN_HASH = 'forgotten';
+
 export interface Ledger {
   /** Where it lives, without credentials: `sqlite:/path/store.db` or `postgres://host:port/db`. */
   readonly location: string;
@@ -134,6 +139,14 @@ export interface Ledger {
 
   /** Marks entries deleted (those already marked keep their first mark); returns how many changed. */
   markDeleted(scope: LedgerScope, ids: readonly string[], at?: Date): Promise<number>;
+
+  /**
+   * Makes every entry of the scope look changed, so that the next write of each record
+   * happens: for a destination table that was made anew (its file or table removed), whose
+   * rows the hashes no longer describe. Seen marks, deletion marks and destination keys stay,
+   * so a pass's counts hold. Returns how many entries it touched.
+   */
+  forgetHashes(scope: LedgerScope): Promise<number>;
 
   /** The entries of these ids that exist, in no particular order. */
   get(scope: LedgerScope, ids: readonly string[]): Promise<LedgerEntry[]>;

@@ -8,7 +8,14 @@ import {
   StoreFailedError,
   toStoreError,
 } from './errors.js';
-import type { JsonValue, Ledger, LedgerScope, PassKey, PassState } from './ledger.js';
+import {
+  FORGOTTEN_HASH,
+  type JsonValue,
+  type Ledger,
+  type LedgerScope,
+  type PassKey,
+  type PassState,
+} from './ledger.js';
 import {
   classifyAgainst,
   ENTRY_COLUMNS,
@@ -209,6 +216,22 @@ export async function openPostgresLedger(
               [...scopeParams(scope), sortedUnique(ids), at],
               'AND deleted_at IS NULL',
             ),
+      ),
+    forgetHashes: (scope) =>
+      run(() =>
+        inPostgresTransaction(pool, async (client) => {
+          // In id order, as every other update of entries, so concurrent writers do not deadlock.
+          const result = await client.query(
+            `WITH target AS (
+               SELECT source_id FROM ledger_entries WHERE ${SCOPE}
+               ORDER BY source_id FOR UPDATE)
+             UPDATE ledger_entries e SET content_hash = $4 FROM target
+             WHERE e.connection_id = $1 AND e.destination = $2 AND e.resource = $3
+               AND e.source_id = target.source_id`,
+            [...scopeParams(scope), FORGOTTEN_HASH],
+          );
+          return result.rowCount ?? 0;
+        }),
       ),
     get: (scope, ids) =>
       run(async () => (ids.length === 0 ? [] : (await selectEntries(scope, ids)).map(toEntry))),

@@ -8,14 +8,15 @@ import {
   StoreFailedError,
   toStoreError,
 } from './errors.js';
-import type {
-  JsonValue,
-  Ledger,
-  LedgerCounts,
-  LedgerScope,
-  PassKey,
-  PassState,
-  WrittenEntry,
+import {
+  FORGOTTEN_HASH,
+  type JsonValue,
+  type Ledger,
+  type LedgerCounts,
+  type LedgerScope,
+  type PassKey,
+  type PassState,
+  type WrittenEntry,
 } from './ledger.js';
 import {
   classifyAgainst,
@@ -94,6 +95,7 @@ export function openSqliteLedger(file: string): Ledger {
          last_seen_at = max(last_seen_at, excluded.last_seen_at),
          deleted_at = NULL`,
     ),
+    forgetHashes: db.prepare(`UPDATE ledger_entries SET content_hash = ? WHERE ${SCOPE}`),
     markSeen: db.prepare(
       `UPDATE ledger_entries SET seen_generation = max(seen_generation, ?),
          last_seen_at = max(last_seen_at, ?)
@@ -260,6 +262,8 @@ export function openSqliteLedger(file: string): Ledger {
         if (entries.length > 0)
           upsertAll.immediate(scope, generation, latestById(entries), at.getTime());
       }),
+    forgetHashes: (scope) =>
+      run(() => stmt.forgetHashes.run(FORGOTTEN_HASH, ...scopeParams(scope)).changes),
     markSeen: (scope, generation, ids, at = new Date()) =>
       run(() =>
         ids.length === 0

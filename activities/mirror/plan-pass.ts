@@ -1,6 +1,7 @@
 import { ALL_TABLES } from '../../destinations/tables.js';
 import type { ListResource } from '../../records/partition-plan.js';
 import type { MirrorCounts, MirrorSubject, PartitionState } from '../../workflows/mirror-types.js';
+import { forgetMadeTables } from './write-records.js';
 import { passKeyOf, type MirrorTarget, type PassTools } from './pass-tools.js';
 
 /**
@@ -26,7 +27,7 @@ export function createPlanPass({ open }: PassTools) {
     gaps: string[];
   }> {
     const at = await open(input);
-    await at.destination.ensureSchema(ALL_TABLES);
+    await forgetMadeTables(at, await at.destination.ensureSchema(ALL_TABLES), ALL_TABLES);
     const key = passKeyOf(at, input.subjects, input.mode);
     // A new workflow is a new pass: whatever pass of this key was left open was interrupted.
     const pass = await at.ledger.beginPass(key, { restart: true });

@@ -1,6 +1,6 @@
-import type { Destination } from '../../destinations/destination.js';
+import type { Destination, SchemaChanges } from '../../destinations/destination.js';
 import type { JsonObject, JsonValue, MirrorRecord, Resource } from '../../destinations/record.js';
-import { TABLES, type ColumnSpec } from '../../destinations/tables.js';
+import { TABLES, type ColumnSpec, type TableSpec } from '../../destinations/tables.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
 import { MAX_REFUSAL_LINES } from '../../workflows/mirror-types.js';
 import type { CanonicalRecord, Scalar } from '../../records/canonical.js';
@@ -121,6 +121,9 @@ export async function writeRecords(
   const batchSize = Math.max(1, target.destination.capabilities.maxBatchSize);
   for (const [resource, group] of byResource) {
     const scope: LedgerScope = { connectionId: target.connectionId, destination, resource };
+    // A table made now (its file or table removed since it was written) holds none of the
+    // rows the ledger's hashes describe: they are forgotten, so every record is written again.
+    if (await target.destination.ensureTable(resource)) await target.ledger.forgetHashes(scope);
     const list = [...group.values()];
     const verdicts = await target.ledger.classify(
       scope,
@@ -175,6 +178,27 @@ export async function writeRecords(
   for (const group of byResource.values()) distinct += group.size;
   counts.unchanged += records.length - distinct;
   return counts;
+}
+
+/**
+ * After ensureSchema: the ledger forgets the hashes of each table it made (as writeRecords
+ * does for one table), so that a pass into a removed file or table writes every record again
+ * instead of counting it up to date.
+ */
+export async function forgetMadeTables(
+  target: WriteTarget,
+  changes: SchemaChanges,
+  tables: readonly TableSpec[],
+): Promise<void> {
+  const destination = target.destination.describe().id;
+  for (const table of tables) {
+    if (!changes.createdTables.includes(table.table)) continue;
+    await target.ledger.forgetHashes({
+      connectionId: target.connectionId,
+      destination,
+      resource: table.resource,
+    });
+  }
 }
 
 /** Records the service answered 404 for: marked deleted in the destination, then the ledger. */

@@ -19,6 +19,8 @@ export interface DestinationBackend {
   refuseId(target: string, table: string, id: string): Promise<void>;
   /** Names of the table's columns as the database lists them. */
   columns(target: string, table: string): Promise<string[]>;
+  /** Removes the table as a user starting over would (SQLite: the whole file). */
+  removeTable(target: string, table: string): Promise<void>;
 }
 
 export function leadRecord(
@@ -230,6 +232,27 @@ export function describeDestination(name: string, backend: DestinationBackend): 
       const attempt = destination.ensureSchema([TABLES.leads]);
       await expect(attempt).rejects.toThrow(DestinationSchemaError);
       await expect(attempt).rejects.toThrow(/column leads\.email is/);
+    });
+
+    it('says when a table it wrote was removed and made again, and writes into the new one', async () => {
+      await destination.ensureSchema(ALL_TABLES);
+      await destination.upsert('leads', batchOf(3));
+      expect(await destination.ensureTable('leads')).toBe(false);
+      await backend.removeTable(target, 'leads');
+      // A handle may learn of it only from a write that fails (Postgres keeps no watch on
+      // its tables): that failure is one a retry gets past.
+      let made = await destination.ensureTable('leads');
+      if (!made) {
+        await expect(destination.upsert('leads', batchOf(1))).rejects.toMatchObject({
+          retryable: true,
+        });
+        made = await destination.ensureTable('leads');
+      }
+      expect(made).toBe(true);
+      expect(await destination.ensureTable('leads')).toBe(false);
+      const again = await destination.upsert('leads', batchOf(3));
+      expect(again.inserted).toBe(3);
+      expect((await backend.rows(target, 'leads')).map((r) => r.id)).toEqual(['1', '2', '3']);
     });
 
     it('creates a table on first write when ensureSchema was not called', async () => {

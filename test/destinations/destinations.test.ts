@@ -66,6 +66,11 @@ describeDestination('SQLite', {
         .all()
         .map((c) => c.name),
     ),
+  removeTable: (target) => {
+    const file = target.slice('sqlite:'.length);
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+    return Promise.resolve();
+  },
 });
 
 describe('SQLite file layout', () => {
@@ -180,6 +185,10 @@ const postgresBackend = (schema: string) => ({
       [schema, table],
     );
     return rows.map((r) => r.column_name);
+  },
+  removeTable: async (target: string, table: string) => {
+    const { url } = parsePostgres(target);
+    await queryDatabase(url, `DROP TABLE "${schema}"."${table}"`);
   },
 });
 

@@ -89,6 +89,7 @@ function watched(real: Destination, note: (resource: Resource, id: string, hash:
     describe: () => real.describe(),
     capabilities: real.capabilities,
     ensureSchema: (tables) => real.ensureSchema(tables),
+    ensureTable: (resource) => real.ensureTable(resource),
     async upsert(resource, records, at) {
       const result = await real.upsert(resource, records, at);
       for (const r of records) {

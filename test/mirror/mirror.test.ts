@@ -246,6 +246,32 @@ describe('mirrorWorkflow into SQLite (reach limit 100, 2,000 leads, 300 events)'
     );
     expect(deleted.sort()).toEqual([...gone].sort());
   }, 300_000);
+
+  it('writes every record again into a file removed since, which the worker had open', async () => {
+    const tables = ['leads', 'lead_bookings', 'events', 'event_bookings', 'appointments'];
+    const liveIds = () =>
+      Object.fromEntries(
+        tables.map((table) => [
+          table,
+          sqliteRows(file(), `SELECT id FROM ${table} WHERE deleted_at IS NULL ORDER BY id`).map(
+            (r) => String(r.id),
+          ),
+        ]),
+      );
+    const before = liveIds();
+    // Starting over as a user does: the file goes, the worker's handle of it stays open.
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file()}${suffix}`, { force: true });
+    const again = await runPass(sqliteDeps, {
+      destination: `sqlite:${file()}`,
+      subjects: ['leads', 'events', 'appointments'],
+      mode: 'incremental',
+    });
+    expect(again.phase).toBe('done');
+    const after = liveIds();
+    expect(after).toEqual(before);
+    const rows = Object.values(after).reduce((n, ids) => n + ids.length, 0);
+    expect(again.counts.written).toBe(rows);
+  }, 300_000);
 });
 
 describe('mirrorWorkflow into Postgres, with the ledger in Postgres', () => {
@@ -268,5 +294,17 @@ describe('mirrorWorkflow into Postgres, with the ledger in Postgres', () => {
       mode: 'full',
     });
     expect(again.counts.written).toBe(0);
+
+    // A table dropped (to start it over) is made again and filled by the next pass, whose
+    // ledger no longer counts its rows up to date.
+    await queryDatabase(url, 'DROP TABLE events');
+    const refilled = await runPass(deps, {
+      destination: url,
+      subjects: ['events', 'appointments'],
+      mode: 'full',
+    });
+    const back = await queryDatabase<{ id: string }>(url, 'SELECT id FROM events');
+    expect(new Set(back.map((r) => r.id))).toEqual(truth('event'));
+    expect(refilled.counts.written).toBe(back.length);
   }, 300_000);
 });

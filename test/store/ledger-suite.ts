@@ -185,6 +185,24 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       expect((await ledger.get(scope, ['1']))[0]?.generation).toBe(1);
     });
 
+    it('forgets the hashes of one scope: its records compare changed, all else stays', async () => {
+      const other: LedgerScope = { ...scope, resource: 'events' };
+      await ledger.recordWritten(scope, 3, [
+        { id: '1', hash: 'a', destinationKey: 'k1' },
+        { id: '2', hash: 'b', destinationKey: 'k2' },
+      ]);
+      await ledger.markDeleted(scope, ['2']);
+      await ledger.recordWritten(other, 3, [{ id: '1', hash: 'a', destinationKey: 'k1' }]);
+      expect(await ledger.forgetHashes(scope)).toBe(2);
+      expect(await ledger.classify(scope, [{ id: '1', hash: 'a' }])).toEqual([
+        { id: '1', state: 'changed', destinationKey: 'k1' },
+      ]);
+      expect((await ledger.classify(other, [{ id: '1', hash: 'a' }]))[0]?.state).toBe('unchanged');
+      // A pass's counts hold: what it saw is still seen, what was deleted still deleted.
+      expect(await ledger.countSeen(scope, 3)).toBe(1);
+      expect(await ledger.counts(scope)).toEqual({ live: 1, deleted: 1 });
+    });
+
     it('handles a page of 1,000 records in one call each', async () => {
       const page = ids(1000);
       await ledger.recordWritten(
