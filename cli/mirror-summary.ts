@@ -175,7 +175,7 @@ export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): stri
   // A pass whose workflow was cancelled or terminated keeps the phase it was stopped in.
   const state = phaseText(p, workflowStatus === 'RUNNING' ? undefined : endedAs(workflowStatus));
   const lines = [
-    `Mirror of ${p.subjects.join(', ')} (${p.mode}) for connection ${p.connectionId}: ${state}`,
+    `Mirror of ${p.subjects.join(', ')} (${p.mode}${p.rewrite ? ', every record rewritten' : ''}) for connection ${p.connectionId}: ${state}`,
     `  destination  ${maskCredentials(p.destination)}`,
     `  read         ${counted(c.read, 'record')} in ${counted(c.pages, 'page')}, ${counted(c.requests, 'request')}, ${duration(p.elapsedMs)}`,
     `  written      ${c.written} changed or new; ${c.unchanged} already up to date; ${c.deleted} marked deleted`,

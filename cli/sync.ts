@@ -53,6 +53,8 @@ export interface SyncRequest {
   subjects: MirrorSubject[];
   destination: string;
   full: boolean;
+  /** Every record read is written again (MirrorInput.rewrite). */
+  rewrite?: boolean;
   connectionId?: string;
   concurrency?: number;
 }
@@ -206,6 +208,7 @@ export function mirrorRun(
       destination: request.destination,
       subjects: request.subjects,
       mode: request.full ? 'full' : 'incremental',
+      ...(request.rewrite ? { rewrite: true } : {}),
       ...(request.concurrency ? { concurrency: request.concurrency } : {}),
     },
   };
@@ -241,16 +244,21 @@ async function notTheAskedPass(
   handle: WorkflowHandle<typeof mirrorWorkflow>,
   subjects: readonly MirrorSubject[],
   full: boolean,
+  rewrite: boolean,
 ): Promise<string | null> {
   const running = await handle.client
     .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(mirrorProgressQuery))
     .catch(() => undefined);
   if (!running) return null;
   const missing = subjects.filter((subject) => !running.subjects.includes(subject));
-  if (missing.length === 0 && (!full || running.mode === 'full')) return null;
-  const asked = `${full ? 'full' : 'incremental'} pass of ${subjects.join(', ')}`;
+  const rewrites = running.rewrite === true;
+  if (missing.length === 0 && (!full || running.mode === 'full') && (!rewrite || rewrites)) {
+    return null;
+  }
+  const asked = `${full ? 'full' : 'incremental'} pass of ${subjects.join(', ')}${rewrite ? ' rewriting every record' : ''}`;
+  const runs = `${running.mode} pass of ${running.subjects.join(', ')}${rewrites ? ' rewriting every record' : ''}`;
   return (
-    `the running pass is ${running.mode === 'incremental' ? 'an' : 'a'} ${running.mode} pass of ${running.subjects.join(', ')}, not the ${asked} ` +
+    `the running pass is ${running.mode === 'incremental' ? 'an' : 'a'} ${runs}, not the ${asked} ` +
     `asked for, which was not started (one pass at a time per connection and destination); ` +
     `run it again once this one ends`
   );
@@ -488,6 +496,7 @@ function shown(progress: MirrorProgress): MirrorProgress {
 export interface SyncFlags {
   to?: string;
   full?: boolean;
+  rewrite?: boolean;
   connection?: string;
   concurrency?: number;
   status?: boolean;
@@ -505,6 +514,12 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
     if (flags.status && flags.cancel) {
       throw new UserError(
         '--status and --cancel do not go together: --status shows the pass, --cancel stops it',
+        2,
+      );
+    }
+    if (flags.rewrite && (flags.status || flags.cancel)) {
+      throw new UserError(
+        `--rewrite starts a pass and does not go with ${flags.status ? '--status' : '--cancel'}`,
         2,
       );
     }
@@ -574,6 +589,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         subjects,
         destination,
         full: flags.full === true,
+        ...(flags.rewrite ? { rewrite: true } : {}),
         connectionId,
         ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
       });
@@ -585,7 +601,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       // One mirror runs per connection and destination: the running pass may not be the one
       // asked for (other subjects, or incremental where a full one was asked). Said, not hidden.
       const notAsked = attached
-        ? await notTheAskedPass(handle, subjects, flags.full === true)
+        ? await notTheAskedPass(handle, subjects, flags.full === true, flags.rewrite === true)
         : null;
       if (notAsked) process.stderr.write(`${notAsked}\n`);
       let onSignal: () => void = () => undefined;

@@ -24,6 +24,11 @@ export interface MirrorInput {
   mode: MirrorMode;
   /** Pages of partitions read at once. */
   concurrency?: number;
+  /**
+   * Every record read is written again, whatever the ledger holds: for rows changed or
+   * removed in the destination by hand, which the ledger cannot see (`ebsync sync --rewrite`).
+   */
+  rewrite?: boolean;
   /** Page activities per run before continue-as-new (default 400; small in tests). */
   pagesPerRun?: number;
   /** Carried over continue-as-new; absent on the first run. */
@@ -146,6 +151,8 @@ export interface MirrorProgress {
   connectionId: string;
   destination: string;
   mode: MirrorMode;
+  /** Set when the pass writes every record again (MirrorInput.rewrite). */
+  rewrite?: boolean;
   subjects: MirrorSubject[];
   phase: MirrorPhase;
   passId: string | null;

@@ -76,6 +76,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       connectionId: input.connectionId,
       destination: input.destination,
       mode: input.mode,
+      ...(input.rewrite ? { rewrite: true } : {}),
       subjects: input.subjects,
       phase: pausedUntil ? 'paused' : error ? 'failed' : (state?.phase ?? 'planning'),
       passId: state?.passId ?? null,
@@ -113,7 +114,11 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
   try {
     if (!state) {
       const startedAt = now();
-      const plan = await planMirrorPass({ ...target, subjects: input.subjects });
+      const plan = await planMirrorPass({
+        ...target,
+        subjects: input.subjects,
+        ...(input.rewrite ? { rewrite: true } : {}),
+      });
       state = {
         passId: plan.passId,
         generation: plan.generation,

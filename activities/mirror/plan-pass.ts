@@ -1,3 +1,4 @@
+import type { Resource } from '../../destinations/record.js';
 import { ALL_TABLES } from '../../destinations/tables.js';
 import type { ListResource } from '../../records/partition-plan.js';
 import type { MirrorCounts, MirrorSubject, PartitionState } from '../../workflows/mirror-types.js';
@@ -17,9 +18,18 @@ const LISTS: Record<
   appointments: [{ key: 'appointments' }],
 };
 
-export function createPlanPass({ open }: PassTools) {
+/** The tables each subject's pass writes (events come by the ids their bookings name). */
+const WRITTEN: Record<MirrorSubject, Resource[]> = {
+  leads: ['leads', 'lead_bookings'],
+  events: ['event_bookings', 'events'],
+  appointments: ['appointments'],
+};
+
+export function createPlanPass({ open, scopeOf }: PassTools) {
   /** Opens a pass: its generation in the ledger, the destination's tables, its partitions. */
-  async function planMirrorPass(input: MirrorTarget & { subjects: MirrorSubject[] }): Promise<{
+  async function planMirrorPass(
+    input: MirrorTarget & { subjects: MirrorSubject[]; rewrite?: boolean },
+  ): Promise<{
     passId: string;
     generation: number;
     partitions: PartitionState[];
@@ -28,6 +38,12 @@ export function createPlanPass({ open }: PassTools) {
   }> {
     const at = await open(input);
     await forgetMadeTables(at, await at.destination.ensureSchema(ALL_TABLES), ALL_TABLES);
+    if (input.rewrite) {
+      // Before the pass reads anything: every record it reads then compares changed.
+      for (const resource of new Set(input.subjects.flatMap((s) => WRITTEN[s]))) {
+        await at.ledger.forgetHashes(scopeOf(at, resource));
+      }
+    }
     const key = passKeyOf(at, input.subjects, input.mode);
     // A new workflow is a new pass: whatever pass of this key was left open was interrupted.
     const pass = await at.ledger.beginPass(key, { restart: true });

@@ -20,6 +20,10 @@ export function registerSyncCommand(program: Command): void {
       '--full',
       'full pass: re-read every record and mark deleted ones (default: incremental)',
     )
+    .option(
+      '--rewrite',
+      'write every record the pass reads again, whatever the ledger says is up to date (after rows were changed or removed in the destination by hand)',
+    )
     .option('--connection <id>', 'connection to mirror (default: the only one)', connectionFlag())
     .option('--concurrency <n>', 'partitions read at once (1-16)', intFlag(1, 16))
     .option('--status', 'print the progress of this mirror and exit')

@@ -205,6 +205,16 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     );
   });
 
+  it('sync --rewrite with --status is refused in one line, exit 2, before anything runs', async ({
+    expect,
+  }) => {
+    const result = await runCli(['sync', '--rewrite', '--status'], {
+      TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('ebsync: --rewrite starts a pass and does not go with --status\n');
+  });
+
   it('doctor against a port nobody listens on says it cannot reach Temporal and exits 1', async ({
     expect,
   }) => {

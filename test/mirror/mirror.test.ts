@@ -306,5 +306,24 @@ describe('mirrorWorkflow into Postgres, with the ledger in Postgres', () => {
     const back = await queryDatabase<{ id: string }>(url, 'SELECT id FROM events');
     expect(new Set(back.map((r) => r.id))).toEqual(truth('event'));
     expect(refilled.counts.written).toBe(back.length);
+
+    // Rows removed by hand from a table that stays: the ledger cannot see it, so a pass
+    // writes nothing; a rewrite pass writes every record it reads again.
+    await queryDatabase(url, 'DELETE FROM appointments');
+    const blind = await runPass(deps, {
+      destination: url,
+      subjects: ['appointments'],
+      mode: 'incremental',
+    });
+    expect(blind.counts.written).toBe(0);
+    const rewritten = await runPass(deps, {
+      destination: url,
+      subjects: ['appointments'],
+      mode: 'incremental',
+      rewrite: true,
+    });
+    const restored = await queryDatabase<{ id: string }>(url, 'SELECT id FROM appointments');
+    expect(new Set(restored.map((r) => r.id))).toEqual(truth('appointment'));
+    expect(rewritten.counts.written).toBe(restored.length);
   }, 300_000);
 });
