@@ -115,8 +115,16 @@ export function progressLine(p: MirrorProgress, ended?: string): string {
  * Why a running pass goes slower than EBS_RATE_LIMIT lets it, or '' when it does not: the
  * service turned requests away, and the connection's pace was cut (workflows/rate-limit.ts).
  */
-export function slowedLine(p: Pick<MirrorProgress, 'pace' | 'phase'>): string {
+export function slowedLine(p: Pick<MirrorProgress, 'pace' | 'phase' | 'noRateLimit'>): string {
   if (p.pace === undefined || p.pace >= 1 || !RUNNING.has(p.phase)) return '';
+  if (p.noRateLimit) {
+    // No rate to slow down to: the pass waits out each Retry-After instead, and the setting
+    // is what would keep it under the service's limit.
+    return (
+      `the service turns requests away for its rate and EBS_RATE_LIMIT is not set: ` +
+      `set it on the workers to the service's limit (requests a second) to stay under it`
+    );
+  }
   const percent = p.pace * 100;
   return (
     `slowed to ${percent < 10 ? percent.toFixed(1) : Math.round(percent)} % of EBS_RATE_LIMIT: ` +

@@ -40,7 +40,7 @@ export function createMirrorDeps(
   const openLedgerOnce = (): Promise<Ledger> => ledger.get();
 
   const { rateLimit } = config.service;
-  const onRefused = rateLimitReporter(temporal, onSignalError);
+  const onRefused = rateLimitReporter(temporal, onSignalError, { unlimited: rateLimit === 0 });
   const newClient = async (connectionId: string): Promise<ServiceClient> => {
     // A connection that does not exist (a mirror started for a mistyped or removed one) fails
     // the activity for good, rather than retrying a query nothing can answer.

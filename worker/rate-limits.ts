@@ -85,9 +85,14 @@ class SentTimes {
 export function rateLimitReporter(
   client: Client,
   onError: (error: unknown) => void = () => undefined,
+  options: { unlimited?: boolean } = {},
 ): (refusal: Refusal) => void {
+  const unlimited = options.unlimited === true ? { unlimited: true } : {};
   const signal = (workflowId: string, value: RateLimitSignal): void =>
-    void client.workflow.getHandle(workflowId).signal(rateLimitedSignal, value).catch(onError);
+    void client.workflow
+      .getHandle(workflowId)
+      .signal(rateLimitedSignal, { ...value, ...unlimited })
+      .catch(onError);
   // The pace: refusals within a second of the last signal are one cut, so they are dropped.
   const paceSent = new SentTimes();
   const pace = (workflowId: string, value: RateLimitSignal): void => {

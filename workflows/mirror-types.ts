@@ -153,6 +153,8 @@ export interface MirrorProgress {
   mode: MirrorMode;
   /** Set when the pass writes every record again (MirrorInput.rewrite). */
   rewrite?: boolean;
+  /** The service turned requests away while the worker had no EBS_RATE_LIMIT to keep to. */
+  noRateLimit?: boolean;
   subjects: MirrorSubject[];
   phase: MirrorPhase;
   passId: string | null;

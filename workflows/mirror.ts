@@ -95,6 +95,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       probe: state?.probe ?? null,
       ratePerSecond: Math.round(ratePerSecond * 10) / 10,
       pace: pace.peek(now()),
+      ...(pace.last?.unlimited ? { noRateLimit: true } : {}),
       etaMs,
       error,
       ...(pausedUntil ? { pausedUntil } : {}),

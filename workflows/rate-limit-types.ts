@@ -18,6 +18,11 @@ export interface RateLimitSignal {
    * counts the refusals in between into the next one. Absent means 1.
    */
   count?: number;
+  /**
+   * The worker that was refused has no EBS_RATE_LIMIT: the pace then sets no request rate,
+   * and what the pass needs is the setting (absent from older workers: unknown).
+   */
+  unlimited?: boolean;
 }
 
 /** How far back the per-minute counts go. */
