@@ -31,6 +31,9 @@ import { probeEventIds } from './probe-ids.js';
 import { readSlice } from './read-slice.js';
 import { heartbeatEvery } from '../heartbeats.js';
 import { recountRoot } from './source-pages.js';
+import { readRecords } from './records-by-id.js';
+import { settledReads } from './sweep-deletions.js';
+import { writeRecords } from './write-records.js';
 
 /** What the plan learned of the service's reach, for the workflow, status and the log. */
 function learnedReach(resource: ListResource, plan: PartitionPlan): LearnedReach | undefined {
@@ -110,12 +113,38 @@ export function createMirrorPage({
     // written (read-slice.ts). A failed request ends the slice with what arrived (kept in
     // the cursor), so a retry asks only for what is missing; one failed request in a few
     // dozen must not cost the whole activity, or a flaky service is never read through.
+    const byIdRefusals: string[] = [];
     if (resource === 'lead_bookings' && plan.requests === 0) {
       // Every lead's bookings come with its page of leads: when the leads were all read, the
       // booking list holds nothing the pass lacks, and one request for its count shows it.
       const total = await recountRoot(client, plan);
       saved.tally.requests += 1;
-      const seen = await at.ledger.countSeen(scopeOf(at, 'lead_bookings'), input.generation);
+      const scope = scopeOf(at, 'lead_bookings');
+      let seen = await at.ledger.countSeen(scope, input.generation);
+      if (seen < total) {
+        // A deleted lead's bookings may stay listed (the spec says nothing of them): no page of
+        // leads brings them. When the ledger's bookings this pass has not seen are fewer than
+        // the list's pages, they are read by id instead; the list is skipped only if those
+        // still there make up the whole count, so nothing listed can be missed.
+        const pages = Math.ceil(total / plan.per);
+        const unseen = await at.ledger.listUnseen(scope, input.generation, { limit: pages });
+        if (unseen.length > 0 && unseen.length < pages) {
+          const ids = unseen.map((e) => e.id);
+          const got = await readRecords(client, 'lead_bookings', ids, { concurrency: lanes });
+          const { found } = settledReads(ids, got);
+          const written = await writeRecords(at, input.generation, found);
+          addTally(saved.tally, {
+            pages: 0,
+            requests: got.requests,
+            read: found.length,
+            written: written.written,
+            unchanged: written.unchanged,
+            refused: written.refused,
+          });
+          byIdRefusals.push(...written.refusals);
+          seen = await at.ledger.countSeen(scope, input.generation);
+        }
+      }
       if (seen >= total) completeUnread(plan, total);
     }
     const startedWithWork = !planComplete(plan);
@@ -154,7 +183,7 @@ export function createMirrorPage({
     // spaces the next try. Otherwise keep what was read and hand the cursor back.
     const [failure] = slice.failures;
     if (failure && slice.pages === 0 && slice.read === 0) throw failure;
-    const refusals = slice.refusals;
+    const refusals = [...byIdRefusals, ...slice.refusals];
     const tally = saved.tally;
     addTally(tally, slice);
     let done = planComplete(plan);
