@@ -46,7 +46,17 @@ export function isTransientDatabaseError(error: unknown): boolean {
   );
 }
 
+/**
+ * node-postgres's words when the server asks for a password (SCRAM) and the URL gave none:
+ * they name the protocol step, not what the user left out.
+ */
+const NO_PASSWORD = /client password must be a string/;
+
 /** The database's own words, without a stack: safe to show (no statement parameters). */
 export function databaseMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (NO_PASSWORD.test(message)) {
+    return 'the server asks for a password and the URL has none: add it to the URL (user:password before the @)';
+  }
+  return message;
 }

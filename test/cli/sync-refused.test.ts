@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mirrorRun, requireConnection } from '../../cli/sync.js';
+import { checkDestination, mirrorRun, requireConnection } from '../../cli/sync.js';
 import { loadConfig } from '../../config/index.js';
 import { connectClient } from '../../worker/temporal-client.js';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
 import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { closedPort } from '../helpers/ports.js';
+import { createTestDatabase } from '../helpers/postgres.js';
 
 /**
  * `ebsync sync` asked for what can never make progress (a connection that does not exist, a
@@ -127,6 +128,22 @@ describe('ebsync sync refuses what could never make progress', () => {
     expect(line).toContain('ECONNREFUSED');
     expect(output).not.toContain('s3cret-pw');
   }, 40_000);
+});
+
+describe('the destination check on a real Postgres', () => {
+  it('a URL without the password the server asks for says so, not the SCRAM words of the driver', async () => {
+    const url = new URL(await createTestDatabase('nopw'));
+    url.password = '';
+    const refusal = await checkDestination(url.href).then(
+      () => undefined,
+      (error: unknown) => (error as Error).message,
+    );
+    expect(refusal).toBe(
+      `cannot open destination ${url.href.replace('postgres@', '***@')}: the server asks for a password and the URL has none: ` +
+        'add it to the URL (user:password before the @); nothing was started ' +
+        '(opened from this machine: --no-check-destination skips the check)',
+    );
+  });
 });
 
 describe('ebsync sync --no-check-destination', () => {
