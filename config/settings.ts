@@ -207,7 +207,7 @@ export const SETTINGS: readonly Setting[] = [
     secret: true,
     default: 'sqlite:<EBSYNC_DATA_DIR>/store.db',
     description:
-      "Where the mirror's ledger lives: `sqlite:PATH`, or `postgres://…` so workers on many machines share one (its `?sslmode=` as libpq reads it: `disable`, `allow`, `prefer`, `require` (encrypts), `verify-ca` (with `sslrootcert`) or `verify-full` (also checks the server's name); any other value is refused; see docs/mirror.md). It may hold a password.",
+      "Where the mirror's ledger lives: `sqlite:PATH`, or `postgres://…` so workers on many machines share one (its `?sslmode=` as libpq reads it: `disable`, `allow`, `prefer`, `require` (encrypts), `verify-ca` (with `sslrootcert`) or `verify-full` (also checks the server's name), or node-postgres's own `no-verify` (encrypts, checks nothing); any other value is refused; see docs/mirror.md). It may hold a password.",
   },
   {
     env: 'EBSYNC_MIRROR_CONCURRENCY',
