@@ -20,10 +20,8 @@ import {
   type ReceiverStats,
 } from '../webhooks/receiver-stats.js';
 import { receiverStatsToken } from '../worker/receiver-stats-token.js';
-import {
-  webhookRegistrations,
-  webhookRegistrationsFile,
-} from '../worker/webhook-registrations-file.js';
+import { webhookRegistrationsFile } from '../worker/webhook-registrations-file.js';
+import { registeredConnectionIds } from '../store/webhook-registrations.js';
 import { listMirrorSchedules } from './schedule-views.js';
 import { configuredEndpoints, type EndpointView } from './webhook-automations.js';
 
@@ -300,14 +298,10 @@ export async function webhookSection(config: Config): Promise<WebhookReceiverVie
 
 /** The connections with webhooks registered in this data dir; none when it has no file. */
 function registeredConnections(config: Config): string[] {
-  if (!existsSync(webhookRegistrationsFile(config))) return [];
+  const file = webhookRegistrationsFile(config);
+  if (!existsSync(file)) return [];
   try {
-    const registrations = webhookRegistrations(config);
-    try {
-      return registrations.connectionIds();
-    } finally {
-      registrations.close();
-    }
+    return registeredConnectionIds(file);
   } catch {
     // Unreadable here (another user's file, say): the receiver's own line still shows.
     return [];

@@ -1,4 +1,5 @@
 import type { PayloadCodec } from '@temporalio/common';
+import Database from 'better-sqlite3';
 import { openSqliteFile } from './sqlite-files.js';
 import { bindSealedRows, openValue, sealedRowName, sealValue } from './sealed-values.js';
 
@@ -21,6 +22,29 @@ export interface WebhookRegistrations {
   put(connectionId: string, registration: WebhookRegistration): Promise<void>;
   remove(connectionId: string): boolean;
   close(): void;
+}
+
+/**
+ * The connections registered in `file`, read only: no codec, no table made, nothing written
+ * (the status page asks every few seconds). A file without the table holds none.
+ */
+export function registeredConnectionIds(file: string): string[] {
+  const db = new Database(file, { readonly: true, fileMustExist: true, timeout: 1_000 });
+  try {
+    const table = db
+      .prepare<[], number>(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'webhook_registrations'",
+      )
+      .pluck()
+      .get();
+    if (!table) return [];
+    return db
+      .prepare<[], string>('SELECT connection_id FROM webhook_registrations ORDER BY connection_id')
+      .pluck()
+      .all();
+  } finally {
+    db.close();
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import proto from '@temporalio/proto';
@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sqliteAutomationStore } from '../../store/automation-endpoints.js';
 import { sealValue } from '../../store/sealed-values.js';
 import {
+  registeredConnectionIds,
   sqliteWebhookRegistrations,
   type WebhookRegistration,
 } from '../../store/webhook-registrations.js';
@@ -124,5 +125,23 @@ describe('sealed values bound to their rows', () => {
     } finally {
       store.close();
     }
+  });
+});
+
+describe('the registered connections, read without the codec', () => {
+  it('lists them in name order, writing nothing, and none from a file without the table', async () => {
+    const file = join(dir, 'listed.db');
+    const store = sqliteWebhookRegistrations(file, codec);
+    await store.put('zeta', registration('zeta'));
+    await store.put('alpha', registration('alpha'));
+    // Read while the store has it open (its WAL in use), then after it closed (no -wal, -shm).
+    expect(registeredConnectionIds(file)).toEqual(['alpha', 'zeta']);
+    store.close();
+    const before = statSync(file).mtimeMs;
+    expect(registeredConnectionIds(file)).toEqual(['alpha', 'zeta']);
+    expect(statSync(file).mtimeMs).toBe(before);
+    const empty = join(dir, 'other.db');
+    new Database(empty).close();
+    expect(registeredConnectionIds(empty)).toEqual([]);
   });
 });
