@@ -230,7 +230,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
           reply,
           401,
           signed ? 'signature_invalid' : 'signature_missing',
-          error.message === SIGNATURE_MISMATCH
+          error.kind === 'mismatch'
             ? `${SIGNATURE_MISMATCH} as signed with this connection's secret, or the connection has no webhooks registered at this receiver`
             : error.message,
         );

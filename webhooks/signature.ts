@@ -13,6 +13,16 @@ export const SIGNATURE_MISMATCH = 'the signature does not match the body';
 export class SignatureError extends Error {
   override readonly name = 'SignatureError';
   readonly retryable = false;
+  /**
+   * `mismatch`: well-formed, but not made with the secret (or no secret is registered, which
+   * the receiver answers alike); `malformed`: missing, stale or unreadable headers.
+   */
+  constructor(
+    message: string,
+    readonly kind: 'mismatch' | 'malformed' = 'malformed',
+  ) {
+    super(message);
+  }
 }
 
 export type Headers = Readonly<Record<string, string | string[] | undefined>>;
@@ -126,7 +136,7 @@ function verifyHmac(
     const bytes = Buffer.from(candidate);
     return bytes.length === expected.length && timingSafeEqual(bytes, expected);
   });
-  if (!match) throw new SignatureError(SIGNATURE_MISMATCH);
+  if (!match) throw new SignatureError(SIGNATURE_MISMATCH, 'mismatch');
   return id;
 }
 
@@ -164,6 +174,6 @@ export function verifySignature(
     const given = Buffer.from(entry.slice(comma + 1));
     return given.length === expected.length && timingSafeEqual(given, expected);
   });
-  if (!match) throw new SignatureError(SIGNATURE_MISMATCH);
+  if (!match) throw new SignatureError(SIGNATURE_MISMATCH, 'mismatch');
   return id;
 }

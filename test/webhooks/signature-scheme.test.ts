@@ -47,7 +47,12 @@ function refusal(fn: () => unknown): string {
     fn();
   } catch (error) {
     expect(error).toBeInstanceOf(SignatureError);
-    return (error as Error).message;
+    // The receiver tells the two apart by kind, never by the words.
+    const { kind, message } = error as SignatureError;
+    expect(kind).toBe(
+      message === 'the signature does not match the body' ? 'mismatch' : 'malformed',
+    );
+    return message;
   }
   throw new Error('expected a SignatureError');
 }
