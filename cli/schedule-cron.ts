@@ -147,6 +147,9 @@ export function timezoneProblem(zone: string): string | undefined {
       const theirs = resolved.split('/')[i];
       return (
         /^[a-z]/.test(part) ||
+        // A word of four letters or more in capitals: no IANA name is written so ('US/PACIFIC',
+        // which ICU takes for its canonical 'America/Los_Angeles' and Temporal refuses).
+        (/[A-Z]{4,}/.test(part) && part === part.toUpperCase()) ||
         (theirs !== undefined && part !== theirs && part.toLowerCase() === theirs.toLowerCase())
       );
     });

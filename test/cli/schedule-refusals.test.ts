@@ -66,6 +66,7 @@ describe('ebsync schedule create --cron --timezone', { timeout: 60_000 }, () => 
       "--timezone 'europe/berlin' is not written as the IANA database writes it, and Temporal reads zone names in their exact case only: write it 'Europe/Berlin'",
     ],
     [['--cron', '0 3 * * *', '--timezone', 'utc'], "write it 'UTC'"],
+    [['--cron', '0 3 * * *', '--timezone', 'US/PACIFIC'], "write it 'America/Los_Angeles'"],
     [['--cron', '0 3 * * *', '--timezone', '+01:00'], "--timezone '+01:00' is an offset"],
     [
       ['--cron', '0 3 * * *', '--timezone', 'Mars/Base'],
@@ -79,6 +80,8 @@ describe('ebsync schedule create --cron --timezone', { timeout: 60_000 }, () => 
     ['0 3 * * MON-FRI', 'Europe/Berlin'],
     ['*/15 0-6 1,15 jan,jul sun', 'UTC'],
     ['0 3 * * *', 'Asia/Kolkata'],
+    ['0 3 * * *', 'US/Pacific'],
+    ['0 3 * * *', 'EST5EDT'],
   ] as const)('lets %j in %s through to Temporal', async ([cron, zone]) => {
     const result = await runCli(['schedule', 'create', '--cron', cron, '--timezone', zone], env);
     // Past the checks: this Temporal does not answer. A valid one created is in schedule.test.ts.
