@@ -1,5 +1,11 @@
 import { counted } from './counted.js';
-import { isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  isGrpcDeadlineError,
+  isGrpcServiceError,
+  ServiceError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { connectionGone } from '../activities/connection-tokens.js';
@@ -181,6 +187,9 @@ async function closedRun(
     outcome = { progress: await handle.result(), error: null };
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return { progress: null, error: null };
+    // Temporal not answering (or the report cancelled) says nothing of how the run ended: the
+    // report fails, and nothing is cached that a later report would show as the run's reason.
+    if (error instanceof ServiceError || isGrpcServiceError(error)) throw error;
     // A pass that failed or was canceled has no result; asked, a worker replays it and says
     // where it wrote and how far it got (unknown, as before, when none answers in time).
     const progress = await client
@@ -456,7 +465,27 @@ export async function collectStatus(
   options: {
     cache?: ClosedRunCache;
     runCache?: RunOutcomeCache;
+    /** Ends its Temporal calls (the status page closing). */
+    signal?: AbortSignal;
   } = {},
+): Promise<StatusReport> {
+  // Its sections are gathered at once; when one fails the report fails, and the others' calls
+  // are cancelled with it rather than left retrying for a report no one will read.
+  const gathering = new AbortController();
+  const signal = options.signal
+    ? AbortSignal.any([options.signal, gathering.signal])
+    : gathering.signal;
+  try {
+    return await client.withAbortSignal(signal, () => gatherStatus(client, config, options));
+  } finally {
+    gathering.abort();
+  }
+}
+
+async function gatherStatus(
+  client: Client,
+  config: Config,
+  options: { cache?: ClosedRunCache; runCache?: RunOutcomeCache },
 ): Promise<StatusReport> {
   const cache: ClosedRunCache =
     options.cache ?? new Map<string, Pick<PassView, 'progress' | 'error'>>();

@@ -10,7 +10,11 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { isLoopbackHost } from '../config/loopback.js';
-import { connectClient, TemporalUnreachableError } from '../worker/temporal-client.js';
+import {
+  connectClient,
+  TemporalUnreachableError,
+  withCallDeadlines,
+} from '../worker/temporal-client.js';
 import {
   connectionWorkflowId,
   setPausedUpdate,
@@ -42,6 +46,12 @@ import { requireWorkerOf } from './worker-check.js';
 import { defaultDestination, startOrAttach } from './sync.js';
 
 const REFRESH_MS = 2_000;
+/**
+ * How long each Temporal call of a refresh may take, retries included, unless it has its own
+ * deadline (a query a worker must answer has 10 s): Temporal out of reach turns the report
+ * stale within about this, not after the client's retries (45 to 60 s).
+ */
+export const REFRESH_CALL_DEADLINE_MS = 5_000;
 const HOUR_MS = 3_600_000;
 /** Schedule ids ebsync makes: sync-<connection>-<what>-<mode>[-<destination key>]. */
 const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
@@ -285,8 +295,9 @@ export async function startStatusServer(
     logger.warn({ err: error }, 'the status page could not answer a request');
   };
   const refresh = (): Promise<StatusReport> => {
-    inFlight ??= client
-      .withAbortSignal(stopping.signal, () => collectStatus(client, config, { cache, runCache }))
+    inFlight ??= withCallDeadlines(REFRESH_CALL_DEADLINE_MS, () =>
+      collectStatus(client, config, { cache, runCache, signal: stopping.signal }),
+    )
       .then((report) => {
         latest = report;
         collectError = null;
