@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { loadStartupConfig } from './startup-config.js';
 import { startDevServer, canConnect, type DevServer } from '../worker/dev-server.js';
+import { stopLeftServer } from '../worker/dev-server-guard.js';
 import { makeDataDir } from '../store/private-files.js';
 import { loggerFor, runWorker } from './worker.js';
 import { startWebhookReceiver, type RunningReceiver } from '../worker/webhook-receiver.js';
@@ -70,6 +71,9 @@ export function devAddress(flags: DevFlags, envAddress: string | undefined): str
   }
   return env;
 }
+/** Where `ebsync dev` records the dev server it started (worker/dev-server-guard.ts). */
+const serverRecordFile = (dataDir: string): string => join(dataDir, 'temporal-server.json');
+
 async function startFromFlags(
   flags: ServerFlags,
   dataDir: string,
@@ -95,6 +99,7 @@ async function startFromFlags(
       namespace: flags.namespace,
       onProgress: (line) => process.stderr.write(`${line}\n`),
       ownProcessGroup,
+      ...(ownProcessGroup ? { recordFile: serverRecordFile(dataDir) } : {}),
     });
   } catch (error) {
     // The probe of a port that could not be had (an --ip not of this machine, a name that
@@ -169,6 +174,15 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
   // An explicit --ip (0.0.0.0 included) is where the server listens; the address is where
   // this process reaches it.
   const listenIp = flags.ipGiven ? flags.ip : host === 'localhost' ? '127.0.0.1' : host;
+  // A server an earlier `ebsync dev` of this data dir started and did not stop (its process
+  // and the watchdog were both killed): it holds the port and the SQLite file, and would be
+  // taken below for someone else's. This start holds the data dir's lock, so it is stopped.
+  const left = await stopLeftServer(serverRecordFile(config.dataDir));
+  if (left !== undefined) {
+    process.stdout.write(
+      `Stopped the Temporal dev server (pid ${left}) that an earlier ebsync dev on this data dir left running\n`,
+    );
+  }
   let server: DevServer | undefined;
   if (await canConnect(host, Number(portText))) {
     logger.info({ address: config.temporal.address }, 'using the Temporal server already running');

@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
+import { once } from 'node:events';
 import { createServer, connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { makePrivateDir, tightenSqliteFiles } from '../store/private-files.js';
 import { childEnvironment } from './child-environment.js';
+import { WATCHDOG_SOURCE } from './dev-server-guard.js';
 import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.js';
 
 /** A port someone else holds: the user picks another; retrying will not help. */
@@ -32,6 +34,11 @@ export interface DevServerOptions {
    * when this process exits (not when it is killed by SIGKILL).
    */
   ownProcessGroup?: boolean;
+  /**
+   * With ownProcessGroup: the file (in the data dir) that records the server while it runs,
+   * for the next start to stop it should it outlive this process (worker/dev-server-guard.ts).
+   */
+  recordFile?: string;
 }
 
 export interface DevServer {
@@ -86,6 +93,12 @@ async function waitForPort(
       throw new TemporalCliError(`the Temporal dev server could not be started: ${failed.message}`);
     }
     if (child.exitCode !== null) {
+      // A watchdog's last word, why it could not start the server, may still be on its way.
+      if (child.connected) await once(child, 'disconnect');
+      const said = spawnError();
+      if (said) {
+        throw new TemporalCliError(`the Temporal dev server could not be started: ${said.message}`);
+      }
       throw new Error(`the Temporal dev server exited with code ${child.exitCode} while starting`);
     }
     if (await canConnect(host, port)) return;
@@ -169,34 +182,42 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     };
   }
 
-  const child = spawn(
-    executable.path,
-    [
-      'server',
-      'start-dev',
-      '--ip',
-      options.ip,
-      '--port',
-      String(options.port),
-      '--ui-port',
-      String(options.uiPort),
-      '--db-filename',
-      dbFilename,
-      '--namespace',
-      options.namespace,
-      // Its warnings are about its own internals (on Ctrl-C, a screenful of failed polls as it
-      // stops); errors still show.
-      '--log-level',
-      'error',
-      ...DEV_SERVER_ARGS,
-    ],
-    // None of ebsync's settings: they hold its secrets (worker/child-environment.ts).
-    {
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: childEnvironment(),
-      detached: options.ownProcessGroup === true,
-    },
-  );
+  const serverArgs = [
+    'server',
+    'start-dev',
+    '--ip',
+    options.ip,
+    '--port',
+    String(options.port),
+    '--ui-port',
+    String(options.uiPort),
+    '--db-filename',
+    dbFilename,
+    '--namespace',
+    options.namespace,
+    // Its warnings are about its own internals (on Ctrl-C, a screenful of failed polls as it
+    // stops); errors still show.
+    '--log-level',
+    'error',
+    ...DEV_SERVER_ARGS,
+  ];
+  // None of ebsync's settings: they hold its secrets (worker/child-environment.ts).
+  // Out of this process's group, the server is started by a watchdog that stops it when this
+  // process ends, even by SIGKILL, which no handler here hears (worker/dev-server-guard.ts).
+  const child = options.ownProcessGroup
+    ? spawn(
+        process.execPath,
+        ['-e', WATCHDOG_SOURCE, '--', options.recordFile ?? '', executable.path, ...serverArgs],
+        {
+          stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+          env: childEnvironment(),
+          detached: true,
+        },
+      )
+    : spawn(executable.path, serverArgs, {
+        stdio: ['ignore', 'inherit', 'inherit'],
+        env: childEnvironment(),
+      });
   // Out of its parent's process group, nothing else stops it when this process ends.
   const stopOnExit = (): void => {
     if (child.exitCode === null) child.kill('SIGTERM');
@@ -205,6 +226,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // A spawn that fails (EACCES, ENOENT) emits 'error', which unhandled would end this
   // process; it is this start's failure instead.
   let spawnError: Error | undefined;
+  // The watchdog says why it could not start the server as spawn itself would.
+  child.on('message', (message: { error?: unknown }) => {
+    if (typeof message.error === 'string') spawnError = new Error(message.error);
+  });
   const exited = new Promise<number | null>((r) => {
     child.once('error', (error) => {
       spawnError = error;
