@@ -128,12 +128,9 @@ const leads: ColumnSpec[] = [
   ...venue,
   num('venue_latitude', 'Venue latitude.'),
   num('venue_longitude', 'Venue longitude.'),
-  {
-    name: 'estimated_budget_cents',
-    type: 'cents',
-    from: 'estimated_budget',
-    description: 'Estimated budget, in cents.',
-  },
+  // The canonical record already names it so (records/canonical.ts, BARE_MONEY_FIELDS): a
+  // `from` of the service's 'estimated_budget' read an attribute no record has.
+  { name: 'estimated_budget_cents', type: 'cents', description: 'Estimated budget, in cents.' },
   int('estimated_number_guests', 'Estimated number of guests.'),
   text('subject', 'Subject of the enquiry.'),
   text('message', 'Message of the enquiry.'),

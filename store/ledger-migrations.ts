@@ -198,6 +198,16 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
         until timestamptz NOT NULL
       );`,
   },
+  {
+    version: 6,
+    name: 'leads written before their budget reached its column: written once more',
+    // Until this version the estimated_budget_cents column (and a CRM deal's amount) read an
+    // attribute the canonical record does not have, so every lead went out without its budget,
+    // and its hash says it is up to date. Forgotten hashes make the next pass write each lead
+    // again (Ledger.forgetHashes' sentinel); seen and deletion marks stay.
+    sqlite: `UPDATE ledger_entries SET content_hash = 'forgotten' WHERE resource = 'leads';`,
+    postgres: `UPDATE ledger_entries SET content_hash = 'forgotten' WHERE resource = 'leads';`,
+  },
 ];
 
 /** The migrations still to apply given the versions a database has, in order. */

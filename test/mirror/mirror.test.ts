@@ -17,6 +17,7 @@ import { createTestDatabase, queryDatabase } from '../helpers/postgres.js';
 import { runMirrorPass } from '../helpers/mirror-pass.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import { TABLES } from '../../destinations/tables.js';
 import { COMPLETE_TABLES, sourceIds } from './source-truth.js';
 
 const REACH = 100;
@@ -157,6 +158,27 @@ describe('mirrorWorkflow into SQLite (reach limit 100, 2,000 leads, 300 events)'
     expect(Number.isInteger(row?.balance_amount_due_cents)).toBe(true);
     const record = JSON.parse(String(row?.record)) as { id: string };
     expect(record.id).toBe(String(row?.id));
+  });
+
+  it('fills every column from the attribute of the record it names, as often as the record has it', () => {
+    for (const table of Object.values(TABLES)) {
+      for (const column of table.columns) {
+        const key = column.from ?? column.name;
+        const path = `'$.attributes.${key}'`;
+        const [row] = sqliteRows(
+          file(),
+          `SELECT count(json_type(record, ${path})) AS present,
+                  count(CASE WHEN json_type(record, ${path}) <> 'null' THEN 1 END) AS valued,
+                  count(${column.name}) AS filled
+           FROM ${table.table}`,
+        );
+        const counts = row as { present: number; valued: number; filled: number };
+        if (column.name.endsWith('_id') && counts.present === 0) continue; // from a relationship
+        // A column whose attribute no record carries reads nothing, ever (a stale `from`).
+        expect(counts.present, `${table.table}.${column.name} reads '${key}'`).toBeGreaterThan(0);
+        expect(counts.filled, `${table.table}.${column.name}`).toBe(counts.valued);
+      }
+    }
   });
 
   it('writes nothing on a second pass over unchanged data, then exactly the 5 leads edited', async () => {

@@ -334,6 +334,23 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       );
     });
 
+    it('writes every lead once more after version 6, whose column of the budget read nothing before', async () => {
+      const events: LedgerScope = { ...scope, resource: 'events' };
+      await ledger.recordWritten({ ...scope, resource: 'leads' }, 1, [
+        { id: '1', hash: 'a', destinationKey: '1' },
+      ]);
+      await ledger.recordWritten(events, 1, [{ id: '1', hash: 'a', destinationKey: '1' }]);
+      await ledger.close();
+      // A store from before version 6.
+      await backend.query(location, 'DELETE FROM schema_migrations WHERE version = 6');
+      ledger = await backend.open(location);
+      const leads = await ledger.classify({ ...scope, resource: 'leads' }, [
+        { id: '1', hash: 'a' },
+      ]);
+      expect(leads[0]?.state).toBe('changed');
+      expect((await ledger.classify(events, [{ id: '1', hash: 'a' }]))[0]?.state).toBe('unchanged');
+    });
+
     it('hands out one request slot per interval per connection, to every opener of the store', async () => {
       // Long intervals, so the milliseconds the calls themselves take cannot blur the slots.
       const interval = 10_000;
