@@ -1,6 +1,7 @@
 import { ScheduleNotFoundError, type Client, type ScheduleDescription } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import { PayloadDecryptionError } from '../worker/codec.js';
+import { ValueError } from '@temporalio/common';
+import { ENCRYPTED_ENCODING, PayloadDecryptionError } from '../worker/codec.js';
 
 /*
  * The mirror schedules as ebsync shows them (`ebsync schedule list|describe`, the status):
@@ -125,7 +126,12 @@ export async function listMirrorSchedules(
           await decodeMapFromPayloads(client.options.loadedDataConverter, raw.memo?.fields),
         );
       } catch (error) {
-        if (!(error instanceof PayloadDecryptionError)) throw error;
+        // Sealed with a key this process lacks, or read by a client with no codec at all (the
+        // converter then meets the sealed encoding): not this deployment's to list.
+        const sealed =
+          error instanceof PayloadDecryptionError ||
+          (error instanceof ValueError && error.message.includes(ENCRYPTED_ENCODING));
+        if (!sealed) throw error;
         sealedOtherwise += 1;
         continue;
       }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { listMirrorSchedules } from '../../cli/schedule-views.js';
 import { EncryptionCodec } from '../../worker/codec.js';
 import { findTemporalCli } from '../../worker/temporal-cli.js';
 import { freePort, runCli } from '../helpers/cli.js';
@@ -87,4 +88,13 @@ it('reports with no worker polling, the missing worker listed first among the pr
   expect(list.stderr).toBe(
     "ebsync: 1 schedule in this namespace is sealed with encryption keys this command does not have (another deployment's, or a key no longer in EBSYNC_ENCRYPTION_KEYS): not listed\n",
   );
+});
+
+it('counts a sealed schedule as not listed for a client with no codec at all, too', async () => {
+  // The converter then meets the sealed encoding itself (a ValueError, not a decryption
+  // error): the shared run's status tests, with the harness's client, failed on one.
+  const plain = new Client({ connection: server!.connection });
+  const { views, sealedOtherwise } = await listMirrorSchedules(plain);
+  expect(views).toEqual([]);
+  expect(sealedOtherwise).toBe(1);
 });
