@@ -82,13 +82,21 @@ export const BAR_CELLS = 40;
  * done for minutes. So a pass not done stops one cell of `cells` short.
  */
 export function barFraction(
-  p: Pick<MirrorProgress, 'phase' | 'counts'>,
+  p: Pick<MirrorProgress, 'phase' | 'counts' | 'partitions'>,
   cells: number = BAR_CELLS,
 ): number {
   if (p.phase === 'done' || p.phase === 'incomplete') return 1;
   const c = p.counts;
   const share = c.expected > 0 ? Math.min(1, (c.read + c.unreachable) / c.expected) : 0;
-  return Math.min(share, (cells - 1) / cells);
+  // Early in a pass only the small lists may have counted: read against their count alone,
+  // the bar stood nearly full while the leads were still to come. It is weighed by the share
+  // of the counted lists whose count is known.
+  const countable = p.partitions.total - (p.partitions.uncounted ?? 0);
+  const known =
+    p.partitions.counted === undefined || countable <= 0
+      ? 1
+      : Math.min(1, p.partitions.counted / countable);
+  return Math.min(share * known, (cells - 1) / cells);
 }
 
 /** ', ETA 4m58s' while a pass is at work and its ETA is known; '' once it is over. */

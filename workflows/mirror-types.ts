@@ -165,7 +165,17 @@ export interface MirrorProgress {
    * `uncounted`: partitions not done yet that read records no list counts (absent from
    * workers before it was kept: none).
    */
-  partitions: { total: number; done: number; uncounted?: number };
+  partitions: {
+    total: number;
+    done: number;
+    uncounted?: number;
+    /**
+     * Partitions done, and those not done whose list's count is known (a page of it read):
+     * until all counted ones are known, what was read is measured against part of the pass
+     * (absent from older workers).
+     */
+    counted?: number;
+  };
   counts: MirrorCounts;
   gaps: string[];
   /** Why the destination refused records, one line each (the first 20 of the pass). */

@@ -87,6 +87,8 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
         total: state?.partitions.length ?? 0,
         done: state?.partitions.filter((p) => p.done).length ?? 0,
         uncounted,
+        counted:
+          state?.partitions.filter((p) => p.done || (!p.uncounted && p.expected > 0)).length ?? 0,
       },
       counts: { ...counts },
       gaps: state?.gaps ?? [],

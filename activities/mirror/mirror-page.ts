@@ -86,6 +86,7 @@ export function createMirrorPage({
   learnedLanes,
   pagesPerActivity,
   readByIdMs,
+  sliceMs,
   open,
   scopeOf,
 }: PassTools) {
@@ -158,6 +159,7 @@ export function createMirrorPage({
         maxLanes,
         budget: pagesPerActivity,
         readByIdMs,
+        sliceMs,
         onProgress: heartbeatEvery(ctx),
         onLanes: (inFlight) => {
           const before = learnedLanes.get(input.connectionId) ?? lanes;

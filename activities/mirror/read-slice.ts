@@ -64,6 +64,12 @@ export interface SliceOptions {
    * which reads only the records this one did not (absent: no limit).
    */
   readByIdMs?: number;
+  /**
+   * After this long the slice starts no more pages; those in flight are written and kept. A
+   * pass's progress moves when a slice returns, so against a slow service a slice of many
+   * pages left it standing while thousands of rows were written (absent: no limit).
+   */
+  sliceMs?: number;
   /** Called as work moves (heartbeats). */
   onProgress?: () => void;
 }
@@ -112,6 +118,8 @@ export async function readSlice(
   const readByIdUntil =
     options.readByIdMs === undefined ? undefined : Date.now() + options.readByIdMs;
   const pastReadById = () => readByIdUntil !== undefined && Date.now() >= readByIdUntil;
+  const sliceUntil = options.sliceMs === undefined ? undefined : Date.now() + options.sliceMs;
+  const pastSlice = () => sliceUntil !== undefined && Date.now() >= sliceUntil;
   // Reads by id of this slice, shared by pages naming the same record.
   const askedById = new Map<string, Promise<ManyRead>>();
   // Leads counted as first seen in this slice (the ledger knows those of earlier slices).
@@ -232,6 +240,7 @@ export async function readSlice(
     if (stopped) return;
     // A page started now would find no time left to read the records it names.
     if (started > 0 && BY_ID[resource] && pastReadById()) return;
+    if (started > 0 && pastSlice()) return;
     const byBudget = Math.ceil((options.budget * lanes.lanes) / options.lanes) - started;
     if (byBudget <= 0) return;
     const byLanes = Math.max(0, lanes.lanes - inFlight.size);

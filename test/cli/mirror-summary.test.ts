@@ -118,6 +118,30 @@ describe("a running pass's progress bar", () => {
     // The status page's bar in percent: 99 at most until done.
     expect(barFraction(at('reading', 4116, 3816), 100)).toBe(0.99);
   });
+
+  it('weighs what was read by the share of the lists whose count is known', () => {
+    // Appointments and event bookings counted and read; leads and their bookings not yet
+    // asked: the bar stood nearly full at a pass's start.
+    const early = finished({
+      phase: 'reading',
+      counts: { ...emptyCounts(), read: 62, expected: 51 },
+      partitions: { total: 4, done: 0, uncounted: 0, counted: 1 },
+    });
+    expect(barFraction(early)).toBe(0.25);
+    const known = finished({
+      phase: 'reading',
+      counts: { ...emptyCounts(), read: 1908, expected: 3816 },
+      partitions: { total: 4, done: 1, uncounted: 1, counted: 3 },
+    });
+    expect(barFraction(known)).toBe(0.5);
+    // Older workers do not say: as before.
+    const older = finished({
+      phase: 'reading',
+      counts: { ...emptyCounts(), read: 1908, expected: 3816 },
+      partitions: { total: 4, done: 1 },
+    });
+    expect(barFraction(older)).toBe(0.5);
+  });
 });
 
 describe("a mirror pass's ETA", () => {

@@ -44,6 +44,8 @@ export interface DriveOptions {
   maxPagesInFlight?: number;
   /** How long one activity reads records by id (MirrorDeps.readByIdMs). */
   readByIdMs?: number;
+  /** How long one activity starts pages (MirrorDeps.sliceMs). */
+  sliceMs?: number;
   /** Default full. */
   mode?: MirrorMode;
 }
@@ -155,6 +157,7 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
       ? { maxPagesInFlight: options.maxPagesInFlight }
       : {}),
     ...(options.readByIdMs !== undefined ? { readByIdMs: options.readByIdMs } : {}),
+    ...(options.sliceMs !== undefined ? { sliceMs: options.sliceMs } : {}),
   });
   const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
   /** One activity call in an activity's context (heartbeats, its logger), as a worker runs it. */
