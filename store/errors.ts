@@ -50,12 +50,18 @@ export class CheckpointConflictError extends StoreError {
   readonly retryable = true;
 }
 
+/**
+ * `store` is where the worker looked (no credentials): a worker whose EBSYNC_STORE_URL differs
+ * from the one the pass began in meets this on every step, and only the store names the cause.
+ */
 export function passSuperseded(
   key: { connectionId: string; pass: string },
   generation: number,
+  store: string,
 ): PassSupersededError {
   return new PassSupersededError(
-    `pass ${key.pass} generation ${generation} of connection ${key.connectionId} is no longer the open pass`,
+    `pass ${key.pass} generation ${generation} of connection ${key.connectionId} is no longer the open pass in the store ${store}: ` +
+      `a newer pass of this mirror began, or this worker's EBSYNC_STORE_URL is not the store the pass began in (every worker of a task queue must share one)`,
   );
 }
 

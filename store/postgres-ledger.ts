@@ -102,6 +102,7 @@ export async function openPostgresLedger(
 ): Promise<Ledger> {
   const pool = await openMigratedPool(url, 'ebsync-store', options.maxConnections);
   const run = postgresCall;
+  const location = postgresIdentity(url);
 
   const selectEntries = async (scope: LedgerScope, ids: readonly string[]) =>
     (
@@ -146,7 +147,7 @@ export async function openPostgresLedger(
     });
 
   return {
-    location: postgresIdentity(url),
+    location,
     classify: (scope, items) =>
       run(async () => {
         if (items.length === 0) return [];
@@ -307,7 +308,7 @@ export async function openPostgresLedger(
           // The pass row is locked first, as beginPass and completePass lock it: a save never
           // lands in a pass that was restarted or completed meanwhile.
           const pass = await selectPass(client, key, true);
-          if (pass?.open_generation !== generation) throw passSuperseded(key, generation);
+          if (pass?.open_generation !== generation) throw passSuperseded(key, generation, location);
           const { rows } = await client.query<{ generation: number; version: number }>(
             `SELECT generation, version FROM pass_checkpoints WHERE ${PASS} AND partition = $4`,
             [...passParams(key), partition],
@@ -375,7 +376,7 @@ export async function openPostgresLedger(
           }
           const row = await selectPass(client, key);
           if (row?.completed_generation === generation && row.open_generation === null) return;
-          throw passSuperseded(key, generation);
+          throw passSuperseded(key, generation, location);
         }),
       ),
     passStatus: (key) => run(async () => passStatusOf(passRow(await selectPass(pool, key)))),

@@ -71,6 +71,7 @@ export function migrateSqliteStore(db: Database.Database): void {
  * processes on that machine may share the file; writers take turns.
  */
 export function openSqliteLedger(file: string): Ledger {
+  const location = sqliteIdentity(file);
   let db: Database.Database;
   try {
     db = openSqliteFile(file);
@@ -211,7 +212,7 @@ export function openSqliteLedger(file: string): Ledger {
       at: number,
     ): number => {
       const row = stmt.pass.get(...passParams(key));
-      if (row?.open_generation !== generation) throw passSuperseded(key, generation);
+      if (row?.open_generation !== generation) throw passSuperseded(key, generation, location);
       const saved = stmt.checkpoint.get(...passParams(key), partition);
       const current = saved?.generation === generation ? saved.version : 0;
       if (replaces !== undefined && replaces !== current) {
@@ -236,7 +237,7 @@ export function openSqliteLedger(file: string): Ledger {
     }
     const row = stmt.pass.get(...passParams(key));
     if (row?.completed_generation === generation && row.open_generation === null) return;
-    throw passSuperseded(key, generation);
+    throw passSuperseded(key, generation, location);
   });
 
   const upsertAll = db.transaction(
@@ -250,7 +251,7 @@ export function openSqliteLedger(file: string): Ledger {
   const run = sqliteCall;
 
   return {
-    location: sqliteIdentity(file),
+    location,
     classify: (scope, items) =>
       run(() => {
         if (items.length === 0) return [];

@@ -265,6 +265,11 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
         PassSupersededError,
       );
       await expect(ledger.completePass(pass, old.generation)).rejects.toThrow(PassSupersededError);
+      // It names the store, which is the cause when workers of a task queue do not share one.
+      await expect(ledger.completePass(pass, old.generation)).rejects.toThrow(
+        `is no longer the open pass in the store ${ledger.location}: a newer pass of this mirror began, or this worker's EBSYNC_STORE_URL is not the store the pass began in`,
+      );
+      expect(ledger.location).not.toMatch(/:[^/@]*@/);
       expect(await ledger.readCheckpoints(pass)).toMatchObject({
         generation: fresh.generation,
         checkpoints: {},
