@@ -108,6 +108,8 @@ interface Verdict {
   paused: boolean;
   /** When the workflow was last asked whether it still holds (a reconnect ends it early). */
   checkedAt: number;
+  /** That question while it is under way: whoever asks meanwhile waits for its answer. */
+  checking?: Promise<boolean>;
 }
 
 /** A kept "not active" verdict is checked against the workflow's state at most this often. */
@@ -139,12 +141,8 @@ export class ConnectionTokens {
   async get(connectionId: string, request: TokenRequestArgs = {}): Promise<IssuedCredentials> {
     const verdict = this.verdicts.get(connectionId);
     if (verdict && verdict.until > Date.now()) {
-      // A reconnect (or resume) made since is seen within a second, not after the verdict's TTL.
-      if (Date.now() - verdict.checkedAt < VERDICT_CHECK_MS) throw this.failure(verdict);
-      verdict.checkedAt = Date.now();
-      const { state } = await this.stateOf(connectionId);
-      if (state !== 'active') throw this.failure(verdict);
-      this.verdicts.delete(connectionId);
+      if (await this.stillHolds(connectionId, verdict)) throw this.failure(verdict);
+      if (this.verdicts.get(connectionId) === verdict) this.verdicts.delete(connectionId);
     }
     const cached = this.cache.get(connectionId);
     const rejected =
@@ -218,6 +216,26 @@ export class ConnectionTokens {
       .catch(async (error: unknown) => {
         throw await connectionFailure(this.client, connectionId, error);
       });
+  }
+
+  /**
+   * Whether a kept verdict still holds. A reconnect (or resume) made since is seen within a
+   * second, not after the verdict's TTL. The activities of a sync start together: those that
+   * ask while one of them re-checks wait for its answer, since the verdict they would otherwise
+   * take is the very one being checked, and after a reconnect it fails them for good.
+   */
+  private stillHolds(connectionId: string, verdict: Verdict): Promise<boolean> {
+    if (verdict.checking) return verdict.checking;
+    if (Date.now() - verdict.checkedAt < VERDICT_CHECK_MS) return Promise.resolve(true);
+    // When asked, not when answered: a reconnect made during the query is seen a second on.
+    verdict.checkedAt = Date.now();
+    const checking = this.stateOf(connectionId)
+      .then(({ state }) => state !== 'active')
+      .finally(() => {
+        delete verdict.checking;
+      });
+    verdict.checking = checking;
+    return checking;
   }
 
   private failure(verdict: Verdict): ApplicationFailure {

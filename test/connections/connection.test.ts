@@ -246,6 +246,31 @@ describe('connection workflow: one token owner per connection', () => {
     }
   });
 
+  it('reconnected after a revoked grant: the same worker runs many activities at once with the new grant a second later', async () => {
+    const e = await makeSandbox(3600);
+    try {
+      const w = await startWorker(e);
+      await connect(e, 'revoked-busy');
+      expect(await probe(e, 'revoked-busy', 3)).toEqual([LEAD_EMAIL, LEAD_EMAIL, LEAD_EMAIL]);
+      for (const grant of e.sb.admin.grants({ appId: e.appId })) e.sb.admin.disconnect(grant.id);
+      // The worker learns "needs_reauth" from a sync's own refusal, and keeps that verdict.
+      await expect(probe(e, 'revoked-busy', 1)).rejects.toBeInstanceOf(WorkflowFailedError);
+      expect((await status('revoked-busy')).state).toBe('needs_reauth');
+
+      await connectionHandle('revoked-busy').executeUpdate(reconnectUpdate, {
+        args: [{ credentials: installCredentials(e).credentials }],
+      });
+      // docs/connections.md: workers see a reconnect within a second. Every one of a sync's
+      // activities that start together must, not only the first to ask.
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect(await probe(e, 'revoked-busy', 12)).toEqual(Array(12).fill(LEAD_EMAIL));
+      expect((await status('revoked-busy')).state).toBe('active');
+      await stopWorker(w);
+    } finally {
+      await e.sb.close();
+    }
+  });
+
   it('survives a worker killed during a refresh without losing the rotated refresh token', async () => {
     const e = await makeSandbox(3600);
     try {
