@@ -1,17 +1,8 @@
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { makeDataDir } from '../store/private-files.js';
+import { processRuns } from '../worker/dev-server-guard.js';
 import { UserError } from './errors.js';
-
-/** Whether a process with this id runs (EPERM: it does, under another user). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * One `ebsync dev` per data directory: a second one on the same directory used to start a
@@ -47,7 +38,7 @@ export function lockDataDir(dataDir: string): () => void {
     } catch {
       // removed in between: try again
     }
-    if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+    if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && processRuns(pid)) {
       throw new UserError(
         `ebsync dev is already running on data dir ${resolve(dataDir)} (pid ${pid}); ` +
           'stop it first, or give this one another EBSYNC_DATA_DIR',

@@ -24,6 +24,8 @@ export interface WebhookRegistrations {
   close(): void;
 }
 
+const CONNECTION_IDS = 'SELECT connection_id FROM webhook_registrations ORDER BY connection_id';
+
 /**
  * The connections registered in `file`, read only: no codec, no table made, nothing written
  * (the status page asks every few seconds). A file without the table holds none.
@@ -38,10 +40,7 @@ export function registeredConnectionIds(file: string): string[] {
       .pluck()
       .get();
     if (!table) return [];
-    return db
-      .prepare<[], string>('SELECT connection_id FROM webhook_registrations ORDER BY connection_id')
-      .pluck()
-      .all();
+    return db.prepare<[], string>(CONNECTION_IDS).pluck().all();
   } finally {
     db.close();
   }
@@ -65,9 +64,7 @@ export function sqliteWebhookRegistrations(
     'INSERT OR REPLACE INTO webhook_registrations (connection_id, sealed, updated_at) VALUES (?, ?, ?)',
   );
   const remove = db.prepare('DELETE FROM webhook_registrations WHERE connection_id = ?');
-  const ids = db
-    .prepare<[], string>('SELECT connection_id FROM webhook_registrations ORDER BY connection_id')
-    .pluck();
+  const ids = db.prepare<[], string>(CONNECTION_IDS).pluck();
   const rowName = (connectionId: string) => sealedRowName('webhook_registrations', [connectionId]);
   let bound: Promise<void> | undefined;
   const ready = () =>

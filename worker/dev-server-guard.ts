@@ -104,7 +104,8 @@ function commandLine(pid: number): string[] | undefined {
   return ps.status === 0 && ps.stdout.trim() ? ps.stdout.trim().split(/\s+/) : undefined;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this id runs (EPERM: it does, under another user). */
+export function processRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -115,10 +116,10 @@ function alive(pid: number): boolean {
 
 async function gone(pid: number, withinMs: number): Promise<boolean> {
   for (const until = Date.now() + withinMs; Date.now() < until;) {
-    if (!alive(pid)) return true;
+    if (!processRuns(pid)) return true;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return !alive(pid);
+  return !processRuns(pid);
 }
 
 /**
