@@ -19,7 +19,7 @@ import { STAMP_FILE, isFresh } from './build-state.js';
 // checks a started worker against it); both read these only when the process starts.
 // A value of the user's wins.
 const WORKER_NODE_FLAGS = ['--max-semi-space-size=4'];
-const WORKER_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' };
+const WORKER_ENV = { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072' };
 const WORKER_COMMANDS = new Set(['dev', 'worker']);
 
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
