@@ -215,6 +215,18 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     expect(result.stderr).toBe('ebsync: --rewrite starts a pass and does not go with --status\n');
   });
 
+  it.for([['--help'], ['--version'], ['keygen'], ['sync', '--help']])(
+    '%j into a reader that is already gone (`| head`): no stack trace, exit 0',
+    async (args, { expect }) => {
+      const cli = new CliProcess(args);
+      // Closed before the process has started: its first write meets EPIPE.
+      cli.child.stdout?.destroy();
+      const result = await cli.exited;
+      expect(result.stderr).toBe('');
+      expect({ code: result.code, signal: result.signal }).toEqual({ code: 0, signal: null });
+    },
+  );
+
   it('doctor against a port nobody listens on says it cannot reach Temporal and exits 1', async ({
     expect,
   }) => {
