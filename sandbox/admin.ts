@@ -7,6 +7,7 @@ import type { Identity } from './identity.js';
 import type { GrantInfo, OAuthAppRow, OAuthServer, TokenResponse } from './oauth.js';
 import { PERMISSIONS } from './permissions.js';
 import type { FaultSettings } from './traffic.js';
+import { checkRecordPatch } from './record-patch.js';
 import type { DeliveryAttempt, WebhookDispatcher, WebhookEndpoint } from './webhooks.js';
 
 /** The sandbox clock stays before this (9999-01-01): its ISO times keep four-digit years. */
@@ -311,10 +312,9 @@ export class SandboxAdmin {
   }
 
   patchRecord(type: string, id: number, attributes: Record<string, unknown>): RecordOut {
-    if ('id' in attributes && attributes.id !== id) {
-      new FieldErrors().add('id', 'cannot be changed').throwIfAny();
-    }
-    return recordOut(this.ctx.records.update(this.stored(type, id), attributes));
+    const record = this.stored(type, id);
+    checkRecordPatch(type, id, record.attrs, attributes);
+    return recordOut(this.ctx.records.update(record, attributes));
   }
 
   deleteRecord(type: string, id: number, options: { hard?: boolean } = {}): void {

@@ -333,8 +333,81 @@ describe('records', () => {
       json: { attributes: { id: 5 } },
     });
     expect(idChange.status).toBe(422);
+    expect(idChange.body.errors).toEqual({ 'attributes.id': ['id cannot be changed'] });
     expect((await admin('GET', '/records/lead/-1')).status).toBe(400);
     expect((await admin('GET', '/records/Lead!/1')).status).toBe(400);
+  });
+
+  it('refuses a patch the service could not serve: unknown attribute, other kind, off-spec value', async () => {
+    const lead = t.sb.ctx.records.insert('lead', t.sb.businessId, (id) => ({
+      id,
+      email: 'kept@example.com',
+      notes: null,
+      times_contacted: 2,
+    }));
+    const changes: string[] = [];
+    const stop = t.sb.ctx.records.onChange((c) => changes.push(`${c.type}.${c.action}`));
+    try {
+      const res = await admin('PATCH', `/records/lead/${lead.id}`, {
+        json: {
+          attributes: { emial: 'x@example.com', email: 123, times_contacted: 1.5, notes: 'ok' },
+        },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body).toEqual({
+        meta: { status: 'error' },
+        errors: {
+          'attributes.emial': ['emial is not an attribute of this lead'],
+          'attributes.email': ['email must be a string, as stored'],
+          'attributes.times_contacted': [
+            "times_contacted is refused by the spec's lead.times_contacted",
+          ],
+        },
+      });
+      // Nothing of a refused patch is written, not even its good part.
+      expect(t.sb.ctx.records.get('lead', t.sb.businessId, lead.id)?.attrs).toEqual(lead.attrs);
+      expect(changes).toEqual([]);
+
+      // Clearing a value and filling an empty one are staff edits.
+      const ok = await admin('PATCH', `/records/lead/${lead.id}`, {
+        json: { attributes: { notes: 'called back', email: null } },
+      });
+      expect(ok.status).toBe(200);
+      expect(changes).toEqual(['lead.updated']);
+    } finally {
+      stop();
+    }
+  });
+
+  it('takes back every attribute of the records it generated, unchanged', async () => {
+    const seeded = await startTestSandbox({ seed: { leads: 30, seed: 'patch-back' } });
+    try {
+      const types = ['lead', 'lead_booking', 'event', 'event_booking', 'appointment'];
+      for (const type of types) {
+        const row = seeded.sb.ctx.db
+          .prepare('SELECT id FROM records WHERE type = ? AND deleted_at IS NULL LIMIT 1')
+          .get(type) as { id: number } | undefined;
+        expect(row, type).toBeDefined();
+        const path = `/admin/records/${type}/${row?.id}`;
+        const headers = { 'x-admin-token': seeded.sb.adminToken };
+        const read = await seeded.request('GET', path, { key: null, headers });
+        const back = await seeded.request('PATCH', path, {
+          key: null,
+          headers,
+          json: { attributes: read.body.attributes },
+        });
+        expect({ type, status: back.status, body: back.status === 200 ? null : back.body }).toEqual(
+          {
+            type,
+            status: 200,
+            body: null,
+          },
+        );
+      }
+      expect(seeded.internalErrors).toEqual([]);
+    } finally {
+      await seeded.close();
+    }
   });
 });
 
