@@ -30,6 +30,8 @@ export interface DrainCarried {
    * otherwise grow the list for hours, past what a run's input may carry.
    */
   leftovers: boolean;
+  /** Notices held back (seq, when they may be tried again, the wait that led there). */
+  held?: [number, { untilMs: number; waitMs: number }][];
 }
 
 /** What a wake-up says: notices are waiting, and where the connection's records go now. */
@@ -41,7 +43,7 @@ export interface DrainWake {
 export interface DrainStatus {
   connectionId: string;
   totals: DrainTotals;
-  /** Why the last batch could not read some records (the service refused), or null. */
+  /** Why the last batch could not read some records (refused, or answered out of spec), or null. */
   lastRefusal: string | null;
   /** Epoch ms of the last batch that took notices; null before any. */
   lastBatchAt: number | null;

@@ -45,9 +45,18 @@ const { forwardChanges, forwardLeftovers } = proxyActivities<AutomationActivitie
 
 /** Without a wake-up, the inbox is checked this often. */
 const CHECK_EVERY_MS = 60_000;
-/** After a batch the service refused whole (a revoked grant), the next waits this, doubling. */
+/**
+ * After a batch the service refused whole (a revoked grant), the next waits this, doubling.
+ * A notice whose record alone could not be read (its answer out of spec) is held back as long,
+ * doubling per notice, while the others go on.
+ */
 const REFUSAL_WAIT_MS = 30_000;
 const MAX_REFUSAL_WAIT_MS = 5 * 60_000;
+/** Notices held back at most; past it, the drain waits as for a refusal of the connection. */
+const MAX_HELD = 500;
+
+const nextWait = (lastMs: number): number =>
+  Math.min(MAX_REFUSAL_WAIT_MS, Math.max(REFUSAL_WAIT_MS, 2 * lastMs));
 
 /**
  * Applies one connection's webhook notices (DESIGN decision 3). The receiver stores each
@@ -68,6 +77,8 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
   let lastRefusal: string | null = null;
   let lastBatchAt: number | null = null;
   let refusalWaitMs = 0;
+  // Notice seq -> when it may be tried again and the wait that led there (doubling).
+  const held = new Map<number, { untilMs: number; waitMs: number }>(input.carried?.held ?? []);
 
   const pace = new Pace(connectionId, { cutOnRepeat: true });
   setHandler(rateLimitedSignal, (signal) => pace.onLimit(signal, Date.now()));
@@ -108,7 +119,7 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
 
   const waitAfterRefusal = async (why: string): Promise<void> => {
     lastRefusal = why;
-    refusalWaitMs = Math.min(MAX_REFUSAL_WAIT_MS, Math.max(REFUSAL_WAIT_MS, 2 * refusalWaitMs));
+    refusalWaitMs = nextWait(refusalWaitMs);
     log.warn('webhook notices wait: the service refused to let them be read', {
       error: why,
       waitMs: refusalWaitMs,
@@ -117,19 +128,64 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
     woken = true;
   };
 
+  /** Seqs still held back; those whose wait is over are tried again in the next batch. */
+  const holding = (): number[] => {
+    const now = Date.now();
+    return [...held].filter(([, h]) => h.untilMs > now).map(([seq]) => seq);
+  };
+  const nextCheckMs = (): number => {
+    const now = Date.now();
+    let ms = input.checkEveryMs ?? CHECK_EVERY_MS;
+    for (const h of held.values()) ms = Math.min(ms, Math.max(0, h.untilMs - now));
+    return ms;
+  };
+  const hold = (seqs: readonly number[], why: string): void => {
+    const now = Date.now();
+    let longest = 0;
+    for (const seq of seqs) {
+      const waitMs = nextWait(held.get(seq)?.waitMs ?? 0);
+      held.set(seq, { untilMs: now + waitMs, waitMs });
+      longest = Math.max(longest, waitMs);
+    }
+    log.warn('webhook notices of records that could not be read wait; the others go on', {
+      error: why,
+      notices: seqs.length,
+      waitMs: longest,
+    });
+  };
+
   for (let batch = 1; ; batch++) {
-    if (!woken) await condition(() => woken, input.checkEveryMs ?? CHECK_EVERY_MS);
+    if (!woken) await condition(() => woken, Math.max(1, nextCheckMs()));
     woken = false;
     const batchKey = `${workflowInfo().runId}-${batch}`;
+    const heldNow = holding();
     try {
-      const out = await batchCalls(pace).drainInbox({ connectionId, destination, batchKey });
+      const out = await batchCalls(pace).drainInbox({
+        connectionId,
+        destination,
+        batchKey,
+        ...(heldNow.length > 0 ? { held: heldNow } : {}),
+      });
+      // Tried again in this batch (their wait was over) and read this time: let go.
+      const still = new Set(out.unreadableSeqs ?? []);
+      const passedBy = new Set(heldNow);
+      for (const seq of [...held.keys()]) {
+        if (!passedBy.has(seq) && !still.has(seq)) held.delete(seq);
+      }
       // A result of a worker before drain sessions counts no batches: it was one.
       totals.batches += out.batches ?? 1;
       addDrainCounts(totals, out);
       if (out.notices > 0) lastBatchAt = Date.now();
       if (out.owed > 0) forwarded(batchKey, forwardChanges({ connectionId, batchKey }));
-      if (out.refusal !== null && out.notices === 0) await waitAfterRefusal(out.refusal);
-      else {
+      const ownRefusals = out.refusalScope === 'records' && still.size > 0;
+      if (ownRefusals && held.size + still.size <= MAX_HELD) {
+        lastRefusal = out.refusal;
+        hold([...still], out.refusal ?? 'unreadable');
+        refusalWaitMs = 0;
+        if (out.more) woken = true;
+      } else if (out.refusal !== null && out.notices === 0) {
+        await waitAfterRefusal(out.refusal);
+      } else {
         if (out.refusal !== null) lastRefusal = out.refusal;
         refusalWaitMs = 0;
         if (out.more) woken = true;
@@ -149,7 +205,7 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       await continueAsNew<typeof webhookDrainWorkflow>({
         ...input,
         destination,
-        carried: { totals, woken, leftovers: forwarding.size > 0 },
+        carried: { totals, woken, leftovers: forwarding.size > 0, held: [...held] },
       });
     }
   }

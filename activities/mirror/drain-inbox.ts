@@ -1,6 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { PayloadCodec } from '@temporalio/common';
-import { AuthenticationError } from '../../api/errors.js';
+import { AuthenticationError, PermissionError } from '../../api/errors.js';
 import { sendsTo, type AutomationStore } from '../../store/automation-endpoints.js';
 import type { Inbox, OwedChange, PendingNotice } from '../../store/inbox.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
@@ -81,6 +81,11 @@ export interface DrainBatchInput {
   destination: string;
   /** Names this batch: the same on every retry, so the changes it keeps are found again. */
   batchKey: string;
+  /**
+   * Notices (by their inbox seq, never a record's data) the workflow holds back for now: the
+   * service answered their records in a way that could not be read. Batches pass them by.
+   */
+  held?: readonly number[];
 }
 
 /** Counts only: no record leaves the activity (DESIGN decision 1). */
@@ -100,6 +105,15 @@ export interface DrainBatchOutput {
   unreadable: number;
   /** Why, when some were unreadable: the first refusal, one line. */
   refusal: string | null;
+  /**
+   * Whether the refusal holds for every read of the connection (a revoked grant, a missing
+   * permission): then nothing can be read and the drain waits. Otherwise only the records
+   * named in `unreadableSeqs` are unreadable (an answer that does not match the spec, a 400),
+   * and the rest go on.
+   */
+  refusalScope?: 'connection' | 'records';
+  /** The seqs of the notices left pending for their records' own refusals. */
+  unreadableSeqs?: number[];
   /** Notices are waiting still: the next activity should follow at once. */
   more: boolean;
   /** Batches that took notices (one activity takes several while they keep coming). */
@@ -246,7 +260,10 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
 
   const batch = async (input: DrainBatchInput, beat: () => void): Promise<DrainBatchOutput> => {
     const inbox = await deps.inbox();
-    const notices = await inbox.pending(input.connectionId, deps.batchSize);
+    const held = new Set(input.held ?? []);
+    const notices = (await inbox.pending(input.connectionId, deps.batchSize + held.size))
+      .filter((notice) => !held.has(notice.seq))
+      .slice(0, deps.batchSize);
     const out = noOutput();
     out.more = notices.length >= deps.batchSize;
     if (notices.length === 0) return out;
@@ -334,12 +351,20 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       out.more = true;
       return out;
     }
-    const refusal = got.failed[0];
+    const refusal =
+      got.failed.find((f) => f.error instanceof AuthenticationError) ??
+      got.failed.find((f) => f.error instanceof PermissionError) ??
+      got.failed[0];
     if (refusal) {
-      // The service will not let these be read: they stay pending, and the workflow waits
-      // before it asks again when nothing else moved (a revoked grant stops every read).
+      // These could not be read: they stay pending. A refusal of the connection (a revoked
+      // grant, a permission taken away) stops every read, and the workflow waits before it
+      // asks again; one of a record's own (its answer out of spec) holds back only its
+      // notices, and the workflow tries them again later while the others go on.
       out.unreadable = got.failed.reduce((n, f) => n + f.target.seqs.length, 0);
       const error = refusal.error;
+      const whole = error instanceof AuthenticationError || error instanceof PermissionError;
+      out.refusalScope = whole ? 'connection' : 'records';
+      if (!whole) out.unreadableSeqs = got.failed.flatMap((f) => f.target.seqs);
       out.refusal =
         error instanceof AuthenticationError
           ? `${error.message}; the connection needs to be authorized again`
@@ -401,6 +426,8 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
           total.owed = out.owed;
           total.unreadable = out.unreadable;
           total.refusal = out.refusal;
+          if (out.refusalScope) total.refusalScope = out.refusalScope;
+          if (out.unreadableSeqs) total.unreadableSeqs = out.unreadableSeqs;
           if (out.notices > 0) {
             total.batches! += 1;
             lastSeen = Date.now();
@@ -434,7 +461,11 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       }
       // Looked at after the promise ended: a notice stored before is found here, and one
       // stored after it is woken for by its receiver.
-      total.more = (await inbox.pending(input.connectionId, 1)).length > 0;
+      // Notices held back (by the workflow or by this batch) are not waiting for a batch.
+      const still = new Set([...(input.held ?? []), ...(total.unreadableSeqs ?? [])]);
+      total.more = (await inbox.pending(input.connectionId, still.size + 1)).some(
+        (notice) => !still.has(notice.seq),
+      );
       return total;
     }),
   };

@@ -27,7 +27,7 @@ const EVERY_MS = 75;
 let bed: RecordBed;
 
 beforeAll(async () => {
-  bed = await openRecordBed({ leads: 60, events: 1 }, 'ebsync-drain-session-');
+  bed = await openRecordBed({ leads: 63, events: 1 }, 'ebsync-drain-session-');
 });
 
 afterAll(() => closeRecordBed(bed));
@@ -244,6 +244,62 @@ it('counts the notices a batch applied before a rate limit stopped its other rea
     });
   } finally {
     ts.sb.admin.setRateLimit({ perSecond: 0 });
+    await receiver.close();
+    await drain.terminate('test over').catch(() => undefined);
+  }
+}, 240_000);
+
+it('a record answered out of spec holds back only its own notices: the others go on, and it follows once it reads', async () => {
+  const { ts, temporal, deps } = bed;
+  const connection = 'session-unreadable';
+  const { taskQueue, secret, receiver, names, drain, activities } = await receiverOnBed(
+    bed,
+    connection,
+  );
+  const broken = 61;
+  const setFirstName = (lead: number, value: unknown): void => {
+    const stored = ts.sb.ctx.records.get('lead', ts.sb.businessId, lead);
+    expect(stored).toBeDefined();
+    // Straight into the sandbox's store: no admin edit may serve a lead out of spec.
+    ts.sb.ctx.records.update(stored!, { first_name: value });
+  };
+  try {
+    await temporal.withWorker({ taskQueue, activities }, async () => {
+      setFirstName(broken, 12_345);
+      const id = `evt_${connection}_${broken}`;
+      const body = hintBody(id, 'lead', broken);
+      expect(
+        (await post(receiver.url(connection), body, standardHeaders(secret, id, body))).status,
+      ).toBe(200);
+      await eventually(
+        async () => (await drain.query(drainStatusQuery)).lastRefusal !== null,
+        60_000,
+        'the drain met the lead it cannot read',
+      );
+      // Before: the next deliveries waited 30 s behind it, every time it was tried again.
+      for (const lead of [62, 63])
+        await editAndDeliver({ receiver, connection, secret }, lead, `After ${lead}`);
+      await eventually(
+        () => [62, 63].every((lead) => names().get(String(lead)) === `After ${lead}`),
+        20_000,
+        'the other deliveries applied, not held behind the unreadable one',
+      );
+      const pending = await (await deps.inbox()).pending(connection, 10);
+      expect(pending.map((notice) => notice.recordId)).toEqual([String(broken)]);
+
+      setFirstName(broken, 'Mended');
+      await eventually(
+        () => names().get(String(broken)) === 'Mended',
+        90_000,
+        'the held notice applied once its lead reads',
+      );
+      await eventually(
+        async () => (await drain.query(drainStatusQuery)).totals.notices === 3,
+        30_000,
+        'the drain counted all three notices',
+      );
+    });
+  } finally {
     await receiver.close();
     await drain.terminate('test over').catch(() => undefined);
   }
