@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { answerClientError } from '../api/schemas/client-error-answer.js';
+import { answerClientError, httpStatusName } from '../api/schemas/client-error-answer.js';
 import type { Acceptance, Notice } from '../store/inbox.js';
 import { isConnectionName } from '../config/connection-names.js';
 import { isLoopbackHost } from '../config/loopback.js';
@@ -96,16 +96,9 @@ function refuse(
   reason: string,
   message: string,
 ): FastifyReply {
-  const names: Record<number, string> = {
-    400: 'bad_request',
-    401: 'unauthorized',
-    404: 'not_found',
-    413: 'payload_too_large',
-    503: 'service_unavailable',
-  };
   return reply.code(status).send({
     meta: { status: 'error' },
-    status: names[status] ?? 'error',
+    status: httpStatusName(status),
     reason,
     message,
   });

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,7 +87,9 @@ const pendingIds = async (connectionId: string): Promise<string[]> =>
 
 function expectRefusal(sent: Sent, status: number, reason: string): void {
   expect(sent.status).toBe(status);
-  expect(sent.body).toMatchObject({ meta: { status: 'error' }, reason });
+  // `status` names the HTTP status, in snake case (413 payload_too_large, 431 request_header_fields_too_large).
+  const name = (STATUS_CODES[status] ?? '').toLowerCase().replace(/[^a-z0-9]+/g, '_');
+  expect(sent.body).toMatchObject({ meta: { status: 'error' }, status: name, reason });
   expect(String(sent.body?.message)).not.toContain('\n');
 }
 
