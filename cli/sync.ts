@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { existsSync, rmdirSync, rmSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import {
   isGrpcServiceError,
   WorkflowExecutionAlreadyStartedError,
@@ -163,9 +164,8 @@ export async function checkDestination(
         `(opened from this machine: --no-check-destination skips the check)`,
     );
   if (target.kind === 'sqlite') {
-    const { openSqliteFile } = await import('../store/sqlite-files.js');
     try {
-      openSqliteFile(target.path).close();
+      await checkSqliteFile(target.path);
     } catch (error) {
       throw refuse(error);
     }
@@ -180,6 +180,40 @@ export async function checkDestination(
     } finally {
       await pool.end().catch(() => undefined);
     }
+  }
+}
+
+/**
+ * An SQLite destination checked as the worker will open it, leaving nothing behind: a file
+ * that did not exist is made (with the directories it needs) to learn that it can be, then
+ * removed with them, so a command that refuses, or runs its workers elsewhere, leaves no
+ * empty database or folders (made as root, say) on this machine.
+ */
+async function checkSqliteFile(path: string): Promise<void> {
+  const file = resolve(path);
+  const { openSqliteFile } = await import('../store/sqlite-files.js');
+  if (existsSync(file)) {
+    openSqliteFile(file).close();
+    return;
+  }
+  const made: string[] = [];
+  for (let dir = dirname(file); !existsSync(dir); dir = dirname(dir)) made.push(dir);
+  try {
+    openSqliteFile(file).close();
+  } finally {
+    // Each step on its own: what could not be made cannot be removed either (ENOTDIR), and
+    // the reason the open failed is what the user is told.
+    const quietly = (remove: () => void): void => {
+      try {
+        remove();
+      } catch {
+        // Not there, or not empty: something else wrote there meanwhile, and it stays.
+      }
+    };
+    for (const side of ['', '-wal', '-shm', '-journal']) {
+      quietly(() => rmSync(`${file}${side}`, { force: true }));
+    }
+    for (const dir of made) quietly(() => rmdirSync(dir));
   }
 }
 

@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
@@ -225,6 +226,28 @@ describe('ebsync sync refuses an SQLite destination whose folder cannot be made'
     },
     30_000,
   );
+});
+
+describe('checking an SQLite destination leaves nothing behind', () => {
+  it('a file that can be made is made and removed again, with the folders made for it', async () => {
+    const base = join(stack.dir, 'checked');
+    mkdirSync(base);
+    await checkDestination(`sqlite:${join(base, 'new', 'deeper', 'mirror.db')}`);
+    expect(readdirSync(base)).toEqual([]);
+  });
+
+  it('a database that exists stays, and still opens', async () => {
+    const file = join(stack.dir, 'kept.db');
+    const db = new Database(file);
+    db.exec('CREATE TABLE kept (id INTEGER)');
+    db.close();
+    await checkDestination(`sqlite:${file}`);
+    const again = new Database(file, { readonly: true });
+    expect(
+      again.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all(),
+    ).toEqual(['kept']);
+    again.close();
+  });
 });
 
 describe('a running mirror that cannot go on', () => {
