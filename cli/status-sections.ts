@@ -404,7 +404,8 @@ export async function inboxSection(config: Config): Promise<InboxView> {
           pending: s.pending,
           oldestPendingAt: s.oldestPendingAt?.getTime() ?? null,
           drainedLastMinute: s.drained,
-          drainedPerSecond: Math.round((s.drained / (DRAIN_WINDOW_MS / 1000)) * 10) / 10,
+          // Two decimals: one notice a minute is 0.02/s, never a "0/s" beside a count above 0.
+          drainedPerSecond: Math.round((s.drained / (DRAIN_WINDOW_MS / 1000)) * 100) / 100,
         })),
       };
     } finally {

@@ -65,14 +65,14 @@ describe('the status of the webhook inbox', () => {
         pending: 2,
         oldestPendingAt: expect.any(Number),
         drainedLastMinute: 4,
-        drainedPerSecond: 0.1,
+        drainedPerSecond: 0.07,
       },
       {
         connectionId: 'idle',
         pending: 0,
         oldestPendingAt: null,
         drainedLastMinute: 1,
-        drainedPerSecond: 0,
+        drainedPerSecond: 0.02,
       },
     ]);
     expect(Date.now() - view.connections[0]!.oldestPendingAt!).toBeLessThan(60_000);
