@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import {
   WorkflowExecutionAlreadyStartedError,
@@ -29,6 +30,11 @@ import {
   setPausedUpdate,
 } from '../workflows/connection-types.js';
 import { connectionGone } from '../activities/connection-tokens.js';
+import { drainWorkflowId } from '../workflows/drain-types.js';
+import {
+  webhookRegistrations,
+  webhookRegistrationsFile,
+} from '../worker/webhook-registrations-file.js';
 import { listConnections, STATUS_DEADLINE_MS } from './connection-list.js';
 import { runAction, UserError } from './errors.js';
 import { formatDuration } from './options.js';
@@ -542,7 +548,7 @@ type ConnectionHandle = WorkflowHandle<typeof connectionWorkflow>;
 /** The action of a command on connection `<id>`: an update, once a worker answers. */
 function connectionAction<R>(
   update: (handle: ConnectionHandle) => Promise<R>,
-  report: (result: R, id: string) => void,
+  report: (result: R, id: string, client: Client, config: Config) => void | Promise<void>,
 ) {
   return (id: string) =>
     runAction(async () => {
@@ -553,7 +559,7 @@ function connectionAction<R>(
             update(client.workflow.getHandle<typeof connectionWorkflow>(workflowId)),
           ),
         );
-        report(result, id);
+        await report(result, id, client, config);
       });
     });
 }
@@ -654,6 +660,50 @@ function disconnectedLine(id: string, status: ConnectionStatus): string {
 export function disconnectCommand(id: string): Promise<void> {
   return connectionAction(
     (handle) => handle.executeUpdate(disconnectUpdate),
-    (status, id) => process.stdout.write(`${disconnectedLine(id, status)}\n`),
+    async (status, id, client, config) => {
+      process.stdout.write(`${disconnectedLine(id, status)}\n`);
+      for (const line of await forgetWebhooks(client, config, id)) {
+        process.stdout.write(`${line}\n`);
+      }
+    },
   )(id);
+}
+
+/**
+ * A disconnected connection's webhooks: its registration on this machine (the signing secret
+ * is one of its credentials) goes, so the receiver refuses its deliveries from now on, and its
+ * drain stops (it could read nothing more). Notices the drain had not applied stay in the
+ * inbox, for a connection connected again under the same name. The endpoint at the service
+ * is the service's: the line says to remove it there.
+ */
+async function forgetWebhooks(client: Client, config: Config, id: string): Promise<string[]> {
+  const lines: string[] = [];
+  // Looked for, never made: a machine without registrations gets no file.
+  if (existsSync(webhookRegistrationsFile(config))) {
+    const registrations = webhookRegistrations(config);
+    try {
+      const registration = await registrations.get(id);
+      if (registration && registrations.remove(id)) {
+        const endpoint = registration.endpointId ? ` (endpoint ${registration.endpointId})` : '';
+        lines.push(
+          `webhooks: its registration removed here; the receiver refuses deliveries to ${registration.url} from now on: remove that endpoint${endpoint} at the service too`,
+        );
+      }
+    } finally {
+      registrations.close();
+    }
+  }
+  const drain = client.workflow.getHandle(drainWorkflowId(id));
+  const running = await drain.describe().then(
+    (d) => d.status.name === 'RUNNING',
+    (error: unknown) => {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    },
+  );
+  if (running) {
+    await drain.cancel();
+    lines.push('webhooks: its drain stopped; notices it had not applied stay in the inbox');
+  }
+  return lines;
 }

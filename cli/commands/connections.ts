@@ -62,7 +62,7 @@ export function registerConnectionCommands(program: Command): void {
   program
     .command('disconnect')
     .description(
-      "Stop a connection's workflow and forget its credentials here. An installed app's grant is also revoked at the service; " +
+      "Stop a connection's workflow and forget its credentials here (its webhook registration too; its drain stops). An installed app's grant is also revoked at the service; " +
         "an integration key (or legacy app credentials) still works there until revoked in the service's settings.",
     )
     .argument('<id>', 'connection id')

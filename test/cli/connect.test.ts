@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import got from 'got';
@@ -10,6 +12,9 @@ import { CliProcess, runCli } from '../helpers/cli.js';
 import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
 import { connectionWorkflowId, statusQuery } from '../../workflows/connection-types.js';
+import { webhookDrainWorkflow } from '../../workflows/drain.js';
+import { drainWorkflowId, inboxWakeSignal } from '../../workflows/drain-types.js';
+import { registeredConnectionIds } from '../../store/webhook-registrations.js';
 
 /** `ebsync connect`, `connections` and `disconnect` as a user runs them, with a worker running. */
 let stack: CliStack;
@@ -174,12 +179,47 @@ describe('ebsync connect', () => {
       sb.apiKey,
     );
     expect(made.code).toBe(0);
-    const gone = await runCli(['disconnect', 'tmpkey'], env, 120_000);
-    expect(gone.stderr).toBe('');
-    expect(gone.code).toBe(0);
-    expect(gone.stdout).toBe(
-      "disconnected: tmpkey (forgotten here; its integration key still works: revoke it in the service's settings, the service gives apps no call to revoke a key)\n",
+    // Its webhooks: a registration on this machine and a drain running.
+    const registered = await runCli(
+      [
+        'webhooks',
+        'register',
+        'tmpkey',
+        '--secret-stdin',
+        '--no-check-destination',
+        '--url',
+        'https://hooks.example.com',
+      ],
+      env,
+      120_000,
+      `whsec_${randomBytes(24).toString('base64')}`,
     );
+    expect(registered.stderr).toBe('');
+    expect(registered.code).toBe(0);
+    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS ?? '' });
+    try {
+      const client = new Client({ connection });
+      const drain = await client.workflow.signalWithStart(webhookDrainWorkflow, {
+        taskQueue: env.TEMPORAL_TASK_QUEUE ?? '',
+        workflowId: drainWorkflowId('tmpkey'),
+        args: [{ connectionId: 'tmpkey', destination: 'sqlite:/nonexistent/never-opened.db' }],
+        signal: inboxWakeSignal,
+        signalArgs: [{ destination: 'sqlite:/nonexistent/never-opened.db' }],
+      });
+
+      const gone = await runCli(['disconnect', 'tmpkey'], env, 120_000);
+      expect(gone.stderr).toBe('');
+      expect(gone.code).toBe(0);
+      expect(gone.stdout).toBe(
+        "disconnected: tmpkey (forgotten here; its integration key still works: revoke it in the service's settings, the service gives apps no call to revoke a key)\n" +
+          'webhooks: its registration removed here; the receiver refuses deliveries to https://hooks.example.com/webhooks/tmpkey from now on: remove that endpoint at the service too\n' +
+          'webhooks: its drain stopped; notices it had not applied stay in the inbox\n',
+      );
+      expect((await drain.describe()).status.name).toBe('CANCELLED');
+      expect(registeredConnectionIds(join(env.EBSYNC_DATA_DIR ?? '', 'webhooks.db'))).toEqual([]);
+    } finally {
+      await connection.close();
+    }
     // What the line says is so: the service still takes the key.
     const leads = await got(new URL('leads?per=1', sb.baseUrl), {
       headers: { 'Api-Key': sb.apiKey },
