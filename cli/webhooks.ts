@@ -76,7 +76,21 @@ function httpUrlFlag(flag: string, value: string, what: string, example: string)
 }
 
 function receiverUrl(base: string, connection: string): string {
-  const url = httpUrlFlag('--url', base, 'the receiver', 'https://hooks.example.com');
+  const example = 'https://hooks.example.com';
+  if (/^https?:\/\/[^/?#]*@/i.test(base)) {
+    // Not echoed: it holds a password, or may.
+    throw new UserError(
+      `--url is not allowed: it holds a user name or password (not shown here), which the service would not send; expected the receiver's URL without one, e.g. ${example}`,
+      2,
+    );
+  }
+  const url = httpUrlFlag('--url', base, 'the receiver', example);
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(base)) {
+    throw new UserError(
+      `--url is not allowed: it has a query or fragment (not shown here: it may carry a token), which deliveries would not keep (they go to <url>/webhooks/${connection}); expected the receiver's URL without one, e.g. ${example}`,
+      2,
+    );
+  }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}/webhooks/${connection}`;
 }
 

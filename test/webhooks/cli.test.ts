@@ -28,6 +28,28 @@ describe('ebsync webhooks, bad input', () => {
       ['webhooks', 'register', 'shop', '--url', 'ftp://x', '--secret-stdin'],
       /--url='ftp:\/\/x' is not allowed/,
     ],
+    [
+      [
+        'webhooks',
+        'register',
+        'shop',
+        '--url',
+        'https://me:pa55word@hooks.example.com',
+        '--secret-stdin',
+      ],
+      /^ebsync: --url is not allowed: it holds a user name or password \(not shown here\)/,
+    ],
+    [
+      [
+        'webhooks',
+        'register',
+        'shop',
+        '--url',
+        'https://hooks.example.com/in?token=1',
+        '--secret-stdin',
+      ],
+      /^ebsync: --url is not allowed: it has a query or fragment \(not shown here: it may carry a token\), which deliveries would not keep \(they go to <url>\/webhooks\/shop\)/,
+    ],
     [['webhooks', 'serve', '--port', '70000'], /Expected a whole number from 0 to 65535/],
     [
       ['webhooks', 'serve', '--host', '999.1.1.1', '--port', '0'],
@@ -38,6 +60,7 @@ describe('ebsync webhooks, bad input', () => {
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(message);
+    expect(result.stderr).not.toMatch(/pa55word|token=1/);
   });
 
   // Hook URLs carry tokens in their path or query: a refusal names the URL to its origin only.
