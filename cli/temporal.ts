@@ -131,9 +131,17 @@ export function temporalCommand(flags: ServerFlags): Promise<void> {
   return runAction(async () => {
     const config = loadStartupConfig();
     const server = await startFromFlags(flags, config.dataDir);
+    // Other commands find the UI at the address's port + 1000 (TEMPORAL_UI_URL unset): a UI
+    // elsewhere needs the setting, or the status's links to it lead nowhere.
+    const uiPort = Number(new URL(server.uiUrl).port);
+    const serverPort = Number(server.address.slice(server.address.lastIndexOf(':') + 1));
+    const uiHint =
+      uiPort !== serverPort + 1000 && config.temporal.uiUrl.replace(/\/+$/, '') !== server.uiUrl
+        ? `  links: the UI is not at --port + 1000, so set TEMPORAL_UI_URL=${server.uiUrl} for ebsync status and the status page\n`
+        : '';
     process.stdout.write(
       `Temporal dev server ready at ${server.address} (namespace ${flags.namespace})\n` +
-        `  UI:   ${server.uiUrl}\n  data: ${server.dbFilename}\n  stop: Ctrl-C\n`,
+        `  UI:   ${server.uiUrl}\n${uiHint}  data: ${server.dbFilename}\n  stop: Ctrl-C\n`,
     );
     await untilSignal(server);
   });

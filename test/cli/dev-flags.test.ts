@@ -77,6 +77,29 @@ describe('ebsync dev --port', () => {
     },
   );
 
+  it('ebsync temporal with its UI away from --port + 1000 says to set TEMPORAL_UI_URL, and only then', async () => {
+    for (const away of [false, true]) {
+      const port = await freePort();
+      const uiPort = away ? await freePort() : port + 1000;
+      const server = new CliProcess(
+        ['temporal', '--port', String(port), '--ui-port', String(uiPort)],
+        { EBSYNC_DATA_DIR: join(dir, `ui-${away}`) },
+      );
+      try {
+        await server.waitForLine(/^ {2}stop: Ctrl-C/, 120_000);
+        // Stopped once the Temporal CLI says it is up: a SIGTERM in the moment before killed
+        // ebsync outright under vitest, leaving the server behind (never seen from a shell).
+        await server.waitForLine(/^Metrics: /, 120_000);
+        const hint = `  links: the UI is not at --port + 1000, so set TEMPORAL_UI_URL=http://127.0.0.1:${uiPort} for ebsync status and the status page\n`;
+        if (away) expect(server.stdout).toContain(hint);
+        else expect(server.stdout).not.toContain('TEMPORAL_UI_URL');
+        expect((await server.stop('SIGTERM', 60_000)).code).toBe(0);
+      } finally {
+        server.killAll();
+      }
+    }
+  }, 300_000);
+
   it('without TEMPORAL_ADDRESS, runs its server on --port and its worker uses it; its receiver stores deliveries', async () => {
     const [port, uiPort] = [await freePort(), await freePort()];
     const env = {

@@ -61,6 +61,8 @@ describe('ebsync temporal', { timeout: 240_000 }, () => {
     expect(first.stdout).toContain(
       `Temporal dev server ready at 127.0.0.1:${port} (namespace default)\n` +
         `  UI:   http://127.0.0.1:${uiPort}\n` +
+        // Its UI is not at port + 1000, where other commands look for it by default.
+        `  links: the UI is not at --port + 1000, so set TEMPORAL_UI_URL=http://127.0.0.1:${uiPort} for ebsync status and the status page\n` +
         `  data: ${dbFilename}\n`,
     );
     expect(existsSync(dbFilename)).toBe(true);
