@@ -43,6 +43,17 @@ export function postgresCommand(flags: PostgresFlags): Promise<void> {
       throw error;
     }
     const url = `postgres://postgres:$(cat '${dir}/password')@127.0.0.1:${server.port}/${flags.database}`;
+    // Listening for the stop signals before saying "ready" (as `ebsync sandbox` does): a
+    // SIGTERM sent as soon as the line is read must stop the server, not end this process.
+    const stopped = server.started
+      ? new Promise<void>((resolve) => {
+          const stop = (): void => {
+            void server.stop().then(resolve, resolve);
+          };
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        })
+      : Promise.resolve();
     process.stdout.write(
       `Postgres ${server.started ? 'ready' : 'already running'} at ${maskCredentials(server.url)}\n` +
         `  data: ${dir}\n` +
@@ -50,13 +61,6 @@ export function postgresCommand(flags: PostgresFlags): Promise<void> {
         `  or as a destination:         ebsync sync --to "${url}"\n` +
         `  stop: ${server.started ? 'Ctrl-C' : 'Ctrl-C where it was started'}\n`,
     );
-    if (!server.started) return;
-    await new Promise<void>((resolve) => {
-      const stop = (): void => {
-        void server.stop().then(resolve, resolve);
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    await stopped;
   });
 }

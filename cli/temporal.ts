@@ -139,11 +139,15 @@ export function temporalCommand(flags: ServerFlags): Promise<void> {
       uiPort !== serverPort + 1000 && config.temporal.uiUrl.replace(/\/+$/, '') !== server.uiUrl
         ? `  links: the UI is not at --port + 1000, so set TEMPORAL_UI_URL=${server.uiUrl} for ebsync status and the status page\n`
         : '';
+    // Listening for the stop signals before saying "ready": a SIGTERM sent as soon as the
+    // line is read (a test, a script) found no handler, ended this process at once and left
+    // the server running.
+    const stopped = untilSignal(server);
     process.stdout.write(
       `Temporal dev server ready at ${server.address} (namespace ${flags.namespace})\n` +
         `  UI:   ${server.uiUrl}\n${uiHint}  data: ${server.dbFilename}\n  stop: Ctrl-C\n`,
     );
-    await untilSignal(server);
+    await stopped;
   });
 }
 
