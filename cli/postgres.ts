@@ -9,6 +9,7 @@ import type { PostgresFlags } from './commands/postgres.js';
 import { runAction, UserError } from './errors.js';
 import { loadStartupConfig } from './startup-config.js';
 import { makeDataDir } from '../store/private-files.js';
+import { stopSignal } from './stop-signals.js';
 
 const DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -45,15 +46,7 @@ export function postgresCommand(flags: PostgresFlags): Promise<void> {
     const url = `postgres://postgres:$(cat '${dir}/password')@127.0.0.1:${server.port}/${flags.database}`;
     // Listening for the stop signals before saying "ready" (as `ebsync sandbox` does): a
     // SIGTERM sent as soon as the line is read must stop the server, not end this process.
-    const stopped = server.started
-      ? new Promise<void>((resolve) => {
-          const stop = (): void => {
-            void server.stop().then(resolve, resolve);
-          };
-          process.once('SIGINT', stop);
-          process.once('SIGTERM', stop);
-        })
-      : Promise.resolve();
+    const stopped = server.started ? stopSignal() : undefined;
     process.stdout.write(
       `Postgres ${server.started ? 'ready' : 'already running'} at ${maskCredentials(server.url)}\n` +
         `  data: ${dir}\n` +
@@ -61,6 +54,9 @@ export function postgresCommand(flags: PostgresFlags): Promise<void> {
         `  or as a destination:         ebsync sync --to "${url}"\n` +
         `  stop: ${server.started ? 'Ctrl-C' : 'Ctrl-C where it was started'}\n`,
     );
-    await stopped;
+    if (stopped) {
+      await stopped;
+      await server.stop().catch(() => undefined);
+    }
   });
 }

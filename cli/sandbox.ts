@@ -14,6 +14,7 @@ import { runAction, UserError } from './errors.js';
 import { listenRefusal } from './network-refusals.js';
 import { makeDataDir, makePrivateDir } from '../store/private-files.js';
 import { FROM_STDIN, secretFrom } from './secret-input.js';
+import { stopSignal } from './stop-signals.js';
 
 /** The folder of --db when it does not exist (SQLite's driver refuses it without a code). */
 function missingFolder(path: string): string | null {
@@ -282,15 +283,7 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
     );
     // Listening for the stop signals before saying "ready": a script that stops the
     // sandbox as soon as it reads the ready lines must get a clean shutdown.
-    const stopped = new Promise<void>((resolve) => {
-      const stop = (): void => {
-        void Promise.allSettled([sandbox.close(), ...fakes.map((f) => f.close())]).then(() =>
-          resolve(),
-        );
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
+    const stopped = stopSignal();
     if (remote) {
       process.stderr.write(
         `ebsync: warning: the sandbox is reachable beyond this machine on ${flags.host}; its OAuth consent authenticates nobody (whoever reaches it approves installs), and the admin token is its only guard: use a trusted network only\n`,
@@ -298,5 +291,6 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
     }
     process.stdout.write(`${lines.join('\n')}\n`);
     await stopped;
+    await Promise.allSettled([sandbox.close(), ...fakes.map((f) => f.close())]);
   });
 }

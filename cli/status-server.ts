@@ -44,6 +44,7 @@ import { createLogger } from '../worker/logger.js';
 import { sameSecret } from '../config/secret-compare.js';
 import { requireWorkerOf } from './worker-check.js';
 import { defaultDestination, startOrAttach } from './sync.js';
+import { stopSignal } from './stop-signals.js';
 
 const REFRESH_MS = 2_000;
 /**
@@ -626,10 +627,8 @@ export async function openStatusPage(
 /** `ebsync status --serve`: the page until Ctrl-C. */
 export async function serveUntilSignal(config: Config): Promise<void> {
   const server = await openStatusPage(config);
+  const stopped = stopSignal();
   process.stdout.write(statusPageBanner(config, server.url));
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  await stopped;
   await server.close();
 }

@@ -20,6 +20,7 @@ import { connectClient } from '../worker/temporal-client.js';
 import { loggerFor } from './worker.js';
 import { unreachableReason } from '../api/network-failures.js';
 import { listenRefusal } from './network-refusals.js';
+import { stopSignal } from './stop-signals.js';
 
 const sandboxEndpoint = z.object({
   id: z.union([z.number(), z.string()]).transform(String),
@@ -42,19 +43,12 @@ async function serve(config: Config, flags: { host?: string; port?: number }): P
       }) ?? error
     );
   }
+  const stopped = stopSignal();
   logger.info(
     { url: `${receiver.url}/webhooks/{connection}`, taskQueue: config.temporal.taskQueue },
     'webhook receiver listening',
   );
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await stopped;
   await receiver.close();
   logger.info('webhook receiver stopped');
 }
