@@ -98,7 +98,7 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     [
       'disconnect',
       [
-        "forget its credentials here. An installed app's grant is also revoked at the service",
+        "forget its credentials here (its webhook registration too; its drain stops). An installed app's grant is also revoked at the service",
         'an integration key (or legacy app credentials) still works there',
       ],
     ],
