@@ -19,6 +19,7 @@ import { connectClient } from '../worker/temporal-client.js';
 import { listenRefusal } from './network-refusals.js';
 import type { Config } from '../config/index.js';
 import { devUiPort } from '../config/dev-server-ports.js';
+import { stopSignal } from './stop-signals.js';
 
 export interface ServerFlags {
   ip: string;
@@ -115,15 +116,10 @@ async function startFromFlags(
   }
 }
 
-function untilSignal(server: DevServer): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (): void => {
-      void server.stop().then(resolve);
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    void server.exited.then(() => resolve());
-  });
+/** Until Ctrl-C or SIGTERM, which stop the server, or until it ends by itself. */
+async function untilSignal(server: DevServer): Promise<void> {
+  const signalled = stopSignal().then(() => true);
+  if (await Promise.race([signalled, server.exited.then(() => false)])) await server.stop();
 }
 
 /** `ebsync temporal`. */

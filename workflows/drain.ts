@@ -177,8 +177,8 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       addDrainCounts(totals, out);
       if (out.notices > 0) lastBatchAt = Date.now();
       if (out.owed > 0) forwarded(batchKey, forwardChanges({ connectionId, batchKey }));
-      const ownRefusals = out.refusalScope === 'records' && still.size > 0;
-      if (ownRefusals && held.size + still.size <= MAX_HELD) {
+      const newlyHeld = [...still].filter((seq) => !held.has(seq)).length;
+      if (still.size > 0 && held.size + newlyHeld <= MAX_HELD) {
         lastRefusal = out.refusal;
         hold([...still], out.refusal ?? 'unreadable');
         refusalWaitMs = 0;

@@ -106,13 +106,11 @@ export interface DrainBatchOutput {
   /** Why, when some were unreadable: the first refusal, one line. */
   refusal: string | null;
   /**
-   * Whether the refusal holds for every read of the connection (a revoked grant, a missing
-   * permission): then nothing can be read and the drain waits. Otherwise only the records
-   * named in `unreadableSeqs` are unreadable (an answer that does not match the spec, a 400),
-   * and the rest go on.
+   * Set when the refusal was the records' own (an answer that does not match the spec, a
+   * 400): the seqs of their notices, left pending while the rest go on. Unset when it holds
+   * for every read of the connection (a revoked grant, a missing permission): then nothing
+   * can be read and the drain waits.
    */
-  refusalScope?: 'connection' | 'records';
-  /** The seqs of the notices left pending for their records' own refusals. */
   unreadableSeqs?: number[];
   /** Notices are waiting still: the next activity should follow at once. */
   more: boolean;
@@ -128,6 +126,10 @@ const noOutput = (): DrainBatchOutput => ({
   refusal: null,
   more: false,
 });
+
+/** A refusal that stops every read of the connection, not only that of one record. */
+const refusesConnection = (error: unknown): boolean =>
+  error instanceof AuthenticationError || error instanceof PermissionError;
 
 /** A record's notices in this batch: the latest one stands for all (one read). */
 interface Dirty extends RecordTarget {
@@ -351,10 +353,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       out.more = true;
       return out;
     }
-    const refusal =
-      got.failed.find((f) => f.error instanceof AuthenticationError) ??
-      got.failed.find((f) => f.error instanceof PermissionError) ??
-      got.failed[0];
+    const refusal = got.failed.find((f) => refusesConnection(f.error)) ?? got.failed[0];
     if (refusal) {
       // These could not be read: they stay pending. A refusal of the connection (a revoked
       // grant, a permission taken away) stops every read, and the workflow waits before it
@@ -362,9 +361,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       // notices, and the workflow tries them again later while the others go on.
       out.unreadable = got.failed.reduce((n, f) => n + f.target.seqs.length, 0);
       const error = refusal.error;
-      const whole = error instanceof AuthenticationError || error instanceof PermissionError;
-      out.refusalScope = whole ? 'connection' : 'records';
-      if (!whole) out.unreadableSeqs = got.failed.flatMap((f) => f.target.seqs);
+      if (!refusesConnection(error)) out.unreadableSeqs = got.failed.flatMap((f) => f.target.seqs);
       out.refusal =
         error instanceof AuthenticationError
           ? `${error.message}; the connection needs to be authorized again`
@@ -426,7 +423,6 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
           total.owed = out.owed;
           total.unreadable = out.unreadable;
           total.refusal = out.refusal;
-          if (out.refusalScope) total.refusalScope = out.refusalScope;
           if (out.unreadableSeqs) total.unreadableSeqs = out.unreadableSeqs;
           if (out.notices > 0) {
             total.batches! += 1;
