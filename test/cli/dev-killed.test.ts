@@ -117,10 +117,11 @@ describe.runIf(existsSync('/proc/self/cmdline'))('ebsync dev killed with SIGKILL
     const first = await startDev(data, port);
     let second: CliProcess | undefined;
     try {
-      // Whatever watches over the server, killed with it: the server is left alone.
+      // Whatever watches over the server, killed with it: the server is left alone. The watcher
+      // first: killed second, it could see `ebsync dev` go and stop the server in between.
       const watcher = parentOf(first.server);
-      process.kill(first.devPid, 'SIGKILL');
       if (watcher !== first.devPid) process.kill(watcher, 'SIGKILL');
+      process.kill(first.devPid, 'SIGKILL');
       // Not its exit event: the server left running holds the output pipes it inherited.
       expect(await until(() => !alive(first.devPid) && !alive(watcher), 15_000)).toBe(true);
       expect(alive(first.server)).toBe(true);
