@@ -14,7 +14,7 @@ import { loadStartupConfig } from './startup-config.js';
 import { DestinationTargetError } from '../destinations/errors.js';
 import { destinationIdentity, parseDestinationTarget } from '../destinations/open-destination.js';
 import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
-import { maskCredentials } from '../config/database-locations.js';
+import { maskCredentials, postgresDestinationId } from '../config/database-locations.js';
 import { databaseMessage } from '../config/database-errors.js';
 import { connectionGone } from '../activities/connection-tokens.js';
 import { connectClient } from '../worker/temporal-client.js';
@@ -91,6 +91,34 @@ export function destinationKey(destination: string): string {
 export function displayPath(path: string): string {
   const rel = relative(process.cwd(), path);
   return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+}
+
+/** A word as a POSIX shell reads it back unchanged: quoted unless it is plain. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The flags that name this mirror again in a command shown to the user (the connection and
+ * destination given, none of them when the defaults were meant): without them, `--status` and
+ * `--cancel` would act on the default destination's mirror. A Postgres URL is named by its
+ * database and schema only, as the mirror is, so no password is shown.
+ */
+export function mirrorFlags(flags: SyncFlags, connectionId: string, destination: string): string {
+  const words: string[] = [];
+  if (flags.connection !== undefined) words.push('--connection', connectionId);
+  if (flags.to !== undefined) {
+    const target = parseDestinationTarget(destination);
+    words.push(
+      '--to',
+      target.kind === 'sqlite'
+        ? `sqlite:${displayPath(target.path)}`
+        : target.kind === 'postgres'
+          ? postgresDestinationId(target.url, target.schema)
+          : target.kind,
+    );
+  }
+  return words.map((word) => ` ${shellWord(word)}`).join('');
 }
 
 export function defaultDestination(config: Config): string {
@@ -579,7 +607,9 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         const status = description.status.name;
         if (flags.cancel) {
           if (status !== 'RUNNING') {
-            process.stdout.write(`the mirror is not running (its last pass ${endedAs(status)})\n`);
+            process.stdout.write(
+              `the mirror of connection ${connectionId} into ${maskCredentials(destination)} is not running (its last pass ${endedAs(status)})\n`,
+            );
             return;
           }
           await handle.cancel();
@@ -647,9 +677,10 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       });
       process.off('SIGINT', onSignal);
       if (outcome === 'detached') {
+        const again = mirrorFlags(flags, connectionId, destination);
         process.stderr.write(
           `detached: the sync goes on in Temporal (${handle.workflowId}); ` +
-            `'ebsync sync --status' shows it, 'ebsync sync --cancel' stops it\n`,
+            `'ebsync sync --status${again}' shows it, 'ebsync sync --cancel${again}' stops it\n`,
         );
         return;
       }

@@ -299,6 +299,10 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       const detached = await sync.stop('SIGINT', 60_000);
       expect(detached.code).toBe(0);
       expect(detached.stderr).toMatch(/detached: the sync goes on in Temporal/);
+      // The follow-ups it names act on this mirror, not on the default destination's.
+      expect(detached.stderr).toContain(
+        `'ebsync sync --status --connection ${held} --to ${to}' shows it, 'ebsync sync --cancel --connection ${held} --to ${to}' stops it\n`,
+      );
 
       const running = await runCli(['sync', '--status', '--json', ...args], env);
       expect(running.code, running.stderr).toBe(0);
@@ -345,7 +349,9 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       const after = await runCli(['sync', '--status', '--json', ...args], env);
       expect(JSON.parse(after.stdout)).toMatchObject({ status: 'CANCELLED' });
       const again = await runCli(['sync', '--cancel', ...args], env);
-      expect(again.stdout).toBe('the mirror is not running (its last pass canceled)\n');
+      expect(again.stdout).toBe(
+        `the mirror of connection ${held} into ${to} is not running (its last pass canceled)\n`,
+      );
       // As it ended: said canceled (not "reading"), its elapsed time not running on.
       const shownOnce = await runCli(['sync', '--status', ...args], env);
       expect(shownOnce.code).toBe(1);
