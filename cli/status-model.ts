@@ -143,7 +143,9 @@ export interface Problem {
     | 'schedule_last_run_failed'
     | 'webhooks_waiting'
     | 'webhook_receiver_failing'
-    | 'webhook_receiver_down';
+    | 'webhook_receiver_down'
+    | 'webhook_inbox_unreadable'
+    | 'automations_unreadable';
   message: string;
 }
 
@@ -321,6 +323,7 @@ export function findProblems(
   inbox: InboxView = { store: '', error: null, connections: [] },
   now = Date.now(),
   receiver?: WebhookReceiverView,
+  automations?: AutomationEndpointsView,
 ): Problem[] {
   const problems: Problem[] = [];
   for (const c of connections) {
@@ -385,6 +388,21 @@ export function findProblems(
       connectionId: sc.connectionId ?? sc.scheduleId,
       kind: 'schedule_last_run_failed',
       message: `schedule ${sc.scheduleId}: last run ${sc.lastRun.status.replace('_', ' ')}${sc.lastRun.error ? `: ${sc.lastRun.error}` : ''}`,
+    });
+  }
+  // Unread, nothing about it is known: notices may be waiting for hours unseen.
+  if (inbox.error !== null) {
+    problems.push({
+      connectionId: '',
+      kind: 'webhook_inbox_unreadable',
+      message: `webhook inbox (${inbox.store}) could not be read: ${inbox.error}; whether notices wait there is not known`,
+    });
+  }
+  if (automations?.error) {
+    problems.push({
+      connectionId: '',
+      kind: 'automations_unreadable',
+      message: `automation endpoints could not be read: ${automations.error}; whether changes reach them is not known`,
     });
   }
   for (const c of inbox.connections) {
@@ -584,7 +602,15 @@ async function gatherStatus(
     inbox,
     automations,
     rateLimitedLastHour: connections.reduce((sum, c) => sum + c.rateLimited.lastHour, 0),
-    problems: findProblems(connections, mirrors, schedules, inbox, generatedAt, webhooks),
+    problems: findProblems(
+      connections,
+      mirrors,
+      schedules,
+      inbox,
+      generatedAt,
+      webhooks,
+      automations,
+    ),
   };
 }
 

@@ -145,6 +145,30 @@ describe('the status of the webhook inbox', () => {
     expect(html).toContain('12 notices waiting');
   });
 
+  it('makes a problem of an inbox or automation endpoints it could not read: nothing silent about them', () => {
+    const now = Date.UTC(2026, 0, 1, 12);
+    const inbox = {
+      store: 'postgres://***@127.0.0.1:5999/ebsync',
+      error: 'the Postgres store failed: connect ECONNREFUSED 127.0.0.1:5999',
+      connections: [],
+    };
+    const automations = { endpoints: [], error: 'sealed with another EBSYNC_ENCRYPTION_KEYS' };
+    expect(
+      findProblems([], [], [], inbox, now, undefined, automations).map(
+        (p) => `${p.kind}: ${p.message}`,
+      ),
+    ).toEqual([
+      'webhook_inbox_unreadable: webhook inbox (postgres://***@127.0.0.1:5999/ebsync) could not be read: the Postgres store failed: connect ECONNREFUSED 127.0.0.1:5999; whether notices wait there is not known',
+      'automations_unreadable: automation endpoints could not be read: sealed with another EBSYNC_ENCRYPTION_KEYS; whether changes reach them is not known',
+    ]);
+    expect(
+      findProblems([], [], [], { ...inbox, error: null }, now, undefined, {
+        endpoints: [],
+        error: null,
+      }),
+    ).toEqual([]);
+  });
+
   it("makes a problem of a receiver's recent 503s, and of no receiver while webhooks are registered", () => {
     const now = Date.UTC(2026, 0, 1, 12);
     const endpoint = 'http://127.0.0.1:8790/webhooks/_stats';
