@@ -96,6 +96,44 @@ export class NetworkError extends EbsError {
   readonly retryable = true;
 }
 
+/**
+ * The service's TLS certificate is not one this process trusts (self-signed, an unknown CA,
+ * expired, another host's name): asking again changes nothing until the trust does, so it is
+ * not retried. The message says what to set.
+ */
+export class TlsTrustError extends EbsError {
+  override readonly name = 'TlsTrustError';
+  readonly retryable = false;
+}
+
+/** Node's codes of a certificate that failed verification (as opposed to a handshake cut short). */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'INVALID_CA',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+export const isUntrustedCertificate = (code: unknown): boolean =>
+  typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code);
+
+/** What to say of an untrusted certificate, whoever met it (the API client, the OAuth client). */
+export function untrustedCertificateMessage(code: string, what: string): string {
+  return (
+    `${what}: the service's certificate is not trusted by this process (${code}): set ` +
+    `EBS_CA_FILE to the PEM of the authority that signed it (the sandbox prints its own) where ` +
+    `this runs (for syncs and webhooks, the worker), or fix the address if the certificate is another host's`
+  );
+}
+
 /** The answer does not have the shape the spec promises (not JSON, no envelope). */
 export class ResponseShapeError extends EbsError {
   override readonly name = 'ResponseShapeError';

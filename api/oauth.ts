@@ -2,7 +2,13 @@ import { isLoopbackHost } from '../config/loopback.js';
 import got, { RequestError } from 'got';
 import { REDIRECT_POLICY, redirectRefusal } from '../config/redirect-policy.js';
 import * as oauth from 'oauth4webapi';
-import { EbsError, parseRetryAfter, type ErrorDetails } from './errors.js';
+import {
+  EbsError,
+  isUntrustedCertificate,
+  parseRetryAfter,
+  untrustedCertificateMessage,
+  type ErrorDetails,
+} from './errors.js';
 import { OAUTH_PATHS } from './routes.js';
 
 /**
@@ -264,7 +270,10 @@ function mapError(operation: Operation, error: unknown, last: LastAnswer | undef
   }
   if (error instanceof RequestError) {
     // got's error carries the request options (and so the form body with its secrets): keep only its code.
-    return new OAuthUnavailableError(`${operation} failed: ${error.code}`, undefined, undefined, {
+    const text = isUntrustedCertificate(error.code)
+      ? untrustedCertificateMessage(error.code, `${operation} failed`)
+      : `${operation} failed: ${error.code}`;
+    return new OAuthUnavailableError(text, undefined, undefined, {
       cause: { code: error.code },
     });
   }

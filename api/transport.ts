@@ -8,9 +8,12 @@ import { authHeaders, type ClientAuth } from './auth.js';
 import {
   BadRequestError,
   errorFromResponse,
+  isUntrustedCertificate,
   NetworkError,
   RequestValidationError,
   ResponseShapeError,
+  TlsTrustError,
+  untrustedCertificateMessage,
   type EbsError,
 } from './errors.js';
 import { fillPath, withRouteOverrides, type RouteDef } from './routes.js';
@@ -268,6 +271,12 @@ export class Transport {
    * included, and anything that inspects or logs the cause would print them: keep its code.
    */
   private networkError(operation: string, error: unknown): EbsError {
+    if (error instanceof RequestError && isUntrustedCertificate(error.code)) {
+      return new TlsTrustError(untrustedCertificateMessage(error.code, operation), {
+        operation,
+        cause: { code: error.code },
+      });
+    }
     if (error instanceof RequestError) {
       return new NetworkError(`${operation}: ${error.code} ${error.message}`, {
         operation,

@@ -1,6 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import type { PayloadCodec } from '@temporalio/common';
-import { AuthenticationError, PermissionError } from '../../api/errors.js';
+import { AuthenticationError, PermissionError, TlsTrustError } from '../../api/errors.js';
 import { sendsTo, type AutomationStore } from '../../store/automation-endpoints.js';
 import type { Inbox, OwedChange, PendingNotice } from '../../store/inbox.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
@@ -129,7 +129,9 @@ const noOutput = (): DrainBatchOutput => ({
 
 /** A refusal that stops every read of the connection, not only that of one record. */
 const refusesConnection = (error: unknown): boolean =>
-  error instanceof AuthenticationError || error instanceof PermissionError;
+  error instanceof AuthenticationError ||
+  error instanceof PermissionError ||
+  error instanceof TlsTrustError;
 
 /** A record's notices in this batch: the latest one stands for all (one read). */
 interface Dirty extends RecordTarget {

@@ -9,6 +9,7 @@ import {
   createClient,
   InvalidGrantError,
   NetworkError,
+  TlsTrustError,
   NotFoundError,
   PermissionError,
   quickEventBookings,
@@ -944,6 +945,18 @@ describe('error classes', () => {
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as NetworkError).retryable).toBe(true);
     expect((error as NetworkError).message).not.toContain(sb.apiKey);
+  });
+
+  it('a certificate this process does not trust gives a TlsTrustError that is not retried and names EBS_CA_FILE', async () => {
+    // The sandbox's own certificate, without its CA: what a worker started without EBS_CA_FILE meets.
+    const untrusting = createClient({ baseUrl: sb.baseUrl, auth: apiKeyAuth(sb.apiKey) });
+    const error = await caught(untrusting.leads.list());
+    expect(error).toBeInstanceOf(TlsTrustError);
+    expect((error as TlsTrustError).retryable).toBe(false);
+    expect((error as TlsTrustError).message).toMatch(
+      /^leads\.list: the service's certificate is not trusted by this process \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\): .*EBS_CA_FILE/,
+    );
+    expect(inspect(error, { depth: Infinity, showHidden: true })).not.toContain(sb.apiKey);
   });
 
   it('a NetworkError keeps only the error code of its cause: no key or token when inspected', async () => {

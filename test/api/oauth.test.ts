@@ -379,15 +379,23 @@ describe('against the sandbox OAuth server', () => {
     expect((unknown as OAuthError).error).toBe('invalid_client');
   });
 
-  it('without the sandbox CA the TLS handshake fails as a retryable network error', async () => {
+  it('without the sandbox CA the TLS handshake fails, retryably for a refresh, naming EBS_CA_FILE', async () => {
     const failed = await refreshTokens({
       authUrl: sb.authUrl,
       clientId: 'c',
       refreshToken: 'ert_x',
     }).catch((e: unknown) => e);
+    // A refresh keeps being retried (the grant is not given up for a setting that may be
+    // fixed), but says what to set.
     expect(failed).toBeInstanceOf(OAuthUnavailableError);
-    // And the API client refuses too: the key works only with the CA.
+    expect((failed as OAuthUnavailableError).message).toMatch(
+      /^token refresh failed: the service's certificate is not trusted by this process \(\w+\): set EBS_CA_FILE /,
+    );
+    // And the API client refuses too, at once: the key works only with the CA.
     const noCa = createClient({ baseUrl: sb.baseUrl, auth: apiKeyAuth(sb.apiKey) });
-    await expect(noCa.leads.list()).rejects.toMatchObject({ name: 'NetworkError' });
+    await expect(noCa.leads.list()).rejects.toMatchObject({
+      name: 'TlsTrustError',
+      retryable: false,
+    });
   });
 });
