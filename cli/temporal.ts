@@ -122,19 +122,26 @@ async function untilSignal(server: DevServer): Promise<void> {
   if (await Promise.race([signalled, server.exited.then(() => false)])) await server.stop();
 }
 
+/**
+ * Other commands find the UI at the address's port + 1000 (TEMPORAL_UI_URL unset): a UI
+ * elsewhere needs the setting, or the links of `ebsync status` run in another shell lead
+ * nowhere. The line that says so; null when nothing needs setting.
+ */
+function uiUrlHint(server: DevServer, config: Config): string | null {
+  const uiPort = Number(new URL(server.uiUrl).port);
+  const serverPort = Number(server.address.slice(server.address.lastIndexOf(':') + 1));
+  return uiPort !== serverPort + 1000 && config.temporal.uiUrl.replace(/\/+$/, '') !== server.uiUrl
+    ? `links: the UI is not at --port + 1000, so set TEMPORAL_UI_URL=${server.uiUrl} for ebsync status and the status page`
+    : null;
+}
+
 /** `ebsync temporal`. */
 export function temporalCommand(flags: ServerFlags): Promise<void> {
   return runAction(async () => {
     const config = loadStartupConfig();
     const server = await startFromFlags(flags, config.dataDir);
-    // Other commands find the UI at the address's port + 1000 (TEMPORAL_UI_URL unset): a UI
-    // elsewhere needs the setting, or the status's links to it lead nowhere.
-    const uiPort = Number(new URL(server.uiUrl).port);
-    const serverPort = Number(server.address.slice(server.address.lastIndexOf(':') + 1));
-    const uiHint =
-      uiPort !== serverPort + 1000 && config.temporal.uiUrl.replace(/\/+$/, '') !== server.uiUrl
-        ? `  links: the UI is not at --port + 1000, so set TEMPORAL_UI_URL=${server.uiUrl} for ebsync status and the status page\n`
-        : '';
+    const hint = uiUrlHint(server, config);
+    const uiHint = hint ? `  ${hint}\n` : '';
     // Listening for the stop signals before saying "ready": a SIGTERM sent as soon as the
     // line is read (a test, a script) found no handler, ended this process at once and left
     // the server running.
@@ -217,7 +224,8 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
       { address: server.address, ui: server.uiUrl, db: server.dbFilename },
       'Temporal dev server started',
     );
-    process.stdout.write(`Temporal UI: ${server.uiUrl}\n`);
+    const hint = uiUrlHint(server, config);
+    process.stdout.write(`Temporal UI: ${server.uiUrl}\n${hint ? `  ${hint}\n` : ''}`);
     // Links on the status page go to this server's UI, wherever its port is.
     config = {
       ...config,

@@ -110,6 +110,11 @@ describe('ebsync dev --port', () => {
     const dev = new CliProcess(['dev', '--port', String(port), '--ui-port', String(uiPort)], env);
     try {
       await dev.waitForLine(new RegExp(`^Temporal UI: http://127\\.0\\.0\\.1:${uiPort}`), 120_000);
+      // An 'ebsync status' in another shell finds the UI at --port + 1000 unless told.
+      await dev.waitForLine(/^ {2}links: /, 10_000);
+      expect(dev.stdout).toContain(
+        `  links: the UI is not at --port + 1000, so set TEMPORAL_UI_URL=http://127.0.0.1:${uiPort} for ebsync status and the status page\n`,
+      );
       expect(await canConnect('127.0.0.1', port)).toBe(true);
       // The main job's client and worker reach that server: the pass starts there.
       await dev.waitForLine(/^Mirroring leads, events and appointments /, 120_000);
