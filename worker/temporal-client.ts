@@ -21,6 +21,8 @@ export class TemporalUnreachableError extends Error {
 /** gRPC's NOT_FOUND and CANCELLED (grpc-js is the SDK's dependency, not ours). */
 const GRPC_NOT_FOUND = 5;
 const GRPC_CANCELLED = 1;
+/** What grpc-js answers when the server is no gRPC server (an HTTP 404 for its path, a page). */
+const GRPC_UNIMPLEMENTED = 12;
 
 /**
  * Throws TemporalNamespaceMissingError when the server says TEMPORAL_NAMESPACE does not exist.
@@ -36,6 +38,17 @@ export async function requireNamespace(
   } catch (error) {
     if (isGrpcServiceError(error) && Number(error.code) === GRPC_NOT_FOUND)
       throw new TemporalNamespaceMissingError(config);
+    // Something answers there, but not Temporal's frontend: the UI's port, a proxy, another
+    // service. Every call would fail the same way, with grpc-js's words alone.
+    if (
+      isGrpcServiceError(error) &&
+      (Number(error.code) === GRPC_UNIMPLEMENTED || /Received HTTP status code/.test(error.message))
+    ) {
+      throw new TemporalUnreachableError(
+        `the server at TEMPORAL_ADDRESS ${config.temporal.address} is not a Temporal frontend (${error.message.split('\n')[0]}): ` +
+          `give the gRPC port (7233 by default, not the UI's), or start a local one with 'ebsync temporal'`,
+      );
+    }
   }
 }
 

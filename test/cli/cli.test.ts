@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttp2Server } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -238,6 +240,28 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     expect(lines[0]).toMatch(/^ebsync: cannot reach Temporal at 127\.0\.0\.1:\d+ /);
     expect(lines[0]).toContain(`127.0.0.1:${port}`);
     expect(lines[0]).toContain("start a local one with 'ebsync temporal' or set TEMPORAL_ADDRESS");
+  });
+
+  it('a TEMPORAL_ADDRESS where another server answers (HTTP/2, 404): one line saying it is no Temporal frontend, exit 1', async ({
+    expect,
+  }) => {
+    // What an egress gateway or a web server speaking HTTP/2 answers a gRPC call.
+    const server = createHttp2Server((_request, response) => {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const result = await runCli(['connections'], { TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `^ebsync: the server at TEMPORAL_ADDRESS 127\\.0\\.0\\.1:${port} is not a Temporal frontend \\(12 UNIMPLEMENTED: [^\\n]*\\): give the gRPC port \\(7233 by default, not the UI's\\), or start a local one with 'ebsync temporal'\\n$`,
+        ),
+      );
+    } finally {
+      server.close();
+    }
   });
 });
 
