@@ -15,6 +15,9 @@ import {
   type SignatureScheme,
 } from './signature.js';
 
+/** `type/subtype` at the start of a Content-Type, as fastify requires of one. */
+const MEDIA_TYPE = /^[^\s/;]+\/[^\s/;]+/;
+
 /** What the receiver knows of a connection's webhooks. */
 export interface ConnectionHook {
   /** The secret deliveries are signed with. */
@@ -158,6 +161,16 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
   app.removeAllContentTypeParsers();
   // Every body stays bytes: the signature covers them exactly as sent.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  // Whatever the Content-Type says, the body is read as bytes: one that is no media type at all
+  // (empty, `;`, a word) made fastify answer 415 before any parser ran, refusing a delivery
+  // whose signature and body may be right.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const type = request.headers['content-type'];
+    if (type !== undefined && !MEDIA_TYPE.test(type)) {
+      request.headers['content-type'] = 'application/octet-stream';
+    }
+    done();
+  });
 
   app.setNotFoundHandler((_request, reply) =>
     refuse(reply, 404, 'route_unknown', NO_ROUTE_MESSAGE),

@@ -102,6 +102,12 @@ describe('webhook receiver', () => {
       const body = hintBody('evt_ok', 'lead', 1);
       // The good one passes: the checks below can fail.
       expect((await post(url, body, standardHeaders(SECRET, 'evt_ok', body))).status).toBe(200);
+      // Whatever its Content-Type says, even none that is a media type, the body is read as
+      // bytes: a sender's header quirk loses no delivery.
+      for (const [i, type] of ['', ';', 'json', 'text/plain'].entries()) {
+        const headers = { ...standardHeaders(SECRET, `evt_type_${i}`, body), 'content-type': type };
+        expect((await post(url, body, headers)).status, `content-type '${type}'`).toBe(200);
+      }
 
       expectRefusal(
         await post(url, body, standardHeaders(newSecret(), 'evt_1', body)),
@@ -178,7 +184,14 @@ describe('webhook receiver', () => {
       expect(ignored.body).toMatchObject({ ignored: true });
 
       const [stored] = await (await deps.inbox()).pending(connection, 10);
-      expect(await pendingIds(connection)).toEqual(['evt_ok']);
+      // The good ones only, whatever their Content-Type.
+      expect(await pendingIds(connection)).toEqual([
+        'evt_ok',
+        'evt_type_0',
+        'evt_type_1',
+        'evt_type_2',
+        'evt_type_3',
+      ]);
       expect(stored).toMatchObject({ connectionId: connection, resource: 'leads', recordId: '1' });
     } finally {
       await r.close();
