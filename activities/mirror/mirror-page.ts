@@ -179,15 +179,25 @@ export function createMirrorPage({
         nonRetryable: true,
       });
     }
-    const refusal = slice.failures.find(isRefusal);
-    if (refusal !== undefined) throw refusal;
-    // Nothing read in this activity at all: fail, so the retry policy (or Retry-After)
-    // spaces the next try. Otherwise keep what was read and hand the cursor back.
-    const [failure] = slice.failures;
-    if (failure && slice.pages === 0 && slice.read === 0) throw failure;
-    const refusals = [...byIdRefusals, ...slice.refusals];
     const tally = saved.tally;
     addTally(tally, slice);
+    // A refusal fails the pass; nothing read in this activity at all fails it, so that the
+    // retry policy (or Retry-After) spaces the next try. Otherwise keep what was read and hand
+    // the cursor back.
+    const [failure] = slice.failures;
+    const ending =
+      slice.failures.find(isRefusal) ??
+      (failure && slice.pages === 0 && slice.read === 0 ? failure : undefined);
+    if (ending !== undefined) {
+      // Its requests (the one turned away among them) count in the pass's all the same: the
+      // next activity reports them with its own. Not kept if the store fails too: the failure
+      // said is the service's, and the retry meets the store's itself.
+      await savePartition(at.ledger, key, input.generation, input.partition.key, saved).catch(
+        () => undefined,
+      );
+      throw ending;
+    }
+    const refusals = [...byIdRefusals, ...slice.refusals];
     let done = planComplete(plan);
     let expected = planReport(plan).totalCount ?? 0;
     let unreachable = 0;

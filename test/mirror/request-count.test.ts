@@ -1,0 +1,79 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMirrorActivities } from '../../activities/mirror/pass.js';
+import { mirrorWorkflow } from '../../workflows/mirror.js';
+import { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+
+/**
+ * The requests a pass says it made are the requests the service saw, those it turned away
+ * included. An activity that got nothing but a 429 used to fail without counting its
+ * requests, so a rate-limited pass said fewer than it made.
+ */
+let ts: TestSandbox;
+let temporal: TemporalHarness;
+let dir: string;
+let deps: ReturnType<typeof sandboxMirrorDeps>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ebsync-request-count-'));
+  ts = await startTestSandbox({ https: true, seed: { leads: 400, events: 40 } });
+  temporal = await connectTemporal();
+  // Four times what the service allows: it turns many requests away.
+  deps = sandboxMirrorDeps({
+    baseUrl: ts.sb.baseUrl,
+    apiKey: ts.sb.apiKey,
+    ca: readFileSync(ts.sb.caFile ?? ''),
+    ledger: `sqlite:${join(dir, 'store.db')}`,
+    reachLimit: 10_000,
+    per: 100,
+    rate: 20,
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await deps?.close();
+  await temporal?.close();
+  await ts?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a pass the service rate-limits', () => {
+  it('counts every request the service saw, the ones it answered 429 among them', async () => {
+    ts.sb.admin.setRateLimit({ perSecond: 5 });
+    ts.sb.admin.resetCounters();
+    const taskQueue = temporal.taskQueue();
+    const summary = await temporal.withWorker(
+      { taskQueue, activities: createMirrorActivities(deps) },
+      () =>
+        temporal.client.workflow.execute(mirrorWorkflow, {
+          taskQueue,
+          workflowId: `request-count-${taskQueue}`,
+          args: [
+            {
+              connectionId: 'c1',
+              destination: `sqlite:${join(dir, 'mirror.db')}`,
+              subjects: ['leads', 'events', 'appointments'],
+              mode: 'full',
+            },
+          ],
+        }),
+    );
+    const counters = ts.sb.admin.counters();
+    const byStatus = Object.entries(counters.requests)
+      .filter(([operation]) => !operation.includes('/admin/'))
+      .flatMap(([, statuses]) => Object.entries(statuses));
+    const seen = byStatus.reduce((n, [, count]) => n + count, 0);
+    const turnedAway = byStatus
+      .filter(([status]) => status === '429')
+      .reduce((n, [, c]) => n + c, 0);
+    // The check below can fail only if the service did turn requests away.
+    expect(turnedAway).toBeGreaterThan(0);
+    expect(summary.counts.requests).toBe(seen);
+    expect(summary.counts.unreachable).toBe(0);
+    expect(ts.internalErrors).toEqual([]);
+  }, 300_000);
+});
