@@ -28,6 +28,20 @@ export class ConnectionChangedError extends Error {
   }
 }
 
+/**
+ * The service refused the connection's token, and the connection, still active, holds another
+ * one now: the activity's next attempt uses it.
+ */
+export class TokenReplacedError extends Error {
+  readonly retryable = true;
+  constructor(connectionId: string) {
+    super(
+      `the service refused the access token of connection ${connectionId} and the connection has refreshed it since; the next attempt uses the new one`,
+    );
+    this.name = 'TokenReplacedError';
+  }
+}
+
 /** The secret a 401 refused: what the workflow compares with the connection's current one. */
 function secretOf(issued: IssuedCredentials): string {
   switch (issued.kind) {
@@ -103,9 +117,16 @@ export async function clientForConnection(
         const status = await tokens
           .reject(connectionId, secretOf(lastIssued))
           .catch(() => undefined);
-        // Refused because it was replaced: the connection is fine, this client is not.
-        if (status?.state === 'active' && (status.credentialsVersion ?? 0) !== (version ?? 0)) {
-          throw new ConnectionChangedError(connectionId);
+        // Refused, yet the connection is active: its credentials were replaced (a reconnect),
+        // or its token was (a refresh ahead of expiry that a service with a clock ahead of
+        // ours already calls expired, then the refresh this refusal asked for). Nothing for a
+        // person to do: the next attempt uses what the connection holds now. A token that was
+        // itself fresh from such a refresh and refused too makes the workflow mark the
+        // connection needs_reauth instead, so this is never a loop.
+        if (status?.state === 'active') {
+          throw (status.credentialsVersion ?? 0) !== (version ?? 0)
+            ? new ConnectionChangedError(connectionId)
+            : new TokenReplacedError(connectionId);
         }
       }
       throw error;

@@ -21,7 +21,7 @@ import {
   setPausedUpdate,
   statusQuery,
 } from '../../workflows/connection-types.js';
-import { probeConnectionWorkflow } from '../fixtures/workflows.js';
+import { probeAsSyncWorkflow, probeConnectionWorkflow } from '../fixtures/workflows.js';
 import { payloadBytes } from '../helpers/history.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
@@ -327,6 +327,42 @@ describe('connection workflow: one token owner per connection', () => {
       await e.sb.close();
     }
   }, 150_000);
+
+  it("a service whose clock runs ahead refuses a token refreshed ahead of expiry: a sync's activity retries with the next token, the connection stays active", async () => {
+    // 60 s tokens: refreshed 12 s before they end, while this worker still holds the old one.
+    const e = await makeSandbox(60);
+    try {
+      const w = await startWorker(e);
+      await connect(e, 'clock-ahead');
+      expect(await probe(e, 'clock-ahead', 1)).toEqual([LEAD_EMAIL]);
+      const deadline = Date.now() + 90_000;
+      while ((await status('clock-ahead')).refreshCount < 1 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect((await status('clock-ahead')).refreshCount).toBe(1);
+      // The service's clock jumps ahead: the old token and the one just refreshed are both
+      // expired there. The worker sends the old one, is refused, is given the refreshed one,
+      // is refused again: the connection refreshes once more, and the activity retries.
+      e.sb.ctx.clock.advance(70_000);
+      const workflowId = `probe-as-sync-${randomBytes(4).toString('hex')}`;
+      workflowIds.push(workflowId);
+      const seen = await client.workflow.execute(probeAsSyncWorkflow, {
+        taskQueue: e.taskQueue,
+        workflowId,
+        args: ['clock-ahead'],
+        workflowExecutionTimeout: '90 seconds',
+      });
+      expect(seen).toBe(LEAD_EMAIL);
+      const after = await status('clock-ahead');
+      expect(after.state).toBe('active');
+      expect(after.lastError).toBeNull();
+      expect(requestsTo(e.sb, 'leads.list')['401'] ?? 0).toBeGreaterThan(0);
+      expect(e.sb.ctx.counters.snapshot().refresh_token_reuse).toBe(0);
+      await stopWorker(w);
+    } finally {
+      await e.sb.close();
+    }
+  }, 180_000);
 
   it('paused: syncs wait without a single request, not even a refresh; resumed: they finish', async () => {
     const e = await makeSandbox(3600);
