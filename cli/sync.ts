@@ -27,7 +27,9 @@ import {
   type MirrorProgress,
   type MirrorSubject,
 } from '../workflows/mirror-types.js';
-import { listConnections } from './connection-list.js';
+import { listConnections, STATUS_DEADLINE_MS } from './connection-list.js';
+import { connectionStatusWithin } from './connection-update.js';
+import { connectionWorkflowId } from '../workflows/connection-types.js';
 import {
   asOfNow,
   endedAs,
@@ -170,6 +172,25 @@ export async function requireConnection(client: Client, id: string): Promise<voi
   requireConnectionName(id);
   const gone = await connectionGone(client, id);
   if (gone !== null) throw new UserError(gone);
+}
+
+/**
+ * A connection that needs re-authorization: a pass of it would fail at its first request, so
+ * none is started, and the line says what to run. Not known in time (no worker answered the
+ * query): the pass is started and says so itself.
+ */
+async function refuseNeedsReauth(client: Client, id: string): Promise<void> {
+  const status = await connectionStatusWithin(
+    client,
+    connectionWorkflowId(id),
+    STATUS_DEADLINE_MS,
+    () => new Error('no answer'),
+  ).catch(() => undefined);
+  if (status?.state !== 'needs_reauth') return;
+  const why = status.lastError ? ` (${status.lastError})` : '';
+  throw new UserError(
+    `connection '${id}' needs to be authorized again${why}; nothing was started: 'ebsync connect --name ${id}' authorizes it`,
+  );
 }
 
 /**
@@ -647,6 +668,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       // that opens now. Nothing silent: a mirror that could never make progress is not started.
       if (!(await isRunning(client, workflowId))) {
         if (flags.connection !== undefined) await requireConnection(client, connectionId);
+        await refuseNeedsReauth(client, connectionId);
         if (flags.checkDestination !== false) await checkDestination(destination);
       }
       const { handle, attached } = await startOrAttach(client, config, {
@@ -677,10 +699,12 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       });
       process.off('SIGINT', onSignal);
       if (outcome === 'detached') {
+        // One command a line, as it is pasted (its words may carry quotes of their own).
         const again = mirrorFlags(flags, connectionId, destination);
         process.stderr.write(
-          `detached: the sync goes on in Temporal (${handle.workflowId}); ` +
-            `'ebsync sync --status${again}' shows it, 'ebsync sync --cancel${again}' stops it\n`,
+          `detached: the sync goes on in Temporal (${handle.workflowId})\n` +
+            `  see it:  ebsync sync --status${again}\n` +
+            `  stop it: ebsync sync --cancel${again}\n`,
         );
         return;
       }

@@ -301,7 +301,8 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
       expect(detached.stderr).toMatch(/detached: the sync goes on in Temporal/);
       // The follow-ups it names act on this mirror, not on the default destination's.
       expect(detached.stderr).toContain(
-        `'ebsync sync --status --connection ${held} --to ${to}' shows it, 'ebsync sync --cancel --connection ${held} --to ${to}' stops it\n`,
+        `  see it:  ebsync sync --status --connection ${held} --to ${to}\n` +
+          `  stop it: ebsync sync --cancel --connection ${held} --to ${to}\n`,
       );
 
       const running = await runCli(['sync', '--status', '--json', ...args], env);

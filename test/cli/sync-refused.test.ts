@@ -8,6 +8,10 @@ import { checkDestination, mirrorRun, requireConnection } from '../../cli/sync.j
 import { loadConfig } from '../../config/index.js';
 import { connectClient } from '../../worker/temporal-client.js';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
+import {
+  connectionWorkflowId,
+  credentialsRejectedUpdate,
+} from '../../workflows/connection-types.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
 import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { closedPort } from '../helpers/ports.js';
@@ -106,6 +110,27 @@ describe('ebsync sync refuses what could never make progress', () => {
     expect(sync.stdout).toBe('');
     expect((await mirrorIds()).filter((id) => id.startsWith('mirror-nope-'))).toEqual([]);
   }, 40_000);
+
+  it('a connection that needs to be authorized again: one line saying what to run, exit 1, no mirror started', async () => {
+    // A key of its own, refused as a sync's activity reports a 401 (the workflow then marks
+    // the connection needs_reauth): the other tests' connection keeps working.
+    const { key } = stack.sb.admin.createKey({ name: 'reauth' });
+    const connected = await runCli(['connect', '--api-key', '--name', 'reauth'], {
+      ...env,
+      EBS_API_KEY: key,
+    });
+    expect(connected.code, connected.stderr).toBe(0);
+    const status = await client.workflow
+      .getHandle(connectionWorkflowId('reauth'))
+      .executeUpdate(credentialsRejectedUpdate, { args: [{ rejected: key }] });
+    expect(status.state).toBe('needs_reauth');
+    const sync = await runCli(['sync', '--connection', 'reauth'], env, 30_000);
+    expect(sync.code, sync.stderr).toBe(1);
+    expect(sync.stderr).toBe(
+      "ebsync: connection 'reauth' needs to be authorized again (the service refused the integration key (401)); nothing was started: 'ebsync connect --name reauth' authorizes it\n",
+    );
+    expect((await mirrorIds()).filter((id) => id.startsWith('mirror-reauth-'))).toEqual([]);
+  }, 60_000);
 
   it('a name no connection could have: the rule, exit 2, not to connect it under that name', async () => {
     // The check every command's connection goes through (`--connection` itself is refused
