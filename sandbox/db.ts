@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import type { Clock } from './clock.js';
 
 /**
@@ -126,6 +127,16 @@ export function withSchemaDropped<T>(db: Db, where: string, bulk: () => T): T {
 
 /** `file` is a path, or ':memory:' for a database that lives as long as the process. */
 export function openDb(file: string): Db {
+  // Its generated customers are customer-like data: a new file is owner-only, as ebsync's own
+  // databases are (SQLite gives its -wal and -shm files the database's mode).
+  // Where it cannot be made, SQLite's open below fails as it always did, and says why.
+  if (file !== ':memory:' && !existsSync(file)) {
+    try {
+      closeSync(openSync(file, 'a', 0o600));
+    } catch {
+      // said below
+    }
+  }
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -225,6 +225,8 @@ describe('ebsync sandbox flags and their docs', () => {
     };
     const first = await start();
     expect(first).toMatch(/^ebc_/);
+    // Customer-like data: owner-only, whatever the umask.
+    expect(statSync(db).mode & 0o777).toBe(0o600);
     expect(await start()).toBe(first);
   });
 
