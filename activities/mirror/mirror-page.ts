@@ -114,12 +114,25 @@ export function createMirrorPage({
     // written (read-slice.ts). A failed request ends the slice with what arrived (kept in
     // the cursor), so a retry asks only for what is missing; one failed request in a few
     // dozen must not cost the whole activity, or a flaky service is never read through.
+    const keep = () => savePartition(at.ledger, key, input.generation, input.partition.key, saved);
+    /**
+     * The list's count asked again: one request, counted whether or not it is answered. One
+     * turned away (a 429) fails the activity, its count kept with the cursor first, as below.
+     */
+    const recount = async (): Promise<number> => {
+      saved.tally.requests += 1;
+      try {
+        return await recountRoot(client, plan);
+      } catch (error) {
+        await keep().catch(() => undefined);
+        throw error;
+      }
+    };
     const byIdRefusals: string[] = [];
     if (resource === 'lead_bookings' && plan.requests === 0) {
       // Every lead's bookings come with its page of leads: when the leads were all read, the
       // booking list holds nothing the pass lacks, and one request for its count shows it.
-      const total = await recountRoot(client, plan);
-      saved.tally.requests += 1;
+      const total = await recount();
       const scope = scopeOf(at, 'lead_bookings');
       let seen = await at.ledger.countSeen(scope, input.generation);
       if (seen < total) {
@@ -132,11 +145,19 @@ export function createMirrorPage({
         if (unseen.length > 0 && unseen.length < pages) {
           const ids = unseen.map((e) => e.id);
           const got = await readRecords(client, 'lead_bookings', ids, { concurrency: lanes });
-          const { found } = settledReads(ids, got);
+          // Counted whether or not they were answered, as the recount's.
+          saved.tally.requests += got.requests;
+          let found;
+          try {
+            ({ found } = settledReads(ids, got));
+          } catch (error) {
+            await keep().catch(() => undefined);
+            throw error;
+          }
           const written = await writeRecords(at, input.generation, found);
           addTally(saved.tally, {
             pages: 0,
-            requests: got.requests,
+            requests: 0,
             read: found.length,
             written: written.written,
             unchanged: written.unchanged,
@@ -192,9 +213,7 @@ export function createMirrorPage({
       // Its requests (the one turned away among them) count in the pass's all the same: the
       // next activity reports them with its own. Not kept if the store fails too: the failure
       // said is the service's, and the retry meets the store's itself.
-      await savePartition(at.ledger, key, input.generation, input.partition.key, saved).catch(
-        () => undefined,
-      );
+      await keep().catch(() => undefined);
       throw ending;
     }
     const refusals = [...byIdRefusals, ...slice.refusals];
@@ -212,8 +231,7 @@ export function createMirrorPage({
         done = false;
       } else if (missing > 0) {
         // Records deleted since the list was first counted are no gap: count it again.
-        const now = await recountRoot(client, plan);
-        tally.requests += 1;
+        const now = await recount();
         if (now < expected) {
           expected = now;
           missing = Math.max(0, expected - (await reached(resource)));
