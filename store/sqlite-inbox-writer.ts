@@ -1,12 +1,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqliteFile } from './sqlite-files.js';
 import type { Acceptance, Notice } from './inbox.js';
+import { noticeCommitter } from './sqlite-inbox-insert.js';
 
 /**
- * The thread that commits the SQLite inbox's notices (store/sqlite-inbox-thread.ts starts
- * it). better-sqlite3 waits for the fsync of synchronous FULL on the thread that commits:
- * here, so the receiver's event loop goes on verifying the next deliveries meanwhile, and they
- * make the next group.
+ * The thread that commits the SQLite inbox's groups of notices (store/sqlite-inbox-thread.ts
+ * starts it). better-sqlite3 waits for the fsync of synchronous FULL on the thread that
+ * commits: here, so the receiver's event loop goes on verifying the next deliveries meanwhile,
+ * and they make the next group. A delivery that comes alone is committed on the loop instead
+ * (store/sqlite-inbox.ts says why).
  */
 export interface WriteRequest {
   id: number;
@@ -21,19 +23,7 @@ export type WriteAnswer =
 
 const { file } = workerData as { file: string };
 const db = openSqliteFile(file, 10_000, 'FULL');
-const insert = db.prepare(
-  `INSERT INTO webhook_inbox (connection_id, delivery_id, resource, record_id, action,
-     occurred_at, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-   ON CONFLICT (connection_id, delivery_id) DO NOTHING`,
-);
-const acceptAll = db.transaction((notices: readonly Notice[], at: number): Acceptance[] =>
-  notices.map((n) =>
-    insert.run(n.connectionId, n.deliveryId, n.resource, n.recordId, n.action, n.occurredAt, at)
-      .changes > 0
-      ? 'stored'
-      : 'duplicate',
-  ),
-);
+const acceptAll = noticeCommitter(db);
 
 parentPort?.on('message', (request: WriteRequest | 'close') => {
   if (request === 'close') {
@@ -43,7 +33,7 @@ parentPort?.on('message', (request: WriteRequest | 'close') => {
   }
   let answer: WriteAnswer;
   try {
-    answer = { id: request.id, results: acceptAll.immediate(request.notices, request.at) };
+    answer = { id: request.id, results: acceptAll(request.notices, request.at) };
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     answer = {

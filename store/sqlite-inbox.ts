@@ -5,27 +5,48 @@ import { sqliteCall, StoreLocationError, toStoreError } from './errors.js';
 import { GroupCommit } from './group-commit.js';
 import type { Acceptance, Inbox, Notice, OwedChange } from './inbox.js';
 import { changeOf, noticeOf, statsOf, type ChangeRow, type NoticeRow } from './inbox-rows.js';
+import { noticeCommitter } from './sqlite-inbox-insert.js';
 import { InboxWriterThread } from './sqlite-inbox-thread.js';
 import { migrateSqliteStore } from './sqlite-ledger.js';
 
 const fromMs = (ms: number) => new Date(ms);
 
+/** The SQLite inbox, with how many of its commits were made on the event loop. */
+export interface SqliteInbox extends Inbox {
+  /** Commits of a lone notice made on the event loop, not on the writer thread. */
+  committedOnLoop(): number;
+}
+
+const isBusy = (error: unknown): boolean =>
+  typeof (error as { code?: unknown }).code === 'string' &&
+  (error as { code: string }).code.startsWith('SQLITE_BUSY');
+
 /**
  * The inbox in the SQLite store file, WAL with synchronous FULL on its connections: a notice
  * answered 2xx survives a power cut, not only a crash. Each group of notices is one
- * transaction and one fsync of the log (store/group-commit.ts), committed on a thread of its
- * own (store/sqlite-inbox-thread.ts) so that the fsync does not stop the event loop.
+ * transaction and one fsync of the log (store/group-commit.ts).
+ *
+ * Where the group is committed depends on its size. A group of several, formed while
+ * deliveries kept coming, goes to a thread of its own (store/sqlite-inbox-thread.ts), so the
+ * event loop goes on parsing the next ones during its fsync. A notice that came alone (the
+ * deliveries of a quiet connection, tens a second) is committed right here: the loop had
+ * nothing else to do during that fsync, and the hop to the thread and back, with the wake-ups
+ * of both, cost about a fifth of the receiver's CPU per delivery at 50 a second (measured
+ * 1.8 against 1.5 ms). Its connection never waits for a lock: when another process holds the
+ * store's write lock, the notice goes to the thread, which waits there.
  */
-export function openSqliteInbox(file: string): Inbox {
+export function openSqliteInbox(file: string): SqliteInbox {
   if (file === ':memory:') {
     throw new StoreLocationError(
       'the webhook inbox needs a file: an in-memory store is not shared with its writer thread',
     );
   }
   let db: Database.Database;
+  let onLoop: Database.Database;
   try {
     db = openSqliteFile(file, 10_000, 'FULL');
     migrateSqliteStore(db);
+    onLoop = openSqliteFile(file, 0, 'FULL');
   } catch (error) {
     throw toStoreError('SQLite', error);
   }
@@ -87,9 +108,22 @@ export function openSqliteInbox(file: string): Inbox {
     ),
   };
 
-  // Notices are committed on a thread of their own, which waits for the fsync there.
   const writer = new InboxWriterThread(file);
-  const group = new GroupCommit<Notice, Acceptance>((notices) => writer.write(notices));
+  const commitOnLoop = noticeCommitter(onLoop);
+  let committedOnLoop = 0;
+  const group = new GroupCommit<Notice, Acceptance>((notices) => {
+    if (notices.length === 1) {
+      try {
+        const results = commitOnLoop(notices, Date.now());
+        committedOnLoop += 1;
+        return results;
+      } catch (error) {
+        // Another process is writing: the thread waits for it (its busy timeout).
+        if (!isBusy(error)) throw error;
+      }
+    }
+    return writer.write(notices);
+  });
   const keepAll = db.transaction((changes: readonly OwedChange[]) => {
     for (const c of changes) {
       stmt.keepChange.run(
@@ -122,6 +156,7 @@ export function openSqliteInbox(file: string): Inbox {
         throw toStoreError('SQLite', error);
       }),
     acceptedSoFar: () => ({ notices: group.items, commits: group.commits }),
+    committedOnLoop: () => committedOnLoop,
     pending: (connectionId, limit) =>
       run(() => stmt.pending.all(connectionId, limit).map((row) => noticeOf(row, fromMs))),
     markDone: (connectionId, seqs, at = new Date()) =>
@@ -180,6 +215,7 @@ export function openSqliteInbox(file: string): Inbox {
     close: async () => {
       await writer.close();
       await run(() => {
+        if (onLoop.open) onLoop.close();
         if (db.open) db.close();
       });
     },

@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Inbox, Notice } from '../../store/inbox.js';
 import { openInbox } from '../../store/open-inbox.js';
 import { openLedger } from '../../store/open-ledger.js';
+import { openSqliteInbox } from '../../store/sqlite-inbox.js';
+import Database from 'better-sqlite3';
 import { createTestDatabase } from '../helpers/postgres.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebsync-inbox-'));
@@ -168,6 +170,66 @@ describe.each(engines)('the webhook inbox on $name', ({ fresh }) => {
       expect(await inbox.accept(notice('s1', '1'))).toBe('stored');
     } finally {
       await ledger.close();
+      await inbox.close();
+    }
+  });
+});
+
+describe('the SQLite inbox: where a group is committed', () => {
+  it('commits a notice that came alone on the event loop, a burst on the writer thread, in arrival order', async () => {
+    const inbox = openSqliteInbox(join(dir, `store-${++files}.db`));
+    try {
+      for (const id of ['a1', 'a2', 'a3'])
+        expect(await inbox.accept(notice(id, id))).toBe('stored');
+      expect(inbox.committedOnLoop()).toBe(3);
+      const burst = Array.from({ length: 50 }, (_, i) => notice(`b${i}`, `b${i}`));
+      // A repeat of a notice committed on the loop is a duplicate on the thread too.
+      burst.push(notice('a2', 'a2'));
+      const answers = await Promise.all(burst.map((n) => inbox.accept(n)));
+      expect(answers.filter((a) => a === 'stored')).toHaveLength(50);
+      expect(answers.at(-1)).toBe('duplicate');
+      expect(inbox.committedOnLoop()).toBe(3);
+      expect(inbox.acceptedSoFar().commits).toBeLessThanOrEqual(3 + 3);
+      expect(await inbox.accept(notice('a1', 'a1'))).toBe('duplicate');
+      expect((await inbox.pending('shop', 100)).map((n) => n.deliveryId)).toEqual([
+        'a1',
+        'a2',
+        'a3',
+        ...Array.from({ length: 50 }, (_, i) => `b${i}`),
+      ]);
+    } finally {
+      await inbox.close();
+    }
+  });
+
+  it("never waits for another process's write lock on the event loop: the lone notice waits on the thread", async () => {
+    const file = join(dir, `store-${++files}.db`);
+    const inbox = openSqliteInbox(file);
+    const other = new Database(file);
+    try {
+      expect(await inbox.accept(notice('w0', '0'))).toBe('stored');
+      other.exec('BEGIN IMMEDIATE');
+      let settled = false;
+      const accepted = inbox.accept(notice('w1', '1')).finally(() => {
+        settled = true;
+      });
+      // The event loop keeps turning while the lock is held: these timers fire.
+      const ticks: number[] = [];
+      const since = Date.now();
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setTimeout(r, 40));
+        ticks.push(i);
+      }
+      expect(ticks).toHaveLength(5);
+      // Not stopped in SQLite's busy wait meanwhile (the thread's waits up to 10 s).
+      expect(Date.now() - since).toBeLessThan(2_000);
+      expect(settled).toBe(false);
+      other.exec('COMMIT');
+      expect(await accepted).toBe('stored');
+      expect(inbox.committedOnLoop()).toBe(1);
+      expect((await inbox.pending('shop', 10)).map((n) => n.deliveryId)).toEqual(['w0', 'w1']);
+    } finally {
+      other.close();
       await inbox.close();
     }
   });
