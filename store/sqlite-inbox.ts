@@ -42,11 +42,9 @@ export function openSqliteInbox(file: string): SqliteInbox {
     );
   }
   let db: Database.Database;
-  let onLoop: Database.Database;
   try {
     db = openSqliteFile(file, 10_000, 'FULL');
     migrateSqliteStore(db);
-    onLoop = openSqliteFile(file, 0, 'FULL');
   } catch (error) {
     throw toStoreError('SQLite', error);
   }
@@ -109,7 +107,15 @@ export function openSqliteInbox(file: string): SqliteInbox {
   };
 
   const writer = new InboxWriterThread(file);
-  const commitOnLoop = noticeCommitter(onLoop);
+  // Opened by the first accept: a worker, which only drains, never needs it.
+  let onLoop: { db: Database.Database; commit: ReturnType<typeof noticeCommitter> } | undefined;
+  const commitOnLoop = (notices: readonly Notice[], at: number): Acceptance[] => {
+    if (!onLoop) {
+      const loopDb = openSqliteFile(file, 0, 'FULL');
+      onLoop = { db: loopDb, commit: noticeCommitter(loopDb) };
+    }
+    return onLoop.commit(notices, at);
+  };
   let committedOnLoop = 0;
   const group = new GroupCommit<Notice, Acceptance>((notices) => {
     if (notices.length === 1) {
@@ -215,7 +221,7 @@ export function openSqliteInbox(file: string): SqliteInbox {
     close: async () => {
       await writer.close();
       await run(() => {
-        if (onLoop.open) onLoop.close();
+        if (onLoop?.db.open) onLoop.db.close();
         if (db.open) db.close();
       });
     },
