@@ -316,15 +316,19 @@ async function passView(
  * schedule whose newest run failed, was terminated or timed out (a skipped run completed; a
  * cancelled one was someone's choice).
  */
-export function findProblems(
-  connections: readonly ConnectionView[],
-  mirrors: readonly MirrorView[],
-  schedules: readonly ScheduleStatusView[] = [],
-  inbox: InboxView = { store: '', error: null, connections: [] },
-  now = Date.now(),
-  receiver?: WebhookReceiverView,
-  automations?: AutomationEndpointsView,
-): Problem[] {
+/** What `findProblems` looks at: the sections of a status, those not read left out. */
+export interface ProblemSources {
+  connections?: readonly ConnectionView[];
+  mirrors?: readonly MirrorView[];
+  schedules?: readonly ScheduleStatusView[];
+  inbox?: InboxView;
+  receiver?: WebhookReceiverView;
+  automations?: AutomationEndpointsView;
+}
+
+export function findProblems(sources: ProblemSources, now = Date.now()): Problem[] {
+  const { connections = [], mirrors = [], schedules = [], receiver, automations } = sources;
+  const inbox = sources.inbox ?? { store: '', error: null, connections: [] };
   const problems: Problem[] = [];
   for (const c of connections) {
     if (c.state === 'not_answering') {
@@ -398,7 +402,7 @@ export function findProblems(
       message: `webhook inbox (${inbox.store}) could not be read: ${inbox.error}; whether notices wait there is not known`,
     });
   }
-  if (automations?.error) {
+  if (automations && automations.error !== null) {
     problems.push({
       connectionId: '',
       kind: 'automations_unreadable',
@@ -603,13 +607,8 @@ async function gatherStatus(
     automations,
     rateLimitedLastHour: connections.reduce((sum, c) => sum + c.rateLimited.lastHour, 0),
     problems: findProblems(
-      connections,
-      mirrors,
-      schedules,
-      inbox,
+      { connections, mirrors, schedules, inbox, receiver: webhooks, automations },
       generatedAt,
-      webhooks,
-      automations,
     ),
   };
 }

@@ -112,7 +112,7 @@ describe('the status of the webhook inbox', () => {
         },
       ],
     };
-    const problems = findProblems([], [], [], inbox, now);
+    const problems = findProblems({ inbox }, now);
     expect(problems).toEqual([
       {
         connectionId: 'stuck',
@@ -153,19 +153,17 @@ describe('the status of the webhook inbox', () => {
       connections: [],
     };
     const automations = { endpoints: [], error: 'sealed with another EBSYNC_ENCRYPTION_KEYS' };
+    expect(findProblems({ inbox, automations }, now).map((p) => `${p.kind}: ${p.message}`)).toEqual(
+      [
+        'webhook_inbox_unreadable: webhook inbox (postgres://***@127.0.0.1:5999/ebsync) could not be read: the Postgres store failed: connect ECONNREFUSED 127.0.0.1:5999; whether notices wait there is not known',
+        'automations_unreadable: automation endpoints could not be read: sealed with another EBSYNC_ENCRYPTION_KEYS; whether changes reach them is not known',
+      ],
+    );
     expect(
-      findProblems([], [], [], inbox, now, undefined, automations).map(
-        (p) => `${p.kind}: ${p.message}`,
+      findProblems(
+        { inbox: { ...inbox, error: null }, automations: { endpoints: [], error: null } },
+        now,
       ),
-    ).toEqual([
-      'webhook_inbox_unreadable: webhook inbox (postgres://***@127.0.0.1:5999/ebsync) could not be read: the Postgres store failed: connect ECONNREFUSED 127.0.0.1:5999; whether notices wait there is not known',
-      'automations_unreadable: automation endpoints could not be read: sealed with another EBSYNC_ENCRYPTION_KEYS; whether changes reach them is not known',
-    ]);
-    expect(
-      findProblems([], [], [], { ...inbox, error: null }, now, undefined, {
-        endpoints: [],
-        error: null,
-      }),
     ).toEqual([]);
   });
 
@@ -182,7 +180,7 @@ describe('the status of the webhook inbox', () => {
       lastFailedAt: now - 2 * 60_000,
     };
     const problems = (receiver: typeof down) =>
-      findProblems([], [], [], undefined, now, receiver).map((p) => `${p.kind}: ${p.message}`);
+      findProblems({ receiver }, now).map((p) => `${p.kind}: ${p.message}`);
     expect(problems(failing)).toEqual([
       'webhook_receiver_failing: webhook receiver: 5 deliveries not stored (answered 503) in the last 15 min, the last 2 min ago; senders retry them, but see its log (is the store reachable?)',
     ]);

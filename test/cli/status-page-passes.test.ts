@@ -125,11 +125,11 @@ describe('a canceled last pass', () => {
       lastCompleted: null,
       connectionGone: null,
     };
-    expect(findProblems([], [mirror]).map((p) => p.message)).toEqual([
+    expect(findProblems({ mirrors: [mirror] }).map((p) => p.message)).toEqual([
       "mirror of connection shop into sqlite:/tmp/m.db: last pass canceled before it ended; 'ebsync sync' runs it again",
     ]);
     const running = { ...canceled, runId: 'run-3', status: 'running' as const, closedAt: null };
-    expect(findProblems([], [{ ...mirror, current: running }])).toEqual([]);
+    expect(findProblems({ mirrors: [{ ...mirror, current: running }] })).toEqual([]);
   });
 });
 
@@ -159,7 +159,7 @@ describe('a pass retrying for long', () => {
       lastCompleted: null,
       connectionGone: null,
     };
-    expect(findProblems([], [mirror]).map((p) => p.message)).toEqual([
+    expect(findProblems({ mirrors: [mirror] }).map((p) => p.message)).toEqual([
       'mirror of connection shop into postgres://***@db.example/mirror: retrying: mirrorPage: eventBookings.list: ECONNREFUSED 127.0.0.1:9, attempt 7',
     ]);
   });
@@ -189,7 +189,7 @@ describe('a schedule listed twice', () => {
       },
       uiUrl: 'http://localhost:8233/namespaces/default/schedules/sync-shop-all-incremental',
     };
-    expect(findProblems([], [], [schedule, { ...schedule }]).map((p) => p.message)).toEqual([
+    expect(findProblems({ schedules: [schedule, { ...schedule }] }).map((p) => p.message)).toEqual([
       'schedule sync-shop-all-incremental: last run failed: mirror pass terminated: stopped by ops',
     ]);
   });
