@@ -1,48 +1,31 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMirrorActivities } from '../../activities/mirror/pass.js';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
-import { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import { startSandboxMirror, type SandboxMirror } from '../fixtures/sandbox-mirror.js';
 
 /**
  * The requests a pass says it made are the requests the service saw, those it turned away
  * included. An activity that got nothing but a 429 used to fail without counting its
  * requests, so a rate-limited pass said fewer than it made.
  */
-let ts: TestSandbox;
-let temporal: TemporalHarness;
-let dir: string;
-let deps: ReturnType<typeof sandboxMirrorDeps>;
+let harness: SandboxMirror;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ebsync-request-count-'));
-  ts = await startTestSandbox({ https: true, seed: { leads: 400, events: 40 } });
-  temporal = await connectTemporal();
   // Four times what the service allows: it turns many requests away.
-  deps = sandboxMirrorDeps({
-    baseUrl: ts.sb.baseUrl,
-    apiKey: ts.sb.apiKey,
-    ca: readFileSync(ts.sb.caFile ?? ''),
-    ledger: `sqlite:${join(dir, 'store.db')}`,
-    reachLimit: 10_000,
-    per: 100,
-    rate: 20,
-  });
+  harness = await startSandboxMirror(
+    'request-count',
+    { seed: { leads: 400, events: 40 } },
+    { reachLimit: 10_000, per: 100, rate: 20 },
+  );
 }, 240_000);
 
 afterAll(async () => {
-  await deps?.close();
-  await temporal?.close();
-  await ts?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 describe('a pass the service rate-limits', () => {
   it('counts every request the service saw, the ones it answered 429 among them', async () => {
+    const { ts, temporal, deps } = harness;
     ts.sb.admin.setRateLimit({ perSecond: 5 });
     ts.sb.admin.resetCounters();
     const taskQueue = temporal.taskQueue();
@@ -55,7 +38,7 @@ describe('a pass the service rate-limits', () => {
           args: [
             {
               connectionId: 'c1',
-              destination: `sqlite:${join(dir, 'mirror.db')}`,
+              destination: harness.sqlite('mirror.db'),
               subjects: ['leads', 'events', 'appointments'],
               mode: 'full',
             },

@@ -1,13 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMirrorActivities } from '../../activities/mirror/pass.js';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
 import type { MirrorSummary } from '../../workflows/mirror-types.js';
-import { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import { startSandboxMirror, type SandboxMirror } from '../fixtures/sandbox-mirror.js';
+import type { TestSandbox } from '../helpers/sandbox.js';
+import type { TemporalHarness } from '../helpers/temporal.js';
 import { chainHistory, failedRuns } from './run-histories.js';
 import { destinationIds, expectMirrorOfSource } from './source-truth.js';
 
@@ -15,34 +12,26 @@ const LEADS = 20_000;
 const REACH = 10_000;
 const PER = 100;
 
+let harness: SandboxMirror;
 let ts: TestSandbox;
 let temporal: TemporalHarness;
-let dir: string;
-let deps: ReturnType<typeof sandboxMirrorDeps>;
-const destination = () => `sqlite:${join(dir, 'mirror.db')}`;
+let deps: SandboxMirror['deps'];
+const destination = () => harness.sqlite('mirror.db');
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ebsync-faults-'));
-  ts = await startTestSandbox({ https: true, reachLimit: REACH, seed: { leads: LEADS } });
-  temporal = await connectTemporal();
-  deps = sandboxMirrorDeps({
-    baseUrl: ts.sb.baseUrl,
-    apiKey: ts.sb.apiKey,
-    ca: readFileSync(ts.sb.caFile ?? ''),
-    ledger: `sqlite:${join(dir, 'store.db')}`,
-    reachLimit: REACH,
-    per: PER,
-  });
+  harness = await startSandboxMirror(
+    'faults',
+    { reachLimit: REACH, seed: { leads: LEADS } },
+    { reachLimit: REACH, per: PER },
+  );
+  ({ ts, temporal, deps } = harness);
   // 10% of API requests answer 500, 502 or 503; 5% lose their connection without an answer.
   ts.sb.admin.setFaults({ errorRate: 0.1, errorStatuses: [500, 502, 503], dropRate: 0.05 });
 }, 240_000);
 
 afterAll(async () => {
   ts?.sb.admin.clearFaults();
-  await deps?.close();
-  await temporal?.close();
-  await ts?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 /** A full pass on the shared dev server; no run of it may fail. */

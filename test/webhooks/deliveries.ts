@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -18,7 +18,8 @@ import { drainWaker } from '../../worker/drain-wake.js';
 import { createReceiver, type ConnectionHook, type ServerLimits } from '../../webhooks/receiver.js';
 import type { SignatureScheme } from '../../webhooks/signature.js';
 import { WakeUps } from '../../webhooks/wake-ups.js';
-import { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
+import type { sandboxMirrorDeps } from '../fixtures/sandbox-mirror-deps.js';
+import { testSandboxDeps } from '../fixtures/sandbox-mirror.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 import { drainWorkflowId } from '../../workflows/drain-types.js';
@@ -134,14 +135,7 @@ export function recordDeps(
   dir: string,
   store = `sqlite:${join(dir, 'store.db')}`,
 ): ReturnType<typeof sandboxMirrorDeps> {
-  return sandboxMirrorDeps({
-    baseUrl: ts.sb.baseUrl,
-    apiKey: ts.sb.apiKey,
-    ca: readFileSync(ts.sb.caFile ?? ''),
-    ledger: store,
-    reachLimit: 10_000,
-    per: 100,
-  });
+  return testSandboxDeps(ts, { ledger: store, reachLimit: 10_000, per: 100 });
 }
 
 /**
