@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openSqliteFile } from './sqlite-files.js';
+import { isTransientDatabaseError } from '../config/database-errors.js';
 import { sqliteIdentity } from '../config/database-locations.js';
 import { sqliteCall, StoreLocationError, toStoreError } from './errors.js';
 import { GroupCommit } from './group-commit.js';
@@ -16,10 +17,6 @@ export interface SqliteInbox extends Inbox {
   /** Commits of a lone notice made on the event loop, not on the writer thread. */
   committedOnLoop(): number;
 }
-
-const isBusy = (error: unknown): boolean =>
-  typeof (error as { code?: unknown }).code === 'string' &&
-  (error as { code: string }).code.startsWith('SQLITE_BUSY');
 
 /**
  * The inbox in the SQLite store file, WAL with synchronous FULL on its connections: a notice
@@ -124,8 +121,8 @@ export function openSqliteInbox(file: string): SqliteInbox {
         committedOnLoop += 1;
         return results;
       } catch (error) {
-        // Another process is writing: the thread waits for it (its busy timeout).
-        if (!isBusy(error)) throw error;
+        // Another process is writing (busy, locked): the thread waits for it (its busy timeout).
+        if (!isTransientDatabaseError(error)) throw error;
       }
     }
     return writer.write(notices);

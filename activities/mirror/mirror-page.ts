@@ -114,19 +114,22 @@ export function createMirrorPage({
     // written (read-slice.ts). A failed request ends the slice with what arrived (kept in
     // the cursor), so a retry asks only for what is missing; one failed request in a few
     // dozen must not cost the whole activity, or a flaky service is never read through.
-    const keep = () => savePartition(at.ledger, key, input.generation, input.partition.key, saved);
     /**
-     * The list's count asked again: one request, counted whether or not it is answered. One
-     * turned away (a 429) fails the activity, its count kept with the cursor first, as below.
+     * Fails the activity with `error`, its requests (the one turned away among them) kept with
+     * the cursor first: they count in the pass's all the same, the next activity reports them
+     * with its own. Not kept if the store fails too: the failure said is the service's, and
+     * the retry meets the store's itself.
      */
+    const failKeepingCount = async (error: unknown): Promise<never> => {
+      await savePartition(at.ledger, key, input.generation, input.partition.key, saved).catch(
+        () => undefined,
+      );
+      throw error;
+    };
+    /** The list's count asked again: one request, counted whether or not it is answered. */
     const recount = async (): Promise<number> => {
       saved.tally.requests += 1;
-      try {
-        return await recountRoot(client, plan);
-      } catch (error) {
-        await keep().catch(() => undefined);
-        throw error;
-      }
+      return recountRoot(client, plan).catch(failKeepingCount);
     };
     const byIdRefusals: string[] = [];
     if (resource === 'lead_bookings' && plan.requests === 0) {
@@ -151,8 +154,7 @@ export function createMirrorPage({
           try {
             ({ found } = settledReads(ids, got));
           } catch (error) {
-            await keep().catch(() => undefined);
-            throw error;
+            return failKeepingCount(error);
           }
           const written = await writeRecords(at, input.generation, found);
           addTally(saved.tally, {
@@ -209,13 +211,7 @@ export function createMirrorPage({
     const ending =
       slice.failures.find(isRefusal) ??
       (failure && slice.pages === 0 && slice.read === 0 ? failure : undefined);
-    if (ending !== undefined) {
-      // Its requests (the one turned away among them) count in the pass's all the same: the
-      // next activity reports them with its own. Not kept if the store fails too: the failure
-      // said is the service's, and the retry meets the store's itself.
-      await keep().catch(() => undefined);
-      throw ending;
-    }
+    if (ending !== undefined) return failKeepingCount(ending);
     const refusals = [...byIdRefusals, ...slice.refusals];
     let done = planComplete(plan);
     let expected = planReport(plan).totalCount ?? 0;
