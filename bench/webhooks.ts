@@ -17,6 +17,7 @@ import { drainStatusQuery, drainWorkflowId, type DrainTotals } from '../workflow
 import { cli } from './console.js';
 import {
   fmt,
+  median,
   pidByCommandLine,
   ROOT,
   startBenchTemporal,
@@ -29,11 +30,29 @@ import {
 const FLOOD = 3_000;
 const LANES = 32;
 const FLOOD_RECORDS = 200;
-/** The issue's targets: each rate for a minute, its p99 delivery → row bound. */
+/**
+ * The issue's targets: each rate for a minute, its p99 delivery → row bound. The 50/s step
+ * runs three times, before and after the 200/s one: on these shared cores one minute's CPU per
+ * delivery moved by 10 % or more between runs of the same code (5.02 to 6.06 ms), more than the
+ * changes it was meant to judge. Its CPU verdict takes the median of the three.
+ */
 const STEPS = [
   { rate: 50, seconds: 60, p99TargetMs: 1_000 },
   { rate: 200, seconds: 60, p99TargetMs: 2_000 },
+  { rate: 50, seconds: 60, p99TargetMs: 1_000 },
+  { rate: 50, seconds: 60, p99TargetMs: 1_000 },
 ] as const;
+/** Each rate once, in the order of its first step. */
+const RATES = [...new Set(STEPS.map((step) => step.rate))];
+
+/** `50/s`, or `50/s (2)` for a rate's second step. */
+function stepLabels(steps: readonly { rate: number }[]): string[] {
+  return steps.map((step, i) => {
+    const round = steps.slice(0, i + 1).filter((s) => s.rate === step.rate).length;
+    const repeated = steps.filter((s) => s.rate === step.rate).length > 1;
+    return repeated ? `${step.rate}/s (${round})` : `${step.rate}/s`;
+  });
+}
 /** After the last delivery of a step, how long its stragglers may take before they count as left behind. */
 const STRAGGLERS_MS = 30_000;
 const CPU_TARGET_MS = 5;
@@ -540,6 +559,17 @@ export const webhooksBenchmark: Benchmark = {
         const ebsyncShare = (cpu: Record<string, number>) =>
           (cpu[TEMPORAL] ?? 0) + (cpu[RECEIVER] ?? 0) + (cpu[WORKER] ?? 0);
         const n = cpus().length;
+        const labels = stepLabels(steps);
+        // Per rate: the median step's CPU per applied delivery (all of the path), and each step's.
+        const byRate = RATES.map((rate) => {
+          const of = steps.filter((step) => step.rate === rate);
+          const totals = of.map((step) => path(step.cpuPerApplied));
+          const mid = median(totals);
+          // The step whose total is the median's (the middle one of an odd count) speaks for the rate.
+          const typical = of[totals.indexOf(mid)] ?? of[0]!;
+          return { rate, of, totals, mid, typical };
+        });
+        const low = byRate[0]!;
         return {
           method:
             `One process sends Standard Webhooks deliveries over HTTP with ${LANES} in flight: ` +
@@ -610,8 +640,8 @@ export const webhooksBenchmark: Benchmark = {
                 'p99 ms',
                 'max ms',
               ],
-              rows: steps.map((step) => [
-                `${step.rate}/s for ${step.seconds} s (offered ${fmt(step.offered, 1)}/s)`,
+              rows: steps.map((step, i) => [
+                `${labels[i]} for ${step.seconds} s (offered ${fmt(step.offered, 1)}/s)`,
                 `${step.latencies.length} of ${step.total}`,
                 String(step.missing),
                 String(step.refused.length),
@@ -622,10 +652,7 @@ export const webhooksBenchmark: Benchmark = {
               ]),
             },
             {
-              head: [
-                'CPU ms per applied delivery, by process',
-                ...steps.map((step) => `${step.rate}/s`),
-              ],
+              head: ['CPU ms per applied delivery, by process', ...labels],
               rows: [
                 ...processes.map((name) => [
                   name,
@@ -647,7 +674,7 @@ export const webhooksBenchmark: Benchmark = {
               head: [
                 'cores in use while deliveries were sent, by process',
                 `idle ${IDLE_SECONDS} s`,
-                ...steps.map((step) => `${step.rate}/s`),
+                ...labels,
               ],
               rows: [
                 ...processes.map((name) => [
@@ -672,7 +699,7 @@ export const webhooksBenchmark: Benchmark = {
               ],
             },
             {
-              head: ['the drain', ...steps.map((step) => `${step.rate}/s`)],
+              head: ['the drain', ...labels],
               rows: [
                 ['batches', ...steps.map((step) => String(step.batches))],
                 [
@@ -685,21 +712,24 @@ export const webhooksBenchmark: Benchmark = {
           notes: [
             `Target: receiver throughput ≥ 0.5× bare fastify, every 2xx durable: ${verdict(ratio >= 0.5 && durable.stored === FLOOD)} (${fmt(ratio, 2)}× with no worker running, ${durable.stored} of ${FLOOD} answered 200 found in the store; ${fmt(busyFlood.rate / bareFlood.rate, 2)}× while a worker on the same cores drains).`,
             ...steps.map(
-              (step) =>
-                `Target: p99 delivery → destination row ≤ ${step.p99TargetMs} ms at ${step.rate}/s for ${step.seconds} s, nothing left behind: ${verdict(
+              (step, i) =>
+                `Target: p99 delivery → destination row ≤ ${step.p99TargetMs} ms at ${labels[i]} for ${step.seconds} s, nothing left behind: ${verdict(
                   step.summary.p99 <= step.p99TargetMs &&
                     step.missing === 0 &&
                     step.refused.length === 0,
                 )} (p99 ${fmt(step.summary.p99, 0)} ms, ${step.missing} not applied within ${STRAGGLERS_MS / 1000} s, ${step.refused.length} not answered 200).`,
             ),
-            ...steps.map(
-              (step) =>
-                `Target: total CPU per applied delivery ≤ ${CPU_TARGET_MS} ms, every process of the path counted, at ${step.rate}/s: ${verdict(path(step.cpuPerApplied) <= CPU_TARGET_MS)} (${fmt(path(step.cpuPerApplied), 2)} ms: ${fmt(ebsyncShare(step.cpuPerApplied), 2)} in ebsync and Temporal, ${fmt(step.cpuPerApplied[SELF] ?? NaN, 2)} in the sender and the sandbox; ${fmt(step.notices / Math.max(1, step.batches), 1)} notices per batch); ${n} cores carry about ${fmt((n * 1000) / path(step.cpuPerApplied), 0)} deliveries a second through the whole path at that cost. The measurement's poll of the destination took ${fmt(step.cpuPerApplied[POLL] ?? NaN, 2)} ms more.`,
-            ),
-            `At ${floorRate}/s, one HTTP request from the sender to bare fastify and its answer cost ${fmt(sum(floor), 2)} ms of CPU (${fmt(floor[SELF] ?? NaN, 2)} in the sender, ${fmt(floor[BARE] ?? NaN, 2)} in fastify) against ${fmt(sum(bareFlood.cpuMs), 2)} ms in the flood: an applied delivery makes two HTTP hops (the delivery, and the drain's read of the record from the sandbox); if the read cost what this hop costs, the two would be about ${fmt(2 * sum(floor), 2)} ms of the ${fmt(path(steps[0]?.cpuPerApplied ?? {}), 2)} ms at ${floorRate}/s, before ebsync does any work of its own.`,
+            ...byRate.map(({ rate, of, totals, mid, typical }) => {
+              const each =
+                of.length > 1
+                  ? ` The median of ${of.length} steps at ${rate}/s (${totals.map((t) => fmt(t, 2)).join(', ')} ms); the median one:`
+                  : '';
+              return `Target: total CPU per applied delivery ≤ ${CPU_TARGET_MS} ms, every process of the path counted, at ${rate}/s: ${verdict(mid <= CPU_TARGET_MS)} (${fmt(mid, 2)} ms.${each} ${fmt(ebsyncShare(typical.cpuPerApplied), 2)} in ebsync and Temporal, ${fmt(typical.cpuPerApplied[SELF] ?? NaN, 2)} in the sender and the sandbox; ${fmt(typical.notices / Math.max(1, typical.batches), 1)} notices per batch); ${n} cores carry about ${fmt((n * 1000) / mid, 0)} deliveries a second through the whole path at that cost. The measurement's poll of the destination took ${fmt(typical.cpuPerApplied[POLL] ?? NaN, 2)} ms more.`;
+            }),
+            `At ${floorRate}/s, one HTTP request from the sender to bare fastify and its answer cost ${fmt(sum(floor), 2)} ms of CPU (${fmt(floor[SELF] ?? NaN, 2)} in the sender, ${fmt(floor[BARE] ?? NaN, 2)} in fastify) against ${fmt(sum(bareFlood.cpuMs), 2)} ms in the flood: an applied delivery makes two HTTP hops (the delivery, and the drain's read of the record from the sandbox); if the read cost what this hop costs, the two would be about ${fmt(2 * sum(floor), 2)} ms of the ${fmt(low.mid, 2)} ms at ${floorRate}/s (the median step), before ebsync does any work of its own.`,
             // The CPU target is in milliseconds, so it moves with the machine's cores; the same
             // costs in bare requests compare runs on different machines.
-            `The machine's speed: the CPU milliseconds above scale with it. In units of one request to bare fastify in the flood (${fmt(sum(bareFlood.cpuMs), 3)} ms here, sender and fastify), an applied delivery cost ${steps.map((step) => `${fmt(path(step.cpuPerApplied) / sum(bareFlood.cpuMs), 1)} at ${step.rate}/s`).join(' and ')}; on cores where that request costs more than ${fmt(CPU_TARGET_MS / (path(steps[0]?.cpuPerApplied ?? {}) / sum(bareFlood.cpuMs)), 2)} ms, the ${floorRate}/s step would cost more than ${CPU_TARGET_MS} ms.`,
+            `The machine's speed: the CPU milliseconds above scale with it. In units of one request to bare fastify in the flood (${fmt(sum(bareFlood.cpuMs), 3)} ms here, sender and fastify), an applied delivery cost ${byRate.map(({ rate, mid }) => `${fmt(mid / sum(bareFlood.cpuMs), 1)} at ${rate}/s`).join(' and ')} (medians of the steps); on cores where that request costs more than ${fmt(CPU_TARGET_MS / (low.mid / sum(bareFlood.cpuMs)), 2)} ms, the ${floorRate}/s step would cost more than ${CPU_TARGET_MS} ms.`,
             `Through the receiver alone (no worker), a delivery cost ${fmt(sum(receiverFlood.cpuMs), 2)} ms in all against ${fmt(sum(bareFlood.cpuMs), 2)} ms for bare fastify, each with the sender's share.`,
           ],
         };
