@@ -12,7 +12,10 @@ import cliProgress from 'cli-progress';
 import { type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import { DestinationTargetError } from '../destinations/errors.js';
-import { destinationIdentity, parseDestinationTarget } from '../destinations/open-destination.js';
+import {
+  destinationIdentity,
+  parseDestinationTarget,
+} from '../destinations/destination-targets.js';
 import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { maskCredentials, postgresDestinationId } from '../config/database-locations.js';
 import { databaseMessage } from '../config/database-errors.js';

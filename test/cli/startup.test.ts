@@ -29,7 +29,7 @@ async function packagesLoaded(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; names: string[] }> {
-  const file = join(tmp, `imports-${args.join('-')}.txt`);
+  const file = join(tmp, `imports-${args.join('-').replace(/[^\w.-]+/g, '_')}.txt`);
   const hook = join(REPO_ROOT, 'test/fixtures/record-imports.mjs');
   const result = await runCli(args, {
     NODE_OPTIONS: `--import=${hook}`,
@@ -71,6 +71,19 @@ describe('ebsync starts without loading what it does not run', { timeout: 120_00
       '@jsforce/jsforce-node',
       'oauth4webapi',
     ];
+    expect(names.filter((n) => unneeded.includes(n))).toEqual([]);
+  });
+
+  it('ebsync sync loads the Temporal client, not the CRM clients or database drivers the workers open destinations with', async () => {
+    // Naming the destination is all the command does with it: the workers open it. Nothing
+    // listens at the Temporal address, so sync fails after loading all it would run.
+    const { code, names } = await packagesLoaded(
+      ['sync', 'leads', '--full', '--to', `sqlite:${join(tmp, 'sync-imports.db')}`],
+      { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` },
+    );
+    expect(code).toBe(1);
+    expect(names).toEqual(expect.arrayContaining(['@temporalio/client', 'cli-progress']));
+    const unneeded = ['got', 'fastify', 'pg', 'better-sqlite3', 'jose', 'oauth4webapi'];
     expect(names.filter((n) => unneeded.includes(n))).toEqual([]);
   });
 
