@@ -53,12 +53,22 @@ async function idHoles(
 }
 
 /**
+ * Ids read past the highest one a pass saw, a window at a time while each window finds a
+ * record: ids only grow, so the newest records have the highest, and where the newest day is
+ * more crowded than the reach (a batch imported at once) no list reaches them and no hole
+ * lies below them. A window that finds none ends it (past the newest record, or ids that are
+ * not this business's).
+ */
+const beyondWindow = (lanes: number): number => lanes * 8;
+
+/**
  * Events are read only by the ids their event bookings name (the spec has no event list), so
  * an event whose every booking is out of reach would be lost uncounted. Event ids are whole
  * numbers too: once the event-booking list is read and lacks bookings, the event ids between
  * the lowest and the highest the pass saw, and that it did not see, are read by id, a window
- * at a time, until the highest, or until too few reads find an event (PROBE_MIN_HITS: ids
- * shared with other businesses). What they find is written as every read is.
+ * at a time, then those past the highest (beyondWindow), until too few reads find an event
+ * (PROBE_MIN_HITS: ids shared with other businesses). What they find is written as every
+ * read is.
  */
 export async function probeEventIds(
   at: OpenTarget,
@@ -74,9 +84,19 @@ export async function probeEventIds(
   let probes = 0;
   let found = 0;
   let from = range.min + 1;
-  while (from < range.max && (probes < PROBE_JUDGED || found >= PROBE_MIN_HITS * probes)) {
-    const { holes, next } = await idHoles(at, scope, generation, from, range.max, lanes * 8);
-    if (holes.length === 0) break;
+  let beyond = false;
+  while (probes < PROBE_JUDGED || found >= PROBE_MIN_HITS * probes) {
+    if (!beyond && from >= range.max) {
+      beyond = true;
+      from = range.max + 1;
+    }
+    const end = beyond ? from + beyondWindow(lanes) : range.max;
+    const { holes, next } = await idHoles(at, scope, generation, from, end, lanes * 8);
+    if (holes.length === 0) {
+      if (beyond) break;
+      from = range.max;
+      continue;
+    }
     const got = await readRecords(client, 'events', holes, {
       concurrency: lanes,
       keepGoing: true,
@@ -92,7 +112,7 @@ export async function probeEventIds(
     refusals.push(...written.refusals);
     probes += answered.length;
     found += reads.length;
-    if (answered.length < holes.length) break;
+    if (answered.length < holes.length || (beyond && reads.length === 0)) break;
     from = next;
   }
   return { tally, refusals };
@@ -101,10 +121,11 @@ export async function probeEventIds(
 /**
  * The last way to a lead no filter reaches (DESIGN decision 11: nothing silent, and nothing
  * left that can be had): lead ids are whole numbers (the spec), so the ids between the lowest
- * and the highest that the pass saw, and that it did not see, are read by id. It stops when
- * the pass has every lead the service counts, when it passed the highest id, or when too few
- * reads find a lead (PROBE_MIN_HITS). What it finds is written as every read is and counts as
- * reached; what it does not find stays unreachable, and finishMirrorPass reports it.
+ * and the highest that the pass saw, and that it did not see, are read by id, then those past
+ * the highest (beyondWindow: the newest leads, crowded out of every list). It stops when the
+ * pass has every lead the service counts, when a window past the highest found none, or when
+ * too few reads find a lead (PROBE_MIN_HITS). What it finds is written as every read is and
+ * counts as reached; what it does not find stays unreachable, and finishMirrorPass reports it.
  */
 export function createProbeIds({ deps, lanes, open, scopeOf }: PassTools) {
   async function probeLeadIds(
@@ -124,10 +145,22 @@ export function createProbeIds({ deps, lanes, open, scopeOf }: PassTools) {
     if (missing <= 0 || range === null || (judged && probe.found < PROBE_MIN_HITS * probe.probes)) {
       return { probe: { ...probe, done: true }, counts: {} };
     }
-    // The holes: ids past the cursor the ledger has not seen in this pass (nor as deleted).
+    // The holes: ids past the cursor the ledger has not seen in this pass (nor as deleted),
+    // below the highest it saw while there are any, then past it.
     const budget = Math.min(lanes * 8, missing);
-    const from = probe.after === null ? range.min + 1 : probe.after + 1;
-    const { holes, next } = await idHoles(at, scope, input.generation, from, range.max, budget);
+    let from = probe.after === null ? range.min + 1 : probe.after + 1;
+    let beyond = from > range.max;
+    let { holes, next } = beyond
+      ? { holes: [] as string[], next: from }
+      : await idHoles(at, scope, input.generation, from, range.max, budget);
+    if (holes.length === 0) {
+      beyond = true;
+      from = Math.max(from, range.max + 1);
+      // A whole window is read past the highest, however few are missing: the one missing
+      // lead may be a few ids on, past others deleted.
+      const window = beyondWindow(lanes);
+      ({ holes, next } = await idHoles(at, scope, input.generation, from, from + window, window));
+    }
     if (holes.length === 0) return { probe: { ...probe, after: next - 1, done: true }, counts: {} };
     const client = await deps.clientFor(input.connectionId);
     const got = await readRecords(client, 'leads', holes, {
@@ -140,8 +173,8 @@ export function createProbeIds({ deps, lanes, open, scopeOf }: PassTools) {
     const written = await writeRecords(at, input.generation, found);
     probe.probes += answered.length;
     probe.found += reads.length;
-    probe.after = Number(answered[answered.length - 1]);
-    probe.done = probe.after >= range.max - 1 || reads.length >= missing;
+    probe.after = Number(answered[answered.length - 1] ?? probe.after);
+    probe.done = reads.length >= missing || (beyond && reads.length === 0);
     return {
       probe,
       counts: byIdCounts(got.requests, found, written),

@@ -34,18 +34,30 @@ interface Case {
   seed: string;
 }
 
+/** A sandbox over HTTP with a reach limit, and a client of it. */
+async function sandboxWithClient(
+  reachLimit: number,
+  seed: { leads: number; seed: string; skew?: boolean },
+): Promise<{
+  sb: Awaited<ReturnType<typeof startSandbox>>;
+  client: ReturnType<typeof createClient>;
+}> {
+  const sb = await startSandbox({ http: true, reachLimit, seed: { events: 0, ...seed } });
+  const client = createClient({
+    baseUrl: sb.baseUrl,
+    auth: apiKeyAuth(sb.apiKey),
+    allowInsecureLoopback: true,
+  });
+  return { sb, client };
+}
+
 async function check(c: Case): Promise<void> {
-  const sb = await startSandbox({
-    http: true,
-    reachLimit: c.reach,
-    seed: { leads: c.leads, events: 0, seed: c.seed, ...(c.skew ? { skew: true } : {}) },
+  const { sb, client } = await sandboxWithClient(c.reach, {
+    leads: c.leads,
+    seed: c.seed,
+    ...(c.skew ? { skew: true } : {}),
   });
   try {
-    const client = createClient({
-      baseUrl: sb.baseUrl,
-      auth: apiKeyAuth(sb.apiKey),
-      allowInsecureLoopback: true,
-    });
     const pass = await driveMirrorPass({
       client,
       subjects: ['leads'],
@@ -137,20 +149,11 @@ describe('the mirror against a brute-force enumeration of the lead filters', () 
 
 describe('the read by id of the lead ids the lists skipped', () => {
   it('stops when too few of the ids are live leads, and the rest is reported exactly', async () => {
-    const sb = await startSandbox({
-      http: true,
-      reachLimit: 50,
-      seed: { leads: 5_000, events: 0, seed: 'holes' },
-    });
+    const { sb, client } = await sandboxWithClient(50, { leads: 5_000, seed: 'holes' });
     try {
       // Four in five lead ids are deleted: the holes between the ids the lists return are
       // mostly not leads any more, as where ids are shared with other businesses.
       for (let id = 1; id <= 5_000; id++) if (id % 5 !== 0) sb.admin.deleteRecord('lead', id);
-      const client = createClient({
-        baseUrl: sb.baseUrl,
-        auth: apiKeyAuth(sb.apiKey),
-        allowInsecureLoopback: true,
-      });
       const pass = await driveMirrorPass({ client, subjects: ['leads'], reachLimit: 25, per: 100 });
       const mirrored = pass.written.get('leads')?.size ?? 0;
       const probe = pass.probe!;
@@ -165,6 +168,32 @@ describe('the read by id of the lead ids the lists skipped', () => {
         (pass.partitions.lead_bookings?.expected ?? 0) - (pass.seen.lead_bookings ?? 0);
       expect(pass.unreachable).toBe(1_000 - mirrored + lacked);
       expect(pass.gaps.some((line) => line.startsWith('leads:'))).toBe(true);
+    } finally {
+      await sb.close();
+    }
+  }, 300_000);
+
+  it('reads past the highest id the lists returned: the newest leads, crowded out of every list', async () => {
+    const { sb, client } = await sandboxWithClient(50, { leads: 1_000, seed: 'newest' });
+    try {
+      // The newest leads: 80 made at once with one address (no filter tells them apart, and
+      // no list returns more than 50 of a cut), and one more with a domain no other lead has.
+      const made: string[] = [];
+      for (let i = 0; i < 80; i++) {
+        made.push((await client.leads.create({ email: 'same@crowded.example' })).data.id);
+      }
+      made.push(
+        (await client.leads.create({ email: 'one@newest.example', first_name: 'Newest' })).data.id,
+      );
+      const pass = await driveMirrorPass({ client, subjects: ['leads'], reachLimit: 50, per: 100 });
+      const mirrored = new Set(pass.written.get('leads')?.keys() ?? []);
+      expect(made.filter((id) => !mirrored.has(id))).toEqual([]);
+      expect(pass.probe?.found ?? 0).toBeGreaterThan(0);
+      // What is still unreachable is counted exactly.
+      const total = pass.partitions.leads!.expected;
+      const lacked =
+        (pass.partitions.lead_bookings?.expected ?? 0) - (pass.seen.lead_bookings ?? 0);
+      expect(pass.unreachable).toBe(total - mirrored.size + lacked);
     } finally {
       await sb.close();
     }
