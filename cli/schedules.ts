@@ -229,6 +229,21 @@ function describeText(v: ScheduleView): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * The form of the ids mirrorScheduleId gives (connection names and destination keys are
+ * lowercase letters, digits and -): another id names none of ebsync's schedules, and is said to
+ * be bad input before Temporal is asked.
+ */
+const SCHEDULE_ID = /^sync-[a-z0-9][a-z0-9,_-]{0,200}$/;
+
+function checkScheduleId(id: string): void {
+  if (SCHEDULE_ID.test(id)) return;
+  throw new UserError(
+    `schedule id '${id}' is not allowed: ebsync's are sync-<connection>-<what>-<mode>[-<destination key>], lowercase letters, digits and -; 'ebsync schedule list' shows the ones there are`,
+    2,
+  );
+}
+
 async function describeOrExplain(handle: ScheduleHandle): Promise<ScheduleDescription> {
   try {
     return await handle.describe();
@@ -326,6 +341,7 @@ export function scheduleIdCommand(
     // Before Temporal is asked: it would refuse the note only after the schedule was found.
     const tooLong = flags.note === undefined ? undefined : noteProblem(flags.note);
     if (tooLong !== undefined) throw new UserError(tooLong, 2);
+    checkScheduleId(id);
     return withClient(async (client) => {
       const handle = client.schedule.getHandle(id);
       const description = await describeOrExplain(handle);
@@ -452,10 +468,11 @@ export function scheduleListCommand(flags: { connection?: string; json?: boolean
 
 /** `ebsync schedule describe <id>`. */
 export function scheduleDescribeCommand(id: string, flags: { json?: boolean }): Promise<void> {
-  return runAction(() =>
-    withClient(async (client) => {
+  return runAction(() => {
+    checkScheduleId(id);
+    return withClient(async (client) => {
       const view = viewOf(await describeOrExplain(client.schedule.getHandle(id)));
       process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : describeText(view));
-    }),
-  );
+    });
+  });
 }

@@ -49,6 +49,22 @@ describe('ebsync schedule pause|resume --note', { timeout: 60_000 }, () => {
   });
 });
 
+describe('ebsync schedule <verb> with an id ebsync never gives', { timeout: 60_000 }, () => {
+  it.for(['describe', 'pause', 'resume', 'trigger', 'delete'])(
+    '%s BAD ID!: one line naming the form, exit 2',
+    async (verb) => {
+      await refused([verb, 'BAD ID!'], "schedule id 'BAD ID!' is not allowed");
+      await refused([verb, 'Sync-Demo-All-Full'], 'sync-<connection>-<what>-<mode>');
+    },
+  );
+
+  it('lets an id of the form through to Temporal', async () => {
+    const result = await runCli(['schedule', 'describe', 'sync-demo-all-incremental'], env);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain('cannot reach Temporal');
+  });
+});
+
 describe('ebsync schedule create --cron --timezone', { timeout: 60_000 }, () => {
   const FORM =
     "expected five fields, 'minute hour day-of-month month day-of-week', such as '0 3 * * *'";
