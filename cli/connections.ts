@@ -12,7 +12,8 @@ import { readPemFile } from '../worker/pem-files.js';
 import { loadStartupConfig } from './startup-config.js';
 import { createClient } from '../api/client.js';
 import { apiKeyAuth, bearerAuth, type ClientAuth } from '../api/auth.js';
-import { AuthenticationError, EbsError, PermissionError } from '../api/errors.js';
+import { AuthenticationError, EbsError, NetworkError, PermissionError } from '../api/errors.js';
+import { unreachableReason } from '../api/network-failures.js';
 import { authorizationRequest, exchangeCode, validateCallback } from '../api/oauth.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { connectionRateOf } from '../worker/rate-limits.js';
@@ -127,6 +128,12 @@ async function probe(config: Config, auth: ClientAuth): Promise<ProbeResult> {
     if (error instanceof PermissionError) return { readsLeads: false };
     if (error instanceof AuthenticationError)
       throw new UserError(`the service refused the credential: ${error.message}`);
+    if (error instanceof NetworkError) {
+      // The reason in words, once: the error's own message repeats the code got gave it.
+      throw new UserError(
+        `could not reach the service at ${new URL(config.service.baseUrl ?? '').origin}: ${unreachableReason(error.cause)}; check EBS_BASE_URL`,
+      );
+    }
     if (error instanceof EbsError)
       throw new UserError(`could not reach the service: ${error.message}`);
     throw error;

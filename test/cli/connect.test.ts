@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../sandbox/server.js';
 import { createLead } from '../../sandbox/resources/leads.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
+import { closedPort } from '../helpers/ports.js';
 import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
 import { connectionWorkflowId, statusQuery } from '../../workflows/connection-types.js';
@@ -134,6 +135,18 @@ describe('ebsync connect', () => {
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stderr).toMatch(/refused the credential/);
     expect(bad.stderr).not.toContain('ik_not_a_real_key_123');
+
+    // Nothing listens at the address: the reason once, in words, and the setting to check.
+    const port = await closedPort();
+    const away = await runCli(['connect', '--name', 'away', '--api-key'], {
+      ...env,
+      EBS_API_KEY: 'ik_not_a_real_key_123',
+      EBS_BASE_URL: `https://127.0.0.1:${port}/api/v1/`,
+    });
+    expect(away.code, away.stderr).toBe(1);
+    expect(away.stderr).toBe(
+      `ebsync: could not reach the service at https://127.0.0.1:${port}: connection refused, nothing listens there (ECONNREFUSED); check EBS_BASE_URL\n`,
+    );
   }, 300_000);
 
   it('lists connections with their state, and disconnect revokes the grant at the service', async () => {
