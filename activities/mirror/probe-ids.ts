@@ -174,7 +174,10 @@ export function createProbeIds({ deps, lanes, open, scopeOf }: PassTools) {
     probe.probes += answered.length;
     probe.found += reads.length;
     probe.after = Number(answered[answered.length - 1] ?? probe.after);
-    probe.done = reads.length >= missing || (beyond && reads.length === 0);
+    // Past the highest, a window whose every id was answered and none a lead ends it; one with
+    // ids unanswered (a failed read) goes on from the last answered.
+    probe.done =
+      reads.length >= missing || (beyond && reads.length === 0 && answered.length === holes.length);
     return {
       probe,
       counts: byIdCounts(got.requests, found, written),
