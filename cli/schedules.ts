@@ -231,7 +231,7 @@ function describeText(v: ScheduleView): string {
 
 /**
  * The form of the ids mirrorScheduleId gives (connection names and destination keys are
- * lowercase letters, digits and -): another id names none of ebsync's schedules, and is said to
+ * lowercase letters, digits, - and _; a list of record types has commas): another id names none of ebsync's schedules, and is said to
  * be bad input before Temporal is asked.
  */
 const SCHEDULE_ID = /^sync-[a-z0-9][a-z0-9,_-]{0,200}$/;
@@ -239,7 +239,7 @@ const SCHEDULE_ID = /^sync-[a-z0-9][a-z0-9,_-]{0,200}$/;
 function checkScheduleId(id: string): void {
   if (SCHEDULE_ID.test(id)) return;
   throw new UserError(
-    `schedule id '${id}' is not allowed: ebsync's are sync-<connection>-<what>-<mode>[-<destination key>], lowercase letters, digits and -; 'ebsync schedule list' shows the ones there are`,
+    `schedule id '${id}' is not allowed: ebsync's are sync-<connection>-<what>-<mode>[-<destination key>]: after 'sync-', lowercase letters, digits, '-', '_' and ',' (the first a letter or digit); 'ebsync schedule list' shows the ones there are`,
     2,
   );
 }

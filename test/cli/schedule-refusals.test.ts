@@ -55,6 +55,8 @@ describe('ebsync schedule <verb> with an id ebsync never gives', { timeout: 60_0
     async (verb) => {
       await refused([verb, 'BAD ID!'], "schedule id 'BAD ID!' is not allowed");
       await refused([verb, 'Sync-Demo-All-Full'], 'sync-<connection>-<what>-<mode>');
+      // The refusal names every character an id of ebsync's may hold.
+      await refused([verb, 'sync-demo-all-full-a.b'], "digits, '-', '_' and ','");
     },
   );
 
