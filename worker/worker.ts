@@ -102,13 +102,14 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   // found during start-up would leave a worker that never exits.
   const opened: (() => unknown)[] = [endRuntime];
   try {
-    logger.info({ taskQueue: options.taskQueue ?? config.temporal.taskQueue }, 'worker starting');
     const converter = dataConverter(config);
     const codec = converter.payloadCodecs?.[0];
     if (!codec) throw new Error('the data converter has no payload codec');
     const ca = config.service.caFile
       ? readPemFile('EBS_CA_FILE', config.service.caFile, 'CERTIFICATE')
       : undefined;
+    // After the settings read here were found good: a refused one is the only line printed.
+    logger.info({ taskQueue: options.taskQueue ?? config.temporal.taskQueue }, 'worker starting');
     const connection = await NativeConnection.connect(temporalConnectionOptions(config));
     opened.push(() => connection.close());
     const journal = sqliteTokenJournal(join(config.dataDir, 'token-journal.db'), codec);

@@ -288,6 +288,8 @@ describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 24
       expect(missing.stderr).toBe(
         `ebsync: EBS_CA_FILE: cannot read '${nowhere}' (no such file); expected a PEM file\n`,
       );
+      // The refusal is the only thing said: no "worker starting" log line before it.
+      expect(missing.stdout).toBe('');
       const text = join(broken, 'not.pem');
       writeFileSync(text, 'not a certificate\n');
       const notPem = await runCli(['worker'], { ...env, EBS_CA_FILE: text }, 60_000);
