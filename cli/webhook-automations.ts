@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { isConnectionName } from '../config/connection-names.js';
+import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { PRODUCTION_HTTP, type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import {
@@ -14,7 +14,6 @@ import { dataConverter } from '../worker/data-converter.js';
 import { runAction, UserError } from './errors.js';
 import { FROM_STDIN, readStdin } from './secret-input.js';
 
-const NAME_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ACTIONS = ['written', 'deleted'];
 
 /** The data dir's `webhooks.db`, the one the workers forward from. */
@@ -71,9 +70,10 @@ export interface AddFlags {
 async function add(name: string, given: string, flags: AddFlags): Promise<void> {
   // A hook URL often carries a token: '-' reads it from standard input, out of ps.
   const url = given === FROM_STDIN ? await readStdin() : given;
-  if (!NAME_RULE.test(name)) {
+  // An endpoint's name follows a connection's rule: both name files and lines of status.
+  if (!isConnectionName(name)) {
     throw new UserError(
-      `endpoint name '${name}' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_'`,
+      `endpoint name '${name}' is not allowed: expected ${CONNECTION_RULE_TEXT}`,
       2,
     );
   }

@@ -7,7 +7,8 @@
 export const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /** The rule in words, as messages say what was expected. */
-export const CONNECTION_RULE_TEXT = "1-63 lowercase letters, digits, '-' or '_'";
+export const CONNECTION_RULE_TEXT =
+  "1-63 lowercase letters, digits, '-' or '_', the first a letter or digit";
 
 export function isConnectionName(name: string): boolean {
   return CONNECTION_RULE.test(name);

@@ -189,7 +189,7 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toBe(
         `ebsync: option '--connection <id>' argument '${args.at(-1)}' is invalid. ` +
-          "Expected a connection name: 1-63 lowercase letters, digits, '-' or '_'.\n",
+          "Expected a connection name: 1-63 lowercase letters, digits, '-' or '_', the first a letter or digit.\n",
       );
       expect(result.stdout).toBe('');
     },

@@ -142,7 +142,7 @@ describe('ebsync sync refuses what could never make progress', () => {
     expect(refusal).toMatchObject({
       exitCode: 2,
       message:
-        "connection 'BAD!' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_'",
+        "connection 'BAD!' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_', the first a letter or digit",
     });
   });
 

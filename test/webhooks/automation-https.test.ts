@@ -50,6 +50,20 @@ describe('automation endpoints in production', () => {
     );
   });
 
+  it('refuses an endpoint name a connection could not have, with the same rule in words', async () => {
+    const result = await runCli(
+      ['webhooks', 'endpoints', 'add', '_crm', 'https://hooks.example/x'],
+      {
+        EBSYNC_DATA_DIR: join(dir, 'cli'),
+        EBSYNC_ENCRYPTION_KEYS: KEYS,
+      },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      "ebsync: endpoint name '_crm' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_', the first a letter or digit\n",
+    );
+  });
+
   it('sends nothing to one added in development, and stores nothing: development sends again', async () => {
     const codec = new EncryptionCodec([{ id: 'k1', key: randomBytes(32) }]);
     const file = join(dir, 'webhooks.db');
