@@ -77,7 +77,7 @@ export function toActivityFailure(error: unknown, random: () => number = Math.ra
   if (error instanceof AuthenticationError) {
     return ApplicationFailure.create({
       type: NEEDS_REAUTH,
-      message: `${error.message}; the connection needs to be authorized again`,
+      message: `${error.message}; the connection needs re-authorization`,
       nonRetryable: true,
       details,
     });

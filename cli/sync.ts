@@ -192,7 +192,7 @@ async function refuseNeedsReauth(client: Client, id: string): Promise<void> {
   if (status?.state !== 'needs_reauth') return;
   const why = status.lastError ? ` (${status.lastError})` : '';
   throw new UserError(
-    `connection '${id}' needs to be authorized again${why}; nothing was started: 'ebsync connect --name ${id}' authorizes it`,
+    `connection '${id}' needs re-authorization${why}; nothing was started: run 'ebsync connect --name ${id}'`,
   );
 }
 

@@ -366,7 +366,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       if (!refusesConnection(error)) out.unreadableSeqs = got.failed.flatMap((f) => f.target.seqs);
       out.refusal =
         error instanceof AuthenticationError
-          ? `${error.message}; the connection needs to be authorized again`
+          ? `${error.message}; the connection needs re-authorization`
           : error instanceof Error
             ? error.message.split('\n')[0]!
             : String(error);

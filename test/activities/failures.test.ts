@@ -175,7 +175,7 @@ describe('a credential the service no longer takes', () => {
     tsb.sb.identity.revokeKey(id);
     const failure = await failureOf(() => revokedClient.leads.list());
     expect(failure).toMatchObject({ type: NEEDS_REAUTH, nonRetryable: true });
-    expect(failure.message).toMatch(/^leads\.list: HTTP 401 .*authorized again/);
+    expect(failure.message).toMatch(/^leads\.list: HTTP 401 .*needs re-authorization/);
     expect(failure.message).not.toContain(key);
   });
 

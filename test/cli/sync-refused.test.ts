@@ -111,7 +111,7 @@ describe('ebsync sync refuses what could never make progress', () => {
     expect((await mirrorIds()).filter((id) => id.startsWith('mirror-nope-'))).toEqual([]);
   }, 40_000);
 
-  it('a connection that needs to be authorized again: one line saying what to run, exit 1, no mirror started', async () => {
+  it('a connection that needs re-authorization: one line saying what to run, exit 1, no mirror started', async () => {
     // A key of its own, refused as a sync's activity reports a 401 (the workflow then marks
     // the connection needs_reauth): the other tests' connection keeps working.
     const { key } = stack.sb.admin.createKey({ name: 'reauth' });
@@ -127,7 +127,7 @@ describe('ebsync sync refuses what could never make progress', () => {
     const sync = await runCli(['sync', '--connection', 'reauth'], env, 30_000);
     expect(sync.code, sync.stderr).toBe(1);
     expect(sync.stderr).toBe(
-      "ebsync: connection 'reauth' needs to be authorized again (the service refused the integration key (401)); nothing was started: 'ebsync connect --name reauth' authorizes it\n",
+      "ebsync: connection 'reauth' needs re-authorization (the service refused the integration key (401)); nothing was started: run 'ebsync connect --name reauth'\n",
     );
     expect((await mirrorIds()).filter((id) => id.startsWith('mirror-reauth-'))).toEqual([]);
   }, 60_000);
