@@ -9,6 +9,7 @@ import { endpointWants } from '../automations/forward-change.js';
 import { addDrainCounts, emptyDrainTotals } from '../../workflows/drain-types.js';
 import { withServiceFailures } from '../failures.js';
 import { heartbeatEvery } from '../heartbeats.js';
+import type { Client as ServiceClient } from '../../api/client.js';
 import type { CanonicalRecord, Resource } from '../../records/canonical.js';
 import type { MirrorDeps } from './pass.js';
 import { readEach, type RecordTarget } from './records-by-id.js';
@@ -262,7 +263,11 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
         (e.filters.connections.length === 0 || e.filters.connections.includes(connectionId)),
     );
 
-  const batch = async (input: DrainBatchInput, beat: () => void): Promise<DrainBatchOutput> => {
+  const batch = async (
+    input: DrainBatchInput,
+    beat: () => void,
+    clientOf: () => Promise<ServiceClient>,
+  ): Promise<DrainBatchOutput> => {
     const inbox = await deps.inbox();
     const held = new Set(input.held ?? []);
     const notices = (await inbox.pending(input.connectionId, deps.batchSize + held.size))
@@ -275,7 +280,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
     await inbox.prune(new Date(Date.now() - deps.dedupeWindowMs), 2 * deps.batchSize);
     const dirty = dirtyRecords(notices);
     const [client, ledger, destination] = await Promise.all([
-      deps.clientFor(input.connectionId),
+      clientOf(),
       deps.ledger(),
       deps.destination(input.destination),
     ]);
@@ -391,6 +396,22 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       const context = Context.current();
       const cancelled = context.cancellationSignal;
       const beat = heartbeatEvery(context);
+      // The connection's client, asked for once per activity: asking checks the connection
+      // with a status query (at most once a second), and one query a second was about 14 ms of
+      // the worker's and Temporal's CPU, a quarter of a millisecond per delivery at 50 a
+      // second. Within a session the client's own calls still see a pause or a reconnect
+      // (activities/service-client.ts); a reconnect fails the batch, which ends the session,
+      // and the next activity asks again.
+      let client: Promise<ServiceClient> | undefined;
+      const clientOf = (): Promise<ServiceClient> => {
+        if (client) return client;
+        const made = deps.clientFor(input.connectionId);
+        // A client that could not be made is asked for again by the next batch.
+        made.catch(() => {
+          if (client === made) client = undefined;
+        });
+        return (client = made);
+      };
       const started = Date.now();
       let lastSeen = started;
       let watchedUntil = 0;
@@ -407,7 +428,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
           }
           let out: DrainBatchOutput;
           try {
-            out = await batch(input, beat);
+            out = await batch(input, beat, clientOf);
           } catch (error) {
             // What earlier batches applied is counted: this activity returns it, and the next
             // one, started at once, meets the failure again and retries on Temporal's policy.
