@@ -66,11 +66,6 @@ const unanswered =
       `the connection's workflow '${workflowId}' got no answer within ${ms / 1000} s: no worker runs it${read ? '' : ', and nothing was sent to it'}; start one on the task queue it was started on ('ebsync worker' with that TEMPORAL_TASK_QUEUE) and try again`,
     );
 
-/** The connection's status, once a worker answered (connection-update.ts). */
-function statusWithin(client: Client, workflowId: string): Promise<ConnectionStatus> {
-  return connectionStatusWithin(client, workflowId, UPDATE_DEADLINE_MS, unanswered(workflowId));
-}
-
 /**
  * An update, sent once a worker answered the status query (connection-update.ts): when the
  * worker went away in between, the line says the request is kept, with its own exit code.
@@ -78,13 +73,16 @@ function statusWithin(client: Client, workflowId: string): Promise<ConnectionSta
 function updateWithin<T>(client: Client, workflowId: string, update: () => Promise<T>): Promise<T> {
   return updateOnceAnswered(client, workflowId, UPDATE_DEADLINE_MS, update, {
     unanswered: unanswered(workflowId),
-    kept: () =>
-      new UserError(
-        `no worker answered the connection's workflow '${workflowId}' within ${UPDATE_DEADLINE_MS / 1000} s; ${REQUEST_KEPT} ('ebsync worker' with the task queue it was started on starts one)`,
-        QUEUED_EXIT,
-      ),
+    kept: kept(workflowId),
   });
 }
+
+/** Sent, and no worker answered: Temporal keeps the request (exit 4), so no "try again". */
+const kept = (workflowId: string) => (): UserError =>
+  new UserError(
+    `no worker answered the connection's workflow '${workflowId}' within ${UPDATE_DEADLINE_MS / 1000} s; ${REQUEST_KEPT} ('ebsync worker' with the task queue it was started on starts one)`,
+    QUEUED_EXIT,
+  );
 
 function serviceOptions(config: Config): {
   baseUrl: string;
@@ -194,7 +192,9 @@ export async function saveConnection(
       }),
     );
   }
-  return statusWithin(client, workflowId);
+  // The workflow was started with the credentials: with no worker to answer, the connection
+  // is kept and becomes active when one runs it, so the line must not say "nothing was sent".
+  return connectionStatusWithin(client, workflowId, UPDATE_DEADLINE_MS, kept(workflowId));
 }
 
 /** The browser's redirect that ended the wait, and the answer it is still waiting for. */

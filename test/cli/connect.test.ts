@@ -359,6 +359,41 @@ describe('ebsync connect', () => {
     }
   }, 240_000);
 
+  it('a new connection its worker stopped a moment ago cannot answer is kept: exit 4, and active once a worker runs', async () => {
+    // The worker polled a moment ago, so the check for one passes; then nobody answers.
+    const queue = `kept-queue-${Date.now()}`;
+    const name = `kept-${Date.now()}`;
+    const local = { ...env, TEMPORAL_TASK_QUEUE: queue };
+    const gone = new CliProcess(['worker'], local);
+    await gone.waitForLine(/worker started/, 90_000);
+    await gone.stop('SIGTERM', 30_000);
+    const made = await runCli(
+      ['connect', '--name', name, '--api-key', '-'],
+      local,
+      120_000,
+      sb.apiKey,
+    );
+    expect(made.code).toBe(4);
+    expect(made.stderr).toBe(
+      `ebsync: no worker answered the connection's workflow '${connectionWorkflowId(name)}' within 30 s; the request is kept and is carried out when a worker runs the connection's workflow ('ebsync worker' with the task queue it was started on starts one)\n`,
+    );
+    // What the line says is so: a worker that starts later makes the connection active.
+    const back = new CliProcess(['worker'], local);
+    try {
+      await back.waitForLine(/worker started/, 90_000);
+      let shown = await runCli(['connections', name], local, 60_000);
+      for (let i = 0; i < 20 && !/^state\s+active$/m.test(shown.stdout); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        shown = await runCli(['connections', name], local, 60_000);
+      }
+      expect(shown.stderr).toBe('');
+      expect(shown.stdout).toMatch(/^state\s+active$/m);
+      expect((await runCli(['disconnect', name], local, 60_000)).code).toBe(0);
+    } finally {
+      await back.stop('SIGTERM', 30_000);
+    }
+  }, 300_000);
+
   it('with the worker just stopped, connections and status name the workflow that did not answer; status still reports', async () => {
     const queue = `quiet-queue-${Date.now()}`;
     const name = `quiet-${Date.now()}`;
