@@ -175,9 +175,12 @@ export async function connectClient(
 ): Promise<{ client: Client; close: () => Promise<void> }> {
   let connection: Connection;
   const calls = callsOfConnection();
+  // Read before connecting: a TLS file that is missing or no PEM is a bad setting (one line,
+  // exit 2), not a Temporal that cannot be reached.
+  const options = temporalConnectionOptions(config);
   try {
     connection = await Connection.connect({
-      ...temporalConnectionOptions(config),
+      ...options,
       interceptors: calls.interceptors,
       connectTimeout: '5s',
     });

@@ -290,6 +290,16 @@ describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 24
       );
       // The refusal is the only thing said: no "worker starting" log line before it.
       expect(missing.stdout).toBe('');
+      // A TLS file for Temporal is a setting too: said as one, not as Temporal unreachable.
+      const tlsMissing = await runCli(
+        ['connections'],
+        { ...env, TEMPORAL_TLS_CERT: nowhere, TEMPORAL_TLS_KEY: `${nowhere}.key` },
+        60_000,
+      );
+      expect(tlsMissing.code).toBe(2);
+      expect(tlsMissing.stderr).toBe(
+        `ebsync: TEMPORAL_TLS_CERT: cannot read '${nowhere}' (no such file); expected a PEM file\n`,
+      );
       const text = join(broken, 'not.pem');
       writeFileSync(text, 'not a certificate\n');
       const notPem = await runCli(['worker'], { ...env, EBS_CA_FILE: text }, 60_000);
