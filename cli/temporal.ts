@@ -18,7 +18,8 @@ import { requireOwnKeys } from './server-keys.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { listenRefusal } from './network-refusals.js';
 import type { Config } from '../config/index.js';
-import { devUiPort } from '../config/dev-server-ports.js';
+import { DEFAULT_TEMPORAL_ADDRESS, devUiPort } from '../config/dev-server-ports.js';
+import { isLoopbackHost } from '../config/loopback.js';
 import { stopSignal } from './stop-signals.js';
 
 export interface ServerFlags {
@@ -135,6 +136,19 @@ function uiUrlHint(server: DevServer, config: Config): string | null {
     : null;
 }
 
+/**
+ * `ebsync dev --port` put its server where commands run in another shell do not look unless
+ * told (TEMPORAL_ADDRESS unset there): the line that says so; null at the default address.
+ */
+function addressHint(server: DevServer): string | null {
+  const at = server.address.lastIndexOf(':');
+  const [host, port] = [server.address.slice(0, at), server.address.slice(at + 1)];
+  const [, defaultPort] = DEFAULT_TEMPORAL_ADDRESS.split(':');
+  return isLoopbackHost(host) && port === defaultPort
+    ? null
+    : `other terminals: set TEMPORAL_ADDRESS=${server.address} for ebsync connect, sync and status (unset, they look at ${DEFAULT_TEMPORAL_ADDRESS})`;
+}
+
 /** `ebsync temporal`. */
 export function temporalCommand(flags: ServerFlags): Promise<void> {
   return runAction(async () => {
@@ -224,8 +238,8 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
       { address: server.address, ui: server.uiUrl, db: server.dbFilename },
       'Temporal dev server started',
     );
-    const hint = uiUrlHint(server, config);
-    process.stdout.write(`Temporal UI: ${server.uiUrl}\n${hint ? `  ${hint}\n` : ''}`);
+    const hints = [uiUrlHint(server, config), addressHint(server)].filter((h) => h !== null);
+    process.stdout.write(`Temporal UI: ${server.uiUrl}\n${hints.map((h) => `  ${h}\n`).join('')}`);
     // Links on the status page go to this server's UI, wherever its port is.
     config = {
       ...config,

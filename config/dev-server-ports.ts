@@ -10,3 +10,6 @@ export function devUiPort(port: number): number | undefined {
   const ui = port + DEV_UI_PORT_OFFSET;
   return ui <= 65_535 ? ui : undefined;
 }
+
+/** Where every command looks for Temporal while TEMPORAL_ADDRESS is unset. */
+export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';

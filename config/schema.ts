@@ -5,7 +5,7 @@ import { pipedriveMappingSetting } from './pipedrive-mapping.js';
 import { salesforceMappingSetting } from './salesforce-mapping.js';
 import { jsonSettingValue } from './json-setting.js';
 import { isLoopbackHost } from './loopback.js';
-import { devUiPort } from './dev-server-ports.js';
+import { DEFAULT_TEMPORAL_ADDRESS, devUiPort } from './dev-server-ports.js';
 import { POSTGRES_URL_FORM, sslModeProblem } from './database-locations.js';
 import { parseRouteOverride, ROUTE_ID } from './route-override.js';
 
@@ -314,7 +314,7 @@ export const configSchema = z
         address: z
           .string()
           .regex(/^[^\s:/]+:\d{1,5}$/, { error: 'expected host:port, for example localhost:7233' })
-          .default('localhost:7233'),
+          .default(DEFAULT_TEMPORAL_ADDRESS),
         namespace: temporalName('default'),
         taskQueue: temporalName('ebsync'),
         tls: boolSetting.default(false),

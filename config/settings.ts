@@ -1,3 +1,5 @@
+import { DEFAULT_TEMPORAL_ADDRESS } from './dev-server-ports.js';
+
 /**
  * Every setting ebsync reads, in one table: its environment variable, where it sits in the
  * config file, whether it is a secret, and what it means. The loader, the error messages
@@ -86,7 +88,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'service.caFile',
     default: '(none)',
     description:
-      'PEM file of an extra certificate authority to trust (the sandbox writes one); a missing or non-PEM file is refused at start (exit 2).',
+      'PEM file of an extra certificate authority to trust (the sandbox writes one); the commands that talk to the service (`connect`, `worker`, `dev`, `webhooks register`) refuse a missing or non-PEM file at their start (exit 2); the others do not read it.',
   },
   {
     env: 'EBS_ALLOW_HTTP',
@@ -98,7 +100,7 @@ export const SETTINGS: readonly Setting[] = [
   {
     env: 'TEMPORAL_ADDRESS',
     path: 'temporal.address',
-    default: 'localhost:7233',
+    default: DEFAULT_TEMPORAL_ADDRESS,
     description: 'Temporal frontend, `host:port`.',
   },
   {

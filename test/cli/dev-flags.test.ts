@@ -115,6 +115,10 @@ describe('ebsync dev --port', () => {
       expect(dev.stdout).toContain(
         `  links: the UI is not at --port + 1000, so set TEMPORAL_UI_URL=http://127.0.0.1:${uiPort} for ebsync status and the status page\n`,
       );
+      // ... and finds the server itself only at the address it is told.
+      expect(dev.stdout).toContain(
+        `  other terminals: set TEMPORAL_ADDRESS=127.0.0.1:${port} for ebsync connect, sync and status (unset, they look at localhost:7233)\n`,
+      );
       expect(await canConnect('127.0.0.1', port)).toBe(true);
       // The main job's client and worker reach that server: the pass starts there.
       await dev.waitForLine(/^Mirroring leads, events and appointments /, 120_000);
