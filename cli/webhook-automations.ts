@@ -128,8 +128,7 @@ async function add(name: string, given: string, flags: AddFlags): Promise<void> 
   );
   if (!added) {
     throw new UserError(
-      `endpoint '${name}' exists already ('ebsync webhooks endpoints enable ${name}' resumes a disabled one; remove it first to add it anew)`,
-      2,
+      `endpoint '${name}' exists: 'ebsync webhooks endpoints enable ${name}' resumes a disabled one, 'ebsync webhooks endpoints remove ${name}' first to add it anew`,
     );
   }
   // The only time the secret is shown: the endpoint needs it to verify signatures.

@@ -64,6 +64,17 @@ describe('automation endpoints in production', () => {
     );
   });
 
+  it('refuses to add an endpoint under a name taken, exit 1 as for a schedule that exists', async () => {
+    const env = { EBSYNC_DATA_DIR: join(dir, 'cli-dup'), EBSYNC_ENCRYPTION_KEYS: KEYS };
+    const add = ['webhooks', 'endpoints', 'add', 'dup', 'https://hooks.example/x'];
+    expect((await runCli(add, env)).code).toBe(0);
+    const again = await runCli(add, env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(
+      "ebsync: endpoint 'dup' exists: 'ebsync webhooks endpoints enable dup' resumes a disabled one, 'ebsync webhooks endpoints remove dup' first to add it anew\n",
+    );
+  });
+
   it('sends nothing to one added in development, and stores nothing: development sends again', async () => {
     const codec = new EncryptionCodec([{ id: 'k1', key: randomBytes(32) }]);
     const file = join(dir, 'webhooks.db');
