@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import got from 'got';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../sandbox/server.js';
@@ -366,6 +367,24 @@ describe('ebsync connect', () => {
     const local = { ...env, TEMPORAL_TASK_QUEUE: queue };
     const gone = new CliProcess(['worker'], local);
     await gone.waitForLine(/worker started/, 90_000);
+    // Stopped only once the server has seen it poll: connect's check for a worker counts it.
+    const { TaskQueueKind, TaskQueueType } = proto.temporal.api.enums.v1;
+    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS ?? '' });
+    try {
+      const polled = async () =>
+        (
+          await connection.workflowService.describeTaskQueue({
+            namespace: 'default',
+            taskQueue: { name: queue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+            taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+          })
+        ).pollers?.length ?? 0;
+      for (let i = 0; i < 100 && (await polled()) === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    } finally {
+      await connection.close();
+    }
     await gone.stop('SIGTERM', 30_000);
     const made = await runCli(
       ['connect', '--name', name, '--api-key', '-'],
@@ -373,7 +392,7 @@ describe('ebsync connect', () => {
       120_000,
       sb.apiKey,
     );
-    expect(made.code).toBe(4);
+    expect(made.code, made.stderr).toBe(4);
     expect(made.stderr).toBe(
       `ebsync: no worker answered the connection's workflow '${connectionWorkflowId(name)}' within 30 s; the request is kept and is carried out when a worker runs the connection's workflow ('ebsync worker' with the task queue it was started on starts one)\n`,
     );
