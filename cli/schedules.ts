@@ -231,8 +231,8 @@ function describeText(v: ScheduleView): string {
 
 /**
  * The form of the ids mirrorScheduleId gives (connection names and destination keys are
- * lowercase letters, digits, - and _; a list of record types has commas): another id names none of ebsync's schedules, and is said to
- * be bad input before Temporal is asked.
+ * lowercase letters, digits, - and _; a list of record types has commas): another id names
+ * none of ebsync's schedules, and is said to be bad input before Temporal is asked.
  */
 const SCHEDULE_ID = /^sync-[a-z0-9][a-z0-9,_-]{0,200}$/;
 

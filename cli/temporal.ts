@@ -123,6 +123,12 @@ async function untilSignal(server: DevServer): Promise<void> {
   if (await Promise.race([signalled, server.exited.then(() => false)])) await server.stop();
 }
 
+/** `host:port` (a Temporal address) in its two parts. */
+function hostAndPort(address: string): { host: string; port: string } {
+  const at = address.lastIndexOf(':');
+  return { host: address.slice(0, at), port: address.slice(at + 1) };
+}
+
 /**
  * Other commands find the UI at the address's port + 1000 (TEMPORAL_UI_URL unset): a UI
  * elsewhere needs the setting, or the links of `ebsync status` run in another shell lead
@@ -130,7 +136,7 @@ async function untilSignal(server: DevServer): Promise<void> {
  */
 function uiUrlHint(server: DevServer, config: Config): string | null {
   const uiPort = Number(new URL(server.uiUrl).port);
-  const serverPort = Number(server.address.slice(server.address.lastIndexOf(':') + 1));
+  const serverPort = Number(hostAndPort(server.address).port);
   return uiPort !== serverPort + 1000 && config.temporal.uiUrl.replace(/\/+$/, '') !== server.uiUrl
     ? `links: the UI is not at --port + 1000, so set TEMPORAL_UI_URL=${server.uiUrl} for ebsync status and the status page`
     : null;
@@ -141,10 +147,8 @@ function uiUrlHint(server: DevServer, config: Config): string | null {
  * told (TEMPORAL_ADDRESS unset there): the line that says so; null at the default address.
  */
 function addressHint(server: DevServer): string | null {
-  const at = server.address.lastIndexOf(':');
-  const [host, port] = [server.address.slice(0, at), server.address.slice(at + 1)];
-  const [, defaultPort] = DEFAULT_TEMPORAL_ADDRESS.split(':');
-  return isLoopbackHost(host) && port === defaultPort
+  const { host, port } = hostAndPort(server.address);
+  return isLoopbackHost(host) && port === hostAndPort(DEFAULT_TEMPORAL_ADDRESS).port
     ? null
     : `other terminals: set TEMPORAL_ADDRESS=${server.address} for ebsync connect, sync and status (unset, they look at ${DEFAULT_TEMPORAL_ADDRESS})`;
 }
@@ -199,7 +203,7 @@ export function devCommand(flags: DevFlags): Promise<void> {
 async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
   let config = startConfig;
   const logger = loggerFor(config);
-  const [host = 'localhost', portText = '7233'] = config.temporal.address.split(':');
+  const { host, port: portText } = hostAndPort(config.temporal.address);
   // An explicit --ip (0.0.0.0 included) is where the server listens; the address is where
   // this process reaches it.
   const listenIp = flags.ipGiven ? flags.ip : host === 'localhost' ? '127.0.0.1' : host;

@@ -4,12 +4,13 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import proto from '@temporalio/proto';
 import got from 'got';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../sandbox/server.js';
 import { createLead } from '../../sandbox/resources/leads.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
+import { loadConfig } from '../../config/index.js';
+import { requireWorker } from '../../cli/worker-check.js';
 import { closedPort } from '../helpers/ports.js';
 import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
@@ -367,19 +368,17 @@ describe('ebsync connect', () => {
     const local = { ...env, TEMPORAL_TASK_QUEUE: queue };
     const gone = new CliProcess(['worker'], local);
     await gone.waitForLine(/worker started/, 90_000);
-    // Stopped only once the server has seen it poll: connect's check for a worker counts it.
-    const { TaskQueueKind, TaskQueueType } = proto.temporal.api.enums.v1;
+    // Stopped only once connect's own check for a worker (requireWorker) counts it.
     const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS ?? '' });
     try {
-      const polled = async () =>
-        (
-          await connection.workflowService.describeTaskQueue({
-            namespace: 'default',
-            taskQueue: { name: queue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-            taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-          })
-        ).pollers?.length ?? 0;
-      for (let i = 0; i < 100 && (await polled()) === 0; i++) {
+      const client = new Client({ connection });
+      const config = loadConfig({ ...process.env, ...local });
+      const polled = () =>
+        requireWorker(client, config).then(
+          () => true,
+          () => false,
+        );
+      for (let i = 0; i < 100 && !(await polled()); i++) {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     } finally {
