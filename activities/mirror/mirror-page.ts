@@ -27,7 +27,7 @@ import {
   type MirrorTarget,
   type PassTools,
 } from './pass-tools.js';
-import { probeEventIds } from './probe-ids.js';
+import { AGAIN, probeEventIds } from './probe-ids.js';
 import { readSlice } from './read-slice.js';
 import { heartbeatEvery } from '../heartbeats.js';
 import { recountRoot } from './source-pages.js';
@@ -135,17 +135,27 @@ export function createMirrorPage({
     /**
      * Records of the ledger read by id, those still there written as any read is (counted as
      * reached by this pass), their requests counted whether or not they are answered. Returns
-     * the destination's refusals.
+     * the destination's refusals. With `settle`, a failed read fails the activity once what was
+     * read is kept: those not read would be called unreachable, and the retry reads only them.
      */
-    const readKnown = async (of: Resource, ids: readonly string[]): Promise<string[]> => {
-      const got = await readRecords(client, of, ids, { concurrency: lanes });
+    const readKnown = async (
+      of: Resource,
+      ids: readonly string[],
+      settle: boolean,
+    ): Promise<string[]> => {
+      const got = await readRecords(client, of, ids, {
+        concurrency: lanes,
+        keepGoing: true,
+        ...(settle ? { again: AGAIN } : {}),
+      });
       saved.tally.requests += got.requests;
-      let found;
+      let settled;
       try {
-        ({ found } = settledReads(ids, got));
+        settled = settledReads(ids, got);
       } catch (error) {
         return failKeepingCount(error);
       }
+      const { found } = settled;
       const written = await writeRecords(at, input.generation, found);
       addTally(saved.tally, {
         pages: 0,
@@ -155,6 +165,8 @@ export function createMirrorPage({
         unchanged: written.unchanged,
         refused: written.refused,
       });
+      const [failed] = settled.failed;
+      if (settle && failed) return failKeepingCount(failed.error);
       return written.refusals;
     };
     if (resource === 'lead_bookings' && plan.requests === 0) {
@@ -171,10 +183,12 @@ export function createMirrorPage({
         const pages = Math.ceil(total / plan.per);
         const unseen = await at.ledger.listUnseen(scope, input.generation, { limit: pages });
         if (unseen.length > 0 && unseen.length < pages) {
+          // Unsettled: any not read here, the list below reads.
           byIdRefusals.push(
             ...(await readKnown(
               'lead_bookings',
               unseen.map((e) => e.id),
+              false,
             )),
           );
           seen = await at.ledger.countSeen(scope, input.generation);
@@ -258,6 +272,7 @@ export function createMirrorPage({
             ...(await readKnown(
               resource,
               unseen.map((e) => e.id),
+              true,
             )),
           );
           missing = Math.max(0, expected - (await reached(resource)));
@@ -275,6 +290,7 @@ export function createMirrorPage({
         );
         addTally(tally, probed.tally);
         refusals.push(...probed.refusals);
+        if (probed.failure) return failKeepingCount(probed.failure);
       }
       // The leads' own count and gaps are settled with their bookings' (some leads come by
       // id), by finishMirrorPass.

@@ -1,7 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { heartbeatEvery } from '../heartbeats.js';
 import type { IdProbe, MirrorCounts } from '../../workflows/mirror-types.js';
-import { refusalsOf, type MirrorTarget, type PassTools } from './pass-tools.js';
+import { isRefusal, refusalsOf, type MirrorTarget, type PassTools } from './pass-tools.js';
+import { asError } from './source-pages.js';
 import { readRecords } from './records-by-id.js';
 import { byIdCounts, settledReads } from './sweep-deletions.js';
 import { writeRecords } from './write-records.js';
@@ -20,6 +21,8 @@ const WINDOW = 500;
  */
 export const PROBE_MIN_HITS = 0.25;
 const PROBE_JUDGED = 100;
+/** Rounds in which reads by id that failed are asked once more (ReadOptions.again). */
+export const AGAIN = 5;
 
 /**
  * Ids from `from` up to below `end` that the ledger has not seen in pass `generation` (nor
@@ -68,7 +71,10 @@ const beyondWindow = (lanes: number): number => lanes * 8;
  * the lowest and the highest the pass saw, and that it did not see, are read by id, a window
  * at a time, then those past the highest (beyondWindow), until too few reads find an event
  * (PROBE_MIN_HITS: ids shared with other businesses). What they find is written as every
- * read is.
+ * read is. A failed read does not end it: the ids after it are read all the same, and the
+ * first failure is handed back, for the activity to fail with once what was read is kept (its
+ * retry finds those in the ledger and asks only for the rest); calling the events behind a
+ * 503 unreachable would end a pass incomplete that a retry completes.
  */
 export async function probeEventIds(
   at: OpenTarget,
@@ -76,7 +82,7 @@ export async function probeEventIds(
   client: Client,
   generation: number,
   lanes: number,
-): Promise<{ tally: PartitionTally; refusals: string[] }> {
+): Promise<{ tally: PartitionTally; refusals: string[]; failure?: Error }> {
   const tally = emptyTally();
   const refusals: string[] = [];
   const range = await at.ledger.seenIdRange(scope, generation);
@@ -85,6 +91,7 @@ export async function probeEventIds(
   let found = 0;
   let from = range.min + 1;
   let beyond = false;
+  let failure: Error | undefined;
   while (probes < PROBE_JUDGED || found >= PROBE_MIN_HITS * probes) {
     if (!beyond && from >= range.max) {
       beyond = true;
@@ -97,25 +104,38 @@ export async function probeEventIds(
       from = range.max;
       continue;
     }
+    // The retry of a failed probe reads every hole again, 404s included (no store records
+    // them), so failed reads are asked again here first (`again`).
     const got = await readRecords(client, 'events', holes, {
       concurrency: lanes,
       keepGoing: true,
+      again: AGAIN,
       onAnswer: heartbeatEvery(Context.current()),
     });
-    // Only past ids with an answer; a failed read ends the probe (the pass's gaps stand).
-    const { answered, reads, found: records } = settledReads(holes, got);
-    const written = await writeRecords(at, generation, records);
-    const counts = byIdCounts(got.requests, records, written);
+    let settled;
+    try {
+      settled = settledReads(holes, got);
+    } catch (error) {
+      if (isRefusal(error)) throw error;
+      tally.requests += got.requests;
+      failure ??= asError(error);
+      break;
+    }
+    const written = await writeRecords(at, generation, settled.found);
+    const counts = byIdCounts(got.requests, settled.found, written);
     for (const k of ['requests', 'read', 'written', 'unchanged', 'refused'] as const) {
       tally[k] += counts[k] ?? 0;
     }
     refusals.push(...written.refusals);
-    probes += answered.length;
-    found += reads.length;
-    if (answered.length < holes.length || (beyond && reads.length === 0)) break;
+    probes += settled.answered.length + settled.beyond;
+    found += settled.reads.length;
+    const [failed] = settled.failed;
+    if (failed) failure ??= asError(failed.error);
+    // Past the highest, a window all answered and none an event ends it.
+    if (beyond && settled.reads.length === 0 && !failed) break;
     from = next;
   }
-  return { tally, refusals };
+  return { tally, refusals, ...(failure ? { failure } : {}) };
 }
 
 /**
@@ -168,12 +188,16 @@ export function createProbeIds({ deps, lanes, open, scopeOf }: PassTools) {
       keepGoing: true,
       onAnswer: heartbeatEvery(Context.current()),
     });
-    // The cursor moves only past ids with an answer (the lead, or the service's 404).
-    const { answered, reads, found } = settledReads(holes, got);
+    // The cursor moves only past ids with an answer (the lead, or the service's 404); leads
+    // read past a failed id are written all the same, and seen, they are no hole next time.
+    // Each id counts once as probed: a 404 past the cursor only when the cursor passes it.
+    const settled = settledReads(holes, got);
+    const { answered, reads, found } = settled;
     const written = await writeRecords(at, input.generation, found);
-    probe.probes += answered.length;
+    probe.probes += answered.length + settled.beyond;
     probe.found += reads.length;
-    probe.after = Number(answered[answered.length - 1] ?? probe.after);
+    const last = answered[answered.length - 1];
+    if (last !== undefined) probe.after = Number(last);
     // Past the highest, a window whose every id was answered and none a lead ends it; one with
     // ids unanswered (a failed read) goes on from the last answered.
     probe.done =

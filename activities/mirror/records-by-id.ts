@@ -114,6 +114,14 @@ export interface ReadOptions {
    * asks for them later.
    */
   until?: number;
+  /**
+   * With `keepGoing`: rounds in which the reads that failed (a 5xx, a dropped connection; not a
+   * rate limit or a refusal) are asked once more, each while the round before answered some.
+   * For callers that cannot carry what a window answered over to the activity's retry: without
+   * them, one failure in a window that the retry must read whole (ids answered 404 that no
+   * store records) makes every retry fail again once a window outgrows a few reads. Default 0.
+   */
+  again?: number;
 }
 
 /**
@@ -126,27 +134,43 @@ export async function readEach<T extends RecordTarget>(
   options: ReadOptions = {},
 ): Promise<EachRead<T>> {
   const out: EachRead<T> = { answered: [], failed: [], requests: 0 };
-  let next = 0;
   let stopped = false;
-  const lane = async (): Promise<void> => {
-    while (next < targets.length && !stopped) {
-      // One request at least, so that a caller asking again makes progress each time.
-      if (options.until !== undefined && out.requests > 0 && Date.now() >= options.until) return;
-      const target = targets[next];
-      next += 1;
-      if (target === undefined) continue;
-      out.requests += 1;
-      try {
-        out.answered.push({ target, read: await readRecord(client, target.resource, target.id) });
-      } catch (error) {
-        out.failed.push({ target, error });
-        if (!options.keepGoing || stopsTheRest(error)) stopped = true;
+  const readAll = async (list: readonly T[]): Promise<void> => {
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < list.length && !stopped) {
+        // One request at least, so that a caller asking again makes progress each time.
+        if (options.until !== undefined && out.requests > 0 && Date.now() >= options.until) {
+          return;
+        }
+        const target = list[next];
+        next += 1;
+        if (target === undefined) continue;
+        out.requests += 1;
+        try {
+          out.answered.push({ target, read: await readRecord(client, target.resource, target.id) });
+        } catch (error) {
+          out.failed.push({ target, error });
+          if (!options.keepGoing || stopsTheRest(error)) stopped = true;
+        }
+        options.onAnswer?.();
       }
-      options.onAnswer?.();
-    }
+    };
+    const lanes = Math.max(1, Math.min(options.concurrency ?? 4, list.length));
+    await Promise.all(Array.from({ length: lanes }, lane));
   };
-  const lanes = Math.max(1, Math.min(options.concurrency ?? 4, targets.length));
-  await Promise.all(Array.from({ length: lanes }, lane));
+  await readAll(targets);
+  for (let round = 0; round < (options.again ?? 0) && options.keepGoing; round += 1) {
+    const failed = out.failed;
+    if (stopped || failed.length === 0 || failed.some((f) => stopsTheRest(f.error))) break;
+    const answeredBefore = out.answered.length;
+    out.failed = [];
+    await readAll(failed.map((f) => f.target));
+    // Those not asked (past `until`) stay failed, as they were.
+    const asked = new Set([...out.answered, ...out.failed].map((a) => a.target));
+    out.failed.push(...failed.filter((f) => !asked.has(f.target)));
+    if (out.answered.length === answeredBefore) break;
+  }
   const first = out.failed[0];
   if (first && !options.keepGoing) throw first.error;
   return out;

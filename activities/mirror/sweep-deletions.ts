@@ -19,10 +19,14 @@ const answeredIds = (got: ManyRead): Set<string> =>
   new Set([...got.reads.map((r) => r.record.id), ...got.missing]);
 
 /**
- * What a read by id of `ids` settled, in their order up to the first without an answer (the
- * rest are asked again): the ids answered, the records read (with what came included) and the
- * ids the service answered 404. A refusal is thrown, and so is the failure when none was
- * answered.
+ * What a read by id of `ids` settled. `answered` is the ids in their order up to the first
+ * without an answer: how far a cursor over them may move. Every answer counts all the same
+ * (the records read, with what came included, and the ids the service answered 404), also
+ * those past a failed read: written or marked now, they are not asked for again, so a flaky
+ * service costs the failed requests and not the ones after them (`beyond`: records read past
+ * `answered`). `failed` is the ids whose read failed. A refusal is thrown, and so is the
+ * first failure when there is nothing to keep (no record read, and the cursor would not move):
+ * the retry policy spaces the next try, rather than the caller asking again at once.
  */
 export function settledReads(ids: readonly string[], got: ManyRead) {
   const refusal = got.failed.find((f) => isRefusal(f.error));
@@ -30,14 +34,15 @@ export function settledReads(ids: readonly string[], got: ManyRead) {
   const has = answeredIds(got);
   const firstOpen = ids.findIndex((id) => !has.has(id));
   const answered = firstOpen === -1 ? [...ids] : ids.slice(0, firstOpen);
-  if (answered.length === 0) throw asError(got.failed[0]?.error);
+  if (answered.length === 0 && got.reads.length === 0) throw asError(got.failed[0]?.error);
   const settled = new Set(answered);
-  const reads = got.reads.filter((r) => settled.has(r.record.id));
   return {
     answered,
-    reads,
-    found: reads.flatMap((r) => [r.record, ...r.included]),
-    gone: got.missing.filter((id) => settled.has(id)),
+    reads: got.reads,
+    beyond: got.reads.filter((r) => !settled.has(r.record.id)).length,
+    found: got.reads.flatMap((r) => [r.record, ...r.included]),
+    gone: got.missing,
+    failed: got.failed,
   };
 }
 
@@ -94,7 +99,8 @@ export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) 
         { concurrency: lanes, keepGoing: true, onAnswer: beat },
       );
       beat();
-      // The sweep moves on only past ids it has an answer for; the rest are asked again.
+      // The sweep moves on only past ids it has an answer for; the rest are asked again (those
+      // read or marked deleted past a failed one are no longer unseen).
       const { answered, found, gone } = settledReads(
         unseen.map((e) => e.id),
         got,
@@ -102,7 +108,7 @@ export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) 
       const written = await writeRecords(at, input.generation, found);
       await writeDeletions(at, resource, gone);
       return {
-        after: `${resource}|${answered[answered.length - 1]!}`,
+        after: `${resource}|${answered[answered.length - 1] ?? afterId ?? ''}`,
         done: false,
         counts: { ...byIdCounts(got.requests, found, written), deleted: gone.length },
         ...refusalsOf(written.refusals),

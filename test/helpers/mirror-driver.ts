@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { Client } from '../../api/client.js';
@@ -48,6 +49,11 @@ export interface DriveOptions {
   sliceMs?: number;
   /** Default full. */
   mode?: MirrorMode;
+  /**
+   * An activity that fails retryably is called again, up to this many times in a row, as the
+   * workflow's retry policy would (default 0: the first failure ends the drive).
+   */
+  retries?: number;
 }
 
 export interface DrivenPartition {
@@ -77,6 +83,8 @@ export interface DrivenPass {
   requests: Record<string, number>;
   /** The read by id of the lead ids the lists skipped, as it ended (when leads were read). */
   probe: IdProbe | undefined;
+  /** Activities called again after a retryable failure (DriveOptions.retries). */
+  retried: number;
 }
 
 const add = <K, V>(map: Map<K, V>, key: K, make: () => V): V => {
@@ -160,8 +168,22 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
     ...(options.sliceMs !== undefined ? { sliceMs: options.sliceMs } : {}),
   });
   const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
-  /** One activity call in an activity's context (heartbeats, its logger), as a worker runs it. */
-  const inActivity = <T>(work: () => Promise<T>): Promise<T> => env.run(work);
+  let retried = 0;
+  /**
+   * One activity call in an activity's context (heartbeats, its logger), as a worker runs it,
+   * called again after a retryable failure while DriveOptions.retries allows.
+   */
+  const inActivity = async <T>(work: () => Promise<T>): Promise<T> => {
+    for (let failed = 0; ; failed += 1) {
+      try {
+        return await env.run(work);
+      } catch (error) {
+        const retryable = error instanceof ApplicationFailure && !error.nonRetryable;
+        if (!retryable || failed >= (options.retries ?? 0)) throw error;
+        retried += 1;
+      }
+    }
+  };
   const target = {
     connectionId: 'driven',
     destination: destination.describe().id,
@@ -265,6 +287,7 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
       writtenIn,
       requests,
       probe,
+      retried,
     };
   } finally {
     transport.call = call;
