@@ -57,6 +57,11 @@ export interface EncryptionCodecOptions {
    * comes from ebsync itself, so a plain one was put there by someone else.
    */
   acceptPlaintext?: boolean;
+  /**
+   * Where this process's keys came from, said when a payload does not open with them: a
+   * command run with another data dir than the worker's sees which file it read.
+   */
+  keysFrom?: string;
 }
 
 const additionalData = (keyId: string, row?: string): Buffer =>
@@ -77,6 +82,7 @@ export class EncryptionCodec implements PayloadCodec {
   private readonly keys: ReadonlyMap<string, KeyObject>;
   private readonly current: { id: string; key: KeyObject };
   private readonly acceptPlaintext: boolean;
+  private readonly keysFrom: string;
 
   constructor(keys: readonly EncryptionKey[], options: EncryptionCodecOptions = {}) {
     const first = keys[0];
@@ -92,6 +98,7 @@ export class EncryptionCodec implements PayloadCodec {
     this.current = { id: first.id, key: createSecretKey(first.key) };
     this.keys = new Map(keys.map((k) => [k.id, createSecretKey(k.key)]));
     this.acceptPlaintext = options.acceptPlaintext ?? false;
+    this.keysFrom = options.keysFrom ? `; this one's keys are ${options.keysFrom}` : '';
   }
 
   // async so that a bad payload rejects the promise rather than throwing at the call site
@@ -132,7 +139,7 @@ export class EncryptionCodec implements PayloadCodec {
       const key = this.keys.get(id);
       if (!key) {
         throw new PayloadDecryptionError(
-          `payload was encrypted with key '${id}', which this process does not have; add it to EBSYNC_ENCRYPTION_KEYS`,
+          `payload was encrypted with key '${id}', which this process does not have; add it to EBSYNC_ENCRYPTION_KEYS${this.keysFrom}`,
         );
       }
       const data = Buffer.from(payload.data ?? new Uint8Array());
@@ -165,7 +172,8 @@ export class EncryptionCodec implements PayloadCodec {
           // Most often a command run with other keys than the worker's (another data dir).
           `encrypted payload failed authentication with key '${id}': it was sealed with another ` +
             `key of that id, or changed since; give this command the worker's keys ` +
-            `(EBSYNC_ENCRYPTION_KEYS, or the encryption-keys file in the worker's EBSYNC_DATA_DIR)`,
+            `(EBSYNC_ENCRYPTION_KEYS, or the encryption-keys file in the worker's EBSYNC_DATA_DIR)` +
+            this.keysFrom,
         );
       }
       return temporal.api.common.v1.Payload.decode(plain);

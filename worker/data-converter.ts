@@ -15,17 +15,23 @@ export function generateKeyLine(
 /**
  * The keys of this process: from EBSYNC_ENCRYPTION_KEYS, or in development from a key file
  * under the data dir, made on first use. Production without keys is a startup error: a
- * generated key would be lost with the machine, and with it every history.
+ * generated key would be lost with the machine, and with it every history. `from` says where
+ * they came from, for the error of a payload they do not open.
  */
-export function encryptionKeys(config: Config): EncryptionKey[] {
-  if (config.encryption.keys) return config.encryption.keys;
+export function encryptionKeyRing(config: Config): { keys: EncryptionKey[]; from: string } {
+  if (config.encryption.keys) {
+    return { keys: config.encryption.keys, from: 'from EBSYNC_ENCRYPTION_KEYS' };
+  }
   if (config.mode === 'production') {
     throw new ConfigError([
       'EBSYNC_ENCRYPTION_KEYS is not set: production mode needs at least one key (id:base64 of 32 bytes); make one with `ebsync keygen`',
     ]);
   }
   const file = join(config.dataDir, 'encryption-keys');
-  if (!existsSync(file)) {
+  // A key made now opens nothing made before: most often the command was given another
+  // EBSYNC_DATA_DIR than the worker's, and the error of a payload says so.
+  const made = !existsSync(file);
+  if (made) {
     makeDataDir(config.dataDir);
     writeFileSync(file, `${generateKeyLine('dev1')}\n`, { mode: 0o600 });
   }
@@ -36,8 +42,16 @@ export function encryptionKeys(config: Config): EncryptionKey[] {
   if (!parsed.success || !parsed.data.keys) {
     throw new ConfigError([`${file} does not hold valid keys; delete it to make a new one`]);
   }
-  return parsed.data.keys;
+  return {
+    keys: parsed.data.keys,
+    from: made
+      ? `in ${file}, made by this command (EBSYNC_DATA_DIR)`
+      : `in ${file} (EBSYNC_DATA_DIR)`,
+  };
 }
+
+/** The keys of this process (encryptionKeyRing). */
+export const encryptionKeys = (config: Config): EncryptionKey[] => encryptionKeyRing(config).keys;
 
 /**
  * The data converter every client and worker of ebsync uses. Development lets payloads that
@@ -45,8 +59,10 @@ export function encryptionKeys(config: Config): EncryptionKey[] {
  * refuses them.
  */
 export function dataConverter(config: Config): DataConverter {
-  const codec = new EncryptionCodec(encryptionKeys(config), {
+  const ring = encryptionKeyRing(config);
+  const codec = new EncryptionCodec(ring.keys, {
     acceptPlaintext: config.mode === 'development',
+    keysFrom: ring.from,
   });
   return { payloadCodecs: [codec] };
 }

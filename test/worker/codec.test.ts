@@ -1,4 +1,7 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
@@ -79,6 +82,40 @@ describe('EncryptionCodec', () => {
     expect(error).toBeInstanceOf(PayloadDecryptionError);
     expect(String(error)).not.toContain('rt_super_secret');
     expect(await development?.decode([plain])).toEqual([plain]);
+  });
+
+  it("a payload of another data dir's key says which key file this command read, and that it just made it", async () => {
+    const worker = mkdtempSync(join(tmpdir(), 'ebsync-keys-worker-'));
+    const other = mkdtempSync(join(tmpdir(), 'ebsync-keys-other-'));
+    try {
+      const sealing = dataConverter(loadConfig({ EBSYNC_DATA_DIR: worker })).payloadCodecs![0]!;
+      const [sealed] = await sealing.encode([secretPayload()]);
+      const opening = () =>
+        dataConverter(loadConfig({ EBSYNC_DATA_DIR: other })).payloadCodecs![0]!;
+      const file = join(other, 'encryption-keys');
+      const first = String(
+        await opening()
+          .decode([sealed!])
+          .catch((e: unknown) => e),
+      );
+      expect(first).toContain(`this one's keys are in ${file}, made by this command`);
+      expect(first).not.toContain('rt_super_secret');
+      // The file is kept: the next command reads it and does not say it made it.
+      const again = String(
+        await opening()
+          .decode([sealed!])
+          .catch((e: unknown) => e),
+      );
+      expect(again).toContain(`this one's keys are in ${file} (EBSYNC_DATA_DIR)`);
+      // The worker's own dir opens it.
+      const own = dataConverter(loadConfig({ EBSYNC_DATA_DIR: worker })).payloadCodecs![0]!;
+      expect(defaultPayloadConverter.fromPayload((await own.decode([sealed!]))[0]!)).toMatchObject({
+        email: 'ana@example.com',
+      });
+    } finally {
+      rmSync(worker, { recursive: true, force: true });
+      rmSync(other, { recursive: true, force: true });
+    }
   });
 
   it('binds the ciphertext to its key id: relabelled, or stripped of its format, it does not open', async () => {
