@@ -173,7 +173,7 @@ export const SETTINGS: readonly Setting[] = [
     secret: true,
     default: '(dev: generated)',
     description:
-      'Keys sealing every Temporal payload (AES-256-GCM): `id:base64,...`, 32-byte keys with distinct ids, the first seals new payloads, all open old ones. Required in production, where payloads that are not encrypted are refused; in development a key is generated under `EBSYNC_DATA_DIR`. Make one with `ebsync keygen`.',
+      "Keys sealing every Temporal payload (AES-256-GCM): `id:base64,...`, 32-byte keys with distinct ids, the first seals new payloads, all open old ones. Required in production, where payloads that are not encrypted are refused; in development a key is generated under `EBSYNC_DATA_DIR` (`encryption-keys`) by the first command that needs one, so a command given another data dir than the worker's cannot open its payloads: it says which key file it read, and that it made it. Make one with `ebsync keygen`.",
   },
   {
     env: 'EBSYNC_SHUTDOWN_GRACE',
