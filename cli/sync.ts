@@ -47,6 +47,7 @@ import {
   summaryText,
 } from './mirror-summary.js';
 import { runAction, UserError } from './errors.js';
+import { forgetMirror } from './mirror-forget.js';
 import { retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { requireWorker } from './worker-check.js';
 import { causes, GRPC_DEADLINE_EXCEEDED, temporalAway } from './workflow-deadline.js';
@@ -587,6 +588,8 @@ export interface SyncFlags {
   concurrency?: number;
   status?: boolean;
   cancel?: boolean;
+  /** Delete the mirror's ended passes from Temporal (mirror-forget.ts). */
+  forget?: boolean;
   json?: boolean;
   /** False with --no-check-destination: the database is not opened from here first. */
   checkDestination?: boolean;
@@ -603,6 +606,15 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         2,
       );
     }
+    const others = (['status', 'cancel', 'full', 'rewrite', 'json'] as const).filter(
+      (f) => flags[f] === true,
+    );
+    if (flags.forget && others.length > 0) {
+      throw new UserError(
+        `--forget deletes a mirror's ended passes and does not go with --${others[0]}`,
+        2,
+      );
+    }
     if (flags.rewrite && (flags.status || flags.cancel)) {
       throw new UserError(
         `--rewrite starts a pass and does not go with ${flags.status ? '--status' : '--cancel'}`,
@@ -612,9 +624,15 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
     const destination = normalizeDestination(flags.to ?? defaultDestination(config));
     const { client, close } = await connectClient(config);
     try {
-      await requireWorker(client, config);
+      // Forgetting deletes history on the server: it needs no worker.
+      if (!flags.forget) await requireWorker(client, config);
       const connectionId = await pickConnection(client, config, flags.connection);
       const workflowId = mirrorWorkflowId(connectionId, destinationKey(destination));
+      if (flags.forget) {
+        const line = await forgetMirror(client, config, { connectionId, destination, workflowId });
+        process.stdout.write(`${line}\n`);
+        return;
+      }
       if (flags.status || flags.cancel) {
         const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId);
         let description;

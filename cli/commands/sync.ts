@@ -28,6 +28,10 @@ export function registerSyncCommand(program: Command): void {
     .option('--concurrency <n>', 'partitions read at once (1-16)', intFlag(1, 16))
     .option('--status', 'print the progress of this mirror and exit')
     .option('--cancel', 'cancel this mirror (an interrupted pass deletes nothing)')
+    .option(
+      '--forget',
+      "delete this mirror's ended passes from Temporal, so that ebsync status no longer shows it (a mirror into a mistyped destination); what it wrote stays",
+    )
     .option('--json', 'with --status or at the end: the progress as JSON')
     .option(
       '--no-check-destination',

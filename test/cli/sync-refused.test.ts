@@ -351,3 +351,47 @@ describe('a running mirror that cannot go on', () => {
     }
   }, 60_000);
 });
+
+describe('ebsync sync --forget', () => {
+  it("deletes a mirror's ended passes, not a running one, and ebsync status stops reporting it", async () => {
+    const to = deadUrl('mistyped');
+    const masked = to.replace('ebsync:s3cret-pw@', '***@');
+    const args = ['sync', 'leads', '--connection', CONNECTION, '--to', to];
+    const handle = await startMirror(CONNECTION, to);
+    // Running: refused, nothing deleted.
+    const running = await runCli([...args, '--forget'], env);
+    expect(running.code, running.stderr).toBe(1);
+    expect(running.stderr).toBe(
+      `ebsync: the mirror of connection ${CONNECTION} into ${masked} is running: 'ebsync sync --cancel' (with the same --connection and --to) stops it, then --forget forgets it; nothing was deleted\n`,
+    );
+    expect(await mirrorIds()).toContain(mirrorOf(to));
+
+    // Ended (as a failed pass into a mistyped destination ends): a problem of ebsync status.
+    await handle.terminate('wrong destination');
+    const before = await runCli(['status'], env);
+    expect(before.code).toBe(1);
+    expect(before.stdout).toContain(`into ${masked}: last pass terminated`);
+
+    const forgot = await runCli([...args, '--forget'], env);
+    expect(forgot.code, forgot.stderr).toBe(0);
+    expect(forgot.stdout).toBe(
+      `forgot the mirror of connection ${CONNECTION} into ${masked}: 1 run deleted from Temporal, so 'ebsync status' no longer shows it; what it wrote stays in the destination (a later pass into it writes only what changed)\n`,
+    );
+    expect(await mirrorIds()).not.toContain(mirrorOf(to));
+    const after = await runCli(['status'], env);
+    expect(after.stdout + after.stderr).not.toContain(masked);
+    expect(forgot.stdout + forgot.stderr + after.stdout + after.stderr).not.toContain('s3cret-pw');
+
+    // Again: nothing left, said so, exit 0; with a flag of another action, bad input.
+    const again = await runCli([...args, '--forget'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe(
+      `no mirror of connection ${CONNECTION} into ${masked}: nothing to forget\n`,
+    );
+    const mixed = await runCli([...args, '--forget', '--full'], env);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toBe(
+      "ebsync: --forget deletes a mirror's ended passes and does not go with --full\n",
+    );
+  }, 90_000);
+});
