@@ -1,10 +1,10 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { UserError } from './errors.js';
 
-/** How long the command waits for Temporal's list to drop the deleted runs (it does so async). */
-const GONE_WITHIN_MS = 15_000;
+/** How long the command waits for Temporal to delete the runs (it does so asynchronously). */
+const GONE_WITHIN_MS = 30_000;
 
 export interface ForgetTarget {
   connectionId: string;
@@ -14,14 +14,24 @@ export interface ForgetTarget {
   workflowId: string;
 }
 
-/** Run ids of the mirror's workflow that Temporal lists, and whether one is running. */
-async function runsOf(client: Client, workflowId: string) {
-  const runs: { runId: string; running: boolean }[] = [];
+/** Run ids of the mirror's workflow that Temporal's visibility lists (it may lag behind). */
+async function listedRuns(client: Client, workflowId: string): Promise<string[]> {
+  const runs: string[] = [];
   // The id is `mirror-<connection name>-<hex>`: no quote can be in it (isConnectionName).
   for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
-    runs.push({ runId: run.runId, running: run.status.name === 'RUNNING' });
+    runs.push(run.runId);
   }
   return runs;
+}
+
+/** The mirror's newest run as the server has it now (not visibility), or null. */
+async function latestRun(client: Client, workflowId: string) {
+  try {
+    return await client.workflow.getHandle(workflowId).describe();
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return null;
+    throw error;
+  }
 }
 
 /**
@@ -38,32 +48,40 @@ export async function forgetMirror(
   target: ForgetTarget,
 ): Promise<string> {
   const into = `connection ${target.connectionId} into ${maskCredentials(target.destination)}`;
-  const runs = await runsOf(client, target.workflowId);
-  if (runs.length === 0) return `no mirror of ${into}: nothing to forget`;
-  if (runs.some((r) => r.running)) {
+  // Whether a pass runs is asked of the workflow itself: the list may not show one just
+  // started. Only the newest run of a workflow id can be open.
+  const latest = await latestRun(client, target.workflowId);
+  if (latest === null) return `no mirror of ${into}: nothing to forget`;
+  if (latest.status.name === 'RUNNING') {
     throw new UserError(
       `the mirror of ${into} is running: 'ebsync sync --cancel' (with the same --connection and --to) stops it, then --forget forgets it; nothing was deleted`,
     );
   }
-  for (const run of runs) {
+  const runs = [...new Set([latest.runId, ...(await listedRuns(client, target.workflowId))])];
+  for (const runId of runs) {
     await client.workflowService.deleteWorkflowExecution({
       namespace: config.temporal.namespace,
-      workflowExecution: { workflowId: target.workflowId, runId: run.runId },
+      workflowExecution: { workflowId: target.workflowId, runId },
     });
   }
-  // Deletion is asynchronous on the server: `ebsync status` right after should not show it.
+  // Deletion is asynchronous on the server: it is done once the workflow is no longer found;
+  // the list (what `ebsync status` reads) follows a moment later, longer on a busy server.
   const deadline = Date.now() + GONE_WITHIN_MS;
-  while ((await runsOf(client, target.workflowId)).length > 0) {
+  while ((await latestRun(client, target.workflowId)) !== null) {
     if (Date.now() > deadline) {
       throw new UserError(
-        `asked Temporal to delete ${runs.length} run(s) of the mirror of ${into}, but it still lists some after ${GONE_WITHIN_MS / 1000} s; run --forget again later`,
+        `asked Temporal to delete ${runs.length} run(s) of the mirror of ${into}, but it still has them after ${GONE_WITHIN_MS / 1000} s; run --forget again later`,
       );
     }
     await new Promise((r) => setTimeout(r, 250));
   }
+  const lagging = (await listedRuns(client, target.workflowId)).length > 0;
   const passes = runs.length === 1 ? '1 run' : `${runs.length} runs`;
+  const shows = lagging
+    ? `'ebsync status' stops showing it once Temporal's list catches up (seconds)`
+    : `'ebsync status' no longer shows it`;
   return (
-    `forgot the mirror of ${into}: ${passes} deleted from Temporal, so 'ebsync status' no longer shows it; ` +
+    `forgot the mirror of ${into}: ${passes} deleted from Temporal, so ${shows}; ` +
     `what it wrote stays in the destination (a later pass into it writes only what changed)`
   );
 }

@@ -368,18 +368,33 @@ describe('ebsync sync --forget', () => {
 
     // Ended (as a failed pass into a mistyped destination ends): a problem of ebsync status.
     await handle.terminate('wrong destination');
-    const before = await runCli(['status'], env);
+    // Status reads Temporal's list, which shows the ended pass a moment later.
+    const problem = `into ${masked}: last pass terminated`;
+    let before = await runCli(['status'], env);
+    for (const until = Date.now() + 15_000; !before.stdout.includes(problem);) {
+      if (Date.now() > until) break;
+      await new Promise((r) => setTimeout(r, 500));
+      before = await runCli(['status'], env);
+    }
     expect(before.code).toBe(1);
-    expect(before.stdout).toContain(`into ${masked}: last pass terminated`);
+    expect(before.stdout).toContain(problem);
 
-    const forgot = await runCli([...args, '--forget'], env);
+    const forgot = await runCli([...args, '--forget'], env, 60_000);
     expect(forgot.code, forgot.stderr).toBe(0);
-    expect(forgot.stdout).toBe(
-      `forgot the mirror of connection ${CONNECTION} into ${masked}: 1 run deleted from Temporal, so 'ebsync status' no longer shows it; what it wrote stays in the destination (a later pass into it writes only what changed)\n`,
+    // Temporal's list may lag behind the deletion on a busy server: the line says which.
+    expect(forgot.stdout).toMatch(
+      new RegExp(
+        `^forgot the mirror of connection ${CONNECTION} into ${masked.replace(/[.*?/]/g, '\\$&')}: 1 run deleted from Temporal, so 'ebsync status' (no longer shows it|stops showing it once Temporal's list catches up \\(seconds\\)); what it wrote stays in the destination \\(a later pass into it writes only what changed\\)\n$`,
+      ),
     );
-    expect(await mirrorIds()).not.toContain(mirrorOf(to));
-    const after = await runCli(['status'], env);
+    let after = await runCli(['status'], env);
+    for (const until = Date.now() + 30_000; (after.stdout + after.stderr).includes(masked);) {
+      if (Date.now() > until) break;
+      await new Promise((r) => setTimeout(r, 500));
+      after = await runCli(['status'], env);
+    }
     expect(after.stdout + after.stderr).not.toContain(masked);
+    expect(await mirrorIds()).not.toContain(mirrorOf(to));
     expect(forgot.stdout + forgot.stderr + after.stdout + after.stderr).not.toContain('s3cret-pw');
 
     // Again: nothing left, said so, exit 0; with a flag of another action, bad input.
@@ -393,5 +408,5 @@ describe('ebsync sync --forget', () => {
     expect(mixed.stderr).toBe(
       "ebsync: --forget deletes a mirror's ended passes and does not go with --full\n",
     );
-  }, 90_000);
+  }, 150_000);
 });
