@@ -1,7 +1,8 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { UserError } from './errors.js';
+import { describeWorkflow } from './workflow-describe.js';
 
 /** How long the command waits for Temporal to delete the runs (it does so asynchronously). */
 const GONE_WITHIN_MS = 30_000;
@@ -24,16 +25,6 @@ async function listedRuns(client: Client, workflowId: string): Promise<string[]>
   return runs;
 }
 
-/** The mirror's newest run as the server has it now (not visibility), or null. */
-async function latestRun(client: Client, workflowId: string) {
-  try {
-    return await client.workflow.getHandle(workflowId).describe();
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return null;
-    throw error;
-  }
-}
-
 /**
  * `ebsync sync --forget`: deletes from Temporal every ended pass of one mirror (a connection
  * into a destination), so that `ebsync status` stops reporting one no longer wanted (a failed
@@ -50,7 +41,7 @@ export async function forgetMirror(
   const into = `connection ${target.connectionId} into ${maskCredentials(target.destination)}`;
   // Whether a pass runs is asked of the workflow itself: the list may not show one just
   // started. Only the newest run of a workflow id can be open.
-  const latest = await latestRun(client, target.workflowId);
+  const latest = await describeWorkflow(client, target.workflowId);
   if (latest === null) return `no mirror of ${into}: nothing to forget`;
   if (latest.status.name === 'RUNNING') {
     throw new UserError(
@@ -67,7 +58,7 @@ export async function forgetMirror(
   // Deletion is asynchronous on the server: it is done once the workflow is no longer found;
   // the list (what `ebsync status` reads) follows a moment later, longer on a busy server.
   const deadline = Date.now() + GONE_WITHIN_MS;
-  while ((await latestRun(client, target.workflowId)) !== null) {
+  while ((await describeWorkflow(client, target.workflowId)) !== null) {
     if (Date.now() > deadline) {
       throw new UserError(
         `asked Temporal to delete ${runs.length} run(s) of the mirror of ${into}, but it still has them after ${GONE_WITHIN_MS / 1000} s; run --forget again later`,

@@ -48,6 +48,7 @@ import {
 } from './mirror-summary.js';
 import { runAction, UserError } from './errors.js';
 import { forgetMirror } from './mirror-forget.js';
+import { describeWorkflow } from './workflow-describe.js';
 import { retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { requireWorker } from './worker-check.js';
 import { causes, GRPC_DEADLINE_EXCEEDED, temporalAway } from './workflow-deadline.js';
@@ -272,12 +273,7 @@ async function checkSqliteFile(path: string): Promise<void> {
 
 /** Whether the mirror `workflowId` is running now (then `ebsync sync` attaches to it). */
 async function isRunning(client: Client, workflowId: string): Promise<boolean> {
-  try {
-    return (await client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
+  return (await describeWorkflow(client, workflowId))?.status.name === 'RUNNING';
 }
 
 /**

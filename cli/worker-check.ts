@@ -1,7 +1,8 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { Config } from '../config/index.js';
 import { UserError } from './errors.js';
+import { describeWorkflow } from './workflow-describe.js';
 
 /**
  * A worker long-polls for about a minute at a time; the server remembers a poller for
@@ -46,13 +47,8 @@ export async function runningTaskQueueOf(
   client: Client,
   workflowId: string,
 ): Promise<string | null> {
-  try {
-    const description = await client.workflow.getHandle(workflowId).describe();
-    return description.status.name === 'RUNNING' ? description.taskQueue : null;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return null;
-    throw error;
-  }
+  const description = await describeWorkflow(client, workflowId);
+  return description?.status.name === 'RUNNING' ? description.taskQueue : null;
 }
 
 /**

@@ -27,11 +27,11 @@ import {
   type MirrorTarget,
   type PassTools,
 } from './pass-tools.js';
-import { AGAIN, probeEventIds } from './probe-ids.js';
+import { probeEventIds } from './probe-ids.js';
 import { readSlice } from './read-slice.js';
 import { heartbeatEvery } from '../heartbeats.js';
 import { recountRoot } from './source-pages.js';
-import { readRecords } from './records-by-id.js';
+import { AGAIN, readRecords } from './records-by-id.js';
 import { settledReads } from './sweep-deletions.js';
 import { writeRecords } from './write-records.js';
 

@@ -3,7 +3,7 @@ import { heartbeatEvery } from '../heartbeats.js';
 import type { IdProbe, MirrorCounts } from '../../workflows/mirror-types.js';
 import { isRefusal, refusalsOf, type MirrorTarget, type PassTools } from './pass-tools.js';
 import { asError } from './source-pages.js';
-import { readRecords } from './records-by-id.js';
+import { AGAIN, readRecords } from './records-by-id.js';
 import { byIdCounts, settledReads } from './sweep-deletions.js';
 import { writeRecords } from './write-records.js';
 import type { Client } from '../../api/client.js';
@@ -21,8 +21,6 @@ const WINDOW = 500;
  */
 export const PROBE_MIN_HITS = 0.25;
 const PROBE_JUDGED = 100;
-/** Rounds in which reads by id that failed are asked once more (ReadOptions.again). */
-export const AGAIN = 5;
 
 /**
  * Ids from `from` up to below `end` that the ledger has not seen in pass `generation` (nor

@@ -101,6 +101,12 @@ export interface EachRead<T extends RecordTarget> {
   requests: number;
 }
 
+/**
+ * Rounds of ReadOptions.again for a caller that must settle a window of reads: a read failing
+ * 30 % of the time still fails after them about once in 1,400.
+ */
+export const AGAIN = 5;
+
 export interface ReadOptions {
   /** Requests at once (default 4). */
   concurrency?: number;
