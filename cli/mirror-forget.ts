@@ -4,8 +4,8 @@ import { maskCredentials } from '../config/database-locations.js';
 import { UserError } from './errors.js';
 import { describeWorkflow } from './workflow-describe.js';
 
-/** How long the command waits for Temporal to delete the runs (it does so asynchronously). */
-const GONE_WITHIN_MS = 30_000;
+/** How long the command waits to see the runs gone before it says they go in the background. */
+const SETTLE_MS = 3_000;
 
 export interface ForgetTarget {
   connectionId: string;
@@ -55,24 +55,19 @@ export async function forgetMirror(
       workflowExecution: { workflowId: target.workflowId, runId },
     });
   }
-  // Deletion is asynchronous on the server: it is done once the workflow is no longer found;
-  // the list (what `ebsync status` reads) follows a moment later, longer on a busy server.
-  const deadline = Date.now() + GONE_WITHIN_MS;
-  while ((await describeWorkflow(client, target.workflowId)) !== null) {
-    if (Date.now() > deadline) {
-      throw new UserError(
-        `asked Temporal to delete ${runs.length} run(s) of the mirror of ${into}, but it still has them after ${GONE_WITHIN_MS / 1000} s; run --forget again later`,
-      );
-    }
+  // The server deletes in the background, durably once asked (about 10 s here beside a test
+  // suite, over 30 s once in CI): a short wait covers the quiet case, and the line says which.
+  const deadline = Date.now() + SETTLE_MS;
+  let gone = false;
+  while (!gone && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 250));
+    gone =
+      (await describeWorkflow(client, target.workflowId)) === null &&
+      (await listedRuns(client, target.workflowId)).length === 0;
   }
-  const lagging = (await listedRuns(client, target.workflowId)).length > 0;
   const passes = runs.length === 1 ? '1 run' : `${runs.length} runs`;
-  const shows = lagging
-    ? `'ebsync status' stops showing it once Temporal's list catches up (seconds)`
-    : `'ebsync status' no longer shows it`;
-  return (
-    `forgot the mirror of ${into}: ${passes} deleted from Temporal, so ${shows}; ` +
-    `what it wrote stays in the destination (a later pass into it writes only what changed)`
-  );
+  const done = gone
+    ? `${passes} deleted from Temporal, so 'ebsync status' no longer shows it`
+    : `Temporal is deleting ${passes} in the background (usually seconds, longer on a busy server), and 'ebsync status' stops showing it once done`;
+  return `forgot the mirror of ${into}: ${done}; what it wrote stays in the destination (a later pass into it writes only what changed)`;
 }

@@ -381,14 +381,14 @@ describe('ebsync sync --forget', () => {
 
     const forgot = await runCli([...args, '--forget'], env, 60_000);
     expect(forgot.code, forgot.stderr).toBe(0);
-    // Temporal's list may lag behind the deletion on a busy server: the line says which.
+    // Temporal deletes in the background, later on a busy server: the line says which.
     expect(forgot.stdout).toMatch(
       new RegExp(
-        `^forgot the mirror of connection ${CONNECTION} into ${masked.replace(/[.*?/]/g, '\\$&')}: 1 run deleted from Temporal, so 'ebsync status' (no longer shows it|stops showing it once Temporal's list catches up \\(seconds\\)); what it wrote stays in the destination \\(a later pass into it writes only what changed\\)\n$`,
+        `^forgot the mirror of connection ${CONNECTION} into ${masked.replace(/[.*?/]/g, '\\$&')}: (1 run deleted from Temporal, so 'ebsync status' no longer shows it|Temporal is deleting 1 run in the background \\(usually seconds, longer on a busy server\\), and 'ebsync status' stops showing it once done); what it wrote stays in the destination \\(a later pass into it writes only what changed\\)\n$`,
       ),
     );
     let after = await runCli(['status'], env);
-    for (const until = Date.now() + 30_000; (after.stdout + after.stderr).includes(masked);) {
+    for (const until = Date.now() + 90_000; (after.stdout + after.stderr).includes(masked);) {
       if (Date.now() > until) break;
       await new Promise((r) => setTimeout(r, 500));
       after = await runCli(['status'], env);
@@ -408,5 +408,5 @@ describe('ebsync sync --forget', () => {
     expect(mixed.stderr).toBe(
       "ebsync: --forget deletes a mirror's ended passes and does not go with --full\n",
     );
-  }, 150_000);
+  }, 200_000);
 });
