@@ -61,6 +61,8 @@ function kindOf(value: JsonValue): string {
 export interface CheckedRecord {
   readonly id: string;
   readonly raw: MirrorRecord['raw'];
+  /** raw's JSON text (MirrorRecord.json, or made here when the record came without it). */
+  readonly json: string;
   /** One value per column of `table.columns` (null where the record has none). */
   readonly values: readonly JsonValue[];
 }
@@ -114,7 +116,8 @@ export function checkBatch(
       );
     }
     byId.delete(record.id);
-    byId.set(record.id, { id: record.id, raw: record.raw, values });
+    const json = record.json ?? JSON.stringify(record.raw);
+    byId.set(record.id, { id: record.id, raw: record.raw, json, values });
   }
   return [...byId.values()];
 }
