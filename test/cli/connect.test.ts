@@ -210,7 +210,7 @@ describe('ebsync connect', () => {
       `whsec_${randomBytes(24).toString('base64')}`,
     );
     expect(registered.stderr).toBe('');
-    expect(registered.code).toBe(0);
+    expect(registered.code, registered.stderr).toBe(0);
     const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS ?? '' });
     try {
       const client = new Client({ connection });

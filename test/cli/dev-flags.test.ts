@@ -143,7 +143,7 @@ describe('ebsync dev --port', () => {
         secret,
       );
       expect(registered.stderr).toBe('');
-      expect(registered.code).toBe(0);
+      expect(registered.code, registered.stderr).toBe(0);
       const body = JSON.stringify({
         id: 'dev_1',
         type: 'lead.updated',

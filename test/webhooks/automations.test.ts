@@ -134,7 +134,7 @@ beforeAll(async () => {
     ],
     { ...env, EBS_SANDBOX_ADMIN_TOKEN: ts.sb.adminToken },
   );
-  expect(registered.code).toBe(0);
+  expect(registered.code, registered.stderr).toBe(0);
   sandboxSecret = ts.sb.admin.webhooks()[0]!.secret;
   store = sqliteAutomationStore(join(env.EBSYNC_DATA_DIR!, 'webhooks.db'), codec);
   serve = new CliProcess(['webhooks', 'serve'], env);

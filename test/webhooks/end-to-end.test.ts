@@ -135,7 +135,7 @@ describe('webhooks end to end', () => {
       { ...env, EBS_SANDBOX_ADMIN_TOKEN: ts.sb.adminToken },
     );
     expect(registered.stderr).toBe('');
-    expect(registered.code).toBe(0);
+    expect(registered.code, registered.stderr).toBe(0);
     const endpoint = ts.sb.admin.webhooks()[0]!;
     expect(endpoint.url).toBe(`${receiverBase}/webhooks/${CONNECTION}`);
     // Sealed at rest, and never printed.
