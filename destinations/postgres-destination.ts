@@ -161,19 +161,18 @@ export function openPostgresDestination(
         const table = await tableOf(resource);
         const batch = checkBatch(resource, table, records);
         const syncedAt = at.toISOString();
-        // One JSON array of rows, each row's record spliced in as the text the record came
-        // with (MirrorRecord.json): stringifying it again would cost as much as the rest.
         const rows = batch.map((record) => {
           const row: Record<string, unknown> = {
             id: record.id,
+            record: record.raw,
             deleted_at: null,
             synced_at: syncedAt,
           };
           table.columns.forEach((c, i) => (row[c.name] = record.values[i]));
-          return `{"record":${record.json},${JSON.stringify(row).slice(1)}`;
+          return row;
         });
         const result = await inPostgresTransaction(pool, (client: pg.PoolClient) =>
-          client.query<{ inserted: boolean }>(upsertSql(table), [`[${rows.join(',')}]`]),
+          client.query<{ inserted: boolean }>(upsertSql(table), [JSON.stringify(rows)]),
         );
         const inserted = result.rows.filter((r) => r.inserted).length;
         const updated = result.rows.length - inserted;

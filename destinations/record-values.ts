@@ -61,8 +61,6 @@ function kindOf(value: JsonValue): string {
 export interface CheckedRecord {
   readonly id: string;
   readonly raw: MirrorRecord['raw'];
-  /** raw's JSON text (MirrorRecord.json, or made here when the record came without it). */
-  readonly json: string;
   /** One value per column of `table.columns` (null where the record has none). */
   readonly values: readonly JsonValue[];
 }
@@ -116,8 +114,7 @@ export function checkBatch(
       );
     }
     byId.delete(record.id);
-    const json = record.json ?? JSON.stringify(record.raw);
-    byId.set(record.id, { id: record.id, raw: record.raw, json, values });
+    byId.set(record.id, { id: record.id, raw: record.raw, values });
   }
   return [...byId.values()];
 }

@@ -54,11 +54,6 @@ export interface MirrorRecord {
   /** The whole canonical record, stored as JSON in the table's `record` column. */
   readonly raw: JsonObject;
   /**
-   * `raw` as JSON text, when its maker has it already (the mirror's canonical records do):
-   * the databases store it as it is instead of stringifying `raw` again. Same content as raw.
-   */
-  readonly json?: string;
-  /**
    * The destination's key from the ledger's last write of this record, when there was one: a
    * CRM without upsert (Pipedrive) updates by it instead of searching.
    */

@@ -172,7 +172,7 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
     let updated = 0;
     for (const record of batch) {
       const values = record.values.map((v, i) => toSqlite(table.columns[i]!.type, v));
-      const { changes } = writer.upsert.run(record.id, record.json, at, ...values);
+      const { changes } = writer.upsert.run(record.id, JSON.stringify(record.raw), at, ...values);
       if (changes === 0) continue;
       if (before.has(record.id)) updated++;
       else inserted++;

@@ -20,12 +20,6 @@ export interface CanonicalRecord {
   relationships: Record<string, string | string[] | null>;
   /** sha256 hex of the canonical JSON of everything above except VOLATILE_FIELDS. */
   hash: string;
-  /**
-   * The record as the destinations store it (their `record` column): JSON text of
-   * `{ id, type: resource, attributes, relationships }`, keys sorted, volatile fields last.
-   * Made with the hash, from the same text, so a record written costs no second JSON.stringify.
-   */
-  json: string;
 }
 
 /**
@@ -246,43 +240,18 @@ export function canonicalRelationships(
   return out;
 }
 
-type RecordBody = Omit<CanonicalRecord, 'hash' | 'json'>;
-
-/**
- * The hash and the stored text of a record, from one JSON.stringify of its sorted attributes:
- * the hash is sha256 over canonicalJson({ resource, id, attributes minus VOLATILE_FIELDS,
- * relationships }), and the stored text appends the volatile fields to those same attributes.
- * Attributes are scalars, so each volatile field's text is its own JSON.stringify.
- */
-function recordTexts(record: RecordBody): { hash: string; json: string } {
-  const attributes = JSON.stringify(sortedLevel(record.attributes, VOLATILE_FIELDS));
-  const relationships = JSON.stringify(sortedLevel(record.relationships));
-  const id = JSON.stringify(record.id);
-  const resource = JSON.stringify(record.resource);
-  const hashed = `{"attributes":${attributes},"id":${id},"relationships":${relationships},"resource":${resource}}`;
-  let volatile = '';
-  for (const name of VOLATILE_FIELDS) {
-    const value = record.attributes[name];
-    if (value !== undefined) volatile += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
-  }
-  const stored =
-    volatile === ''
-      ? attributes
-      : attributes === '{}'
-        ? `{${volatile.slice(1)}}`
-        : `${attributes.slice(0, -1)}${volatile}}`;
-  return {
-    hash: hash('sha256', hashed, 'hex'),
-    json: `{"id":${id},"type":${resource},"attributes":${stored},"relationships":${relationships}}`,
-  };
-}
-
 /**
  * sha256 hex over the canonical JSON of a record without its volatile fields: the text of
  * canonicalJson({ resource, id, attributes minus VOLATILE_FIELDS, relationships }).
  */
-export function recordHash(record: RecordBody): string {
-  return recordTexts(record).hash;
+export function recordHash(record: Omit<CanonicalRecord, 'hash'>): string {
+  const text = JSON.stringify({
+    attributes: sortedLevel(record.attributes, VOLATILE_FIELDS),
+    id: record.id,
+    relationships: sortedLevel(record.relationships),
+    resource: record.resource,
+  });
+  return hash('sha256', text, 'hex');
 }
 
 /** The canonical record of one item of the service. */
@@ -293,5 +262,5 @@ export function canonicalRecord(resource: Resource, item: SourceItem): Canonical
     attributes: canonicalAttributes(resource, item.attributes),
     relationships: canonicalRelationships(item.relationships),
   };
-  return { ...body, ...recordTexts(body) };
+  return { ...body, hash: recordHash(body) };
 }

@@ -95,7 +95,7 @@ export function toMirrorRecord(record: CanonicalRecord): MirrorRecord {
     attributes: record.attributes,
     relationships: record.relationships,
   };
-  return { resource, id: record.id, attributes, raw, json: record.json };
+  return { resource, id: record.id, attributes, raw };
 }
 
 /**

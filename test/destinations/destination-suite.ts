@@ -106,16 +106,6 @@ export function describeDestination(name: string, backend: DestinationBackend): 
       });
     });
 
-    it("stores the record's own JSON text when it comes with one, in place of raw's", async () => {
-      // The mirror's records carry the text made with their hash (records/canonical.ts): it is
-      // what lands in `record`, so a text that differed from raw would show here.
-      const record = leadRecord('1043');
-      const stored = { ...record.raw, note: 'from the text' };
-      await destination.upsert('leads', [{ ...record, json: JSON.stringify(stored) }], T1);
-      const [row] = await backend.rows(target, 'leads');
-      expect(row).toMatchObject({ id: '1043', record: stored });
-    });
-
     it('writes the same batch twice as once: the second time changes nothing', async () => {
       const batch = batchOf(50);
       expect(await destination.upsert('leads', batch, T1)).toMatchObject({
