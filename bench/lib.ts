@@ -265,11 +265,8 @@ function parentPids(): Map<number, number> {
   );
 }
 
-/**
- * CPU seconds of a process and all its live descendants: `ebsync worker` runs its work in a
- * child of the launcher, whose own /proc figure would miss it.
- */
-export function treeCpuSeconds(pid: number | undefined): number | undefined {
+/** A process and all its live descendants. */
+function processTree(pid: number | undefined): Set<number> | undefined {
   const parents = parentPids();
   if (pid === undefined || !parents.has(pid)) return undefined;
   const tree = new Set([pid]);
@@ -282,11 +279,42 @@ export function treeCpuSeconds(pid: number | undefined): number | undefined {
       }
     }
   }
+  return tree;
+}
+
+/**
+ * CPU seconds of a process and all its live descendants: `ebsync worker` runs its work in a
+ * child of the launcher, whose own /proc figure would miss it.
+ */
+export function treeCpuSeconds(pid: number | undefined): number | undefined {
+  const tree = processTree(pid);
+  if (!tree) return undefined;
   // With the children each member waited for: a Postgres backend that served one connection
   // and exited is in its postmaster's count, not lost from the tree (which made the plain
   // loop's Postgres CPU come out negative).
   let total = 0;
   for (const member of tree) total += (cpuSeconds(member) ?? 0) + (reapedCpuSeconds(member) ?? 0);
+  return total;
+}
+
+/**
+ * CPU seconds of the main threads of a process tree (/proc/PID/task/PID): in a Node process
+ * the one thread that runs its JavaScript, where V8's helpers (garbage collection, compiling)
+ * and libuv's pool run on threads of their own.
+ */
+export function treeMainThreadCpuSeconds(pid: number | undefined): number | undefined {
+  const tree = processTree(pid);
+  if (!tree) return undefined;
+  let total = 0;
+  for (const member of tree) {
+    try {
+      const stat = readFileSync(`/proc/${member}/task/${member}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
   return total;
 }
 

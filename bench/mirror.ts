@@ -24,6 +24,7 @@ import {
   startBenchTemporal,
   track,
   treeCpuSeconds,
+  treeMainThreadCpuSeconds,
   type BenchContext,
   type Benchmark,
   type SeededSandbox,
@@ -64,6 +65,8 @@ interface Run {
   rows: number;
   /** CPU seconds by process during the run. */
   cpu: { command: number; worker: number; sandbox: number; temporal: number; postgres: number };
+  /** Of the worker's CPU, its main threads' (the JavaScript of its activities): not in `cpu`. */
+  workerMainThread: number;
   exit: number;
   output: string;
 }
@@ -243,6 +246,7 @@ async function runSize(ctx: BenchContext, stack: Stack, size: number): Promise<S
     if (target === 'postgres') await new Promise((r) => setTimeout(r, 200));
     const probes = {
       worker: () => treeCpuSeconds(worker?.pid) ?? 0,
+      workerMainThread: () => treeMainThreadCpuSeconds(worker?.pid) ?? 0,
       sandbox: () => treeCpuSeconds(sandbox.child.pid) ?? 0,
       temporal: () => treeCpuSeconds(stack.temporalPid) ?? 0,
       postgres: () => treeCpuSeconds(stack.postgresPid) ?? 0,
@@ -266,6 +270,7 @@ async function runSize(ctx: BenchContext, stack: Stack, size: number): Promise<S
       rows,
       exit: done.exit,
       output: done.output,
+      workerMainThread: delta('workerMainThread'),
       cpu: {
         command: done.cpu,
         worker: delta('worker'),
@@ -394,6 +399,7 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
           [...new Set(runs.map((x) => x.rows))].join('/'),
           per1k((x) => x.cpu.command),
           per1k((x) => x.cpu.worker),
+          per1k((x) => x.workerMainThread),
           per1k((x) => x.cpu.sandbox),
           per1k((x) => x.cpu.temporal),
           per1k((x) => x.cpu.postgres),
@@ -458,6 +464,23 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
         : `CPU floor, ${size} leads into ${target}: ebsync's run took ${fmt(cpu, 2)} CPU seconds over all processes, ${fmt(floor, 2)} s on ${cores} cores kept fully busy, within the ${fmt(allowed, 2)} s that ${fmt(ratio, 1)}× allows: more overlap could reach it.`;
     }),
   );
+  // The worker runs a pass's JavaScript on one thread: its CPU there, against the run's wall
+  // time, says how much of the run waits on that one thread whatever the other core does.
+  const mainThreadNotes = results.flatMap((r) =>
+    TARGETS.map((target) => {
+      const runs = cell(r, target, 'ebsync');
+      const main = med(runs, (x) => x.workerMainThread);
+      const wall = med(runs, (x) => x.seconds);
+      const size = r.size.toLocaleString('en-US');
+      return `One thread, ${size} leads into ${target}: the worker's main thread (activities, parsing, hashing, the writes) was busy ${fmt(main, 2)} s of ebsync's ${fmt(wall, 2)} s (${fmt((main / wall) * 100, 0)} %), the rest of the worker (V8's collector and compiler threads, Temporal's core, libuv) ${fmt(
+        med(runs, (x) => x.cpu.worker - x.workerMainThread),
+        2,
+      )} s; the plain loop's whole run took ${fmt(
+        med(cell(r, target, 'plain'), (x) => x.seconds),
+        2,
+      )} s.`;
+    }),
+  );
   const sameRows = [...results, fixed].every((r) =>
     r.runs.every((x) => x.rows === r.size && x.exit === 0),
   );
@@ -473,6 +496,7 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
     `Every run exited 0 and left exactly the sandbox's leads in its table: ${sameRows ? 'yes' : '**NO**'}.`,
     ...fixedNotes,
     ...cpuFloorNotes,
+    ...mainThreadNotes,
     `ebsync does more per lead than the loop: it also writes each lead's bookings (sideloaded with the lead) into \`lead_bookings\`, keeps a ledger of hashes to tell changed from unchanged, writes typed columns, and asks the booking list for its count once to know it has every booking.`,
   ];
   const tables: Table[] = [
@@ -487,6 +511,7 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
         'rows',
         'CPU command',
         'CPU worker',
+        'of it main thread',
         'CPU sandbox',
         'CPU Temporal',
         'CPU Postgres',
@@ -524,7 +549,7 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
   return {
     method: [
       `Sizes ${SIZES.map((s) => s.toLocaleString('en-US')).join(' and ')}: one sandbox each (\`${results[0]?.sandbox.replace(String(SIZES[0]), 'N') ?? ''}\`, HTTP, its reach limit raised to the size so paging reaches every lead for both sides), a Temporal dev server and an embedded Postgres shared by all runs, and one \`ebsync worker\` per size, already polling (\`EBS_RATE_LIMIT=0\`, \`EBS_REACH_LIMIT\` = the sandbox's). A run is one command into a fresh SQLite file or Postgres database, timed from spawn to exit: \`ebsync sync leads --full --to …\` (the compiled CLI) or \`node bench/plain-loop.ts --to …\` (its own fetch and SQL, one page at a time, no ebsync module). One warm-up round, then ${SIZES.map((s) => `${ROUNDS[s]} at ${s.toLocaleString('en-US')}`).join(' and ')}, each side first in turn. The same with a sandbox of ${FIXED_SIZE} lead (${ROUNDS[FIXED_SIZE]} rounds) gives what a run costs whatever its size.`,
-      `CPU is user + system time from /proc: the command's own (a finished child of the runner), and the worker's, sandbox's, Temporal's and Postgres's process trees over the run. Peak RSS is VmHWM of the worker's largest process.`,
+      `CPU is user + system time from /proc: the command's own (a finished child of the runner), and the worker's, sandbox's, Temporal's and Postgres's process trees over the run; "of it main thread" is the part of the worker's on its processes' main threads (/proc/PID/task/PID), where its JavaScript runs. Peak RSS is VmHWM of the worker's largest process.`,
     ].join('\n\n'),
     tables,
     notes,
