@@ -67,6 +67,38 @@ export function withCallDeadlines<T>(ms: number, fn: () => Promise<T>): Promise<
   return callDeadlines.run(ms, fn);
 }
 
+type NextCall = Parameters<GrpcInterceptor>[1];
+
+/**
+ * Calls from `nextCall` that end when `signal` aborts. The SDK cancels the call it made when
+ * its caller's signal aborts, and that cancel reaches the first attempt only: a retry is a new
+ * call beneath it. A query the server refused at once ("consistent query buffer is full", a
+ * RESOURCE_EXHAUSTED it retries a second later) then ran on to its deadline after a Ctrl-C,
+ * and held `ebsync dev`'s exit, whose status page waits for its last report, for 10 s.
+ */
+function attemptsCancelledBy(signal: AbortSignal, nextCall: NextCall): NextCall {
+  return (options) => {
+    const attempt = nextCall(options) as ReturnType<GrpcInterceptor>;
+    const cancel = (): void =>
+      attempt.cancelWithStatus(GRPC_CANCELLED, 'cancelled: its caller stopped');
+    const start = attempt.start.bind(attempt);
+    attempt.start = (metadata, listener) => {
+      start(metadata, {
+        onReceiveMetadata: (received) => listener?.onReceiveMetadata?.(received),
+        onReceiveMessage: (message: unknown) => listener?.onReceiveMessage?.(message),
+        onReceiveStatus: (status) => {
+          signal.removeEventListener('abort', cancel);
+          listener?.onReceiveStatus?.(status);
+        },
+      });
+      // An attempt started after the abort (its backoff timer was already set) ends at once.
+      if (signal.aborted) cancel();
+      else signal.addEventListener('abort', cancel, { once: true });
+    };
+    return attempt;
+  };
+}
+
 /**
  * A connection's calls, so that it closes only once they have all ended. The SDK's retry
  * interceptor retries a failed call on a timer; a retry that fires after the channel is closed
@@ -147,7 +179,7 @@ function callsOfConnection(): {
         signal?.aborted !== true &&
         left() > 0 &&
         retry.retryableDecider(attempt, status),
-    })(options, nextCall);
+    })(options, signal ? attemptsCancelledBy(signal, nextCall) : nextCall);
   };
   return {
     interceptors: [counting, retrying],
