@@ -43,6 +43,8 @@ export function decodeIds(key: string | undefined): Ids {
 // at once (the rolling window still paces them to the plan's limit).
 const BATCH = 100;
 const PARALLEL = 8;
+/** Persons remembered by email (see rememberPerson): about 1 MB at most. */
+const REMEMBERED_PERSONS = 10_000;
 
 async function inParallel<T, R>(items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
@@ -76,6 +78,17 @@ export class PipedriveDestination implements Destination {
   readonly mapping: PipedriveMapping;
   private readonly client: PipedriveClient;
   private keys: { lead: string; event: string } | undefined;
+  /**
+   * Find-or-create of a person, one at a time per email across every batch this destination
+   * writes. Leads and events are written by concurrent activities, and a lead and an event
+   * of the same customer both searched before either created: two persons for one email.
+   */
+  private readonly personTurns = new Map<string, Promise<unknown>>();
+  /**
+   * The person found or made for an email, most recent last: not left to a search to find
+   * again, which may trail the writes that made it.
+   */
+  private readonly personIds = new Map<string, number>();
 
   constructor(private readonly options: PipedriveDestinationOptions) {
     this.mapping = pipedriveMapping(options.mapping);
@@ -267,14 +280,46 @@ export class PipedriveDestination implements Destination {
     return { id: made.id, created: true };
   }
 
+  /**
+   * The batch's person for this email: `make` runs once per batch, after any find-or-create
+   * of the same email still running for another batch, and is given the person remembered
+   * for the email (by this destination) when there is one.
+   */
   private personOnce(
     persons: Map<string, Promise<{ id: number; created: boolean }>>,
     email: string,
-    make: () => Promise<{ id: number; created: boolean }>,
+    make: (remembered: number | undefined) => Promise<{ id: number; created: boolean }>,
   ): Promise<{ id: number; created: boolean }> {
     let found = persons.get(email);
-    if (!found) persons.set(email, (found = make()));
+    if (!found) {
+      const before = this.personTurns.get(email) ?? Promise.resolve();
+      found = before
+        .then(() => make(this.personIds.get(email)))
+        .then((person) => {
+          this.rememberPerson(email, person.id);
+          return person;
+        });
+      // The next turn waits for this one, failed or not; the last one leaves no entry behind.
+      const settled = found.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.personTurns.set(email, settled);
+      void settled.then(() => {
+        if (this.personTurns.get(email) === settled) this.personTurns.delete(email);
+      });
+      persons.set(email, found);
+    }
     return found;
+  }
+
+  private rememberPerson(email: string, id: number): void {
+    this.personIds.delete(email);
+    this.personIds.set(email, id);
+    if (this.personIds.size > REMEMBERED_PERSONS) {
+      const oldest = this.personIds.keys().next();
+      if (!oldest.done) this.personIds.delete(oldest.value);
+    }
   }
 
   private async writeLead(
@@ -297,7 +342,9 @@ export class PipedriveDestination implements Destination {
         emails: [{ value: email, primary: true, label: 'work' }],
         ...(Object.keys(custom).length > 0 ? { custom_fields: custom } : {}),
       };
-      person = await this.personOnce(persons, email, () => this.person(email, body, known.person));
+      person = await this.personOnce(persons, email, (remembered) =>
+        this.person(email, body, known.person ?? remembered),
+      );
     }
     if (!m.createDeal) {
       return {
@@ -335,7 +382,9 @@ export class PipedriveDestination implements Destination {
     const [email] = emailsIn(event.attributes.customer_emails);
     // A customer is found by email, or made with the email only: what a lead wrote stays.
     const person = email
-      ? await this.personOnce(persons, email, () => this.customer(email, known.person))
+      ? await this.personOnce(persons, email, (remembered) =>
+          this.customer(email, known.person ?? remembered),
+        )
       : undefined;
     const { standard, custom } = this.values('events', m.deal, event);
     const status = typeof event.attributes.status === 'string' ? event.attributes.status : '';

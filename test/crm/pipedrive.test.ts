@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MirrorDeps } from '../../activities/mirror/pass.js';
+import { PipedriveDestination } from '../../destinations/pipedrive-destination.js';
 import { setupPipedrive } from '../../destinations/pipedrive-setup.js';
 import { startPipedriveFake, type PipedriveFake } from '../../sandbox/crm/fakes.js';
 import type { PipedriveRecord } from '../../sandbox/crm/pipedrive/state.js';
@@ -158,6 +159,55 @@ describe('mirror into Pipedrive (2,000 leads, 300 events)', () => {
     );
     expect(deal?.is_deleted).toBe(true);
   }, 600_000);
+});
+
+describe('Pipedrive persons', () => {
+  const lead = (id: string, email: string) => ({
+    resource: 'leads' as const,
+    id,
+    attributes: { email, first_name: 'Ada', last_name: null },
+    raw: {},
+  });
+  const event = (id: string, email: string) => ({
+    resource: 'events' as const,
+    id,
+    attributes: { customer_emails: email, status: 'confirmed' },
+    raw: {},
+  });
+
+  // Leads and events are written by concurrent activities: a lead and an event of one
+  // customer, each searching before either created, once made two persons in CI.
+  it('makes one person for an email that concurrent batches of leads and events share', async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    const [leads, events] = await Promise.all([
+      destination.upsert('leads', [lead('1', 'ada@example.com'), lead('2', 'bo@example.com')]),
+      destination.upsert('events', [event('7', 'ada@example.com'), event('8', 'bo@example.com')]),
+      destination.upsert('events', [event('9', 'ada@example.com')]),
+    ]);
+    const persons = fake.state.live('persons');
+    expect(persons).toHaveLength(2);
+    const idOf = (key: string): string => /p(\d+)/.exec(key)?.[1] ?? '';
+    expect(idOf(leads.keys[0]!)).toBe(idOf(events.keys[0]!));
+    expect(idOf(leads.keys[1]!)).toBe(idOf(events.keys[1]!));
+    const ada = persons.find((p) => idOf(leads.keys[0]!) === String(p.id));
+    // The lead's name, whichever batch found or made the person first.
+    expect(ada?.fields.name).toBe('Ada');
+  });
+
+  it('does not search again for a person it found or made: a search may trail the writes', async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    await destination.upsert('leads', [lead('1', 'ada@example.com')]);
+    const searches = fake.state.counters.searches;
+    const again = await destination.upsert('events', [event('7', 'ada@example.com')]);
+    // The event's deal is searched for by its id; its person is not.
+    expect(fake.state.counters.searches - searches).toBe(1);
+    expect(fake.state.live('persons')).toHaveLength(1);
+    expect(again.keys[0]).toMatch(/^p\d+\.d\d+$/);
+  });
 });
 
 describe('Pipedrive rate limits', () => {
