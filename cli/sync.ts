@@ -50,6 +50,7 @@ import { runAction, UserError } from './errors.js';
 import { forgetMirror } from './mirror-forget.js';
 import { describeWorkflow } from './workflow-describe.js';
 import { retryLine, retryOf, type RetryView } from './pass-retry.js';
+import { pause } from './pause.js';
 import { requireWorker } from './worker-check.js';
 import { causes, GRPC_DEADLINE_EXCEEDED, temporalAway } from './workflow-deadline.js';
 
@@ -424,7 +425,7 @@ export async function watchMirror(
           return;
         }
         temporalAwaySince ??= Date.now();
-        await new Promise((r) => setTimeout(r, 1_000));
+        await pause(1_000, { signal: waiting.signal });
         if (waiting.signal.aborted) return;
       }
     }
@@ -545,7 +546,7 @@ export async function watchMirror(
           }
         }
       }
-      await Promise.race([new Promise((r) => setTimeout(r, 500)), result, options.detach]);
+      await pause(500, { until: [result, options.detach] });
     }
   } finally {
     bar?.stop();
