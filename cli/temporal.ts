@@ -21,6 +21,7 @@ import type { Config } from '../config/index.js';
 import { DEFAULT_TEMPORAL_ADDRESS, devUiPort } from '../config/dev-server-ports.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { stopSignal } from './stop-signals.js';
+import { exitOnceStopped } from './stopped-exit.js';
 
 export interface ServerFlags {
   ip: string;
@@ -185,8 +186,8 @@ export function temporalCommand(flags: ServerFlags): Promise<void> {
 export const OWN_SERVER_SHUTDOWN_GRACE_MS = 1_000;
 
 /** `ebsync dev`, what `npm start` runs. */
-export function devCommand(flags: DevFlags): Promise<void> {
-  return runAction(async () => {
+export async function devCommand(flags: DevFlags): Promise<void> {
+  await runAction(async () => {
     const address = devAddress(flags, process.env.TEMPORAL_ADDRESS);
     // Everything in this process (worker, clients, the main job) reads it from here.
     if (address) process.env.TEMPORAL_ADDRESS = address;
@@ -198,6 +199,7 @@ export function devCommand(flags: DevFlags): Promise<void> {
       unlock();
     }
   });
+  exitOnceStopped();
 }
 
 async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {

@@ -136,6 +136,23 @@ describe('ebsync worker shutdown', () => {
     expect(result.stdout + result.stderr).toMatch(/worker stopped/);
   }, 150_000);
 
+  it('ends once stopped even while something still holds the event loop, and says so', async () => {
+    const worker = new CliProcess(['worker'], {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `held-${randomBytes(4).toString('hex')}`,
+      EBSYNC_DATA_DIR: join(dir, 'data'),
+      NODE_OPTIONS: `--import=${join(REPO_ROOT, 'test/fixtures/hold-event-loop.mjs')}`,
+    });
+    await worker.waitForLine(/worker started/, 90_000);
+    // Without the exit the held timer keeps the process for good, and this stop times out.
+    const result = await worker.stop('SIGTERM', 60_000);
+    expect(result.code).toBe(0);
+    expect(result.stdout + result.stderr).toMatch(/worker stopped/);
+    expect(result.stderr).toMatch(
+      /ebsync: stopped, but the process was still held open 2 s later \(.*Timeout.*\); ending it/,
+    );
+  }, 150_000);
+
   it('runs the worker in the process it was started as, with its small-footprint tuning', async () => {
     const worker = new CliProcess(['worker'], {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
