@@ -272,6 +272,19 @@ async function checkSqliteFile(path: string): Promise<void> {
   }
 }
 
+/**
+ * Checks that do not depend on each other, asked at once (each is a round trip to Temporal or
+ * the destination), failing as the same checks asked one after the other would: with the
+ * first failure in the order given.
+ */
+async function inOrder<T extends readonly unknown[]>(checks: {
+  [K in keyof T]: Promise<T[K]> | T[K];
+}): Promise<T> {
+  const settled = await Promise.allSettled(checks);
+  for (const result of settled) if (result.status === 'rejected') throw result.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
 /** Whether the mirror `workflowId` is running now (then `ebsync sync` attaches to it). */
 async function isRunning(client: Client, workflowId: string): Promise<boolean> {
   return (await describeWorkflow(client, workflowId))?.status.name === 'RUNNING';
@@ -622,8 +635,10 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
     const { client, close } = await connectClient(config);
     try {
       // Forgetting deletes history on the server: it needs no worker.
-      if (!flags.forget) await requireWorker(client, config);
-      const connectionId = await pickConnection(client, config, flags.connection);
+      const [, connectionId] = await inOrder([
+        flags.forget ? Promise.resolve() : requireWorker(client, config),
+        pickConnection(client, config, flags.connection),
+      ]);
       const workflowId = mirrorWorkflowId(connectionId, destinationKey(destination));
       if (flags.forget) {
         const line = await forgetMirror(client, config, { connectionId, destination, workflowId });
@@ -685,9 +700,11 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       // retrying); a new one is started only for a connection that exists, into a destination
       // that opens now. Nothing silent: a mirror that could never make progress is not started.
       if (!(await isRunning(client, workflowId))) {
-        if (flags.connection !== undefined) await requireConnection(client, connectionId);
-        await refuseNeedsReauth(client, connectionId);
-        if (flags.checkDestination !== false) await checkDestination(destination);
+        await inOrder([
+          flags.connection !== undefined ? requireConnection(client, connectionId) : undefined,
+          refuseNeedsReauth(client, connectionId),
+          flags.checkDestination !== false ? checkDestination(destination) : undefined,
+        ]);
       }
       const { handle, attached } = await startOrAttach(client, config, {
         subjects,
