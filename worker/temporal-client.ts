@@ -107,7 +107,7 @@ function attemptsCancelledBy(signal: AbortSignal, nextCall: NextCall): NextCall 
  * and wait to retry just as their clients close. Once closing, a failed call is not retried
  * again: the wait is the backoff already started and one more attempt, at most.
  */
-function callsOfConnection(): {
+function callsOfConnection(endCallsOn?: AbortSignal): {
   interceptors: GrpcInterceptor[];
   closeAfterCalls: (connection: Connection) => Promise<void>;
   /** The connection whose abort signals (`withAbortSignal`) its calls honour. */
@@ -165,7 +165,9 @@ function callsOfConnection(): {
   // (a refresh that failed, a Ctrl-C): the SDK's own interceptor would wait out a backoff past
   // the deadline and start an attempt for a caller that no longer waits for it.
   const retrying: GrpcInterceptor = (options, nextCall) => {
-    const signal = contexts?.getStore()?.abortSignal;
+    const caller = contexts?.getStore()?.abortSignal;
+    const signal =
+      caller && endCallsOn ? AbortSignal.any([caller, endCallsOn]) : (caller ?? endCallsOn);
     const deadline =
       options.deadline === undefined || options.deadline === Infinity
         ? Infinity
@@ -201,12 +203,16 @@ function callsOfConnection(): {
   };
 }
 
-/** A Temporal client with ebsync's payload encryption, for the CLI and tools. */
+/**
+ * A Temporal client with ebsync's payload encryption, for the CLI and tools. Its calls all end
+ * (cancelled, retries included) once `endCallsOn` aborts, whoever made them.
+ */
 export async function connectClient(
   config: Config,
+  ending: { endCallsOn?: AbortSignal } = {},
 ): Promise<{ client: Client; close: () => Promise<void> }> {
   let connection: Connection;
-  const calls = callsOfConnection();
+  const calls = callsOfConnection(ending.endCallsOn);
   // Read before connecting: a TLS file that is missing or no PEM is a bad setting (one line,
   // exit 2), not a Temporal that cannot be reached.
   const options = temporalConnectionOptions(config);

@@ -5,6 +5,7 @@ import {
   bundleWorkflowCode,
   NativeConnection,
   Worker,
+  type State,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
 import type { Config } from '../config/index.js';
@@ -92,6 +93,17 @@ export interface CreateWorkerOptions {
   taskQueue?: string;
 }
 
+/** Worker states from the start of its stop on: the grace before activities are cancelled runs. */
+const STOPPING_STATES: ReadonlySet<State> = new Set<State>([
+  'STOPPING',
+  'DRAINING',
+  'DRAINED',
+  'STOPPED',
+  'FAILED',
+]);
+/** How often run() looks whether the worker's stop has begun (the SDK has no event for it). */
+const STATE_CHECK_MS = 200;
+
 export async function createWorker(options: CreateWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
   keepHeapsSmall();
@@ -122,7 +134,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     });
     opened.push(() => automations.close());
     // Activities ask connection workflows for credentials through a client of their own.
-    const temporal = await connectClient(config);
+    // Its calls end when the worker cancels its activities (run() below): a query that only a
+    // workflow worker could answer waits on, and this one has stopped taking workflow tasks.
+    const activitiesCancelled = new AbortController();
+    const temporal = await connectClient(config, { endCallsOn: activitiesCancelled.signal });
     opened.push(() => temporal.close());
     const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
     // A server without task-queue config (older than 1.29, or a key without the permission)
@@ -180,9 +195,23 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       worker,
       connection,
       async run() {
+        // The worker cancels running activities once shutdownGraceTime has passed since its
+        // stop began (a signal, or shutdown()); the calls they have out to Temporal end then
+        // too. A mirror page asking a connection's status when Ctrl-C came held the worker,
+        // and `ebsync dev`, for 29 s after its 1 s grace: the query waited for a workflow
+        // task that no worker would take any more.
+        let graceEnd: NodeJS.Timeout | undefined;
+        const watch = setInterval(() => {
+          if (graceEnd || !STOPPING_STATES.has(worker.getState())) return;
+          graceEnd = setTimeout(() => activitiesCancelled.abort(), config.worker.shutdownGrace);
+        }, STATE_CHECK_MS);
+        watch.unref();
         try {
           await worker.run();
         } finally {
+          clearInterval(watch);
+          clearTimeout(graceEnd);
+          activitiesCancelled.abort();
           journal.close();
           refreshTokens.close();
           automations.close();

@@ -10,8 +10,12 @@ import { loadConfig } from '../../config/index.js';
 import { dataConverter } from '../../worker/data-converter.js';
 import { WORKER_LAUNCH } from '../../worker/heap-mode.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
+import { mirrorWorkflow } from '../../workflows/mirror.js';
 import { connectionWorkflowId, type ConnectionInput } from '../../workflows/connection-types.js';
 import { CliProcess, REPO_ROOT, cliEnv, jsonLines } from '../helpers/cli.js';
+
+/** temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED */
+const PENDING_ACTIVITY_STARTED = 2;
 
 /**
  * SIGTERM lets running activities finish within EBSYNC_SHUTDOWN_GRACE. The activity here is a
@@ -135,6 +139,91 @@ describe('ebsync worker shutdown', () => {
     expect(result.signal).toBeNull();
     expect(result.stdout + result.stderr).toMatch(/worker stopped/);
   }, 150_000);
+
+  it('stops within its grace while a mirror activity waits on a query no worker will answer', async () => {
+    const env = {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `query-stop-${randomBytes(4).toString('hex')}`,
+      EBSYNC_DATA_DIR: join(dir, 'data'),
+      EBSYNC_SHUTDOWN_GRACE: '1s',
+    };
+    const config = loadConfig({ ...env, PATH: process.env.PATH ?? '' });
+    const client = new Client({ connection, dataConverter: dataConverter(config) });
+    const id = `unanswered-${randomBytes(4).toString('hex')}`;
+    // The connection's workflow starts on a queue of its own, whose worker then stops: from
+    // there its status query, which a mirror activity asks before reading, waits for a
+    // workflow task no worker takes, as it does when the worker running both has begun to stop.
+    const connectionQueue = `${env.TEMPORAL_TASK_QUEUE}-connection`;
+    const connectionWorker = new CliProcess(['worker'], {
+      ...env,
+      TEMPORAL_TASK_QUEUE: connectionQueue,
+    });
+    const worker = new CliProcess(['worker'], env);
+    const connectionHandle = await client.workflow.start(connectionWorkflow, {
+      taskQueue: connectionQueue,
+      workflowId: connectionWorkflowId(id),
+      args: [
+        {
+          profile: {
+            connectionId: id,
+            kind: 'integration_key',
+            baseUrl: 'https://svc.example/api/v1/',
+            permissions: [],
+          },
+          credentials: { kind: 'apiKey', apiKey: 'ik_unanswered_query' },
+        },
+      ],
+    });
+    try {
+      await connectionWorker.waitForLine(/worker started/, 90_000);
+      const begun = Date.now();
+      const taskDone = async (): Promise<boolean> =>
+        ((await connectionHandle.fetchHistory()).events ?? []).some(
+          (e) => e.workflowTaskCompletedEventAttributes,
+        );
+      while (!(await taskDone()) && Date.now() - begun < 30_000)
+        await new Promise((r) => setTimeout(r, 100));
+      expect((await connectionWorker.stop('SIGTERM', 60_000)).code).toBe(0);
+
+      await worker.waitForLine(/worker started/, 90_000);
+      const mirror = await client.workflow.start(mirrorWorkflow, {
+        taskQueue: env.TEMPORAL_TASK_QUEUE,
+        workflowId: `mirror-${id}`,
+        args: [
+          {
+            connectionId: id,
+            destination: `sqlite:${join(dir, `${id}.db`)}`,
+            subjects: ['leads'],
+            mode: 'full',
+          },
+        ],
+      });
+      const started = Date.now();
+      const running = async (): Promise<boolean> =>
+        ((await mirror.describe()).raw.pendingActivities ?? []).some(
+          (a) => Number(a.state) === PENDING_ACTIVITY_STARTED,
+        );
+      let asking = false;
+      while (!asking && Date.now() - started < 30_000) {
+        asking = await running();
+        if (!asking) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(asking).toBe(true);
+      // Well into the query's wait, past anything that fails at once.
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(await running()).toBe(true);
+      const signalled = Date.now();
+      const result = await worker.stop('SIGTERM', 60_000);
+      expect(result.code).toBe(0);
+      // The grace (1 s), then the activity's call cancelled: not the query's own end (~30 s).
+      expect(Date.now() - signalled).toBeLessThan(15_000);
+      await mirror.terminate('test over');
+    } finally {
+      worker.killAll();
+      connectionWorker.killAll();
+      await connectionHandle.terminate('test over').catch(() => undefined);
+    }
+  }, 240_000);
 
   it('ends once stopped even while something still holds the event loop, and says so', async () => {
     const worker = new CliProcess(['worker'], {
