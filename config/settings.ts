@@ -180,7 +180,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'worker.shutdownGrace',
     default: '30s',
     description:
-      'On SIGINT/SIGTERM, how long running activities may finish before they are asked to cancel (`500ms`, `30s`, `2m`). A token refresh in flight always completes; the worker gives up one minute after the grace.',
+      'On SIGINT/SIGTERM, how long running activities may finish before they are asked to cancel, their calls to Temporal ended with them (`500ms`, `30s`, `2m`). A token refresh in flight always completes; the worker gives up one minute after the grace.',
   },
   {
     env: 'EBS_REACH_LIMIT',
