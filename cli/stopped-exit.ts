@@ -5,20 +5,20 @@
  * script), for as long as it lasts: `ebsync dev` was once seen alive 8 s after its close
  * sequence had ended.
  */
-export const STOPPED_EXIT_MS = 2_000;
+const STOPPED_EXIT_MS = 2_000;
 
 /**
  * Called once a long-running command's work has ended: if the process is still there
- * `graceMs` later, it says what kinds of handle held it (kinds only, no addresses or data)
+ * STOPPED_EXIT_MS later, it says what kinds of handle held it (kinds only, no addresses or data)
  * and exits with the command's exit code. The timer itself holds nothing.
  */
-export function exitOnceStopped(graceMs: number = STOPPED_EXIT_MS): void {
+export function exitOnceStopped(): void {
   const timer = setTimeout(() => {
     const held = [...new Set(process.getActiveResourcesInfo())].join(', ') || 'nothing named';
     process.stderr.write(
-      `ebsync: stopped, but the process was still held open ${graceMs / 1000} s later (${held}); ending it\n`,
+      `ebsync: stopped, but the process was still held open ${STOPPED_EXIT_MS / 1000} s later (${held}); ending it\n`,
     );
     process.exit(process.exitCode ?? 0);
-  }, graceMs);
+  }, STOPPED_EXIT_MS);
   timer.unref();
 }

@@ -50,7 +50,7 @@ import { runAction, UserError } from './errors.js';
 import { forgetMirror } from './mirror-forget.js';
 import { describeWorkflow } from './workflow-describe.js';
 import { retryLine, retryOf, type RetryView } from './pass-retry.js';
-import { pause } from './pause.js';
+import { pause } from '../activities/pause.js';
 import { requireWorker } from './worker-check.js';
 import { causes, GRPC_DEADLINE_EXCEEDED, temporalAway } from './workflow-deadline.js';
 
@@ -636,7 +636,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
     try {
       // Forgetting deletes history on the server: it needs no worker.
       const [, connectionId] = await inOrder([
-        flags.forget ? Promise.resolve() : requireWorker(client, config),
+        flags.forget ? undefined : requireWorker(client, config),
         pickConnection(client, config, flags.connection),
       ]);
       const workflowId = mirrorWorkflowId(connectionId, destinationKey(destination));

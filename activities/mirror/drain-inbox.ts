@@ -12,6 +12,7 @@ import { heartbeatEvery } from '../heartbeats.js';
 import type { Client as ServiceClient } from '../../api/client.js';
 import type { CanonicalRecord, Resource } from '../../records/canonical.js';
 import type { MirrorDeps } from './pass.js';
+import { pause } from '../pause.js';
 import { readEach, type RecordTarget } from './records-by-id.js';
 import { writeDeletions, writeRecords, type WriteTarget } from './write-records.js';
 
@@ -464,15 +465,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
           }
           if (out.more) continue;
           const wait = Math.max(session.pollMs, batchStart + session.gapMs - now);
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              clearTimeout(timer);
-              cancelled.removeEventListener('abort', done);
-              resolve();
-            };
-            const timer = setTimeout(done, wait);
-            cancelled.addEventListener('abort', done);
-          });
+          await pause(wait, { signal: cancelled });
         }
       } finally {
         if (own) sessions -= 1;

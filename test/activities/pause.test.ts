@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pause } from '../../cli/pause.js';
+import { pause } from '../../activities/pause.js';
 
 const timers = (): number =>
   process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
