@@ -246,15 +246,15 @@ export async function checkDestination(
  */
 async function checkSqliteFile(path: string): Promise<void> {
   const file = resolve(path);
-  const { openSqliteFile } = await import('../store/sqlite-files.js');
+  const { openMirrorFile } = await import('../store/sqlite-files.js');
   if (existsSync(file)) {
-    openSqliteFile(file).close();
+    openMirrorFile(file).close();
     return;
   }
   const made: string[] = [];
   for (let dir = dirname(file); !existsSync(dir); dir = dirname(dir)) made.push(dir);
   try {
-    openSqliteFile(file).close();
+    openMirrorFile(file).close();
   } finally {
     // Each step on its own: what could not be made cannot be removed either (ENOTDIR), and
     // the reason the open failed is what the user is told.

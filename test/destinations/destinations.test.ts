@@ -101,6 +101,34 @@ describe('SQLite file layout', () => {
     expect(count('overflow')).toBe(0);
   });
 
+  it('packs several large rows in a page of a file it makes, and keeps writing an older file', async () => {
+    const pageRows = async (target: string) =>
+      withSqlite(target, (db) => ({
+        pageSize: db.pragma('page_size', { simple: true }) as number,
+        rowsPerLeaf: db
+          .prepare<[], { n: number }>(
+            `SELECT avg(ncell) AS n FROM dbstat WHERE name = 'leads' AND pagetype = 'leaf'`,
+          )
+          .get()!.n,
+      }));
+    const made = `sqlite:${join(dir, `mirror-${++files}.db`)}`;
+    const older = `sqlite:${join(dir, `mirror-${++files}.db`)}`;
+    // A file an earlier ebsync made: SQLite's default page size, WAL.
+    await withSqlite(older, (db) => void db.pragma('journal_mode = WAL'));
+    for (const target of [made, older]) {
+      const destination = openDestination(databaseOpeners, target);
+      try {
+        expect(await destination.upsert('leads', largeLeads(100))).toMatchObject({ inserted: 100 });
+      } finally {
+        await destination.close();
+      }
+    }
+    const fresh = await pageRows(made);
+    expect(fresh.pageSize).toBe(16_384);
+    expect(fresh.rowsPerLeaf).toBeGreaterThanOrEqual(3);
+    expect(await pageRows(older)).toMatchObject({ pageSize: 4096 });
+  });
+
   it('goes on writing a table an earlier ebsync created WITHOUT ROWID', async () => {
     const target = `sqlite:${join(dir, `mirror-${++files}.db`)}`;
     const first = openDestination(databaseOpeners, target);
