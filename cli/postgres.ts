@@ -10,6 +10,7 @@ import { runAction, UserError } from './errors.js';
 import { loadStartupConfig } from './startup-config.js';
 import { makeDataDir } from '../store/private-files.js';
 import { stopSignal } from './stop-signals.js';
+import { exitOnceStopped } from './stopped-exit.js';
 
 const DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -18,8 +19,8 @@ const DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  * cluster's own `password` file (owner-only), and the export line reads it from there, so it
  * shows in no terminal scrollback or log.
  */
-export function postgresCommand(flags: PostgresFlags): Promise<void> {
-  return runAction(async () => {
+export async function postgresCommand(flags: PostgresFlags): Promise<void> {
+  await runAction(async () => {
     if (!DATABASE_NAME.test(flags.database)) {
       throw new UserError(
         `--database '${flags.database}' is not allowed: expected lowercase letters, digits and _ (not first), at most 63`,
@@ -59,4 +60,5 @@ export function postgresCommand(flags: PostgresFlags): Promise<void> {
       await server.stop().catch(() => undefined);
     }
   });
+  exitOnceStopped();
 }

@@ -15,6 +15,7 @@ import { listenRefusal } from './network-refusals.js';
 import { makeDataDir, makePrivateDir } from '../store/private-files.js';
 import { FROM_STDIN, secretFrom } from './secret-input.js';
 import { stopSignal } from './stop-signals.js';
+import { exitOnceStopped } from './stopped-exit.js';
 
 /** The folder of --db when it does not exist (SQLite's driver refuses it without a code). */
 function missingFolder(path: string): string | null {
@@ -137,8 +138,8 @@ function ebsyncApp(admin: {
 }
 
 /** `ebsync sandbox`. */
-export function sandboxCommand(flags: SandboxFlags): Promise<void> {
-  return runAction(async () => {
+export async function sandboxCommand(flags: SandboxFlags): Promise<void> {
+  await runAction(async () => {
     const config = loadStartupConfig();
     if (flags.apiKey === FROM_STDIN && flags.adminToken === FROM_STDIN) {
       throw new UserError(
@@ -293,4 +294,5 @@ export function sandboxCommand(flags: SandboxFlags): Promise<void> {
     await stopped;
     await Promise.allSettled([sandbox.close(), ...fakes.map((f) => f.close())]);
   });
+  exitOnceStopped();
 }

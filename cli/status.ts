@@ -1,6 +1,7 @@
 import { loadStartupConfig } from './startup-config.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { runAction, UserError } from './errors.js';
+import { exitOnceStopped } from './stopped-exit.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
 import { probeLine, progressLine, reachLine } from './mirror-summary.js';
 import { retryLine } from './pass-retry.js';
@@ -132,8 +133,8 @@ export function statusText(report: StatusReport): string {
 }
 
 /** `ebsync status`. */
-export function statusCommand(flags: { json?: boolean; serve?: boolean }): Promise<void> {
-  return runAction(async () => {
+export async function statusCommand(flags: { json?: boolean; serve?: boolean }): Promise<void> {
+  await runAction(async () => {
     if (flags.serve && flags.json) {
       throw new UserError(
         '--serve and --json do not go together: --serve serves the page (its JSON is at /status.json), --json prints the report once',
@@ -180,4 +181,5 @@ export function statusCommand(flags: { json?: boolean; serve?: boolean }): Promi
       await close();
     }
   });
+  if (flags.serve) exitOnceStopped();
 }

@@ -1,9 +1,9 @@
 /**
- * How long a command that runs until stopped (`ebsync dev`, `ebsync worker`) may take to end
- * once all it started has closed. Nothing of ebsync's is left then; a handle a library keeps
- * open would hold the process, and whatever waits on it (a terminal, a service manager, a
- * script), for as long as it lasts: `ebsync dev` was once seen alive 8 s after its close
- * sequence had ended.
+ * How long a command that runs until stopped (`dev`, `worker`, `sandbox`, `temporal`,
+ * `postgres`, `webhooks serve`, `status --serve`) may take to end once all it started has
+ * closed. Nothing of ebsync's is left then; a handle a library keeps open would hold the
+ * process, and whatever waits on it (a terminal, a service manager, a script), for as long
+ * as it lasts: `ebsync dev` was once seen alive 8 s after its close sequence had ended.
  */
 const STOPPED_EXIT_MS = 2_000;
 

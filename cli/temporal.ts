@@ -155,8 +155,8 @@ function addressHint(server: DevServer): string | null {
 }
 
 /** `ebsync temporal`. */
-export function temporalCommand(flags: ServerFlags): Promise<void> {
-  return runAction(async () => {
+export async function temporalCommand(flags: ServerFlags): Promise<void> {
+  await runAction(async () => {
     const config = loadStartupConfig();
     const server = await startFromFlags(flags, config.dataDir);
     const hint = uiUrlHint(server, config);
@@ -171,6 +171,7 @@ export function temporalCommand(flags: ServerFlags): Promise<void> {
     );
     await stopped;
   });
+  exitOnceStopped();
 }
 
 /**

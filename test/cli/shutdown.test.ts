@@ -242,6 +242,38 @@ describe('ebsync worker shutdown', () => {
     );
   }, 150_000);
 
+  it.each([
+    { command: 'sandbox', args: ['sandbox', '--http', '--port', '0'], ready: /^Stop: Ctrl-C/ },
+    {
+      command: 'webhooks serve',
+      args: ['webhooks', 'serve', '--port', '0'],
+      ready: /webhook receiver listening/,
+    },
+    { command: 'status --serve', args: ['status', '--serve'], ready: /^Status page: http/ },
+  ])(
+    '`$command` ends once stopped too, and says what held it',
+    async ({ args, ready }) => {
+      const cli = new CliProcess(args, {
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_TASK_QUEUE: `held-${randomBytes(4).toString('hex')}`,
+        EBSYNC_DATA_DIR: join(dir, 'data'),
+        EBSYNC_STATUS_PORT: '0',
+        NODE_OPTIONS: `--import=${join(REPO_ROOT, 'test/fixtures/hold-event-loop.mjs')}`,
+      });
+      try {
+        await cli.waitForLine(ready, 90_000);
+        const result = await cli.stop('SIGTERM', 30_000);
+        expect(result.code).toBe(0);
+        expect(result.stderr).toMatch(
+          /ebsync: stopped, but the process was still held open 2 s later \(.*Timeout.*\); ending it/,
+        );
+      } finally {
+        cli.killAll();
+      }
+    },
+    150_000,
+  );
+
   it('runs the worker in the process it was started as, with its small-footprint tuning', async () => {
     const worker = new CliProcess(['worker'], {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
