@@ -178,6 +178,134 @@ function scalar(value: unknown): Scalar {
   return canonicalJson(value);
 }
 
+/** How one attribute of the service becomes one canonical attribute (see canonicalAttributes). */
+const enum Rule {
+  /** Written as it came, through scalar(). */
+  Scalar,
+  /** A bare amount: `<name>_cents` from the decimal. */
+  BareCents,
+  /** The decimal of a money quadruple: `<name>_cents` as given, else from the decimal. */
+  QuadrupleCents,
+}
+
+interface Step {
+  /** The service's attribute. */
+  from: string;
+  /** The canonical attribute it writes. */
+  to: string;
+  rule: Rule;
+  /** For QuadrupleCents: the service's `_cents` sibling. */
+  given?: string;
+}
+
+/**
+ * What canonicalAttributes does to one shape of attributes (one resource, one list of keys in
+ * one order), decided once per shape: the records of a list share a handful of shapes, so
+ * each record only runs the steps.
+ *
+ * `sorted` is there when the order of the canonical names is what JSON.stringify writes (no
+ * integer-like name, no name written twice): the steps of the hashed names in that order,
+ * then the volatile ones. `template` then holds those names in that order (hashed ones null,
+ * volatile ones undefined), made by JSON.parse so that V8 keeps it in fast mode: a record's
+ * attributes start as a copy of it (`{ ...template }` copies its layout too), so that setting
+ * its values keeps them fast (an object given ~60 names one by one turns into a slow
+ * dictionary), and one JSON.stringify, which leaves the still undefined volatile names out,
+ * writes the hash's canonical text without a sorted copy.
+ */
+interface AttributePlan {
+  steps: readonly Step[];
+  sorted: { hashed: readonly Step[]; volatile: readonly Step[]; template: object } | null;
+}
+
+function planAttributes(
+  resource: Resource,
+  attributes: Readonly<Record<string, unknown>>,
+  names: readonly string[],
+): AttributePlan {
+  const bare = BARE_MONEY[resource];
+  const withCents = new Set<string>();
+  for (const name of names) {
+    if (name.endsWith('_cents')) withCents.add(name.slice(0, -'_cents'.length));
+  }
+  const steps: Step[] = [];
+  for (const name of names) {
+    if (bare.has(name)) {
+      steps.push({ from: name, to: `${name}_cents`, rule: Rule.BareCents });
+    } else if (withCents.has(name)) {
+      const given = `${name}_cents`;
+      steps.push({ from: name, to: given, rule: Rule.QuadrupleCents, given });
+    } else if (name.endsWith('_cents') && name.slice(0, -'_cents'.length) in attributes) {
+      // Written with its decimal sibling above.
+    } else if (name.endsWith('_formatted') && withCents.has(name.slice(0, -'_formatted'.length))) {
+      // Derived text of a money quadruple.
+    } else {
+      steps.push({ from: name, to: name, rule: Rule.Scalar });
+    }
+  }
+  const targets = new Set(steps.map((step) => step.to));
+  if (targets.size < steps.length || steps.some((step) => INDEX_KEY.test(step.to))) {
+    return { steps, sorted: null };
+  }
+  const hashed = steps
+    .filter((step) => !VOLATILE_FIELDS.includes(step.to))
+    .sort((a, b) => (a.to < b.to ? -1 : a.to > b.to ? 1 : 0));
+  const volatile = steps.filter((step) => VOLATILE_FIELDS.includes(step.to));
+  const template = JSON.parse(
+    JSON.stringify(Object.fromEntries([...hashed, ...volatile].map((step) => [step.to, null]))),
+  ) as Record<string, Scalar | undefined>;
+  for (const step of volatile) template[step.to] = undefined;
+  return { steps, sorted: { hashed, volatile, template } };
+}
+
+/** Plans of the shapes met last, most recently used first (as SHAPES). */
+const PLANS: { resource: Resource; names: readonly string[]; plan: AttributePlan }[] = [];
+
+function attributePlan(
+  resource: Resource,
+  attributes: Readonly<Record<string, unknown>>,
+): AttributePlan {
+  const names = Object.keys(attributes);
+  for (let i = 0; i < PLANS.length; i++) {
+    const known = PLANS[i]!;
+    if (known.resource !== resource || !sameKeys(known.names, names)) continue;
+    if (i > 0) {
+      PLANS.splice(i, 1);
+      PLANS.unshift(known);
+    }
+    return known.plan;
+  }
+  const plan = planAttributes(resource, attributes, names);
+  PLANS.unshift({ resource, names, plan });
+  if (PLANS.length > SHAPES_MAX) PLANS.pop();
+  return plan;
+}
+
+/**
+ * Runs steps over one record's attributes into `out`; a value left undefined (not one JSON
+ * gives, but a caller's object may) is left out, and the answer is then false.
+ */
+function applySteps(
+  steps: readonly Step[],
+  attributes: Readonly<Record<string, unknown>>,
+  out: Record<string, Scalar>,
+): boolean {
+  let whole = true;
+  for (const step of steps) {
+    const value = attributes[step.from];
+    if (value === undefined) {
+      whole = false;
+      continue;
+    }
+    if (step.rule === Rule.Scalar) out[step.to] = scalar(value);
+    else if (step.rule === Rule.BareCents) out[step.to] = cents(value);
+    else {
+      const given = attributes[step.given!];
+      out[step.to] = typeof given === 'number' && Number.isInteger(given) ? given : cents(value);
+    }
+  }
+  return whole;
+}
+
 /**
  * Attributes in canonical form. A money quadruple `x`, `x_cents`, `x_currency`, `x_formatted`
  * keeps `x_cents` (from the decimal `x` when the service left cents out) and `x_currency`;
@@ -188,30 +316,7 @@ export function canonicalAttributes(
   attributes: Readonly<Record<string, unknown>>,
 ): Record<string, Scalar> {
   const out: Record<string, Scalar> = {};
-  const bare = BARE_MONEY[resource];
-  const names = Object.keys(attributes);
-  // The decimals that have a `_cents` sibling, found once: this runs for every record read.
-  const withCents = new Set<string>();
-  for (const name of names) {
-    if (name.endsWith('_cents')) withCents.add(name.slice(0, -'_cents'.length));
-  }
-  for (const name of names) {
-    const value = attributes[name];
-    if (value === undefined) continue;
-    if (bare.has(name)) {
-      out[`${name}_cents`] = cents(value);
-    } else if (withCents.has(name)) {
-      const given = attributes[`${name}_cents`];
-      out[`${name}_cents`] =
-        typeof given === 'number' && Number.isInteger(given) ? given : cents(value);
-    } else if (name.endsWith('_cents') && name.slice(0, -'_cents'.length) in attributes) {
-      // Written with its decimal sibling above.
-    } else if (name.endsWith('_formatted') && withCents.has(name.slice(0, -'_formatted'.length))) {
-      // Derived text of a money quadruple.
-    } else {
-      out[name] = scalar(value);
-    }
-  }
+  applySteps(attributePlan(resource, attributes).steps, attributes, out);
   return out;
 }
 
@@ -256,11 +361,31 @@ export function recordHash(record: Omit<CanonicalRecord, 'hash'>): string {
 
 /** The canonical record of one item of the service. */
 export function canonicalRecord(resource: Resource, item: SourceItem): CanonicalRecord {
-  const body = {
-    resource,
-    id: item.id,
-    attributes: canonicalAttributes(resource, item.attributes),
-    relationships: canonicalRelationships(item.relationships),
-  };
+  const { steps, sorted } = attributePlan(resource, item.attributes);
+  const relationships = canonicalRelationships(item.relationships);
+  if (sorted !== null) {
+    const attributes = { ...sorted.template } as Record<string, Scalar>;
+    if (applySteps(sorted.hashed, item.attributes, attributes)) {
+      const text = JSON.stringify({
+        attributes,
+        id: item.id,
+        relationships: sortedLevel(relationships),
+        resource,
+      });
+      if (applySteps(sorted.volatile, item.attributes, attributes)) {
+        return {
+          resource,
+          id: item.id,
+          attributes,
+          relationships,
+          hash: hash('sha256', text, 'hex'),
+        };
+      }
+    }
+  }
+  // The general way, for a shape or a record the template does not fit.
+  const attributes: Record<string, Scalar> = {};
+  applySteps(steps, item.attributes, attributes);
+  const body = { resource, id: item.id, attributes, relationships };
   return { ...body, hash: recordHash(body) };
 }

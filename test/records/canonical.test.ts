@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   VOLATILE_FIELDS,
+  canonicalAttributes,
   canonicalJson,
   canonicalRecord,
   utcTimestamp,
@@ -159,12 +160,16 @@ describe('canonical records', () => {
       );
       if (shape % 7 === 0) attributes['12'] = 'an integer-like key';
       if (shape % 5 === 0) attributes.nested = { b: [1, { d: 2, c: 3 }], a: null };
+      // Not what JSON gives, but a caller's object may hold it: left out, as canonicalJson does.
+      if (n % 11 === 0) attributes.field_0 = undefined;
       attributes.created_at_description = `${n} minutes ago`;
       return { id: String(n), type: 'event', attributes, relationships: {} };
     });
     for (const item of items) {
       const record = canonicalRecord('events', item);
       expect(record.hash).toBe(byDefinition(record));
+      expect(Object.values(record.attributes)).not.toContain(undefined);
+      expect(record.attributes).toStrictEqual(canonicalAttributes('events', item.attributes));
     }
   });
 });
