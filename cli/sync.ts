@@ -51,7 +51,7 @@ import { forgetMirror } from './mirror-forget.js';
 import { describeWorkflow } from './workflow-describe.js';
 import { retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { pause } from '../activities/pause.js';
-import { requireWorker } from './worker-check.js';
+import { requireWorker, requireWorkerOf } from './worker-check.js';
 import { causes, GRPC_DEADLINE_EXCEEDED, temporalAway } from './workflow-deadline.js';
 
 /** A call Temporal did not answer in time (its long poll, a server restarting). */
@@ -700,6 +700,9 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       // retrying); a new one is started only for a connection that exists, into a destination
       // that opens now. Nothing silent: a mirror that could never make progress is not started.
       if (!(await isRunning(client, workflowId))) {
+        // The pass asks the connection's workflow for its token: on a queue no worker polls
+        // (another TEMPORAL_TASK_QUEUE started it), the pass would retry without end.
+        await requireWorkerOf(client, config, connectionWorkflowId(connectionId));
         await inOrder([
           flags.connection !== undefined ? requireConnection(client, connectionId) : undefined,
           refuseNeedsReauth(client, connectionId),

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import got from 'got';
@@ -315,6 +316,8 @@ describe('ebsync connect', () => {
         ['connections', name],
         ['connections', 'pause', name],
         ['disconnect', name],
+        // A pass would ask the connection's workflow for its token and wait without end.
+        ['sync', 'leads', '--connection', name, '--to', `sqlite:${join(tmpdir(), `${name}.db`)}`],
       ]) {
         const result = await runCli(args, { ...env, EBS_API_KEY: sb.apiKey }, 60_000);
         expect(result.code, args.join(' ')).toBe(1);
