@@ -12,13 +12,12 @@ import { connectTemporal, standInConnection, type TemporalHarness } from '../hel
  */
 let dir: string;
 let temporal: TemporalHarness;
-let endConnection: () => Promise<void>;
+let endConnection: (() => Promise<void>) | undefined;
 const name = `no-worker-${Date.now()}`;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ebsync-sync-no-worker-'));
   temporal = await connectTemporal();
-  endConnection = await standInConnection(name);
 });
 
 afterAll(async () => {
@@ -35,6 +34,9 @@ describe('ebsync sync when the worker has just stopped', () => {
       { taskQueue, activities: {} },
       () => new Promise((resolve) => setTimeout(resolve, 1_500)),
     );
+    // The connection runs on that queue too (sync checks its queue before a pass): nothing
+    // runs it now that the worker is gone.
+    endConnection = await standInConnection(name, taskQueue);
     const sync = new CliProcess(
       ['sync', 'leads', '--connection', name, '--to', `sqlite:${join(dir, 'mirror.db')}`],
       {
