@@ -6,11 +6,11 @@ import {
 } from '../worker/postgres-server.js';
 import { PostgresSetupError } from '../worker/postgres-binaries.js';
 import type { PostgresFlags } from './commands/postgres.js';
-import { runAction, UserError } from './errors.js';
+import { UserError } from './errors.js';
 import { loadStartupConfig } from './startup-config.js';
 import { makeDataDir } from '../store/private-files.js';
 import { stopSignal } from './stop-signals.js';
-import { exitOnceStopped } from './stopped-exit.js';
+import { runUntilStopped } from './stopped-exit.js';
 
 const DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -20,7 +20,7 @@ const DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
  * shows in no terminal scrollback or log.
  */
 export async function postgresCommand(flags: PostgresFlags): Promise<void> {
-  await runAction(async () => {
+  await runUntilStopped(async () => {
     if (!DATABASE_NAME.test(flags.database)) {
       throw new UserError(
         `--database '${flags.database}' is not allowed: expected lowercase letters, digits and _ (not first), at most 63`,
@@ -60,5 +60,4 @@ export async function postgresCommand(flags: PostgresFlags): Promise<void> {
       await server.stop().catch(() => undefined);
     }
   });
-  exitOnceStopped();
 }

@@ -10,12 +10,12 @@ import type { CrmFakeName } from '../sandbox/crm/names.js';
 import { PERMISSIONS } from '../sandbox/permissions.js';
 import { startSandbox, type SandboxOptions } from '../sandbox/server.js';
 import { SANDBOX_DEFAULTS } from './commands/sandbox.js';
-import { runAction, UserError } from './errors.js';
+import { UserError } from './errors.js';
 import { listenRefusal } from './network-refusals.js';
 import { makeDataDir, makePrivateDir } from '../store/private-files.js';
 import { FROM_STDIN, secretFrom } from './secret-input.js';
 import { stopSignal } from './stop-signals.js';
-import { exitOnceStopped } from './stopped-exit.js';
+import { runUntilStopped } from './stopped-exit.js';
 
 /** The folder of --db when it does not exist (SQLite's driver refuses it without a code). */
 function missingFolder(path: string): string | null {
@@ -139,7 +139,7 @@ function ebsyncApp(admin: {
 
 /** `ebsync sandbox`. */
 export async function sandboxCommand(flags: SandboxFlags): Promise<void> {
-  await runAction(async () => {
+  await runUntilStopped(async () => {
     const config = loadStartupConfig();
     if (flags.apiKey === FROM_STDIN && flags.adminToken === FROM_STDIN) {
       throw new UserError(
@@ -294,5 +294,4 @@ export async function sandboxCommand(flags: SandboxFlags): Promise<void> {
     await stopped;
     await Promise.allSettled([sandbox.close(), ...fakes.map((f) => f.close())]);
   });
-  exitOnceStopped();
 }

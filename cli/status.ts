@@ -1,7 +1,7 @@
 import { loadStartupConfig } from './startup-config.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { runAction, UserError } from './errors.js';
-import { exitOnceStopped } from './stopped-exit.js';
+import { runUntilStopped } from './stopped-exit.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
 import { probeLine, progressLine, reachLine } from './mirror-summary.js';
 import { retryLine } from './pass-retry.js';
@@ -134,7 +134,7 @@ export function statusText(report: StatusReport): string {
 
 /** `ebsync status`. */
 export async function statusCommand(flags: { json?: boolean; serve?: boolean }): Promise<void> {
-  await runAction(async () => {
+  await (flags.serve ? runUntilStopped : runAction)(async () => {
     if (flags.serve && flags.json) {
       throw new UserError(
         '--serve and --json do not go together: --serve serves the page (its JSON is at /status.json), --json prints the report once',
@@ -181,5 +181,4 @@ export async function statusCommand(flags: { json?: boolean; serve?: boolean }):
       await close();
     }
   });
-  if (flags.serve) exitOnceStopped();
 }

@@ -1,3 +1,5 @@
+import { runAction } from './errors.js';
+
 /**
  * How long a command that runs until stopped (`dev`, `worker`, `sandbox`, `temporal`,
  * `postgres`, `webhooks serve`, `status --serve`) may take to end once all it started has
@@ -12,7 +14,7 @@ const STOPPED_EXIT_MS = 2_000;
  * STOPPED_EXIT_MS later, it says what kinds of handle held it (kinds only, no addresses or data)
  * and exits with the command's exit code. The timer itself holds nothing.
  */
-export function exitOnceStopped(): void {
+function exitOnceStopped(): void {
   const timer = setTimeout(() => {
     const held = [...new Set(process.getActiveResourcesInfo())].join(', ') || 'nothing named';
     process.stderr.write(
@@ -21,4 +23,10 @@ export function exitOnceStopped(): void {
     process.exit(process.exitCode ?? 0);
   }, STOPPED_EXIT_MS);
   timer.unref();
+}
+
+/** runAction for a command that runs until stopped: it then ends as exitOnceStopped says. */
+export async function runUntilStopped(action: () => Promise<void>): Promise<void> {
+  await runAction(action);
+  exitOnceStopped();
 }

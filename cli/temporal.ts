@@ -12,7 +12,7 @@ import {
   startDevStatusPage,
   type DemoService,
 } from './dev-stack.js';
-import { reportFailure, runAction, UserError } from './errors.js';
+import { reportFailure, UserError } from './errors.js';
 import { lockDataDir } from './dev-lock.js';
 import { requireOwnKeys } from './server-keys.js';
 import { connectClient } from '../worker/temporal-client.js';
@@ -21,7 +21,7 @@ import type { Config } from '../config/index.js';
 import { DEFAULT_TEMPORAL_ADDRESS, devUiPort } from '../config/dev-server-ports.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { stopSignal } from './stop-signals.js';
-import { exitOnceStopped } from './stopped-exit.js';
+import { runUntilStopped } from './stopped-exit.js';
 
 export interface ServerFlags {
   ip: string;
@@ -156,7 +156,7 @@ function addressHint(server: DevServer): string | null {
 
 /** `ebsync temporal`. */
 export async function temporalCommand(flags: ServerFlags): Promise<void> {
-  await runAction(async () => {
+  await runUntilStopped(async () => {
     const config = loadStartupConfig();
     const server = await startFromFlags(flags, config.dataDir);
     const hint = uiUrlHint(server, config);
@@ -171,7 +171,6 @@ export async function temporalCommand(flags: ServerFlags): Promise<void> {
     );
     await stopped;
   });
-  exitOnceStopped();
 }
 
 /**
@@ -188,7 +187,7 @@ export const OWN_SERVER_SHUTDOWN_GRACE_MS = 1_000;
 
 /** `ebsync dev`, what `npm start` runs. */
 export async function devCommand(flags: DevFlags): Promise<void> {
-  await runAction(async () => {
+  await runUntilStopped(async () => {
     const address = devAddress(flags, process.env.TEMPORAL_ADDRESS);
     // Everything in this process (worker, clients, the main job) reads it from here.
     if (address) process.env.TEMPORAL_ADDRESS = address;
@@ -200,7 +199,6 @@ export async function devCommand(flags: DevFlags): Promise<void> {
       unlock();
     }
   });
-  exitOnceStopped();
 }
 
 async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {

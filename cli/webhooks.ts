@@ -21,7 +21,7 @@ import { loggerFor } from './worker.js';
 import { unreachableReason } from '../api/network-failures.js';
 import { listenRefusal } from './network-refusals.js';
 import { stopSignal } from './stop-signals.js';
-import { exitOnceStopped } from './stopped-exit.js';
+import { runUntilStopped } from './stopped-exit.js';
 
 const sandboxEndpoint = z.object({
   id: z.union([z.number(), z.string()]).transform(String),
@@ -315,10 +315,9 @@ const sandboxEndpoints = z.object({
 
 /** `ebsync webhooks serve`. */
 export async function webhooksServeCommand(flags: { host?: string; port?: number }): Promise<void> {
-  await runAction(async () => {
+  await runUntilStopped(async () => {
     await serve(loadStartupConfig(), flags);
   });
-  exitOnceStopped();
 }
 
 /** `ebsync webhooks register <connection>`. */

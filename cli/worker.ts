@@ -9,7 +9,7 @@ import { generateKeyLine } from '../worker/data-converter.js';
 import { healthCheckWorkflow } from '../workflows/health.js';
 import { runAction, UserError } from './errors.js';
 import { formatDuration } from './options.js';
-import { exitOnceStopped } from './stopped-exit.js';
+import { runUntilStopped } from './stopped-exit.js';
 import { requireWorker } from './worker-check.js';
 
 export function loggerFor(config: Config): Logger {
@@ -52,11 +52,10 @@ export async function runWorker(config: Config, logger: Logger): Promise<void> {
 
 /** `ebsync worker`. */
 export async function workerCommand(): Promise<void> {
-  await runAction(async () => {
+  await runUntilStopped(async () => {
     const config = loadStartupConfig();
     await runWorker(config, loggerFor(config));
   });
-  exitOnceStopped();
 }
 
 /** `ebsync keygen`. */

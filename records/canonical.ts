@@ -99,23 +99,36 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
+/**
+ * The entry of `cache` that `matches` accepts, moved to the front (the shapes of one page
+ * alternate among a few), or a new one from `make` put there; at most SHAPES_MAX are kept.
+ */
+function recentOrMade<T>(cache: T[], matches: (entry: T) => boolean, make: () => T): T {
+  for (let i = 0; i < cache.length; i++) {
+    const entry = cache[i]!;
+    if (!matches(entry)) continue;
+    if (i > 0) {
+      cache.splice(i, 1);
+      cache.unshift(entry);
+    }
+    return entry;
+  }
+  const entry = make();
+  cache.unshift(entry);
+  if (cache.length > SHAPES_MAX) cache.pop();
+  return entry;
+}
+
 function sortedKeysOf(value: object): SortedKeys {
   const own = Object.keys(value);
-  for (let i = 0; i < SHAPES.length; i++) {
-    const shape = SHAPES[i]!;
-    if (!sameKeys(shape.own, own)) continue;
-    // Moved to the front: the shapes of one page alternate among a few.
-    if (i > 0) {
-      SHAPES.splice(i, 1);
-      SHAPES.unshift(shape);
-    }
-    return shape.sorted;
-  }
-  const keys = [...own].sort();
-  const sorted = { keys, indexed: keys.some((key) => INDEX_KEY.test(key)) };
-  SHAPES.unshift({ own, sorted });
-  if (SHAPES.length > SHAPES_MAX) SHAPES.pop();
-  return sorted;
+  return recentOrMade(
+    SHAPES,
+    (shape) => sameKeys(shape.own, own),
+    () => {
+      const keys = [...own].sort();
+      return { own, sorted: { keys, indexed: keys.some((key) => INDEX_KEY.test(key)) } };
+    },
+  ).sorted;
 }
 
 /**
@@ -265,19 +278,11 @@ function attributePlan(
   attributes: Readonly<Record<string, unknown>>,
 ): AttributePlan {
   const names = Object.keys(attributes);
-  for (let i = 0; i < PLANS.length; i++) {
-    const known = PLANS[i]!;
-    if (known.resource !== resource || !sameKeys(known.names, names)) continue;
-    if (i > 0) {
-      PLANS.splice(i, 1);
-      PLANS.unshift(known);
-    }
-    return known.plan;
-  }
-  const plan = planAttributes(resource, attributes, names);
-  PLANS.unshift({ resource, names, plan });
-  if (PLANS.length > SHAPES_MAX) PLANS.pop();
-  return plan;
+  return recentOrMade(
+    PLANS,
+    (known) => known.resource === resource && sameKeys(known.names, names),
+    () => ({ resource, names, plan: planAttributes(resource, attributes, names) }),
+  ).plan;
 }
 
 /**
