@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkedInPlace, looseRecordSchema } from './checked-in-place.js';
 
 /**
  * Envelopes of every answer. Readers are tolerant: unknown fields pass through
@@ -14,8 +15,8 @@ export function itemSchema<A extends z.ZodType>(attributes: A) {
   return z.looseObject({
     id: z.string(),
     type: z.string(),
-    attributes,
-    relationships: z.record(z.string(), z.unknown()).optional(),
+    attributes: checkedInPlace(attributes),
+    relationships: looseRecordSchema.optional(),
   });
 }
 
@@ -23,8 +24,8 @@ export function itemSchema<A extends z.ZodType>(attributes: A) {
 export const includedSchema = z.looseObject({
   id: z.string(),
   type: z.string(),
-  attributes: z.record(z.string(), z.unknown()),
-  relationships: z.record(z.string(), z.unknown()).optional(),
+  attributes: looseRecordSchema,
+  relationships: looseRecordSchema.optional(),
 });
 export type Included = z.infer<typeof includedSchema>;
 
