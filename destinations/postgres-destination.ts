@@ -5,7 +5,7 @@ import type { Destination, SchemaChanges, UpsertResult } from './destination.js'
 import { DestinationUnavailableError, toDestinationError } from './errors.js';
 import { databaseMessage } from '../config/database-errors.js';
 import type { Resource } from './record.js';
-import { checkBatch } from './record-values.js';
+import { checkBatch, type CheckedRecord } from './record-values.js';
 import {
   columnDefinitions,
   columnsOf,
@@ -40,6 +40,25 @@ export interface PostgresDestinationOptions {
 
 /** Postgres's SQLSTATE for a relation that does not exist. */
 const UNDEFINED_TABLE = '42P01';
+
+/**
+ * The JSON array the upsert reads its rows from: one object per record, its columns by name.
+ * Written as text, key by key in the table's order, rather than made as objects of some fifty
+ * keys each and given to JSON.stringify: those objects became dictionaries, whose
+ * stringifying took half a second of a 10,000-lead pass's worker CPU.
+ */
+function rowsJson(table: TableSpec, batch: readonly CheckedRecord[], syncedAt: string): string {
+  const keys = table.columns.map((column) => `,${JSON.stringify(column.name)}:`);
+  const stamps = `,"deleted_at":null,"synced_at":${JSON.stringify(syncedAt)}`;
+  const rows = batch.map((record) => {
+    let row = `{"id":${JSON.stringify(record.id)},"record":${JSON.stringify(record.raw)}${stamps}`;
+    for (let i = 0; i < keys.length; i++) {
+      row += keys[i]! + JSON.stringify(record.values[i] ?? null);
+    }
+    return `${row}}`;
+  });
+  return `[${rows.join(',')}]`;
+}
 
 /**
  * Mirrors into a Postgres database: one table per resource, typed columns (timestamptz,
@@ -160,19 +179,9 @@ export function openPostgresDestination(
         if (records.length === 0) return { inserted: 0, updated: 0, unchanged: 0, keys: [] };
         const table = await tableOf(resource);
         const batch = checkBatch(resource, table, records);
-        const syncedAt = at.toISOString();
-        const rows = batch.map((record) => {
-          const row: Record<string, unknown> = {
-            id: record.id,
-            record: record.raw,
-            deleted_at: null,
-            synced_at: syncedAt,
-          };
-          table.columns.forEach((c, i) => (row[c.name] = record.values[i]));
-          return row;
-        });
+        const rows = rowsJson(table, batch, at.toISOString());
         const result = await inPostgresTransaction(pool, (client: pg.PoolClient) =>
-          client.query<{ inserted: boolean }>(upsertSql(table), [JSON.stringify(rows)]),
+          client.query<{ inserted: boolean }>(upsertSql(table), [rows]),
         );
         const inserted = result.rows.filter((r) => r.inserted).length;
         const updated = result.rows.length - inserted;

@@ -276,6 +276,55 @@ export function describeDestination(name: string, backend: DestinationBackend): 
       });
     });
 
+    it.each(ALL_TABLES.map((table) => [table.table, table] as const))(
+      'writes every column of %s, each from its own attribute',
+      async (_, table) => {
+        // A value per column that no other column holds, so a column left out, or one given
+        // its neighbour's value, shows.
+        const written: Record<string, JsonValue> = {};
+        const stored: Record<string, JsonValue> = {};
+        table.columns.forEach((column, i) => {
+          const day = String((i % 28) + 1).padStart(2, '0');
+          const [value, back]: [JsonValue, JsonValue] =
+            column.type === 'text'
+              ? [`${column.name}-${i}`, `${column.name}-${i}`]
+              : column.type === 'integer' || column.type === 'cents'
+                ? [1000 + i, 1000 + i]
+                : column.type === 'number'
+                  ? [i + 0.5, i + 0.5]
+                  : column.type === 'boolean'
+                    ? [i % 2 === 0, i % 2 === 0]
+                    : column.type === 'date'
+                      ? [`2027-03-${day}`, `2027-03-${day}`]
+                      : column.type === 'timestamp'
+                        ? [`2027-03-${day}T05:06:07+01:00`, `2027-03-${day}T04:06:07.000Z`]
+                        : [
+                            { column: column.name, at: [i] },
+                            { column: column.name, at: [i] },
+                          ];
+          written[column.name] = value;
+          stored[column.name] = back;
+        });
+        const record: MirrorRecord = {
+          resource: table.resource,
+          id: 'every-column',
+          attributes: written,
+          raw: { id: 'every-column', attributes: written },
+        };
+        expect(await destination.upsert(table.resource, [record], T1)).toMatchObject({
+          inserted: 1,
+        });
+        const [row] = await backend.rows(target, table.table);
+        expect(row).toEqual({
+          ...stored,
+          id: 'every-column',
+          record: record.raw,
+          deleted_at: null,
+          synced_at: T1.toISOString(),
+        });
+      },
+    );
+
     it(`writes a batch of its full size in one call`, async () => {
       const size = destination.capabilities.maxBatchSize;
       expect(size).toBeGreaterThanOrEqual(100);
