@@ -343,4 +343,27 @@ export class Records {
     ).all(type, parentId) as Row[];
     return rows.map((row) => fromRow<A>(row));
   }
+
+  /**
+   * The live children of many parents by parent, each list in id order: one query where a
+   * page of items would otherwise ask `children` once per item and type.
+   */
+  childrenOfMany<A extends RecordAttrs = RecordAttrs>(
+    type: string,
+    parentIds: readonly number[],
+  ): Map<number, StoredRecord<A>[]> {
+    const byParent = new Map<number, StoredRecord<A>[]>();
+    if (parentIds.length === 0) return byParent;
+    const rows = sql(
+      this.db,
+      `SELECT * FROM records INDEXED BY records_parent WHERE type = ? AND parent_id IN (${parentIds.map(() => '?').join(',')}) AND deleted_at IS NULL ORDER BY id`,
+    ).all(type, ...parentIds) as Row[];
+    for (const row of rows) {
+      const parent = row.parent_id ?? -1;
+      let list = byParent.get(parent);
+      if (!list) byParent.set(parent, (list = []));
+      list.push(fromRow<A>(row));
+    }
+    return byParent;
+  }
 }

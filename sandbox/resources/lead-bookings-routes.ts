@@ -14,6 +14,7 @@ import { type IndexFilter, pageOfRecords } from './lead-index.js';
 import { addLeadBooking, updateLeadBooking, touchLead } from './lead-bookings.js';
 import {
   LeadView,
+  bookingChildren,
   leadBookingItem,
   leadAddOnItem,
   leadBookingIncluded,
@@ -83,8 +84,9 @@ function listLeadBookings(ctx: SandboxContext, caller: Caller, query: Record<str
     reachWindow(p, ctx.limits),
   );
   const view = LeadView.of(ctx, caller);
+  const children = bookingChildren(ctx, records);
   return listBody(
-    records.map((r) => leadBookingItem(view, r)),
+    records.map((r) => leadBookingItem(view, r, children)),
     total,
     p,
     sideload(include, () => leadBookingIncluded(view, records, include)),

@@ -120,20 +120,41 @@ function extraCategoryExtras(ctx: SandboxContext, record: StoredRecord): StoredR
     .filter((extra) => extra.attrs.lead_booking_extra_category_id === record.id);
 }
 
-export function leadBookingItem(view: LeadView, record: StoredRecord<LeadBookingAttrs>): Item {
-  const { ctx } = view;
+/** What a lead booking's relationships name, by booking id. */
+type BookingChildType = 'lead_add_on' | 'lead_extra' | 'lead_booking_extra_category';
+export type BookingChildren = Readonly<
+  Record<BookingChildType, ReadonlyMap<number, readonly StoredRecord[]>>
+>;
+
+/** The children a lead booking's relationships name, for many bookings at once (3 queries). */
+export function bookingChildren(
+  ctx: SandboxContext,
+  bookings: readonly StoredRecord<LeadBookingAttrs>[],
+): BookingChildren {
+  const ids = bookings.map((booking) => booking.id);
+  return {
+    lead_add_on: ctx.records.childrenOfMany('lead_add_on', ids),
+    lead_extra: ctx.records.childrenOfMany('lead_extra', ids),
+    lead_booking_extra_category: ctx.records.childrenOfMany('lead_booking_extra_category', ids),
+  };
+}
+
+/**
+ * A lead booking as an item. A page of them passes the children of all its bookings
+ * (`bookingChildren`), read at once; alone, a booking's are read for it.
+ */
+export function leadBookingItem(
+  view: LeadView,
+  record: StoredRecord<LeadBookingAttrs>,
+  children: BookingChildren = bookingChildren(view.ctx, [record]),
+): Item {
+  const idsOf = (type: BookingChildType) => (children[type].get(record.id) ?? []).map((r) => r.id);
   return item('lead_booking', leadBookingAttributes(view, record), {
-    lead_add_ons: refList(
-      'lead_add_on',
-      ctx.records.children('lead_add_on', record.id).map((r) => r.id),
-    ),
-    lead_extras: refList(
-      'lead_extra',
-      ctx.records.children('lead_extra', record.id).map((r) => r.id),
-    ),
+    lead_add_ons: refList('lead_add_on', idsOf('lead_add_on')),
+    lead_extras: refList('lead_extra', idsOf('lead_extra')),
     lead_booking_extra_categories: refList(
       'lead_booking_extra_category',
-      ctx.records.children('lead_booking_extra_category', record.id).map((r) => r.id),
+      idsOf('lead_booking_extra_category'),
     ),
     photobooth_background: refOne('photobooth_background', record.attrs.photobooth_background_id),
   });

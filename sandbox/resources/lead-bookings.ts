@@ -1,5 +1,5 @@
 import type { SandboxContext } from '../context.js';
-import { sql, type StoredRecord } from '../db.js';
+import type { StoredRecord } from '../db.js';
 import {
   businessTimeZone,
   fromZoned,
@@ -183,27 +183,5 @@ export function bookingsOfLeads(
   ctx: SandboxContext,
   leadIds: readonly number[],
 ): Map<number, StoredRecord<LeadBookingAttrs>[]> {
-  const byLead = new Map<number, StoredRecord<LeadBookingAttrs>[]>();
-  if (leadIds.length === 0) return byLead;
-  const rows = sql(
-    ctx.db,
-    `SELECT id, business_id, parent_id, attrs FROM records INDEXED BY records_parent
-       WHERE type = 'lead_booking' AND parent_id IN (${leadIds.map(() => '?').join(',')})
-         AND deleted_at IS NULL ORDER BY id`,
-  )
-    .raw()
-    .all(...leadIds) as [number, number, number, string][];
-  for (const [id, business, parent, attrs] of rows) {
-    let list = byLead.get(parent);
-    if (!list) byLead.set(parent, (list = []));
-    list.push({
-      type: 'lead_booking',
-      id,
-      businessId: business,
-      parentId: parent,
-      attrs: JSON.parse(attrs) as LeadBookingAttrs,
-      deletedAt: null,
-    });
-  }
-  return byLead;
+  return ctx.records.childrenOfMany<LeadBookingAttrs>('lead_booking', leadIds);
 }

@@ -1,11 +1,11 @@
 import { LEAD_INCLUDES } from '../../api/schemas/leads.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
-import { listBody, paging, parseInclude, reachWindow } from '../envelope.js';
+import { listBody, paging, parseInclude, reachWindow, type Item } from '../envelope.js';
 import { badRequest, notFound } from '../errors.js';
 import { bookingsOfLeads } from './lead-bookings.js';
 import { pageOfRecords, type IndexFilter } from './lead-index.js';
-import { leadBookingItem, LeadView } from './lead-bookings-view.js';
+import { bookingChildren, leadBookingItem, LeadView } from './lead-bookings-view.js';
 import { leadBookingsHandlers } from './lead-bookings-routes.js';
 import { leadQuestionsHandlers } from './lead-questions.js';
 import { createLead } from './leads.js';
@@ -67,9 +67,12 @@ function listLeads(ctx: SandboxContext, caller: Caller, query: Record<string, un
   const view = LeadView.of(ctx, caller);
   const sideload = include.has('lead_bookings');
   const data = leads.map((lead) => leadItem(view, lead, bookings.get(lead.id) ?? [], sideload));
-  const included = sideload
-    ? leads.flatMap((lead) => (bookings.get(lead.id) ?? []).map((b) => leadBookingItem(view, b)))
-    : undefined;
+  let included: Item[] | undefined;
+  if (sideload) {
+    const all = leads.flatMap((lead) => bookings.get(lead.id) ?? []);
+    const children = bookingChildren(ctx, all);
+    included = all.map((booking) => leadBookingItem(view, booking, children));
+  }
   return listBody(data, total, p, included);
 }
 

@@ -2,7 +2,12 @@ import { sql, type StoredRecord } from '../db.js';
 import { item, refList, single, type Item } from '../envelope.js';
 import { clock12, ymd } from '../time.js';
 import { bookingsOfLeads } from './lead-bookings.js';
-import { leadBookingItem, leadDisplayName, LeadView } from './lead-bookings-view.js';
+import {
+  bookingChildren,
+  leadBookingItem,
+  leadDisplayName,
+  LeadView,
+} from './lead-bookings-view.js';
 import type { LeadBookingAttrs } from './lead-bookings-model.js';
 import { customFields } from './lead-questions.js';
 import { getPackage } from './offerings.js';
@@ -185,8 +190,9 @@ export function leadItem(
 /** A single lead as GET /leads/{id} answers it (optionally with its bookings sideloaded). */
 export function leadBody(view: LeadView, record: StoredRecord<LeadAttrs>, sideload = false) {
   const bookings = bookingsOfLeads(view.ctx, [record.id]).get(record.id) ?? [];
+  const children = sideload ? bookingChildren(view.ctx, bookings) : undefined;
   return single(
     leadItem(view, record, bookings, true),
-    sideload ? bookings.map((b) => leadBookingItem(view, b)) : undefined,
+    children ? bookings.map((b) => leadBookingItem(view, b, children)) : undefined,
   );
 }

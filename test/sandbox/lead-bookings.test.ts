@@ -332,6 +332,35 @@ describe('add-ons and backdrops', () => {
     ]);
   });
 
+  it("names each booking's own add-ons on list pages, which read them for all at once", async () => {
+    const withAddOns = await newLead({ email: 'many-a@example.com', event_date: '2026-05-05' });
+    const without = await newLead({ email: 'many-b@example.com', event_date: '2026-05-06' });
+    const bookingA = withAddOns.relationships.lead_bookings.data[0].id as string;
+    const bookingB = without.relationships.lead_bookings.data[0].id as string;
+    const added = await t.request('POST', `/api/v1/lead_bookings/${bookingA}/lead_add_ons`, {
+      json: { add_on_id: addOnId },
+    });
+    const addOn = [{ id: added.body.data.id, type: 'lead_add_on' }];
+    type Listed = { id: string; relationships: { lead_add_ons: { data: unknown[] } } };
+    const addOnsOf = (items: Listed[], id: string) =>
+      items.find((booking) => booking.id === id)?.relationships.lead_add_ons.data;
+
+    const list = await t.request('GET', '/api/v1/lead_bookings', { query: { per: 100 } });
+    expect(addOnsOf(list.body.data, bookingA)).toEqual(addOn);
+    expect(addOnsOf(list.body.data, bookingB)).toEqual([]);
+
+    const leads = await t.request('GET', '/api/v1/leads', {
+      query: { per: 100, include: 'lead_bookings' },
+    });
+    expect(addOnsOf(leads.body.included, bookingA)).toEqual(addOn);
+    expect(addOnsOf(leads.body.included, bookingB)).toEqual([]);
+
+    const one = await t.request('GET', `/api/v1/leads/${withAddOns.id}`, {
+      query: { include: 'lead_bookings' },
+    });
+    expect(addOnsOf(one.body.included, bookingA)).toEqual(addOn);
+  });
+
   it('hides add-on prices without a pricing permission', async () => {
     const id = await primaryBookingId({ email: 'noprice@example.com', event_date: '2026-04-04' });
     const { key } = t.sb.identity.createKey({ userId: t.sb.userId, permissions: ['lead_write'] });
