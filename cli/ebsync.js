@@ -18,7 +18,7 @@ import { STAMP_FILE, isFresh } from './build-state.js';
 // footprint (worker/heap-mode.ts says why; its WORKER_LAUNCH holds the same values, and a test
 // checks a started worker against it); both read these only when the process starts.
 // A value of the user's wins.
-const WORKER_NODE_FLAGS = ['--max-semi-space-size=16'];
+const WORKER_NODE_FLAGS = ['--max-semi-space-size=8'];
 const WORKER_ENV = { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072' };
 const WORKER_COMMANDS = new Set(['dev', 'worker']);
 

@@ -20,10 +20,12 @@ export const SEMI_SPACE_MIB = 4;
  * The same for the main isolate, where activities run: larger, because a mirror pass
  * allocates there fast (page bodies, canonical records, rows) and at 4 MiB a scavenge ran
  * every few milliseconds, promoting page objects still in use to the old generation, whose
- * collections then ran on V8's helper threads. 16 MiB against 4 MiB, 10,000-lead passes into
- * SQLite, four comparisons: worker CPU per pass 13 to 18 % lower, its peak 18 to 23 MiB higher.
+ * collections then ran on V8's helper threads. Against 4 MiB, 10,000-lead passes into SQLite:
+ * 8 MiB cut the worker's CPU per pass 6 to 9 %, 16 MiB 13 to 18 %; but at 16 MiB the mirror
+ * benchmark's worker peaked at 301 MB at 10,000 leads and 307 MB at 100,000, past the 300 MB
+ * bar, and 8 MiB holds 12 to 17 MiB less than 16 (two SQLite and two Postgres passes each).
  */
-export const MAIN_SEMI_SPACE_MIB = 16;
+export const MAIN_SEMI_SPACE_MIB = 8;
 
 /**
  * glibc's malloc arenas for a worker process. glibc gives threads that allocate at once arenas
