@@ -332,21 +332,16 @@ export class Records {
     return { records: rows.map((row) => fromRow<A>(row)), total };
   }
 
-  /**
-   * All live children of a parent, in id order. The parent index is named because, for the
-   * ORDER BY, the planner would otherwise walk every record of the type by primary key.
-   */
+  /** All live children of a parent, in id order. */
   children<A extends RecordAttrs = RecordAttrs>(type: string, parentId: number): StoredRecord<A>[] {
-    const rows = sql(
-      this.db,
-      'SELECT * FROM records INDEXED BY records_parent WHERE type = ? AND parent_id = ? AND deleted_at IS NULL ORDER BY id',
-    ).all(type, parentId) as Row[];
-    return rows.map((row) => fromRow<A>(row));
+    return this.childrenOfMany<A>(type, [parentId]).get(parentId) ?? [];
   }
 
   /**
    * The live children of many parents by parent, each list in id order: one query where a
-   * page of items would otherwise ask `children` once per item and type.
+   * page of items would otherwise ask `children` once per item and type. The parent index is
+   * named because, for the ORDER BY, the planner would otherwise walk every record of the type
+   * by primary key.
    */
   childrenOfMany<A extends RecordAttrs = RecordAttrs>(
     type: string,

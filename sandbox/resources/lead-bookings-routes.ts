@@ -52,9 +52,10 @@ function bookingBody(
   record: StoredRecord<LeadBookingAttrs>,
   include: Set<LeadBookingInclude>,
 ) {
+  const children = bookingChildren(view.ctx, [record]);
   return single(
-    leadBookingItem(view, record),
-    sideload(include, () => leadBookingIncluded(view, [record], include)),
+    leadBookingItem(view, record, children),
+    sideload(include, () => leadBookingIncluded(view, [record], include, children)),
   );
 }
 
@@ -89,7 +90,7 @@ function listLeadBookings(ctx: SandboxContext, caller: Caller, query: Record<str
     records.map((r) => leadBookingItem(view, r, children)),
     total,
     p,
-    sideload(include, () => leadBookingIncluded(view, records, include)),
+    sideload(include, () => leadBookingIncluded(view, records, include, children)),
   );
 }
 

@@ -114,17 +114,13 @@ export function leadBookingAttributes(view: LeadView, record: StoredRecord<LeadB
   };
 }
 
-function extraCategoryExtras(ctx: SandboxContext, record: StoredRecord): StoredRecord[] {
-  return ctx.records
-    .children('lead_extra', record.parentId ?? -1)
-    .filter((extra) => extra.attrs.lead_booking_extra_category_id === record.id);
-}
-
 /** What a lead booking's relationships name, by booking id. */
-type BookingChildType = 'lead_add_on' | 'lead_extra' | 'lead_booking_extra_category';
-export type BookingChildren = Readonly<
-  Record<BookingChildType, ReadonlyMap<number, readonly StoredRecord[]>>
->;
+export interface BookingChildren {
+  readonly lead_add_on: ReadonlyMap<number, readonly StoredRecord<LeadAddOnAttrs>[]>;
+  readonly lead_extra: ReadonlyMap<number, readonly StoredRecord[]>;
+  readonly lead_booking_extra_category: ReadonlyMap<number, readonly StoredRecord[]>;
+}
+type BookingChildType = keyof BookingChildren;
 
 /** The children a lead booking's relationships name, for many bookings at once (3 queries). */
 export function bookingChildren(
@@ -133,7 +129,7 @@ export function bookingChildren(
 ): BookingChildren {
   const ids = bookings.map((booking) => booking.id);
   return {
-    lead_add_on: ctx.records.childrenOfMany('lead_add_on', ids),
+    lead_add_on: ctx.records.childrenOfMany<LeadAddOnAttrs>('lead_add_on', ids),
     lead_extra: ctx.records.childrenOfMany('lead_extra', ids),
     lead_booking_extra_category: ctx.records.childrenOfMany('lead_booking_extra_category', ids),
   };
@@ -181,24 +177,28 @@ export function leadBookingIncluded(
   view: LeadView,
   bookings: readonly StoredRecord<LeadBookingAttrs>[],
   include: ReadonlySet<LeadBookingInclude>,
+  children: BookingChildren = bookingChildren(view.ctx, bookings),
 ): Item[] {
   const { ctx } = view;
   const out = new Map<string, Item>();
   const add = (it: Item) => out.set(`${it.type}:${it.id}`, it);
   const plain = (type: string, r: StoredRecord) => item(type, { ...r.attrs, id: r.id });
   for (const booking of bookings) {
+    const of = (type: Exclude<BookingChildType, 'lead_add_on'>) =>
+      children[type].get(booking.id) ?? [];
     if (include.has('lead_add_ons')) {
-      for (const r of ctx.records.children<LeadAddOnAttrs>('lead_add_on', booking.id)) {
-        add(leadAddOnItem(view, r));
-      }
+      for (const r of children.lead_add_on.get(booking.id) ?? []) add(leadAddOnItem(view, r));
     }
     if (include.has('lead_extras')) {
-      for (const r of ctx.records.children('lead_extra', booking.id)) add(plain('lead_extra', r));
+      for (const r of of('lead_extra')) add(plain('lead_extra', r));
     }
     const nested = include.has('lead_booking_extra_categories.lead_extras');
     if (include.has('lead_booking_extra_categories') || nested) {
-      for (const category of ctx.records.children('lead_booking_extra_category', booking.id)) {
-        const extras = extraCategoryExtras(ctx, category);
+      for (const category of of('lead_booking_extra_category')) {
+        // A category's extras are the booking's extras that name it.
+        const extras = of('lead_extra').filter(
+          (extra) => extra.attrs.lead_booking_extra_category_id === category.id,
+        );
         const it = plain('lead_booking_extra_category', category);
         it.relationships = {
           lead_extras: refList(

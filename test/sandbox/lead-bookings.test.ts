@@ -361,6 +361,64 @@ describe('add-ons and backdrops', () => {
     expect(addOnsOf(one.body.included, bookingA)).toEqual(addOn);
   });
 
+  it('names and sideloads extras and their categories, alone and on list pages', async () => {
+    const id = Number(
+      await primaryBookingId({ email: 'extras@example.com', event_date: '2026-07-07' }),
+    );
+    const other = Number(
+      await primaryBookingId({ email: 'no-extras@example.com', event_date: '2026-07-08' }),
+    );
+    const records = t.sb.ctx.records;
+    const category = records.insert(
+      'lead_booking_extra_category',
+      t.sb.businessId,
+      (cid) => ({ id: cid, name: 'Upgrades' }),
+      { parentId: id },
+    ).id;
+    const extra = (name: string, categoryId: number | null) =>
+      records.insert(
+        'lead_extra',
+        t.sb.businessId,
+        (eid) => ({ id: eid, name, lead_booking_extra_category_id: categoryId }),
+        { parentId: id },
+      ).id;
+    const inCategory = extra('Guest book', category);
+    const loose = extra('Parking', null);
+    const refs = (type: string, ids: number[]) => ids.map((n) => ({ id: String(n), type }));
+    const include = 'lead_extras,lead_booking_extra_categories.lead_extras';
+    type Body = { data: any; included: any[] };
+    const check = (body: Body, booking: any) => {
+      expect(booking.relationships.lead_extras.data).toEqual(
+        refs('lead_extra', [inCategory, loose]),
+      );
+      expect(booking.relationships.lead_booking_extra_categories.data).toEqual(
+        refs('lead_booking_extra_category', [category]),
+      );
+      const sideloaded = body.included.find(
+        (i) => i.type === 'lead_booking_extra_category' && i.id === String(category),
+      );
+      expect(sideloaded.relationships.lead_extras.data).toEqual(refs('lead_extra', [inCategory]));
+      expect(
+        body.included
+          .filter((i) => i.type === 'lead_extra')
+          .map((i) => Number(i.id))
+          .sort((a, b) => a - b),
+      ).toEqual([inCategory, loose]);
+    };
+    const one = (await t.request('GET', `/api/v1/lead_bookings/${id}`, { query: { include } }))
+      .body as Body;
+    check(one, one.data);
+    const page = (await t.request('GET', '/api/v1/lead_bookings', { query: { per: 100, include } }))
+      .body as Body;
+    check(
+      page,
+      page.data.find((b: any) => b.id === String(id)),
+    );
+    const without = page.data.find((b: any) => b.id === String(other));
+    expect(without.relationships.lead_extras.data).toEqual([]);
+    expect(without.relationships.lead_booking_extra_categories.data).toEqual([]);
+  });
+
   it('hides add-on prices without a pricing permission', async () => {
     const id = await primaryBookingId({ email: 'noprice@example.com', event_date: '2026-04-04' });
     const { key } = t.sb.identity.createKey({ userId: t.sb.userId, permissions: ['lead_write'] });
