@@ -3,7 +3,8 @@ import type { JsonObject, JsonValue, MirrorRecord, Resource } from '../../destin
 import { TABLES, type ColumnSpec, type TableSpec } from '../../destinations/tables.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
 import { MAX_REFUSAL_LINES } from '../../workflows/mirror-types.js';
-import type { CanonicalRecord, Scalar } from '../../records/canonical.js';
+import { RESOURCES, type CanonicalRecord, type Scalar } from '../../records/canonical.js';
+import { objectTemplate } from '../../records/object-template.js';
 
 /** Which ledger: one connection's records in one destination. */
 export interface WriteTarget {
@@ -74,13 +75,22 @@ function columnValue(column: ColumnSpec, value: Scalar | undefined): JsonValue {
   }
 }
 
+/** Each table's columns, null, in the table's order (see objectTemplate). */
+const ROW_TEMPLATES = Object.fromEntries(
+  RESOURCES.map((resource) => [
+    resource,
+    objectTemplate(TABLES[resource].columns.map((column) => column.name)),
+  ]),
+) as Readonly<Record<Resource, Record<string, null>>>;
+
 /**
  * The destination's row of a canonical record: each column of tables.ts from its attribute
  * (or, for `x_id` columns the service gives only as a relationship, from that relationship).
  */
 export function toMirrorRecord(record: CanonicalRecord): MirrorRecord {
   const resource = record.resource;
-  const attributes: Record<string, JsonValue> = {};
+  // Every column is set below: a copy of the table's template keeps the row in V8's fast mode.
+  const attributes: Record<string, JsonValue> = { ...ROW_TEMPLATES[resource] };
   for (const column of TABLES[resource].columns) {
     let value: Scalar | undefined = record.attributes[column.from ?? column.name];
     if (value === undefined && column.name.endsWith('_id')) {
