@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import {
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowNotFoundError,
   type Client,
   type WorkflowHandle,
@@ -710,7 +711,28 @@ async function forgetWebhooks(client: Client, config: Config, id: string): Promi
   );
   if (running) {
     await drain.cancel();
-    lines.push('webhooks: its drain stopped; notices it had not applied stay in the inbox');
+    // Cancelling only asks: the drain ends at its worker's next step. The line says what is so.
+    const stopped = await drainEnded(client, drain);
+    lines.push(
+      stopped
+        ? 'webhooks: its drain stopped; notices it had not applied stay in the inbox'
+        : `webhooks: its drain was asked to stop and had not within ${DRAIN_STOP_MS / 1_000} s (it stops when a worker next runs it); notices it had not applied stay in the inbox`,
+    );
   }
   return lines;
+}
+
+/** How long disconnect waits for a cancelled drain to end before saying it was only asked. */
+const DRAIN_STOP_MS = 15_000;
+
+/** Whether the drain ended (however: cancelled, or gone) within DRAIN_STOP_MS. */
+async function drainEnded(client: Client, drain: WorkflowHandle): Promise<boolean> {
+  try {
+    await client.withDeadline(Date.now() + DRAIN_STOP_MS, () => drain.result());
+    return true;
+  } catch (error) {
+    // A cancelled workflow's result is a WorkflowFailedError; one gone is not found. Anything
+    // else (the deadline, Temporal away) leaves the end unconfirmed.
+    return error instanceof WorkflowFailedError || error instanceof WorkflowNotFoundError;
+  }
 }

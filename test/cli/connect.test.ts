@@ -244,6 +244,42 @@ describe('ebsync connect', () => {
     expect(leads.statusCode).toBe(200);
   }, 300_000);
 
+  it('disconnect says a drain no worker runs was asked to stop, not that it stopped', async () => {
+    const made = await runCli(
+      ['connect', '--name', 'tmpkey2', '--api-key', '-'],
+      env,
+      120_000,
+      sb.apiKey,
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS ?? '' });
+    try {
+      const client = new Client({ connection });
+      // On a queue no worker polls, the cancel is recorded and waits: the drain runs on.
+      const drain = await client.workflow.signalWithStart(webhookDrainWorkflow, {
+        taskQueue: 'no-worker-polls-this-queue',
+        workflowId: drainWorkflowId('tmpkey2'),
+        args: [{ connectionId: 'tmpkey2', destination: 'sqlite:/nonexistent/never-opened.db' }],
+        signal: inboxWakeSignal,
+        signalArgs: [{ destination: 'sqlite:/nonexistent/never-opened.db' }],
+      });
+      try {
+        const gone = await runCli(['disconnect', 'tmpkey2'], env, 120_000);
+        expect(gone.stderr).toBe('');
+        expect(gone.code).toBe(0);
+        expect(gone.stdout).toBe(
+          "disconnected: tmpkey2 (forgotten here; its integration key still works: revoke it in the service's settings, the service gives apps no call to revoke a key)\n" +
+            'webhooks: its drain was asked to stop and had not within 15 s (it stops when a worker next runs it); notices it had not applied stay in the inbox\n',
+        );
+        expect((await drain.describe()).status.name).toBe('RUNNING');
+      } finally {
+        await drain.terminate('test over').catch(() => undefined);
+      }
+    } finally {
+      await connection.close();
+    }
+  }, 300_000);
+
   it('pauses and resumes a connection; an unknown or disconnected one is one line, exit 1', async () => {
     const paused = await runCli(['connections', 'pause', 'cli-key'], env, 120_000);
     expect(paused.stderr).toBe('');
