@@ -670,9 +670,10 @@ export function disconnectCommand(id: string): Promise<void> {
     (handle) => handle.executeUpdate(disconnectUpdate),
     async (status, id, client, config) => {
       process.stdout.write(`${disconnectedLine(id, status)}\n`);
-      for (const line of await forgetWebhooks(client, config, id)) {
-        process.stdout.write(`${line}\n`);
-      }
+      const webhooks = await forgetWebhooks(client, config, id);
+      for (const line of webhooks.lines) process.stdout.write(`${line}\n`);
+      // A drain asked to stop that has not yet: Temporal keeps the request, as for an update.
+      if (webhooks.drainStopping) process.exitCode = QUEUED_EXIT;
     },
   )(id);
 }
@@ -684,8 +685,13 @@ export function disconnectCommand(id: string): Promise<void> {
  * inbox, for a connection connected again under the same name. The endpoint at the service
  * is the service's: the line says to remove it there.
  */
-async function forgetWebhooks(client: Client, config: Config, id: string): Promise<string[]> {
+async function forgetWebhooks(
+  client: Client,
+  config: Config,
+  id: string,
+): Promise<{ lines: string[]; drainStopping: boolean }> {
   const lines: string[] = [];
+  let drainStopping = false;
   // Looked for, never made: a machine without registrations gets no file.
   if (existsSync(webhookRegistrationsFile(config))) {
     const registrations = webhookRegistrations(config);
@@ -713,13 +719,14 @@ async function forgetWebhooks(client: Client, config: Config, id: string): Promi
     await drain.cancel();
     // Cancelling only asks: the drain ends at its worker's next step. The line says what is so.
     const stopped = await drainEnded(client, drain);
+    drainStopping = !stopped;
     lines.push(
       stopped
         ? 'webhooks: its drain stopped; notices it had not applied stay in the inbox'
         : `webhooks: its drain was asked to stop and had not within ${DRAIN_STOP_MS / 1_000} s (it stops when a worker next runs it); notices it had not applied stay in the inbox`,
     );
   }
-  return lines;
+  return { lines, drainStopping };
 }
 
 /** How long disconnect waits for a cancelled drain to end before saying it was only asked. */

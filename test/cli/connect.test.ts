@@ -266,7 +266,8 @@ describe('ebsync connect', () => {
       try {
         const gone = await runCli(['disconnect', 'tmpkey2'], env, 120_000);
         expect(gone.stderr).toBe('');
-        expect(gone.code).toBe(0);
+        // Kept by Temporal and not yet carried out: exit 4, as for an update no worker took.
+        expect(gone.code).toBe(4);
         expect(gone.stdout).toBe(
           "disconnected: tmpkey2 (forgotten here; its integration key still works: revoke it in the service's settings, the service gives apps no call to revoke a key)\n" +
             'webhooks: its drain was asked to stop and had not within 15 s (it stops when a worker next runs it); notices it had not applied stay in the inbox\n',
