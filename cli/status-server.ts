@@ -53,6 +53,8 @@ const REFRESH_MS = 2_000;
  * stale within about this, not after the client's retries (45 to 60 s).
  */
 export const REFRESH_CALL_DEADLINE_MS = 5_000;
+/** The longest an action waits for a report showing its change before it answers anyway. */
+const ACTION_SETTLE_MS = 10_000;
 const HOUR_MS = 3_600_000;
 /** Schedule ids ebsync makes: sync-<connection>-<what>-<mode>[-<destination key>]. */
 const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
@@ -323,6 +325,35 @@ export async function startStatusServer(
       .finally(() => (inFlight = undefined));
     return inFlight;
   };
+  // An action's change shows only in a report begun after it: one already in flight was begun
+  // before, so joining it would show the old state until the next tick's report (seconds on a
+  // loaded machine). Actions that come while one waits share the next report.
+  let queued: Promise<StatusReport> | undefined;
+  const refreshAfterNow = (): Promise<StatusReport> => {
+    if (!inFlight) return refresh();
+    queued ??= inFlight
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        if (stopping.signal.aborted && latest) return latest;
+        return refresh();
+      });
+    return queued;
+  };
+  /**
+   * An action answers once a report shows its change (or after ACTION_SETTLE_MS, whichever is
+   * first), so the page's fetch that follows the answer shows it too.
+   */
+  const settleAfterAction = async (): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      refreshAfterNow().catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ACTION_SETTLE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+  };
   const current = async (): Promise<StatusReport> => latest ?? (await refresh());
   const timer = setInterval(() => void refresh().catch(() => undefined), REFRESH_MS);
   timer.unref();
@@ -469,7 +500,7 @@ export async function startStatusServer(
       full: false,
       connectionId: connection.connectionId,
     });
-    void refresh().catch(() => undefined);
+    await settleAfterAction();
     return reply.code(attached ? 200 : 202).send({
       meta: { status: 'ok' },
       workflow_id: handle.workflowId,
@@ -516,7 +547,7 @@ export async function startStatusServer(
             .send({ meta: { status: 'accepted' }, state: 'requested', message: error.message });
         }
         const wanted = action === 'pause' ? 'paused' : 'active';
-        void refresh().catch(() => undefined);
+        await settleAfterAction();
         if (status.state !== wanted) {
           return refuse(
             reply,
@@ -558,7 +589,7 @@ export async function startStatusServer(
         return refuse(reply, 404, 'not_found', 'schedule_not_found', `no schedule named '${id}'`);
       }
       const message = await act(handle, description);
-      void refresh().catch(() => undefined);
+      await settleAfterAction();
       return reply.send({ meta: { status: 'ok' }, schedule_id: id, message });
     });
   }
@@ -589,7 +620,7 @@ export async function startStatusServer(
       clearInterval(timer);
       await app.close();
       stopping.abort();
-      await inFlight?.catch(() => undefined);
+      await Promise.all([inFlight?.catch(() => undefined), queued?.catch(() => undefined)]);
     },
   };
 }

@@ -38,6 +38,7 @@ let client: Client;
 interface StatusJson {
   connections: {
     connectionId: string;
+    state: string;
     rateLimited: { lastHour: number; perMinute: [number, number][] };
   }[];
   rateLimitedLastHour: number;
@@ -110,6 +111,9 @@ async function pausedInTemporal(): Promise<boolean> {
   expect(described.code, described.stderr).toBe(0);
   return (JSON.parse(described.stdout) as { paused: boolean }).paused;
 }
+
+const connectionState = async () =>
+  (await statusJson()).connections.find((c) => c.connectionId === SHOP)?.state;
 
 const actionResult = () => page.textContent('[data-testid="action-result"]');
 
@@ -199,11 +203,15 @@ describe('the status page, schedules and connections', () => {
     const row = page.locator(`[data-testid="connection-${SHOP}"]`);
     await row.locator('button[data-action="pause"]').click();
     await expect.poll(actionResult, { timeout: 15_000 }).toMatch(new RegExp(`paused: ${SHOP}`));
+    // The action answers once a report shows its change, so the very next read shows it (a
+    // report begun before the change, and joined, would show the old state for seconds).
+    expect(await connectionState()).toBe('paused');
     await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/paused/);
     const listed = await runCli(['connections', '--json'], env);
     expect(listed.stdout).toMatch(/"state": "paused"/);
     await row.locator('button[data-action="resume"]').click();
     await expect.poll(actionResult, { timeout: 15_000 }).toMatch(new RegExp(`resumed: ${SHOP}`));
+    expect(await connectionState()).toBe('active');
     await expect.poll(() => row.textContent(), { timeout: 10_000 }).toMatch(/active/);
   }, 60_000);
 });
