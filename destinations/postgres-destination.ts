@@ -42,23 +42,33 @@ export interface PostgresDestinationOptions {
 const UNDEFINED_TABLE = '42P01';
 
 /**
- * The JSON array the upsert reads its rows from: one object per record, its columns by name.
- * Written as text, key by key in the table's order, rather than made as objects of some fifty
- * keys each and given to JSON.stringify: those objects became dictionaries, whose
- * stringifying took half a second of a 10,000-lead pass's worker CPU.
+ * The JSON array the upsert reads its rows from: one array per record, `id`, the whole record,
+ * then the attributes in the table's order. Arrays, not objects keyed by column: Postgres turns
+ * the parameter into jsonb, sorting every object's keys, and some fifty names per row were a
+ * third of the text it parsed (the batch's insert took 0.68 s of Postgres's time per 10,000 leads
+ * against 0.96 s with objects). Written as text rather than made as arrays and given to
+ * JSON.stringify, which spends more on the worker's one thread.
  */
-function rowsJson(table: TableSpec, batch: readonly CheckedRecord[], syncedAt: string): string {
-  const keys = table.columns.map((column) => `,${JSON.stringify(column.name)}:`);
-  const stamps = `,"deleted_at":null,"synced_at":${JSON.stringify(syncedAt)}`;
+function rowsJson(batch: readonly CheckedRecord[]): string {
   const rows = batch.map((record) => {
-    let row = `{"id":${JSON.stringify(record.id)},"record":${JSON.stringify(record.raw)}${stamps}`;
-    for (let i = 0; i < keys.length; i++) {
-      row += keys[i]! + JSON.stringify(record.values[i] ?? null);
+    let row = `[${JSON.stringify(record.id)},${JSON.stringify(record.raw)}`;
+    for (let i = 0; i < record.values.length; i++) {
+      row += `,${JSON.stringify(record.values[i] ?? null)}`;
     }
-    return `${row}}`;
+    return `${row}]`;
   });
   return `[${rows.join(',')}]`;
 }
+
+/** Attribute columns start at this position of a row of rowsJson. */
+const FIRST_ATTRIBUTE = 2;
+/** The system columns' values in the upsert: `$2` is the batch's time. */
+const SYSTEM_VALUES: Readonly<Record<string, string>> = {
+  id: 'r ->> 0 AS id',
+  record: 'r -> 1',
+  deleted_at: 'NULL::timestamptz',
+  synced_at: '$2::timestamptz',
+};
 
 /**
  * Mirrors into a Postgres database: one table per resource, typed columns (timestamptz,
@@ -132,8 +142,22 @@ export function openPostgresDestination(
     const names = columnsOf(table).map((c) => q(c.name));
     const attributes = table.columns.map((c) => q(c.name));
     const compared = ['record', ...attributes];
+    // Each column from its place in the row array, as jsonb_populate_recordset would take it:
+    // JSON null is SQL NULL, a jsonb column keeps its value, others go through their type's input.
+    const attribute = new Map(
+      table.columns.map((c, i) => [c.name, { c, at: i + FIRST_ATTRIBUTE }]),
+    );
+    const values = columnsOf(table).map(({ name }) => {
+      const system = SYSTEM_VALUES[name];
+      if (system) return system;
+      const { c, at } = attribute.get(name)!;
+      return c.type === 'json'
+        ? `NULLIF(r -> ${at}, 'null'::jsonb)`
+        : `(r ->> ${at})::${TYPES[c.type]}`;
+    });
     return `INSERT INTO ${t} AS t (${names.join(', ')})
-      SELECT ${names.join(', ')} FROM jsonb_populate_recordset(NULL::${t}, $1::jsonb) ORDER BY id
+      SELECT ${values.join(', ')}
+      FROM jsonb_array_elements($1::jsonb) AS r ORDER BY id
       ON CONFLICT (id) DO UPDATE SET
         ${names
           .filter((n) => n !== 'id')
@@ -179,9 +203,9 @@ export function openPostgresDestination(
         if (records.length === 0) return { inserted: 0, updated: 0, unchanged: 0, keys: [] };
         const table = await tableOf(resource);
         const batch = checkBatch(resource, table, records);
-        const rows = rowsJson(table, batch, at.toISOString());
+        const rows = rowsJson(batch);
         const result = await inPostgresTransaction(pool, (client: pg.PoolClient) =>
-          client.query<{ inserted: boolean }>(upsertSql(table), [rows]),
+          client.query<{ inserted: boolean }>(upsertSql(table), [rows, at.toISOString()]),
         );
         const inserted = result.rows.filter((r) => r.inserted).length;
         const updated = result.rows.length - inserted;

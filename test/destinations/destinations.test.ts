@@ -304,3 +304,33 @@ describe('destination targets', () => {
     }
   });
 });
+
+describe('Postgres destination, values through the batch parameter', () => {
+  it('stores a JSON null as SQL NULL, and text with quotes, backslashes and tabs as it was', async () => {
+    const url = await createTestDatabase('values');
+    const destination = openDestination(databaseOpeners, url);
+    const name = 'Ana "Nan" \\ O\'Neil\t\u00e9\u{1F4F8}';
+    try {
+      await destination.upsert('leads', [
+        leadRecord('7', { custom_fields: null, first_name: name, last_name: null }),
+      ]);
+      const rows = await queryDatabase<Record<string, unknown>>(
+        url,
+        `SELECT custom_fields IS NULL AS no_fields, last_name IS NULL AS no_last_name, first_name,
+                jsonb_typeof(record) AS record_type, record->'attributes'->>'first_name' AS raw_name
+         FROM leads WHERE id = '7'`,
+      );
+      expect(rows).toEqual([
+        {
+          no_fields: true,
+          no_last_name: true,
+          first_name: name,
+          record_type: 'object',
+          raw_name: name,
+        },
+      ]);
+    } finally {
+      await destination.close();
+    }
+  });
+});
