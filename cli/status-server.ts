@@ -54,7 +54,7 @@ const REFRESH_MS = 2_000;
  */
 export const REFRESH_CALL_DEADLINE_MS = 5_000;
 /** The longest an action waits for a report showing its change before it answers anyway. */
-const ACTION_SETTLE_MS = 10_000;
+const ACTION_SETTLE_MS = 20_000;
 const HOUR_MS = 3_600_000;
 /** Schedule ids ebsync makes: sync-<connection>-<what>-<mode>[-<destination key>]. */
 const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
