@@ -418,6 +418,7 @@ export async function watchMirror(
   let started = false;
   let lastLine = 0;
   let lastText = '';
+  let lastPhase = '';
   let final: { summary: MirrorProgress } | { error: unknown } | undefined;
   // Temporal not answering (restarting, or its machine away) is no end of the pass: the pass
   // goes on, or waits, there. The result is asked for again until the workflow has ended,
@@ -549,13 +550,15 @@ export async function watchMirror(
           else bar.update(filled, payload);
           started = true;
         } else {
-          // Every 5 s while it moves; the same line again only every 30 s (a long wait).
+          // At once when the phase changes (planning → reading), then every 5 s while it
+          // moves; the same line again only every 30 s (a long wait).
           const line = `${progressLine(progress)}${retry ? payload.retry : ''}`;
           const since = Date.now() - lastLine;
-          if (since > (line === lastText ? 30_000 : 5_000)) {
+          if (progress.phase !== lastPhase || since > (line === lastText ? 30_000 : 5_000)) {
             process.stderr.write(`${line}\n`);
             lastLine = Date.now();
             lastText = line;
+            lastPhase = progress.phase;
           }
         }
       }

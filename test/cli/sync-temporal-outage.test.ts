@@ -19,11 +19,12 @@ let sb: Sandbox;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ebsync-sync-outage-'));
-  // Paced so that the pass outlasts the outage: 1,500 leads at 15 a page, 12 requests a second.
+  // Paced so that the pass outlasts the wait for its first progress line (slow on a loaded
+  // machine) and the outage: 1,500 leads at 15 a page, 8 requests a second, about 13 s.
   sb = await startSandbox({
     certDir: join(dir, 'cert'),
     seed: { leads: 1500, events: 5 },
-    rateLimit: 12,
+    rateLimit: 8,
   });
 });
 
@@ -64,7 +65,7 @@ it('keeps watching a pass through a Temporal restart, and ends with its real sum
     EBS_BASE_URL: sb.baseUrl,
     EBS_API_KEY: sb.apiKey,
     EBS_CA_FILE: sb.caFile ?? '',
-    EBS_RATE_LIMIT: '12',
+    EBS_RATE_LIMIT: '8',
     EBS_PAGE_SIZE: '15',
     EBSYNC_DATA_DIR: join(dir, 'data'),
   };
