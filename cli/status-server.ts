@@ -26,6 +26,7 @@ import { listenRefusal } from './network-refusals.js';
 import { causes, GRPC_DEADLINE_EXCEEDED, temporalAway } from './workflow-deadline.js';
 import { REQUEST_KEPT, updateOnceAnswered } from './connection-update.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedules.js';
+import { pause } from '../activities/pause.js';
 import {
   collectStatus,
   publicReport,
@@ -344,16 +345,8 @@ export async function startStatusServer(
    * An action answers once a report shows its change (or after ACTION_SETTLE_MS, whichever is
    * first), so the page's fetch that follows the answer shows it too.
    */
-  const settleAfterAction = async (): Promise<void> => {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      refreshAfterNow().catch(() => undefined),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, ACTION_SETTLE_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-  };
+  const settleAfterAction = (): Promise<void> =>
+    pause(ACTION_SETTLE_MS, { signal: stopping.signal, until: [refreshAfterNow()] });
   const current = async (): Promise<StatusReport> => latest ?? (await refresh());
   const timer = setInterval(() => void refresh().catch(() => undefined), REFRESH_MS);
   timer.unref();
