@@ -137,9 +137,17 @@ export function openPostgresDestination(
     return ensured.get(resource) ?? TABLES[resource];
   };
 
+  // Made once per table spec: every batch of a pass sends the same statement.
+  const upserts = new WeakMap<TableSpec, string>();
   const upsertSql = (table: TableSpec): string => {
+    let sql = upserts.get(table);
+    if (sql === undefined) upserts.set(table, (sql = makeUpsertSql(table)));
+    return sql;
+  };
+  const makeUpsertSql = (table: TableSpec): string => {
     const t = qualified(table.table);
-    const names = columnsOf(table).map((c) => q(c.name));
+    const columns = columnsOf(table);
+    const names = columns.map((c) => q(c.name));
     const attributes = table.columns.map((c) => q(c.name));
     const compared = ['record', ...attributes];
     // Each column from its place in the row array, as jsonb_populate_recordset would take it:
@@ -147,7 +155,7 @@ export function openPostgresDestination(
     const attribute = new Map(
       table.columns.map((c, i) => [c.name, { c, at: i + FIRST_ATTRIBUTE }]),
     );
-    const values = columnsOf(table).map(({ name }) => {
+    const values = columns.map(({ name }) => {
       const system = SYSTEM_VALUES[name];
       if (system) return system;
       const { c, at } = attribute.get(name)!;
