@@ -5,6 +5,7 @@ import {
   isIncomplete,
   type IdProbe,
   type LearnedReach,
+  type MirrorCounts,
   type MirrorProgress,
 } from '../workflows/mirror-types.js';
 
@@ -105,15 +106,26 @@ export function etaText(p: MirrorProgress, ended?: string): string {
   return `, ETA ${duration(p.etaMs)}`;
 }
 
+/**
+ * What a pass did with the records it read: '250 written, 3 unchanged, 120 read again,
+ * 0 deleted, ' (read again and refused only when there are some), as the progress line and the
+ * status page say it.
+ */
+export function outcomeText(c: MirrorCounts): string {
+  const again = c.again ?? 0;
+  return (
+    `${c.written} written, ${c.unchanged} unchanged, ${again ? `${again} read again, ` : ''}` +
+    `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}`
+  );
+}
+
 /** One line of a pass's progress: counts, partitions, rate and, while known, the ETA. */
 export function progressLine(p: MirrorProgress, ended?: string): string {
-  const c = p.counts;
   const read = readText(readCounts(p));
   const eta = etaText(p, ended);
   const slowed = slowedLine(p);
   return (
-    `${phaseText(p, ended)}: ${read}, ${c.written} written, ${c.unchanged} unchanged, ` +
-    `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}` +
+    `${phaseText(p, ended)}: ${read}, ${outcomeText(p.counts)}` +
     `${p.partitions.done}/${p.partitions.total} partitions, ` +
     `${p.ratePerSecond}/s${eta}${slowed ? `; ${slowed}` : ''}`
   );
@@ -148,6 +160,22 @@ export function reachLine(r: LearnedReach): string {
     `the service reaches ${r.reach} results a query, not the ${r.configured} configured ` +
     `(EBS_REACH_LIMIT): page ${r.page} of ${r.resource} at ${r.per} a page held ${r.items} ` +
     `of a total_count of ${r.total}; queries over it were cut again`
+  );
+}
+
+/**
+ * Why a pass read records it already had, so that read = written + up to date + read again +
+ * refused adds up without a first pass calling its own records "already up to date".
+ */
+function againLine(p: MirrorProgress, again: number): string {
+  const why: string[] = [];
+  if (p.subjects.includes('leads')) {
+    why.push("a lead's bookings come with it and again from the booking list");
+  }
+  if (p.reach) why.push("queries cut under the service's reach overlap");
+  return (
+    `${counted(again, 'record')} this pass had read already, written once` +
+    (why.length > 0 ? ` (${why.join('; ')})` : '')
   );
 }
 
@@ -196,12 +224,8 @@ export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): stri
     `  read         ${counted(c.read, 'record')} in ${counted(c.pages, 'page')}, ${counted(c.requests, 'request')}, ${duration(p.elapsedMs)}`,
     `  written      ${c.written} changed or new; ${c.unchanged} already up to date; ${c.deleted} marked deleted`,
   ];
-  // A first pass is not "up to date" with anything: say where its unchanged records come from.
-  if (c.written > 0 && c.unchanged > 0 && p.subjects.includes('leads')) {
-    lines.push(
-      `               (a lead's bookings come with it and again from the booking list; read again, they are up to date)`,
-    );
-  }
+  const again = c.again ?? 0;
+  if (again > 0) lines.push(`  read again   ${againLine(p, again)}`);
   if (p.reach) lines.push(`  reach        ${reachLine(p.reach)}`);
   if (p.probe && p.probe.probes > 0) lines.push(`  by id        ${probeLine(p.probe)}`);
   if (c.unreachable > 0 || p.gaps.length > 0) {

@@ -15,6 +15,7 @@ import { endedWords } from './status-sections.js';
 import {
   barFraction,
   etaText,
+  outcomeText,
   phaseText,
   readCounts,
   readOf,
@@ -123,8 +124,7 @@ function passBlock(
       `<div class="bar" title="${p.counts.read} of ${total}"><div style="width:${percent}%"></div></div>`,
       `<div class="counts" data-testid="read-${label}" data-read="${p.counts.read}">` +
         `${escapeHtml(phaseText(p, endedWords(pass.status)))}: <b>${p.counts.read}</b>${readOf(readCounts(p), ofCount)}, ` +
-        `${p.counts.written} written, ${p.counts.unchanged} unchanged, ${p.counts.deleted} deleted, ` +
-        `${p.counts.refused ? `${p.counts.refused} refused, ` : ''}` +
+        outcomeText(p.counts) +
         `${p.partitions.done}/${p.partitions.total} partitions, ${p.counts.requests} requests, ` +
         `${p.ratePerSecond}/s${eta}, ${duration(p.elapsedMs)} elapsed</div>`,
     );

@@ -34,9 +34,14 @@ export function classifyAgainst(
   const stored = new Map(rows.map((r) => [r.source_id, r]));
   return items.map(({ id, hash }) => {
     const row = stored.get(id);
-    if (!row) return { id, state: 'new', destinationKey: null };
+    if (!row) return { id, state: 'new', destinationKey: null, seenGeneration: null };
     const state = row.content_hash === hash && row.deleted_at === null ? 'unchanged' : 'changed';
-    return { id, state, destinationKey: row.destination_key };
+    return {
+      id,
+      state,
+      destinationKey: row.destination_key,
+      seenGeneration: row.seen_generation,
+    };
   });
 }
 

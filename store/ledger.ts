@@ -46,6 +46,8 @@ export interface Classified {
   readonly state: EntryState;
   /** The destination's key from the last write (CRMs need it to update); null when new. */
   readonly destinationKey: string | null;
+  /** Generation of the last pass (or write) that saw the record; null when new. */
+  readonly seenGeneration: number | null;
 }
 
 export interface WrittenEntry {

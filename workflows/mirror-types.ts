@@ -68,6 +68,8 @@ export interface PartitionTally {
   read: number;
   written: number;
   unchanged: number;
+  /** Records this pass had read before (absent in tallies from before it was counted). */
+  again: number;
   refused: number;
 }
 
@@ -92,7 +94,14 @@ export interface MirrorCounts {
   requests: number;
   read: number;
   written: number;
+  /** Records the destination held already, from an earlier pass. */
   unchanged: number;
+  /**
+   * Records this pass read more than once (overlapping queries, a lead's bookings read with it
+   * and again from the booking list): written or found up to date the first time. Absent in
+   * passes from before it was counted, which counted them as unchanged.
+   */
+  again?: number;
   deleted: number;
   /** Records the service counts but no split of the query can reach (reported, never silent). */
   unreachable: number;
@@ -221,6 +230,7 @@ export const emptyCounts = (): MirrorCounts => ({
   read: 0,
   written: 0,
   unchanged: 0,
+  again: 0,
   deleted: 0,
   unreachable: 0,
   expected: 0,

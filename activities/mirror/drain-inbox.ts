@@ -341,7 +341,9 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
     out.notices = applied.reduce((n, d) => n + d.seqs.length, 0);
     out.records = applied.length;
     out.written = counts.written;
-    out.unchanged = counts.unchanged;
+    // Drains write as generation 0, so a record an earlier drain wrote counts as read again:
+    // to a drain, that is up to date all the same.
+    out.unchanged = counts.unchanged + counts.again;
     out.refused = counts.refused;
     out.deleted = gone.length;
     out.owed = forwarding

@@ -163,6 +163,7 @@ export function createMirrorPage({
         read: found.length,
         written: written.written,
         unchanged: written.unchanged,
+        again: written.again,
         refused: written.refused,
       });
       const [failed] = settled.failed;

@@ -17,6 +17,7 @@ const tallySchema = z.object({
   read: count,
   written: count,
   unchanged: count,
+  again: count,
   refused: count,
 });
 
@@ -35,6 +36,7 @@ export const emptyTally = (): PartitionTally => ({
   read: 0,
   written: 0,
   unchanged: 0,
+  again: 0,
   refused: 0,
 });
 

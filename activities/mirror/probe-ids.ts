@@ -121,7 +121,7 @@ export async function probeEventIds(
     }
     const written = await writeRecords(at, generation, settled.found);
     const counts = byIdCounts(got.requests, settled.found, written);
-    for (const k of ['requests', 'read', 'written', 'unchanged', 'refused'] as const) {
+    for (const k of ['requests', 'read', 'written', 'unchanged', 'again', 'refused'] as const) {
       tally[k] += counts[k] ?? 0;
     }
     refusals.push(...written.refusals);

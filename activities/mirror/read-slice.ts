@@ -210,6 +210,7 @@ export async function readSlice(
   const add = (more: WriteCounts) => {
     counts.written += more.written;
     counts.unchanged += more.unchanged;
+    counts.again += more.again;
     counts.refused += more.refused;
     for (const line of more.refusals) if (counts.refusals.length < 20) counts.refusals.push(line);
   };

@@ -50,12 +50,13 @@ export function settledReads(ids: readonly string[], got: ManyRead) {
 export const byIdCounts = (
   requests: number,
   found: readonly unknown[],
-  written: { written: number; unchanged: number; refused: number },
+  written: { written: number; unchanged: number; again: number; refused: number },
 ): Partial<MirrorCounts> => ({
   requests,
   read: found.length,
   written: written.written,
   unchanged: written.unchanged,
+  again: written.again,
   refused: written.refused,
 });
 

@@ -15,7 +15,13 @@ export interface WriteTarget {
 
 export interface WriteCounts {
   written: number;
+  /** Records the destination already held, from a pass before this one. */
   unchanged: number;
+  /**
+   * Records this pass had already read and written (or found up to date): overlapping queries
+   * over a skewed list, a lead's bookings that came with it and again from the booking list.
+   */
+  again: number;
   /** Records the destination refused (not written; tried again next pass). */
   refused: number;
   /** Why, one line per refused record: at most MAX_REFUSAL_LINES of them. */
@@ -25,6 +31,7 @@ export interface WriteCounts {
 export const emptyWriteCounts = (): WriteCounts => ({
   written: 0,
   unchanged: 0,
+  again: 0,
   refused: 0,
   refusals: [],
 });
@@ -141,6 +148,9 @@ export async function writeRecords(
     );
     const changed = list.filter((_, i) => verdicts[i]?.state !== 'unchanged');
     const unchanged = list.filter((_, i) => verdicts[i]?.state === 'unchanged').map((r) => r.id);
+    const again = verdicts.filter(
+      (v) => v.state === 'unchanged' && v.seenGeneration === generation,
+    ).length;
     // CRMs without upsert (Pipedrive) update by the key the ledger kept from the last write.
     const keys = new Map(verdicts.map((v) => [v.id, v.destinationKey]));
     for (let i = 0; i < changed.length; i += batchSize) {
@@ -179,14 +189,15 @@ export async function writeRecords(
       counts.refused += notWritten;
     }
     if (unchanged.length > 0) await target.ledger.markSeen(scope, generation, unchanged);
-    counts.unchanged += unchanged.length;
+    counts.unchanged += unchanged.length - again;
+    counts.again += again;
   }
   // A record that came twice in one batch (queries cut over a skewed list overlap) is written
-  // once, its later copy; the other copy counts as up to date, as it would in the next batch,
-  // so that every record read is counted written, up to date or refused.
+  // once, its later copy; the other copy counts as read again, as it would in the next batch,
+  // so that every record read is counted written, up to date, read again or refused.
   let distinct = 0;
   for (const group of byResource.values()) distinct += group.size;
-  counts.unchanged += records.length - distinct;
+  counts.again += records.length - distinct;
   return counts;
 }
 

@@ -64,26 +64,50 @@ describe('the summary of a pass the destination refused records in', () => {
 });
 
 describe('the summary of a first pass over leads', () => {
-  it('says why records it wrote itself count as up to date, and only when it wrote some', () => {
+  it('counts the records it read again apart from those already up to date, and says why', () => {
     const first = finished({
-      counts: { ...emptyCounts(), read: 300, written: 300, unchanged: 120 },
+      counts: { ...emptyCounts(), read: 420, written: 300, again: 120 },
       refusals: [],
     });
     expect(summaryText(first)).toContain(
-      '  written      300 changed or new; 120 already up to date; 0 marked deleted\n' +
-        "               (a lead's bookings come with it and again from the booking list; read again, they are up to date)\n",
+      '  written      300 changed or new; 0 already up to date; 0 marked deleted\n' +
+        "  read again   120 records this pass had read already, written once (a lead's bookings come with it and again from the booking list)\n",
     );
+    expect(progressLine(first)).toContain('300 written, 0 unchanged, 120 read again, 0 deleted,');
     const second = finished({
-      counts: { ...emptyCounts(), read: 300, written: 0, unchanged: 420 },
+      counts: { ...emptyCounts(), read: 420, written: 0, unchanged: 420 },
       refusals: [],
     });
-    expect(summaryText(second)).not.toContain('booking list');
+    expect(summaryText(second)).not.toContain('read again');
+    expect(progressLine(second)).not.toContain('read again');
+    const reach = {
+      resource: 'leads',
+      configured: 10000,
+      reach: 50,
+      page: 3,
+      per: 20,
+      items: 10,
+      total: 700,
+    };
     const events = finished({
       subjects: ['events'],
-      counts: { ...emptyCounts(), read: 300, written: 300, unchanged: 20 },
+      counts: { ...emptyCounts(), read: 320, written: 300, again: 20 },
+      reach,
       refusals: [],
     });
-    expect(summaryText(events)).not.toContain('booking list');
+    expect(summaryText(events)).toContain(
+      "  read again   20 records this pass had read already, written once (queries cut under the service's reach overlap)\n",
+    );
+  });
+
+  it('reads a pass from before the count as before: read again folded into unchanged', () => {
+    const legacy = finished({
+      counts: { ...emptyCounts(), read: 300, written: 0, unchanged: 300 },
+    });
+    delete legacy.counts.again;
+    expect(summaryText(legacy)).toContain('0 changed or new; 300 already up to date;');
+    expect(summaryText(legacy)).not.toContain('read again');
+    expect(progressLine(legacy)).toContain('0 written, 300 unchanged, 0 deleted,');
   });
 });
 

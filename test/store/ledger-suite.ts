@@ -59,11 +59,15 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
         { id: '2', hash: 'b2' },
       ]);
       expect(second).toEqual([
-        { id: '2', state: 'changed', destinationKey: 'crm-2' },
-        { id: '3', state: 'new', destinationKey: null },
-        { id: '1', state: 'unchanged', destinationKey: 'crm-1' },
-        { id: '2', state: 'changed', destinationKey: 'crm-2' },
+        { id: '2', state: 'changed', destinationKey: 'crm-2', seenGeneration: 1 },
+        { id: '3', state: 'new', destinationKey: null, seenGeneration: null },
+        { id: '1', state: 'unchanged', destinationKey: 'crm-1', seenGeneration: 1 },
+        { id: '2', state: 'changed', destinationKey: 'crm-2', seenGeneration: 1 },
       ]);
+      // The generation that last saw a record: a pass tells its own earlier reads from it.
+      await ledger.markSeen(scope, 3, ['1']);
+      const third = await ledger.classify(scope, [{ id: '1', hash: 'a' }]);
+      expect(third[0]?.seenGeneration).toBe(3);
     });
 
     it('keeps the first sighting and moves the last one on each write', async () => {
@@ -195,7 +199,7 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       await ledger.recordWritten(other, 3, [{ id: '1', hash: 'a', destinationKey: 'k1' }]);
       expect(await ledger.forgetHashes(scope)).toBe(2);
       expect(await ledger.classify(scope, [{ id: '1', hash: 'a' }])).toEqual([
-        { id: '1', state: 'changed', destinationKey: 'k1' },
+        { id: '1', state: 'changed', destinationKey: 'k1', seenGeneration: 3 },
       ]);
       expect((await ledger.classify(other, [{ id: '1', hash: 'a' }]))[0]?.state).toBe('unchanged');
       // A pass's counts hold: what it saw is still seen, what was deleted still deleted.
