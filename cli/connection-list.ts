@@ -1,8 +1,10 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { connectionWorkflow } from '../workflows/connection.js';
 import { type ConnectionStatus, statusQuery } from '../workflows/connection-types.js';
+import type { Config } from '../config/index.js';
 import { UserError } from './errors.js';
-import { withinDeadline } from './workflow-deadline.js';
+import { sealedWithOtherKeys } from './server-keys.js';
+import { causes, temporalAway, withinDeadline } from './workflow-deadline.js';
 
 /**
  * How long a connection's workflow may take to answer its status query, wherever it is only
@@ -11,10 +13,16 @@ import { withinDeadline } from './workflow-deadline.js';
  */
 export const STATUS_DEADLINE_MS = 10_000;
 
-/** A running connection whose workflow no worker answered within the deadline. */
+/**
+ * A running connection whose status could not be had: no worker answered within the deadline,
+ * or the answer was an error (`error`), such as a workflow sealed with other encryption keys
+ * than this deployment's (its data directory made again). The others are listed all the same.
+ */
 export interface SilentConnection {
   connectionId: string;
   workflowId: string;
+  /** Why its answer could not be read; absent when no worker answered in time. */
+  error?: string;
 }
 
 /** What the running connections answered, and which did not answer. */
@@ -53,9 +61,10 @@ export async function runningConnectionIds(client: Client, taskQueue: string): P
 /** The running connection workflows of this deployment (its task queue), each asked its status. */
 export async function askConnections(
   client: Client,
-  taskQueue: string,
+  config: Config,
   deadlineMs = STATUS_DEADLINE_MS,
 ): Promise<ConnectionAnswers> {
+  const taskQueue = config.temporal.taskQueue;
   const asked: Promise<ConnectionStatus | SilentConnection | undefined>[] = [];
   // Asked all at once: the status page lists every connection on each load.
   for await (const workflowId of runningConnectionWorkflows(client, taskQueue)) {
@@ -65,11 +74,18 @@ export async function askConnections(
         deadlineMs,
         () => client.workflow.getHandle(workflowId).query(statusQuery),
         () => new NoAnswer(workflowId),
-      ).catch((error: unknown) => {
+      ).catch(async (error: unknown) => {
         if (error instanceof WorkflowNotFoundError) return undefined;
-        if (error instanceof NoAnswer)
-          return { connectionId: connectionIdOf(workflowId), workflowId };
-        throw error;
+        // Temporal itself gone: the whole listing fails, as its list call would have.
+        if (temporalAway(error)) throw error;
+        const connectionId = connectionIdOf(workflowId);
+        // A workflow sealed with other keys fails every task of the worker that takes it, so
+        // its query is refused or waits out the deadline: that, not the worker, is the cause.
+        if (await sealedWithOtherKeys(client, config, workflowId)) {
+          return { connectionId, workflowId, error: otherKeysLine(workflowId) };
+        }
+        if (error instanceof NoAnswer) return { connectionId, workflowId };
+        return { connectionId, workflowId, error: messageOf(error) };
       }),
     );
   }
@@ -85,6 +101,52 @@ export async function askConnections(
   return { statuses, silent };
 }
 
+/**
+ * An error and its causes in one line: the SDK wraps what the worker said ("Failed to query
+ * Workflow") around the reason (its gRPC details), which is the part worth reading.
+ */
+const messageOf = (error: unknown): string => {
+  const parts: string[] = [];
+  for (const e of causes(error)) {
+    const said = e instanceof Error ? e.message : String(e);
+    const details = (e as { details?: unknown }).details;
+    for (const text of [said, typeof details === 'string' ? details : '']) {
+      const line = text.split('\n')[0]?.trim() ?? '';
+      if (line && !parts.some((p) => p.includes(line))) parts.push(line);
+    }
+  }
+  return parts.join(': ');
+};
+
+/** A connection workflow this deployment's keys cannot open: why, and the ways out. */
+const otherKeysLine = (workflowId: string): string =>
+  `it was sealed with encryption keys this deployment lacks (EBSYNC_ENCRYPTION_KEYS, or the ` +
+  `encryption-keys file in EBSYNC_DATA_DIR: a data directory made again makes new ones), so ` +
+  `no worker of it can run it; give the workers the keys that sealed it, or, those keys ` +
+  `gone, end it: temporal workflow terminate --workflow-id '${workflowId}'`;
+
+/** Why one connection's status could not be had, in a line. */
+export function silentReason(silent: SilentConnection, taskQueue: string, ms: number): string {
+  return silent.error === undefined
+    ? silentLine([silent], taskQueue, ms)
+    : `its status could not be read from its workflow '${silent.workflowId}': ${silent.error}`;
+}
+
+/** One line per connection whose status could not be had (those no worker answered share one). */
+export function silentLines(
+  silent: readonly SilentConnection[],
+  taskQueue: string,
+  ms: number,
+): string[] {
+  const unanswered = silent.filter((s) => s.error === undefined);
+  return [
+    ...(unanswered.length > 0 ? [silentLine(unanswered, taskQueue, ms)] : []),
+    ...silent
+      .filter((s) => s.error !== undefined)
+      .map((s) => `connection ${s.connectionId}: ${silentReason(s, taskQueue, ms)}`),
+  ];
+}
+
 /** The line for connections no worker answered: which workflows, and what to start. */
 export function silentLine(
   silent: readonly SilentConnection[],
@@ -98,11 +160,12 @@ export function silentLine(
 }
 
 /** Connections of this deployment: the running connection workflows on its task queue. */
-export async function listConnections(
-  client: Client,
-  taskQueue: string,
-): Promise<ConnectionStatus[]> {
-  const { statuses, silent } = await askConnections(client, taskQueue);
-  if (silent.length > 0) throw new UserError(silentLine(silent, taskQueue, STATUS_DEADLINE_MS));
+export async function listConnections(client: Client, config: Config): Promise<ConnectionStatus[]> {
+  const { statuses, silent } = await askConnections(client, config);
+  if (silent.length > 0) {
+    throw new UserError(
+      silentLines(silent, config.temporal.taskQueue, STATUS_DEADLINE_MS).join('\n'),
+    );
+  }
   return statuses;
 }

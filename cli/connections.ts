@@ -37,7 +37,7 @@ import {
   webhookRegistrations,
   webhookRegistrationsFile,
 } from '../worker/webhook-registrations-file.js';
-import { listConnections, STATUS_DEADLINE_MS } from './connection-list.js';
+import { askConnections, silentLines, STATUS_DEADLINE_MS } from './connection-list.js';
 import { runAction, UserError } from './errors.js';
 import { formatDuration } from './options.js';
 import { secretFrom } from './secret-input.js';
@@ -637,11 +637,18 @@ export function connectionsCommand(
         );
         return;
       }
-      const all = await listConnections(client, config.temporal.taskQueue);
+      // Those that answered are listed even when another could not be read; then it fails,
+      // naming which and why.
+      const { statuses: all, silent } = await askConnections(client, config, STATUS_DEADLINE_MS);
       if (flags.json) process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
-      else if (all.length === 0)
+      else if (all.length === 0 && silent.length === 0)
         process.stdout.write('no connections; add one with ebsync connect\n');
-      else process.stdout.write(`${connectionTable(all)}\n`);
+      else if (all.length > 0) process.stdout.write(`${connectionTable(all)}\n`);
+      if (silent.length > 0) {
+        throw new UserError(
+          silentLines(silent, config.temporal.taskQueue, STATUS_DEADLINE_MS).join('\n'),
+        );
+      }
     });
   });
 }

@@ -84,7 +84,7 @@ async function ensureDemoConnection(
   config: Config,
   demo: DemoService,
 ): Promise<string> {
-  const existing = (await listConnections(client, config.temporal.taskQueue)).find(
+  const existing = (await listConnections(client, config)).find(
     (c) => c.connectionId === DEMO_CONNECTION,
   );
   if (existing && existing.baseUrl === demo.baseUrl && existing.state === 'active') {
@@ -149,7 +149,7 @@ async function mainJobSteps(
   let connectionId: string | undefined;
   if (demo) connectionId = await ensureDemoConnection(client, config, demo);
   else {
-    const connections = await listConnections(client, config.temporal.taskQueue);
+    const connections = await listConnections(client, config);
     if (connections.length === 0) {
       process.stdout.write(
         "No connection yet: run 'npx ebsync connect --api-key' (or 'npx ebsync connect' for an " +

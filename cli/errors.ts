@@ -27,7 +27,7 @@ export function reportFailure(error: unknown): number {
     return 2;
   }
   if (error instanceof UserError || error instanceof TemporalNamespaceMissingError) {
-    write(error.message);
+    for (const line of error.message.split('\n')) write(line);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -18,7 +18,6 @@ const SAMPLE = 3;
  */
 export async function requireOwnKeys(client: Client, config: Config): Promise<void> {
   const queue = config.temporal.taskQueue.replace(/'/g, "\\'");
-  const codecs = [...(dataConverter(config).payloadCodecs ?? [])].reverse();
   let tried = 0;
   for await (const execution of client.workflow.list({
     query: `ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
@@ -26,20 +25,7 @@ export async function requireOwnKeys(client: Client, config: Config): Promise<vo
   })) {
     if (tried >= SAMPLE) break;
     tried += 1;
-    const history = await client.workflowService
-      .getWorkflowExecutionHistory({
-        namespace: config.temporal.namespace,
-        execution: { workflowId: execution.workflowId, runId: execution.runId },
-        maximumPageSize: 1,
-      })
-      .catch(() => undefined);
-    const started = history?.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
-    let payloads = (started?.input?.payloads ?? []) as Payload[];
-    if (payloads.length === 0) continue;
-    try {
-      for (const codec of codecs) payloads = await codec.decode(payloads);
-    } catch (error) {
-      if (!(error instanceof PayloadDecryptionError)) continue;
+    if (await sealedWithOtherKeys(client, config, execution.workflowId, execution.runId)) {
       throw new UserError(
         `the Temporal server at ${config.temporal.address} already runs ebsync workflows on task queue ` +
           `'${config.temporal.taskQueue}' that this data directory's keys cannot open ` +
@@ -48,5 +34,35 @@ export async function requireOwnKeys(client: Client, config: Config): Promise<vo
           '(npm start -- --port 7243)',
       );
     }
+  }
+}
+
+/**
+ * Whether a workflow's input was sealed with keys this process lacks (a sure decryption
+ * failure; a history that cannot be read, or has no input, is not taken for one).
+ */
+export async function sealedWithOtherKeys(
+  client: Client,
+  config: Config,
+  workflowId: string,
+  runId?: string,
+): Promise<boolean> {
+  const history = await client.workflowService
+    .getWorkflowExecutionHistory({
+      namespace: config.temporal.namespace,
+      execution: { workflowId, ...(runId ? { runId } : {}) },
+      maximumPageSize: 1,
+    })
+    .catch(() => undefined);
+  const started = history?.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
+  let payloads = (started?.input?.payloads ?? []) as Payload[];
+  if (payloads.length === 0) return false;
+  try {
+    for (const codec of [...(dataConverter(config).payloadCodecs ?? [])].reverse()) {
+      payloads = await codec.decode(payloads);
+    }
+    return false;
+  } catch (error) {
+    return error instanceof PayloadDecryptionError;
   }
 }

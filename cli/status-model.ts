@@ -17,7 +17,7 @@ import {
   type MirrorProgress,
 } from '../workflows/mirror-types.js';
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit-types.js';
-import { askConnections, silentLine, STATUS_DEADLINE_MS } from './connection-list.js';
+import { askConnections, silentReason, STATUS_DEADLINE_MS } from './connection-list.js';
 import { asOfNow } from './mirror-summary.js';
 import { RECENT_FAILURE_MINUTES } from '../webhooks/receiver-stats.js';
 import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
@@ -77,7 +77,10 @@ export interface ConnectionView {
   businessName: string | null;
   /** 'unknown' when its workflow did not answer. */
   kind: string;
-  /** 'not_answering': its workflow got no answer from a worker in time (nothing else is known). */
+  /**
+   * 'not_answering': its workflow got no answer from a worker in time, or answered an error
+   * (lastError says which; nothing else is known).
+   */
   state: ConnectionState | 'not_answering';
   lastError: string | null;
   /** Epoch ms; installed apps only. */
@@ -512,7 +515,7 @@ async function gatherStatus(
   const cache: ClosedRunCache =
     options.cache ?? new Map<string, Pick<PassView, 'progress' | 'error'>>();
   const [answers, executions, schedules, webhooks, automations, inbox] = await Promise.all([
-    askConnections(client, config.temporal.taskQueue, STATUS_DEADLINE_MS),
+    askConnections(client, config, STATUS_DEADLINE_MS),
     mirrorExecutions(client, config),
     scheduleSection(client, config, options.runCache ?? (new Map() as RunOutcomeCache)),
     webhookSection(config),
@@ -544,7 +547,7 @@ async function gatherStatus(
       businessName: null,
       kind: 'unknown',
       state: 'not_answering',
-      lastError: silentLine([silent], config.temporal.taskQueue, STATUS_DEADLINE_MS),
+      lastError: silentReason(silent, config.temporal.taskQueue, STATUS_DEADLINE_MS),
       accessExpiresAt: null,
       rateLimited: { lastHour: 0, perMinute: [] },
       workflowId: silent.workflowId,

@@ -148,7 +148,7 @@ export async function pickConnection(
   asked?: string,
 ): Promise<string> {
   if (asked) return asked;
-  const connections = await listConnections(client, config.temporal.taskQueue);
+  const connections = await listConnections(client, config);
   if (connections.length === 0) {
     throw new UserError("no connection yet: run 'ebsync connect' first (or 'npm start' for demo)");
   }
