@@ -15,7 +15,7 @@ import { registerWorkerCommands } from './commands/worker.js';
  * Commander's parse error as ebsync says its own: 'ebsync: …' on one line, its suggestion
  * folded in, and where to look when it names no allowed values.
  */
-export function parseErrorLine(text: string): string {
+export function parseErrorLine(text: string, command = 'ebsync'): string {
   const [first = '', ...rest] = text.trim().split('\n');
   const suggestion = rest
     .map((line) => line.trim().replace(/^\((Did you mean .*)\)$/, (_, s: string) => s))
@@ -23,7 +23,7 @@ export function parseErrorLine(text: string): string {
     .join(' ');
   const message = first.replace(/^error: /, '');
   const hint = /^unknown command/.test(message)
-    ? "'ebsync --help' lists the commands"
+    ? `'${command} --help' lists the commands`
     : /^(unknown option|too many arguments|missing required argument|option '.*' argument missing)/.test(
           message,
         )
@@ -84,5 +84,16 @@ export function buildProgram(): Command {
   ]) {
     register(program);
   }
+  // A mistyped subcommand (`ebsync schedule ad`) points at its own group's help.
+  const withPaths = (command: Command, path: string): void => {
+    for (const sub of command.commands) {
+      const subPath = `${path} ${sub.name()}`;
+      if (sub.commands.length > 0) {
+        sub.configureOutput({ outputError: (text, write) => write(parseErrorLine(text, subPath)) });
+      }
+      withPaths(sub, subPath);
+    }
+  };
+  withPaths(program, 'ebsync');
   return program;
 }

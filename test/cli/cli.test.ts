@@ -138,6 +138,12 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     expect(near.stderr).toBe(
       "ebsync: unknown command 'snc' (did you mean sync? 'ebsync --help' lists the commands)\n",
     );
+    // Within a group of commands, the group's own help lists them.
+    const sub = await runCli(['schedule', 'creat']);
+    expect(sub.code).toBe(2);
+    expect(sub.stderr).toBe(
+      "ebsync: unknown command 'creat' (did you mean create? 'ebsync schedule --help' lists the commands)\n",
+    );
   });
 
   it.for([
