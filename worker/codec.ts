@@ -62,6 +62,12 @@ export interface EncryptionCodecOptions {
    * command run with another data dir than the worker's sees which file it read.
    */
   keysFrom?: string;
+  /**
+   * Who holds these keys, for the advice when a payload does not open: a command is most often
+   * run with other keys than the worker's; a worker was handed a workflow that an ebsync with
+   * other keys started (its data directory made again, or another deployment's queue).
+   */
+  holder?: 'command' | 'worker';
 }
 
 const additionalData = (keyId: string, row?: string): Buffer =>
@@ -83,6 +89,7 @@ export class EncryptionCodec implements PayloadCodec {
   private readonly current: { id: string; key: KeyObject };
   private readonly acceptPlaintext: boolean;
   private readonly keysFrom: string;
+  private readonly advice: string;
 
   constructor(keys: readonly EncryptionKey[], options: EncryptionCodecOptions = {}) {
     const first = keys[0];
@@ -99,6 +106,13 @@ export class EncryptionCodec implements PayloadCodec {
     this.keys = new Map(keys.map((k) => [k.id, createSecretKey(k.key)]));
     this.acceptPlaintext = options.acceptPlaintext ?? false;
     this.keysFrom = options.keysFrom ? `; this one's keys are ${options.keysFrom}` : '';
+    this.advice =
+      options.holder === 'worker'
+        ? 'it was started by an ebsync with other keys (another EBSYNC_ENCRYPTION_KEYS or ' +
+          'EBSYNC_DATA_DIR, or a data directory made again): give this worker those keys too, ' +
+          'or end the workflows whose keys are gone'
+        : "give this command the worker's keys (EBSYNC_ENCRYPTION_KEYS, or the " +
+          "encryption-keys file in the worker's EBSYNC_DATA_DIR)";
   }
 
   // async so that a bad payload rejects the promise rather than throwing at the call site
@@ -171,9 +185,7 @@ export class EncryptionCodec implements PayloadCodec {
         throw new PayloadDecryptionError(
           // Most often a command run with other keys than the worker's (another data dir).
           `encrypted payload failed authentication with key '${id}': it was sealed with another ` +
-            `key of that id, or changed since; give this command the worker's keys ` +
-            `(EBSYNC_ENCRYPTION_KEYS, or the encryption-keys file in the worker's EBSYNC_DATA_DIR)` +
-            this.keysFrom,
+            `key of that id, or changed since; ${this.advice}${this.keysFrom}`,
         );
       }
       return temporal.api.common.v1.Payload.decode(plain);

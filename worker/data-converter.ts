@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { ConfigError, configSchema, type Config } from '../config/index.js';
 import { makeDataDir } from '../store/private-files.js';
-import { EncryptionCodec, type EncryptionKey } from './codec.js';
+import { EncryptionCodec, type EncryptionCodecOptions, type EncryptionKey } from './codec.js';
 
 export function generateKeyLine(
   id = `k${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`,
@@ -58,11 +58,15 @@ export const encryptionKeys = (config: Config): EncryptionKey[] => encryptionKey
  * were never encrypted through (a workflow started from the Temporal CLI or UI); production
  * refuses them.
  */
-export function dataConverter(config: Config): DataConverter {
+export function dataConverter(
+  config: Config,
+  holder: EncryptionCodecOptions['holder'] = 'command',
+): DataConverter {
   const ring = encryptionKeyRing(config);
   const codec = new EncryptionCodec(ring.keys, {
     acceptPlaintext: config.mode === 'development',
     keysFrom: ring.from,
+    holder,
   });
   return { payloadCodecs: [codec] };
 }

@@ -114,7 +114,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   // found during start-up would leave a worker that never exits.
   const opened: (() => unknown)[] = [endRuntime];
   try {
-    const converter = dataConverter(config);
+    const converter = dataConverter(config, 'worker');
     const codec = converter.payloadCodecs?.[0];
     if (!codec) throw new Error('the data converter has no payload codec');
     const ca = config.service.caFile

@@ -51,7 +51,13 @@ describe('EncryptionCodec', () => {
     await expect(
       new EncryptionCodec([{ id: 'k1', key: k2.key }]).decode([sealed!]),
     ).rejects.toThrow(
-      /failed authentication with key 'k1'.*EBSYNC_ENCRYPTION_KEYS.*EBSYNC_DATA_DIR/,
+      /failed authentication with key 'k1'.*give this command the worker's keys \(EBSYNC_ENCRYPTION_KEYS.*EBSYNC_DATA_DIR/,
+    );
+    // A worker handed a workflow that other keys sealed is told so, not to ask a worker.
+    await expect(
+      new EncryptionCodec([{ id: 'k1', key: k2.key }], { holder: 'worker' }).decode([sealed!]),
+    ).rejects.toThrow(
+      /failed authentication with key 'k1'.*it was started by an ebsync with other keys .*: give this worker those keys too, or end the workflows whose keys are gone/,
     );
     const data = Buffer.from(sealed!.data!);
     data[20] = data[20]! ^ 0xff;
