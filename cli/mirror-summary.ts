@@ -169,6 +169,7 @@ export function reachLine(r: LearnedReach): string {
  */
 function againLine(p: MirrorProgress, again: number): string {
   const why: string[] = [];
+  // Events read by id come without their bookings: only a lead's come twice this way.
   if (p.subjects.includes('leads')) {
     why.push("a lead's bookings come with it and again from the booking list");
   }

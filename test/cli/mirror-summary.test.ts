@@ -89,14 +89,22 @@ describe('the summary of a first pass over leads', () => {
       items: 10,
       total: 700,
     };
-    const events = finished({
-      subjects: ['events'],
+    const appointments = finished({
+      subjects: ['appointments'],
       counts: { ...emptyCounts(), read: 320, written: 300, again: 20 },
       reach,
       refusals: [],
     });
-    expect(summaryText(events)).toContain(
+    expect(summaryText(appointments)).toContain(
       "  read again   20 records this pass had read already, written once (queries cut under the service's reach overlap)\n",
+    );
+    const events = finished({
+      subjects: ['events'],
+      counts: { ...emptyCounts(), read: 320, written: 300, again: 20 },
+      refusals: [],
+    });
+    expect(summaryText(events)).toContain(
+      '  read again   20 records this pass had read already, written once\n',
     );
   });
 
