@@ -3,7 +3,7 @@ import { connectionWorkflow } from '../workflows/connection.js';
 import { type ConnectionStatus, statusQuery } from '../workflows/connection-types.js';
 import type { Config } from '../config/index.js';
 import { UserError } from './errors.js';
-import { sealedWithOtherKeys } from './server-keys.js';
+import { sealedWithOtherKeys } from '../worker/workflow-keys.js';
 import { causes, temporalAway, withinDeadline } from './workflow-deadline.js';
 
 /**

@@ -22,6 +22,7 @@ import { sqliteTokenJournal } from '../store/token-journal.js';
 import { sqliteAutomationStore } from '../store/automation-endpoints.js';
 import { ConnectionTokens } from '../activities/connection-tokens.js';
 import { connectClient } from './temporal-client.js';
+import { runningSealedElsewhere } from './workflow-keys.js';
 import { createMirrorDeps } from './mirror-deps.js';
 import { setConnectionRate } from './rate-limits.js';
 import { drainWaker } from './drain-wake.js';
@@ -152,6 +153,22 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         'could not set the per-connection rate on the task queue; syncs are not rate-limited (docs/rate-limits.md)',
       ),
     );
+    // A worker whose keys cannot open the workflows already running on its queue takes their
+    // tasks and fails each one, a log line every few seconds: said once here, with why and
+    // what to do. A warning, not a refusal: one workflow whose keys were retired must not keep
+    // a whole deployment's workers from starting. (`ebsync dev` refuses, before this.)
+    const foreign = await runningSealedElsewhere(temporal.client, config, taskQueue).catch(
+      () => undefined,
+    );
+    if (foreign !== undefined) {
+      logger.warn(
+        { workflowId: foreign, taskQueue },
+        `workflows running on this task queue were sealed with keys this worker lacks ('${foreign}' ` +
+          'among them): an ebsync with other EBSYNC_ENCRYPTION_KEYS or EBSYNC_DATA_DIR started ' +
+          'them (or the data directory was made again); their tasks fail here until the workers ' +
+          'have those keys, or the workflows are ended',
+      );
+    }
     const mirror = createMirrorDeps(
       config,
       temporal.client,

@@ -8,7 +8,7 @@ import { UserError } from '../../cli/errors.js';
 import { requireOwnKeys } from '../../cli/server-keys.js';
 import { loadConfig } from '../../config/index.js';
 import { dataConverter, generateKeyLine } from '../../worker/data-converter.js';
-import { runCli } from '../helpers/cli.js';
+import { CliProcess, runCli } from '../helpers/cli.js';
 
 /**
  * A second `npm start` from another data directory, on the Temporal server the first one
@@ -65,6 +65,29 @@ describe('ebsync dev on a Temporal server another data directory uses', () => {
     ]);
     expect(result.stdout).not.toMatch(/worker start/);
     expect(result.stdout).not.toMatch(/DEMO DATA/);
+  });
+
+  it('ebsync worker starts all the same, and says once which workflow its keys cannot open', async () => {
+    const worker = new CliProcess(['worker'], {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      EBSYNC_DATA_DIR: join(dir, 'worker'),
+      EBSYNC_LOG_FORMAT: 'json',
+    });
+    try {
+      const warned = await worker.waitForLine(/sealed with keys this worker lacks/, 90_000);
+      expect(JSON.parse(warned)).toMatchObject({
+        level: 40,
+        workflowId,
+        taskQueue,
+        msg: expect.stringContaining(
+          `workflows running on this task queue were sealed with keys this worker lacks ('${workflowId}' among them)`,
+        ) as unknown,
+      });
+      await worker.waitForLine(/worker started/, 90_000);
+    } finally {
+      expect((await worker.stop('SIGTERM', 60_000)).code).toBe(0);
+    }
   });
 
   it('lets through the keys that sealed them, and refuses others', async () => {
