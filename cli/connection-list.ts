@@ -43,8 +43,31 @@ async function* runningConnectionWorkflows(client: Client, taskQueue: string) {
   for await (const execution of client.workflow.list({
     query: `WorkflowType = '${connectionWorkflow.name}' AND ExecutionStatus = 'Running' AND TaskQueue = '${queue}'`,
   })) {
-    yield execution.workflowId;
+    yield { workflowId: execution.workflowId, runId: execution.runId };
   }
+}
+
+/**
+ * Runs found sealed with other keys, or not: a run's input never changes, so the status page,
+ * which asks every 2 s, fetches each unanswering run's history once, not on every refresh (a
+ * history that could not be read is asked again next time).
+ */
+const sealedVerdicts = new Map<string, boolean>();
+const SEALED_VERDICTS_MAX = 1_000;
+
+async function sealedElsewhere(
+  client: Client,
+  config: Config,
+  workflowId: string,
+  runId: string,
+): Promise<boolean> {
+  const known = sealedVerdicts.get(runId);
+  if (known !== undefined) return known;
+  const sealed = await sealedWithOtherKeys(client, config, workflowId, runId);
+  if (sealed === undefined) return false;
+  if (sealedVerdicts.size >= SEALED_VERDICTS_MAX) sealedVerdicts.clear();
+  sealedVerdicts.set(runId, sealed);
+  return sealed;
 }
 
 const connectionIdOf = (workflowId: string): string => workflowId.replace(/^connection-/, '');
@@ -52,7 +75,7 @@ const connectionIdOf = (workflowId: string): string => workflowId.replace(/^conn
 /** The ids of this deployment's running connections, without asking any of them. */
 export async function runningConnectionIds(client: Client, taskQueue: string): Promise<string[]> {
   const ids: string[] = [];
-  for await (const workflowId of runningConnectionWorkflows(client, taskQueue)) {
+  for await (const { workflowId } of runningConnectionWorkflows(client, taskQueue)) {
     ids.push(connectionIdOf(workflowId));
   }
   return ids;
@@ -67,7 +90,7 @@ export async function askConnections(
   const taskQueue = config.temporal.taskQueue;
   const asked: Promise<ConnectionStatus | SilentConnection | undefined>[] = [];
   // Asked all at once: the status page lists every connection on each load.
-  for await (const workflowId of runningConnectionWorkflows(client, taskQueue)) {
+  for await (const { workflowId, runId } of runningConnectionWorkflows(client, taskQueue)) {
     asked.push(
       withinDeadline(
         client,
@@ -81,7 +104,7 @@ export async function askConnections(
         const connectionId = connectionIdOf(workflowId);
         // A workflow sealed with other keys fails every task of the worker that takes it, so
         // its query is refused or waits out the deadline: that, not the worker, is the cause.
-        if (await sealedWithOtherKeys(client, config, workflowId)) {
+        if (await sealedElsewhere(client, config, workflowId, runId)) {
           return { connectionId, workflowId, error: otherKeysLine(workflowId) };
         }
         if (error instanceof NoAnswer) return { connectionId, workflowId };

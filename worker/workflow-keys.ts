@@ -9,14 +9,14 @@ const SAMPLE = 3;
 
 /**
  * Whether a workflow's input was sealed with keys this process lacks (a sure decryption
- * failure; a history that cannot be read, or has no input, is not taken for one).
+ * failure; a workflow without input is not). Undefined when its history could not be read now.
  */
 export async function sealedWithOtherKeys(
   client: Client,
   config: Config,
   workflowId: string,
   runId?: string,
-): Promise<boolean> {
+): Promise<boolean | undefined> {
   const history = await client.workflowService
     .getWorkflowExecutionHistory({
       namespace: config.temporal.namespace,
@@ -24,7 +24,8 @@ export async function sealedWithOtherKeys(
       maximumPageSize: 1,
     })
     .catch(() => undefined);
-  const started = history?.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (history === undefined) return undefined;
+  const started = history.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
   let payloads = (started?.input?.payloads ?? []) as Payload[];
   if (payloads.length === 0) return false;
   try {
@@ -55,7 +56,9 @@ export async function runningSealedElsewhere(
   })) {
     if (tried >= SAMPLE) break;
     tried += 1;
-    if (await sealedWithOtherKeys(client, config, execution.workflowId, execution.runId)) {
+    if (
+      (await sealedWithOtherKeys(client, config, execution.workflowId, execution.runId)) === true
+    ) {
       return execution.workflowId;
     }
   }
