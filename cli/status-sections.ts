@@ -19,6 +19,7 @@ import {
   receiverStatsSchema,
   type ReceiverStats,
 } from '../webhooks/receiver-stats.js';
+import { recordedReceiver } from '../worker/receiver-address.js';
 import { receiverStatsToken } from '../worker/receiver-stats-token.js';
 import { webhookRegistrationsFile } from '../worker/webhook-registrations-file.js';
 import { registeredConnectionIds } from '../store/webhook-registrations.js';
@@ -240,10 +241,13 @@ export async function scheduleSection(
 
 /** Where this machine reaches the configured receiver: a wildcard address means loopback. */
 export function receiverStatsUrl(config: Config): string {
-  const host = config.webhooks.host;
+  return statsUrlAt(config.webhooks);
+}
+
+function statsUrlAt({ host, port }: { host: string; port: number }): string {
   const local = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
   const shown = local.includes(':') ? `[${local}]` : local;
-  return `http://${shown}:${config.webhooks.port}/webhooks/_stats`;
+  return `http://${shown}:${port}/webhooks/_stats`;
 }
 
 function viewOfStats(
@@ -272,12 +276,32 @@ function viewOfStats(
   };
 }
 
-/** The receiver's counters, or "not running" when nothing answers at its address. */
+/**
+ * The receiver's counters, or "not running" when nothing answers. A receiver of this data dir
+ * that recorded where it listens (`--port`, `--host`, port 0) is asked there first; then the
+ * configured address, where a receiver on another machine of a deployment is found.
+ */
 export async function webhookSection(config: Config): Promise<WebhookReceiverView> {
-  const endpoint = receiverStatsUrl(config);
   const registered = registeredConnections(config);
+  const configured = config.webhooks.port === 0 ? undefined : receiverStatsUrl(config);
+  const recorded = recordedReceiver(config);
+  const found = recorded ? statsUrlAt(recorded) : undefined;
+  if (found !== undefined && found !== configured) {
+    const view = await statsAt(found, config, registered);
+    if (view.running || configured === undefined) return view;
+  }
   // 0 is "a free port, picked when it starts": where that receiver listens is not known here.
-  if (config.webhooks.port === 0) return receiverNotRunning(endpoint, PORT_UNKNOWN, registered);
+  if (configured === undefined) {
+    return receiverNotRunning(receiverStatsUrl(config), PORT_UNKNOWN, registered);
+  }
+  return statsAt(configured, config, registered);
+}
+
+async function statsAt(
+  endpoint: string,
+  config: Config,
+  registered: string[],
+): Promise<WebhookReceiverView> {
   try {
     const res = await fetch(endpoint, {
       headers: { authorization: `Bearer ${receiverStatsToken(config)}` },
@@ -310,7 +334,7 @@ function registeredConnections(config: Config): string[] {
 
 /** Why the status of a receiver on EBSYNC_WEBHOOK_PORT=0 is not known. */
 export const PORT_UNKNOWN =
-  'EBSYNC_WEBHOOK_PORT is 0, a free port picked when the receiver starts, so its port is not known here; set EBSYNC_WEBHOOK_PORT to the one it printed to see it';
+  'EBSYNC_WEBHOOK_PORT is 0, a free port picked when the receiver starts, and no receiver of this data dir runs on this machine to say which; set EBSYNC_WEBHOOK_PORT to the one it printed to see it';
 
 /** The receiver's section when nothing answered at `endpoint`, and why. */
 export function receiverNotRunning(

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,12 +59,66 @@ describe('GET /webhooks/_stats', () => {
     expect(section).toMatchObject({ running: true, error: null, delivered: 0 });
   });
 
-  it('says a receiver on EBSYNC_WEBHOOK_PORT=0 is not known, not that it is not running', async () => {
-    // The receiver above runs; a reader whose setting is 0 cannot know its port.
-    const section = await webhookSection({ ...config, webhooks: { ...config.webhooks, port: 0 } });
-    expect(section).toMatchObject({ running: false, error: PORT_UNKNOWN });
-    const report = { webhooks: section } as unknown as StatusReport;
-    expect(webhooksLine(report)).toBe(`Webhook receiver: not known (${PORT_UNKNOWN})`);
+  it("finds its data dir's receiver where it listens, whatever the setting says", async () => {
+    // The receiver above listens on a port picked at start; readers set to 0, or to a port
+    // where nothing listens, find it through the address it recorded in the data dir.
+    const atZero = await webhookSection({ ...config, webhooks: { ...config.webhooks, port: 0 } });
+    expect(atZero).toMatchObject({ running: true, endpoint: `${receiver.url}/webhooks/_stats` });
+    const elsewhere = await closedPort();
+    const atOther = await webhookSection({
+      ...config,
+      webhooks: { ...config.webhooks, port: elsewhere },
+    });
+    expect(atOther).toMatchObject({ running: true, endpoint: `${receiver.url}/webhooks/_stats` });
+  });
+
+  it('says a receiver on EBSYNC_WEBHOOK_PORT=0 is not known when none of its data dir runs here', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'ebsync-stats-none-'));
+    try {
+      const section = await webhookSection({
+        ...config,
+        dataDir: other,
+        webhooks: { ...config.webhooks, port: 0 },
+      });
+      expect(section).toMatchObject({ running: false, error: PORT_UNKNOWN });
+      const report = { webhooks: section } as unknown as StatusReport;
+      expect(webhooksLine(report)).toBe(`Webhook receiver: not known (${PORT_UNKNOWN})`);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('forgets the address when the receiver stops, and a record of a process gone counts for nothing', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'ebsync-stats-record-'));
+    try {
+      const own = { ...config, dataDir: other };
+      const second = await startWebhookReceiver(own, createLogger({ level: 'silent' }), {
+        port: 0,
+      });
+      const file = join(other, 'webhook-receiver.json');
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
+        pid: process.pid,
+        host: '127.0.0.1',
+        port: Number(new URL(second.url).port),
+      });
+      expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
+      await second.close();
+      expect(existsSync(file)).toBe(false);
+      const unused = await closedPort();
+      // A receiver killed before it could remove its record: the process is gone.
+      const gone = spawnSync(process.execPath, ['-e', 'process.pid'], { encoding: 'utf8' });
+      writeFileSync(file, JSON.stringify({ pid: gone.pid, host: '127.0.0.1', port: 1 }));
+      const section = await webhookSection({
+        ...own,
+        webhooks: { ...own.webhooks, port: unused },
+      });
+      expect(section).toMatchObject({
+        running: false,
+        endpoint: `http://127.0.0.1:${unused}/webhooks/_stats`,
+      });
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
   });
 
   it('refuses to register deliveries to port 0 without --url, in one line', async () => {

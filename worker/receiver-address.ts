@@ -1,0 +1,73 @@
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { Config } from '../config/index.js';
+import { makeDataDir, PRIVATE_FILE_MODE } from '../store/private-files.js';
+import { processRuns } from './dev-server-guard.js';
+
+/**
+ * Where a running receiver of this data dir listens, for the commands that read its counters.
+ * A receiver started with `--port` or `--host` (or on port 0) listens away from the
+ * configured address, and `ebsync status` then said "not running" of a receiver that was
+ * running, and listed that as a problem. The file is a hint for this machine only: a receiver
+ * on another machine is found at the configured address, as before.
+ */
+const FILE = 'webhook-receiver.json';
+
+const recordSchema = z.object({
+  pid: z.number().int().positive(),
+  /** The address it listens on, as given (a wildcard address is read as loopback). */
+  host: z.string().min(1),
+  port: z.number().int().min(1).max(65535),
+});
+
+export type ReceiverRecord = z.infer<typeof recordSchema>;
+
+const recordFile = (config: Pick<Config, 'dataDir'>): string => join(config.dataDir, FILE);
+
+/**
+ * Records that this process's receiver listens at `host`:`port`; the returned call removes the record
+ * again, unless another receiver has written its own since. Failing to write costs only the
+ * hint, so it is reported to `onError` and not thrown.
+ */
+export function recordReceiverAddress(
+  config: Pick<Config, 'dataDir'>,
+  listening: { host: string; port: number },
+  onError: (error: unknown) => void,
+): () => void {
+  const file = recordFile(config);
+  const record: ReceiverRecord = { pid: process.pid, ...listening };
+  try {
+    makeDataDir(config.dataDir);
+    // Written aside and renamed: a reader never sees half a record.
+    const partial = `${file}.${process.pid}.tmp`;
+    writeFileSync(partial, `${JSON.stringify(record)}\n`, { mode: PRIVATE_FILE_MODE });
+    renameSync(partial, file);
+  } catch (error) {
+    onError(error);
+    return () => undefined;
+  }
+  return () => {
+    if (readRecord(file)?.pid !== process.pid) return;
+    try {
+      unlinkSync(file);
+    } catch {
+      // Removed meanwhile: nothing left to remove.
+    }
+  };
+}
+
+function readRecord(file: string): ReceiverRecord | undefined {
+  try {
+    const parsed = recordSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The receiver this data dir's record names, if its process still runs; else undefined. */
+export function recordedReceiver(config: Pick<Config, 'dataDir'>): ReceiverRecord | undefined {
+  const record = readRecord(recordFile(config));
+  return record && processRuns(record.pid) ? record : undefined;
+}
