@@ -195,8 +195,21 @@ export function probeLine(probe: IdProbe): string {
 export function exitCodeOf(p: MirrorProgress, workflowStatus = 'COMPLETED'): number {
   // Canceled, terminated or timed out: the pass did not do all it was asked.
   if (p.phase === 'failed' || !['COMPLETED', 'RUNNING'].includes(workflowStatus)) return 1;
-  if (p.phase === 'incomplete' || isIncomplete(p.counts)) return 3;
+  // Paused: it stopped cleanly on a destination's spent quota, the rest still unwritten.
+  if (p.phase === 'incomplete' || p.phase === 'paused' || isIncomplete(p.counts)) return 3;
   return 0;
+}
+
+/**
+ * Why a pass paused and when to run it again (a destination's daily quota spent), or null for
+ * a pass that did not pause.
+ */
+export function pausedText(p: MirrorProgress): string | null {
+  if (!p.pausedUntil) return null;
+  const why = p.error ?? 'the destination takes no calls for now';
+  // The destinations' own words often say until when already.
+  const when = why.includes(p.pausedUntil) ? 'then' : `after ${p.pausedUntil}`;
+  return `${why}; run this sync again ${when}`;
 }
 
 /**
@@ -241,11 +254,9 @@ export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): stri
     );
     for (const line of p.refusals ?? []) lines.push(`               ${line}`);
   }
-  if (p.pausedUntil) {
-    lines.push(
-      `  paused       ${p.error ?? 'the destination takes no calls for now'}; run this sync again after ${p.pausedUntil}`,
-    );
-  } else if (p.error) lines.push(`  error        ${p.error}`);
+  const paused = pausedText(p);
+  if (paused) lines.push(`  paused       ${paused}`);
+  else if (p.error) lines.push(`  error        ${p.error}`);
   return `${lines.join('\n')}\n`;
 }
 

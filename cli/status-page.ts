@@ -16,6 +16,7 @@ import {
   barFraction,
   etaText,
   outcomeText,
+  pausedText,
   phaseText,
   readCounts,
   readOf,
@@ -151,6 +152,8 @@ function passBlock(
       `<div class="error" data-testid="retrying-${label}">${escapeHtml(retryLine(pass.retrying, p?.destination))}</div>`,
     );
   }
+  const paused = pass.progress ? pausedText(pass.progress) : null;
+  if (paused) parts.push(`<div class="paused">${escapeHtml(paused)}</div>`);
   if (pass.error) parts.push(`<div class="error">${escapeHtml(pass.error)}</div>`);
   if (pass.status === 'running') {
     parts.push(
@@ -359,7 +362,7 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d0d7de;
 .badge.needs_reauth,.badge.failed,.badge.terminated,.badge.timed_out{background:#ffebe9}.badge.paused,.badge.canceled{background:#fff8c5}
 .bar{height:10px;background:#eaeef2;border-radius:5px;overflow:hidden;margin:4px 0}.bar div{height:100%;background:#2da44e}
 .mirror{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;margin:8px 0}.pass{margin:6px 0}
-.error,.problems{color:#cf222e}.ok{color:#1a7f37}.meta{color:#57606a;font-size:12px}
+div.paused{color:#9a6700}.error,.problems{color:#cf222e}.ok{color:#1a7f37}.meta{color:#57606a;font-size:12px}
 .charts{display:flex;gap:16px;flex-wrap:wrap}.chart-box{font-size:12px;color:#57606a}
 #admin{float:right}#action-result{min-height:1.4em}`;
 

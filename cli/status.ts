@@ -3,7 +3,7 @@ import { connectClient } from '../worker/temporal-client.js';
 import { runAction, UserError } from './errors.js';
 import { runUntilStopped } from './stopped-exit.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
-import { probeLine, progressLine, reachLine } from './mirror-summary.js';
+import { pausedText, probeLine, progressLine, reachLine } from './mirror-summary.js';
 import { retryLine } from './pass-retry.js';
 import { counted } from './counted.js';
 import { endedWords } from './status-sections.js';
@@ -17,7 +17,8 @@ function ms(value: number | null): string {
   return value === null ? '-' : `≤${value}ms`;
 }
 
-function passLine(label: string, pass: PassView, destination: string | null): string[] {
+/** The lines of one pass in the report: its status, progress, what holds it, and its link. */
+export function passLine(label: string, pass: PassView, destination: string | null): string[] {
   const lines = [`    ${label.padEnd(8)}${pass.status} since ${when(pass.startedAt)}`];
   if (pass.closedAt !== null) lines[0] += `, ended ${when(pass.closedAt)}`;
   if (pass.progress)
@@ -29,6 +30,8 @@ function passLine(label: string, pass: PassView, destination: string | null): st
   }
   for (const gap of pass.progress?.gaps ?? []) lines.push(`            reach gap: ${gap}`);
   for (const line of pass.progress?.refusals ?? []) lines.push(`            ${line}`);
+  const paused = pass.progress ? pausedText(pass.progress) : null;
+  if (paused) lines.push(`            why: ${paused}`);
   if (pass.error) lines.push(`            error: ${pass.error}`);
   lines.push(`            ${pass.uiUrl}`);
   return lines;

@@ -3,11 +3,14 @@ import {
   asOfNow,
   BAR_CELLS,
   barFraction,
+  exitCodeOf,
   progressLine,
   readText,
   slowedLine,
   summaryText,
 } from '../../cli/mirror-summary.js';
+import { passLine } from '../../cli/status.js';
+import type { PassView } from '../../cli/status-model.js';
 import { emptyCounts, etaOf, type MirrorProgress } from '../../workflows/mirror-types.js';
 
 /** A finished pass as the mirror workflow's query answers it. */
@@ -60,6 +63,52 @@ describe('the summary of a pass the destination refused records in', () => {
     delete (legacy.counts as Record<string, unknown>).refused;
     expect(summaryText(legacy as unknown as MirrorProgress)).not.toContain('refused');
     expect(progressLine(legacy as unknown as MirrorProgress)).not.toContain('refused');
+  });
+});
+
+describe("a pass that paused on a destination's spent daily quota", () => {
+  const paused = finished({
+    destination: 'pipedrive',
+    phase: 'paused',
+    counts: { ...emptyCounts(), read: 159, written: 159 },
+    refusals: [],
+    pausedUntil: '2026-12-05T00:00:00.000Z',
+    error: "Pipedrive's daily POST/PUT allowance is spent",
+  });
+
+  it('exits 3, as an incomplete pass does: what it read was not all written', () => {
+    expect(exitCodeOf(paused)).toBe(3);
+    expect(exitCodeOf(finished({ phase: 'incomplete', refusals: [] }))).toBe(3);
+    expect(exitCodeOf(finished({ counts: { ...emptyCounts(), read: 5, written: 5 } }))).toBe(0);
+    expect(exitCodeOf(finished({ phase: 'failed', error: 'x' }))).toBe(1);
+  });
+
+  it('says why and until when, in the summary and in the status report', () => {
+    const why =
+      "Pipedrive's daily POST/PUT allowance is spent; run this sync again after 2026-12-05T00:00:00.000Z";
+    expect(summaryText(paused)).toContain(`  paused       ${why}\n`);
+    const pass: PassView = {
+      workflowId: 'mirror-shop-1',
+      runId: 'r',
+      status: 'completed',
+      startedAt: 0,
+      closedAt: 1,
+      progress: paused,
+      error: null,
+      retrying: null,
+      uiUrl: 'http://ui/mirror-shop-1',
+    };
+    expect(passLine('last', pass, 'pipedrive')).toContain(`            why: ${why}`);
+    const ownWords = {
+      ...paused,
+      error: 'the day is spent; the mirror pauses until 2026-12-05T00:00:00.000Z',
+    };
+    expect(summaryText(ownWords)).toContain(
+      '  paused       the day is spent; the mirror pauses until 2026-12-05T00:00:00.000Z; run this sync again then\n',
+    );
+    expect(passLine('last', { ...pass, progress: finished() }, 'pipedrive').join('\n')).not.toMatch(
+      /why:/,
+    );
   });
 });
 
