@@ -1,4 +1,5 @@
 import { counted } from './counted.js';
+import { reconnectCommand } from './reconnect-advice.js';
 import {
   isGrpcDeadlineError,
   isGrpcServiceError,
@@ -347,7 +348,7 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
     problems.push({
       connectionId: c.connectionId,
       kind: 'needs_reauth',
-      message: `connection ${c.connectionId} needs re-authorization${why}: run 'ebsync connect --name ${c.connectionId}'`,
+      message: `connection ${c.connectionId} needs re-authorization${why}: run '${reconnectCommand(c.connectionId, c.kind)}'`,
     });
   }
   for (const m of mirrors) {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { reconnectCommand } from './reconnect-advice.js';
 import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import {
@@ -181,22 +182,35 @@ export async function requireConnection(client: Client, id: string): Promise<voi
 }
 
 /**
- * A connection that needs re-authorization: a pass of it would fail at its first request, so
- * none is started, and the line says what to run. Not known in time (no worker answered the
- * query): the pass is started and says so itself.
+ * Why a connection needs re-authorization and what to run, when its workflow says it does
+ * within the status deadline; undefined otherwise (active, or no worker answered in time).
  */
-async function refuseNeedsReauth(client: Client, id: string): Promise<void> {
+async function reauthNeeded(
+  client: Client,
+  id: string,
+): Promise<{ what: string; run: string } | undefined> {
   const status = await connectionStatusWithin(
     client,
     connectionWorkflowId(id),
     STATUS_DEADLINE_MS,
     () => new Error('no answer'),
   ).catch(() => undefined);
-  if (status?.state !== 'needs_reauth') return;
+  if (status?.state !== 'needs_reauth') return undefined;
   const why = status.lastError ? ` (${status.lastError})` : '';
-  throw new UserError(
-    `connection '${id}' needs re-authorization${why}; nothing was started: run 'ebsync connect --name ${id}'`,
-  );
+  return {
+    what: `connection '${id}' needs re-authorization${why}`,
+    run: `run '${reconnectCommand(id, status.kind)}'`,
+  };
+}
+
+/**
+ * A connection that needs re-authorization: a pass of it would fail at its first request, so
+ * none is started, and the line says what to run. Not known in time (no worker answered the
+ * query): the pass is started and says so itself.
+ */
+async function refuseNeedsReauth(client: Client, id: string): Promise<void> {
+  const reauth = await reauthNeeded(client, id);
+  if (reauth) throw new UserError(`${reauth.what}; nothing was started: ${reauth.run}`);
 }
 
 /**
@@ -756,6 +770,12 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           : summaryText(outcome.progress, outcome.status),
       );
       process.exitCode = exitCodeOf(outcome.progress, outcome.status);
+      // A pass that failed because the service no longer takes the connection's credentials:
+      // the summary has the service's words, this line what to run.
+      if (outcome.progress.phase === 'failed') {
+        const reauth = await reauthNeeded(client, connectionId);
+        if (reauth) process.stderr.write(`ebsync: ${reauth.what}: ${reauth.run}\n`);
+      }
       if (notAsked) {
         process.stderr.write(
           `ebsync: the pass asked for was not run, only the one that was running; run 'ebsync sync' again to run it\n`,

@@ -127,10 +127,46 @@ describe('ebsync sync refuses what could never make progress', () => {
     const sync = await runCli(['sync', '--connection', 'reauth'], env, 30_000);
     expect(sync.code, sync.stderr).toBe(1);
     expect(sync.stderr).toBe(
-      "ebsync: connection 'reauth' needs re-authorization (the service refused the integration key (401)); nothing was started: run 'ebsync connect --name reauth'\n",
+      "ebsync: connection 'reauth' needs re-authorization (the service refused the integration key (401)); nothing was started: run 'ebsync connect --api-key --name reauth'\n",
     );
     expect((await mirrorIds()).filter((id) => id.startsWith('mirror-reauth-'))).toEqual([]);
   }, 60_000);
+
+  it('a pass that fails on a key revoked at the service says what to run to reconnect', async () => {
+    const { key, id } = stack.sb.admin.createKey({ name: 'revoked' });
+    const connected = await runCli(['connect', '--api-key', '--name', 'revoked'], {
+      ...env,
+      EBS_API_KEY: key,
+    });
+    expect(connected.code, connected.stderr).toBe(0);
+    stack.sb.admin.revokeKey(id);
+    const sync = await runCli(
+      [
+        'sync',
+        'leads',
+        '--connection',
+        'revoked',
+        '--to',
+        `sqlite:${join(env.EBSYNC_DATA_DIR!, 'revoked.db')}`,
+      ],
+      env,
+      60_000,
+    );
+    expect(sync.code, sync.stderr).toBe(1);
+    expect(sync.stdout).toMatch(/: failed\n[\s\S]*error {8}leads\.list: HTTP 401 /);
+    expect(sync.stderr).toMatch(
+      /\nebsync: connection 'revoked' needs re-authorization \(.*\): run 'ebsync connect --api-key --name revoked'\n$/,
+    );
+    // What it says to run works: a new key, and the connection is active again.
+    const fresh = stack.sb.admin.createKey({ name: 'revoked-2' });
+    const again = await runCli(['connect', '--api-key', '--name', 'revoked'], {
+      ...env,
+      EBS_API_KEY: fresh.key,
+    });
+    expect(again.code, again.stderr).toBe(0);
+    const listed = await runCli(['connections'], env);
+    expect(listed.stdout).toMatch(/^revoked +active/m);
+  }, 120_000);
 
   it('a name no connection could have: the rule, exit 2, not to connect it under that name', async () => {
     // The check every command's connection goes through (`--connection` itself is refused
