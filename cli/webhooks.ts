@@ -6,6 +6,7 @@ import { type Config } from '../config/index.js';
 import { readPemFile } from '../worker/pem-files.js';
 import { loadStartupConfig } from './startup-config.js';
 import { signingSecretProblem } from '../webhooks/signature.js';
+import { recordedReceiver } from '../worker/receiver-address.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
 import { runAction, UserError } from './errors.js';
 import { readStdin, secretFrom } from './secret-input.js';
@@ -194,18 +195,28 @@ async function checkBeforeRegister(
   }
 }
 
+/**
+ * Where deliveries reach the receiver from this machine, when --url is not given: a receiver
+ * of this data dir that runs here (started with --port or on port 0 too), else the configured
+ * address; undefined when that is port 0, which nothing can be sent to.
+ */
+export function localReceiverUrl(config: Config): string | undefined {
+  const { host, port } = recordedReceiver(config) ?? config.webhooks;
+  if (port === 0) return undefined;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 async function register(config: Config, connection: string, flags: RegisterFlags): Promise<void> {
   requireConnectionName(connection);
   const destination = normalizeDestination(flags.to ?? defaultDestination(config));
-  const { host, port } = config.webhooks;
-  if (flags.url === undefined && port === 0) {
+  const local = localReceiverUrl(config);
+  if (flags.url === undefined && local === undefined) {
     throw new UserError(
-      "EBSYNC_WEBHOOK_PORT is 0, so the receiver's port is picked when it starts and deliveries to :0 would reach nothing: give --url with the address it printed ('webhook receiver listening')",
+      "EBSYNC_WEBHOOK_PORT is 0, so the receiver's port is picked when it starts and deliveries to :0 would reach nothing, and no receiver of this data dir runs here to say which it got: give --url with the address it printed ('webhook receiver listening')",
       2,
     );
   }
-  const local = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const url = receiverUrl(flags.url ?? local, connection);
+  const url = receiverUrl(flags.url ?? local ?? '', connection);
   let endpoint: { id: string | null; secret: string };
   let adminToken: string | undefined;
   if (flags.sandboxAdmin !== undefined) {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PORT_UNKNOWN, webhookSection } from '../../cli/status-sections.js';
 import { webhooksLine } from '../../cli/status.js';
+import { localReceiverUrl } from '../../cli/webhooks.js';
 import type { StatusReport } from '../../cli/status-model.js';
 import { runCli } from '../helpers/cli.js';
 import { loadConfig, type Config } from '../../config/index.js';
@@ -121,14 +122,33 @@ describe('GET /webhooks/_stats', () => {
     }
   });
 
+  it("registers deliveries to where its data dir's receiver listens when --url is not given", () => {
+    // The receiver above is on a port picked at start: found through its record.
+    expect(localReceiverUrl({ ...config, webhooks: { ...config.webhooks, port: 0 } })).toBe(
+      receiver.url,
+    );
+    const none = mkdtempSync(join(tmpdir(), 'ebsync-stats-none-'));
+    try {
+      const elsewhere = { ...config, dataDir: none };
+      expect(localReceiverUrl(elsewhere)).toBe(`http://127.0.0.1:${config.webhooks.port}`);
+      expect(
+        localReceiverUrl({ ...elsewhere, webhooks: { ...elsewhere.webhooks, port: 0 } }),
+      ).toBeUndefined();
+    } finally {
+      rmSync(none, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to register deliveries to port 0 without --url, in one line', async () => {
+    const none = mkdtempSync(join(tmpdir(), 'ebsync-stats-none-'));
     const result = await runCli(['webhooks', 'register', 'shop'], {
-      EBSYNC_DATA_DIR: dir,
+      EBSYNC_DATA_DIR: none,
       EBSYNC_WEBHOOK_PORT: '0',
     });
+    rmSync(none, { recursive: true, force: true });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
-      "ebsync: EBSYNC_WEBHOOK_PORT is 0, so the receiver's port is picked when it starts and deliveries to :0 would reach nothing: give --url with the address it printed ('webhook receiver listening')\n",
+      "ebsync: EBSYNC_WEBHOOK_PORT is 0, so the receiver's port is picked when it starts and deliveries to :0 would reach nothing, and no receiver of this data dir runs here to say which it got: give --url with the address it printed ('webhook receiver listening')\n",
     );
   });
 });
