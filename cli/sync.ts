@@ -772,7 +772,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       process.exitCode = exitCodeOf(outcome.progress, outcome.status);
       // A pass that failed because the service no longer takes the connection's credentials:
       // the summary has the service's words, this line what to run.
-      if (outcome.progress.phase === 'failed') {
+      if (process.exitCode === 1) {
         const reauth = await reauthNeeded(client, connectionId);
         if (reauth) process.stderr.write(`ebsync: ${reauth.what}: ${reauth.run}\n`);
       }

@@ -333,7 +333,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'webhooks.port',
     default: '8790',
     description:
-      "Port of the webhook receiver (`0` picks a free one, which other commands cannot know: `ebsync webhooks register <connection>` then needs `--url`, and `ebsync status` says the receiver is not known; `npm start`'s status page uses the port it got).",
+      'Port of the webhook receiver (`0` picks a free one: `ebsync webhooks register <connection>` then needs `--url`, unless that receiver runs on this machine with this data dir). A running receiver records where it listens in `<EBSYNC_DATA_DIR>/webhook-receiver.json`, so `ebsync status`, the status page and `webhooks register` on the same machine and data dir find one started with `--port`, `--host` or on port 0; elsewhere they look at this port.',
   },
   {
     env: 'EBSYNC_WEBHOOK_BODY_LIMIT',
