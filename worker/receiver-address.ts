@@ -48,7 +48,9 @@ export function recordReceiverAddress(
     return () => undefined;
   }
   return () => {
-    if (readRecord(file)?.pid !== process.pid) return;
+    // Another receiver's record (another process, or another receiver of this one) stays.
+    const now = readRecord(file);
+    if (now?.pid !== record.pid || now.host !== record.host || now.port !== record.port) return;
     try {
       unlinkSync(file);
     } catch {

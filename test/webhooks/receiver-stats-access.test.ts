@@ -103,7 +103,15 @@ describe('GET /webhooks/_stats', () => {
         port: Number(new URL(second.url).port),
       });
       expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
+      // A receiver started after it holds the record; the first one's stop leaves that be.
+      const third = await startWebhookReceiver(own, createLogger({ level: 'silent' }), {
+        port: 0,
+      });
       await second.close();
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+        port: Number(new URL(third.url).port),
+      });
+      await third.close();
       expect(existsSync(file)).toBe(false);
       const unused = await closedPort();
       // A receiver killed before it could remove its record: the process is gone.
