@@ -19,7 +19,7 @@ import {
   receiverStatsSchema,
   type ReceiverStats,
 } from '../webhooks/receiver-stats.js';
-import { recordedReceiver } from '../worker/receiver-address.js';
+import { receiverOrigin, recordedReceiver } from '../worker/receiver-address.js';
 import { receiverStatsToken } from '../worker/receiver-stats-token.js';
 import { webhookRegistrationsFile } from '../worker/webhook-registrations-file.js';
 import { registeredConnectionIds } from '../store/webhook-registrations.js';
@@ -244,10 +244,8 @@ export function receiverStatsUrl(config: Config): string {
   return statsUrlAt(config.webhooks);
 }
 
-function statsUrlAt({ host, port }: { host: string; port: number }): string {
-  const local = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
-  const shown = local.includes(':') ? `[${local}]` : local;
-  return `http://${shown}:${port}/webhooks/_stats`;
+function statsUrlAt(at: { host: string; port: number }): string {
+  return `${receiverOrigin(at, true)}/webhooks/_stats`;
 }
 
 function viewOfStats(

@@ -6,7 +6,7 @@ import { type Config } from '../config/index.js';
 import { readPemFile } from '../worker/pem-files.js';
 import { loadStartupConfig } from './startup-config.js';
 import { signingSecretProblem } from '../webhooks/signature.js';
-import { recordedReceiver } from '../worker/receiver-address.js';
+import { receiverOrigin, recordedReceiver } from '../worker/receiver-address.js';
 import { startWebhookReceiver, webhookRegistrations } from '../worker/webhook-receiver.js';
 import { runAction, UserError } from './errors.js';
 import { readStdin, secretFrom } from './secret-input.js';
@@ -201,22 +201,21 @@ async function checkBeforeRegister(
  * address; undefined when that is port 0, which nothing can be sent to.
  */
 export function localReceiverUrl(config: Config): string | undefined {
-  const { host, port } = recordedReceiver(config) ?? config.webhooks;
-  if (port === 0) return undefined;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const at = recordedReceiver(config) ?? config.webhooks;
+  return at.port === 0 ? undefined : receiverOrigin(at);
 }
 
 async function register(config: Config, connection: string, flags: RegisterFlags): Promise<void> {
   requireConnectionName(connection);
   const destination = normalizeDestination(flags.to ?? defaultDestination(config));
-  const local = localReceiverUrl(config);
-  if (flags.url === undefined && local === undefined) {
+  const base = flags.url ?? localReceiverUrl(config);
+  if (base === undefined) {
     throw new UserError(
       "EBSYNC_WEBHOOK_PORT is 0, so the receiver's port is picked when it starts and deliveries to :0 would reach nothing, and no receiver of this data dir runs here to say which it got: give --url with the address it printed ('webhook receiver listening')",
       2,
     );
   }
-  const url = receiverUrl(flags.url ?? local ?? '', connection);
+  const url = receiverUrl(base, connection);
   let endpoint: { id: string | null; secret: string };
   let adminToken: string | undefined;
   if (flags.sandboxAdmin !== undefined) {

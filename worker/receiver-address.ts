@@ -68,6 +68,18 @@ function readRecord(file: string): ReceiverRecord | undefined {
   }
 }
 
+/**
+ * The http origin of a receiver listening at `host`:`port`. `fromHere` reads a wildcard
+ * address as loopback, where this machine reaches it.
+ */
+export function receiverOrigin(
+  { host, port }: { host: string; port: number },
+  fromHere = false,
+): string {
+  const at = !fromHere ? host : host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${at.includes(':') ? `[${at}]` : at}:${port}`;
+}
+
 /** The receiver this data dir's record names, if its process still runs; else undefined. */
 export function recordedReceiver(config: Pick<Config, 'dataDir'>): ReceiverRecord | undefined {
   const record = readRecord(recordFile(config));

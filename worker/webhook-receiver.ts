@@ -9,7 +9,7 @@ import { WakeUps } from '../webhooks/wake-ups.js';
 import { webhookRegistrations } from './webhook-registrations-file.js';
 import { drainWaker } from './drain-wake.js';
 import type { Logger } from './logger.js';
-import { recordReceiverAddress } from './receiver-address.js';
+import { receiverOrigin, recordReceiverAddress } from './receiver-address.js';
 import { receiverStatsToken } from './receiver-stats-token.js';
 import { openOnce } from './open-once.js';
 import { storeRefusal } from './store-refusal.js';
@@ -157,8 +157,7 @@ export async function startWebhookReceiver(
   );
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  const shownHost = host.includes(':') ? `[${host}]` : host;
-  const url = `http://${shownHost}:${port}`;
+  const url = receiverOrigin({ host, port });
   const forget = recordReceiverAddress(config, { host, port }, (error) =>
     log.warn(
       { error: error instanceof Error ? error.message : String(error) },

@@ -50,15 +50,20 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A command of another data directory (its own keys) on the server and queue above. */
+const onTheServer = (dataDir: string, extra: Record<string, string>): Record<string, string> => ({
+  TEMPORAL_ADDRESS: inject('temporalAddress'),
+  TEMPORAL_TASK_QUEUE: taskQueue,
+  EBSYNC_DATA_DIR: join(dir, dataDir),
+  ...extra,
+});
+
 describe('ebsync dev on a Temporal server another data directory uses', () => {
   it('exits 1 with one line naming the workflow and what to do, before any worker starts', async () => {
-    const result = await runCli(['dev'], {
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      EBSYNC_DATA_DIR: join(dir, 'second'),
-      EBSYNC_WEBHOOK_PORT: '0',
-      EBSYNC_STATUS_PORT: '0',
-    });
+    const result = await runCli(
+      ['dev'],
+      onTheServer('second', { EBSYNC_WEBHOOK_PORT: '0', EBSYNC_STATUS_PORT: '0' }),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toEqual([
       `ebsync: the Temporal server at ${inject('temporalAddress')} already runs ebsync workflows on task queue '${taskQueue}' that this data directory's keys cannot open ('${workflowId}': another ebsync, with another EBSYNC_DATA_DIR, uses that server); stop that one, run this one from the same data directory, or give it a server of its own (npm start -- --port 7243)`,
@@ -68,12 +73,7 @@ describe('ebsync dev on a Temporal server another data directory uses', () => {
   });
 
   it('ebsync worker starts all the same, and says once which workflow its keys cannot open', async () => {
-    const worker = new CliProcess(['worker'], {
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      EBSYNC_DATA_DIR: join(dir, 'worker'),
-      EBSYNC_LOG_FORMAT: 'json',
-    });
+    const worker = new CliProcess(['worker'], onTheServer('worker', { EBSYNC_LOG_FORMAT: 'json' }));
     try {
       const warned = await worker.waitForLine(/sealed with keys this worker lacks/, 90_000);
       expect(JSON.parse(warned)).toMatchObject({
