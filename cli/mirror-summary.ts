@@ -189,6 +189,18 @@ export function probeLine(probe: IdProbe): string {
 }
 
 /**
+ * The head of the lines of lists the pass's credential may not read (MirrorProgress.forbidden),
+ * said the same by the summary, `ebsync status` and the status page.
+ */
+export function forbiddenHead(lines: readonly string[]): string {
+  return (
+    `${counted(lines.length, 'list')} the connection's credential may not read, left unread ` +
+    `(none of their records marked deleted); give the connection a credential that may, then ` +
+    `run this sync again:`
+  );
+}
+
+/**
  * The exit code a finished pass deserves: 0 done, 1 failed, 3 incomplete (it ran to its end
  * but left records unreachable or refused: the summary says which).
  */
@@ -196,7 +208,9 @@ export function exitCodeOf(p: MirrorProgress, workflowStatus = 'COMPLETED'): num
   // Canceled, terminated or timed out: the pass did not do all it was asked.
   if (p.phase === 'failed' || !['COMPLETED', 'RUNNING'].includes(workflowStatus)) return 1;
   // Paused: it stopped cleanly on a destination's spent quota, the rest still unwritten.
-  if (p.phase === 'incomplete' || p.phase === 'paused' || isIncomplete(p.counts)) return 3;
+  if (p.phase === 'incomplete' || p.phase === 'paused' || isIncomplete(p.counts, p.forbidden)) {
+    return 3;
+  }
   return 0;
 }
 
@@ -253,6 +267,11 @@ export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): stri
       `  refused      ${counted(c.refused ?? 0, 'record')} the destination would not take; the next pass tries them again:`,
     );
     for (const line of p.refusals ?? []) lines.push(`               ${line}`);
+  }
+  const forbidden = p.forbidden ?? [];
+  if (forbidden.length > 0) {
+    lines.push(`  not read     ${forbiddenHead(forbidden)}`);
+    for (const line of forbidden) lines.push(`               ${line}`);
   }
   const paused = pausedText(p);
   if (paused) lines.push(`  paused       ${paused}`);

@@ -15,6 +15,7 @@ import { endedWords } from './status-sections.js';
 import {
   barFraction,
   etaText,
+  forbiddenHead,
   outcomeText,
   pausedText,
   phaseText,
@@ -136,6 +137,13 @@ function passBlock(
       parts.push(
         `<div class="problems" data-testid="refusals-${label}">Refused by the destination (tried again next pass):<ul>` +
           (p.refusals ?? []).map((r) => `<li>${escapeHtml(r)}</li>`).join('') +
+          `</ul></div>`,
+      );
+    }
+    if ((p.forbidden ?? []).length > 0) {
+      parts.push(
+        `<div class="problems" data-testid="forbidden-${label}">${escapeHtml(forbiddenHead(p.forbidden ?? []))}<ul>` +
+          (p.forbidden ?? []).map((line) => `<li>${escapeHtml(line)}</li>`).join('') +
           `</ul></div>`,
       );
     }

@@ -30,6 +30,7 @@ export function passLine(label: string, pass: PassView, destination: string | nu
   }
   for (const gap of pass.progress?.gaps ?? []) lines.push(`            reach gap: ${gap}`);
   for (const line of pass.progress?.refusals ?? []) lines.push(`            ${line}`);
+  for (const line of pass.progress?.forbidden ?? []) lines.push(`            not read: ${line}`);
   const paused = pass.progress ? pausedText(pass.progress) : null;
   if (paused) lines.push(`            why: ${paused}`);
   if (pass.error) lines.push(`            error: ${pass.error}`);

@@ -59,6 +59,12 @@ export interface PartitionState {
    * the difference each activity reports. Absent in passes from before cursors were stored.
    */
   tally?: PartitionTally;
+  /**
+   * Set when the service refused its list to this credential from the first request (a 403
+   * naming a permission it lacks): the partition is settled unread, the pass ends incomplete,
+   * and the deletion sweep leaves its subject alone.
+   */
+  forbidden?: string;
 }
 
 /** Running counts of one partition's reads and writes, kept with its cursor in the store. */
@@ -190,6 +196,11 @@ export interface MirrorProgress {
   /** Why the destination refused records, one line each (the first 20 of the pass). */
   refusals: string[];
   /**
+   * Lists the service refused to the connection's credential (`leads: <the service's words>`),
+   * left unread: the pass ends incomplete (absent when none, and from older versions).
+   */
+  forbidden?: string[];
+  /**
    * The service's reach as the pass learned it, when a page showed it below the setting
    * (absent from passes of older versions).
    */
@@ -268,9 +279,20 @@ export function tallyDelta(
   return out;
 }
 
-/** A finished pass is incomplete when it left records unreachable or refused. */
-export const isIncomplete = (counts: MirrorCounts): boolean =>
-  counts.unreachable > 0 || counts.refused > 0;
+/**
+ * A finished pass is incomplete when it left records unreachable or refused, or a list unread
+ * that its credential may not read.
+ */
+export const isIncomplete = (counts: MirrorCounts, forbidden: readonly unknown[] = []): boolean =>
+  counts.unreachable > 0 || counts.refused > 0 || forbidden.length > 0;
+
+/** The lines of the lists a pass's credential may not read, one per partition refused. */
+export const forbiddenLines = (partitions: readonly PartitionState[]): string[] =>
+  partitions.flatMap((p) =>
+    p.forbidden === undefined
+      ? []
+      : [`${p.key === p.subject ? p.subject : `${p.subject} (${p.key})`}: ${p.forbidden}`],
+  );
 
 export function addCounts(into: MirrorCounts, more: Partial<MirrorCounts>): void {
   for (const key of Object.keys(more) as (keyof MirrorCounts)[]) {

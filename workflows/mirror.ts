@@ -19,6 +19,7 @@ import {
   emptyCounts,
   emptyProbe,
   etaOf,
+  forbiddenLines,
   isIncomplete,
   mirrorProgressQuery,
   type MirrorCarried,
@@ -65,6 +66,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
   let error: string | null = null;
   let pausedUntil: string | undefined;
   const now = (): number => Date.now();
+  const forbidden = (): string[] => forbiddenLines(state?.partitions ?? []);
 
   const progress = (): MirrorProgress => {
     const counts = state?.counts ?? emptyCounts();
@@ -93,6 +95,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       counts: { ...counts },
       gaps: state?.gaps ?? [],
       refusals: state?.refusals ?? [],
+      ...(forbidden().length > 0 ? { forbidden: forbidden() } : {}),
       reach: state?.reach ?? null,
       probe: state?.probe ?? null,
       ratePerSecond: Math.round(ratePerSecond * 10) / 10,
@@ -156,11 +159,13 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       const leads = current.partitions.find((p) => p.key === 'leads');
       const probing =
         leads !== undefined && (current.probe !== undefined || patched('probe-lead-ids'));
-      const probeReady = (): boolean =>
-        probing && leads.done && !(current.probe?.done ?? false) && !taken.has('probe');
+      // Leads the credential may not read are not read by id either.
+      const probeSettled = (): boolean =>
+        !probing || current.probe?.done === true || leads?.forbidden !== undefined;
+      const probeReady = (): boolean => !probeSettled() && leads!.done && !taken.has('probe');
       const isDone = (key: string): boolean =>
         (current.partitions.find((p) => p.key === key)?.done ?? true) &&
-        (key !== 'leads' || !probing || current.probe?.done === true);
+        (key !== 'leads' || probeSettled());
       const ready = (): PartitionState | undefined =>
         current.partitions.find(
           (p) => !p.done && !taken.has(p.key) && (p.after === undefined || isDone(p.after)),
@@ -196,8 +201,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
           }
         }
       };
-      const allRead = (): boolean =>
-        current.partitions.every((p) => p.done) && (!probing || current.probe?.done === true);
+      const allRead = (): boolean => current.partitions.every((p) => p.done) && probeSettled();
       const probe = async (partition: PartitionState): Promise<void> => {
         const probed = await serviceCalls(pace).probeLeadIds({
           ...target,
@@ -228,6 +232,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
         partition.done = page.done;
         partition.expected = page.expected;
         if (page.tally) partition.tally = page.tally;
+        if (page.forbidden !== undefined) partition.forbidden = page.forbidden;
         if (page.reach && page.reach.reach < (current.reach?.reach ?? Infinity)) {
           current.reach = page.reach;
         }
@@ -243,10 +248,16 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       }
     }
 
+    // A subject with a list its credential may not read is left out of the sweep: its records
+    // were not read, so none of them may be called deleted (nor read by id, refused too).
+    const refusedSubjects = new Set(
+      current.partitions.filter((p) => p.forbidden !== undefined).map((p) => p.subject),
+    );
+    const swept = input.subjects.filter((subject) => !refusedSubjects.has(subject));
     while (current.phase === 'deleting' && !handOver()) {
       const sweep = await serviceCalls(pace).sweepDeletions({
         ...target,
-        subjects: input.subjects,
+        subjects: swept,
         generation: current.generation,
         after: current.sweepAfter,
       });
@@ -272,7 +283,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     current.counts.unreachable = final.unreachable;
     current.gaps.push(...final.gaps);
     // Nothing silent: a pass that left records unreachable or refused is not done.
-    if (isIncomplete(current.counts)) current.phase = 'incomplete';
+    if (isIncomplete(current.counts, forbidden())) current.phase = 'incomplete';
     return progress();
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;

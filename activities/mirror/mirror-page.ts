@@ -1,5 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { PermissionError } from '../../api/errors.js';
 import type { Resource } from '../../destinations/record.js';
 import {
   completeUnread,
@@ -19,7 +20,7 @@ import {
   type PartitionState,
   type PartitionTally,
 } from '../../workflows/mirror-types.js';
-import { addTally, loadPartition, savePartition } from './plan-checkpoints.js';
+import { addTally, emptyTally, loadPartition, savePartition } from './plan-checkpoints.js';
 import {
   isRefusal,
   passKeyOf,
@@ -77,6 +78,11 @@ export interface PageOutput {
   reach?: LearnedReach;
   /** Why the destination refused records of this page (none: absent). */
   refusals?: string[];
+  /**
+   * The service's words, when it refused the partition's list to the credential before any of
+   * it was read (a permission it lacks): the partition is done, unread.
+   */
+  forbidden?: string;
 }
 
 export function createMirrorPage({
@@ -93,8 +99,36 @@ export function createMirrorPage({
   /**
    * Advances one partition by up to a few pages (one request each, fetched at once), plus
    * the reads by id those pages call for, and writes what changed.
+   *
+   * A list the service refuses to the credential from its first request (a 403 naming a
+   * permission, as a key made with only `lead_read` meets on appointments) settles the
+   * partition unread, so the pass mirrors the subjects it may read and ends incomplete saying
+   * which it may not. A refusal after part of the list was read (a permission taken away
+   * mid-pass) still fails the pass: what was read must not look like all there is.
    */
   async function mirrorPage(input: PageInput): Promise<PageOutput> {
+    try {
+      return await advance(input);
+    } catch (error) {
+      const tally = input.partition.tally ?? emptyTally();
+      if (!(error instanceof PermissionError) || tally.pages > 0 || tally.read > 0) throw error;
+      log.warn('the service refused a list to the credential; the pass leaves it unread', {
+        partition: input.partition.key,
+        error: error.message,
+      });
+      return {
+        cursor: null,
+        done: true,
+        expected: 0,
+        counts: { requests: 1 },
+        tally: { ...tally, requests: tally.requests + 1 },
+        gaps: [],
+        forbidden: error.message,
+      };
+    }
+  }
+
+  async function advance(input: PageInput): Promise<PageOutput> {
     const resource = (input.partition.spec as { resource: ListResource }).resource;
     const [at, client] = await Promise.all([open(input), deps.clientFor(input.connectionId)]);
     const key = passKeyOf(at, input.subjects ?? [input.partition.subject], input.mode);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { progressLine } from '../../cli/mirror-summary.js';
+import { forbiddenHead, progressLine } from '../../cli/mirror-summary.js';
 import { reportHtml } from '../../cli/status-page.js';
 import { receiverNotRunning } from '../../cli/status-sections.js';
 import { findProblems, type PassView } from '../../cli/status-model.js';
@@ -109,6 +109,16 @@ describe("the status page's line for a running pass", () => {
       'slowed to 6.3 % of EBS_RATE_LIMIT: the service turned requests away for its rate',
     );
     expect(pageFor(progress(10, 100))).not.toContain('slowed');
+  });
+
+  it('lists what its credential may not read, with the words the terminal uses (escaped)', () => {
+    const line = 'appointments: appointments.list: HTTP 403 lacks <appointment_read>';
+    const page = pageFor({ ...progress(10, 10), phase: 'incomplete', forbidden: [line] });
+    expect(page).toContain(
+      `<div class="problems" data-testid="forbidden-current">${forbiddenHead([line]).replace("'", '&#39;')}<ul>` +
+        '<li>appointments: appointments.list: HTTP 403 lacks &lt;appointment_read&gt;</li></ul></div>',
+    );
+    expect(pageFor(progress(10, 10))).not.toContain('data-testid="forbidden-');
   });
 });
 

@@ -193,6 +193,84 @@ describe('ebsync sync refuses what could never make progress', () => {
   }, 40_000);
 });
 
+describe('a credential that may not read every subject', () => {
+  it('mirrors what it may read, leaves the rest unread and undeleted, exits 3 and says why', async () => {
+    const name = 'sync-narrow';
+    const file = join(env.EBSYNC_DATA_DIR!, 'sync-narrow.db');
+    const sync = (): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+      runCli(
+        ['sync', 'all', '--full', '--connection', name, '--to', `sqlite:${file}`],
+        env,
+        60_000,
+      );
+    const connect = async (key: string): Promise<void> => {
+      const connected = await runCli(['connect', '--api-key', '--name', name], {
+        ...env,
+        EBS_API_KEY: key,
+      });
+      expect(connected.code, connected.stderr).toBe(0);
+    };
+    /** Rows of a table, and those marked deleted. */
+    const rows = (table: string): { all: number; deleted: number } => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return db
+          .prepare(`SELECT count(*) AS "all", count(deleted_at) AS deleted FROM ${table}`)
+          .get() as { all: number; deleted: number };
+      } finally {
+        db.close();
+      }
+    };
+    const everything = stack.sb.admin.createKey({ name: 'narrow-full' });
+    await connect(everything.key);
+    const first = await sync();
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    const appointments = rows('appointments');
+    expect(appointments.all).toBeGreaterThan(0);
+    expect(rows('leads')).toEqual({ all: 20, deleted: 0 });
+
+    // The same connection, now with a key that may read leads only; a lead and an appointment
+    // deleted at the service meanwhile.
+    const db = new Database(file, { readonly: true });
+    const [lead, appointment] = ['leads', 'appointments'].map(
+      (table) => (db.prepare(`SELECT id FROM ${table} LIMIT 1`).get() as { id: string }).id,
+    );
+    db.close();
+    stack.sb.admin.deleteRecord('lead', Number(lead));
+    stack.sb.admin.deleteRecord('appointment', Number(appointment));
+    await connect(
+      stack.sb.admin.createKey({ name: 'narrow-leads', permissions: ['lead_read'] }).key,
+    );
+    const narrow = await sync();
+    expect(narrow.code, narrow.stdout + narrow.stderr).toBe(3);
+    expect(narrow.stdout).toMatch(/: incomplete\n/);
+    expect(narrow.stdout).toMatch(
+      /\n {2}not read {5}2 lists the connection's credential may not read, left unread \(none of their records marked deleted\); give the connection a credential that may, then run this sync again:\n/,
+    );
+    expect(narrow.stdout).toMatch(
+      /\n {15}events \(event_bookings\): eventBookings\.list: HTTP 403 .*event_read/,
+    );
+    expect(narrow.stdout).toMatch(
+      /\n {15}appointments: appointments\.list: HTTP 403 .*appointment_read/,
+    );
+    // The lead it may read is marked deleted; the appointment it may not read stays.
+    expect(rows('leads')).toEqual({ all: 20, deleted: 1 });
+    expect(rows('appointments')).toEqual(appointments);
+    const status = await runCli(['status'], env);
+    expect(status.stdout).toMatch(
+      /last pass incomplete: 2 lists its credential may not read \(events \(event_bookings\), appointments\)/,
+    );
+    expect(status.stdout).toMatch(/\n {12}not read: appointments: appointments\.list: HTTP 403/);
+
+    // Given a key that may read them again, the next pass reads them, and marks the deleted one.
+    await connect(stack.sb.admin.createKey({ name: 'narrow-again' }).key);
+    const again = await sync();
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).not.toMatch(/not read/);
+    expect(rows('appointments')).toEqual({ all: appointments.all, deleted: 1 });
+  }, 240_000);
+});
+
 describe('the destination check on a real Postgres', () => {
   it('a URL without the password the server asks for says so, not the SCRAM words of the driver', async () => {
     const url = new URL(await createTestDatabase('nopw'));
