@@ -4,6 +4,7 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -80,7 +81,11 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
   // Notice seq -> when it may be tried again and the wait that led there (doubling).
   const held = new Map<number, { untilMs: number; waitMs: number }>(input.carried?.held ?? []);
 
-  const pace = new Pace(connectionId, { cutOnRepeat: true });
+  // Drains started before the pace learned the service's ceiling replay as they ran.
+  const pace = new Pace(connectionId, {
+    cutOnRepeat: true,
+    learnCeiling: patched('pace-learns-ceiling'),
+  });
   setHandler(rateLimitedSignal, (signal) => pace.onLimit(signal, Date.now()));
   setHandler(inboxWakeSignal, (wake) => {
     woken = true;

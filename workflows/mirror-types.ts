@@ -3,6 +3,7 @@
  * constants, and its progress query (called by this definition, never by name).
  */
 import { defineQuery } from '@temporalio/workflow';
+import type { PaceState } from './rate-limit.js';
 
 /** What a user asks to mirror: `ebsync sync leads|events|appointments|all`. */
 export type MirrorSubject = 'leads' | 'events' | 'appointments';
@@ -145,6 +146,8 @@ export interface MirrorCarried {
   /** The read by id of lead ids no list returned (activities/mirror/probe-ids.ts). */
   probe?: IdProbe;
   runs: number;
+  /** The connection's pace as the last run left it (absent from older versions). */
+  pace?: PaceState;
 }
 
 /** How far the pass read lead ids between those its lists returned, and what it found. */

@@ -106,8 +106,17 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       ...(pausedUntil ? { pausedUntil } : {}),
     };
   };
-  // Passes started before lone refusals stopped cutting the pace replay as they ran.
-  const pace = new Pace(input.connectionId, { cutOnRepeat: patched('pace-cut-on-repeat') });
+  // Passes started before lone refusals stopped cutting the pace, or before the pace learned
+  // the service's ceiling, replay as they ran. A run continued as new goes on at the pace the
+  // last one had reached.
+  const pace = new Pace(
+    input.connectionId,
+    {
+      cutOnRepeat: patched('pace-cut-on-repeat'),
+      learnCeiling: patched('pace-learns-ceiling'),
+    },
+    input.carried?.pace,
+  );
   setHandler(rateLimitedSignal, (signal) => pace.onLimit(signal, now()));
   setHandler(mirrorProgressQuery, progress);
 
@@ -269,7 +278,10 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     }
 
     if (current.phase !== 'done') {
-      return await continueAsNew<typeof mirrorWorkflow>({ ...input, carried: current });
+      return await continueAsNew<typeof mirrorWorkflow>({
+        ...input,
+        carried: { ...current, pace: pace.state() },
+      });
     }
     // The pages counted what they had not reached as they went; the sweep may have found
     // some of it by id since, so the ledger settles the final count.
