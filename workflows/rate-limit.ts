@@ -70,9 +70,10 @@ export interface PaceState {
  * them. Climbing back to the full rate each time met the same refusals again, and a pass ran
  * a sawtooth between the limit and half of it. Now the climb is quick up to CEILING_MARGIN of
  * the ceiling and slow (PROBE_FACTOR a step) above it, and a refusal met in that slow probe,
- * long after the last cut, cuts to CEILING_MARGIN of the pace refused rather than half: the
- * pace settles just under the service's limit and still finds a limit that was raised. A pass that continues as new
- * carries its pace (`state()`), instead of starting at the full rate into the same refusals.
+ * once climbing again after the last cut, cuts to CEILING_MARGIN of the pace refused rather
+ * than half: the pace settles just under the service's limit and still finds a limit that was
+ * raised. A pass that continues as new carries its pace (`state()`), instead of starting at
+ * the full rate into the same refusals.
  */
 export class Pace {
   private cutAt = NEVER;

@@ -113,6 +113,19 @@ describe('a pace that learns the ceiling the service turned it away at', () => {
     expect(Math.max(...shares)).toBeLessThan(0.625);
   });
 
+  it('refused in its slow climb, cuts to just under that pace; refused again at once, halves', () => {
+    const pace = learning();
+    pace.onLimit(refusal(0, 2), 0);
+    // Quiet: quick up to 0.9, then 0.927 in the slow climb, where it is refused.
+    const at = RECOVERY_QUIET_MS + 6_000;
+    expect(pace.share(at)).toBeCloseTo(0.927, 9);
+    pace.onLimit(refusal(at, 2), at);
+    expect(pace.share(at + 1)).toBeCloseTo(0.927 * CEILING_MARGIN, 9);
+    // Refused again before it climbs: the limit dropped, and the pace halves.
+    pace.onLimit(refusal(at + 2_000, 2), at + 2_000);
+    expect(pace.share(at + 2_001)).toBeCloseTo((0.927 * CEILING_MARGIN) / 2, 9);
+  });
+
   it('answers a query with the share it would climb to, without moving it', () => {
     const peeked = learning();
     const shared = learning();
