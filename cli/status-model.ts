@@ -367,11 +367,12 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
     if (m.last?.status === 'completed' && done && isIncomplete(done.counts, done.forbidden)) {
       // Ran to its end, but not everything arrived: that needs a person as much as a failure.
       const c = done.counts;
+      const forbidden = done.forbidden ?? [];
       const what = [
         c.unreachable > 0 ? `${counted(c.unreachable, 'record')} unreachable` : '',
         c.refused > 0 ? `${c.refused} refused by the destination` : '',
-        (done.forbidden ?? []).length > 0
-          ? `${counted((done.forbidden ?? []).length, 'list')} its credential may not read (${(done.forbidden ?? []).map((line) => line.split(':')[0]).join(', ')})`
+        forbidden.length > 0
+          ? `${counted(forbidden.length, 'list')} its credential may not read (${forbidden.map((line) => line.split(':')[0]).join(', ')})`
           : '',
       ].filter(Boolean);
       problems.push({

@@ -140,10 +140,11 @@ function passBlock(
           `</ul></div>`,
       );
     }
-    if ((p.forbidden ?? []).length > 0) {
+    const forbidden = p.forbidden ?? [];
+    if (forbidden.length > 0) {
       parts.push(
-        `<div class="problems" data-testid="forbidden-${label}">${escapeHtml(forbiddenHead(p.forbidden ?? []))}<ul>` +
-          (p.forbidden ?? []).map((line) => `<li>${escapeHtml(line)}</li>`).join('') +
+        `<div class="problems" data-testid="forbidden-${label}">${escapeHtml(forbiddenHead(forbidden))}<ul>` +
+          forbidden.map((line) => `<li>${escapeHtml(line)}</li>`).join('') +
           `</ul></div>`,
       );
     }

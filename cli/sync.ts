@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { reconnectCommand } from './reconnect-advice.js';
 import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import {
@@ -33,6 +32,7 @@ import {
 } from '../workflows/mirror-types.js';
 import { listConnections, STATUS_DEADLINE_MS } from './connection-list.js';
 import { connectionStatusWithin } from './connection-update.js';
+import { reconnectCommand } from './reconnect-advice.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import {
   asOfNow,

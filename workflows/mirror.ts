@@ -66,10 +66,10 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
   let error: string | null = null;
   let pausedUntil: string | undefined;
   const now = (): number => Date.now();
-  const forbidden = (): string[] => forbiddenLines(state?.partitions ?? []);
 
   const progress = (): MirrorProgress => {
     const counts = state?.counts ?? emptyCounts();
+    const forbidden = forbiddenLines(state?.partitions ?? []);
     const elapsedMs = state ? Math.max(0, now() - state.startedAt) : 0;
     const ratePerSecond = elapsedMs > 0 ? (counts.read * 1000) / elapsedMs : 0;
     const uncounted = state?.partitions.filter((p) => p.uncounted && !p.done).length ?? 0;
@@ -95,7 +95,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       counts: { ...counts },
       gaps: state?.gaps ?? [],
       refusals: state?.refusals ?? [],
-      ...(forbidden().length > 0 ? { forbidden: forbidden() } : {}),
+      ...(forbidden.length > 0 ? { forbidden } : {}),
       reach: state?.reach ?? null,
       probe: state?.probe ?? null,
       ratePerSecond: Math.round(ratePerSecond * 10) / 10,
@@ -295,7 +295,9 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     current.counts.unreachable = final.unreachable;
     current.gaps.push(...final.gaps);
     // Nothing silent: a pass that left records unreachable or refused is not done.
-    if (isIncomplete(current.counts, forbidden())) current.phase = 'incomplete';
+    if (isIncomplete(current.counts, forbiddenLines(current.partitions))) {
+      current.phase = 'incomplete';
+    }
     return progress();
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;
