@@ -78,6 +78,11 @@ export function createMirrorDeps(
     return pacedFor(connectionId);
   };
 
+  const credentialsReplaced = async (connectionId: string): Promise<boolean> => {
+    await tokens.current(connectionId, 0);
+    return builtWith.get(connectionId) !== tokens.versionOf(connectionId);
+  };
+
   return {
     reachLimit: config.service.reachLimit,
     minYield: config.mirror.minYield,
@@ -86,6 +91,7 @@ export function createMirrorDeps(
     // (docs/rate-limits.md), and activities read enough pages to keep the slots busy.
     ...(rateLimit > 0 ? pacedPages(rateLimit) : {}),
     clientFor,
+    credentialsReplaced,
     ledger: openLedgerOnce,
     inbox: () => inbox.get(),
     batchSize: config.webhooks.batch,

@@ -106,12 +106,22 @@ export function createMirrorPage({
    * which it may not. A refusal after part of the list was read (a permission taken away
    * mid-pass) still fails the pass: what was read must not look like all there is.
    */
-  async function mirrorPage(input: PageInput): Promise<PageOutput> {
+  function mirrorPage(input: PageInput): Promise<PageOutput> {
+    return advanceOrSettle(input, true);
+  }
+
+  async function advanceOrSettle(input: PageInput, recheck: boolean): Promise<PageOutput> {
     try {
       return await advance(input);
     } catch (error) {
       const tally = input.partition.tally ?? emptyTally();
       if (!(error instanceof PermissionError) || tally.pages > 0 || tally.read > 0) throw error;
+      // A sync started right after `ebsync connect` gave the connection a key that may: this
+      // process may not have seen it yet (it checks at most once a second). Refused with the
+      // old credentials, the list is asked for again, once, with the new ones.
+      if (recheck && (await deps.credentialsReplaced?.(input.connectionId))) {
+        return await advanceOrSettle(input, false);
+      }
       log.warn('the service refused a list to the credential; the pass leaves it unread', {
         partition: input.partition.key,
         error: error.message,

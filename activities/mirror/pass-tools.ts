@@ -28,6 +28,14 @@ export interface MirrorDeps {
    * Absent: every client is at hand (deps that build clients directly).
    */
   clientIfReady?(connectionId: string): Promise<ServiceClient> | undefined;
+  /**
+   * Asks the connection's workflow now, not within the usual second, whether its credentials
+   * are still the ones this process's client was made with: true when a reconnect replaced
+   * them (the next clientFor then makes a client with the new ones). Before a refusal is taken
+   * as the credential's last word, a reconnect made just before the sync must not be missed.
+   * Absent: the credentials never change (deps that build clients directly).
+   */
+  credentialsReplaced?(connectionId: string): Promise<boolean>;
   /** The process's ledger (opened once). */
   ledger(): Promise<Ledger>;
   /** The destination of a target string, opened once per process. */

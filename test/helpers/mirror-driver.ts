@@ -35,6 +35,13 @@ import type {
 export interface DriveOptions {
   /** A client of the service (the pass's only way to it). */
   client: Client;
+  /**
+   * The client an activity gets when it asks, where the pass's credentials change under it
+   * (default: always `client`; only `client`'s requests are counted).
+   */
+  clientNow?: () => Client;
+  /** MirrorDeps.credentialsReplaced (absent: the credentials never change). */
+  credentialsReplaced?: () => Promise<boolean>;
   subjects: MirrorSubject[];
   /** The setting the plans start from (EBS_REACH_LIMIT). */
   reachLimit: number;
@@ -66,6 +73,8 @@ export interface DrivenPartition {
   report: PlanReport;
   /** The mirrorPage activities it took. */
   activities: number;
+  /** The service's refusal, when it settled the partition unread. */
+  forbidden?: string;
 }
 
 export interface DrivenPass {
@@ -154,7 +163,8 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
     return call(operation, request);
   };
   const activities = createMirrorActivities({
-    clientFor: () => Promise.resolve(options.client),
+    clientFor: () => Promise.resolve(options.clientNow?.() ?? options.client),
+    ...(options.credentialsReplaced ? { credentialsReplaced: options.credentialsReplaced } : {}),
     ledger: () => Promise.resolve(ledger),
     destination: () => Promise.resolve(destination),
     reachLimit: options.reachLimit,
@@ -224,6 +234,7 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
         p.done = page.done;
         p.expected = page.expected;
         p.tally = page.tally;
+        if (page.forbidden !== undefined) p.forbidden = page.forbidden;
         gaps.push(...page.gaps);
       }
       // As the workflow does: the lead ids the list skipped, read by id before the bookings.
@@ -258,6 +269,7 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
         plan,
         report: planReport(plan),
         activities: activityCount.get(p.key) ?? 0,
+        ...(p.forbidden !== undefined ? { forbidden: p.forbidden } : {}),
       };
     }
     const final = await inActivity(() =>
