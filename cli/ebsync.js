@@ -26,8 +26,15 @@ const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 const tooOld = major < 22 || (major === 22 && minor < 12);
 const command = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
 const forWorker = command !== undefined && WORKER_COMMANDS.has(command);
+/** A V8 flag's name, as V8 reads it: `--max_semi_space_size=16` is `--max-semi-space-size`. */
+const flagName = (flag) => flag.split('=')[0].replaceAll('_', '-');
+// A flag the user gave (with any value, on the command line or in NODE_OPTIONS) is left to
+// theirs: V8 takes the last value given, so adding ours would override it.
+const userFlags = new Set(
+  [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map(flagName),
+);
 const nodeFlags = forWorker
-  ? WORKER_NODE_FLAGS.filter((flag) => !process.execArgv.includes(flag))
+  ? WORKER_NODE_FLAGS.filter((flag) => !userFlags.has(flagName(flag)))
   : [];
 const env = forWorker ? { ...WORKER_ENV, ...process.env } : process.env;
 const envMissing = forWorker && Object.keys(WORKER_ENV).some((name) => !(name in process.env));

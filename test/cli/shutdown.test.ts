@@ -292,6 +292,28 @@ describe('ebsync worker shutdown', () => {
     expect(result.code).toBe(0);
   }, 150_000);
 
+  it("leaves a tuning flag the user gave to the user's value", async () => {
+    // V8 takes the last value of a flag: ours added after the user's would override it.
+    const worker = new CliProcess(['worker'], {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `user-tuned-${randomBytes(4).toString('hex')}`,
+      EBSYNC_DATA_DIR: join(dir, 'data'),
+      NODE_OPTIONS: '--max_semi_space_size=16',
+    });
+    await worker.waitForLine(/worker started/, 90_000);
+    const pid = worker.child.pid ?? 0;
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    expect(WORKER_LAUNCH.nodeFlags.length).toBeGreaterThan(0);
+    for (const flag of WORKER_LAUNCH.nodeFlags) expect(argv).not.toContain(flag);
+    expect(environ).toContain('NODE_OPTIONS=--max_semi_space_size=16');
+    // The rest of the tuning still applies.
+    for (const [name, value] of Object.entries(WORKER_LAUNCH.env))
+      expect(environ).toContain(`${name}=${value}`);
+    const result = await worker.stop('SIGTERM', 60_000);
+    expect(result.code).toBe(0);
+  }, 150_000);
+
   it('stops the relaunched worker (as on SIGTERM) when its launcher is SIGKILLed', async () => {
     // Without process.execve (Node before 22.15, or a system that refuses it) cli/ebsync.js
     // starts the tuned worker as a child; the preload takes execve away to take that path here.
