@@ -382,6 +382,11 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
   const cell = (r: SizeResult, target: Target, side: SideName) =>
     r.runs.filter((x) => x.target === target && x.side === side);
   const med = (runs: Run[], f: (r: Run) => number) => median(runs.map(f));
+  /** The target's ratio at a size, and the wall time it allows: that ratio of the loop's. */
+  const allowance = (r: SizeResult, target: Target) => {
+    const ratio = TARGET_RATIO[r.size] ?? 1;
+    return { ratio, allowed: ratio * med(cell(r, target, 'plain'), (x) => x.seconds) };
+  };
   const rows = results.flatMap((r) =>
     TARGETS.flatMap((target) =>
       SIDES.map((side) => {
@@ -455,8 +460,7 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
     TARGETS.map((target) => {
       const runs = cell(r, target, 'ebsync');
       const cpu = med(runs, (x) => Object.values(x.cpu).reduce((a, b) => a + b, 0));
-      const ratio = TARGET_RATIO[r.size] ?? 1;
-      const allowed = ratio * med(cell(r, target, 'plain'), (x) => x.seconds);
+      const { ratio, allowed } = allowance(r, target);
       const floor = cpu / cores;
       const size = r.size.toLocaleString('en-US');
       return floor > allowed
@@ -468,8 +472,7 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
   // bounds that side's wall time from below, however many cores the rest may use.
   const serviceNotes = results.flatMap((r) =>
     TARGETS.map((target) => {
-      const ratio = TARGET_RATIO[r.size] ?? 1;
-      const allowed = ratio * med(cell(r, target, 'plain'), (x) => x.seconds);
+      const { ratio, allowed } = allowance(r, target);
       const ebsync = med(cell(r, target, 'ebsync'), (x) => x.cpu.sandbox);
       const plain = med(cell(r, target, 'plain'), (x) => x.cpu.sandbox);
       const size = r.size.toLocaleString('en-US');
