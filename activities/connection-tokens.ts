@@ -100,6 +100,8 @@ interface Cached {
   checkedAt: number;
   /** The connection's credentialsVersion when they were issued (a reconnect raises it). */
   version: number;
+  /** The highest version current() was asked to make sure of (see there). */
+  checkedFor?: number;
 }
 
 interface Verdict {
@@ -193,12 +195,24 @@ export class ConnectionTokens {
   /**
    * Makes sure what this process holds for a connection was checked against its workflow in
    * the last `maxAgeMs` (a query when it was not): a reconnect or pause made since is then seen.
-   * Throws as get() does for a connection that is not active.
+   * Credentials older than `atLeastVersion` (a version the caller knows the connection reached)
+   * are checked now, however recently. Throws as get() does for a connection that is not active.
    */
-  async current(connectionId: string, maxAgeMs: number): Promise<void> {
+  async current(connectionId: string, maxAgeMs: number, atLeastVersion?: number): Promise<void> {
     const cached = this.cache.get(connectionId);
-    if (cached && Date.now() - cached.checkedAt >= maxAgeMs) cached.checkedAt = 0;
+    // Checked once per version asked for: a connection made anew since (its versions start
+    // again) would otherwise cost a query on every call.
+    const older =
+      atLeastVersion !== undefined &&
+      cached !== undefined &&
+      cached.version < atLeastVersion &&
+      (cached.checkedFor ?? -1) < atLeastVersion;
+    if (cached && (older || Date.now() - cached.checkedAt >= maxAgeMs)) cached.checkedAt = 0;
     await this.get(connectionId);
+    const now = this.cache.get(connectionId);
+    if (now && atLeastVersion !== undefined) {
+      now.checkedFor = Math.max(now.checkedFor ?? -1, atLeastVersion);
+    }
   }
 
   /**

@@ -33,7 +33,7 @@ import {
 import { listConnections, STATUS_DEADLINE_MS } from './connection-list.js';
 import { connectionStatusWithin } from './connection-update.js';
 import { reconnectCommand } from './reconnect-advice.js';
-import { connectionWorkflowId } from '../workflows/connection-types.js';
+import { connectionWorkflowId, type ConnectionStatus } from '../workflows/connection-types.js';
 import {
   asOfNow,
   endedAs,
@@ -67,6 +67,8 @@ export interface SyncRequest {
   rewrite?: boolean;
   connectionId?: string;
   concurrency?: number;
+  /** MirrorInput.credentialsVersion: only a pass asked for now knows it, not a schedule. */
+  credentialsVersion?: number;
 }
 
 /**
@@ -188,13 +190,9 @@ export async function requireConnection(client: Client, id: string): Promise<voi
 async function reauthNeeded(
   client: Client,
   id: string,
+  status?: ConnectionStatus,
 ): Promise<{ what: string; run: string } | undefined> {
-  const status = await connectionStatusWithin(
-    client,
-    connectionWorkflowId(id),
-    STATUS_DEADLINE_MS,
-    () => new Error('no answer'),
-  ).catch(() => undefined);
+  status ??= await connectionStatusNow(client, id);
   if (status?.state !== 'needs_reauth') return undefined;
   const why = status.lastError ? ` (${status.lastError})` : '';
   return {
@@ -203,14 +201,27 @@ async function reauthNeeded(
   };
 }
 
+/** The connection's status, or undefined when no worker answered within the deadline. */
+function connectionStatusNow(client: Client, id: string): Promise<ConnectionStatus | undefined> {
+  return connectionStatusWithin(
+    client,
+    connectionWorkflowId(id),
+    STATUS_DEADLINE_MS,
+    () => new Error('no answer'),
+  ).catch(() => undefined);
+}
+
 /**
  * A connection that needs re-authorization: a pass of it would fail at its first request, so
  * none is started, and the line says what to run. Not known in time (no worker answered the
- * query): the pass is started and says so itself.
+ * query): the pass is started and says so itself. Otherwise the connection's credentials
+ * version, for the pass (MirrorInput.credentialsVersion).
  */
-async function refuseNeedsReauth(client: Client, id: string): Promise<void> {
-  const reauth = await reauthNeeded(client, id);
+async function refuseNeedsReauth(client: Client, id: string): Promise<number | undefined> {
+  const status = await connectionStatusNow(client, id);
+  const reauth = await reauthNeeded(client, id, status);
   if (reauth) throw new UserError(`${reauth.what}; nothing was started: ${reauth.run}`);
+  return status?.credentialsVersion;
 }
 
 /**
@@ -321,6 +332,9 @@ export function mirrorRun(
       mode: request.full ? 'full' : 'incremental',
       ...(request.rewrite ? { rewrite: true } : {}),
       ...(request.concurrency ? { concurrency: request.concurrency } : {}),
+      ...(request.credentialsVersion !== undefined
+        ? { credentialsVersion: request.credentialsVersion }
+        : {}),
     },
   };
 }
@@ -716,11 +730,12 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       // A running mirror is attached to whatever its state (its progress says if it is
       // retrying); a new one is started only for a connection that exists, into a destination
       // that opens now. Nothing silent: a mirror that could never make progress is not started.
+      let credentialsVersion: number | undefined;
       if (!(await isRunning(client, workflowId))) {
         // The pass asks the connection's workflow for its token: on a queue no worker polls
         // (another TEMPORAL_TASK_QUEUE started it), the pass would retry without end.
         await requireWorkerOf(client, config, connectionWorkflowId(connectionId));
-        await inOrder([
+        [, credentialsVersion] = await inOrder([
           flags.connection !== undefined ? requireConnection(client, connectionId) : undefined,
           refuseNeedsReauth(client, connectionId),
           flags.checkDestination !== false ? checkDestination(destination) : undefined,
@@ -733,6 +748,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         ...(flags.rewrite ? { rewrite: true } : {}),
         connectionId,
         ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+        ...(credentialsVersion !== undefined ? { credentialsVersion } : {}),
       });
       process.stderr.write(
         attached

@@ -68,10 +68,14 @@ export function createMirrorDeps(
     { ratePerSecond: rateLimit, ledger: openLedgerOnce, onRefused },
     CLIENT_TTL_MS,
   );
-  const clientFor = async (connectionId: string): Promise<ServiceClient> => {
-    // Once per activity, and a query at most once a second per connection: a sync started
+  const clientFor = async (
+    connectionId: string,
+    credentialsVersion?: number,
+  ): Promise<ServiceClient> => {
+    // Once per activity, and a query at most once a second per connection, or at once when
+    // the pass was asked for under newer credentials than this process holds: a sync started
     // right after `ebsync connect` uses what it saved.
-    await tokens.current(connectionId, RECHECK_MS);
+    await tokens.current(connectionId, RECHECK_MS, credentialsVersion);
     const client = await pacedFor(connectionId);
     if (builtWith.get(connectionId) === tokens.versionOf(connectionId)) return client;
     pacedFor.forget(connectionId);

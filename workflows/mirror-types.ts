@@ -26,6 +26,13 @@ export interface MirrorInput {
   /** Pages of partitions read at once. */
   concurrency?: number;
   /**
+   * The connection's credentials version when the pass was asked for (`ebsync sync` reads it):
+   * a worker holding credentials from before it, a reconnect made just before the sync it has
+   * not seen yet, asks the connection's workflow before the first request instead of within
+   * the usual second. Absent (schedules, older callers): that second.
+   */
+  credentialsVersion?: number;
+  /**
    * Every record read is written again, whatever the ledger holds: for rows changed or
    * removed in the destination by hand, which the ledger cannot see (`ebsync sync --rewrite`).
    */

@@ -124,6 +124,9 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     connectionId: input.connectionId,
     destination: input.destination,
     mode: input.mode,
+    ...(input.credentialsVersion !== undefined
+      ? { credentialsVersion: input.credentialsVersion }
+      : {}),
   };
 
   try {

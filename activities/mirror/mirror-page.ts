@@ -140,7 +140,10 @@ export function createMirrorPage({
 
   async function advance(input: PageInput): Promise<PageOutput> {
     const resource = (input.partition.spec as { resource: ListResource }).resource;
-    const [at, client] = await Promise.all([open(input), deps.clientFor(input.connectionId)]);
+    const [at, client] = await Promise.all([
+      open(input),
+      deps.clientFor(input.connectionId, input.credentialsVersion),
+    ]);
     const key = passKeyOf(at, input.subjects ?? [input.partition.subject], input.mode);
     const saved = await loadPartition(at.ledger, key, input.generation, input.partition.key, {
       carried: input.partition.cursor,

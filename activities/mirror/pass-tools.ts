@@ -18,16 +18,12 @@ import type { WriteTarget } from './write-records.js';
  */
 
 export interface MirrorDeps {
-  /** A client of the service with the connection's credentials (from its workflow). */
-  clientFor(connectionId: string): Promise<ServiceClient>;
   /**
-   * The client only if this process can give it without asking the connection workflow;
-   * otherwise undefined, and the asking starts in the background. A local activity holds its
-   * workflow task's slot while it runs, and the connection workflow answers only in a slot of
-   * its own: a read that waited for that answer could wait for good when reads fill the slots.
-   * Absent: every client is at hand (deps that build clients directly).
+   * A client of the service with the connection's credentials (from its workflow). With
+   * `credentialsVersion` (the connection's when the pass was asked for), credentials this
+   * process holds from before that version are not used: it asks the workflow first.
    */
-  clientIfReady?(connectionId: string): Promise<ServiceClient> | undefined;
+  clientFor(connectionId: string, credentialsVersion?: number): Promise<ServiceClient>;
   /**
    * Asks the connection's workflow now, not within the usual second, whether its credentials
    * are still the ones this process's client was made with: true when a reconnect replaced
@@ -85,6 +81,8 @@ export interface MirrorTarget {
   connectionId: string;
   destination: string;
   mode: MirrorMode;
+  /** MirrorInput.credentialsVersion, for clientFor. */
+  credentialsVersion?: number;
 }
 
 /** A pass's ledger and destination, opened, with the destination's id. */

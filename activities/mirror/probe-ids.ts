@@ -180,7 +180,7 @@ export function createProbeIds({ deps, lanes, open, scopeOf }: PassTools) {
       ({ holes, next } = await idHoles(at, scope, input.generation, from, from + window, window));
     }
     if (holes.length === 0) return { probe: { ...probe, after: next - 1, done: true }, counts: {} };
-    const client = await deps.clientFor(input.connectionId);
+    const client = await deps.clientFor(input.connectionId, input.credentialsVersion);
     const got = await readRecords(client, 'leads', holes, {
       concurrency: lanes,
       keepGoing: true,

@@ -82,7 +82,7 @@ export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) 
     let index = Math.max(0, order.indexOf(startResource as Resource));
     let afterId = input.after ? startId : undefined;
     const at = await open(input);
-    const client = await deps.clientFor(input.connectionId);
+    const client = await deps.clientFor(input.connectionId, input.credentialsVersion);
     const beat = heartbeatEvery(Context.current());
     for (; index < order.length; index += 1, afterId = undefined) {
       const resource = order[index]!;
