@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { DrainBatchOutput } from '../activities/mirror/drain-inbox.js';
+import type { PaceState } from './rate-limit.js';
 
 /** One connection's drain: the notices the receiver stored, applied in batches (DESIGN decision 3). */
 export interface DrainInput {
@@ -32,6 +33,8 @@ export interface DrainCarried {
   leftovers: boolean;
   /** Notices held back (seq, when they may be tried again, the wait that led there). */
   held?: [number, { untilMs: number; waitMs: number }][];
+  /** The connection's pace as the last run left it (absent from older versions). */
+  pace?: PaceState;
 }
 
 /** What a wake-up says: notices are waiting, and where the connection's records go now. */

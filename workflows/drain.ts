@@ -81,11 +81,13 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
   // Notice seq -> when it may be tried again and the wait that led there (doubling).
   const held = new Map<number, { untilMs: number; waitMs: number }>(input.carried?.held ?? []);
 
-  // Drains started before the pace learned the service's ceiling replay as they ran.
-  const pace = new Pace(connectionId, {
-    cutOnRepeat: true,
-    learnCeiling: patched('pace-learns-ceiling'),
-  });
+  // Drains started before the pace learned the service's ceiling replay as they ran. A run
+  // continued as new goes on at the pace the last one had reached, not at the full rate.
+  const pace = new Pace(
+    connectionId,
+    { cutOnRepeat: true, learnCeiling: patched('pace-learns-ceiling') },
+    input.carried?.pace,
+  );
   setHandler(rateLimitedSignal, (signal) => pace.onLimit(signal, Date.now()));
   setHandler(inboxWakeSignal, (wake) => {
     woken = true;
@@ -210,7 +212,13 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       await continueAsNew<typeof webhookDrainWorkflow>({
         ...input,
         destination,
-        carried: { totals, woken, leftovers: forwarding.size > 0, held: [...held] },
+        carried: {
+          totals,
+          woken,
+          leftovers: forwarding.size > 0,
+          held: [...held],
+          pace: pace.state(),
+        },
       });
     }
   }
