@@ -49,6 +49,11 @@ export interface DestinationCapabilities {
   readonly atomicBatches: boolean;
   /** upsert() tells inserted, updated and unchanged rows apart. */
   readonly countsChanges: boolean;
+  /**
+   * Batches a pass may have in upsert() at once (default 1). More than one only where the
+   * destination's own work runs elsewhere and batches sharing no record cannot deadlock.
+   */
+  readonly concurrentBatches?: number;
 }
 
 export interface SchemaChanges {

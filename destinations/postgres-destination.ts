@@ -198,7 +198,15 @@ export function openPostgresDestination(
 
   return {
     describe: () => ({ kind: 'postgres', id, label: `Postgres ${id}` }),
-    capabilities: { maxBatchSize: 1000, atomicBatches: true, countsChanges: true },
+    // Two batches at once: Postgres works on one while the worker's thread makes the next
+    // (its rows' JSON, the ledger's reads), which a pass otherwise spends waiting. Rows taken
+    // in id order keep two overlapping batches from deadlocking.
+    capabilities: {
+      maxBatchSize: 1000,
+      atomicBatches: true,
+      countsChanges: true,
+      concurrentBatches: 2,
+    },
     ensureSchema: (tables) =>
       run(async () => {
         const changes = await ensureTables(tables);

@@ -93,6 +93,7 @@ export function createMirrorPage({
   pagesPerActivity,
   readByIdMs,
   sliceMs,
+  writeBatch,
   open,
   scopeOf,
 }: PassTools) {
@@ -256,6 +257,7 @@ export function createMirrorPage({
         budget: pagesPerActivity,
         readByIdMs,
         sliceMs,
+        ...(writeBatch !== undefined ? { writeBatch } : {}),
         onProgress: heartbeatEvery(ctx),
         onLanes: (inFlight) => {
           const before = learnedLanes.get(input.connectionId) ?? lanes;

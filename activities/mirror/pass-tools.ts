@@ -59,6 +59,8 @@ export interface MirrorDeps {
   readByIdMs?: number;
   /** How long one activity starts pages before handing its cursor back (default SLICE_MS). */
   sliceMs?: number;
+  /** Records a slice hands the write path together (default 500). */
+  writeBatch?: number;
 }
 
 /**
@@ -102,6 +104,7 @@ export interface PassTools {
   pagesPerActivity: number;
   readByIdMs: number;
   sliceMs: number;
+  writeBatch: number | undefined;
   open: (target: MirrorTarget) => Promise<OpenTarget>;
   scopeOf: (at: { connectionId: string; destinationId: string }, resource: Resource) => LedgerScope;
 }
@@ -115,6 +118,7 @@ export function passTools(deps: MirrorDeps): PassTools {
     pagesPerActivity: Math.max(1, deps.pagesPerActivity ?? 16),
     readByIdMs: Math.max(0, deps.readByIdMs ?? READ_BY_ID_MS),
     sliceMs: Math.max(0, deps.sliceMs ?? SLICE_MS),
+    writeBatch: deps.writeBatch,
     open: async (target) => {
       const [ledger, destination] = await Promise.all([
         deps.ledger(),

@@ -16,6 +16,7 @@ import { LaneSizer } from './lane-sizing.js';
 import { emptyTally } from './plan-checkpoints.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
 import { asError, fetchPage, type FetchedPage } from './source-pages.js';
+import { batchWriter } from './batch-writer.js';
 import { writeRecords, type WriteCounts, type WriteTarget } from './write-records.js';
 
 /**
@@ -203,10 +204,9 @@ export async function readSlice(
     min: options.lanes,
     max: options.maxLanes ?? options.lanes,
   });
-  // The writer: one batch at a time, in the order pages were kept.
+  // The writer: batches started in the order pages were kept, as many at once as the
+  // destination takes (batch-writer.ts).
   let pending: CanonicalRecord[] = [];
-  let writing: Promise<void> = Promise.resolve();
-  let writeError: Error | undefined;
   const add = (more: WriteCounts) => {
     counts.written += more.written;
     counts.unchanged += more.unchanged;
@@ -214,21 +214,19 @@ export async function readSlice(
     counts.refused += more.refused;
     for (const line of more.refusals) if (counts.refusals.length < 20) counts.refusals.push(line);
   };
+  const writer = batchWriter<CanonicalRecord>({
+    writers: at.destination.capabilities.concurrentBatches ?? 1,
+    keyOf: (record) => `${record.resource}/${record.id}`,
+    write: async (batch) => {
+      const started = performance.now();
+      add(await writeRecords(at, at.generation, batch));
+      lanes.wrote(performance.now() - started);
+      options.onProgress?.();
+    },
+  });
   const flush = (): void => {
-    if (pending.length === 0) return;
-    const batch = pending;
+    writer.add(pending);
     pending = [];
-    writing = writing.then(async () => {
-      if (writeError !== undefined) return;
-      try {
-        const started = performance.now();
-        add(await writeRecords(at, at.generation, batch));
-        lanes.wrote(performance.now() - started);
-        options.onProgress?.();
-      } catch (error) {
-        writeError = asError(error);
-      }
-    });
   };
 
   const inFlight = new Map<
@@ -309,7 +307,10 @@ export async function readSlice(
     fill();
   }
   flush();
-  await writing;
-  if (writeError !== undefined) throw writeError;
+  try {
+    await writer.written();
+  } catch (error) {
+    throw asError(error);
+  }
   return counts;
 }

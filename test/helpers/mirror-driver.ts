@@ -61,6 +61,10 @@ export interface DriveOptions {
    * workflow's retry policy would (default 0: the first failure ends the drive).
    */
   retries?: number;
+  /** Records a slice writes together (MirrorDeps.writeBatch). */
+  writeBatch?: number;
+  /** The SQLite destination as the pass sees it, changed (its capabilities, its timing). */
+  destinationAs?: (real: Destination) => Destination;
 }
 
 export interface DrivenPartition {
@@ -141,7 +145,8 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
   const written = new Map<Resource, Map<string, Set<string>>>();
   const writtenIn = new Map<string, Map<Resource, Set<string>>>();
   let reading = 'plan';
-  const mirror = openDestination(databaseOpeners, `sqlite:${join(dir, 'mirror.db')}`);
+  const opened = openDestination(databaseOpeners, `sqlite:${join(dir, 'mirror.db')}`);
+  const mirror = options.destinationAs?.(opened) ?? opened;
   const destination = watched(mirror, (r, id, h) => {
     add(
       add(written, r, () => new Map<string, Set<string>>()),
@@ -176,6 +181,7 @@ export async function driveMirrorPass(options: DriveOptions): Promise<DrivenPass
       : {}),
     ...(options.readByIdMs !== undefined ? { readByIdMs: options.readByIdMs } : {}),
     ...(options.sliceMs !== undefined ? { sliceMs: options.sliceMs } : {}),
+    ...(options.writeBatch !== undefined ? { writeBatch: options.writeBatch } : {}),
   });
   const env = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
   let retried = 0;

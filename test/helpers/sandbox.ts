@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import got, { type Method } from 'got';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/server.js';
+import { apiKeyAuth, createClient, type Client } from '../../api/index.js';
 
 export interface RawResponse {
   status: number;
@@ -76,4 +77,9 @@ export async function startTestSandbox(
       await sb.close();
     },
   };
+}
+
+/** A typed client of `sb` with its full-permission key (or `key`), over its plain HTTP. */
+export function sandboxClient(sb: Sandbox, key: string = sb.apiKey): Client {
+  return createClient({ baseUrl: sb.baseUrl, auth: apiKeyAuth(key), allowInsecureLoopback: true });
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { apiKeyAuth, createClient } from '../../api/index.js';
 import { startSandbox } from '../../sandbox/server.js';
 import { driveMirrorPass } from '../helpers/mirror-driver.js';
+import { sandboxClient } from '../helpers/sandbox.js';
 
 /**
  * A pass's progress moves when an activity returns. Against a slow service an activity of a
@@ -20,11 +20,7 @@ describe('slices of pages ended by time', () => {
       sb.admin.setFaults({ latencyMs: 150 });
       const pass = (sliceMs: number) =>
         driveMirrorPass({
-          client: createClient({
-            baseUrl: sb.baseUrl,
-            auth: apiKeyAuth(sb.apiKey),
-            allowInsecureLoopback: true,
-          }),
+          client: sandboxClient(sb),
           subjects: ['leads'],
           reachLimit: 10_000,
           per: 50,
