@@ -30,7 +30,7 @@ import {
   type MirrorProgress,
   type MirrorSubject,
 } from '../workflows/mirror-types.js';
-import { listConnections, STATUS_DEADLINE_MS } from './connection-list.js';
+import { askConnections, silentLines, STATUS_DEADLINE_MS } from './connection-list.js';
 import { connectionStatusWithin } from './connection-update.js';
 import { reconnectCommand } from './reconnect-advice.js';
 import { connectionWorkflowId, type ConnectionStatus } from '../workflows/connection-types.js';
@@ -151,17 +151,24 @@ export async function pickConnection(
   asked?: string,
 ): Promise<string> {
   if (asked) return asked;
-  const connections = await listConnections(client, config);
-  if (connections.length === 0) {
+  const { statuses, silent } = await askConnections(client, config);
+  const unread = silentLines(silent, config.temporal.taskQueue, STATUS_DEADLINE_MS);
+  const ids = [...statuses, ...silent].map((c) => c.connectionId).sort();
+  if (ids.length === 0) {
     throw new UserError("no connection yet: run 'ebsync connect' first (or 'npm start' for demo)");
   }
-  if (connections.length > 1) {
+  if (ids.length > 1) {
+    // Which one was meant is the question, whatever the state of the others: one of them
+    // unreadable (its workflow sealed with other keys, no worker answering) is said after it.
     throw new UserError(
-      `several connections (${connections.map((c) => c.connectionId).join(', ')}): choose one with --connection ID`,
+      [`several connections (${ids.join(', ')}): choose one with --connection ID`, ...unread].join(
+        '\n',
+      ),
       2,
     );
   }
-  return connections[0]!.connectionId;
+  if (unread.length > 0) throw new UserError(unread.join('\n'));
+  return ids[0]!;
 }
 
 /** A name no connection could have is bad input (exit 2), said with the rule. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
@@ -56,6 +57,26 @@ describe('a connection whose workflow cannot be read', () => {
       ),
     );
     expect(listed.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('leaves `ebsync sync` without --connection asking which one, the unreadable one said', async () => {
+    const sync = await runCli(
+      ['sync', 'leads', '--to', `sqlite:${stack.dir}/never.db`],
+      stack.env,
+      60_000,
+    );
+    expect(sync.code, sync.stderr).toBe(2);
+    const lines = sync.stderr.trim().split('\n');
+    expect(lines[0]).toBe(
+      `ebsync: several connections (${[foreignId, 'mine'].sort().join(', ')}): choose one with --connection ID`,
+    );
+    expect(lines.slice(1).join('\n')).toMatch(
+      new RegExp(
+        `^ebsync: connection ${foreignId}: its status could not be read .*sealed with encryption keys`,
+      ),
+    );
+    // Nothing was started: the file was not made.
+    expect(existsSync(`${stack.dir}/never.db`)).toBe(false);
   });
 
   it('is a row and a problem of `ebsync status`, beside the connections that answer', async () => {
