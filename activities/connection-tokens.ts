@@ -131,6 +131,8 @@ export class ConnectionTokens {
   private readonly stateCheckMs: number;
   /** Updates sent to connection workflows (tests count them). */
   updatesSent = 0;
+  /** Status queries sent to connection workflows (tests count them). */
+  queriesSent = 0;
 
   constructor(
     private readonly client: Client,
@@ -199,20 +201,33 @@ export class ConnectionTokens {
    * are checked now, however recently. Throws as get() does for a connection that is not active.
    */
   async current(connectionId: string, maxAgeMs: number, atLeastVersion?: number): Promise<void> {
-    const cached = this.cache.get(connectionId);
-    // Checked once per version asked for: a connection made anew since (its versions start
-    // again) would otherwise cost a query on every call.
-    const older =
-      atLeastVersion !== undefined &&
-      cached !== undefined &&
-      cached.version < atLeastVersion &&
-      (cached.checkedFor ?? -1) < atLeastVersion;
-    if (cached && (older || Date.now() - cached.checkedAt >= maxAgeMs)) cached.checkedAt = 0;
-    await this.get(connectionId);
-    const now = this.cache.get(connectionId);
-    if (now && atLeastVersion !== undefined) {
-      now.checkedFor = Math.max(now.checkedFor ?? -1, atLeastVersion);
+    const stale = (): Cached | undefined => {
+      const cached = this.cache.get(connectionId);
+      // Checked once per version asked for: a connection made anew since (its versions start
+      // again) would otherwise cost a query on every call.
+      return atLeastVersion !== undefined &&
+        cached !== undefined &&
+        cached.version < atLeastVersion &&
+        (cached.checkedFor ?? -1) < atLeastVersion
+        ? cached
+        : undefined;
+    };
+    if (stale() !== undefined) {
+      // A check under way may have been asked before the connection reached that version:
+      // its answer cannot settle it. Once it is in, still older credentials are asked anew.
+      await this.inflight.get(connectionId)?.catch(() => undefined);
+      const older = stale();
+      if (older !== undefined) {
+        older.checkedAt = 0;
+        await this.get(connectionId);
+        const now = this.cache.get(connectionId);
+        if (now) now.checkedFor = Math.max(now.checkedFor ?? -1, atLeastVersion ?? -1);
+        return;
+      }
     }
+    const cached = this.cache.get(connectionId);
+    if (cached && Date.now() - cached.checkedAt >= maxAgeMs) cached.checkedAt = 0;
+    await this.get(connectionId);
   }
 
   /**
@@ -224,6 +239,7 @@ export class ConnectionTokens {
   }
 
   private stateOf(connectionId: string): Promise<ConnectionStatus> {
+    this.queriesSent += 1;
     return this.client.workflow
       .getHandle(connectionWorkflowId(connectionId))
       .query(statusQuery)

@@ -33,6 +33,8 @@ export function createMirrorDeps(
   ca: Buffer | undefined,
   keeping: DestinationKeeping = {},
   onSignalError: (error: unknown) => void = () => undefined,
+  /** How often an activity's credentials are checked against the workflow (tests: longer). */
+  recheckMs = RECHECK_MS,
 ): DrainDeps & { close(): Promise<void> } {
   const ledger = openOnce(() => openLedger(storeLocation(config)));
   const inbox = openOnce(() => openInbox(storeLocation(config)));
@@ -75,7 +77,7 @@ export function createMirrorDeps(
     // Once per activity, and a query at most once a second per connection, or at once when
     // the pass was asked for under newer credentials than this process holds: a sync started
     // right after `ebsync connect` uses what it saved.
-    await tokens.current(connectionId, RECHECK_MS, credentialsVersion);
+    await tokens.current(connectionId, recheckMs, credentialsVersion);
     const client = await pacedFor(connectionId);
     if (builtWith.get(connectionId) === tokens.versionOf(connectionId)) return client;
     pacedFor.forget(connectionId);

@@ -32,16 +32,25 @@ export function batchWriter<T>(options: {
     add(batch) {
       if (batch.length === 0) return;
       starting = starting.then(async () => {
-        const keys = new Set(batch.map(options.keyOf));
+        let keys: Set<string>;
+        try {
+          keys = new Set(batch.map(options.keyOf));
+        } catch (error) {
+          failure ??= { error };
+          return;
+        }
         for (let wait = waitsFor(keys); wait.length > 0; wait = waitsFor(keys)) {
           await Promise.race(wait);
         }
         if (failure) return;
         const entry = {
           keys,
-          done: options.write(batch).catch((error: unknown) => {
-            failure ??= { error };
-          }),
+          // Through a promise, so that a write that throws at once fails like one that rejects.
+          done: Promise.resolve()
+            .then(() => options.write(batch))
+            .catch((error: unknown) => {
+              failure ??= { error };
+            }),
         };
         running.add(entry);
         // Registered before anyone waits on it: gone from `running` by the time they look.

@@ -214,13 +214,26 @@ export async function readSlice(
     counts.refused += more.refused;
     for (const line of more.refusals) if (counts.refusals.length < 20) counts.refusals.push(line);
   };
+  // The lanes are told how long some batch was being written, not the sum of the batches'
+  // times: two at once would otherwise count as a writer busy twice over.
+  let writingNow = 0;
+  let lastChange = 0;
+  const writingChanges = (by: number): void => {
+    const now = performance.now();
+    if (writingNow > 0) lanes.wrote(now - lastChange);
+    lastChange = now;
+    writingNow += by;
+  };
   const writer = batchWriter<CanonicalRecord>({
     writers: at.destination.capabilities.concurrentBatches ?? 1,
     keyOf: (record) => `${record.resource}/${record.id}`,
     write: async (batch) => {
-      const started = performance.now();
-      add(await writeRecords(at, at.generation, batch));
-      lanes.wrote(performance.now() - started);
+      writingChanges(1);
+      try {
+        add(await writeRecords(at, at.generation, batch));
+      } finally {
+        writingChanges(-1);
+      }
       options.onProgress?.();
     },
   });

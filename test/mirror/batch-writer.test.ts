@@ -68,6 +68,56 @@ describe('the write side of a slice', () => {
     expect(started).toEqual(['a', 'b']);
   });
 
+  it('with two writers, throws a failure only once the batch beside it is written', async () => {
+    let besideEnded = 0;
+    let rejectedAt = 0;
+    const writer = batchWriter<string>({
+      writers: 2,
+      keyOf: (id) => id,
+      async write(batch) {
+        if (batch[0] === 'fails') {
+          await new Promise((r) => setTimeout(r, 5));
+          throw new Error('refused');
+        }
+        await new Promise((r) => setTimeout(r, 40));
+        besideEnded = performance.now();
+      },
+    });
+    writer.add(['beside']);
+    writer.add(['fails']);
+    await expect(
+      writer.written().catch((error: unknown) => {
+        rejectedAt = performance.now();
+        throw error;
+      }),
+    ).rejects.toThrow('refused');
+    expect(besideEnded).toBeGreaterThan(0);
+    expect(rejectedAt).toBeGreaterThanOrEqual(besideEnded);
+  });
+
+  it('takes a write that throws at once as a failure, and still waits for the others', async () => {
+    const started: string[] = [];
+    let slowEnded = 0;
+    const writer = batchWriter<string>({
+      writers: 2,
+      keyOf: (id) => id,
+      write(batch) {
+        started.push(batch[0]!);
+        if (batch[0] === 'at-once') throw new Error('at once');
+        return new Promise<void>((r) => setTimeout(r, 40)).then(() => {
+          slowEnded = performance.now();
+        });
+      },
+    });
+    writer.add(['slow']);
+    writer.add(['at-once']);
+    await expect(writer.written()).rejects.toThrow('at once');
+    expect(slowEnded).toBeGreaterThan(0);
+    writer.add(['after']);
+    await expect(writer.written()).rejects.toThrow('at once');
+    expect(started).toEqual(['slow', 'at-once']);
+  });
+
   it('takes no empty batch', async () => {
     const { writer, log } = recorded(2);
     writer.add([]);

@@ -34,34 +34,49 @@ afterAll(async () => {
   await temporal?.close();
 });
 
+/** A connection on `taskQueue` holding `sandbox`'s key, and a worker's deps for it. */
+async function connectionOn(taskQueue: string, name: string, sandbox: Sandbox) {
+  const input: ConnectionInput = {
+    profile: {
+      connectionId: name,
+      kind: 'integration_key',
+      baseUrl: sandbox.baseUrl,
+      permissions: [],
+    },
+    credentials: { kind: 'apiKey', apiKey: sandbox.apiKey },
+  };
+  const handle = await temporal.client.workflow.start(connectionWorkflow, {
+    workflowId: connectionWorkflowId(name),
+    taskQueue,
+    args: [input],
+  });
+  const tokens = new ConnectionTokens(temporal.client);
+  // Checked once a minute at most unless a pass says otherwise: without the version, the
+  // worker's old client would be used whatever the time the reconnect takes.
+  const deps = createMirrorDeps(
+    loadConfig({ EBS_ALLOW_HTTP: 'true', EBSYNC_DATA_DIR: `/tmp/unused-${name}` }),
+    temporal.client,
+    tokens,
+    undefined,
+    {},
+    undefined,
+    60_000,
+  );
+  const leadsVia = async (version?: number): Promise<number> =>
+    (await (await deps.clientFor(name, version)).leads.list({ per: 100 })).data.length;
+  const close = async () => {
+    await deps.close();
+    await handle.terminate('test over').catch(() => undefined);
+  };
+  return { handle, tokens, leadsVia, close };
+}
+
 describe('a pass carrying the credentials version', () => {
   it('reads the new business at once after a reconnect the worker had not seen', async () => {
     const taskQueue = temporal.taskQueue();
     const name = `moved-${randomUUID().slice(0, 8)}`;
-    const input: ConnectionInput = {
-      profile: {
-        connectionId: name,
-        kind: 'integration_key',
-        baseUrl: before.baseUrl,
-        permissions: [],
-      },
-      credentials: { kind: 'apiKey', apiKey: before.apiKey },
-    };
     await temporal.withWorker({ taskQueue, activities: {} }, async () => {
-      const handle = await temporal.client.workflow.start(connectionWorkflow, {
-        workflowId: connectionWorkflowId(name),
-        taskQueue,
-        args: [input],
-      });
-      const tokens = new ConnectionTokens(temporal.client);
-      const deps = createMirrorDeps(
-        loadConfig({ EBS_ALLOW_HTTP: 'true', EBSYNC_DATA_DIR: `/tmp/unused-${name}` }),
-        temporal.client,
-        tokens,
-        undefined,
-      );
-      const leadsVia = async (version?: number): Promise<number> =>
-        (await (await deps.clientFor(name, version)).leads.list({ per: 100 })).data.length;
+      const { handle, tokens, leadsVia, close } = await connectionOn(taskQueue, name, before);
       try {
         expect(await leadsVia()).toBe(3);
         const status = await handle.executeUpdate(reconnectUpdate, {
@@ -73,16 +88,36 @@ describe('a pass carrying the credentials version', () => {
           ],
         });
         expect(status.credentialsVersion).toBeGreaterThan(0);
-        // Within the worker's second: without the version, its old client would be used.
+        // Without the version, the worker's old client: its last check is recent.
+        expect(await leadsVia()).toBe(3);
         expect(await leadsVia(status.credentialsVersion)).toBe(7);
         expect(tokens.versionOf(name)).toBe(status.credentialsVersion);
         // Asked once per version: later activities of the pass cost no query.
-        const sent = tokens.updatesSent;
+        const queries = tokens.queriesSent;
         expect(await leadsVia(status.credentialsVersion)).toBe(7);
-        expect(tokens.updatesSent).toBe(sent);
+        expect(tokens.queriesSent).toBe(queries);
       } finally {
-        await deps.close();
-        await handle.terminate('test over').catch(() => undefined);
+        await close();
+      }
+    });
+  }, 60_000);
+
+  it('asks once, not at every activity, when the connection is behind the pass (made anew)', async () => {
+    const taskQueue = temporal.taskQueue();
+    const name = `anew-${randomUUID().slice(0, 8)}`;
+    await temporal.withWorker({ taskQueue, activities: {} }, async () => {
+      const { tokens, leadsVia, close } = await connectionOn(taskQueue, name, before);
+      try {
+        expect(await leadsVia()).toBe(3);
+        const queries = tokens.queriesSent;
+        // A pass started under version 5 of a connection since made again (now at 0).
+        expect(await leadsVia(5)).toBe(3);
+        expect(tokens.queriesSent).toBe(queries + 1);
+        expect(await leadsVia(5)).toBe(3);
+        expect(await leadsVia(5)).toBe(3);
+        expect(tokens.queriesSent).toBe(queries + 1);
+      } finally {
+        await close();
       }
     });
   }, 60_000);
