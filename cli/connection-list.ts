@@ -1,6 +1,10 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { connectionWorkflow } from '../workflows/connection.js';
-import { type ConnectionStatus, statusQuery } from '../workflows/connection-types.js';
+import {
+  type ConnectionStatus,
+  connectionWorkflowId,
+  statusQuery,
+} from '../workflows/connection-types.js';
 import type { Config } from '../config/index.js';
 import { UserError } from './errors.js';
 import { sealedWithOtherKeys } from '../worker/workflow-keys.js';
@@ -147,6 +151,21 @@ const otherKeysLine = (workflowId: string): string =>
   `encryption-keys file in EBSYNC_DATA_DIR: a data directory made again makes new ones), so ` +
   `no worker of it can run it; give the workers the keys that sealed it, or, those keys ` +
   `gone, end it: temporal workflow terminate --workflow-id '${workflowId}'`;
+
+/**
+ * Why connection `id` cannot be run by this deployment, in a line, when its workflow was sealed
+ * with other encryption keys; else null (also when that cannot be told now). One page of its
+ * history: cheap enough to ask before anything is started for the connection.
+ */
+export async function sealedConnectionLine(
+  client: Client,
+  config: Config,
+  id: string,
+): Promise<string | null> {
+  const workflowId = connectionWorkflowId(id);
+  if ((await sealedWithOtherKeys(client, config, workflowId)) !== true) return null;
+  return `connection ${id}: ${silentReason({ connectionId: id, workflowId, error: otherKeysLine(workflowId) }, config.temporal.taskQueue, STATUS_DEADLINE_MS)}`;
+}
 
 /** Why one connection's status could not be had, in a line. */
 export function silentReason(silent: SilentConnection, taskQueue: string, ms: number): string {

@@ -30,7 +30,12 @@ import {
   type MirrorProgress,
   type MirrorSubject,
 } from '../workflows/mirror-types.js';
-import { askConnections, silentLines, STATUS_DEADLINE_MS } from './connection-list.js';
+import {
+  askConnections,
+  sealedConnectionLine,
+  silentLines,
+  STATUS_DEADLINE_MS,
+} from './connection-list.js';
 import { connectionStatusWithin } from './connection-update.js';
 import { reconnectCommand } from './reconnect-advice.js';
 import { connectionWorkflowId, type ConnectionStatus } from '../workflows/connection-types.js';
@@ -224,7 +229,15 @@ function connectionStatusNow(client: Client, id: string): Promise<ConnectionStat
  * query): the pass is started and says so itself. Otherwise the connection's credentials
  * version, for the pass (MirrorInput.credentialsVersion).
  */
-async function refuseNeedsReauth(client: Client, id: string): Promise<number | undefined> {
+async function refuseNeedsReauth(
+  client: Client,
+  config: Config,
+  id: string,
+): Promise<number | undefined> {
+  // A workflow sealed with other keys never answers, and a pass of it would retry without
+  // end: said first (one page of its history), rather than after the status's deadline.
+  const sealed = await sealedConnectionLine(client, config, id);
+  if (sealed !== null) throw new UserError(`${sealed}; nothing was started`);
   const status = await connectionStatusNow(client, id);
   const reauth = await reauthNeeded(client, id, status);
   if (reauth) throw new UserError(`${reauth.what}; nothing was started: ${reauth.run}`);
@@ -744,7 +757,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         await requireWorkerOf(client, config, connectionWorkflowId(connectionId));
         [, credentialsVersion] = await inOrder([
           flags.connection !== undefined ? requireConnection(client, connectionId) : undefined,
-          refuseNeedsReauth(client, connectionId),
+          refuseNeedsReauth(client, config, connectionId),
           flags.checkDestination !== false ? checkDestination(destination) : undefined,
         ]);
       }

@@ -79,6 +79,24 @@ describe('a connection whose workflow cannot be read', () => {
     expect(existsSync(`${stack.dir}/never.db`)).toBe(false);
   });
 
+  it('is refused by `ebsync sync --connection`, nothing started', async () => {
+    const sync = await runCli(
+      ['sync', 'leads', '--connection', foreignId, '--to', `sqlite:${stack.dir}/sealed.db`],
+      stack.env,
+      60_000,
+    );
+    expect(sync.code, sync.stderr).toBe(1);
+    expect(sync.stderr.trim().split('\n')).toHaveLength(1);
+    expect(sync.stderr).toMatch(
+      new RegExp(
+        `^ebsync: connection ${foreignId}: its status could not be read .*sealed with encryption keys this deployment lacks.*; nothing was started$`,
+        'm',
+      ),
+    );
+    // Before it, the pass was started and retried without end, its command waiting.
+    expect(existsSync(`${stack.dir}/sealed.db`)).toBe(false);
+  });
+
   it('is a row and a problem of `ebsync status`, beside the connections that answer', async () => {
     const json = await runCli(['status', '--json'], stack.env, 60_000);
     expect(json.code, json.stderr).toBe(1);
