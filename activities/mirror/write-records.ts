@@ -116,6 +116,34 @@ export function toMirrorRecord(record: CanonicalRecord): MirrorRecord {
 }
 
 /**
+ * Ensures under way, per destination, connection and table (the ledger's scope): a batch
+ * starting meanwhile waits for it.
+ */
+const ensuring = new WeakMap<Destination, Map<string, Promise<void>>>();
+
+/**
+ * A table made now (its file or table removed since it was written) holds none of the rows the
+ * ledger's hashes describe: they are forgotten, so every record is written again. A batch
+ * written beside it (Postgres takes two at once) joins the same ensure rather than asking on
+ * its own: the destination would answer it "there already", and it would compare its records
+ * with hashes about to be forgotten, skipping rows the new table lacks.
+ */
+function tableEnsured(target: WriteTarget, scope: LedgerScope, resource: Resource): Promise<void> {
+  let tables = ensuring.get(target.destination);
+  if (!tables) ensuring.set(target.destination, (tables = new Map<string, Promise<void>>()));
+  const key = `${scope.connectionId}\n${resource}`;
+  let ensured = tables.get(key);
+  if (!ensured) {
+    const under = tables;
+    ensured = (async () => {
+      if (await target.destination.ensureTable(resource)) await target.ledger.forgetHashes(scope);
+    })().finally(() => under.delete(key));
+    tables.set(key, ensured);
+  }
+  return ensured;
+}
+
+/**
  * The one write path of the mirror (passes and webhooks alike): records whose hash the
  * ledger already holds cost nothing but a "seen" mark; the rest are upserted in batches of the
  * destination's size, then recorded. The ledger is written after the destination, so a crash
@@ -138,9 +166,7 @@ export async function writeRecords(
   const batchSize = Math.max(1, target.destination.capabilities.maxBatchSize);
   for (const [resource, group] of byResource) {
     const scope: LedgerScope = { connectionId: target.connectionId, destination, resource };
-    // A table made now (its file or table removed since it was written) holds none of the
-    // rows the ledger's hashes describe: they are forgotten, so every record is written again.
-    if (await target.destination.ensureTable(resource)) await target.ledger.forgetHashes(scope);
+    await tableEnsured(target, scope, resource);
     const list = [...group.values()];
     const verdicts = await target.ledger.classify(
       scope,
