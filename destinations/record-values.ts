@@ -1,3 +1,4 @@
+import { isUtcIso } from '../records/instants.js';
 import { DestinationRecordError } from './errors.js';
 import type { ColumnType, JsonValue, MirrorRecord, Resource } from './record.js';
 import type { TableSpec } from './tables.js';
@@ -28,7 +29,10 @@ function checked(type: ColumnType, value: JsonValue): JsonValue | undefined {
     case 'date':
       return typeof value === 'string' && realDate(value) ? value : undefined;
     case 'timestamp': {
-      if (typeof value !== 'string' || !INSTANT.test(value)) return undefined;
+      if (typeof value !== 'string') return undefined;
+      // Already UTC with milliseconds and Z (what canonical records hold): nothing to redo.
+      if (isUtcIso(value)) return value;
+      if (!INSTANT.test(value)) return undefined;
       const ms = Date.parse(value);
       // One form in every destination: UTC, milliseconds, Z.
       return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { isUtcIso } from './instants.js';
 import { toCents } from './money.js';
 import { objectTemplate } from './object-template.js';
 
@@ -61,8 +62,10 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\
 
 /** A timestamp with an offset as UTC ISO (`…Z`, milliseconds); any other value unchanged. */
 export function utcTimestamp(value: string): string {
-  // Most strings are no timestamp: a look at the 'T' spares them the regular expression.
-  if (value.length < 16 || value.charCodeAt(10) !== 84 || !TIMESTAMP.test(value)) return value;
+  // Most strings are no timestamp: a look at the 'T' spares them the regular expression; one
+  // already in the form this writes needs no parse.
+  if (value.length < 16 || value.charCodeAt(10) !== 84 || isUtcIso(value)) return value;
+  if (!TIMESTAMP.test(value)) return value;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? value : new Date(ms).toISOString();
 }

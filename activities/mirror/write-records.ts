@@ -4,6 +4,7 @@ import { TABLES, type ColumnSpec, type TableSpec } from '../../destinations/tabl
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
 import { MAX_REFUSAL_LINES } from '../../workflows/mirror-types.js';
 import { RESOURCES, type CanonicalRecord, type Scalar } from '../../records/canonical.js';
+import { isUtcIso } from '../../records/instants.js';
 import { objectTemplate } from '../../records/object-template.js';
 
 /** Which ledger: one connection's records in one destination. */
@@ -67,7 +68,9 @@ function columnValue(column: ColumnSpec, value: Scalar | undefined): JsonValue {
     case 'text':
       return typeof value === 'string' ? value : String(value);
     case 'timestamp':
-      return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? value : null;
+      return typeof value === 'string' && (isUtcIso(value) || !Number.isNaN(Date.parse(value)))
+        ? value
+        : null;
     case 'date':
       return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)
         ? value.slice(0, 10)
