@@ -85,6 +85,12 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
   let db = open();
   /** The file this handle has open; a removed or replaced file has another (or none). */
   let opened = fileIdentity(file);
+  const checkpointsOf = (handle: Database.Database) =>
+    openers.checkpointInBackground?.(handle, file) ?? {
+      committed: () => undefined,
+      close: () => undefined,
+    };
+  let checkpoints = checkpointsOf(db);
   const writers = new Map<TableSpec, TableWriter>();
   /** The spec each resource was last ensured with: upserts write its columns. */
   const ensured = new Map<Resource, TableSpec>();
@@ -98,6 +104,7 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
   const current = (): void => {
     const now = fileIdentity(file);
     if (now !== undefined && now === opened) return;
+    checkpoints.close();
     try {
       if (db.open) db.close();
     } catch {
@@ -107,6 +114,7 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
     ensured.clear();
     db = open();
     opened = fileIdentity(file);
+    checkpoints = checkpointsOf(db);
     tx = transactionsOf(db);
   };
 
@@ -203,7 +211,9 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
 
   const run = <T>(body: () => T): Promise<T> => {
     try {
-      return Promise.resolve(body());
+      const result = body();
+      checkpoints.committed();
+      return Promise.resolve(result);
     } catch (error) {
       return Promise.reject(toDestinationError('SQLite', error));
     }
@@ -239,6 +249,7 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
       }),
     close: () =>
       run(() => {
+        checkpoints.close();
         if (db.open) db.close();
       }),
   };

@@ -1,4 +1,5 @@
 import { createPostgresPool, inPostgresTransaction } from './postgres-pool.js';
+import { checkpointInBackground } from './sqlite-checkpoints.js';
 import { openMirrorFile } from './sqlite-files.js';
 
 /**
@@ -9,6 +10,7 @@ import { openMirrorFile } from './sqlite-files.js';
  */
 export const databaseOpeners = {
   openSqliteFile: openMirrorFile,
+  checkpointInBackground,
   createPostgresPool,
   inPostgresTransaction,
 };
