@@ -10,14 +10,6 @@ import type pg from 'pg';
 export interface DatabaseOpeners {
   /** An SQLite file as ebsync keeps it: WAL, busy timeout, owner-only modes. */
   openSqliteFile: (file: string) => Database.Database;
-  /**
-   * Copies the file's write-ahead log on a thread of its own rather than in the commits that
-   * fill it (store/sqlite-checkpoints.ts); without it, SQLite copies it inline.
-   */
-  checkpointInBackground?: (
-    db: Database.Database,
-    file: string,
-  ) => { committed(): void; close(): void };
   /** A Postgres pool with ebsync's timeouts; `max` connections per process. */
   createPostgresPool: (url: string, options: { max?: number; applicationName: string }) => pg.Pool;
   /** Runs fn in one transaction, again after a deadlock or serialization failure. */

@@ -85,12 +85,6 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
   let db = open();
   /** The file this handle has open; a removed or replaced file has another (or none). */
   let opened = fileIdentity(file);
-  const checkpointsOf = (handle: Database.Database) =>
-    openers.checkpointInBackground?.(handle, file) ?? {
-      committed: () => undefined,
-      close: () => undefined,
-    };
-  let checkpoints = checkpointsOf(db);
   const writers = new Map<TableSpec, TableWriter>();
   /** The spec each resource was last ensured with: upserts write its columns. */
   const ensured = new Map<Resource, TableSpec>();
@@ -104,7 +98,6 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
   const current = (): void => {
     const now = fileIdentity(file);
     if (now !== undefined && now === opened) return;
-    checkpoints.close();
     try {
       if (db.open) db.close();
     } catch {
@@ -114,7 +107,6 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
     ensured.clear();
     db = open();
     opened = fileIdentity(file);
-    checkpoints = checkpointsOf(db);
     tx = transactionsOf(db);
   };
 
@@ -211,9 +203,7 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
 
   const run = <T>(body: () => T): Promise<T> => {
     try {
-      const result = body();
-      checkpoints.committed();
-      return Promise.resolve(result);
+      return Promise.resolve(body());
     } catch (error) {
       return Promise.reject(toDestinationError('SQLite', error));
     }
@@ -249,7 +239,6 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
       }),
     close: () =>
       run(() => {
-        checkpoints.close();
         if (db.open) db.close();
       }),
   };

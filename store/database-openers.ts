@@ -1,5 +1,4 @@
 import { createPostgresPool, inPostgresTransaction } from './postgres-pool.js';
-import { checkpointInBackground } from './sqlite-checkpoints.js';
 import { openMirrorFile } from './sqlite-files.js';
 
 /**
@@ -10,7 +9,6 @@ import { openMirrorFile } from './sqlite-files.js';
  */
 export const databaseOpeners = {
   openSqliteFile: openMirrorFile,
-  checkpointInBackground,
   createPostgresPool,
   inPostgresTransaction,
 };
