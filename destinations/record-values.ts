@@ -62,24 +62,32 @@ function kindOf(value: JsonValue): string {
 }
 
 /** A record checked against its table: attribute values by column, in the spec's order. */
-export interface CheckedRecord {
+export interface CheckedRecord<V = JsonValue> {
   readonly id: string;
   readonly raw: MirrorRecord['raw'];
   /** One value per column of `table.columns` (null where the record has none). */
-  readonly values: readonly JsonValue[];
+  readonly values: readonly (V | null)[];
 }
+
+const asJson = (_type: ColumnType, value: JsonValue): JsonValue => value;
 
 /**
  * Checks a batch before anything is written, so a bad record fails the batch with a message
  * naming it, and the database never sees half a batch. Repeated ids: the last one stays.
+ * `stored` turns each checked value (never null) into what the destination binds, as the
+ * values are gathered: one array per record rather than a second one made from the first.
  */
-export function checkBatch(
+export function checkBatch<V = JsonValue>(
   resource: Resource,
   table: TableSpec,
   records: readonly MirrorRecord[],
-): CheckedRecord[] {
+  stored: (type: ColumnType, value: JsonValue) => V = asJson as (
+    type: ColumnType,
+    value: JsonValue,
+  ) => V,
+): CheckedRecord<V>[] {
   const columns = table.columns;
-  const byId = new Map<string, CheckedRecord>();
+  const byId = new Map<string, CheckedRecord<V>>();
   // Messages only: built when a record fails, not for every record.
   const where = (record: MirrorRecord) => `${resource} record ${JSON.stringify(record.id)}`;
   for (const record of records) {
@@ -90,7 +98,7 @@ export function checkBatch(
       throw new DestinationRecordError(`${where(record)}: id must be a non-empty string`);
     }
     const attributes = record.attributes;
-    const values: JsonValue[] = new Array<JsonValue>(columns.length).fill(null);
+    const values = new Array<V | null>(columns.length).fill(null);
     // By column, not by attribute: no lookup of each name. Attributes that are no column are
     // found by count: every own attribute must have been met as a column.
     let met = 0;
@@ -101,13 +109,13 @@ export function checkBatch(
       met++;
       const value = attributes[column.name];
       if (value === undefined || value === null) continue;
-      const stored = checked(column.type, value);
-      if (stored === undefined) {
+      const fits = checked(column.type, value);
+      if (fits === undefined) {
         throw new DestinationRecordError(
           `${where(record)}: ${column.name} must be ${EXPECTED[column.type]}, got ${kindOf(value)}`,
         );
       }
-      values[index] = stored;
+      values[index] = stored(column.type, fits);
     }
     const names = Object.keys(attributes);
     if (met !== names.length) {

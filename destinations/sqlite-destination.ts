@@ -36,6 +36,7 @@ function fileIdentity(file: string): string | undefined {
   return stat ? `${stat.dev}:${stat.ino}` : undefined;
 }
 
+/** A checked value (never null: checkBatch keeps nulls as they are) as SQLite binds it. */
 function toSqlite(type: ColumnType, value: JsonValue): string | number | null {
   if (value === null) return null;
   if (type === 'json') return JSON.stringify(value);
@@ -163,7 +164,7 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
     records: readonly MirrorRecord[],
     at: string,
   ): UpsertResult => {
-    const batch = checkBatch(table.resource, table, records);
+    const batch = checkBatch(table.resource, table, records, toSqlite);
     const writer = writerFor(table);
     const before = new Set(
       writer.existing.all(JSON.stringify(batch.map((r) => r.id))).map((r) => r.id),
@@ -171,8 +172,12 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
     let inserted = 0;
     let updated = 0;
     for (const record of batch) {
-      const values = record.values.map((v, i) => toSqlite(table.columns[i]!.type, v));
-      const { changes } = writer.upsert.run(record.id, JSON.stringify(record.raw), at, ...values);
+      const { changes } = writer.upsert.run(
+        record.id,
+        JSON.stringify(record.raw),
+        at,
+        ...record.values,
+      );
       if (changes === 0) continue;
       if (before.has(record.id)) updated++;
       else inserted++;
