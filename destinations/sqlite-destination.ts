@@ -36,9 +36,8 @@ function fileIdentity(file: string): string | undefined {
   return stat ? `${stat.dev}:${stat.ino}` : undefined;
 }
 
-/** A checked value (never null: checkBatch keeps nulls as they are) as SQLite binds it. */
-function toSqlite(type: ColumnType, value: JsonValue): string | number | null {
-  if (value === null) return null;
+/** A checked value as SQLite binds it: checkBatch calls it for values only, never for a null. */
+function toSqlite(type: ColumnType, value: JsonValue): string | number {
   if (type === 'json') return JSON.stringify(value);
   if (typeof value === 'boolean') return value ? 1 : 0;
   return value as string | number;
