@@ -401,6 +401,7 @@ export const configSchema = z
       .object({
         shutdownGrace: duration.default(30_000),
         maxConcurrentActivities: positiveInt.default(100),
+        workflowThread: boolSetting.default(false),
       })
       .prefault({}),
   })

@@ -322,6 +322,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'Activities one worker runs at once.',
   },
   {
+    env: 'EBSYNC_WORKFLOW_THREAD',
+    path: 'worker.workflowThread',
+    default: 'false',
+    description:
+      "`true` runs workflow code on a thread of its own, Temporal's default. By default a worker runs it on its main thread, beside the activities, which saves that thread's memory (about 35 MiB; [docs/mirror.md](docs/mirror.md)). A workflow task over 5 s of CPU fails as a deadlock either way. For a worker running many busy workflows, where their CPU would delay its activities.",
+  },
+  {
     env: 'EBSYNC_WEBHOOK_HOST',
     path: 'webhooks.host',
     default: '127.0.0.1',

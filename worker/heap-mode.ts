@@ -9,7 +9,8 @@ import { setFlagsFromString } from 'node:v8';
 export const HEAP_GROWING_PERCENT = 30;
 
 /**
- * The young generation's semi-space, in MiB, of the workflow thread's isolate. V8 sizes it
+ * The young generation's semi-space, in MiB, of the workflow thread's isolate, when
+ * EBSYNC_WORKFLOW_THREAD gives workflows a thread (worker/workflow-placement.ts). V8 sizes it
  * from the machine's memory (32 MiB on a 24 GiB machine), and short-lived objects fill it
  * whole. In the mirror benchmark at 100,000 leads, 8 MiB took the worker's V8 pages at its
  * peak from 254 to 133 MiB and 4 MiB to 128 MiB, its throughput within the run-to-run noise.

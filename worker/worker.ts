@@ -13,6 +13,7 @@ import { readPemFile } from './pem-files.js';
 import { createActivities } from '../activities/index.js';
 import { endRuntime, installRuntime } from './runtime.js';
 import { keepHeapsSmall } from './heap-mode.js';
+import { workflowPlacement } from './workflow-placement.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import type { Logger } from './logger.js';
 import { VERSION } from './version.js';
@@ -207,6 +208,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       // flight must not be abandoned) gets another minute before the worker gives up on it.
       shutdownForceTime: config.worker.shutdownGrace + 60_000,
       maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+      ...workflowPlacement(config.worker.workflowThread),
     });
     return {
       worker,

@@ -51,7 +51,7 @@ describe('loadConfig defaults', () => {
         taskQueue: 'ebsync',
         tls: false,
       },
-      worker: { shutdownGrace: 30_000, maxConcurrentActivities: 100 },
+      worker: { shutdownGrace: 30_000, maxConcurrentActivities: 100, workflowThread: false },
       mirror: { concurrency: 4 },
     });
     expect(config.configFile).toBeUndefined();
@@ -103,11 +103,16 @@ describe('loadConfig defaults', () => {
       EBSYNC_MODE: 'development',
       EBSYNC_SHUTDOWN_GRACE: '2m',
       EBSYNC_MAX_ACTIVITIES: '7',
+      EBSYNC_WORKFLOW_THREAD: 'true',
       TEMPORAL_TLS: 'true',
       EBS_API_KEY: 'ik_test_123',
     });
     expect(config.mode).toBe('development');
-    expect(config.worker).toEqual({ shutdownGrace: 120_000, maxConcurrentActivities: 7 });
+    expect(config.worker).toEqual({
+      shutdownGrace: 120_000,
+      maxConcurrentActivities: 7,
+      workflowThread: true,
+    });
     expect(config.temporal.tls).toBe(true);
     expect(config.service.apiKey).toBe('ik_test_123');
   });
@@ -118,7 +123,7 @@ describe('loadConfig with a JSON config file (EBSYNC_CONFIG)', () => {
     const file = configFile({
       temporal: { address: 'temporal.internal:7233', taskQueue: 'from-file' },
       log: { level: 'debug' },
-      worker: { shutdownGrace: '45s', maxConcurrentActivities: 3 },
+      worker: { shutdownGrace: '45s', maxConcurrentActivities: 3, workflowThread: true },
     });
     const config = loadConfig({
       EBSYNC_CONFIG: file,
@@ -129,7 +134,11 @@ describe('loadConfig with a JSON config file (EBSYNC_CONFIG)', () => {
     expect(config.temporal.address).toBe('from-env.example:7233');
     expect(config.temporal.taskQueue).toBe('from-file');
     expect(config.log.level).toBe('debug');
-    expect(config.worker).toEqual({ shutdownGrace: 45_000, maxConcurrentActivities: 9 });
+    expect(config.worker).toEqual({
+      shutdownGrace: 45_000,
+      maxConcurrentActivities: 9,
+      workflowThread: true,
+    });
   });
 
   it('keeps the file value when the environment variable is empty', () => {
