@@ -6,7 +6,7 @@ import { z } from 'zod';
  * unknown record types are accepted and ignored (the service adds types without notice).
  */
 const hintSchema = z.object({
-  id: z.string().min(1).max(200).optional(),
+  id: z.string().optional(),
   type: z.string().min(1).max(200),
   occurred_at: z.string().max(64).optional(),
   data: z.object({
@@ -18,6 +18,10 @@ const hintSchema = z.object({
     action: z.string().min(1).max(50),
   }),
 });
+
+/** Longest delivery id kept (Standard Webhooks' are about 30 characters). */
+const MAX_DELIVERY_ID = 200;
+const DELIVERY_ID = new RegExp(`^[\\x21-\\x7e]{1,${MAX_DELIVERY_ID}}$`);
 
 /** Mirrored tables by the record type a delivery names. */
 const TABLE_OF: Readonly<Record<string, MirroredTable>> = {
@@ -79,6 +83,13 @@ export function parseDelivery(
   const deliveryId = headerId ?? hint.id;
   if (deliveryId === undefined) {
     throw new MalformedDeliveryError('the delivery has no id (header or body "id")');
+  }
+  // The id is the dedupe key: an empty one, signed, was stored once, and every later delivery
+  // with an empty id was then answered as a duplicate and lost.
+  if (!DELIVERY_ID.test(deliveryId)) {
+    throw new MalformedDeliveryError(
+      `the delivery id (${headerId === undefined ? 'body "id"' : 'its header'}) must be 1 to ${MAX_DELIVERY_ID} characters, printable ASCII without spaces`,
+    );
   }
   const resource = TABLE_OF[hint.data.record_type];
   if (resource === undefined) return undefined;

@@ -154,6 +154,14 @@ describe('webhook receiver', () => {
         400,
         'malformed_delivery',
       );
+      // The id is the dedupe key: an empty one, signed, was stored, and each later delivery
+      // with an empty id was answered as its duplicate and lost. Refused, as is one too long.
+      for (const id of ['', 'x'.repeat(201), 'evt 9']) {
+        const hint = hintBody('evt_9', 'lead', 9);
+        const refusedId = await post(url, hint, standardHeaders(SECRET, id, hint));
+        expectRefusal(refusedId, 400, 'malformed_delivery');
+        expect(refusedId.body?.message).toMatch(/^the delivery id \(its header\) must be 1 to 200/);
+      }
       const big = JSON.stringify({ pad: 'x'.repeat(70 * 1024) });
       expectRefusal(
         await post(url, big, standardHeaders(SECRET, 'evt_8', big)),
