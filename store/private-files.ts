@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../config/index.js';
 import { StoreFailedError, StoreLocationError } from './errors.js';
@@ -121,8 +121,30 @@ export function keepSqliteFilePrivate(file: string): void {
   else if (!statSync(file).isFile()) {
     const what = statSync(file).isDirectory() ? 'a folder' : 'not a regular file';
     throw new StoreLocationError(`'${file}' is ${what}; expected an SQLite database file`);
+  } else if (!holdsSqlite(file)) {
+    // Left as it is: `--to sqlite:/etc/passwd` once took that file from every other user,
+    // before SQLite refused to open it.
+    return;
   }
   tightenSqliteFiles(file);
+}
+
+/** SQLite's file header: the first 16 bytes of every database file. */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** Whether a file is an SQLite database or empty (SQLite makes one there); false if unreadable. */
+function holdsSqlite(file: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const head = Buffer.alloc(SQLITE_HEADER.length);
+    const read = readSync(fd, head, 0, head.length, 0);
+    return read === 0 || head.equals(SQLITE_HEADER);
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** Tightens a database another program made, and its side files, to 0600; creates nothing. */

@@ -1,4 +1,13 @@
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -101,6 +110,29 @@ describe('file modes of the data dir', () => {
       `'/dev/null' is not a regular file; expected an SQLite database file`,
     );
     expect(statSync('/dev/null').mode & 0o777).toBe(devNull);
+  });
+
+  it('leaves the mode of a file that is not an SQLite database alone, and SQLite refuses it', async () => {
+    // `--to sqlite:/etc/passwd` made that file 0600 before SQLite refused it, and with it every
+    // other user's name lookups (Postgres's initdb among them) failed.
+    const dir = mkdtempSync(join(root, 'text-'));
+    const text = join(dir, 'accounts.txt');
+    writeFileSync(text, 'root:x:0:0:root:/root:/bin/bash\n');
+    chmodSync(text, 0o644);
+    expect(() => openDestination(databaseOpeners, `sqlite:${text}`)).toThrow(/not a database/);
+    await expect(openLedger(`sqlite:${text}`)).rejects.toThrow(/not a database/);
+    expect(modeOf(text)).toBe('0644');
+    expect(readFileSync(text, 'utf8')).toBe('root:x:0:0:root:/root:/bin/bash\n');
+    // An empty file is where SQLite makes a database: it is tightened, as a new one would be.
+    const empty = join(dir, 'empty.db');
+    writeFileSync(empty, '');
+    chmodSync(empty, 0o644);
+    const destination = openDestination(databaseOpeners, `sqlite:${empty}`);
+    try {
+      expect(modeOf(empty)).toBe('0600');
+    } finally {
+      await destination.close();
+    }
   });
 });
 
