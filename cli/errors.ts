@@ -1,4 +1,5 @@
 import { ConfigError } from '../config/index.js';
+import { StoreLocationError } from '../store/errors.js';
 import { scrubText } from '../worker/redact.js';
 import { TemporalNamespaceMissingError } from '../worker/temporal-errors.js';
 
@@ -24,6 +25,12 @@ export function reportFailure(error: unknown): number {
   };
   if (error instanceof ConfigError) {
     for (const line of error.lines) write(line);
+    return 2;
+  }
+  // A file named where none can be (a folder, a device, a folder this user cannot write):
+  // the data dir or a flag chose it, so it is bad input too.
+  if (error instanceof StoreLocationError) {
+    write(error.message.split('\n')[0] ?? error.message);
     return 2;
   }
   if (error instanceof UserError || error instanceof TemporalNamespaceMissingError) {

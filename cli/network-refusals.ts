@@ -28,9 +28,16 @@ export class ListenRefusal extends UserError {
   }
 }
 
+/** The system calls a listener's start makes: resolving its host, binding, listening. */
+const LISTEN_SYSCALLS = new Set(['listen', 'bind', 'getaddrinfo']);
+
 /** A listener that could not start, as one line; undefined for a failure of another kind. */
 export function listenRefusal(error: unknown, at: ListenSource): ListenRefusal | undefined {
   const where = `cannot listen on ${at.host} port ${at.port}`;
+  // What a listener's start also opens (its store's files) fails with the same codes: an
+  // EACCES from opening a file was told as a port that needs privileges.
+  const syscall = (error as { syscall?: unknown } | null)?.syscall;
+  if (typeof syscall === 'string' && !LISTEN_SYSCALLS.has(syscall)) return undefined;
   const code = codeOf(error);
   switch (code) {
     case 'ENOTFOUND':

@@ -117,8 +117,17 @@ function tighten(path: string): void {
  * earlier version left it readable by others.
  */
 export function keepSqliteFilePrivate(file: string): void {
-  if (!existsSync(file)) closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
-  else if (!statSync(file).isFile()) {
+  if (!existsSync(file)) {
+    try {
+      closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
+    } catch (error) {
+      // A folder this user may not write (read-only, another user's): one line, not Node's.
+      const code = (error as NodeJS.ErrnoException).code ?? 'an error';
+      throw new StoreLocationError(
+        `'${file}' cannot be made (${code}); expected a path in a folder this user can write`,
+      );
+    }
+  } else if (!statSync(file).isFile()) {
     const what = statSync(file).isDirectory() ? 'a folder' : 'not a regular file';
     throw new StoreLocationError(`'${file}' is ${what}; expected an SQLite database file`);
   } else if (!holdsSqlite(file)) {

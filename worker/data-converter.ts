@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { ConfigError, configSchema, type Config } from '../config/index.js';
@@ -31,14 +31,27 @@ export function encryptionKeyRing(config: Config): { keys: EncryptionKey[]; from
   // A key made now opens nothing made before: most often the command was given another
   // EBSYNC_DATA_DIR than the worker's, and the error of a payload says so.
   const made = !existsSync(file);
-  if (made) {
-    makeDataDir(config.dataDir);
-    writeFileSync(file, `${generateKeyLine('dev1')}\n`, { mode: 0o600 });
+  let text: string;
+  try {
+    if (made) {
+      makeDataDir(config.dataDir);
+      writeFileSync(file, `${generateKeyLine('dev1')}\n`, { mode: 0o600 });
+    } else if (!statSync(file).isFile()) {
+      throw new ConfigError([
+        `EBSYNC_DATA_DIR: ${file} is not a file; expected the development key file (remove it to make a new one) or keys in EBSYNC_ENCRYPTION_KEYS`,
+      ]);
+    }
+    chmodSync(file, 0o600);
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    // A data dir this user cannot write (read-only, another user's): one line, not Node's.
+    const code = (error as NodeJS.ErrnoException).code ?? 'an error';
+    throw new ConfigError([
+      `EBSYNC_DATA_DIR '${config.dataDir}': the development key file ${made ? 'cannot be made' : 'cannot be read'} there (${code}); choose a data directory this user can write, or set EBSYNC_ENCRYPTION_KEYS`,
+    ]);
   }
-  chmodSync(file, 0o600);
-  const parsed = configSchema.shape.encryption.safeParse({
-    keys: readFileSync(file, 'utf8').trim(),
-  });
+  const parsed = configSchema.shape.encryption.safeParse({ keys: text.trim() });
   if (!parsed.success || !parsed.data.keys) {
     throw new ConfigError([`${file} does not hold valid keys; delete it to make a new one`]);
   }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { closedPort } from '../helpers/ports.js';
 import { CliProcess, PACKAGE_VERSION, freePort, jsonLines, runCli } from '../helpers/cli.js';
+import { generateKeyLine } from '../../worker/data-converter.js';
 
 /** Each test spawns the CLI (tsx and the Temporal SDK load in it): slow on a busy machine. */
 const SPAWN_TIMEOUT = 120_000;
@@ -333,6 +334,39 @@ describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 24
           `ebsync: EBSYNC_DATA_DIR: cannot make the folder '${nowhereDir}': its file system does not allow it (ENOENT)\n`,
         );
       }
+      // A data dir that is there but takes no files for this user (a read-only mount, another
+      // user's): /proc/self answers ENOENT. One line naming the setting, not Node's words.
+      const unwritable = await runCli(
+        ['connections'],
+        { ...env, EBSYNC_DATA_DIR: '/proc/self' },
+        45_000,
+      );
+      expect(unwritable.code, unwritable.stderr).toBe(2);
+      expect(unwritable.stderr).toBe(
+        "ebsync: EBSYNC_DATA_DIR '/proc/self': the development key file cannot be made there (ENOENT); choose a data directory this user can write, or set EBSYNC_ENCRYPTION_KEYS\n",
+      );
+      const keysFolder = join(broken, 'keys-folder');
+      mkdirSync(join(keysFolder, 'encryption-keys'), { recursive: true });
+      const notKeys = await runCli(
+        ['connections'],
+        { ...env, EBSYNC_DATA_DIR: keysFolder },
+        45_000,
+      );
+      expect(notKeys.code, notKeys.stderr).toBe(2);
+      expect(notKeys.stderr).toBe(
+        `ebsync: EBSYNC_DATA_DIR: ${join(keysFolder, 'encryption-keys')} is not a file; expected the development key file (remove it to make a new one) or keys in EBSYNC_ENCRYPTION_KEYS\n`,
+      );
+      // With keys given, the receiver's registrations file is the first it cannot make: said
+      // as that, exit 2; its EACCES or ENOENT was told as a port that needs privileges.
+      const serve = await runCli(
+        ['webhooks', 'serve', '--port', '0'],
+        { ...env, EBSYNC_DATA_DIR: '/proc/self', EBSYNC_ENCRYPTION_KEYS: generateKeyLine('t1') },
+        45_000,
+      );
+      expect(serve.code, serve.stderr).toBe(2);
+      expect(serve.stderr).toBe(
+        "ebsync: '/proc/self/webhooks.db' cannot be made (ENOENT); expected a path in a folder this user can write\n",
+      );
       // A store that does not open (nothing listens there): refused before any task is
       // taken, its password masked; it used to start and poll as if all were well.
       const store = `postgres://ebsync:st0re-pw@127.0.0.1:${await closedPort()}/ebsyncx`;
@@ -348,7 +382,8 @@ describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 24
       expect(noStore.stderr).not.toContain('st0re-pw');
       mkdirSync(join(broken, 'token-journal.db'));
       const late = await runCli(['worker'], env, 60_000);
-      expect(late.code).toBe(1);
+      // A folder where its file must be: bad input, as any place a setting names.
+      expect(late.code, late.stderr).toBe(2);
       expect(late.stderr.trimEnd().split('\n')).toHaveLength(1);
     } finally {
       rmSync(broken, { recursive: true, force: true });
