@@ -9,6 +9,7 @@ import {
 } from '@temporalio/client';
 import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { type Config } from '../config/index.js';
+import { INTEGRATION_KEY, INTEGRATION_KEY_RULE } from '../config/schema.js';
 import { readPemFile } from '../worker/pem-files.js';
 import { loadStartupConfig } from './startup-config.js';
 import { createClient } from '../api/client.js';
@@ -387,15 +388,13 @@ async function connectApp(config: Config, client: Client, flags: ConnectFlags): 
   }
 }
 
-const KEY_RULE = 'expected an integration key starting with ik_';
-
 /**
  * The integration key of `connect --api-key`, checked before anything is sent: from
  * EBS_API_KEY (`--api-key` without a value), standard input (`--api-key -`), or, with a
  * warning, the value after the flag.
  */
 async function integrationKey(config: Config, flags: ConnectFlags): Promise<string> {
-  const keyRule = (key: string) => (/^ik_\S+$/.test(key) ? undefined : KEY_RULE);
+  const keyRule = (key: string) => (INTEGRATION_KEY.test(key) ? undefined : INTEGRATION_KEY_RULE);
   const apiKey = await secretFrom(
     flags.apiKey,
     config.service.apiKey,

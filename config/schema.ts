@@ -31,6 +31,15 @@ const positiveInt = z.coerce
 
 const optionalText = z.string().min(1).optional();
 
+/**
+ * An integration key as a header can carry it: `ik_` and printable ASCII. A control character
+ * or a key of 100 KB passed the check before and failed as the service unreachable (Node
+ * refused the header) or an HTTP 431.
+ */
+export const INTEGRATION_KEY = /^ik_[\x21-\x7e]{1,500}$/;
+export const INTEGRATION_KEY_RULE =
+  'expected an integration key starting with ik_: up to 500 printable ASCII characters, no spaces';
+
 const DNS_NAME =
   /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
 const IPV6 = /^[0-9a-f:.]*:[0-9a-f:.]*$/i;
@@ -266,10 +275,7 @@ export const configSchema = z
       .object({
         baseUrl: serverUrl(SERVICE_URL_RULE, true).optional(),
         authUrl: serverUrl(AUTH_URL_RULE, false).optional(),
-        apiKey: z
-          .string()
-          .regex(/^ik_\S+$/, { error: 'expected an integration key starting with ik_' })
-          .optional(),
+        apiKey: z.string().regex(INTEGRATION_KEY, { error: INTEGRATION_KEY_RULE }).optional(),
         clientId: optionalText,
         routeOverrides: routeOverrides.optional(),
         caFile: optionalText,

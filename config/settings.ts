@@ -68,7 +68,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'service.apiKey',
     secret: true,
     default: '(none)',
-    description: 'Integration key (starts with `ik_`).',
+    description: 'Integration key: `ik_` and up to 500 printable ASCII characters, no spaces.',
   },
   {
     env: 'EBS_CLIENT_ID',

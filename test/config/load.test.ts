@@ -312,6 +312,18 @@ describe('loadConfig errors', () => {
     expect(lines[0]).not.toContain('sk_live');
   });
 
+  it('refuses an EBS_API_KEY no header can carry: a control character, or over 500 characters', () => {
+    // Both passed before and failed later as the service unreachable or an HTTP 431.
+    for (const key of ['ik_abc12345\u0001', `ik_${'a'.repeat(501)}`, 'ik_abc\u00e912345']) {
+      const lines = errorLines({ EBS_API_KEY: key });
+      expect(lines, key).toHaveLength(1);
+      expect(lines[0]).toMatch(/^EBS_API_KEY='\*+\(\d+ chars\)' is not allowed: /);
+      expect(lines[0]).toContain('up to 500 printable ASCII characters');
+    }
+    const longest = `ik_${'a'.repeat(500)}`;
+    expect(loadConfig({ EBS_API_KEY: longest }).service.apiKey).toBe(longest);
+  });
+
   it('requires TLS certificate and key together', () => {
     const lines = errorLines({ TEMPORAL_TLS_CERT: '/etc/ebsync/client.pem' });
     expect(lines).toEqual([
