@@ -375,7 +375,9 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
       flags.every !== undefined
         ? { everyMs: flags.every }
         : {
-            cron: flags.cron ?? '',
+            // As read: a newline or doubled space kept in the stored expression split
+            // `schedule list` and `describe` across lines.
+            cron: (flags.cron ?? '').trim().split(/\s+/).join(' '),
             timezone: checkTimezone(flags.timezone ?? localTimezone()),
           };
     await withClient(async (client, config) => {

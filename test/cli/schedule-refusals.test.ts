@@ -138,3 +138,17 @@ describe('ebsync status --serve --json', { timeout: 60_000 }, () => {
     ]);
   });
 });
+
+describe('error lines echo what was given safely', () => {
+  it('writes control characters as \\xNN and cuts a very long value', async () => {
+    const escape = await runCli(['schedule', 'create', '--cron', '0 3 * * *\u001b[31m'], env);
+    expect(escape.code).toBe(2);
+    expect(escape.stderr).toContain("--cron '0 3 * * *\\x1b[31m'");
+    expect(escape.stderr).not.toContain('\u001b');
+    expect(escape.stderr.trimEnd().split('\n')).toHaveLength(1);
+    const long = await runCli(['schedule', 'create', '--cron', '1 '.repeat(2_500)], env);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toMatch(/… \(\d+ more characters\)\n$/);
+    expect(long.stderr.length).toBeLessThan(2_100);
+  });
+});

@@ -159,7 +159,8 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
         'create',
         '--full',
         '--cron',
-        '0 0 1 1 *',
+        // Kept as read: a trailing newline once split `schedule list` across lines.
+        ' 0  0 1 1 *\n',
         '--timezone',
         'UTC',
         '--to',
