@@ -70,13 +70,7 @@ export interface AddFlags {
 async function add(name: string, given: string, flags: AddFlags): Promise<void> {
   // A hook URL often carries a token: '-' reads it from standard input, out of ps.
   const url = given === FROM_STDIN ? await readStdin() : given;
-  // An endpoint's name follows a connection's rule: both name files and lines of status.
-  if (!isConnectionName(name)) {
-    throw new UserError(
-      `endpoint name '${name}' is not allowed: expected ${CONNECTION_RULE_TEXT}`,
-      2,
-    );
-  }
+  checkEndpointName(name);
   if (url === '') {
     throw new UserError(
       given === FROM_STDIN
@@ -261,6 +255,7 @@ async function deliveries(flags: {
   limit: number;
 }): Promise<void> {
   const { endpoint } = flags;
+  if (endpoint !== undefined) checkEndpointName(endpoint, '--endpoint');
   const rows = await withStore(async (store) => {
     const found = store.deliveries({
       limit: flags.limit,
@@ -287,6 +282,16 @@ async function deliveries(flags: {
   }
 }
 
+/**
+ * An endpoint's name follows a connection's rule: both name files and lines of status. One
+ * that breaks it names no endpoint there could be: bad input (exit 2), not a missing one.
+ */
+function checkEndpointName(name: string, flag = 'endpoint name'): void {
+  if (!isConnectionName(name)) {
+    throw new UserError(`${flag} '${name}' is not allowed: expected ${CONNECTION_RULE_TEXT}`, 2);
+  }
+}
+
 function noEndpoint(name: string): UserError {
   return new UserError(
     `no endpoint named '${name}' ('ebsync webhooks endpoints list' shows the ones there are)`,
@@ -306,6 +311,7 @@ export function endpointsListCommand(flags: { json?: boolean }): Promise<void> {
 /** `ebsync webhooks endpoints remove <name>`. */
 export function endpointsRemoveCommand(name: string): Promise<void> {
   return runAction(async () => {
+    checkEndpointName(name);
     const removed = await withStore((store) => store.remove(name));
     if (!removed) throw noEndpoint(name);
     process.stdout.write(`removed endpoint ${name}\n`);
@@ -315,6 +321,7 @@ export function endpointsRemoveCommand(name: string): Promise<void> {
 /** `ebsync webhooks endpoints enable <name>`: resumes a disabled endpoint, same secret. */
 export function endpointsEnableCommand(name: string): Promise<void> {
   return runAction(async () => {
+    checkEndpointName(name);
     const line = await withStore(async (store) => {
       const endpoint = (await store.list()).find((e) => e.name === name);
       if (!endpoint) throw noEndpoint(name);

@@ -62,6 +62,21 @@ describe('automation endpoints in production', () => {
     expect(result.stderr).toBe(
       "ebsync: endpoint name '_crm' is not allowed: expected 1-63 lowercase letters, digits, '-' or '_', the first a letter or digit\n",
     );
+    // The commands that name one refuse it alike: exit 2, not 1 as for one that is missing.
+    for (const [args, flag] of [
+      [['webhooks', 'endpoints', 'remove', 'BAD!'], "endpoint name 'BAD!'"],
+      [['webhooks', 'endpoints', 'enable', 'BAD!'], "endpoint name 'BAD!'"],
+      [['webhooks', 'deliveries', '--endpoint', 'BAD!'], "--endpoint 'BAD!'"],
+    ] as const) {
+      const refused = await runCli([...args], {
+        EBSYNC_DATA_DIR: join(dir, 'cli'),
+        EBSYNC_ENCRYPTION_KEYS: KEYS,
+      });
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.stderr).toBe(
+        `ebsync: ${flag} is not allowed: expected 1-63 lowercase letters, digits, '-' or '_', the first a letter or digit\n`,
+      );
+    }
   });
 
   it('refuses to add an endpoint under a name taken, exit 1 as for a schedule that exists', async () => {
