@@ -35,6 +35,24 @@ export function connectionFlag() {
   };
 }
 
+/** Names the dev server's namespace may take: as Temporal Cloud's, letters, digits, . _ -. */
+const NAMESPACE_RULE = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,253}[A-Za-z0-9])?$/;
+
+/**
+ * The namespace `temporal` and `dev` create (`--namespace`): the dev server made one named
+ * 'bad ns!' without a word, which every later command then had to quote.
+ */
+export function namespaceFlag() {
+  return (value: string): string => {
+    if (!NAMESPACE_RULE.test(value)) {
+      throw new InvalidArgumentError(
+        "Expected 1-255 letters, digits, '.', '_' or '-', beginning and ending with a letter or digit.",
+      );
+    }
+    return value;
+  };
+}
+
 /** A TCP port, where 0 picks a free one. */
 export const portFlag = () => intFlag(0, 65535);
 

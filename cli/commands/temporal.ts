@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { intFlag } from '../options.js';
+import { intFlag, namespaceFlag } from '../options.js';
 import type { ServerFlags } from '../temporal.js';
 
 const run = () => import('../temporal.js');
@@ -21,7 +21,11 @@ function addServerFlags(command: Command): Command {
       '--db-filename <file>',
       'SQLite file of the server (default: <EBSYNC_DATA_DIR>/temporal.db)',
     )
-    .option('--namespace <name>', 'namespace created at start', 'default');
+    .addOption(
+      new Option('--namespace <name>', 'namespace created at start')
+        .default('default')
+        .argParser(namespaceFlag()),
+    );
 }
 
 /** `ebsync temporal` and `ebsync dev`: their words and help; the work is in ../temporal.ts. */

@@ -52,6 +52,23 @@ describe('ebsync dev --port', () => {
     expect(await canConnect('127.0.0.1', 65000)).toBe(false);
   });
 
+  it.each(['temporal', 'dev'])(
+    'ebsync %s refuses a --namespace Temporal names could not be, in one line (exit 2)',
+    async (command) => {
+      for (const name of ['bad ns!', '', '-lead', `n${'s'.repeat(255)}`]) {
+        const result = await runCli(
+          [command, '--namespace', name, '--port', String(await freePort())],
+          { EBSYNC_DATA_DIR: join(dir, 'ns') },
+          30_000,
+        );
+        expect(result.code, name).toBe(2);
+        expect(result.stderr.trim().split('\n')).toEqual([
+          `ebsync: option '--namespace <name>' argument '${name}' is invalid. Expected 1-255 letters, digits, '.', '_' or '-', beginning and ending with a letter or digit.`,
+        ]);
+      }
+    },
+  );
+
   it.each([
     [
       '10.9.9.9',
