@@ -142,7 +142,7 @@ export function keepSqliteFilePrivate(file: string): void {
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 /** Whether a file is an SQLite database or empty (SQLite makes one there); false if unreadable. */
-function holdsSqlite(file: string): boolean {
+export function holdsSqlite(file: string): boolean {
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');

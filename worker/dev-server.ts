@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer, connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { makePrivateDir, tightenSqliteFiles } from '../store/private-files.js';
+import { holdsSqlite, makePrivateDir, tightenSqliteFiles } from '../store/private-files.js';
 import { childEnvironment } from './child-environment.js';
 import { WATCHDOG_SOURCE } from './dev-server-guard.js';
 import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.js';
@@ -142,6 +142,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   if (existsSync(dbFilename) && !statSync(dbFilename).isFile()) {
     throw new DevServerFileError(
       `--db-filename '${dbFilename}' is ${statSync(dbFilename).isDirectory() ? 'a folder' : 'not a regular file'}; expected the dev server's SQLite database file (made if missing)`,
+    );
+  }
+  // Else the server starts, prints its own log line and exits 1, and ours says only that.
+  if (existsSync(dbFilename) && !holdsSqlite(dbFilename)) {
+    throw new DevServerFileError(
+      `--db-filename '${dbFilename}' is not an SQLite database (it does not begin with SQLite's header); expected the dev server's SQLite database file (made if missing)`,
     );
   }
   const executable = await findTemporalCli(

@@ -155,6 +155,19 @@ describe('commands given a folder as a database file', () => {
       `ebsync: --db-filename '${folder}' is a folder; expected the dev server's SQLite database file (made if missing)\n`,
     );
     expect(modeOf(folder)).toBe('0755');
+    // A file that is no database: said before the server starts, not as its own log line.
+    const text = join(root, 'accounts.txt');
+    writeFileSync(text, 'root:x:0:0:root:/root:/bin/bash\n');
+    chmodSync(text, 0o644);
+    const notDb = await runCli(
+      ['temporal', '--port', String(await freePort()), '--db-filename', text],
+      { EBSYNC_DATA_DIR: join(root, 'cmd-data') },
+    );
+    expect(notDb.code).toBe(1);
+    expect(notDb.stderr).toBe(
+      `ebsync: --db-filename '${text}' is not an SQLite database (it does not begin with SQLite's header); expected the dev server's SQLite database file (made if missing)\n`,
+    );
+    expect(modeOf(text)).toBe('0644');
   });
 });
 
