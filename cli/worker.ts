@@ -2,7 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ConfigError, type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import { createLogger, type Logger } from '../worker/logger.js';
-import { connectClient } from '../worker/temporal-client.js';
+import { connectClient, unreachableLine } from '../worker/temporal-client.js';
 import { TemporalNamespaceMissingError } from '../worker/temporal-errors.js';
 import { createWorker } from '../worker/worker.js';
 import { generateKeyLine } from '../worker/data-converter.js';
@@ -18,10 +18,7 @@ export function loggerFor(config: Config): Logger {
 
 /** Connection failures to Temporal become one actionable line. */
 export function unreachable(config: Config, error: unknown): UserError {
-  const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-  return new UserError(
-    `cannot reach Temporal at ${config.temporal.address} (${reason}); start a local one with 'ebsync temporal' or set TEMPORAL_ADDRESS`,
-  );
+  return new UserError(unreachableLine(config, error));
 }
 
 export async function runWorker(config: Config, logger: Logger): Promise<void> {

@@ -203,6 +203,35 @@ function callsOfConnection(endCallsOn?: AbortSignal): {
   };
 }
 
+/** Why Temporal could not be reached, and what to do, in one line. */
+export function unreachableLine(config: Config, error: unknown): string {
+  const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  // A TLS client at a server without TLS fails as any unreachable server does.
+  const tls = temporalConnectionOptions(config).tls
+    ? '; TLS is on (TEMPORAL_TLS, TEMPORAL_TLS_* or TEMPORAL_API_KEY): check that the server there serves TLS'
+    : '';
+  return `cannot reach Temporal at ${config.temporal.address} (${reason})${tls}; start a local one with 'ebsync temporal' or set TEMPORAL_ADDRESS`;
+}
+
+/**
+ * Node warns (DEP0123) when a TLS connection names an IP address as its server, which the
+ * gRPC client does for a TEMPORAL_ADDRESS such as 127.0.0.1:7233: two lines of noise before
+ * the one that says what happened. Only that warning is left out.
+ */
+let ipServerNameQuiet = false;
+function quietIpServerNameWarning(): void {
+  if (ipServerNameQuiet) return;
+  ipServerNameQuiet = true;
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = ((...args: unknown[]) => {
+    const [, second, third] = args;
+    const code =
+      typeof second === 'object' && second !== null ? (second as { code?: unknown }).code : third;
+    if (code === 'DEP0123') return;
+    emit(...args);
+  });
+}
+
 /**
  * A Temporal client with ebsync's payload encryption, for the CLI and tools. Its calls all end
  * (cancelled, retries included) once `endCallsOn` aborts, whoever made them.
@@ -216,6 +245,7 @@ export async function connectClient(
   // Read before connecting: a TLS file that is missing or no PEM is a bad setting (one line,
   // exit 2), not a Temporal that cannot be reached.
   const options = temporalConnectionOptions(config);
+  if (options.tls) quietIpServerNameWarning();
   try {
     connection = await Connection.connect({
       ...options,
@@ -224,10 +254,7 @@ export async function connectClient(
     });
     calls.attach(connection);
   } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new TemporalUnreachableError(
-      `cannot reach Temporal at ${config.temporal.address} (${reason}); start a local one with 'ebsync temporal' or set TEMPORAL_ADDRESS`,
-    );
+    throw new TemporalUnreachableError(unreachableLine(config, error));
   }
   try {
     await requireNamespace(

@@ -249,6 +249,29 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     expect(lines[0]).toContain("start a local one with 'ebsync temporal' or set TEMPORAL_ADDRESS");
   });
 
+  it('doctor with TLS on at a server without it: one line that says TLS is on, no Node warning', async ({
+    expect,
+  }) => {
+    // A plain HTTP/2 listener stands for a dev server without TLS; an IP address as the
+    // address had Node warn (DEP0123) in two lines before ebsync's own.
+    const plain = createHttp2Server();
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const { port } = plain.address() as AddressInfo;
+    try {
+      const result = await runCli(['doctor', '--timeout', '2s'], {
+        TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+        TEMPORAL_TLS: 'true',
+      });
+      expect(result.code).toBe(1);
+      const lines = result.stderr.trimEnd().split('\n');
+      expect(lines, result.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(/^ebsync: cannot reach Temporal at 127\.0\.0\.1:\d+ /);
+      expect(lines[0]).toContain('TLS is on (TEMPORAL_TLS, TEMPORAL_TLS_* or TEMPORAL_API_KEY)');
+    } finally {
+      plain.close();
+    }
+  });
+
   it('a TEMPORAL_ADDRESS where another server answers (HTTP/2, 404): one line saying it is no Temporal frontend, exit 1', async ({
     expect,
   }) => {
