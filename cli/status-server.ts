@@ -371,6 +371,21 @@ export async function startStatusServer(
   // Actions take no body: JSON (Fastify's other default) is read and ignored; text is refused
   // with a 415 before any action runs, as docs/status.md says.
   app.removeContentTypeParser('text/plain');
+  // An empty body is no body, whatever its type says (Fastify's reader refuses it as JSON);
+  // a body that is not JSON is refused by the error handler as malformed_body.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text) as unknown);
+    } catch {
+      done(Object.assign(new SyntaxError('the body is not JSON'), { statusCode: 400 }), undefined);
+    }
+  });
   app.addHook('onRequest', async (request, reply) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) void reply.header(name, value);
     if (!hostAllowed(request.headers.host)) {

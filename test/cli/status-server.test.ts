@@ -223,6 +223,13 @@ describe('the status page', () => {
       'malformed_body',
     );
     expect(String(malformed.message)).not.toMatch(/Unexpected|JSON at position|not json/);
+    // JSON's type with nothing in it is no body: the action is read as any other.
+    const empty = await send('/api/schedules/no-such-schedule/trigger', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: '',
+    });
+    errorShape(empty, 404, 'schedule_not_found');
     // A text body is no body an action reads: refused before anything starts, on every action.
     for (const path of [
       `/api/connections/${connectionId}/sync`,
