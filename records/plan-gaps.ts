@@ -33,6 +33,35 @@ export function describeQuery(query: Readonly<Record<string, string>>): string {
   return parts.length === 0 ? 'the whole list' : parts.join(', ');
 }
 
+/** What the pass's read by id of the ids no list returned did (workflows' IdProbe). */
+export interface IdReadSummary {
+  /** The last id read; null before the first. */
+  after: number | null;
+  probes: number;
+  found: number;
+}
+
+/** Most queries named in a line; the rest are counted. */
+const MAX_QUERIES_NAMED = 3;
+
+function probedGapLine(
+  resource: string,
+  gaps: readonly PlanGap[],
+  missing: number,
+  expected: number,
+  byId: IdReadSummary,
+): string {
+  const named = gaps.slice(0, MAX_QUERIES_NAMED).map((g) => describeQuery(g.query));
+  const more = gaps.length - named.length;
+  const queries = `${named.join('; ')}${more > 0 ? `; ${more} more` : ''}`;
+  const stopped = byId.after === null ? '' : `, and stopped after id ${byId.after}`;
+  return (
+    `${resource}: ${missing} of ${expected} unreachable: queries held more than the service's ` +
+    `reach (${queries}); reading ids one by one found ${byId.found} in ${byId.probes} ` +
+    `reads${stopped}, too few of them leads to read on; which query the rest are in is not known`
+  );
+}
+
 /**
  * Lines for `missing` records of `resource` the pass did not reach (the exact count: what
  * the service counts minus what the ledger saw), explained by the plan's gaps as far as they
@@ -47,8 +76,14 @@ export function gapLines(
   gaps: readonly PlanGap[],
   missing: number,
   expected: number,
+  byId?: IdReadSummary,
 ): string[] {
   if (missing <= 0) return [];
+  // The read by id found some of what the gaps counted, but not which gap each came from:
+  // the gaps' counts no longer say where the rest are, and blamed queries whose every record
+  // had been found while the ones missing were elsewhere.
+  if (byId && byId.found > 0 && gaps.length > 0)
+    return [probedGapLine(resource, gaps, missing, expected, byId)];
   const lines: string[] = [];
   let left = missing;
   const undated = (gap: PlanGap): boolean => gap.reason === 'undated';

@@ -294,6 +294,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       generation: current.generation,
       complete: true,
       expectedOf: Object.fromEntries(current.partitions.map((p) => [p.key, p.expected])),
+      ...(current.probe ? { probe: current.probe } : {}),
     });
     current.counts.unreachable = final.unreachable;
     current.gaps.push(...final.gaps);

@@ -1,5 +1,5 @@
 import type { Resource } from '../../destinations/record.js';
-import { gapLines } from '../../records/plan-gaps.js';
+import { gapLines, type IdReadSummary } from '../../records/plan-gaps.js';
 import type { MirrorSubject } from '../../workflows/mirror-types.js';
 import { passKeyOf, type MirrorTarget, type PassTools } from './pass-tools.js';
 import { savedPlan } from './plan-checkpoints.js';
@@ -18,6 +18,8 @@ export function createFinishPass({ open, scopeOf }: PassTools) {
       complete: boolean;
       /** The service's total_count of each list (partition key → count). */
       expectedOf?: Record<string, number>;
+      /** What the read of lead ids by id found (the workflow's probe), when it ran. */
+      probe?: IdReadSummary;
     },
   ): Promise<{ unreachable: number; gaps: string[] }> {
     if (!input.complete) return { unreachable: 0, gaps: [] };
@@ -33,7 +35,7 @@ export function createFinishPass({ open, scopeOf }: PassTools) {
       // after the leads only their bookings name were read by id.
       if (list === 'leads' && missing > 0) {
         const plan = await savedPlan(at.ledger, key, input.generation, list);
-        gaps.push(...gapLines(list, plan?.gaps ?? [], missing, expected));
+        gaps.push(...gapLines(list, plan?.gaps ?? [], missing, expected, input.probe));
       }
     }
     await at.ledger.completePass(key, input.generation);

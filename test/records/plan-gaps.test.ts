@@ -27,3 +27,36 @@ describe('the gap lines of a list', () => {
     ]);
   });
 });
+
+describe('the gap lines of the leads once ids were read one by one', () => {
+  // A black-box run: 150 leads under one address past the reach (all found by id), then
+  // 60 others past a block of deleted ids the read stopped at. The lines blamed the first
+  // address's query for 50 and a list whose every lead was in the mirror for 10.
+  const gaps: PlanGap[] = [
+    {
+      node: 3,
+      query: { origin: 'API', text: 'dup.example same person' },
+      reason: 'filters_exhausted',
+      count: 50,
+      tried: ['text'],
+    },
+    {
+      node: 5,
+      query: { origin: 'Lead Form' },
+      reason: 'filters_exhausted',
+      count: 10,
+      tried: ['text'],
+    },
+  ];
+
+  it('no longer splits the rest among the gaps, and says what the read by id did', () => {
+    expect(gapLines('leads', gaps, 60, 3843, { after: 2493, probes: 398, found: 358 })).toEqual([
+      "leads: 60 of 3843 unreachable: queries held more than the service's reach (origin=API, text=dup.example +2 word(s); origin=Lead Form); reading ids one by one found 358 in 398 reads, and stopped after id 2493, too few of them leads to read on; which query the rest are in is not known",
+    ]);
+  });
+
+  it('keeps each gap its count when the read by id found none of them', () => {
+    expect(gapLines('leads', gaps, 60, 3843, { after: 40, probes: 20, found: 0 })).toHaveLength(2);
+    expect(gapLines('leads', gaps, 60, 3843)[0]).toMatch(/^leads: 50 unreachable in origin=API/);
+  });
+});
