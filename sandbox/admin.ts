@@ -314,7 +314,14 @@ export class SandboxAdmin {
   patchRecord(type: string, id: number, attributes: Record<string, unknown>): RecordOut {
     const record = this.stored(type, id);
     checkRecordPatch(type, id, record.attrs, attributes);
-    return recordOut(this.ctx.records.update(record, attributes));
+    // An event's custom title is no attribute the API serves: it overrides the title, as it
+    // does when the event is made (POST /events). Alone it changed nothing a client saw.
+    const title = type === 'event' ? attributes.custom_title : undefined;
+    const change =
+      typeof title === 'string' && title !== '' && !('title' in attributes)
+        ? { ...attributes, title }
+        : attributes;
+    return recordOut(this.ctx.records.update(record, change));
   }
 
   deleteRecord(type: string, id: number, options: { hard?: boolean } = {}): void {

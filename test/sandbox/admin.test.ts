@@ -321,6 +321,27 @@ describe('records', () => {
     }
   });
 
+  it("sets an event's title with its custom title, as the service's override does", async () => {
+    const event = t.sb.ctx.records.insert('event', t.sb.businessId, (id) => ({
+      id,
+      title: 'Ada Lovelace - Classic Booth',
+      custom_title: null,
+    }));
+    const patched = await admin('PATCH', `/records/event/${event.id}`, {
+      json: { attributes: { custom_title: 'Edited Seven' } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.attributes).toMatchObject({
+      title: 'Edited Seven',
+      custom_title: 'Edited Seven',
+    });
+    // A title given with it is the one kept.
+    const both = await admin('PATCH', `/records/event/${event.id}`, {
+      json: { attributes: { custom_title: 'Other', title: 'Given' } },
+    });
+    expect(both.body.attributes).toMatchObject({ title: 'Given', custom_title: 'Other' });
+  });
+
   it('answers 404 for unknown records, 422 for a bad patch, 400 for a bad id', async () => {
     expect(
       (await admin('PATCH', '/records/lead/999999', { json: { attributes: {} } })).status,
