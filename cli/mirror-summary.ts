@@ -157,8 +157,8 @@ const RUNNING: ReadonlySet<MirrorProgress['phase']> = new Set(['planning', 'read
 /** What a pass learned of the service's reach, in one line. */
 export function reachLine(r: LearnedReach): string {
   return (
-    `the service reaches ${r.reach} results a query, not the ${r.configured} configured ` +
-    `(EBS_REACH_LIMIT): page ${r.page} of ${r.resource} at ${r.per} a page held ${r.items} ` +
+    `the service reaches ${r.reach} results a query, not the ${r.configured} EBS_REACH_LIMIT ` +
+    `guessed (10000 unless set): page ${r.page} of ${r.resource} at ${r.per} a page held ${r.items} ` +
     `of a total_count of ${r.total}; queries over it were cut again`
   );
 }

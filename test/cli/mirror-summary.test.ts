@@ -5,6 +5,7 @@ import {
   barFraction,
   exitCodeOf,
   progressLine,
+  reachLine,
   readText,
   slowedLine,
   summaryText,
@@ -377,5 +378,23 @@ describe('the ETA', () => {
     expect(progressLine(atWork)).toContain(', ETA 1m05s');
     expect(progressLine(atWork, 'canceled')).not.toContain('ETA');
     expect(progressLine(finished({ etaMs: 0 }))).not.toContain('ETA');
+  });
+});
+
+describe('the line of a reach the pass learned', () => {
+  it('names the setting it guessed with, set or not, and the page that showed the reach', () => {
+    expect(
+      reachLine({
+        resource: 'leads',
+        configured: 10_000,
+        reach: 250,
+        page: 37,
+        per: 7,
+        items: 0,
+        total: 3000,
+      }),
+    ).toBe(
+      'the service reaches 250 results a query, not the 10000 EBS_REACH_LIMIT guessed (10000 unless set): page 37 of leads at 7 a page held 0 of a total_count of 3000; queries over it were cut again',
+    );
   });
 });
