@@ -43,7 +43,18 @@ export async function runWorker(config: Config, logger: Logger): Promise<void> {
     },
     'worker started',
   );
-  await handle.run();
+  // Temporal's runtime takes SIGINT and SIGTERM and begins the stop; the log says which came,
+  // so a worker stopped from outside is told from one that failed.
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const heard = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'stop asked by signal: polling ends, running activities finish');
+  };
+  for (const signal of signals) process.on(signal, heard);
+  try {
+    await handle.run();
+  } finally {
+    for (const signal of signals) process.off(signal, heard);
+  }
   logger.info('worker stopped');
 }
 

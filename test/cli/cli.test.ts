@@ -472,5 +472,8 @@ describe('ebsync worker and ebsync doctor on the test dev server', { timeout: 24
     const messages = jsonLines(stopped.stdout).map((line) => line.msg);
     expect(messages).toContain('worker stopped');
     expect(messages.indexOf('worker stopped')).toBeGreaterThan(messages.indexOf('worker started'));
+    // Which signal stopped it: a worker stopped from outside is told from one that failed.
+    const asked = jsonLines(stopped.stdout).find((line) => line.signal !== undefined);
+    expect(asked).toMatchObject({ signal: 'SIGTERM' });
   });
 });
