@@ -8,6 +8,7 @@ import {
   type MirrorCounts,
   type MirrorProgress,
 } from '../workflows/mirror-types.js';
+import { DEFAULT_REACH_LIMIT } from '../config/schema.js';
 
 /*
  * A mirror pass's progress and summary as text: `ebsync sync`, `ebsync status` and the main
@@ -158,7 +159,7 @@ const RUNNING: ReadonlySet<MirrorProgress['phase']> = new Set(['planning', 'read
 export function reachLine(r: LearnedReach): string {
   return (
     `the service reaches ${r.reach} results a query, not the ${r.configured} EBS_REACH_LIMIT ` +
-    `guessed (10000 unless set): page ${r.page} of ${r.resource} at ${r.per} a page held ${r.items} ` +
+    `guessed (${DEFAULT_REACH_LIMIT} unless set): page ${r.page} of ${r.resource} at ${r.per} a page held ${r.items} ` +
     `of a total_count of ${r.total}; queries over it were cut again`
   );
 }

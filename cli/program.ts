@@ -1,5 +1,7 @@
 import { Command, Option } from 'commander';
+import { scrubText } from '../worker/redact.js';
 import { VERSION } from '../worker/version.js';
+import { shownSafely } from './shown-text.js';
 import { registerConnectionCommands } from './commands/connections.js';
 import { registerCrmCommands } from './commands/crm.js';
 import { registerPostgresCommand } from './commands/postgres.js';
@@ -32,7 +34,8 @@ export function parseErrorLine(text: string, command = 'ebsync'): string {
   const tail = [suggestion && suggestion.charAt(0).toLowerCase() + suggestion.slice(1), hint]
     .filter(Boolean)
     .join(suggestion.endsWith('?') ? ' ' : '; ');
-  return `ebsync: ${message}${tail ? ` (${tail})` : ''}\n`;
+  // An argument's value is echoed ("argument '…' is invalid"): shown as errors.ts shows text.
+  return `ebsync: ${shownSafely(scrubText(`${message}${tail ? ` (${tail})` : ''}`))}\n`;
 }
 
 /**

@@ -1,3 +1,5 @@
+import { shownSafely } from './shown-text.js';
+
 /**
  * `--cron` and `--timezone`, checked before Temporal is asked: the server answers a bad
  * expression or zone with its own text ("CronString does not have 5-7 fields", "unknown time
@@ -110,11 +112,12 @@ export function cronProblem(expression: string): string | undefined {
     const what = trimmed.startsWith('@')
       ? `'${fields[0]}' is not taken`
       : `it has ${count} field${count === 1 ? '' : 's'}`;
-    return `--cron '${expression}': ${what}; expected ${CRON_FORM} (no seconds or year field, no @daily or @every: --every takes an interval)`;
+    return `--cron '${shownSafely(expression)}': ${what}; expected ${CRON_FORM} (no seconds or year field, no @daily or @every: --every takes an interval)`;
   }
   for (const [i, field] of FIELDS.entries()) {
     const why = fieldProblem(field, fields[i] ?? '');
-    if (why) return `--cron '${expression}': the ${field.name} field (${i + 1} of 5): ${why}`;
+    if (why)
+      return `--cron '${shownSafely(expression)}': the ${field.name} field (${i + 1} of 5): ${why}`;
   }
   return undefined;
 }

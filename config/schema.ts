@@ -31,6 +31,9 @@ const positiveInt = z.coerce
 
 const optionalText = z.string().min(1).optional();
 
+/** EBS_REACH_LIMIT when unset: the spec's 10,000 results a query. */
+export const DEFAULT_REACH_LIMIT = 10_000;
+
 /**
  * An integration key as a header can carry it: `ik_` and printable ASCII. A control character
  * or a key of 100 KB passed the check before and failed as the service unreachable (Node
@@ -280,7 +283,7 @@ export const configSchema = z
         routeOverrides: routeOverrides.optional(),
         caFile: optionalText,
         allowHttp: boolSetting.default(false),
-        reachLimit: positiveInt.default(10_000),
+        reachLimit: positiveInt.default(DEFAULT_REACH_LIMIT),
         pageSize: positiveInt.default(100),
         rateLimit: z.coerce
           .number({ error: 'expected a number of requests per second' })

@@ -326,7 +326,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'worker.workflowThread',
     default: 'false',
     description:
-      "`true` runs workflow code on a thread of its own, Temporal's default. By default a worker runs it on its main thread, beside the activities, which saves that thread's memory (about 35 MiB; [docs/mirror.md](docs/mirror.md)). A workflow task over 5 s of CPU fails as a deadlock either way. For a worker running many busy workflows, where their CPU would delay its activities.",
+      "`true` runs workflow code on a thread of its own, Temporal's default. By default a worker runs it on its main thread, beside the activities, which saves that thread's memory (about 35 MiB; [docs/mirror.md](docs/mirror.md)). A workflow activation that runs over 5 s has its task failed either way (not under the SDK's `TEMPORAL_DEBUG`). For a worker running many busy workflows, where their CPU would delay its activities.",
   },
   {
     env: 'EBSYNC_WEBHOOK_HOST',

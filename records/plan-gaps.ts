@@ -54,11 +54,11 @@ function probedGapLine(
   const named = gaps.slice(0, MAX_QUERIES_NAMED).map((g) => describeQuery(g.query));
   const more = gaps.length - named.length;
   const queries = `${named.join('; ')}${more > 0 ? `; ${more} more` : ''}`;
-  const stopped = byId.after === null ? '' : `, and stopped after id ${byId.after}`;
+  const stopped = byId.after === null ? '' : ` and stopped after id ${byId.after}`;
   return (
     `${resource}: ${missing} of ${expected} unreachable: queries held more than the service's ` +
     `reach (${queries}); reading ids one by one found ${byId.found} in ${byId.probes} ` +
-    `reads${stopped}, too few of them leads to read on; which query the rest are in is not known`
+    `reads${stopped}; which query the rest are in is not known`
   );
 }
 

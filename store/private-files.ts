@@ -122,7 +122,9 @@ export function keepSqliteFilePrivate(file: string): void {
       closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
     } catch (error) {
       // A folder this user may not write (read-only, another user's): one line, not Node's.
-      const code = (error as NodeJS.ErrnoException).code ?? 'an error';
+      // Other failures (a full disk, too many open files) are no matter of where.
+      const code = (error as NodeJS.ErrnoException).code ?? '';
+      if (!UNMAKEABLE_PATH.has(code)) throw error;
       throw new StoreLocationError(
         `'${file}' cannot be made (${code}); expected a path in a folder this user can write`,
       );
@@ -138,22 +140,34 @@ export function keepSqliteFilePrivate(file: string): void {
   tightenSqliteFiles(file);
 }
 
+/** Why a file cannot be made where a path says: the path's fault, not the machine's. */
+const UNMAKEABLE_PATH = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR']);
+
 /** SQLite's file header: the first 16 bytes of every database file. */
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
-/** Whether a file is an SQLite database or empty (SQLite makes one there); false if unreadable. */
-export function holdsSqlite(file: string): boolean {
+/** What a file holds, by its first bytes: an SQLite database, nothing, something else. */
+export type SqliteFileKind = 'sqlite' | 'empty' | 'other' | { unreadable: string };
+
+export function sqliteFileKind(file: string): SqliteFileKind {
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');
     const head = Buffer.alloc(SQLITE_HEADER.length);
     const read = readSync(fd, head, 0, head.length, 0);
-    return read === 0 || head.equals(SQLITE_HEADER);
-  } catch {
-    return false;
+    if (read === 0) return 'empty';
+    return head.equals(SQLITE_HEADER) ? 'sqlite' : 'other';
+  } catch (error) {
+    return { unreadable: (error as NodeJS.ErrnoException).code ?? 'an error' };
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** Whether SQLite may keep a database in a file: one already, or empty (it makes one there). */
+function holdsSqlite(file: string): boolean {
+  const kind = sqliteFileKind(file);
+  return kind === 'sqlite' || kind === 'empty';
 }
 
 /** Tightens a database another program made, and its side files, to 0600; creates nothing. */

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer, connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { holdsSqlite, makePrivateDir, tightenSqliteFiles } from '../store/private-files.js';
+import { makePrivateDir, sqliteFileKind, tightenSqliteFiles } from '../store/private-files.js';
 import { childEnvironment } from './child-environment.js';
 import { WATCHDOG_SOURCE } from './dev-server-guard.js';
 import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.js';
@@ -145,9 +145,16 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     );
   }
   // Else the server starts, prints its own log line and exits 1, and ours says only that.
-  if (existsSync(dbFilename) && !holdsSqlite(dbFilename)) {
+  const kind = existsSync(dbFilename) ? sqliteFileKind(dbFilename) : 'sqlite';
+  if (kind !== 'sqlite') {
+    const what =
+      kind === 'other'
+        ? "is not an SQLite database (it does not begin with SQLite's header)"
+        : kind === 'empty'
+          ? 'is an empty file, where the server would not make its tables (remove it)'
+          : `cannot be read (${kind.unreadable})`;
     throw new DevServerFileError(
-      `--db-filename '${dbFilename}' is not an SQLite database (it does not begin with SQLite's header); expected the dev server's SQLite database file (made if missing)`,
+      `--db-filename '${dbFilename}' ${what}; expected the dev server's SQLite database file (made if missing)`,
     );
   }
   const executable = await findTemporalCli(

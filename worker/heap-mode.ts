@@ -31,7 +31,7 @@ export const MAIN_SEMI_SPACE_MIB = 8;
 /**
  * glibc's malloc arenas for a worker process. glibc gives threads that allocate at once arenas
  * of their own, up to 8 per core, and a worker has about 16 threads (Temporal's core, libuv's
- * pool, V8's platform, the workflow thread): 47 MiB of arenas at the benchmark's peak, 18 MiB
+ * pool, V8's platform, and the workflow thread when EBSYNC_WORKFLOW_THREAD gives one): 47 MiB of arenas at the benchmark's peak, 18 MiB
  * with 2. One arena took the mirror benchmark's worker peak at 100,000 leads from 281 to
  * 269 MiB (10,000: 279 to 273) in back-to-back runs (one each, on a machine busy with other
  * work too), with its CPU per 1,000 leads within the

@@ -10,7 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Config } from '../config/index.js';
 import { dataConverter } from './data-converter.js';
 import { TemporalNamespaceMissingError } from './temporal-errors.js';
-import { temporalConnectionOptions } from './temporal-connection.js';
+import { temporalConnectionOptions, temporalUsesTls } from './temporal-connection.js';
 
 /** Temporal could not be reached: start it or fix TEMPORAL_ADDRESS. */
 export class TemporalUnreachableError extends Error {
@@ -207,7 +207,7 @@ function callsOfConnection(endCallsOn?: AbortSignal): {
 export function unreachableLine(config: Config, error: unknown): string {
   const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
   // A TLS client at a server without TLS fails as any unreachable server does.
-  const tls = temporalConnectionOptions(config).tls
+  const tls = temporalUsesTls(config)
     ? '; TLS is on (TEMPORAL_TLS, TEMPORAL_TLS_* or TEMPORAL_API_KEY): check that the server there serves TLS'
     : '';
   return `cannot reach Temporal at ${config.temporal.address} (${reason})${tls}; start a local one with 'ebsync temporal' or set TEMPORAL_ADDRESS`;
@@ -223,13 +223,13 @@ function quietIpServerNameWarning(): void {
   if (ipServerNameQuiet) return;
   ipServerNameQuiet = true;
   const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
-  process.emitWarning = ((...args: unknown[]) => {
+  process.emitWarning = (...args: unknown[]) => {
     const [, second, third] = args;
     const code =
       typeof second === 'object' && second !== null ? (second as { code?: unknown }).code : third;
     if (code === 'DEP0123') return;
     emit(...args);
-  });
+  };
 }
 
 /**

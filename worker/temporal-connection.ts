@@ -2,6 +2,18 @@ import type { TLSConfig } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { readPemFile } from './pem-files.js';
 
+/** Whether the connection to Temporal uses TLS: asked for, or implied by a TLS file or an API key. */
+export function temporalUsesTls(config: Config): boolean {
+  const t = config.temporal;
+  return (
+    t.tls ||
+    t.tlsCertFile !== undefined ||
+    t.tlsCaFile !== undefined ||
+    t.tlsServerName !== undefined ||
+    t.apiKey !== undefined
+  );
+}
+
 /** TLS and API-key settings shared by the client and the worker connection to Temporal. */
 export function temporalConnectionOptions(config: Config): {
   address: string;
@@ -9,12 +21,7 @@ export function temporalConnectionOptions(config: Config): {
   apiKey?: string;
 } {
   const t = config.temporal;
-  const useTls =
-    t.tls ||
-    t.tlsCertFile !== undefined ||
-    t.tlsCaFile !== undefined ||
-    t.tlsServerName !== undefined ||
-    t.apiKey !== undefined;
+  const useTls = temporalUsesTls(config);
   const options: { address: string; tls?: TLSConfig | boolean; apiKey?: string } = {
     address: t.address,
   };

@@ -24,9 +24,17 @@ export interface WorkflowPlacement {
  * 10,000-lead passes peaked at 249-252 MiB against 218-227 MiB. Workflow activations take
  * milliseconds beside a pass's activities, so by default they share the main thread.
  *
- * `debugMode` also lifts the limit on an activation's CPU. It is set again here, so a workflow
- * stuck in a loop still has its task failed after 5 s, as it would on the thread; under
- * TEMPORAL_DEBUG the SDK's unlimited time stands, for breakpoints.
+ * `debugMode` also lifts the limit on how long one activation may run. It is set again here,
+ * so a workflow stuck in a loop still has its task failed after 5 s ("Script execution timed
+ * out"), as it would on the thread; under TEMPORAL_DEBUG the SDK's unlimited time stands, for
+ * breakpoints.
+ *
+ * What the SDK installs for its sandbox is then process-wide, as it is thread-wide otherwise:
+ * a V8 promise hook that asks each new promise whether a workflow made it, an
+ * Error.prepareStackTrace that maps workflow frames through the bundle's source map (others
+ * keep Node's), and an unhandledRejection listener that fails the workflow a rejection came
+ * from, and for one from elsewhere prints it and ends the process, as Node would. The
+ * benchmark's passes ran no slower for the hook (docs/mirror.md).
  */
 export function workflowPlacement(
   onThread: boolean,

@@ -146,6 +146,17 @@ describe('error lines echo what was given safely', () => {
     expect(escape.stderr).toContain("--cron '0 3 * * *\\x1b[31m'");
     expect(escape.stderr).not.toContain('\u001b');
     expect(escape.stderr.trimEnd().split('\n')).toHaveLength(1);
+    // A newline inside the value: still one line, the newline shown as \x0a.
+    const split = await runCli(['schedule', 'create', '--cron', '0 3 * * *\nx'], env);
+    expect(split.code).toBe(2);
+    expect(split.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringContaining("--cron '0 3 * * *\\x0ax': it has 6 fields"),
+    ]);
+    // Commander's own refusals echo the argument too.
+    const parsed = await runCli(['temporal', '--namespace', 'x\u001b[31m'], env);
+    expect(parsed.code).toBe(2);
+    expect(parsed.stderr).toContain("argument 'x\\x1b[31m' is invalid");
+    expect(parsed.stderr).not.toContain('\u001b');
     const long = await runCli(['schedule', 'create', '--cron', '1 '.repeat(2_500)], env);
     expect(long.code).toBe(2);
     expect(long.stderr).toMatch(/… \(\d+ more characters\)\n$/);

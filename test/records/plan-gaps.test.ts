@@ -51,7 +51,7 @@ describe('the gap lines of the leads once ids were read one by one', () => {
 
   it('no longer splits the rest among the gaps, and says what the read by id did', () => {
     expect(gapLines('leads', gaps, 60, 3843, { after: 2493, probes: 398, found: 358 })).toEqual([
-      "leads: 60 of 3843 unreachable: queries held more than the service's reach (origin=API, text=dup.example +2 word(s); origin=Lead Form); reading ids one by one found 358 in 398 reads, and stopped after id 2493, too few of them leads to read on; which query the rest are in is not known",
+      "leads: 60 of 3843 unreachable: queries held more than the service's reach (origin=API, text=dup.example +2 word(s); origin=Lead Form); reading ids one by one found 358 in 398 reads and stopped after id 2493; which query the rest are in is not known",
     ]);
   });
 
