@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Worker } from 'node:worker_threads';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -50,11 +51,27 @@ describe('workflowPlacement', () => {
   });
 });
 
-/** This process's Node worker threads: Linux names each 'WorkerThread' (/proc/self/task). */
-const nodeThreads = (): number =>
-  readdirSync('/proc/self/task').filter(
-    (id) => readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim() === 'WorkerThread',
-  ).length;
+/**
+ * Node worker threads made in this process since the module loaded. The SDK makes its
+ * workflow thread with `new (require('node:worker_threads').Worker)(…)`, reading the class at
+ * the call, so a counting subclass put there sees it. (Thread names in /proc served on Node 24,
+ * which names each 'WorkerThread', but not on Node 22, which names every thread 'node'.)
+ */
+const workerThreads = createRequire(import.meta.url)('node:worker_threads') as {
+  Worker: typeof Worker;
+};
+let workersMade = 0;
+const OriginalWorker = workerThreads.Worker;
+workerThreads.Worker = class CountedWorker extends OriginalWorker {
+  constructor(...args: ConstructorParameters<typeof Worker>) {
+    super(...args);
+    workersMade += 1;
+  }
+};
+afterAll(() => {
+  workerThreads.Worker = OriginalWorker;
+});
+const nodeThreads = (): number => workersMade;
 
 /** Runs a worker with this placement; says how many Node threads it added to this process. */
 async function withPlacedWorker<T>(
