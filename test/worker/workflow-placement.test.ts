@@ -101,11 +101,13 @@ describe('a worker with workflows on its main thread', () => {
     const { result, threadsAdded } = await withPlacedWorker(false, async (taskQueue, limit) => {
       // Without the limit the workflow below would hold this process's main thread for good.
       if (limit !== 5_000) throw new Error(`the worker's activation limit is ${limit} ms, not 5 s`);
+      // Timed from before the start: the activation spins on this very thread, so the start's
+      // answer may be read only once the limit has stopped it.
+      const started = Date.now();
       const stuck = await t.client.workflow.start(spinWorkflow, {
         taskQueue,
         workflowId: `spin-${taskQueue}`,
       });
-      const started = Date.now();
       let failure: string | undefined;
       while (failure === undefined && Date.now() - started < 30_000) {
         const history = await stuck.fetchHistory();
