@@ -248,6 +248,12 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
         if (page.reach && page.reach.reach < (current.reach?.reach ?? Infinity)) {
           current.reach = page.reach;
         }
+        // A list counted along with another (the lead bookings with the first leads) stands at
+        // that count until its own partition reads it.
+        for (const [key, listed] of Object.entries(page.listed ?? {})) {
+          const other = current.partitions.find((p) => p.key === key);
+          if (other && !other.done && other.expected === 0) other.expected = listed;
+        }
         addCounts(current.counts, page.counts);
         current.counts.expected = current.partitions.reduce((sum, p) => sum + p.expected, 0);
         current.gaps.push(...page.gaps);

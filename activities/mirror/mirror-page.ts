@@ -83,7 +83,30 @@ export interface PageOutput {
    * it was read (a permission it lacks): the partition is done, unread.
    */
   forbidden?: string;
+  /**
+   * Counts of other partitions' lists, asked along with this one (the lead bookings' with the
+   * first leads): what those partitions will read, before they read it (see countsAlong).
+   */
+  listed?: Record<string, number>;
 }
+
+/**
+ * Lead bookings come sideloaded with their leads, and their own list is asked for its count
+ * only once the leads are read (mirror-page's lead_bookings branch). Until then a pass
+ * measured leads and their bookings against the leads' count alone: `13424 read (10000
+ * listed)`, its bar stopped half full and no ETA. So the first activity of the leads asks the
+ * booking list's count too, one request beside its pages: the pass knows from its start how
+ * much it reads. The booking list's partition still asks again at its end; that count is the
+ * one the pass is settled by.
+ */
+const COUNTED_ALONG: Partial<Record<ListResource, ListResource>> = { leads: 'lead_bookings' };
+
+/** Whether an activity of this partition asks another list's count too (its first). */
+const countsAlong = (input: PageInput, resource: ListResource): ListResource | undefined =>
+  (input.partition.tally?.requests ?? 0) === 0 ? COUNTED_ALONG[resource] : undefined;
+
+const resourceOf = (input: PageInput): ListResource =>
+  (input.partition.spec as { resource: ListResource }).resource;
 
 export function createMirrorPage({
   deps,
@@ -127,12 +150,14 @@ export function createMirrorPage({
         partition: input.partition.key,
         error: error.message,
       });
+      // The refused request, and the count asked along with it (refused too, or not needed).
+      const requests = countsAlong(input, resourceOf(input)) ? 2 : 1;
       return {
         cursor: null,
         done: true,
         expected: 0,
-        counts: { requests: 1 },
-        tally: { ...tally, requests: tally.requests + 1 },
+        counts: { requests },
+        tally: { ...tally, requests: tally.requests + requests },
         gaps: [],
         forbidden: error.message,
       };
@@ -140,7 +165,7 @@ export function createMirrorPage({
   }
 
   async function advance(input: PageInput): Promise<PageOutput> {
-    const resource = (input.partition.spec as { resource: ListResource }).resource;
+    const resource = resourceOf(input);
     const [at, client] = await Promise.all([
       open(input),
       deps.clientFor(input.connectionId, input.credentialsVersion),
@@ -246,6 +271,14 @@ export function createMirrorPage({
       if (seen >= total) completeUnread(plan, total);
     }
     const startedWithWork = !planComplete(plan);
+    const along = countsAlong(input, resource);
+    // Only the progress waits on this count: a failure leaves it unknown until that list is read.
+    const alongCount = along
+      ? recountRoot(
+          client,
+          createPlan(along, { per: deps.per, reachLimit: deps.reachLimit }),
+        ).catch(() => undefined)
+      : undefined;
     const slice = await readSlice(
       plan,
       client,
@@ -277,6 +310,8 @@ export function createMirrorPage({
         nonRetryable: true,
       });
     }
+    const listedAlong = await alongCount;
+    if (along) slice.requests += 1;
     const tally = saved.tally;
     addTally(tally, slice);
     // A refusal fails the pass; nothing read in this activity at all fails it, so that the
@@ -371,6 +406,7 @@ export function createMirrorPage({
       gaps,
       ...(reach ? { reach } : {}),
       ...refusalsOf(refusals),
+      ...(along && listedAlong !== undefined ? { listed: { [along]: listedAlong } } : {}),
     };
   }
   return mirrorPage;

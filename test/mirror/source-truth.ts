@@ -14,6 +14,18 @@ export function sourceIds(sb: Sandbox, type: string, extra = ''): Set<string> {
   return new Set(rows.map((r) => String(r.id)));
 }
 
+/** The API requests the sandbox saw since its counters were reset, by status (admin left out). */
+export function apiRequests(sb: Sandbox): { total: number; byStatus: Record<string, number> } {
+  const byStatus: Record<string, number> = {};
+  for (const [operation, statuses] of Object.entries(sb.admin.counters().requests)) {
+    if (operation.includes('/admin/')) continue;
+    for (const [status, count] of Object.entries(statuses)) {
+      byStatus[status] = (byStatus[status] ?? 0) + count;
+    }
+  }
+  return { total: Object.values(byStatus).reduce((n, c) => n + c, 0), byStatus };
+}
+
 /**
  * The tables a complete pass fills with every live source record (leads may have reported
  * gaps): table, the sandbox's record type, and which of those count (bookings of live events).

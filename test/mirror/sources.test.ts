@@ -138,10 +138,12 @@ describe('a full read of a sandbox whose reach limit is 100', () => {
     // The pass counts exactly the requests the service answered: each partition's tally in
     // the store, and each request it sent.
     const answered = (operation: string) => counters[operation]?.['200'] ?? 0;
-    expect(answered('leads.list')).toBe(partition('leads').tally.requests);
+    // The leads' first activity asks the booking list's count too (for the progress): one
+    // request of the leads' tally is a booking list's.
+    expect(answered('leads.list') + 1).toBe(partition('leads').tally.requests);
     // Leads read by id: those only bookings name, and the ids the lead list skipped.
     expect(answered('leadBookings.list') + answered('leads.get')).toBe(
-      partition('lead_bookings').tally.requests + (pass.probe?.probes ?? 0),
+      partition('lead_bookings').tally.requests + (pass.probe?.probes ?? 0) + 1,
     );
     expect(answered('eventBookings.list') + answered('events.get')).toBe(
       partition('event_bookings').tally.requests,
