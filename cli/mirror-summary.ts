@@ -176,7 +176,7 @@ function againLine(p: MirrorProgress, again: number): string {
   }
   if (p.reach) why.push("queries cut under the service's reach overlap");
   return (
-    `${counted(again, 'record')} this pass had read already, written once` +
+    `${counted(again, 'record')} this pass had read already, each counted once above` +
     (why.length > 0 ? ` (${why.join('; ')})` : '')
   );
 }

@@ -121,7 +121,7 @@ describe('the summary of a first pass over leads', () => {
     });
     expect(summaryText(first)).toContain(
       '  written      300 changed or new; 0 already up to date; 0 marked deleted\n' +
-        "  read again   120 records this pass had read already, written once (a lead's bookings come with it and again from the booking list)\n",
+        "  read again   120 records this pass had read already, each counted once above (a lead's bookings come with it and again from the booking list)\n",
     );
     expect(progressLine(first)).toContain('300 written, 0 unchanged, 120 read again, 0 deleted,');
     const second = finished({
@@ -146,7 +146,7 @@ describe('the summary of a first pass over leads', () => {
       refusals: [],
     });
     expect(summaryText(appointments)).toContain(
-      "  read again   20 records this pass had read already, written once (queries cut under the service's reach overlap)\n",
+      "  read again   20 records this pass had read already, each counted once above (queries cut under the service's reach overlap)\n",
     );
     const events = finished({
       subjects: ['events'],
@@ -154,7 +154,7 @@ describe('the summary of a first pass over leads', () => {
       refusals: [],
     });
     expect(summaryText(events)).toContain(
-      '  read again   20 records this pass had read already, written once\n',
+      '  read again   20 records this pass had read already, each counted once above\n',
     );
   });
 
