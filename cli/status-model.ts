@@ -22,6 +22,7 @@ import { askConnections, silentReason, STATUS_DEADLINE_MS } from './connection-l
 import { asOfNow } from './mirror-summary.js';
 import { RECENT_FAILURE_MINUTES } from '../webhooks/receiver-stats.js';
 import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
+import { keysApartLine, livePollers } from '../worker/worker-identity.js';
 import {
   automationSection,
   endedReason,
@@ -139,6 +140,7 @@ export interface Problem {
   connectionId: string;
   kind:
     | 'no_worker'
+    | 'worker_keys_differ'
     | 'needs_reauth'
     | 'not_answering'
     | 'last_pass_failed'
@@ -328,12 +330,17 @@ export interface ProblemSources {
   inbox?: InboxView;
   receiver?: WebhookReceiverView;
   automations?: AutomationEndpointsView;
+  /** Why the workers polling the task queue cannot open each other's payloads (keysApartLine). */
+  workerKeys?: string;
 }
 
 export function findProblems(sources: ProblemSources, now = Date.now()): Problem[] {
   const { connections = [], mirrors = [], schedules = [], receiver, automations } = sources;
   const inbox = sources.inbox ?? { store: '', error: null, connections: [] };
   const problems: Problem[] = [];
+  if (sources.workerKeys) {
+    problems.push({ connectionId: '', kind: 'worker_keys_differ', message: sources.workerKeys });
+  }
   for (const c of connections) {
     if (c.state === 'not_answering') {
       problems.push({
@@ -519,14 +526,20 @@ async function gatherStatus(
 ): Promise<StatusReport> {
   const cache: ClosedRunCache =
     options.cache ?? new Map<string, Pick<PassView, 'progress' | 'error'>>();
-  const [answers, executions, schedules, webhooks, automations, inbox] = await Promise.all([
-    askConnections(client, config, STATUS_DEADLINE_MS),
-    mirrorExecutions(client, config),
-    scheduleSection(client, config, options.runCache ?? (new Map() as RunOutcomeCache)),
-    webhookSection(config),
-    automationSection(config),
-    inboxSection(config),
-  ]);
+  const [answers, executions, schedules, webhooks, automations, inbox, workerKeys] =
+    await Promise.all([
+      askConnections(client, config, STATUS_DEADLINE_MS),
+      mirrorExecutions(client, config),
+      scheduleSection(client, config, options.runCache ?? (new Map() as RunOutcomeCache)),
+      webhookSection(config),
+      automationSection(config),
+      inboxSection(config),
+      // Not known when the task queue cannot be described now: nothing said then.
+      livePollers(client, config.temporal.namespace, config.temporal.taskQueue).then(
+        (identities) => keysApartLine(config.temporal.taskQueue, identities),
+        () => undefined,
+      ),
+    ]);
   const generatedAt = Date.now();
   const connections: ConnectionView[] = answers.statuses.map((s) => {
     const workflowId = connectionWorkflowId(s.connectionId);
@@ -615,7 +628,15 @@ async function gatherStatus(
     automations,
     rateLimitedLastHour: connections.reduce((sum, c) => sum + c.rateLimited.lastHour, 0),
     problems: findProblems(
-      { connections, mirrors, schedules, inbox, receiver: webhooks, automations },
+      {
+        connections,
+        mirrors,
+        schedules,
+        inbox,
+        receiver: webhooks,
+        automations,
+        ...(workerKeys ? { workerKeys } : {}),
+      },
       generatedAt,
     ),
   };

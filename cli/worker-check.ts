@@ -1,14 +1,8 @@
 import type { Client } from '@temporalio/client';
-import proto from '@temporalio/proto';
+import { livePollers } from '../worker/worker-identity.js';
 import type { Config } from '../config/index.js';
 import { UserError } from './errors.js';
 import { describeWorkflow } from './workflow-describe.js';
-
-/**
- * A worker long-polls for about a minute at a time; the server remembers a poller for
- * minutes after it went away. One seen this recently is taken as alive.
- */
-const POLLER_FRESH_MS = 120_000;
 
 /**
  * Commands that start workflows, send updates or run queries wait for a worker, forever
@@ -20,17 +14,7 @@ export async function requireWorker(
   taskQueue: string = config.temporal.taskQueue,
 ): Promise<void> {
   const { namespace, address } = config.temporal;
-  const { TaskQueueKind, TaskQueueType } = proto.temporal.api.enums.v1;
-  const answer = await client.workflowService.describeTaskQueue({
-    namespace,
-    taskQueue: { name: taskQueue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-    taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-  });
-  const now = Date.now();
-  const alive = (answer.pollers ?? []).some((poller) => {
-    const seconds = Number(poller.lastAccessTime?.seconds ?? 0);
-    return now - seconds * 1000 < POLLER_FRESH_MS;
-  });
+  const alive = (await livePollers(client, namespace, taskQueue)).length > 0;
   if (alive) return;
   if (taskQueue === config.temporal.taskQueue) {
     throw new UserError(

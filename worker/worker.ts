@@ -17,13 +17,14 @@ import { workflowPlacement } from './workflow-placement.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import type { Logger } from './logger.js';
 import { VERSION } from './version.js';
-import { dataConverter } from './data-converter.js';
+import { dataConverter, encryptionKeyRing } from './data-converter.js';
 import { crmRefreshTokens } from '../store/crm-refresh-tokens.js';
 import { sqliteTokenJournal } from '../store/token-journal.js';
 import { sqliteAutomationStore } from '../store/automation-endpoints.js';
 import { ConnectionTokens } from '../activities/connection-tokens.js';
 import { connectClient } from './temporal-client.js';
 import { runningSealedElsewhere } from './workflow-keys.js';
+import { keysApartLine, livePollers, workerIdentity } from './worker-identity.js';
 import { createMirrorDeps } from './mirror-deps.js';
 import { setConnectionRate } from './rate-limits.js';
 import { drainWaker } from './drain-wake.js';
@@ -142,11 +143,12 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     const temporal = await connectClient(config, { endCallsOn: activitiesCancelled.signal });
     opened.push(() => temporal.close());
     const taskQueue = options.taskQueue ?? config.temporal.taskQueue;
+    const identity = workerIdentity(encryptionKeyRing(config).keys);
     // A server without task-queue config (older than 1.29, or a key without the permission)
     // still runs syncs, unpaced: say so once rather than refuse to start.
     await setConnectionRate(
       temporal.client.workflowService,
-      { namespace: config.temporal.namespace, taskQueue, identity: `ebsync-worker@${process.pid}` },
+      { namespace: config.temporal.namespace, taskQueue, identity },
       config.service.rateLimit,
     ).catch((error: unknown) =>
       logger.warn(
@@ -170,6 +172,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
           'have those keys, or the workflows are ended',
       );
     }
+    // Workers of other keys polling this queue now: each would fail the other's tasks.
+    const apart = await livePollers(temporal.client, config.temporal.namespace, taskQueue)
+      .then((others) => keysApartLine(taskQueue, [identity, ...others]))
+      .catch(() => undefined);
+    if (apart !== undefined) logger.warn({ taskQueue }, apart);
     const mirror = createMirrorDeps(
       config,
       temporal.client,
@@ -200,6 +207,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       connection,
       namespace: config.temporal.namespace,
       taskQueue,
+      identity,
       activities,
       dataConverter: converter,
       workflowBundle: options.workflowBundle ?? prebuilt ?? (await bundleQuietly(logger)),
