@@ -112,11 +112,19 @@ function tighten(path: string): void {
 }
 
 /**
- * An SQLite database file as ebsync keeps it: created 0600 before SQLite opens it (SQLite
- * gives its -wal and -shm the database's mode), and tightened, with those side files, when an
- * earlier version left it readable by others.
+ * Before SQLite opens a database file: one that does not exist is created 0600 (SQLite gives
+ * its -wal and -shm the database's mode); one that exists must be a regular file. Its mode is
+ * changed only once SQLite has taken it as a database (tightenSqliteFiles, after the open):
+ * `--to sqlite:/etc/passwd` once took that file from every other user, before SQLite refused
+ * to open it.
+ *
+ * An existing file is never opened here, not even to read its header: closing any descriptor
+ * of a file drops every POSIX lock this process holds on it, SQLite's among them. With the
+ * worker's locks on the mirror or the store gone, the next `sqlite3` to close the file took
+ * itself for its last user, checkpointed the WAL and deleted it under the worker, whose
+ * commits then went to a log no other process could see, and were lost with it.
  */
-export function keepSqliteFilePrivate(file: string): void {
+export function prepareSqliteFile(file: string): void {
   if (!existsSync(file)) {
     try {
       closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
@@ -132,12 +140,7 @@ export function keepSqliteFilePrivate(file: string): void {
   } else if (!statSync(file).isFile()) {
     const what = statSync(file).isDirectory() ? 'a folder' : 'not a regular file';
     throw new StoreLocationError(`'${file}' is ${what}; expected an SQLite database file`);
-  } else if (!holdsSqlite(file)) {
-    // Left as it is: `--to sqlite:/etc/passwd` once took that file from every other user,
-    // before SQLite refused to open it.
-    return;
   }
-  tightenSqliteFiles(file);
 }
 
 /** Why a file cannot be made where a path says: the path's fault, not the machine's. */
@@ -146,7 +149,10 @@ const UNMAKEABLE_PATH = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR'
 /** SQLite's file header: the first 16 bytes of every database file. */
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
-/** What a file holds, by its first bytes: an SQLite database, nothing, something else. */
+/**
+ * What a file holds, by its first bytes: an SQLite database, nothing, something else. Only for
+ * a file no SQLite connection of this process has open (see prepareSqliteFile).
+ */
 export type SqliteFileKind = 'sqlite' | 'empty' | 'other' | { unreadable: string };
 
 export function sqliteFileKind(file: string): SqliteFileKind {
@@ -164,13 +170,10 @@ export function sqliteFileKind(file: string): SqliteFileKind {
   }
 }
 
-/** Whether SQLite may keep a database in a file: one already, or empty (it makes one there). */
-function holdsSqlite(file: string): boolean {
-  const kind = sqliteFileKind(file);
-  return kind === 'sqlite' || kind === 'empty';
-}
-
-/** Tightens a database another program made, and its side files, to 0600; creates nothing. */
+/**
+ * Tightens a database, and its side files, to 0600 (one an earlier version or another program
+ * left readable by others); creates nothing, and opens none of them (paths only).
+ */
 export function tightenSqliteFiles(file: string): void {
   for (const path of [file, ...SQLITE_SIDE_FILES.map((side) => `${file}${side}`)]) tighten(path);
 }

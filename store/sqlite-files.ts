@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { keepSqliteFilePrivate, makePrivateDir } from './private-files.js';
+import { makePrivateDir, prepareSqliteFile, tightenSqliteFiles } from './private-files.js';
 
 /**
  * How ebsync opens an SQLite file, for the ledger, the local stores and (handed over as
@@ -36,14 +36,20 @@ export function openSqliteFile(
 ): Database.Database {
   if (file !== ':memory:') {
     makePrivateDir(dirname(resolve(file)));
-    keepSqliteFilePrivate(file);
+    prepareSqliteFile(file);
   }
   const db = new Database(file);
-  // Only a file without pages yet takes it (and only before WAL is set); others keep theirs.
-  if (pageBytes !== undefined) db.pragma(`page_size = ${pageBytes}`);
-  db.pragma('journal_mode = WAL');
-  // Side files an earlier version left readable exist only once SQLite has opened them.
-  if (file !== ':memory:') keepSqliteFilePrivate(file);
+  try {
+    // Only a file without pages yet takes it (and only before WAL is set); others keep theirs.
+    if (pageBytes !== undefined) db.pragma(`page_size = ${pageBytes}`);
+    // Reads the header: a file that is no database is refused here, its mode left as it was.
+    db.pragma('journal_mode = WAL');
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  // A database now, with its side files (those an earlier version left readable among them).
+  if (file !== ':memory:') tightenSqliteFiles(file);
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   // better-sqlite3 builds SQLite with a 16 MiB page cache per connection; a worker holds a
