@@ -257,16 +257,23 @@ async function register(config: Config, connection: string, flags: RegisterFlags
     );
   }
   const registrations = webhookRegistrations(config);
-  let replaced: { id: string; url: string } | null = null;
+  // Registered again: the sandbox endpoints of earlier registrations sign with the secret just
+  // replaced, so every delivery they send would be refused: those changes would be lost.
+  let replaced: { id: string; url: string }[] = [];
   try {
     const earlier = await registrations.get(connection);
-    if (earlier?.endpointId) replaced = { id: earlier.endpointId, url: earlier.url };
+    replaced = [
+      ...(earlier?.leftEndpoints ?? []),
+      ...(earlier?.endpointId ? [{ id: earlier.endpointId, url: earlier.url }] : []),
+    ].filter((e) => e.id !== endpoint.id);
     await registrations.put(connection, {
       secret: endpoint.secret,
       destination,
       url,
       endpointId: endpoint.id,
       registeredAt: new Date().toISOString(),
+      // Kept until they are removed (below, with the sandbox's admin API), for the next time.
+      ...(replaced.length > 0 ? { leftEndpoints: replaced } : {}),
     });
   } finally {
     registrations.close();
@@ -275,15 +282,28 @@ async function register(config: Config, connection: string, flags: RegisterFlags
     `registered: deliveries to ${url} update ${destination.startsWith('postgres') ? 'the Postgres destination' : destination}` +
       `${endpoint.id === null ? '' : ` (sandbox endpoint ${endpoint.id})`}; the signing secret is stored sealed\n`,
   );
-  // Registered again: the sandbox's earlier endpoint signs with the secret just replaced, so
-  // every delivery it sends would be refused. It goes; if it cannot, that is said, exit 1.
-  if (flags.sandboxAdmin !== undefined && replaced !== null && replaced.id !== endpoint.id) {
-    const removed = await removeAtSandbox(config, flags.sandboxAdmin, adminToken ?? '', replaced);
+  if (replaced.length === 0) return;
+  if (flags.sandboxAdmin === undefined) {
+    const ids = replaced.map((e) => e.id).join(', ');
+    throw new UserError(
+      `the sandbox ${replaced.length === 1 ? 'endpoint' : 'endpoints'} ${ids} that earlier registrations of '${connection}' made still sign with the replaced secret, so the receiver refuses their deliveries: remove ${replaced.length === 1 ? 'it' : 'them'} at the sandbox (DELETE <its admin API>/webhooks/ID), or register with --sandbox-admin, which removes ${replaced.length === 1 ? 'it' : 'them'}`,
+    );
+  }
+  // They go; one that cannot is said, exit 1, and stays in the registration for the next time.
+  for (const earlier of replaced) {
+    const removed = await removeAtSandbox(config, flags.sandboxAdmin, adminToken ?? '', earlier);
     if (removed) {
       process.stdout.write(
-        `removed the earlier sandbox endpoint ${replaced.id}, whose secret this replaces\n`,
+        `removed the earlier sandbox endpoint ${earlier.id}, whose secret this replaces\n`,
       );
     }
+  }
+  const settled = webhookRegistrations(config);
+  try {
+    const now = await settled.get(connection);
+    if (now) await settled.put(connection, { ...now, leftEndpoints: [] });
+  } finally {
+    settled.close();
   }
 }
 

@@ -13,6 +13,12 @@ export interface WebhookRegistration {
   url: string;
   endpointId: string | null;
   registeredAt: string;
+  /**
+   * Endpoints earlier registrations made at the sandbox that no registration since could
+   * remove (one with --secret-stdin has no admin API to ask): they still sign with a secret
+   * the receiver no longer holds, until the next --sandbox-admin registration removes them.
+   */
+  leftEndpoints?: { id: string; url: string }[];
 }
 
 export interface WebhookRegistrations {

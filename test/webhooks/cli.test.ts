@@ -260,6 +260,36 @@ describe('ebsync webhooks register, what could never be applied', () => {
       );
       // One endpoint signs for this receiver: the one whose secret is stored.
       expect(sandbox.admin.webhooks().map((e) => e.id)).toEqual([2]);
+
+      // A secret of the user's own replaces the sandbox's: endpoint 2 cannot be removed without
+      // the admin API, and its deliveries would be refused. Said, exit 1; kept for later.
+      const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
+      const mine = await runCli(
+        ['webhooks', 'register', 'cli-twice', '--secret-stdin'],
+        env,
+        undefined,
+        `${secret}\n`,
+      );
+      expect(mine.code).toBe(1);
+      expect(mine.stdout).toMatch(
+        /^registered: deliveries to .*the signing secret is stored sealed\n$/,
+      );
+      expect(mine.stderr).toBe(
+        "ebsync: the sandbox endpoint 2 that earlier registrations of 'cli-twice' made still sign with the replaced secret, so the receiver refuses their deliveries: remove it at the sandbox (DELETE <its admin API>/webhooks/ID), or register with --sandbox-admin, which removes it\n",
+      );
+      expect(sandbox.admin.webhooks().map((e) => e.id)).toEqual([2]);
+      // The next registration at the sandbox removes it, though the one before made none.
+      const third = await runCli(args, env);
+      expect(third.code, third.stderr).toBe(0);
+      expect(third.stdout).toMatch(
+        /removed the earlier sandbox endpoint 2, whose secret this replaces\n$/,
+      );
+      expect(sandbox.admin.webhooks().map((e) => e.id)).toEqual([3]);
+      // Nothing is left to remove after that.
+      const fourth = await runCli(args, env);
+      expect(fourth.code, fourth.stderr).toBe(0);
+      expect(fourth.stdout.match(/removed the earlier/g)).toHaveLength(1);
+      expect(sandbox.admin.webhooks().map((e) => e.id)).toEqual([4]);
     } finally {
       await sandbox.close();
       await stop();
