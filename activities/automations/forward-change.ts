@@ -110,11 +110,16 @@ export function createAutomationActivities(
   breaker: BreakerPolicy = DEFAULT_BREAKER,
   kept?: OwedChanges,
 ) {
+  /**
+   * Sends one change to the endpoints owed it. `gone` holds the endpoints that answered 410
+   * in this activity: the list was read once for all its changes, and the next change of a
+   * batch still went to an endpoint disabled by the change before.
+   */
   const send = async (
     store: AutomationStore,
     endpoints: readonly AutomationEndpoint[],
     input: ForwardInput,
-    attempt: number,
+    gone: Set<string> = new Set(),
   ): Promise<Sent> => {
     const result: Sent = { delivered: 0, refused: 0, owed: [] };
     const body = JSON.stringify({
@@ -129,9 +134,15 @@ export function createAutomationActivities(
       },
     });
     for (const endpoint of endpoints) {
-      if (!endpointWants(endpoint, input)) continue;
+      if (!endpointWants(endpoint, input) || gone.has(endpoint.name)) continue;
+      // Owed only the changes applied since it was added: one added while a change was being
+      // retried for others got that change too, though it came before the endpoint.
+      if (Date.parse(endpoint.createdAt) > Date.parse(input.appliedAt)) continue;
       const before = store.logged(input.webhookId, endpoint.name);
       if (before && before.status !== 'failed' && before.status !== 'breaker_open') continue;
+      // Requests this endpoint got for this change: the activity's attempt counted those of
+      // every endpoint (an endpoint's first request said attempts=7).
+      const tried = before?.attempts ?? 0;
       const log = (
         status: DeliveryStatus,
         httpStatus: number | null,
@@ -147,7 +158,8 @@ export function createAutomationActivities(
           status,
           httpStatus,
           reason,
-          attempts: attempt,
+          // A breaker that is open sends nothing: no request to count.
+          attempts: status === 'breaker_open' ? tried : tried + 1,
           at: new Date().toISOString(),
         });
       if (!store.admit(endpoint.name, Date.now(), breaker.openMs)) {
@@ -186,6 +198,7 @@ export function createAutomationActivities(
         result.delivered += 1;
       } else if (status === 410) {
         store.disable(endpoint.name, 'answered 410 Gone');
+        gone.add(endpoint.name);
         log('gone', status);
         result.refused += 1;
       } else if (status !== null && !retryableStatus(status)) {
@@ -209,7 +222,7 @@ export function createAutomationActivities(
     const total: Sent = { delivered: 0, refused: 0, owed: [] };
     if (changes.length === 0 || !kept) return total;
     const endpoints = await store.list();
-    const attempt = Context.current().info.attempt;
+    const gone = new Set<string>();
     const done: OwedChange[] = [];
     for (const change of changes) {
       const sent = await send(
@@ -224,7 +237,7 @@ export function createAutomationActivities(
           record: (await openValue<unknown>(kept.codec, change.sealed)) ?? null,
           appliedAt: change.appliedAt.toISOString(),
         },
-        attempt,
+        gone,
       );
       total.delivered += sent.delivered;
       total.refused += sent.refused;
@@ -250,7 +263,7 @@ export function createAutomationActivities(
   return {
     async forwardChange(input: ForwardInput): Promise<ForwardOutput> {
       if (!store) return { delivered: 0, refused: 0 };
-      const sent = await send(store, await store.list(), input, Context.current().info.attempt);
+      const sent = await send(store, await store.list(), input);
       if (sent.owed.length > 0) throw owedFailure(sent.owed);
       return { delivered: sent.delivered, refused: sent.refused };
     },
