@@ -37,12 +37,14 @@ export function recordReceiverAddress(
 ): () => void {
   const file = recordFile(config);
   const record: ReceiverRecord = { pid: process.pid, ...listening };
+  // A receiver of this data dir already running (another process) is recorded again when
+  // this one stops: a second receiver started and stopped beside it took its record with it,
+  // and `ebsync status` then called the first one not running.
+  const before = recordedReceiver(config);
+  const earlier = before && before.pid !== process.pid ? before : undefined;
   try {
     makeDataDir(config.dataDir);
-    // Written aside and renamed: a reader never sees half a record.
-    const partial = `${file}.${process.pid}.tmp`;
-    writeFileSync(partial, `${JSON.stringify(record)}\n`, { mode: PRIVATE_FILE_MODE });
-    renameSync(partial, file);
+    writeRecord(file, record);
   } catch (error) {
     onError(error);
     return () => undefined;
@@ -50,13 +52,24 @@ export function recordReceiverAddress(
   return () => {
     // Another receiver's record (another process, or another receiver of this one) stays.
     const now = readRecord(file);
-    if (now?.pid !== record.pid || now.host !== record.host || now.port !== record.port) return;
+    if (!now || !sameRecord(now, record)) return;
     try {
-      unlinkSync(file);
+      if (earlier && processRuns(earlier.pid)) writeRecord(file, earlier);
+      else unlinkSync(file);
     } catch {
       // Removed meanwhile: nothing left to remove.
     }
   };
+}
+
+const sameRecord = (a: ReceiverRecord, b: ReceiverRecord): boolean =>
+  a.pid === b.pid && a.host === b.host && a.port === b.port;
+
+/** Written aside and renamed: a reader never sees half a record. */
+function writeRecord(file: string, record: ReceiverRecord): void {
+  const partial = `${file}.${process.pid}.tmp`;
+  writeFileSync(partial, `${JSON.stringify(record)}\n`, { mode: PRIVATE_FILE_MODE });
+  renameSync(partial, file);
 }
 
 function readRecord(file: string): ReceiverRecord | undefined {

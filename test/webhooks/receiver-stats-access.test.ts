@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,6 +112,28 @@ describe('GET /webhooks/_stats', () => {
         port: Number(new URL(third.url).port),
       });
       await third.close();
+      expect(existsSync(file)).toBe(false);
+      // A receiver of another process recorded first: a receiver started and stopped beside
+      // it gives it its record back (its stop took that along, and status called it down).
+      const running = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+      try {
+        const theirs = { pid: running.pid!, host: '127.0.0.1', port: 18790 };
+        writeFileSync(file, JSON.stringify(theirs));
+        const beside = await startWebhookReceiver(own, createLogger({ level: 'silent' }), {
+          port: 0,
+        });
+        expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid });
+        await beside.close();
+        expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(theirs);
+      } finally {
+        running.kill();
+      }
+      await new Promise((resolve) => running.once('exit', resolve));
+      // Gone since, it is not given its record back: this one's stop removes it.
+      const after = await startWebhookReceiver(own, createLogger({ level: 'silent' }), {
+        port: 0,
+      });
+      await after.close();
       expect(existsSync(file)).toBe(false);
       const unused = await closedPort();
       // A receiver killed before it could remove its record: the process is gone.
