@@ -46,6 +46,20 @@ export interface Delivery {
 }
 
 /** A body that is not a delivery this receiver understands. */
+/**
+ * The id is the dedupe key: an empty one, signed, was stored once, and every later delivery
+ * with an empty id was then answered as a duplicate and lost. A header id is checked before
+ * its signature too: Node reads header bytes as latin1, so a signature over an id that is not
+ * ASCII never matched, and its sender was told the signature was wrong.
+ */
+export function checkDeliveryId(id: string, from: string): void {
+  if (!DELIVERY_ID.test(id)) {
+    throw new MalformedDeliveryError(
+      `the delivery id (${from}) must be 1 to ${MAX_DELIVERY_ID} characters, printable ASCII without spaces`,
+    );
+  }
+}
+
 export class MalformedDeliveryError extends Error {
   override readonly name = 'MalformedDeliveryError';
   readonly retryable = false;
@@ -84,13 +98,7 @@ export function parseDelivery(
   if (deliveryId === undefined) {
     throw new MalformedDeliveryError('the delivery has no id (header or body "id")');
   }
-  // The id is the dedupe key: an empty one, signed, was stored once, and every later delivery
-  // with an empty id was then answered as a duplicate and lost.
-  if (!DELIVERY_ID.test(deliveryId)) {
-    throw new MalformedDeliveryError(
-      `the delivery id (${headerId === undefined ? 'body "id"' : 'its header'}) must be 1 to ${MAX_DELIVERY_ID} characters, printable ASCII without spaces`,
-    );
-  }
+  checkDeliveryId(deliveryId, headerId === undefined ? 'body "id"' : 'its header');
   const resource = TABLE_OF[hint.data.record_type];
   if (resource === undefined) return undefined;
   return {

@@ -224,6 +224,10 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
       try {
         headerId = verifySignature(options.scheme, hook.secret, request.headers, body);
       } catch (error) {
+        if (error instanceof MalformedDeliveryError) {
+          log('info', { connectionId, reason: error.message }, 'webhook refused');
+          return refuse(reply, 400, 'malformed_delivery', error.message);
+        }
         if (!(error instanceof SignatureError)) throw error;
         log(
           'info',
@@ -235,7 +239,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
         return refuse(
           reply,
           401,
-          signed ? 'signature_invalid' : 'signature_missing',
+          signed && error.kind !== 'missing' ? 'signature_invalid' : 'signature_missing',
           error.kind === 'mismatch'
             ? `${SIGNATURE_MISMATCH} as signed with this connection's secret, or the connection has no webhooks registered at this receiver`
             : error.message,

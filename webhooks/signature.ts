@@ -1,5 +1,6 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { HmacScheme } from '../config/schema.js';
+import { checkDeliveryId } from './delivery.js';
 
 /** Seconds a delivery's timestamp may be away from this machine's clock, either way. */
 export const TIMESTAMP_TOLERANCE_SECONDS = 5 * 60;
@@ -15,11 +16,12 @@ export class SignatureError extends Error {
   readonly retryable = false;
   /**
    * `mismatch`: well-formed, but not made with the secret (or no secret is registered, which
-   * the receiver answers alike); `malformed`: missing, stale or unreadable headers.
+   * the receiver answers alike); `missing`: a header it needs is not there; `malformed`: stale
+   * or unreadable headers.
    */
   constructor(
     message: string,
-    readonly kind: 'mismatch' | 'malformed' = 'malformed',
+    readonly kind: 'mismatch' | 'missing' | 'malformed' = 'malformed',
   ) {
     super(message);
   }
@@ -103,7 +105,7 @@ function checkTimestamp(text: string, nowMs: number): void {
 
 function required(headers: Headers, name: string): string {
   const value = header(headers, name);
-  if (value === undefined) throw new SignatureError(`the ${name} header is missing`);
+  if (value === undefined) throw new SignatureError(`the ${name} header is missing`, 'missing');
   return value;
 }
 
@@ -127,6 +129,7 @@ function verifyHmac(
   const given = required(headers, scheme.header);
   const timestamp = required(headers, scheme.timestampHeader);
   const id = scheme.idHeader === undefined ? undefined : required(headers, scheme.idHeader);
+  if (id !== undefined) checkDeliveryId(id, 'its header');
   checkTimestamp(timestamp, nowMs);
   const mac = createHmac(scheme.algorithm, key);
   mac.update(id === undefined ? `${timestamp}.` : `${id}.${timestamp}.`);
@@ -156,10 +159,21 @@ export function verifySignature(
   const timestamp = header(headers, 'webhook-timestamp');
   const signature = header(headers, 'webhook-signature');
   if (id === undefined || timestamp === undefined || signature === undefined) {
+    const missing = (
+      [
+        ['webhook-id', id],
+        ['webhook-timestamp', timestamp],
+        ['webhook-signature', signature],
+      ] as const
+    )
+      .filter(([, value]) => value === undefined)
+      .map(([name]) => name);
     throw new SignatureError(
-      'Standard Webhooks needs the webhook-id, webhook-timestamp and webhook-signature headers',
+      `Standard Webhooks needs the webhook-id, webhook-timestamp and webhook-signature headers; missing: ${missing.join(', ')}`,
+      'missing',
     );
   }
+  checkDeliveryId(id, 'its header');
   checkTimestamp(timestamp, nowMs);
   const key = hmacKeyOf(secret);
   if (!key) throw new Error("the connection's signing secret cannot be an HMAC key");

@@ -162,6 +162,18 @@ describe('webhook receiver', () => {
         expectRefusal(refusedId, 400, 'malformed_delivery');
         expect(refusedId.body?.message).toMatch(/^the delivery id \(its header\) must be 1 to 200/);
       }
+      // An id that is not ASCII (é, sent as its byte) is said as such, before its signature,
+      // which Node's latin1 reading of header bytes could never match: it was a 401.
+      const hint = hintBody('evt_10', 'lead', 10);
+      const accented = await post(url, hint, standardHeaders(SECRET, 'evt_\u00e9', hint));
+      expectRefusal(accented, 400, 'malformed_delivery');
+      expect(accented.body?.message).toMatch(/^the delivery id \(its header\) must be 1 to 200/);
+      // A signature without its other headers: missing, and which.
+      const noTimestamp: Record<string, string> = { ...standardHeaders(SECRET, 'evt_11', hint) };
+      delete noTimestamp['webhook-timestamp'];
+      const unstamped = await post(url, hint, noTimestamp);
+      expectRefusal(unstamped, 401, 'signature_missing');
+      expect(unstamped.body?.message).toMatch(/; missing: webhook-timestamp$/);
       const big = JSON.stringify({ pad: 'x'.repeat(70 * 1024) });
       expectRefusal(
         await post(url, big, standardHeaders(SECRET, 'evt_8', big)),

@@ -50,7 +50,11 @@ function refusal(fn: () => unknown): string {
     // The receiver tells the two apart by kind, never by the words.
     const { kind, message } = error as SignatureError;
     expect(kind).toBe(
-      message === 'the signature does not match the body' ? 'mismatch' : 'malformed',
+      message === 'the signature does not match the body'
+        ? 'mismatch'
+        : message.endsWith(' header is missing')
+          ? 'missing'
+          : 'malformed',
     );
     return message;
   }
