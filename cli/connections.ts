@@ -670,6 +670,17 @@ function disconnectedLine(id: string, status: ConnectionStatus): string {
   return `disconnected: ${id} (forgotten here; ${NOT_REVOKED[status.kind]})`;
 }
 
+/**
+ * Disconnected, but not all that was asked: the revoke failed, so the grant may work on at
+ * the service (exit 1, what to do); undefined when it was revoked or there is none to revoke.
+ */
+export function grantLeftLive(id: string, status: ConnectionStatus): string | undefined {
+  if (status.kind !== 'installed_app' || !status.lastError?.startsWith('revoke failed')) {
+    return undefined;
+  }
+  return `the grant of connection '${id}' may still be live at the service (${status.lastError}): ebsync no longer keeps its tokens, so remove the app's access in the business's settings at the service`;
+}
+
 /** `ebsync disconnect <id>`. */
 export function disconnectCommand(id: string): Promise<void> {
   return connectionAction(
@@ -678,6 +689,8 @@ export function disconnectCommand(id: string): Promise<void> {
       process.stdout.write(`${disconnectedLine(id, status)}\n`);
       const webhooks = await forgetWebhooks(client, config, id);
       for (const line of webhooks.lines) process.stdout.write(`${line}\n`);
+      const live = grantLeftLive(id, status);
+      if (live) throw new UserError(live);
       // A drain asked to stop that has not yet: Temporal keeps the request, as for an update.
       if (webhooks.drainStopping) process.exitCode = QUEUED_EXIT;
     },

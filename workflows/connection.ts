@@ -5,6 +5,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -249,13 +250,25 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
   setHandler(disconnectUpdate, async () => {
     if (state !== 'disconnected') {
       state = 'disconnected';
+      // A refresh under way rotates the refresh token: revoking the one it replaces left the
+      // grant live, and the refresh completed after "disconnected" (a black-box sweep, with
+      // the auth server away). The token it leaves is the one revoked. Histories from before
+      // revoked at once.
+      if (refreshing && patched('disconnect-after-refresh')) {
+        await refreshing.catch(() => undefined);
+        // A refresh refused meanwhile said needs_reauth: the user asked for disconnected.
+        state = 'disconnected';
+      }
       if (credentials.kind === 'oauth' && profile.authUrl && profile.clientId) {
+        lastError = null;
         await revokeConnectionTokens({
           authUrl: profile.authUrl,
           clientId: profile.clientId,
           refreshToken: credentials.refreshToken,
         }).catch((error: unknown) => {
-          lastError = `revoke failed: ${error instanceof Error ? error.message : String(error)}`;
+          // The activity's own words ("Activity task failed" said nothing of why).
+          const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
+          lastError = `revoke failed: ${cause instanceof Error ? cause.message : String(cause)}`;
         });
       }
       wake = true;

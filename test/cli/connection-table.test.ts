@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectionTable } from '../../cli/connections.js';
+import { connectionTable, grantLeftLive } from '../../cli/connections.js';
 import type { ConnectionStatus } from '../../workflows/connection-types.js';
 
 const status = (over: Partial<ConnectionStatus>): ConnectionStatus => ({
@@ -34,5 +34,21 @@ describe('ebsync connections', () => {
         'k2        paused  integration_key  Acme Photo Booths',
       ].join('\n'),
     );
+  });
+});
+
+describe('ebsync disconnect', () => {
+  it('fails, naming what to do, when the grant could not be revoked; not when it was, or there is none', () => {
+    const failed = status({
+      kind: 'installed_app',
+      state: 'disconnected',
+      lastError: 'revoke failed: connection refused, nothing listens there (ECONNREFUSED)',
+    });
+    expect(grantLeftLive('shop', failed)).toBe(
+      "the grant of connection 'shop' may still be live at the service (revoke failed: connection refused, nothing listens there (ECONNREFUSED)): ebsync no longer keeps its tokens, so remove the app's access in the business's settings at the service",
+    );
+    expect(grantLeftLive('shop', { ...failed, lastError: null })).toBeUndefined();
+    // A key has no grant to revoke: its own line says it still works.
+    expect(grantLeftLive('key', { ...failed, kind: 'integration_key' })).toBeUndefined();
   });
 });

@@ -145,3 +145,60 @@ describe('refresh timing', () => {
     expect(refreshesSeen.get('timing-live')).toEqual(['rt-0']);
   });
 });
+
+describe('disconnect during a token refresh', () => {
+  it('lets the refresh finish and revokes the refresh token it leaves, not the one it replaced', async () => {
+    // The refresh hangs until released, as against an authorization server that is away.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const presented: string[] = [];
+    const revoked: string[] = [];
+    const activities = {
+      ...fakeConnectionActivities,
+      async refreshConnectionTokens(
+        input: Parameters<typeof fakeConnectionActivities.refreshConnectionTokens>[0],
+      ) {
+        presented.push(input.refreshToken);
+        await released;
+        return fakeConnectionActivities.refreshConnectionTokens(input);
+      },
+      revokeConnectionTokens(input: { refreshToken: string }) {
+        revoked.push(input.refreshToken);
+        return Promise.resolve();
+      },
+    };
+    const queue = t.taskQueue();
+    const input = oauthInput('revoke-latest', 3_000);
+    await t.withWorker({ taskQueue: queue, activities }, async () => {
+      const handle = await t.client.workflow.start(connectionWorkflow, {
+        taskQueue: queue,
+        workflowId: `revoke-latest-${queue}`,
+        args: [
+          {
+            ...input,
+            profile: { ...input.profile, authUrl: 'https://auth.example', clientId: 'ebc_x' },
+          },
+        ],
+      });
+      const until = Date.now() + 20_000;
+      while (presented.length === 0 && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(presented).toEqual(['rt-0']);
+      const disconnecting = handle.executeUpdate(disconnectUpdate);
+      try {
+        await new Promise((r) => setTimeout(r, 1_000));
+        // Nothing revoked while the refresh that rotates the token is under way.
+        expect(revoked).toEqual([]);
+      } finally {
+        // A failure above must not leave the worker waiting on the activity.
+        release();
+      }
+      const status = await disconnecting;
+      expect(status.state).toBe('disconnected');
+      expect(status.lastError).toBeNull();
+      expect(revoked).toEqual(['rt-0.r']);
+      expect((await handle.result()).state).toBe('disconnected');
+    });
+  });
+});
