@@ -236,10 +236,16 @@ function describeText(v: ScheduleView): string {
  */
 const SCHEDULE_ID = /^sync-[a-z0-9][a-z0-9,_-]{0,200}$/;
 
+/** What an id of ebsync's schedules looks like, in words: the CLI and the status page say it. */
+export const SCHEDULE_ID_RULE =
+  "ebsync's are sync-<connection>-<what>-<mode>[-<destination key>]: after 'sync-', lowercase letters, digits, '-', '_' and ',' (the first a letter or digit)";
+
+export const isScheduleId = (id: string): boolean => SCHEDULE_ID.test(id);
+
 function checkScheduleId(id: string): void {
-  if (SCHEDULE_ID.test(id)) return;
+  if (isScheduleId(id)) return;
   throw new UserError(
-    `schedule id '${id}' is not allowed: ebsync's are sync-<connection>-<what>-<mode>[-<destination key>]: after 'sync-', lowercase letters, digits, '-', '_' and ',' (the first a letter or digit); 'ebsync schedule list' shows the ones there are`,
+    `schedule id '${id}' is not allowed: ${SCHEDULE_ID_RULE}; 'ebsync schedule list' shows the ones there are`,
     2,
   );
 }

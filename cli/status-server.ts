@@ -25,7 +25,13 @@ import { UserError } from './errors.js';
 import { listenRefusal } from './network-refusals.js';
 import { causes, GRPC_DEADLINE_EXCEEDED, temporalAway } from './workflow-deadline.js';
 import { REQUEST_KEPT, updateOnceAnswered } from './connection-update.js';
-import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedules.js';
+import {
+  isScheduleId,
+  pauseSchedule,
+  resumeSchedule,
+  SCHEDULE_ID_RULE,
+  triggerSchedule,
+} from './schedules.js';
 import { pause } from '../activities/pause.js';
 import {
   collectStatus,
@@ -44,7 +50,7 @@ import {
 import { createLogger } from '../worker/logger.js';
 import { sameSecret } from '../config/secret-compare.js';
 import { requireWorkerOf } from './worker-check.js';
-import { defaultDestination, startOrAttach } from './sync.js';
+import { defaultDestination, refuseNeedsReauth, startOrAttach } from './sync.js';
 import { stopSignal } from './stop-signals.js';
 
 const REFRESH_MS = 2_000;
@@ -58,7 +64,6 @@ export const REFRESH_CALL_DEADLINE_MS = 5_000;
 const ACTION_SETTLE_MS = 20_000;
 const HOUR_MS = 3_600_000;
 /** Schedule ids ebsync makes: sync-<connection>-<what>-<mode>[-<destination key>]. */
-const SCHEDULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
 /** How long an action waits on a workflow (a worker must answer) before it says so. */
 const ACTION_DEADLINE_MS = 10_000;
 
@@ -502,11 +507,21 @@ export async function startStatusServer(
   app.post('/api/connections/:id/sync', { preHandler: authorize }, async (request, reply) => {
     const connection = await connectionOf(request, reply);
     if (!connection) return reply;
+    // What `ebsync sync` starts, refused as it refuses: a pass of a connection that needs
+    // re-authorization would fail at its first request (the page said "started" of one).
+    let credentialsVersion: number | undefined;
+    try {
+      credentialsVersion = await refuseNeedsReauth(client, config, connection.connectionId);
+    } catch (error) {
+      if (!(error instanceof UserError)) throw error;
+      return refuse(reply, 409, 'conflict', 'connection_not_syncable', error.message);
+    }
     const { handle, attached } = await startOrAttach(client, config, {
       subjects: [...MIRROR_SUBJECTS],
       destination: defaultDestination(config),
       full: false,
       connectionId: connection.connectionId,
+      ...(credentialsVersion !== undefined ? { credentialsVersion } : {}),
     });
     await settleAfterAction();
     return reply.code(attached ? 200 : 202).send({
@@ -582,10 +597,11 @@ export async function startStatusServer(
   for (const [action, act] of Object.entries(scheduleActions)) {
     app.post(`/api/schedules/:id/${action}`, { preHandler: authorize }, async (request, reply) => {
       const { id } = request.params as { id: string };
-      if (!SCHEDULE_ID.test(id)) {
+      // The CLI's rule: an id it refuses as malformed was a 404 here, said as not found.
+      if (!isScheduleId(id)) {
         return reply.code(422).send({
           meta: { status: 'error' },
-          errors: { schedule: ["expected 1-200 letters, digits, '.', '-' or '_'"] },
+          errors: { schedule: [`expected an id of ebsync's schedules: ${SCHEDULE_ID_RULE}`] },
         });
       }
       const handle = client.schedule.getHandle(id);

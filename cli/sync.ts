@@ -229,7 +229,7 @@ function connectionStatusNow(client: Client, id: string): Promise<ConnectionStat
  * query): the pass is started and says so itself. Otherwise the connection's credentials
  * version, for the pass (MirrorInput.credentialsVersion).
  */
-async function refuseNeedsReauth(
+export async function refuseNeedsReauth(
   client: Client,
   config: Config,
   id: string,

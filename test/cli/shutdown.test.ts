@@ -13,6 +13,7 @@ import { connectionWorkflow } from '../../workflows/connection.js';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
 import { connectionWorkflowId, type ConnectionInput } from '../../workflows/connection-types.js';
 import { CliProcess, REPO_ROOT, cliEnv, jsonLines } from '../helpers/cli.js';
+import { keyConnectionInput } from '../fixtures/connection-scenarios.js';
 
 /** temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED */
 const PENDING_ACTIVITY_STARTED = 2;
@@ -162,17 +163,7 @@ describe('ebsync worker shutdown', () => {
     const connectionHandle = await client.workflow.start(connectionWorkflow, {
       taskQueue: connectionQueue,
       workflowId: connectionWorkflowId(id),
-      args: [
-        {
-          profile: {
-            connectionId: id,
-            kind: 'integration_key',
-            baseUrl: 'https://svc.example/api/v1/',
-            permissions: [],
-          },
-          credentials: { kind: 'apiKey', apiKey: 'ik_unanswered_query' },
-        },
-      ],
+      args: [keyConnectionInput(id, 'ik_unanswered_query')],
     });
     try {
       await connectionWorker.waitForLine(/worker started/, 90_000);

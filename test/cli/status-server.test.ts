@@ -17,9 +17,9 @@ import type { Logger } from '../../worker/logger.js';
 import { connectClient, lazyClient } from '../../worker/temporal-client.js';
 import { dataConverter } from '../../worker/data-converter.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
-import { statusQuery } from '../../workflows/connection-types.js';
+import { credentialsRejectedUpdate, statusQuery } from '../../workflows/connection-types.js';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
-import { fakeConnectionActivities } from '../fixtures/connection-scenarios.js';
+import { fakeConnectionActivities, keyConnectionInput } from '../fixtures/connection-scenarios.js';
 import { closedPort } from '../helpers/ports.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 
@@ -224,18 +224,27 @@ describe('the status page', () => {
     );
     expect(String(malformed.message)).not.toMatch(/Unexpected|JSON at position|not json/);
     // JSON's type with nothing in it is no body: the action is read as any other.
-    const empty = await send('/api/schedules/no-such-schedule/trigger', {
+    const empty = await send('/api/schedules/sync-no-such-schedule/trigger', {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
       body: '',
     });
     errorShape(empty, 404, 'schedule_not_found');
+    // An id none of ebsync's schedules could have, as the CLI refuses it: malformed, not missing.
+    for (const id of ['BadId', 'sync-A', 'x', 'sync-']) {
+      const malformed = await send(`/api/schedules/${id}/pause`, { method: 'POST', headers: auth });
+      expect(malformed.status, id).toBe(422);
+      expect(JSON.parse(malformed.body)).toEqual({
+        meta: { status: 'error' },
+        errors: { schedule: [expect.stringMatching(/^expected an id of ebsync's schedules: /)] },
+      });
+    }
     // A text body is no body an action reads: refused before anything starts, on every action.
     for (const path of [
       `/api/connections/${connectionId}/sync`,
       `/api/connections/${connectionId}/pause`,
       `/api/connections/${connectionId}/resume`,
-      '/api/schedules/no-such-schedule/trigger',
+      '/api/schedules/sync-no-such-schedule/trigger',
     ]) {
       const answer = await send(path, {
         method: 'POST',
@@ -259,7 +268,7 @@ describe('the status page', () => {
     const sync = `/api/connections/${connectionId}/sync`;
     for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
       // Past authorization, the schedule is what is missing: the token was taken.
-      const right = await send('/api/schedules/no-such-schedule/trigger', {
+      const right = await send('/api/schedules/sync-no-such-schedule/trigger', {
         method: 'POST',
         headers: { authorization: `${scheme} ${ADMIN_TOKEN}` },
       });
@@ -568,4 +577,51 @@ describe('the status page on a port in use', () => {
       await page?.close();
     }
   }, 60_000);
+});
+
+describe('Sync now', () => {
+  it('refuses a connection that needs re-authorization, as ebsync sync does, and starts nothing', async () => {
+    const id = `status-reauth-${randomBytes(4).toString('hex')}`;
+    const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const converter = dataConverter(config);
+    await t.withWorker(
+      { taskQueue, dataConverter: converter, activities: fakeConnectionActivities },
+      async () => {
+        const { client, close } = await connectClient(config);
+        try {
+          const handle = await client.workflow.start(connectionWorkflow, {
+            taskQueue,
+            workflowId: `connection-${id}`,
+            args: [keyConnectionInput(id, 'ik_status_reauth_key')],
+          });
+          // The service refused the key: the connection needs re-authorization.
+          const status = await handle.executeUpdate(credentialsRejectedUpdate, {
+            args: [{ rejected: 'ik_status_reauth_key' }],
+          });
+          expect(status.state).toBe('needs_reauth');
+          let answer = await send(`/api/connections/${id}/sync`, { method: 'POST', headers: auth });
+          // The page learns of the connection with its next report.
+          for (let i = 0; i < 20 && answer.status === 404; i++) {
+            await new Promise((r) => setTimeout(r, 500));
+            answer = await send(`/api/connections/${id}/sync`, { method: 'POST', headers: auth });
+          }
+          const body = errorShape(answer, 409, 'connection_not_syncable');
+          expect(String(body.message)).toMatch(
+            new RegExp(
+              `^connection '${id}' needs re-authorization .*; nothing was started: run 'ebsync connect`,
+            ),
+          );
+          const started = [];
+          for await (const run of client.workflow.list({
+            query: `WorkflowId STARTS_WITH 'mirror-${id}-'`,
+          }))
+            started.push(run.workflowId);
+          expect(started).toEqual([]);
+          await handle.terminate('test over');
+        } finally {
+          await close();
+        }
+      },
+    );
+  }, 120_000);
 });
