@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { adminTokenProblem, randomToken } from './auth.js';
 import type { SandboxContext } from './context.js';
 import { sql, type StoredRecord } from './db.js';
-import { FieldErrors, notFound } from './errors.js';
+import { FieldErrors, generalError, notFound } from './errors.js';
 import type { Identity } from './identity.js';
 import type { GrantInfo, OAuthAppRow, OAuthServer, TokenResponse } from './oauth.js';
 import { PERMISSIONS } from './permissions.js';
@@ -303,8 +303,22 @@ export class SandboxAdmin {
     const record = row
       ? this.ctx.records.get(type, row.business_id, id, { includeDeleted })
       : undefined;
-    if (!record) throw notFound(type, id);
-    return record;
+    if (record) return record;
+    // `leads` for `lead`: "leads 10 was not found" of a lead that exists read as a lost record.
+    const types = (
+      sql(this.ctx.db, 'SELECT DISTINCT type FROM records ORDER BY type').all() as {
+        type: string;
+      }[]
+    ).map((r) => r.type);
+    if (!types.includes(type)) {
+      throw generalError(
+        404,
+        'not_found',
+        'record_type_not_found',
+        `this sandbox holds no records of type '${type}'; its types: ${types.join(', ')}`,
+      );
+    }
+    throw notFound(type, id);
   }
 
   record(type: string, id: number): RecordOut {

@@ -347,6 +347,13 @@ describe('records', () => {
       (await admin('PATCH', '/records/lead/999999', { json: { attributes: {} } })).status,
     ).toBe(404);
     const lead = t.sb.ctx.records.insert('lead', t.sb.businessId, (id) => ({ id }));
+    // A type it does not hold (`leads` for `lead`) is said as such, not as a missing record.
+    const plural = await admin('DELETE', `/records/leads/${lead.id}`);
+    expect(plural.status).toBe(404);
+    expect(plural.body.reason).toBe('record_type_not_found');
+    expect(plural.body.message).toMatch(
+      /^this sandbox holds no records of type 'leads'; its types: .*\blead\b/,
+    );
     const res = await admin('PATCH', `/records/lead/${lead.id}`, { json: { attributes: 'x' } });
     expect(res.status).toBe(422);
     expect(res.body.errors.attributes).toEqual(['Attributes must be a record']);
