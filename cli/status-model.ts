@@ -332,6 +332,8 @@ export interface ProblemSources {
   automations?: AutomationEndpointsView;
   /** Why the workers polling the task queue cannot open each other's payloads (keysApartLine). */
   workerKeys?: string;
+  /** When each active connection's workflow was connected (epoch ms): a newer connect outdates a failure. */
+  connectedAt?: ReadonlyMap<string, number>;
 }
 
 export function findProblems(sources: ProblemSources, now = Date.now()): Problem[] {
@@ -392,6 +394,17 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
     if (!m.last || m.last.status === 'completed') continue;
     // A pass running now supersedes a cancelled one; a failure stays until a pass completes.
     if (m.last.status === 'canceled' && m.current) continue;
+    // Failed before the connection was connected anew (its advice was to connect it): what it
+    // said is outdated, the failure stands until a pass completes.
+    const connected = sources.connectedAt?.get(m.connectionId);
+    if (connected !== undefined && connected > (m.last.closedAt ?? m.last.startedAt)) {
+      problems.push({
+        connectionId: m.connectionId,
+        kind: 'last_pass_failed',
+        message: `mirror of connection ${m.connectionId}${into}: last pass ${m.last.status.replace('_', ' ')} before the connection was connected again (${new Date(connected).toISOString()}); 'ebsync sync --connection ${m.connectionId}' runs it again`,
+      });
+      continue;
+    }
     problems.push({
       connectionId: m.connectionId,
       kind: 'last_pass_failed',
@@ -636,6 +649,11 @@ async function gatherStatus(
         receiver: webhooks,
         automations,
         ...(workerKeys ? { workerKeys } : {}),
+        connectedAt: new Map(
+          answers.statuses
+            .filter((c) => c.state === 'active')
+            .map((c) => [c.connectionId, c.connectedAt] as const),
+        ),
       },
       generatedAt,
     ),

@@ -143,6 +143,41 @@ describe('a canceled last pass', () => {
   });
 });
 
+describe('a pass that failed before its connection was connected again', () => {
+  it('is a problem that no longer says to connect it', () => {
+    const now = Date.now();
+    const failed = {
+      ...passOf({ runId: 'run-4', status: 'failed', closedAt: now - 60_000 }, now),
+      error: "connection 'shop' was disconnected; 'ebsync connect --name shop' connects it anew",
+    };
+    const mirror = {
+      workflowId: 'mirror-shop-1',
+      connectionId: 'shop',
+      destination: 'sqlite:/tmp/m.db',
+      current: null,
+      last: failed,
+      lastCompleted: null,
+      connectionGone: null,
+    };
+    const connected = now - 30_000;
+    expect(
+      findProblems({ mirrors: [mirror], connectedAt: new Map([['shop', connected]]) }).map(
+        (p) => p.message,
+      ),
+    ).toEqual([
+      `mirror of connection shop into sqlite:/tmp/m.db: last pass failed before the connection was connected again (${new Date(connected).toISOString()}); 'ebsync sync --connection shop' runs it again`,
+    ]);
+    // Connected before it failed: the failure's own words stand.
+    expect(
+      findProblems({ mirrors: [mirror], connectedAt: new Map([['shop', now - 90_000]]) }).map(
+        (p) => p.message,
+      ),
+    ).toEqual([
+      "mirror of connection shop into sqlite:/tmp/m.db: last pass failed: connection 'shop' was disconnected; 'ebsync connect --name shop' connects it anew",
+    ]);
+  });
+});
+
 describe('a pass retrying for long', () => {
   it('is a problem that names the destination, so two mirrors of one connection are told apart', () => {
     const now = Date.now();
