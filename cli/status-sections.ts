@@ -73,6 +73,11 @@ export interface ScheduleStatusView {
     startedAt: number;
     status: RunStatus;
     error: string | null;
+    /**
+     * A completed run that started no pass, and why: a full run while a pass of its mirror
+     * was running (workflows/scheduled-mirror.ts). Absent otherwise.
+     */
+    skipped?: string;
     uiUrl: string;
   } | null;
   uiUrl: string;
@@ -108,7 +113,10 @@ export interface WebhookReceiverView {
 }
 
 /** Ended runs never change: their outcome is kept between reports. */
-export type RunOutcomeCache = Map<string, { status: RunStatus; error: string | null }>;
+export type RunOutcomeCache = Map<
+  string,
+  { status: RunStatus; error: string | null; skipped?: string }
+>;
 
 /** The message of the deepest cause: the mirror's own reason, not its wrappers'. */
 export function rootReason(error: unknown): string {
@@ -170,7 +178,7 @@ async function runOutcome(
   client: Client,
   workflowId: string,
   cache: RunOutcomeCache,
-): Promise<{ status: RunStatus; error: string | null }> {
+): Promise<{ status: RunStatus; error: string | null; skipped?: string }> {
   const known = cache.get(workflowId);
   if (known) return known;
   const handle = client.workflow.getHandle(workflowId);
@@ -178,13 +186,19 @@ async function runOutcome(
   const status = RUN_STATUS[description.status.name] ?? 'running';
   if (status === 'running') return { status, error: null };
   let error: string | null = null;
+  let skipped: string | undefined;
   if (status !== 'completed') {
     error = await handle.result().then(
       () => null,
       (failure: unknown) => endedReason(client, failure),
     );
+  } else {
+    // A run that skipped its pass completed too: "last run completed" said a pass ran.
+    const result = (await handle.result().catch(() => undefined)) as
+      { outcome?: unknown; reason?: unknown } | undefined;
+    if (result?.outcome === 'skipped' && typeof result.reason === 'string') skipped = result.reason;
   }
-  const outcome = { status, error };
+  const outcome = { status, error, ...(skipped !== undefined ? { skipped } : {}) };
   cache.set(workflowId, outcome);
   return outcome;
 }

@@ -114,8 +114,10 @@ export function statusText(report: StatusReport): string {
     lines.push(`  ${sc.scheduleId}  ${sc.when ?? '?'}  ${next}`);
     const run = sc.lastRun;
     if (run) {
-      const why = run.error ? `: ${run.error}` : '';
-      lines.push(`    last run ${run.status} (${when(run.startedAt)})${why}`);
+      const why = run.skipped ? `: ${run.skipped}` : run.error ? `: ${run.error}` : '';
+      lines.push(
+        `    last run ${run.skipped ? 'skipped' : run.status} (${when(run.startedAt)})${why}`,
+      );
     }
   }
   lines.push(

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { forbiddenHead, progressLine } from '../../cli/mirror-summary.js';
 import { reportHtml } from '../../cli/status-page.js';
-import { receiverNotRunning } from '../../cli/status-sections.js';
+import { receiverNotRunning, type ScheduleStatusView } from '../../cli/status-sections.js';
 import { findProblems, type PassView } from '../../cli/status-model.js';
+import { statusText } from '../../cli/status.js';
 import { emptyCounts, type MirrorProgress } from '../../workflows/mirror-types.js';
 
 /** A pass of mirror-shop-1 as collectStatus builds it: running a minute, unless `over` says. */
@@ -210,32 +211,68 @@ describe('a pass retrying for long', () => {
   });
 });
 
+/** A schedule of shop's mirror as the status lists it, with its last run. */
+function scheduleView(
+  mode: 'incremental' | 'full',
+  run: Pick<NonNullable<ScheduleStatusView['lastRun']>, 'status' | 'error' | 'skipped'>,
+): ScheduleStatusView {
+  const scheduleId = `sync-shop-all-${mode}`;
+  return {
+    scheduleId,
+    connectionId: 'shop',
+    when: 'every 15m',
+    what: 'all',
+    mode,
+    destination: 'sqlite:/tmp/m.db',
+    mirrorWorkflowId: 'mirror-shop-0123456789ab',
+    paused: false,
+    note: null,
+    nextRunAt: null,
+    lastRun: {
+      workflowId: `${scheduleId}-2026-11-28T01:00:00Z`,
+      startedAt: Date.now() - 60_000,
+      ...run,
+      uiUrl: 'http://localhost:8233/namespaces/default/workflows/x',
+    },
+    uiUrl: `http://localhost:8233/namespaces/default/schedules/${scheduleId}`,
+  };
+}
+
 describe('a schedule listed twice', () => {
   it('is one problem: Temporal may list a schedule twice while its workflow continues as new', () => {
     // Temporal's schedule list is its visibility store: for a moment a schedule's workflow can
     // have two running records (one continued as new, one not closed in the store yet).
-    const schedule = {
-      scheduleId: 'sync-shop-all-incremental',
-      connectionId: 'shop',
-      when: 'every 15m',
-      what: 'all',
-      mode: 'incremental',
-      destination: 'sqlite:/tmp/m.db',
-      mirrorWorkflowId: 'mirror-shop-0123456789ab',
-      paused: false,
-      note: null,
-      nextRunAt: null,
-      lastRun: {
-        workflowId: 'sync-shop-all-incremental-2026-11-28T01:00:00Z',
-        startedAt: Date.now() - 60_000,
-        status: 'failed' as const,
-        error: 'mirror pass terminated: stopped by ops',
-        uiUrl: 'http://localhost:8233/namespaces/default/workflows/x',
-      },
-      uiUrl: 'http://localhost:8233/namespaces/default/schedules/sync-shop-all-incremental',
-    };
+    const schedule = scheduleView('incremental', {
+      status: 'failed',
+      error: 'mirror pass terminated: stopped by ops',
+    });
     expect(findProblems({ schedules: [schedule, { ...schedule }] }).map((p) => p.message)).toEqual([
       'schedule sync-shop-all-incremental: last run failed: mirror pass terminated: stopped by ops',
     ]);
+  });
+
+  it('a run that skipped its pass says skipped and why, on the page and in the terminal, and is no problem', () => {
+    const reason = 'a mirror of this connection and destination was running (mirror-shop-1)';
+    const schedule = scheduleView('full', { status: 'completed', error: null, skipped: reason });
+    const report = {
+      generatedAt: Date.now(),
+      temporal: { namespace: 'default', taskQueue: 'ebsync', uiUrl: 'http://localhost:8233' },
+      connections: [],
+      mirrors: [],
+      destinations: [],
+      schedules: [schedule],
+      webhooks: receiverNotRunning('http://127.0.0.1:8790/webhooks/_stats', 'no answer'),
+      inbox: { store: 'sqlite:/tmp/store.db', error: null, connections: [] },
+      automations: { endpoints: [], error: null },
+      rateLimitedLastHour: 0,
+      problems: [],
+    };
+    expect(statusText(report)).toMatch(
+      new RegExp(`\\n    last run skipped \\([^)]*\\): ${reason.replace(/[()]/g, '\\$&')}\\n`),
+    );
+    const page = reportHtml(report, new Map(), null);
+    expect(page).toContain('>skipped</span>');
+    expect(page).toContain(reason);
+    expect(findProblems({ schedules: [schedule] })).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import {
   type MirrorScheduleRequest,
   type ScheduleTiming,
 } from '../../cli/schedules.js';
+import { scheduleSection } from '../../cli/status-sections.js';
 import { mirrorRun } from '../../cli/sync.js';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
 import { destinationIds } from '../mirror/source-truth.js';
@@ -168,6 +169,15 @@ describe('scheduled mirror passes on Temporal Schedules', () => {
         expect(result).toEqual({
           outcome: 'skipped',
           reason: `a mirror of this connection and destination was running (${workflowId})`,
+        });
+        // The status says the run skipped, not that it completed as if a pass had run.
+        const config = scheduleConfig(dir, inject('temporalAddress'), queue);
+        const [view] = (await scheduleSection(temporal.client, config, new Map())).filter(
+          (v) => v.scheduleId === handle.scheduleId,
+        );
+        expect(view?.lastRun).toMatchObject({
+          status: 'completed',
+          skipped: `a mirror of this connection and destination was running (${workflowId})`,
         });
       });
     } finally {
