@@ -675,9 +675,11 @@ function disconnectedLine(id: string, status: ConnectionStatus): string {
  * the service (exit 1, what to do); undefined when it was revoked or there is none to revoke.
  */
 export function grantLeftLive(id: string, status: ConnectionStatus): string | undefined {
-  if (status.kind !== 'installed_app' || !status.lastError?.startsWith('revoke failed')) {
-    return undefined;
+  if (status.kind !== 'installed_app') return undefined;
+  if (status.lastError?.startsWith('revoke pending')) {
+    return `the grant of connection '${id}' is not revoked yet (${status.lastError}); if the authorization server does not come back, remove the app's access in the business's settings at the service`;
   }
+  if (!status.lastError?.startsWith('revoke failed')) return undefined;
   return `the grant of connection '${id}' may still be live at the service (${status.lastError}): ebsync no longer keeps its tokens, so remove the app's access in the business's settings at the service`;
 }
 

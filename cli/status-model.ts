@@ -401,7 +401,7 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
       problems.push({
         connectionId: m.connectionId,
         kind: 'last_pass_failed',
-        message: `mirror of connection ${m.connectionId}${into}: last pass ${m.last.status.replace('_', ' ')} before the connection was connected again (${new Date(connected).toISOString()}); 'ebsync sync --connection ${m.connectionId}' runs it again`,
+        message: `mirror of connection ${m.connectionId}${into}: last pass ${m.last.status.replace('_', ' ')}${m.last.error ? ` (${m.last.error})` : ''} before the connection was connected again (${new Date(connected).toISOString()}); 'ebsync sync --connection ${m.connectionId}' runs it again`,
       });
       continue;
     }

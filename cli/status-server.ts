@@ -63,7 +63,6 @@ export const REFRESH_CALL_DEADLINE_MS = 5_000;
 /** The longest an action waits for a report showing its change before it answers anyway. */
 const ACTION_SETTLE_MS = 20_000;
 const HOUR_MS = 3_600_000;
-/** Schedule ids ebsync makes: sync-<connection>-<what>-<mode>[-<destination key>]. */
 /** How long an action waits on a workflow (a worker must answer) before it says so. */
 const ACTION_DEADLINE_MS = 10_000;
 

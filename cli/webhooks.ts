@@ -260,12 +260,14 @@ async function register(config: Config, connection: string, flags: RegisterFlags
   // Registered again: the sandbox endpoints of earlier registrations sign with the secret just
   // replaced, so every delivery they send would be refused: those changes would be lost.
   let replaced: { id: string; url: string }[] = [];
+  /** Those this registration leaves signing: said now (the earlier ones were said before). */
+  let newlyLeft: { id: string; url: string }[] = [];
   try {
     const earlier = await registrations.get(connection);
-    replaced = [
-      ...(earlier?.leftEndpoints ?? []),
-      ...(earlier?.endpointId ? [{ id: earlier.endpointId, url: earlier.url }] : []),
-    ].filter((e) => e.id !== endpoint.id);
+    newlyLeft = earlier?.endpointId ? [{ id: earlier.endpointId, url: earlier.url }] : [];
+    replaced = [...(earlier?.leftEndpoints ?? []), ...newlyLeft].filter(
+      (e) => e.id !== endpoint.id,
+    );
     await registrations.put(connection, {
       secret: endpoint.secret,
       destination,
@@ -284,19 +286,22 @@ async function register(config: Config, connection: string, flags: RegisterFlags
   );
   if (replaced.length === 0) return;
   if (flags.sandboxAdmin === undefined) {
-    const ids = replaced.map((e) => e.id).join(', ');
+    // Said once, by the registration that left them: one removed by hand since is not said
+    // again by every later one (a --sandbox-admin registration checks and forgets them).
+    if (newlyLeft.length === 0) return;
+    const ids = newlyLeft.map((e) => e.id).join(', ');
     throw new UserError(
-      `the sandbox ${replaced.length === 1 ? 'endpoint' : 'endpoints'} ${ids} that earlier registrations of '${connection}' made still sign with the replaced secret, so the receiver refuses their deliveries: remove ${replaced.length === 1 ? 'it' : 'them'} at the sandbox (DELETE <its admin API>/webhooks/ID), or register with --sandbox-admin, which removes ${replaced.length === 1 ? 'it' : 'them'}`,
+      `the sandbox endpoint ${ids} that the earlier registration of '${connection}' made still signs with the replaced secret, so the receiver refuses its deliveries: remove it at the sandbox (DELETE <its admin API>/webhooks/${ids}), or register with --sandbox-admin, which removes it`,
     );
   }
   // They go; one that cannot is said, exit 1, and stays in the registration for the next time.
   for (const earlier of replaced) {
     const removed = await removeAtSandbox(config, flags.sandboxAdmin, adminToken ?? '', earlier);
-    if (removed) {
-      process.stdout.write(
-        `removed the earlier sandbox endpoint ${earlier.id}, whose secret this replaces\n`,
-      );
-    }
+    process.stdout.write(
+      removed
+        ? `removed the earlier sandbox endpoint ${earlier.id}, whose secret this replaces\n`
+        : `the earlier sandbox endpoint ${earlier.id} is not at this sandbox with that URL (removed already, or another sandbox's): forgotten\n`,
+    );
   }
   const settled = webhookRegistrations(config);
   try {

@@ -45,7 +45,6 @@ export interface Delivery {
   occurredAt: string | null;
 }
 
-/** A body that is not a delivery this receiver understands. */
 /**
  * The id is the dedupe key: an empty one, signed, was stored once, and every later delivery
  * with an empty id was then answered as a duplicate and lost. A header id is checked before
@@ -60,6 +59,7 @@ export function checkDeliveryId(id: string, from: string): void {
   }
 }
 
+/** A body that is not a delivery this receiver understands. */
 export class MalformedDeliveryError extends Error {
   override readonly name = 'MalformedDeliveryError';
   readonly retryable = false;

@@ -83,7 +83,7 @@ export function keysApartLine(
       const why = keysApart(workers[i]!, workers[j]!);
       if (why) {
         return (
-          `workers on task queue '${taskQueue}' hold different encryption keys: ${why}; each ` +
+          `workers on task queue '${taskQueue}' hold different encryption keys (as they polled in the last ${POLLER_FRESH_MS / 60_000} minutes: one restarted with other keys is listed that long): ${why}; each ` +
           `fails the tasks of workflows the other started. Give every worker the same ` +
           `EBSYNC_ENCRYPTION_KEYS (in development: the same EBSYNC_DATA_DIR), or a task queue ` +
           `of its own (TEMPORAL_TASK_QUEUE)`

@@ -53,6 +53,12 @@ function refreshLead(creds: { accessExpiresAt: number; accessIssuedAt: number })
 
 const HISTORY_EVENTS_LIMIT = 2_000;
 
+/** How long a disconnect waits for a token refresh under way (the CLI waits 30 s in all). */
+const REFRESH_WAIT = '15 seconds';
+/** What a disconnect says while its revoke waits for a refresh (cli/connections.ts reads it). */
+const REVOKE_PENDING =
+  'revoke pending: a token refresh under way has not ended (is the authorization server answering?); the token it leaves is revoked when it does';
+
 /**
  * One per connection, and the only code that refreshes its token (DESIGN decision 2).
  * Activities ask it for credentials through an Update; a workflow execution runs one
@@ -247,18 +253,36 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     return status();
   });
 
+  /** Why a revoke failed: the activity's own words ("Activity task failed" said nothing). */
+  const revokeFailure = (error: unknown): string => {
+    const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
+    return `revoke failed: ${cause instanceof Error ? cause.message : String(cause)}`;
+  };
+  /** Set when a disconnect left the revoke to the end of a refresh that outlasted its wait. */
+  let revokeAfterRefresh = false;
+
   setHandler(disconnectUpdate, async () => {
     if (state !== 'disconnected') {
       state = 'disconnected';
       // A refresh under way rotates the refresh token: revoking the one it replaces left the
       // grant live, and the refresh completed after "disconnected" (a black-box sweep, with
-      // the auth server away). The token it leaves is the one revoked. Histories from before
-      // revoked at once.
+      // the auth server away). The token it leaves is the one revoked. The wait is short of
+      // the CLI's 30 s; a refresh still retrying then is revoked after, as the workflow ends.
+      // Histories from before revoked at once.
       if (refreshing && patched('disconnect-after-refresh')) {
-        await refreshing.catch(() => undefined);
+        lastError = REVOKE_PENDING;
+        const ended = await condition(() => refreshing === undefined, REFRESH_WAIT);
         // A refresh refused meanwhile said needs_reauth: the user asked for disconnected.
         state = 'disconnected';
+        if (!ended) {
+          revokeAfterRefresh = true;
+          lastError = REVOKE_PENDING;
+          wake = true;
+          return status();
+        }
       }
+      // Inline, as before: an extra async layer here put the update's completion after the
+      // main loop's next command, and recorded histories no longer replayed.
       if (credentials.kind === 'oauth' && profile.authUrl && profile.clientId) {
         lastError = null;
         await revokeConnectionTokens({
@@ -266,9 +290,7 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
           clientId: profile.clientId,
           refreshToken: credentials.refreshToken,
         }).catch((error: unknown) => {
-          // The activity's own words ("Activity task failed" said nothing of why).
-          const cause = error instanceof ActivityFailure && error.cause ? error.cause : error;
-          lastError = `revoke failed: ${cause instanceof Error ? cause.message : String(cause)}`;
+          lastError = revokeFailure(error);
         });
       }
       wake = true;
@@ -311,6 +333,18 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     } else {
       await condition(() => wake || historyFull(), '1 day');
     }
+  }
+  // The revoke a disconnect left to the end of a refresh that outlasted its wait.
+  if (revokeAfterRefresh && credentials.kind === 'oauth' && profile.authUrl && profile.clientId) {
+    await condition(() => refreshing === undefined);
+    lastError = null;
+    await revokeConnectionTokens({
+      authUrl: profile.authUrl,
+      clientId: profile.clientId,
+      refreshToken: credentials.refreshToken,
+    }).catch((error: unknown) => {
+      lastError = revokeFailure(error);
+    });
   }
   await condition(allHandlersFinished);
   return status();

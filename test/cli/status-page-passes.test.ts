@@ -166,7 +166,7 @@ describe('a pass that failed before its connection was connected again', () => {
         (p) => p.message,
       ),
     ).toEqual([
-      `mirror of connection shop into sqlite:/tmp/m.db: last pass failed before the connection was connected again (${new Date(connected).toISOString()}); 'ebsync sync --connection shop' runs it again`,
+      `mirror of connection shop into sqlite:/tmp/m.db: last pass failed (connection 'shop' was disconnected; 'ebsync connect --name shop' connects it anew) before the connection was connected again (${new Date(connected).toISOString()}); 'ebsync sync --connection shop' runs it again`,
     ]);
     // Connected before it failed: the failure's own words stand.
     expect(

@@ -53,7 +53,8 @@ describe('a database file this process has open', () => {
         // SQLite keeps a read lock on the database file while in WAL mode: what tells another
         // program, closing the file, that it is not the last user (the sqlite3 shell then
         // checkpoints and deletes the WAL).
-        expect(locksHeldOn(file)).toBeGreaterThan(0);
+        // The kernel's lock list is Linux's (/proc/locks); elsewhere the reads below still check.
+        if (process.platform === 'linux') expect(locksHeldOn(file)).toBeGreaterThan(0);
         expect(countFromAnotherProcess(file)).toBe(1);
         expect(existsSync(`${file}-wal`)).toBe(true);
         db.prepare('INSERT INTO t VALUES (2)').run();

@@ -93,7 +93,7 @@ describe('changes owed to automation endpoints', () => {
     // An endpoint added after the changes were applied, before they are forwarded (as while
     // another endpoint's failures held them).
     const late = await hook(200);
-    await store.add(endpointAt('late', late.url));
+    await store.add({ ...endpointAt('late', late.url), createdAt: '2026-06-01T00:00:01.000Z' });
 
     // The seventh attempt of the activity: the first request any endpoint gets here.
     const sent = await forwardBatch('b1', 7);

@@ -275,10 +275,19 @@ describe('ebsync webhooks register, what could never be applied', () => {
         /^registered: deliveries to .*the signing secret is stored sealed\n$/,
       );
       expect(mine.stderr).toBe(
-        "ebsync: the sandbox endpoint 2 that earlier registrations of 'cli-twice' made still sign with the replaced secret, so the receiver refuses their deliveries: remove it at the sandbox (DELETE <its admin API>/webhooks/ID), or register with --sandbox-admin, which removes it\n",
+        "ebsync: the sandbox endpoint 2 that the earlier registration of 'cli-twice' made still signs with the replaced secret, so the receiver refuses its deliveries: remove it at the sandbox (DELETE <its admin API>/webhooks/2), or register with --sandbox-admin, which removes it\n",
       );
       expect(sandbox.admin.webhooks().map((e) => e.id)).toEqual([2]);
-      // The next registration at the sandbox removes it, though the one before made none.
+      // Said once: a later secret of the user's own does not say it again (it may be gone).
+      const again = await runCli(
+        ['webhooks', 'register', 'cli-twice', '--secret-stdin'],
+        env,
+        undefined,
+        `${secret}\n`,
+      );
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).toBe('');
+      // The next registration at the sandbox removes it, though the ones before made none.
       const third = await runCli(args, env);
       expect(third.code, third.stderr).toBe(0);
       expect(third.stdout).toMatch(

@@ -91,7 +91,9 @@ describe('workers of other keys polling one task queue', () => {
       workerIdentity([k2, k1], 1, 'a'),
       workerIdentity([k1], 2, 'b'),
     ]);
-    expect(line).toMatch(/^workers on task queue 'test-[^']+' hold different encryption keys: /);
+    expect(line).toMatch(
+      /^workers on task queue 'test-[^']+' hold different encryption keys \(as they polled in the last 2 minutes[^)]*\): /,
+    );
     expect(line).toContain("ebsync-worker 1@a seals with key 'k2', which ebsync-worker 2@b lacks");
     expect(line).toContain('the same EBSYNC_ENCRYPTION_KEYS');
     expect(

@@ -1,7 +1,13 @@
+import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantLeftLive } from '../../cli/connections.js';
 import { connectionWorkflow } from '../../workflows/connection.js';
-import { type ConnectionInput, disconnectUpdate } from '../../workflows/connection-types.js';
+import {
+  type ConnectionInput,
+  type ConnectionStatus,
+  disconnectUpdate,
+} from '../../workflows/connection-types.js';
 import {
   CONNECTION_SCENARIOS,
   fakeConnectionActivities,
@@ -146,59 +152,93 @@ describe('refresh timing', () => {
   });
 });
 
-describe('disconnect during a token refresh', () => {
-  it('lets the refresh finish and revokes the refresh token it leaves, not the one it replaced', async () => {
-    // The refresh hangs until released, as against an authorization server that is away.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const presented: string[] = [];
-    const revoked: string[] = [];
-    const activities = {
-      ...fakeConnectionActivities,
-      async refreshConnectionTokens(
-        input: Parameters<typeof fakeConnectionActivities.refreshConnectionTokens>[0],
-      ) {
-        presented.push(input.refreshToken);
-        await released;
-        return fakeConnectionActivities.refreshConnectionTokens(input);
-      },
-      revokeConnectionTokens(input: { refreshToken: string }) {
-        revoked.push(input.refreshToken);
-        return Promise.resolve();
-      },
-    };
-    const queue = t.taskQueue();
-    const input = oauthInput('revoke-latest', 3_000);
-    await t.withWorker({ taskQueue: queue, activities }, async () => {
-      const handle = await t.client.workflow.start(connectionWorkflow, {
-        taskQueue: queue,
-        workflowId: `revoke-latest-${queue}`,
-        args: [
-          {
-            ...input,
-            profile: { ...input.profile, authUrl: 'https://auth.example', clientId: 'ebc_x' },
-          },
-        ],
-      });
+/**
+ * A connection whose token refresh hangs until released, as against an authorization server
+ * that is away, running until its first refresh is under way: what it presented and revoked.
+ */
+async function refreshUnderWay(
+  name: string,
+  during: (
+    handle: WorkflowHandle<typeof connectionWorkflow>,
+    seen: { revoked: string[]; release: () => void },
+  ) => Promise<void>,
+): Promise<{ ended: ConnectionStatus; revoked: string[] }> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const presented: string[] = [];
+  const revoked: string[] = [];
+  const activities = {
+    ...fakeConnectionActivities,
+    async refreshConnectionTokens(
+      input: Parameters<typeof fakeConnectionActivities.refreshConnectionTokens>[0],
+    ) {
+      presented.push(input.refreshToken);
+      await released;
+      return fakeConnectionActivities.refreshConnectionTokens(input);
+    },
+    revokeConnectionTokens(input: { refreshToken: string }) {
+      revoked.push(input.refreshToken);
+      return Promise.resolve();
+    },
+  };
+  const queue = t.taskQueue();
+  const input = oauthInput(name, 3_000);
+  return t.withWorker({ taskQueue: queue, activities }, async () => {
+    const handle = await t.client.workflow.start(connectionWorkflow, {
+      taskQueue: queue,
+      workflowId: `${name}-${queue}`,
+      args: [
+        {
+          ...input,
+          profile: { ...input.profile, authUrl: 'https://auth.example', clientId: 'ebc_x' },
+        },
+      ],
+    });
+    try {
       const until = Date.now() + 20_000;
       while (presented.length === 0 && Date.now() < until) {
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(presented).toEqual(['rt-0']);
+      await during(handle, { revoked, release });
+    } finally {
+      // A failure above must not leave the worker waiting on the activity.
+      release();
+    }
+    return { ended: await handle.result(), revoked };
+  });
+}
+
+describe('disconnect during a token refresh', () => {
+  it('lets the refresh finish and revokes the refresh token it leaves, not the one it replaced', async () => {
+    const { ended, revoked } = await refreshUnderWay('revoke-latest', async (handle, seen) => {
       const disconnecting = handle.executeUpdate(disconnectUpdate);
-      try {
-        await new Promise((r) => setTimeout(r, 1_000));
-        // Nothing revoked while the refresh that rotates the token is under way.
-        expect(revoked).toEqual([]);
-      } finally {
-        // A failure above must not leave the worker waiting on the activity.
-        release();
-      }
+      await new Promise((r) => setTimeout(r, 1_000));
+      // Nothing revoked while the refresh that rotates the token is under way.
+      expect(seen.revoked).toEqual([]);
+      seen.release();
       const status = await disconnecting;
       expect(status.state).toBe('disconnected');
       expect(status.lastError).toBeNull();
-      expect(revoked).toEqual(['rt-0.r']);
-      expect((await handle.result()).state).toBe('disconnected');
+      expect(seen.revoked).toEqual(['rt-0.r']);
     });
+    expect(ended.state).toBe('disconnected');
+    expect(revoked).toEqual(['rt-0.r']);
   });
+
+  it("answers within the CLI's wait when the refresh outlasts it, and revokes after it ends", async () => {
+    const { ended, revoked } = await refreshUnderWay('revoke-later', async (handle, seen) => {
+      const asked = Date.now();
+      const status = await handle.executeUpdate(disconnectUpdate);
+      // Short of the CLI's 30 s, with the revoke said to be pending, not done.
+      expect(Date.now() - asked).toBeLessThan(25_000);
+      expect(status.state).toBe('disconnected');
+      expect(status.lastError).toMatch(/^revoke pending: /);
+      expect(grantLeftLive('c', status)).toMatch(/is not revoked yet/);
+      expect(seen.revoked).toEqual([]);
+    });
+    expect(ended.state).toBe('disconnected');
+    expect(ended.lastError).toBeNull();
+    expect(revoked).toEqual(['rt-0.r']);
+  }, 60_000);
 });
