@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +20,7 @@ import { credentialsRejectedUpdate, statusQuery } from '../../workflows/connecti
 import { mirrorWorkflow } from '../../workflows/mirror.js';
 import { fakeConnectionActivities, keyConnectionInput } from '../fixtures/connection-scenarios.js';
 import { closedPort } from '../helpers/ports.js';
+import { tcpRelay } from '../helpers/tcp-relay.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 
 /**
@@ -427,53 +427,9 @@ describe('the status page when Temporal is unreachable', () => {
   }, 120_000);
 });
 
-/**
- * A TCP relay to the test's Temporal: closing it is Temporal going away for the page behind
- * it (the shared dev server goes on for the other tests), opening it again brings it back.
- */
-async function relayTo(address: string): Promise<{
-  port: number;
-  stop(): Promise<void>;
-  start(): Promise<void>;
-}> {
-  const [targetHost, targetPort] = [
-    address.slice(0, address.lastIndexOf(':')),
-    address.slice(address.lastIndexOf(':') + 1),
-  ];
-  const sockets = new Set<Socket>();
-  let listener: Server | undefined;
-  let port = 0;
-  const start = () =>
-    new Promise<void>((resolve) => {
-      listener = createServer((inbound) => {
-        const outbound = connect(Number(targetPort), targetHost);
-        for (const s of [inbound, outbound]) {
-          sockets.add(s);
-          s.on('close', () => sockets.delete(s)).on('error', () => undefined);
-        }
-        inbound.pipe(outbound).pipe(inbound);
-      });
-      listener.listen(port, '127.0.0.1', () => {
-        const a = listener!.address();
-        port = typeof a === 'object' && a ? a.port : 0;
-        resolve();
-      });
-    });
-  await start();
-  return {
-    port,
-    start,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        listener?.close(() => resolve());
-      }),
-  };
-}
-
 describe('the status page when Temporal goes away after a good report', () => {
   it('answers /status.json 503 with Retry-After, the last report and when and why it is stale', async () => {
-    const relay = await relayTo(inject('temporalAddress'));
+    const relay = await tcpRelay(inject('temporalAddress'));
     const relayed = loadConfig({
       EBSYNC_DATA_DIR: dir,
       TEMPORAL_ADDRESS: `127.0.0.1:${relay.port}`,

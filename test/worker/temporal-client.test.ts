@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
-import { connectClient } from '../../worker/temporal-client.js';
+import { connectClient, lazyClient } from '../../worker/temporal-client.js';
+import { tcpRelay } from '../helpers/tcp-relay.js';
 
 /**
  * A caller's abort ends its call whichever attempt is running. The SDK cancels the first
@@ -89,4 +90,65 @@ describe('connectClient', () => {
       await handle.terminate('test over');
     }
   }, 60_000);
+});
+
+/**
+ * gRPC's channel backs off between tries to reach a server that is away, 1 s growing 1.6-fold
+ * to 120 s by default: after an outage of a minute, the status page answered 503 and the
+ * receiver refused deliveries for up to 40 s after Temporal was back. ebsync's clients try
+ * every 2 s at most.
+ */
+describe('a client whose Temporal was away', () => {
+  it.each([
+    ['connectClient', 'connect'],
+    ['lazyClient', 'lazy'],
+  ] as const)(
+    '%s reaches it again within seconds of its coming back after 30 s away',
+    async (_name, kind) => {
+      const relay = await tcpRelay(inject('temporalAddress'));
+      const relayed = loadConfig({
+        PATH: process.env.PATH ?? '',
+        TEMPORAL_ADDRESS: `127.0.0.1:${relay.port}`,
+        TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+        EBSYNC_DATA_DIR: dir,
+      });
+      const made = kind === 'connect' ? await connectClient(relayed) : lazyClient(relayed);
+      const connection = made.client.connection;
+      const ask = () =>
+        connection.withDeadline(Date.now() + 1_000, () =>
+          connection.workflowService.getSystemInfo({}),
+        );
+      try {
+        await ask();
+        await relay.stop();
+        // Asked on all through the outage, as the page's refreshes and the receiver do.
+        for (const until = Date.now() + 30_000; Date.now() < until;) {
+          await ask().then(
+            () => expect.fail('answered through a closed relay'),
+            () => undefined,
+          );
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        await relay.start();
+        const back = Date.now();
+        for (;;) {
+          const answered = await ask().then(
+            () => true,
+            () => false,
+          );
+          if (answered) break;
+          expect(Date.now() - back, 'still unreachable after Temporal came back').toBeLessThan(
+            20_000,
+          );
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        // Without ebsync's backoff settings the first try after 30 s away came 9 to 17 s late.
+        expect(Date.now() - back).toBeLessThan(4_500);
+      } finally {
+        await made.close();
+        await relay.stop();
+      }
+    },
+    90_000,
+  );
 });
