@@ -491,8 +491,10 @@ function inspect(status: ConnectionStatus, rate: number | null | undefined): str
         : `(${permissionsKnown(status)})`,
     ],
     ['connected at', new Date(status.connectedAt).toISOString()],
-    ['refreshes', String(status.refreshCount)],
   ];
+  if (status.reconnectedAt)
+    rows.push(['reconnected at', new Date(status.reconnectedAt).toISOString()]);
+  rows.push(['refreshes', String(status.refreshCount)]);
   if (status.accessExpiresAt)
     rows.push(['token until', new Date(status.accessExpiresAt).toISOString()]);
   rows.push(['last error', status.lastError ?? '(none)']);

@@ -332,7 +332,11 @@ export interface ProblemSources {
   automations?: AutomationEndpointsView;
   /** Why the workers polling the task queue cannot open each other's payloads (keysApartLine). */
   workerKeys?: string;
-  /** When each active connection's workflow was connected (epoch ms): a newer connect outdates a failure. */
+  /**
+   * When each active connection was last connected (epoch ms): its workflow's start, or its
+   * last reconnect (a `needs_reauth` connection authorized again). A newer one outdates a
+   * failure.
+   */
   connectedAt?: ReadonlyMap<string, number>;
 }
 
@@ -652,7 +656,7 @@ async function gatherStatus(
         connectedAt: new Map(
           answers.statuses
             .filter((c) => c.state === 'active')
-            .map((c) => [c.connectionId, c.connectedAt] as const),
+            .map((c) => [c.connectionId, Math.max(c.connectedAt, c.reconnectedAt ?? 0)] as const),
         ),
       },
       generatedAt,

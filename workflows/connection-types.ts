@@ -44,6 +44,12 @@ export interface ConnectionProfile {
    * until the first reconnect.
    */
   credentialsVersion?: number;
+  /**
+   * Epoch ms of the last reconnect (`ebsync connect` on this connection, its credentials
+   * replaced): a pass that failed before it failed with the credentials before. Absent until
+   * the first reconnect.
+   */
+  reconnectedAt?: number;
 }
 
 export interface ConnectionInput {

@@ -214,6 +214,8 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
       if (service.clientId !== undefined) profile.clientId = service.clientId;
     }
     profile.credentialsVersion = (profile.credentialsVersion ?? 0) + 1;
+    // Workflow time: the update's own, the same on replay.
+    profile.reconnectedAt = Date.now();
     state = 'active';
     lastError = null;
     wake = true;

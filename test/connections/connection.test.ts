@@ -232,9 +232,14 @@ describe('connection workflow: one token owner per connection', () => {
       expect(totalRequests(e.sb)).toBe(before);
 
       // Reconnect with a fresh install: the same workflow takes the new tokens and syncs resume.
-      await connectionHandle('revoked').executeUpdate(reconnectUpdate, {
+      expect((await status('revoked')).reconnectedAt).toBeUndefined();
+      const reconnecting = Date.now();
+      const reconnected = await connectionHandle('revoked').executeUpdate(reconnectUpdate, {
         args: [{ credentials: installCredentials(e).credentials }],
       });
+      // When, for the status: a pass that failed before it is not the connection's failure now.
+      expect(reconnected.reconnectedAt).toBeGreaterThanOrEqual(reconnecting - 1_000);
+      expect(reconnected.reconnectedAt).toBeGreaterThan(reconnected.connectedAt);
       // The worker's cached "not active" verdict lasts 15 s at most; a new worker has none.
       await stopWorker(w);
       const w2 = await startWorker(e);
