@@ -86,15 +86,30 @@ function describeValue(value: unknown, secret: boolean): string {
   return `'${secret ? maskSecret(text) : text.replace(/(\/\/[^/\s:@]+):([^@\s/]+)@/g, '$1:****@')}'`;
 }
 
-/** Every dotted path in a parsed file, so a misspelt nested key is named, not ignored. */
-function leafPaths(node: unknown, known: ReadonlySet<string>, prefix = ''): string[] {
-  // A setting whose value is an object (a mapping) ends the walk: its keys are its own.
+/**
+ * Every setting a parsed file gives, by its dotted path: nested (`{"temporal": {"address":
+ * …}}`) or with the dots in its key (`{"temporal.address": …}`), as the README writes the
+ * paths. A setting whose value is an object (a mapping) ends the walk: its keys are its own.
+ * A path given twice (both ways) is refused rather than one of them silently winning.
+ */
+function fileSettings(
+  file: string,
+  node: unknown,
+  known: ReadonlySet<string>,
+  prefix = '',
+  out = new Map<string, unknown>(),
+): Map<string, unknown> {
   if (typeof node !== 'object' || node === null || Array.isArray(node) || known.has(prefix)) {
-    return [prefix];
+    if (out.has(prefix)) {
+      throw new ConfigError([`EBSYNC_CONFIG='${file}' gives the setting '${prefix}' twice`]);
+    }
+    out.set(prefix, node);
+    return out;
   }
-  return Object.entries(node).flatMap(([key, value]) =>
-    leafPaths(value, known, prefix ? `${prefix}.${key}` : key),
-  );
+  for (const [key, value] of Object.entries(node)) {
+    fileSettings(file, value, known, prefix ? `${prefix}.${key}` : key, out);
+  }
+  return out;
 }
 
 /**
@@ -107,23 +122,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const file = env.EBSYNC_CONFIG;
   if (file) {
-    const fromFile = readConfigFile(file);
-    for (const setting of SETTINGS) {
-      const value = getPath(fromFile, setting.path);
-      if (value !== undefined) {
-        setPath(raw, setting.path, value);
-        sources.set(setting.path, { kind: 'file', file, path: setting.path });
-      }
-    }
-    const known = new Set(SETTINGS.map((s) => s.path));
-    const unknown = leafPaths(fromFile, known).filter((path) => !known.has(path));
+    // The file names no other file: configFile is EBSYNC_CONFIG's own path.
+    const known = new Set(SETTINGS.map((s) => s.path).filter((path) => path !== 'configFile'));
+    const given = fileSettings(file, readConfigFile(file), known);
+    const unknown = [...given.keys()].filter((path) => !known.has(path));
     if (unknown.length > 0) {
       throw new ConfigError(
         unknown.map(
           (path) =>
-            `EBSYNC_CONFIG='${file}' has an unknown setting '${path}'; allowed: ${[...known].filter((k) => k !== 'configFile').join(', ')}`,
+            `EBSYNC_CONFIG='${file}' has an unknown setting '${path}'; allowed: ${[...known].join(', ')}`,
         ),
       );
+    }
+    for (const [path, value] of given) {
+      setPath(raw, path, value);
+      sources.set(path, { kind: 'file', file, path });
     }
   }
   for (const setting of SETTINGS) {

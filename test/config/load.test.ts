@@ -220,6 +220,28 @@ describe('loadConfig with a JSON config file (EBSYNC_CONFIG)', () => {
     );
   });
 
+  it('takes a setting written with its dotted path as its key, as the README writes them', () => {
+    const file = configFile({
+      'temporal.address': 'temporal.internal:7233',
+      log: { level: 'warn' },
+    });
+    const config = loadConfig({ EBSYNC_CONFIG: file });
+    expect(config.temporal.address).toBe('temporal.internal:7233');
+    expect(config.log.level).toBe('warn');
+    // Both ways at once: refused, not one of them silently taken.
+    const twice = configFile({ 'temporal.address': 'a:1', temporal: { address: 'b:2' } });
+    expect(errorLines({ EBSYNC_CONFIG: twice })).toEqual([
+      `EBSYNC_CONFIG='${twice}' gives the setting 'temporal.address' twice`,
+    ]);
+  });
+
+  it('refuses a file that names another config file', () => {
+    const file = configFile({ configFile: '/elsewhere.json' });
+    expect(errorLines({ EBSYNC_CONFIG: file })[0]).toMatch(
+      new RegExp(`^EBSYNC_CONFIG='${file}' has an unknown setting 'configFile'; allowed: `),
+    );
+  });
+
   it('reports a missing file in one line', () => {
     const file = join(dir, 'does-not-exist.json');
     expect(errorLines({ EBSYNC_CONFIG: file })).toEqual([
