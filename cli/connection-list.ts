@@ -7,6 +7,8 @@ import {
 } from '../workflows/connection-types.js';
 import type { Config } from '../config/index.js';
 import { UserError } from './errors.js';
+import { encryptionKeyRing } from '../worker/data-converter.js';
+import { keysApart, livePollers, workerIdentity } from '../worker/worker-identity.js';
 import { sealedWithOtherKeys } from '../worker/workflow-keys.js';
 import { causes, temporalAway, withinDeadline } from './workflow-deadline.js';
 
@@ -109,7 +111,11 @@ export async function askConnections(
         // A workflow sealed with other keys fails every task of the worker that takes it, so
         // its query is refused or waits out the deadline: that, not the worker, is the cause.
         if (await sealedElsewhere(client, config, workflowId, runId)) {
-          return { connectionId, workflowId, error: otherKeysLine(workflowId) };
+          return {
+            connectionId,
+            workflowId,
+            error: await otherKeysLine(client, config, workflowId),
+          };
         }
         if (error instanceof NoAnswer) return { connectionId, workflowId };
         return { connectionId, workflowId, error: messageOf(error) };
@@ -145,12 +151,38 @@ const messageOf = (error: unknown): string => {
   return parts.join(': ');
 };
 
-/** A connection workflow this deployment's keys cannot open: why, and the ways out. */
-const otherKeysLine = (workflowId: string): string =>
-  `it was sealed with encryption keys this deployment lacks (EBSYNC_ENCRYPTION_KEYS, or the ` +
-  `encryption-keys file in EBSYNC_DATA_DIR: a data directory made again makes new ones), so ` +
-  `no worker of it can run it; give the workers the keys that sealed it, or, those keys ` +
-  `gone, end it: temporal workflow terminate --workflow-id '${workflowId}'`;
+/**
+ * A connection workflow this command's keys cannot open: why, and the ways out. When workers
+ * polling its task queue hold other keys than this command's, the command is the odd one out
+ * (most often another EBSYNC_DATA_DIR, whose key file it just made): the workflow may be
+ * running fine, so the line says whose keys to use, never to end it.
+ */
+async function otherKeysLine(client: Client, config: Config, workflowId: string): Promise<string> {
+  const ring = encryptionKeyRing(config);
+  const ours = workerIdentity(ring.keys);
+  const identities = await livePollers(
+    client,
+    config.temporal.namespace,
+    config.temporal.taskQueue,
+  ).catch(() => [] as string[]);
+  const apart = identities.find((identity) => keysApart(ours, identity) !== undefined);
+  if (apart !== undefined) {
+    const worker = apart.slice(0, apart.lastIndexOf(' keys='));
+    return (
+      `it was sealed with encryption keys this command lacks (its keys: ${ring.from}), and ` +
+      `${worker}, polling task queue '${config.temporal.taskQueue}', holds other keys than ` +
+      `this command: run the command with the workers' EBSYNC_DATA_DIR (in development) or ` +
+      `EBSYNC_ENCRYPTION_KEYS`
+    );
+  }
+  return (
+    `it was sealed with encryption keys this deployment lacks (this command's: ${ring.from}; ` +
+    `EBSYNC_ENCRYPTION_KEYS, or the encryption-keys file in EBSYNC_DATA_DIR: a data directory ` +
+    `made again makes new ones), so no worker of it can run it; give the workers the keys ` +
+    `that sealed it, or, those keys gone, end it: temporal workflow terminate --workflow-id ` +
+    `'${workflowId}'`
+  );
+}
 
 /**
  * Why connection `id` cannot be run by this deployment, in a line, when its workflow was sealed
@@ -164,7 +196,8 @@ export async function sealedConnectionLine(
 ): Promise<string | null> {
   const workflowId = connectionWorkflowId(id);
   if ((await sealedWithOtherKeys(client, config, workflowId)) !== true) return null;
-  return `connection ${id}: ${silentReason({ connectionId: id, workflowId, error: otherKeysLine(workflowId) }, config.temporal.taskQueue, STATUS_DEADLINE_MS)}`;
+  const error = await otherKeysLine(client, config, workflowId);
+  return `connection ${id}: ${silentReason({ connectionId: id, workflowId, error }, config.temporal.taskQueue, STATUS_DEADLINE_MS)}`;
 }
 
 /** Why one connection's status could not be had, in a line. */

@@ -12,6 +12,9 @@ export function generateKeyLine(
   return `${id}:${randomBytes(32).toString('base64')}`;
 }
 
+/** Key files this process made: it says so each time it reads one, not only the first. */
+const madeHere = new Set<string>();
+
 /**
  * The keys of this process: from EBSYNC_ENCRYPTION_KEYS, or in development from a key file
  * under the data dir, made on first use. Production without keys is a startup error: a
@@ -36,6 +39,7 @@ export function encryptionKeyRing(config: Config): { keys: EncryptionKey[]; from
     if (made) {
       makeDataDir(config.dataDir);
       writeFileSync(file, `${generateKeyLine('dev1')}\n`, { mode: 0o600 });
+      madeHere.add(file);
     } else if (!statSync(file).isFile()) {
       throw new ConfigError([
         `EBSYNC_DATA_DIR: ${file} is not a file; expected the development key file (remove it to make a new one) or keys in EBSYNC_ENCRYPTION_KEYS`,
@@ -57,7 +61,7 @@ export function encryptionKeyRing(config: Config): { keys: EncryptionKey[]; from
   }
   return {
     keys: parsed.data.keys,
-    from: made
+    from: madeHere.has(file)
       ? `in ${file}, made by this command (EBSYNC_DATA_DIR)`
       : `in ${file} (EBSYNC_DATA_DIR)`,
   };

@@ -59,6 +59,25 @@ describe('a connection whose workflow cannot be read', () => {
     expect(listed.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  it("tells a command given another data dir than its worker to use the worker's, not to end the workflow", async () => {
+    // A fresh data dir: the command makes a key file of its own, which opens none of the
+    // workflows the running worker (with the stack's data dir) runs fine.
+    const elsewhere = `${stack.dir}/other-data`;
+    const listed = await runCli(
+      ['connections'],
+      { ...stack.env, EBSYNC_DATA_DIR: elsewhere },
+      60_000,
+    );
+    expect(listed.code, listed.stderr).toBe(1);
+    const line = listed.stderr.split('\n').find((l) => l.includes('connection mine:'));
+    expect(line).toMatch(
+      new RegExp(
+        `it was sealed with encryption keys this command lacks \\(its keys: in ${elsewhere}/encryption-keys, made by this command \\(EBSYNC_DATA_DIR\\)\\), and ebsync-worker \\d+@\\S+, polling task queue '${stack.env.TEMPORAL_TASK_QUEUE}', holds other keys than this command: run the command with the workers' EBSYNC_DATA_DIR`,
+      ),
+    );
+    expect(listed.stderr).not.toContain('terminate');
+  });
+
   it('leaves `ebsync sync` without --connection asking which one, the unreadable one said', async () => {
     const sync = await runCli(
       ['sync', 'leads', '--to', `sqlite:${stack.dir}/never.db`],
