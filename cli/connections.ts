@@ -1,3 +1,4 @@
+import { printable } from './shown-text.js';
 import { existsSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import {
@@ -634,7 +635,7 @@ export function connectionsCommand(
         process.stdout.write(
           flags.json
             ? `${JSON.stringify({ ...one, rateLimit: rate }, null, 2)}\n`
-            : inspect(one, rate),
+            : printable(inspect(one, rate)),
         );
         return;
       }
@@ -644,7 +645,7 @@ export function connectionsCommand(
       if (flags.json) process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
       else if (all.length === 0 && silent.length === 0)
         process.stdout.write('no connections; add one with ebsync connect\n');
-      else if (all.length > 0) process.stdout.write(`${connectionTable(all)}\n`);
+      else if (all.length > 0) process.stdout.write(`${printable(connectionTable(all))}\n`);
       if (silent.length > 0) {
         throw new UserError(
           silentLines(silent, config.temporal.taskQueue, STATUS_DEADLINE_MS).join('\n'),

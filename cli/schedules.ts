@@ -1,3 +1,4 @@
+import { printable } from './shown-text.js';
 import { durationText } from '../config/duration.js';
 import {
   ScheduleAlreadyRunning,
@@ -351,7 +352,9 @@ export function scheduleIdCommand(
     return withClient(async (client) => {
       const handle = client.schedule.getHandle(id);
       const description = await describeOrExplain(handle);
-      process.stdout.write(`${await ID_ACTIONS[verb](handle, description, flags.note)}\n`);
+      process.stdout.write(
+        `${printable(await ID_ACTIONS[verb](handle, description, flags.note))}\n`,
+      );
     });
   });
 }
@@ -468,7 +471,9 @@ export function scheduleListCommand(flags: { connection?: string; json?: boolean
       }
       for (const v of views) {
         const next = v.paused ? 'paused' : `next ${v.nextRuns[0] ?? '-'}`;
-        process.stdout.write(`${v.scheduleId}  ${v.when ?? '?'}  ${v.overlap}  ${next}\n`);
+        process.stdout.write(
+          printable(`${v.scheduleId}  ${v.when ?? '?'}  ${v.overlap}  ${next}\n`),
+        );
       }
     }),
   );
@@ -480,7 +485,9 @@ export function scheduleDescribeCommand(id: string, flags: { json?: boolean }): 
     checkScheduleId(id);
     return withClient(async (client) => {
       const view = viewOf(await describeOrExplain(client.schedule.getHandle(id)));
-      process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : describeText(view));
+      process.stdout.write(
+        flags.json ? `${JSON.stringify(view, null, 2)}\n` : printable(describeText(view)),
+      );
     });
   });
 }

@@ -15,11 +15,26 @@ const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g;
  * sequence in a --cron, a newline) written as `\xNN`, and a line past MAX_LINE cut.
  */
 export function shownSafely(line: string): string {
-  const escaped = line.replace(
-    CONTROL,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
+  const escaped = escapedControls(line, CONTROL);
   return escaped.length <= MAX_LINE
     ? escaped
     : `${escaped.slice(0, MAX_LINE)}… (${escaped.length - MAX_LINE} more characters)`;
+}
+
+/** The same control characters but the newline: a report of many lines keeps its lines. */
+// eslint-disable-next-line no-control-regex -- control characters are what is escaped
+const CONTROL_IN_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * A report for the terminal (status, a schedule, a pass's summary) with the control
+ * characters of what it quotes written as `\xNN`: a schedule's note, a file path, a task
+ * queue or a service's error text, given by someone else, cannot move the cursor, retitle
+ * the window or clear the screen of whoever reads it.
+ */
+export function printable(text: string): string {
+  return escapedControls(text, CONTROL_IN_LINES);
+}
+
+function escapedControls(text: string, controls: RegExp): string {
+  return text.replace(controls, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }

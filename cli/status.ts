@@ -1,3 +1,4 @@
+import { printable } from './shown-text.js';
 import { loadStartupConfig } from './startup-config.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { runAction, UserError } from './errors.js';
@@ -169,13 +170,14 @@ export async function statusCommand(flags: { json?: boolean; serve?: boolean }):
         report.problems.unshift({ connectionId: '', kind: 'no_worker', message: noWorker });
       }
       process.stdout.write(
-        flags.json ? `${JSON.stringify(report, null, 2)}\n` : statusText(report),
+        flags.json ? `${JSON.stringify(report, null, 2)}\n` : printable(statusText(report)),
       );
       if (report.problems.length > 0) {
         // The text report ends with the problems; stderr only says that there are some, so a
         // terminal shows each once. Under --json, stdout is for programs: each is said here.
         if (flags.json) {
-          for (const p of report.problems) process.stderr.write(`ebsync: ${p.message}\n`);
+          for (const p of report.problems)
+            process.stderr.write(`ebsync: ${printable(p.message)}\n`);
         } else {
           process.stderr.write(
             `ebsync: ${counted(report.problems.length, 'problem')}, listed at the end of the report\n`,

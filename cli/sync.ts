@@ -1,3 +1,4 @@
+import { printable } from './shown-text.js';
 import { createHash } from 'node:crypto';
 import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
@@ -732,7 +733,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         process.stdout.write(
           flags.json
             ? `${JSON.stringify({ status, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`
-            : `${endedAs(status)}\n${retrying}${summaryText(progress, status)}`,
+            : printable(`${endedAs(status)}\n${retrying}${summaryText(progress, status)}`),
         );
         // The pass shown is the mirror's latest, whatever it mirrored: said when it is not of
         // the subjects asked; and one that ended without doing all it was asked exits as
@@ -803,7 +804,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       process.stdout.write(
         flags.json
           ? `${JSON.stringify({ status: outcome.status, ...shown(outcome.progress) })}\n`
-          : summaryText(outcome.progress, outcome.status),
+          : printable(summaryText(outcome.progress, outcome.status)),
       );
       process.exitCode = exitCodeOf(outcome.progress, outcome.status);
       // A pass that failed because the service no longer takes the connection's credentials:

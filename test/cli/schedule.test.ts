@@ -228,12 +228,16 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     expect(described.actionsTaken).toBe(1);
     expect(described.recentRuns).toHaveLength(1);
 
-    const pause = await runCli(['schedule', 'pause', id, '--note', 'holiday'], env);
+    // A note holds what its writer typed, escape sequences too; it reaches other people's
+    // terminals, which show it written out, not run.
+    const note = 'holiday\x1b]0;pwned\x07\x1b[2J';
+    const pause = await runCli(['schedule', 'pause', id, '--note', note], env);
     expect(pause.stdout).toBe(`paused ${id}\n`);
     // A paused schedule fires at no time: none is shown as its next run.
-    expect(await describeJson(id)).toMatchObject({ paused: true, note: 'holiday', nextRuns: [] });
+    expect(await describeJson(id)).toMatchObject({ paused: true, note, nextRuns: [] });
     const text = await runCli(['schedule', 'describe', id], env);
-    expect(text.stdout).toContain(`${id}: paused (holiday)`);
+    expect(text.stdout).toContain(`${id}: paused (holiday\\x1b]0;pwned\\x07\\x1b[2J)`);
+    expect(text.stdout).not.toContain('\x1b');
     // A note of Temporal's 1,000 bytes is taken whole (one more is refused before Temporal is
     // asked: test/cli/schedule-refusals.test.ts).
     const longest = 'n'.repeat(1000);

@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { printable, shownSafely } from '../../cli/shown-text.js';
+
+describe('text for the terminal', () => {
+  it('writes out the control characters of a report, keeping its lines and tabs', () => {
+    expect(printable('a\tb\nnote: x\x1b[2J\x07\r\x7f\x9b\n')).toBe(
+      'a\tb\nnote: x\\x1b[2J\\x07\\x0d\\x7f\\x9b\n',
+    );
+    // Printable text, other scripts included, stays as it is.
+    expect(printable('zoë — 東京 ✓')).toBe('zoë — 東京 ✓');
+  });
+
+  it('writes out a newline too in an error line, and cuts one past 2,000 characters', () => {
+    expect(shownSafely('bad\nvalue\x1b')).toBe('bad\\x0avalue\\x1b');
+    expect(shownSafely('x'.repeat(2_005))).toBe(`${'x'.repeat(2_000)}… (5 more characters)`);
+  });
+});
