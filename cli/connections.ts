@@ -8,7 +8,11 @@ import {
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
+import {
+  CONNECTIONS_SUBCOMMANDS,
+  CONNECTION_RULE_TEXT,
+  isConnectionName,
+} from '../config/connection-names.js';
 import { type Config } from '../config/index.js';
 import { INTEGRATION_KEY, INTEGRATION_KEY_RULE } from '../config/schema.js';
 import { readPemFile } from '../worker/pem-files.js';
@@ -599,6 +603,12 @@ export function pauseCommand(name: 'pause' | 'resume', id: string): Promise<void
 export function connectCommand(flags: ConnectFlags): Promise<void> {
   return runAction(async () => {
     checkName(flags.name);
+    if ((CONNECTIONS_SUBCOMMANDS as readonly string[]).includes(flags.name)) {
+      throw new UserError(
+        `--name='${flags.name}' is not allowed: 'ebsync connections ${flags.name}' is a command, so a connection of that name could not be shown; choose another name`,
+        2,
+      );
+    }
     const config = loadStartupConfig();
     const apiKey = flags.apiKey !== undefined ? await integrationKey(config, flags) : undefined;
     await withWorker(async (client) => {

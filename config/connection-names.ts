@@ -10,6 +10,12 @@ export const CONNECTION_RULE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 export const CONNECTION_RULE_TEXT =
   "1-63 lowercase letters, digits, '-' or '_', the first a letter or digit";
 
+/**
+ * Names `ebsync connections` reads as its own subcommands: a connection called so could not be
+ * shown by it, so `ebsync connect` gives no new connection these names.
+ */
+export const CONNECTIONS_SUBCOMMANDS = ['pause', 'resume'] as const;
+
 export function isConnectionName(name: string): boolean {
   return CONNECTION_RULE.test(name);
 }

@@ -1,11 +1,15 @@
 import { Option, type Command } from 'commander';
 import type { ConnectFlags } from '../connections.js';
+import { CONNECTIONS_SUBCOMMANDS } from '../../config/connection-names.js';
 import { durationFlag, portFlag } from '../options.js';
 
 const run = () => import('../connections.js');
 
 /** `connections pause|resume <id>`: the one switch the connection workflow keeps. */
-function registerPauseCommand(parent: Command, name: 'pause' | 'resume'): void {
+function registerPauseCommand(
+  parent: Command,
+  name: (typeof CONNECTIONS_SUBCOMMANDS)[number],
+): void {
   parent
     .command(name)
     .description(
@@ -56,8 +60,7 @@ export function registerConnectionCommands(program: Command): void {
     .action(async (id: string | undefined, flags: { json?: boolean }) =>
       (await run()).connectionsCommand(id, flags),
     );
-  registerPauseCommand(connections, 'pause');
-  registerPauseCommand(connections, 'resume');
+  for (const name of CONNECTIONS_SUBCOMMANDS) registerPauseCommand(connections, name);
 
   program
     .command('disconnect')

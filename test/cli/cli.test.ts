@@ -183,6 +183,19 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     );
   });
 
+  it.for(['pause', 'resume'])(
+    'ebsync connect --name %s: a name `ebsync connections` reads as its command is refused, exit 2, before anything runs',
+    async (name, { expect }) => {
+      const result = await runCli(['connect', '--api-key', '--name', name], {
+        TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
+      });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toBe(
+        `ebsync: --name='${name}' is not allowed: 'ebsync connections ${name}' is a command, so a connection of that name could not be shown; choose another name\n`,
+      );
+    },
+  );
+
   it.for([
     ['sync', '--connection', 'BAD!'],
     ['sync', '--status', '--connection', 'Shop'],
