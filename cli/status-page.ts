@@ -234,6 +234,9 @@ function webhooksHtml(w: WebhookReceiverView, now: number): string {
   if (!w.running && new URL(w.endpoint).port === '0') {
     return `<p data-testid="webhooks" data-running="unknown">Not known (${escapeHtml(w.error ?? '')}).</p>`;
   }
+  if (w.running && w.error) {
+    return `<p data-testid="webhooks" data-running="true">Running at ${escapeHtml(w.endpoint)}, counters not shown (${escapeHtml(w.error)}).</p>`;
+  }
   if (!w.running) {
     return `<p data-testid="webhooks" data-running="false">Not running at ${escapeHtml(w.endpoint)} (${escapeHtml(w.error ?? 'no answer')}).</p>`;
   }

@@ -309,6 +309,20 @@ export async function webhookSection(config: Config): Promise<WebhookReceiverVie
   return statsAt(configured, config, registered);
 }
 
+/**
+ * Why a receiver that answers shows no counters: it answers its counters only to loopback
+ * callers with the token derived from its own encryption key, and answers anyone else as a
+ * route it does not have.
+ */
+export const COUNTERS_REFUSED =
+  "it refused this command's token for its counters: it runs with other encryption keys than this command (EBSYNC_ENCRYPTION_KEYS, or in development another EBSYNC_DATA_DIR), or on another machine";
+
+/** Whether a 404 is the receiver's own refusal of `_stats` (its error shape), not a stranger's. */
+async function refusedOurToken(res: Response): Promise<boolean> {
+  const body = (await res.json().catch(() => null)) as { reason?: unknown } | null;
+  return body?.reason === 'route_unknown';
+}
+
 async function statsAt(
   endpoint: string,
   config: Config,
@@ -321,6 +335,10 @@ async function statsAt(
       redirect: 'error',
       signal: AbortSignal.timeout(RECEIVER_TIMEOUT_MS),
     });
+    if (res.status === 404 && (await refusedOurToken(res))) {
+      // An ebsync receiver answers there, and took this command's token for no token.
+      return { ...receiverNotRunning(endpoint, COUNTERS_REFUSED, registered), running: true };
+    }
     if (!res.ok) throw new Error(`it answered ${res.status}`);
     return viewOfStats(endpoint, receiverStatsSchema.parse(await res.json()), registered);
   } catch (error) {

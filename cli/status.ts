@@ -68,6 +68,8 @@ function inboxLines(report: StatusReport, now: number): string[] {
 /** The receiver's line of `ebsync status`. */
 export function webhooksLine(report: StatusReport): string {
   const w = report.webhooks;
+  if (w.running && w.error)
+    return `Webhook receiver: running at ${w.endpoint}, counters not shown (${w.error})`;
   return w.running
     ? `Webhook receiver: ${w.deliveriesPerMinute}/min, ${w.delivered} delivered, ${w.rejected} rejected, ` +
         `${w.failed} not stored (503), latency p50 ${ms(w.latencyP50Ms)} p95 ${ms(w.latencyP95Ms)} (since ${when(w.since)})`

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PORT_UNKNOWN, webhookSection } from '../../cli/status-sections.js';
+import { COUNTERS_REFUSED, PORT_UNKNOWN, webhookSection } from '../../cli/status-sections.js';
 import { webhooksLine } from '../../cli/status.js';
 import { localReceiverUrl } from '../../cli/webhooks.js';
 import type { StatusReport } from '../../cli/status-model.js';
@@ -58,6 +58,25 @@ describe('GET /webhooks/_stats', () => {
     expect(res.status).toBe(200);
     const section = await webhookSection(config);
     expect(section).toMatchObject({ running: true, error: null, delivered: 0 });
+  });
+
+  it("shows a receiver that refuses the reader's token as running, its counters not shown, and why", async () => {
+    // Another key: a reader with another data dir (or EBSYNC_ENCRYPTION_KEYS) than the
+    // receiver's. It answers, so it is not "not running", nor down with webhooks registered.
+    const other = loadConfig({
+      EBSYNC_DATA_DIR: join(dir, 'other-reader'),
+      TEMPORAL_ADDRESS: config.temporal.address,
+      EBSYNC_WEBHOOK_PORT: String(config.webhooks.port),
+    });
+    const section = await webhookSection(other);
+    expect(section).toMatchObject({
+      running: true,
+      endpoint: `${receiver.url}/webhooks/_stats`,
+      error: COUNTERS_REFUSED,
+    });
+    expect(webhooksLine({ webhooks: section } as StatusReport)).toBe(
+      `Webhook receiver: running at ${receiver.url}/webhooks/_stats, counters not shown (${COUNTERS_REFUSED})`,
+    );
   });
 
   it("finds its data dir's receiver where it listens, whatever the setting says", async () => {
