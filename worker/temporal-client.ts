@@ -203,9 +203,24 @@ function callsOfConnection(endCallsOn?: AbortSignal): {
   };
 }
 
+/**
+ * The reason in an error of the worker's Rust core, which quotes its transport's debug output
+ * (`tonic::transport::Error(Transport, ConnectError(… Os { code: 111, kind: ConnectionRefused,
+ * message: "Connection refused" }))`): the innermost message it quotes; other errors as they
+ * are.
+ */
+export function connectReason(error: unknown): string {
+  const first = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+  if (!first.includes('tonic::')) return first;
+  const quoted = [...first.matchAll(/(?:message|error): "([^"]+)"|\("([^"]+)"/g)].map(
+    (m) => m[1] ?? m[2],
+  );
+  return quoted.at(-1) ?? first;
+}
+
 /** Why Temporal could not be reached, and what to do, in one line. */
 export function unreachableLine(config: Config, error: unknown): string {
-  const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  const reason = connectReason(error);
   // A TLS client at a server without TLS fails as any unreachable server does.
   const tls = temporalUsesTls(config)
     ? '; TLS is on (TEMPORAL_TLS, TEMPORAL_TLS_* or TEMPORAL_API_KEY): check that the server there serves TLS'

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
-import { connectClient, lazyClient } from '../../worker/temporal-client.js';
+import { connectClient, connectReason, lazyClient } from '../../worker/temporal-client.js';
 import { tcpRelay } from '../helpers/tcp-relay.js';
 
 /**
@@ -151,4 +151,26 @@ describe('a client whose Temporal was away', () => {
     },
     90_000,
   );
+});
+
+describe("the reason in a worker's connect error", () => {
+  it("is the innermost message the Rust core's transport error quotes, else the error's first line", () => {
+    expect(
+      connectReason(
+        new Error(
+          'tonic::transport::Error(Transport, ConnectError(ConnectError("tcp connect error", 127.0.0.1:27399, Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })))',
+        ),
+      ),
+    ).toBe('Connection refused');
+    expect(
+      connectReason(
+        new Error(
+          'tonic::transport::Error(Transport, ConnectError(ConnectError("dns error", Custom { kind: Uncategorized, error: "failed to lookup address information" })))',
+        ),
+      ),
+    ).toBe('failed to lookup address information');
+    expect(connectReason(new Error('14 UNAVAILABLE: No connection established\nmore'))).toBe(
+      '14 UNAVAILABLE: No connection established',
+    );
+  });
 });
