@@ -149,6 +149,7 @@ export interface Problem {
     | 'schedule_last_run_failed'
     | 'webhooks_waiting'
     | 'webhook_receiver_failing'
+    | 'webhook_signatures_refused'
     | 'webhook_receiver_down'
     | 'webhook_inbox_unreadable'
     | 'automations_unreadable';
@@ -458,6 +459,16 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
       connectionId: '',
       kind: 'webhook_receiver_failing',
       message: `webhook receiver: ${receiver.failedRecently} ${receiver.failedRecently === 1 ? 'delivery' : 'deliveries'} not stored (answered 503) in the last ${RECENT_FAILURE_MINUTES} min${last}; senders retry them, but see its log (is the store reachable?)`,
+    });
+  }
+  // A sender signing with another secret (or clock) than the receiver's: each change it sends
+  // is refused, and lost once it stops retrying.
+  for (const refused of receiver?.running ? receiver.signatureRefused : []) {
+    const ago = Math.max(0, Math.round((now - refused.lastAt) / 60_000));
+    problems.push({
+      connectionId: refused.connectionId,
+      kind: 'webhook_signatures_refused',
+      message: `webhook receiver: ${refused.count} ${refused.count === 1 ? 'delivery' : 'deliveries'} to connection ${refused.connectionId} refused in the last ${RECENT_FAILURE_MINUTES} min (the last ${ago} min ago) for a signature its registered secret does not verify or a timestamp off this machine's clock; the receiver's log says which. If the service signs with another secret, register it again ('ebsync webhooks register ${refused.connectionId} --secret-stdin'); each change refused is lost once the service stops retrying`,
     });
   }
   // Not running where it is expected (its port is known) while senders deliver to it.

@@ -98,6 +98,8 @@ export interface WebhookReceiverView {
   /** Of them, answered in the last RECENT_FAILURE_MINUTES, and when the last was. */
   failedRecently: number;
   lastFailedAt: number | null;
+  /** Deliveries to a registered connection refused for their signature, last RECENT_FAILURE_MINUTES. */
+  signatureRefused: { connectionId: string; count: number; lastAt: number }[];
   /**
    * Connections with webhooks registered in this data dir: their senders deliver to this
    * receiver, so one not running refuses them all.
@@ -280,6 +282,7 @@ function viewOfStats(
     failed: stats.failed,
     failedRecently: stats.failedRecently ?? 0,
     lastFailedAt: stats.lastFailedAt ?? null,
+    signatureRefused: stats.signatureRefused ?? [],
     registered,
     latencyP50Ms: latencyQuantile(stats, 0.5),
     latencyP95Ms: latencyQuantile(stats, 0.95),
@@ -382,6 +385,7 @@ export function receiverNotRunning(
     failed: 0,
     failedRecently: 0,
     lastFailedAt: null,
+    signatureRefused: [],
     registered,
     latencyP50Ms: null,
     latencyP95Ms: null,

@@ -25,6 +25,14 @@ export const receiverStatsSchema = z.object({
   failedRecently: z.number().int().nonnegative().optional(),
   /** Epoch ms of the last 503; null before any. */
   lastFailedAt: z.number().nullable().optional(),
+  /**
+   * Deliveries to a registered connection refused in the last RECENT_FAILURE_MINUTES for a
+   * signature its secret does not verify, by connection, with when the last came (absent from
+   * a receiver before it).
+   */
+  signatureRefused: z
+    .array(z.object({ connectionId: z.string(), count: z.number().int(), lastAt: z.number() }))
+    .optional(),
 });
 export type ReceiverStats = z.infer<typeof receiverStatsSchema>;
 
@@ -34,6 +42,8 @@ interface Minute {
   rejected: number;
   failed: number;
   latencySum: number;
+  /** Signatures refused for a registered connection, by connection. */
+  signatureRefused?: Map<string, number>;
 }
 
 /**
@@ -69,7 +79,26 @@ export class ReceiverStatsRecorder {
     }
   }
 
+  /**
+   * A delivery to a registered connection refused for its signature (a mismatch, or a
+   * timestamp out of tolerance): the sender may sign with another secret than the one
+   * registered here, and every change it sends is lost once it gives up retrying.
+   */
+  signatureRefused(connectionId: string, now = Date.now()): void {
+    const minute = this.minuteAt(now);
+    minute.signatureRefused ??= new Map();
+    minute.signatureRefused.set(connectionId, (minute.signatureRefused.get(connectionId) ?? 0) + 1);
+    this.lastSignatureRefusedAt.set(connectionId, now);
+  }
+
+  private readonly lastSignatureRefusedAt = new Map<string, number>();
+
   snapshot(now = Date.now()): ReceiverStats {
+    const recent = this.minutes.filter((m) => m.start >= now - RECENT_FAILURE_MINUTES * MINUTE_MS);
+    const refused = new Map<string, number>();
+    for (const m of recent) {
+      for (const [id, n] of m.signatureRefused ?? []) refused.set(id, (refused.get(id) ?? 0) + n);
+    }
     const from = now - KEPT_MINUTES * MINUTE_MS;
     return {
       since: this.since,
@@ -87,10 +116,13 @@ export class ReceiverStatsRecorder {
           m.rejected,
           m.delivered > 0 ? Math.round(m.latencySum / m.delivered) : null,
         ]),
-      failedRecently: this.minutes
-        .filter((m) => m.start >= now - RECENT_FAILURE_MINUTES * MINUTE_MS)
-        .reduce((sum, m) => sum + m.failed, 0),
+      failedRecently: recent.reduce((sum, m) => sum + m.failed, 0),
       lastFailedAt: this.lastFailedAt,
+      signatureRefused: [...refused].map(([connectionId, count]) => ({
+        connectionId,
+        count,
+        lastAt: this.lastSignatureRefusedAt.get(connectionId) ?? now,
+      })),
     };
   }
 

@@ -234,6 +234,9 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
           { connectionId, reason: registered ? error.message : 'no webhooks registered' },
           'webhook refused',
         );
+        if (registered && signed && error.kind !== 'missing') {
+          options.stats?.signatureRefused(connectionId);
+        }
         // Said alike of a connection with no registration (checked against the decoy): a
         // sender whose secret is right learns where else to look, a prober learns nothing.
         return refuse(

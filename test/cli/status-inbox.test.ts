@@ -185,6 +185,15 @@ describe('the status of the webhook inbox', () => {
       'webhook_receiver_failing: webhook receiver: 5 deliveries not stored (answered 503) in the last 15 min, the last 2 min ago; senders retry them, but see its log (is the store reachable?)',
     ]);
     expect(problems({ ...failing, failedRecently: 0 })).toEqual([]);
+    // A sender whose signatures the registered secret does not verify: said, per connection.
+    const refusing = {
+      ...failing,
+      failedRecently: 0,
+      signatureRefused: [{ connectionId: 'shop', count: 3, lastAt: now - 60_000 }],
+    };
+    expect(problems(refusing)).toEqual([
+      "webhook_signatures_refused: webhook receiver: 3 deliveries to connection shop refused in the last 15 min (the last 1 min ago) for a signature its registered secret does not verify or a timestamp off this machine's clock; the receiver's log says which. If the service signs with another secret, register it again ('ebsync webhooks register shop --secret-stdin'); each change refused is lost once the service stops retrying",
+    ]);
     expect(problems(down)).toEqual([
       "webhook_receiver_down: webhook receiver not running at http://127.0.0.1:8790 (connect ECONNREFUSED 127.0.0.1:8790) while shop has webhooks registered: their deliveries are not received; start it ('ebsync webhooks serve', or 'npm start')",
     ]);

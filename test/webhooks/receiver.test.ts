@@ -403,6 +403,35 @@ describe('webhook receiver', () => {
     }
   });
 
+  it('counts deliveries to a registered connection refused for their signature, by connection, for the status', async () => {
+    const stats = new ReceiverStatsRecorder();
+    const r = await receiver({ stats });
+    try {
+      const body = hintBody('evt_other_secret', 'lead', 1);
+      // Signed with another secret (the service re-registered), twice; then a late timestamp.
+      for (const id of ['evt_other_1', 'evt_other_2']) {
+        const sent = await post(r.url(CONNECTION), body, standardHeaders(newSecret(), id, body));
+        expectRefusal(sent, 401, 'signature_invalid');
+      }
+      const late = standardHeaders(SECRET, 'evt_late', body, new Date(Date.now() - 10 * 60_000));
+      expectRefusal(await post(r.url(CONNECTION), body, late), 401, 'signature_invalid');
+      // Not counted: no signature at all, and a connection with nothing registered here.
+      expectRefusal(await post(r.url(CONNECTION), body, {}), 401, 'signature_missing');
+      const stranger = await post(
+        r.url('not-registered'),
+        body,
+        standardHeaders(newSecret(), 'evt_x', body),
+      );
+      expectRefusal(stranger, 401, 'signature_invalid');
+      const refused = stats.snapshot().signatureRefused;
+      expect(refused).toEqual([
+        { connectionId: CONNECTION, count: 3, lastAt: expect.any(Number) as number },
+      ]);
+    } finally {
+      await r.close();
+    }
+  });
+
   it('closes slow clients within the configured timeouts while valid deliveries keep being answered', async () => {
     const limits = {
       requestTimeoutMs: 3_000,
