@@ -424,8 +424,8 @@ function totalMoved(plan: PartitionPlan, node: PlanNode, total: number): void {
 
 /**
  * Reads again every query whose total moved while it was read (a record may have slipped
- * between its pages), each at most twice. The pass calls it when it reached fewer records
- * than the service counts; returns how many queries were reset.
+ * between its pages), each at most twice. The pass calls it once the plan is done, whatever
+ * it reached (records deleted meanwhile count as reached); returns how many queries were reset.
  */
 export function rereadMoved(plan: PartitionPlan): number {
   const moved = plan.nodes.filter((n) => n.moved && n.status === 'done' && n.rereads < MAX_REREADS);

@@ -331,9 +331,11 @@ export function createMirrorPage({
       // Exact: what the service counts minus the distinct records this pass reached.
       const reached = (r: Resource) => at.ledger.countSeen(scopeOf(at, r), input.generation);
       let missing = Math.max(0, expected - (await reached(resource)));
-      if (missing > 0 && rereadMoved(plan) > 0) {
-        // Some query's count moved while it was read: a record may have slipped between
-        // its pages. Those queries are read again before anything is called unreachable.
+      if (rereadMoved(plan) > 0) {
+        // Some query's count moved while it was read: a record may have slipped between its
+        // pages onto one read already. Those queries are read again, whatever the counts say:
+        // records deleted meanwhile were reached too, so a pass can count as many records as
+        // the service does and still have skipped live ones.
         done = false;
       } else if (missing > 0) {
         // Records deleted since the list was first counted are no gap: count it again.
