@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyAuth, createClient } from '../../api/index.js';
 import { driveMirrorPass, type DrivenPass } from '../helpers/mirror-driver.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { sourceIds } from './source-truth.js';
 
 /**
  * Leads deleted while a pass reads the list: every later lead moves up the pages, and those
@@ -57,14 +58,10 @@ afterAll(async () => {
 describe('a full pass of leads while some are deleted', () => {
   it('mirrors every lead that was live throughout, reading the moved list again', () => {
     expect(deleted).toHaveLength(2 * PER);
-    const live = ts.sb.ctx.db
-      .prepare(
-        `SELECT id FROM records WHERE type = 'lead' AND business_id = ? AND deleted_at IS NULL`,
-      )
-      .all(ts.sb.businessId) as { id: number }[];
-    expect(live).toHaveLength(LEADS - 2 * PER);
+    const live = sourceIds(ts.sb, 'lead');
+    expect(live.size).toBe(LEADS - 2 * PER);
     const written = pass.written.get('leads') ?? new Map<string, Set<string>>();
-    const missing = live.map((r) => String(r.id)).filter((id) => !written.has(id));
+    const missing = [...live].filter((id) => !written.has(id));
     expect(missing).toEqual([]);
     expect(pass.partitions.leads?.report.complete).toBe(true);
   });

@@ -9,6 +9,7 @@ import {
   type DrivenPass,
 } from '../helpers/mirror-driver.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { sourceIds } from './source-truth.js';
 
 const REACH = 100;
 const LEADS = 2000;
@@ -33,14 +34,7 @@ function partition(key: string): DrivenPartition {
 }
 
 /** The sandbox's own rows: live records of the default business. */
-function truth(type: string, extra = ''): Set<string> {
-  const rows = ts.sb.ctx.db
-    .prepare(
-      `SELECT id FROM records WHERE type = ? AND business_id = ? AND deleted_at IS NULL ${extra}`,
-    )
-    .all(type, ts.sb.businessId) as { id: number }[];
-  return new Set(rows.map((r) => String(r.id)));
-}
+const truth = (type: string, extra = ''): Set<string> => sourceIds(ts.sb, type, extra);
 
 /** Ids of the records the pass wrote to the destination. */
 const idsOf = (resource: Resource) => new Set(pass.written.get(resource)?.keys() ?? []);
