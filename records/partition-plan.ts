@@ -179,6 +179,14 @@ export const partitionPlanSchema = z.object({
   requests: z.number().int().nonnegative(),
   itemsRead: z.number().int().nonnegative(),
   gaps: z.array(gapSchema),
+  /**
+   * Records a page named that the service answered 404 for when read by id (the lead of a
+   * booking deleted at the service): not asked again in this pass. A slice that ran out of
+   * time reading a page's records asked them all again in the next one, so a page naming
+   * more deleted records than a slice could read at the service's pace was never whole, and
+   * the pass went round for ever.
+   */
+  missingById: z.array(z.string()).default([]),
 });
 export type PartitionPlan = z.infer<typeof partitionPlanSchema>;
 
@@ -210,6 +218,7 @@ export function createPlan(resource: ListResource, options: PlanOptions = {}): P
     requests: 0,
     itemsRead: 0,
     gaps: [],
+    missingById: [],
   };
 }
 

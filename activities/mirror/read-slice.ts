@@ -125,6 +125,8 @@ export async function readSlice(
   const askedById = new Map<string, Promise<ManyRead>>();
   // Leads counted as first seen in this slice (the ledger knows those of earlier slices).
   const credited = new Set<string>();
+  // Read by id and not there, in this pass: never asked again (the plan keeps them).
+  const missing = new Set(plan.missingById);
 
   /** Ids of `r` the ledger has not seen in this pass. */
   const notSeen = async (r: Resource, ids: readonly string[]): Promise<Set<string>> => {
@@ -156,7 +158,7 @@ export async function readSlice(
       const known = new Set((await at.ledger.get(scope('events'), wanted)).map((e) => e.id));
       wanted = wanted.filter((id) => moved.has(id) || !known.has(id));
     }
-    return [...(await notSeen(named.target, wanted))];
+    return [...(await notSeen(named.target, wanted))].filter((id) => !missing.has(id));
   };
 
   const arrive = async (step: PageStep): Promise<Arrived> => {
@@ -177,6 +179,11 @@ export async function readSlice(
       });
       for (const id of fresh) askedById.set(id, reading);
       const got = await reading;
+      for (const id of got.missing) {
+        if (missing.has(id)) continue;
+        missing.add(id);
+        plan.missingById.push(id);
+      }
       arrived.requests += got.requests;
       arrived.byId.push(...got.reads.flatMap((r) => [r.record, ...r.included]));
     }
