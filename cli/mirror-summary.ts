@@ -142,7 +142,7 @@ export function slowedLine(p: Pick<MirrorProgress, 'pace' | 'phase' | 'noRateLim
     // No rate to slow down to: the pass waits out each Retry-After instead, and the setting
     // is what would keep it under the service's limit.
     return (
-      `the service turns requests away for its rate and EBS_RATE_LIMIT is not set: ` +
+      `the service turns requests away for its rate and EBS_RATE_LIMIT is not set (or 0, no limit): ` +
       `set it on the workers to the service's limit (requests a second) to stay under it`
     );
   }

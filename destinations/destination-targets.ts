@@ -68,6 +68,13 @@ export function parseDestinationTarget(text: string): DestinationTarget {
   if (text === 'salesforce' || text === 'salesforce:') return { kind: 'salesforce' };
   if (text.startsWith('sqlite:')) {
     const path = text.slice('sqlite:'.length);
+    // A folder is no file: `sqlite:out/` made a file named `out` (the path resolved without
+    // its slash), which nobody asked for.
+    if (path.endsWith('/')) {
+      throw new DestinationTargetError(
+        `destination sqlite:${path} names a folder: expected sqlite:PATH of a file (e.g. sqlite:${path}mirror.db)`,
+      );
+    }
     if (path.trim() !== '') return { kind: 'sqlite', path };
   } else if (isPostgresUrl(text)) {
     let url: URL | undefined;

@@ -293,7 +293,7 @@ describe('the progress of a pass the service slowed', () => {
   it('names the missing setting instead of a share of it when the worker has no EBS_RATE_LIMIT', () => {
     const line = slowedLine({ phase: 'reading', pace: 1 / 16, noRateLimit: true });
     expect(line).toBe(
-      "the service turns requests away for its rate and EBS_RATE_LIMIT is not set: set it on the workers to the service's limit (requests a second) to stay under it",
+      "the service turns requests away for its rate and EBS_RATE_LIMIT is not set (or 0, no limit): set it on the workers to the service's limit (requests a second) to stay under it",
     );
     expect(line).not.toContain('%');
     expect(slowedLine({ phase: 'done', pace: 1 / 16, noRateLimit: true })).toBe('');

@@ -242,6 +242,12 @@ describe('destination targets', () => {
     });
   });
 
+  it('refuses a sqlite: path that names a folder, saying what would do', () => {
+    expect(() => parseDestinationTarget('sqlite:out/')).toThrow(
+      'destination sqlite:out/ names a folder: expected sqlite:PATH of a file (e.g. sqlite:out/mirror.db)',
+    );
+  });
+
   it('refuses anything else in one line, without echoing a password', () => {
     for (const bad of ['mirror.db', 'sqlite:', 'mysql://root:hunter2@db/x', 'postgres://']) {
       expect(() => parseDestinationTarget(bad)).toThrow(DestinationTargetError);
