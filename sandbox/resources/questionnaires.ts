@@ -14,6 +14,7 @@ import {
   type SuggestedSong,
 } from '../../api/schemas/questionnaire-answers.js';
 import { businessNow } from '../time.js';
+import { canSeeEvent, findVisibleEvent, getEvent } from './events-model.js';
 
 /**
  * Questionnaires attached to bookings, the templates they are made from, and song
@@ -511,6 +512,9 @@ function loadQuestionnaire(
   );
   if (
     !record ||
+    // A questionnaire is reached through its event: one the caller may not see (another's
+    // assigned event, to an assigned_* credential) hides its questionnaires as well.
+    !eventVisible(ctx, caller, record.attrs.event_id) ||
     !visibleTo(
       ctx,
       roleOf(caller),
@@ -575,8 +579,14 @@ function reqString(body: Body, name: string, errors: FieldErrors): string | unde
   return undefined;
 }
 
-function requireEvent(ctx: SandboxContext, businessId: number, eventId: number): void {
-  if (!ctx.records.get('event', businessId, eventId)) throw notFound('Event', eventId);
+/** The event exists and the caller may see it (as GET /events/:id answers), else 404. */
+function requireEvent(ctx: SandboxContext, caller: Caller, eventId: number): void {
+  findVisibleEvent(ctx, caller, eventId);
+}
+
+function eventVisible(ctx: SandboxContext, caller: Caller, eventId: number): boolean {
+  const event = getEvent(ctx, caller.businessId, eventId);
+  return event !== undefined && canSeeEvent(caller, event);
 }
 
 function eventIdQuery(query: Record<string, unknown>): number {
@@ -621,7 +631,7 @@ export function questionnairesHandlers(): Handlers {
 
     'questionnaires.list': ({ ctx, caller, query }) => {
       const eventId = eventIdQuery(query);
-      requireEvent(ctx, caller.businessId, eventId);
+      requireEvent(ctx, caller, eventId);
       const p = paging(query, ctx.limits);
       const start = eventStart(ctx, caller.businessId, eventId);
       const role = roleOf(caller);
@@ -645,7 +655,7 @@ export function questionnairesHandlers(): Handlers {
       const templateId = reqInteger(body, 'questionnaire_template_id', errors);
       errors.throwIfAny();
       refusePermissionChanges(body);
-      requireEvent(ctx, caller.businessId, eventId!);
+      requireEvent(ctx, caller, eventId!);
       const template = loadTemplate(ctx, caller, templateId);
       if (caller.role !== 'admin' && !template.attrs.allow_staff_view) {
         throw forbidden(
@@ -671,7 +681,7 @@ export function questionnairesHandlers(): Handlers {
         errors.add('provider', 'must be a string');
       errors.throwIfAny();
       refusePermissionChanges(body);
-      requireEvent(ctx, caller.businessId, eventId!);
+      requireEvent(ctx, caller, eventId!);
       const record = createExternalQuestionnaire(ctx, caller.businessId, {
         event_id: eventId!,
         title: title!,

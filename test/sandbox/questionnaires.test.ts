@@ -562,6 +562,46 @@ describe('PATCH /api/v1/questionnaires/{id}/answers', () => {
   });
 });
 
+describe('questionnaires of an event the credential may not see', () => {
+  it('are hidden from an assigned_* credential as the event is: listed, read, attached, answered', async () => {
+    const mine = t.sb.ctx.records.insert('event', t.sb.businessId, (id) => ({
+      id,
+      title: 'Mine',
+      starts_at: new Date(Date.now() + 30 * DAY).toISOString(),
+      assigned_staff_ids: [t.sb.userId],
+    })).id;
+    const theirs = t.sb.ctx.records.insert('event', t.sb.businessId, (id) => ({
+      id,
+      title: 'Theirs',
+      starts_at: new Date(Date.now() + 30 * DAY).toISOString(),
+      assigned_staff_ids: [],
+    })).id;
+    const q = (await attach(theirs, 'Wedding Planning')).body.data.id as string;
+    const { key } = t.sb.identity.createKey({
+      userId: t.sb.userId,
+      permissions: ['assigned_event_read', 'assigned_event_write', 'planning_read'],
+    });
+    // The event itself answers 404 to this key: so does everything reached through it.
+    expect((await t.request('GET', `/api/v1/events/${theirs}`, { key })).status).toBe(404);
+    const hidden = [
+      await t.request('GET', '/api/v1/questionnaires', { query: { event_id: theirs }, key }),
+      await t.request('GET', `/api/v1/questionnaires/${q}`, { key }),
+      await attach(theirs, 'Wedding Planning', key),
+      await t.request('POST', '/api/v1/questionnaires/create_external', {
+        json: { event_id: theirs, title: 'Form', external_url: 'https://forms.example.com/x' },
+        key,
+      }),
+      await t.request('PATCH', `/api/v1/questionnaires/${q}/answers`, {
+        json: { values: {} },
+        key,
+      }),
+    ];
+    expect(hidden.map((r) => r.status)).toEqual([404, 404, 404, 404, 404]);
+    // Its own assigned event stays reachable.
+    expect((await attach(mine, 'Wedding Planning', key)).status).toBe(200);
+  });
+});
+
 describe('suggestion lists', () => {
   it('lists the business lists and returns the songs of one', async () => {
     const res = await t.request('GET', '/api/v1/suggestion_lists');
