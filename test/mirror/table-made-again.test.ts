@@ -71,3 +71,22 @@ describe('a table made again beside a running batch', () => {
     expect(upserted.sort()).toEqual(['1', '2', '3', '4']);
   });
 });
+
+describe('a table made again in the middle of a pass', () => {
+  it('fails the pass, naming the records it had written there, rather than ending without them', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ebsync-made-again-'));
+    ledger = await openLedger(`sqlite:${join(dir, 'store.db')}`);
+    const file = join(dir, 'mirror.db');
+    real = openDestination(databaseOpeners, `sqlite:${file}`);
+    const target = { connectionId: 'c1', ledger, destination: real };
+    expect((await writeRecords(target, 1, [lead(1), lead(2)])).written).toBe(2);
+    // The user removes the file while the pass goes on (the helper's `rm mirror.db*`).
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+    await expect(writeRecords(target, 1, [lead(3)])).rejects.toThrow(
+      "the destination's table leads was made anew during this pass (its file or table was removed): 2 records this pass wrote before are not in it; run the sync again, which writes them",
+    );
+    // The next pass writes every record again into the new file.
+    const next = await writeRecords(target, 2, [lead(1), lead(2), lead(3)]);
+    expect([next.written, next.unchanged]).toEqual([3, 0]);
+  });
+});
