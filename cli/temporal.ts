@@ -90,6 +90,8 @@ async function startFromFlags(
       2,
     );
   }
+  // One port cannot serve both: the server started and then died on its own raw log line.
+  if (uiPort === port) throw new UserError('--ui-port must differ from --port', 2);
   const dbFilename = flags.dbFilename ?? join(dataDir, 'temporal.db');
   // The data dir's file: a folder that cannot be made is said as the setting it comes from.
   if (flags.dbFilename === undefined) makeDataDir(dataDir);

@@ -53,6 +53,27 @@ describe('ebsync dev --port', () => {
   });
 
   it.each(['temporal', 'dev'])(
+    'ebsync %s refuses a --ui-port equal to --port in one line (exit 2), starting nothing',
+    async (command) => {
+      const port = await freePort();
+      const result = await runCli(
+        [command, '--port', String(port), '--ui-port', String(port)],
+        {
+          EBSYNC_DATA_DIR: join(dir, 'same-port'),
+          EBSYNC_WEBHOOK_PORT: '0',
+          EBSYNC_STATUS_PORT: '0',
+        },
+        30_000,
+      );
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        'ebsync: --ui-port must differ from --port',
+      ]);
+      expect(await canConnect('127.0.0.1', port)).toBe(false);
+    },
+  );
+
+  it.each(['temporal', 'dev'])(
     'ebsync %s refuses a --namespace Temporal names could not be, in one line (exit 2)',
     async (command) => {
       for (const name of ['bad ns!', '', '-lead', `n${'s'.repeat(255)}`]) {
