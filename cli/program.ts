@@ -72,6 +72,20 @@ export function buildProgram(): Command {
     const level = command.opts<{ logLevel?: string }>().logLevel;
     if (level) process.env.EBSYNC_LOG_LEVEL = level;
   });
+  // A flag given an empty value (`--db-filename ''`, a variable that was not set) names
+  // nothing: it was taken for the current folder, or for the flag left out, so the command
+  // went on to fail about something else, or fell back to a setting. Refused for every flag.
+  program.hook('preAction', (_, action) => {
+    for (const option of action.options) {
+      const key = option.attributeName();
+      if (action.getOptionValue(key) === '' && action.getOptionValueSource(key) === 'cli') {
+        action.error(`${option.long ?? option.flags} is empty`, {
+          exitCode: 2,
+          code: 'ebsync.emptyOption',
+        });
+      }
+    }
+  });
 
   for (const register of [
     registerWorkerCommands,

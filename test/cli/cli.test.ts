@@ -215,6 +215,23 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     },
   );
 
+  it.for([
+    ['sync', '--to', ''],
+    ['webhooks', 'serve', '--port', '0', '--host', ''],
+    ['sandbox', '--port', '0', '--db', ''],
+    ['schedule', 'create', '--cron='],
+    ['webhooks', 'deliveries', '--endpoint', ''],
+  ])(
+    'ebsync %s: a flag given an empty value is one line naming it, exit 2, before anything runs',
+    async (args, { expect }) => {
+      const result = await runCli(args, { TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });
+      const flag = (args.findLast((a) => a.startsWith('--')) ?? '').replace(/=$/, '');
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toBe(`ebsync: ${flag} is empty\n`);
+      expect(result.stdout).toBe('');
+    },
+  );
+
   it('sync --status --cancel is refused in one line, exit 2, before anything runs', async ({
     expect,
   }) => {

@@ -115,6 +115,13 @@ describe('ebsync connect', () => {
     }
   }, 120_000);
 
+  it('refuses an empty --client-id in one line (exit 2) rather than falling back to EBS_CLIENT_ID', async () => {
+    expect(env.EBS_CLIENT_ID).toBeTruthy();
+    const result = await runCli(['connect', '--name', 'empty-id', '--client-id', ''], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('ebsync: --client-id is empty\n');
+  });
+
   it('connects with an integration key after one cheap call, and refuses a bad key in one line', async () => {
     // The key from standard input: never on the command line, where ps shows it.
     const ok = await runCli(

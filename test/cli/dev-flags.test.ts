@@ -74,6 +74,21 @@ describe('ebsync dev --port', () => {
   );
 
   it.each(['temporal', 'dev'])(
+    'ebsync %s refuses an empty --db-filename in one line (exit 2), not as the current folder',
+    async (command) => {
+      const port = await freePort();
+      const result = await runCli(
+        [command, '--port', String(port), '--db-filename', ''],
+        { EBSYNC_DATA_DIR: join(dir, 'empty-db') },
+        30_000,
+      );
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split('\n')).toEqual(['ebsync: --db-filename is empty']);
+      expect(await canConnect('127.0.0.1', port)).toBe(false);
+    },
+  );
+
+  it.each(['temporal', 'dev'])(
     'ebsync %s refuses a --namespace Temporal names could not be, in one line (exit 2)',
     async (command) => {
       for (const name of ['bad ns!', '', '-lead', `n${'s'.repeat(255)}`]) {
