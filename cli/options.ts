@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
 import { durationText, parseDuration } from '../config/duration.js';
+import { isNamespaceName, NAMESPACE_RULE_TEXT } from '../config/namespace-names.js';
 
 /**
  * The one parser of numbers and durations given on the command line. Commander prints
@@ -35,19 +36,14 @@ export function connectionFlag() {
   };
 }
 
-/** Names the dev server's namespace may take: as Temporal Cloud's, letters, digits, . _ -. */
-const NAMESPACE_RULE = /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,253}[A-Za-z0-9])?$/;
-
 /**
  * The namespace `temporal` and `dev` create (`--namespace`): the dev server made one named
  * 'bad ns!' without a word, which every later command then had to quote.
  */
 export function namespaceFlag() {
   return (value: string): string => {
-    if (!NAMESPACE_RULE.test(value)) {
-      throw new InvalidArgumentError(
-        "Expected 1-255 letters, digits, '.', '_' or '-', beginning and ending with a letter or digit.",
-      );
+    if (!isNamespaceName(value)) {
+      throw new InvalidArgumentError(`Expected ${NAMESPACE_RULE_TEXT}.`);
     }
     return value;
   };

@@ -8,6 +8,7 @@ import { isLoopbackHost } from './loopback.js';
 import { DEFAULT_TEMPORAL_ADDRESS, devUiPort } from './dev-server-ports.js';
 import { POSTGRES_URL_FORM, sslModeProblem } from './database-locations.js';
 import { parseRouteOverride, ROUTE_ID } from './route-override.js';
+import { isNamespaceName, NAMESPACE_RULE_TEXT } from './namespace-names.js';
 
 export { isLoopbackHost };
 
@@ -323,8 +324,19 @@ export const configSchema = z
         address: z
           .string()
           .regex(/^[^\s:/]+:\d{1,5}$/, { error: 'expected host:port, for example localhost:7233' })
+          // A port past 65535 was taken, then failed as Temporal unreachable seconds later.
+          .refine(
+            (address) => {
+              const port = Number(address.slice(address.lastIndexOf(':') + 1));
+              return port >= 1 && port <= 65535;
+            },
+            { error: 'expected host:port with a port from 1 to 65535, for example localhost:7233' },
+          )
           .default(DEFAULT_TEMPORAL_ADDRESS),
-        namespace: temporalName('default'),
+        namespace: z
+          .string()
+          .refine(isNamespaceName, { error: `expected ${NAMESPACE_RULE_TEXT}` })
+          .default('default'),
         taskQueue: temporalName('ebsync'),
         tls: boolSetting.default(false),
         tlsCertFile: optionalText,

@@ -101,13 +101,14 @@ export const SETTINGS: readonly Setting[] = [
     env: 'TEMPORAL_ADDRESS',
     path: 'temporal.address',
     default: DEFAULT_TEMPORAL_ADDRESS,
-    description: 'Temporal frontend, `host:port`.',
+    description: 'Temporal frontend, `host:port`, the port from 1 to 65535.',
   },
   {
     env: 'TEMPORAL_NAMESPACE',
     path: 'temporal.namespace',
     default: 'default',
-    description: 'Temporal namespace.',
+    description:
+      'Temporal namespace: 1-255 letters, digits, `.`, `_` or `-`, beginning and ending with a letter or digit.',
   },
   {
     env: 'TEMPORAL_TASK_QUEUE',

@@ -281,7 +281,15 @@ describe('loadConfig errors', () => {
     ['EBSYNC_WEBHOOK_HOST', 'not a host', 'expected a host name or an IP address'],
     ['TEMPORAL_TLS_SERVER_NAME', 'bad name', 'expected a host name or an IP address'],
     ['TEMPORAL_TASK_QUEUE', ' ', 'expected a name without spaces around it, not blank'],
-    ['TEMPORAL_NAMESPACE', 'prod ', 'expected a name without spaces around it, not blank'],
+    // Said when the settings load, not 5 s later as Temporal unreachable.
+    ['TEMPORAL_ADDRESS', 'host:99999', 'expected host:port with a port from 1 to 65535'],
+    ['TEMPORAL_ADDRESS', 'localhost:0', 'expected host:port with a port from 1 to 65535'],
+    // The rule of --namespace: a name a later hint would print for a shell to split is refused.
+    ...['prod ', 'bad ns', '-lead', 'ns!', `n${'s'.repeat(255)}`].map((value) => [
+      'TEMPORAL_NAMESPACE',
+      value,
+      "expected 1-255 letters, digits, '.', '_' or '-', beginning and ending with a letter or digit",
+    ]),
   ])('%s=%s is rejected with "%s"', (name, value, allowed) => {
     const lines = errorLines({ [name]: value });
     expect(lines).toHaveLength(1);
@@ -294,6 +302,9 @@ describe('loadConfig errors', () => {
     ['EBSYNC_STATUS_HOST', 'localhost'],
     ['TEMPORAL_TLS_SERVER_NAME', 'temporal.example.com'],
     ['TEMPORAL_TASK_QUEUE', 'ebsync-eu'],
+    ['TEMPORAL_ADDRESS', 'temporal.example.com:65535'],
+    ['TEMPORAL_NAMESPACE', 'prod.a1b2c'],
+    ['TEMPORAL_NAMESPACE', `n${'s'.repeat(254)}`],
   ])('%s=%s is taken', (name, value) => {
     expect(() => loadConfig({ [name]: value })).not.toThrow();
   });
