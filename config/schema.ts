@@ -134,7 +134,8 @@ function serverUrl(rule: string, apiPath: boolean) {
     if (url.username || url.password || url.search || url.hash) {
       ctx.addIssue({
         code: 'custom',
-        message: 'credentials, query and fragment are not allowed in the service URL',
+        // Said of whichever setting it is (the line names it): not all are the service's.
+        message: 'expected a URL without credentials, query or fragment',
       });
       return z.NEVER;
     }

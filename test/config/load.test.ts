@@ -389,8 +389,21 @@ describe('service base URL (EBS_BASE_URL)', () => {
 
   it('rejects credentials, query and fragment in the URL', () => {
     const lines = errorLines({ EBS_BASE_URL: 'https://ebs.example.com/api/v1/?tenant=1' });
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain('credentials, query and fragment are not allowed');
+    expect(lines).toEqual([
+      "EBS_BASE_URL='https://ebs.example.com/api/v1/?tenant=1' is not allowed: expected a URL without credentials, query or fragment",
+    ]);
+  });
+
+  // The rule is shared by every URL setting: its line speaks of that setting, not of "the
+  // service URL" (which TEMPORAL_UI_URL is not).
+  it.each([
+    ['TEMPORAL_UI_URL', 'http://u:hunter2@ui.example/', 'http://u:****@ui.example/'],
+    ['EBS_AUTH_URL', 'https://auth.example/#x', 'https://auth.example/#x'],
+    ['EBSYNC_HUBSPOT_URL', 'https://api.example/?k=1', 'https://api.example/?k=1'],
+  ])('%s=%s is refused naming that setting only', (name, value, shown) => {
+    expect(errorLines({ [name]: value })).toEqual([
+      `${name}='${shown}' is not allowed: expected a URL without credentials, query or fragment`,
+    ]);
   });
 
   it('accepts http:// only with EBS_ALLOW_HTTP=true, to loopback, in development', () => {
