@@ -1,6 +1,7 @@
 import { maskCredentials } from '../config/database-locations.js';
 import {
   localPostgresDir,
+  POSTGRES_HOST,
   PostgresServerError,
   startPostgresServer,
 } from '../worker/postgres-server.js';
@@ -9,6 +10,7 @@ import type { PostgresFlags } from './commands/postgres.js';
 import { UserError } from './errors.js';
 import { loadStartupConfig } from './startup-config.js';
 import { makeDataDir } from '../store/private-files.js';
+import { listenRefusal } from './network-refusals.js';
 import { stopSignal } from './stop-signals.js';
 import { runUntilStopped } from './stopped-exit.js';
 
@@ -39,12 +41,23 @@ export async function postgresCommand(flags: PostgresFlags): Promise<void> {
         ...(flags.port === undefined ? {} : { port: flags.port }),
       });
     } catch (error) {
+      // Its --port in use (or not to be had): said as `sandbox` and `webhooks serve` say it.
+      const refusal =
+        flags.port === undefined
+          ? undefined
+          : listenRefusal(error, {
+              host: POSTGRES_HOST,
+              port: flags.port,
+              hostFrom: '--port',
+              portFrom: '--port',
+            });
+      if (refusal) throw refusal;
       if (error instanceof PostgresServerError || error instanceof PostgresSetupError) {
         throw new UserError(`cannot start a local Postgres in ${dir}: ${error.message}`);
       }
       throw error;
     }
-    const url = `postgres://postgres:$(cat '${dir}/password')@127.0.0.1:${server.port}/${flags.database}`;
+    const url = `postgres://postgres:$(cat '${dir}/password')@${POSTGRES_HOST}:${server.port}/${flags.database}`;
     // Listening for the stop signals before saying "ready" (as `ebsync sandbox` does): a
     // SIGTERM sent as soon as the line is read must stop the server, not end this process.
     const stopped = server.started ? stopSignal() : undefined;

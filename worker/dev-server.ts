@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { once } from 'node:events';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { makePrivateDir, sqliteFileKind, tightenSqliteFiles } from '../store/private-files.js';
 import { childEnvironment } from './child-environment.js';
+import { probeListen } from './listen-probe.js';
 import { WATCHDOG_SOURCE } from './dev-server-guard.js';
 import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.js';
 
@@ -51,18 +52,11 @@ export interface DevServer {
 }
 
 export async function assertPortFree(ip: string, port: number, flag: string): Promise<void> {
-  await new Promise<void>((resolvePromise, reject) => {
-    const probe = createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') {
-        reject(
-          new PortInUseError(
-            `port ${port} on ${ip} is already in use (another Temporal server?); stop it or choose another with ${flag}`,
-          ),
-        );
-      } else reject(error);
-    });
-    probe.listen(port, ip, () => probe.close(() => resolvePromise()));
+  await probeListen(ip, port).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EADDRINUSE') throw error;
+    throw new PortInUseError(
+      `port ${port} on ${ip} is already in use (another Temporal server?); stop it or choose another with ${flag}`,
+    );
   });
 }
 

