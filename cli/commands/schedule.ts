@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { connectionFlag, durationFlag } from '../options.js';
 import type { CreateFlags, ScheduleVerb } from '../schedules.js';
+import { DESTINATION_HELP } from './sync.js';
 
 const run = () => import('../schedules.js');
 
@@ -44,10 +45,7 @@ export function registerScheduleCommands(program: Command): void {
     .option('--cron <expression>', "cron expression, e.g. '0 3 * * *'")
     .option('--timezone <zone>', 'time zone of --cron (default: this machine’s)')
     .option('--full', 'full passes (default: incremental)')
-    .option(
-      '--to <destination>',
-      'sqlite:PATH or postgres://… (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
-    )
+    .option('--to <destination>', DESTINATION_HELP)
     .option('--connection <id>', 'connection to mirror (default: the only one)', connectionFlag())
     .addOption(
       new Option(

@@ -2,6 +2,13 @@ import type { Command } from 'commander';
 import { connectionFlag, intFlag } from '../options.js';
 import type { SyncFlags } from '../sync.js';
 
+/**
+ * What `--to` takes, said alike by every command that mirrors into a destination (sync,
+ * schedule create): they read it with the same normalizeDestination.
+ */
+export const DESTINATION_HELP =
+  'sqlite:PATH, postgres://…, hubspot, pipedrive or salesforce (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)';
+
 /** `ebsync sync`: its words and help; the work is in ../sync.ts. */
 export function registerSyncCommand(program: Command): void {
   program
@@ -12,10 +19,7 @@ export function registerSyncCommand(program: Command): void {
         'Ctrl-C detaches (the sync goes on); --cancel stops it; --status shows it without attaching.',
     )
     .argument('[what]', 'leads, events, appointments or all', 'all')
-    .option(
-      '--to <destination>',
-      'sqlite:PATH, postgres://…, hubspot, pipedrive or salesforce (default: sqlite:<EBSYNC_DATA_DIR>/mirror.db)',
-    )
+    .option('--to <destination>', DESTINATION_HELP)
     .option(
       '--full',
       'full pass: re-read every record and mark deleted ones (default: incremental)',

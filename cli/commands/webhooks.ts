@@ -44,11 +44,7 @@ function registerAutomationCommands(webhooks: Command): void {
     .command('deliveries')
     .description('The automation delivery log, newest first.')
     .option('--endpoint <name>', 'only this endpoint')
-    .addOption(
-      new Option('--limit <n>', 'rows to show (default 50)')
-        .argParser(intFlag(1, 10_000))
-        .default(50),
-    )
+    .addOption(new Option('--limit <n>', 'rows to show').argParser(intFlag(1, 10_000)).default(50))
     .option('--json', 'print JSON')
     .action(async (flags: { json?: boolean; endpoint?: string; limit: number }) =>
       (await automations()).deliveriesCommand(flags),

@@ -115,6 +115,21 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     },
   );
 
+  it('help says a default once, and schedule create takes --to as sync does', async ({
+    expect,
+  }) => {
+    const deliveries = flat((await runCli(['webhooks', 'deliveries', '--help'])).stdout);
+    expect(deliveries).toContain('--limit <n> rows to show (default: 50) ');
+    expect(deliveries.match(/default:? 50/g)).toHaveLength(1);
+    // The --to line of each, up to the next flag.
+    const to = async (args: string[]): Promise<string> =>
+      /--to <destination> (.*?) --/.exec(flat((await runCli([...args, '--help'])).stdout))?.[1] ??
+      '';
+    const fromSync = await to(['sync']);
+    expect(fromSync).toContain('hubspot, pipedrive or salesforce');
+    expect(await to(['schedule', 'create'])).toBe(fromSync);
+  });
+
   it.for([['--bogus'], ['worker', '--bogus']])(
     'ebsync %s: an unknown option exits 2 and names the option',
     async (args, { expect }) => {
