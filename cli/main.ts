@@ -20,9 +20,11 @@ try {
   await buildProgram().parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {
-    // Commander already printed its one line; help and version are successes.
+    // Commander already printed its one line; help and version asked for are successes. A
+    // group of commands given none (`ebsync schedule`) gets its help on stderr with an exit
+    // code of 1 from commander: bad input, as a mistyped command is.
     const ok = ['commander.helpDisplayed', 'commander.version', 'commander.help'];
-    process.exitCode = ok.includes(error.code) ? 0 : 2;
+    process.exitCode = ok.includes(error.code) && error.exitCode === 0 ? 0 : 2;
   } else {
     // Loaded only here: it reads the configuration's error type, and with it zod.
     const { reportFailure } = await import('./errors.js');

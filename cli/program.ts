@@ -39,6 +39,23 @@ export function parseErrorLine(text: string, command = 'ebsync'): string {
 }
 
 /**
+ * `ebsync help bogus`: commander answers a help topic it does not know with the whole help,
+ * as an error. Said instead as the unknown command it is, in the one line a mistyped command
+ * gets (exit 2), before that help is written.
+ */
+function refuseUnknownHelpTopic(group: Command): void {
+  group.on('beforeHelp', ({ error }: { error: boolean }) => {
+    const [word, topic] = group.args;
+    if (error && word === 'help' && topic !== undefined) {
+      group.error(`error: unknown command '${topic}'`, {
+        exitCode: 2,
+        code: 'commander.unknownCommand',
+      });
+    }
+  });
+}
+
+/**
  * The whole `ebsync` command definition, without running anything. Defining it loads only
  * commander and the modules under commands/ (words, options, help); each action loads its
  * command's implementation when it runs, so `--version`, `--help` and a mistyped flag answer
@@ -107,10 +124,12 @@ export function buildProgram(): Command {
       const subPath = `${path} ${sub.name()}`;
       if (sub.commands.length > 0) {
         sub.configureOutput({ outputError: (text, write) => write(parseErrorLine(text, subPath)) });
+        refuseUnknownHelpTopic(sub);
       }
       withPaths(sub, subPath);
     }
   };
+  refuseUnknownHelpTopic(program);
   withPaths(program, 'ebsync');
   return program;
 }

@@ -677,9 +677,11 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         2,
       );
     }
-    if (flags.rewrite && (flags.status || flags.cancel)) {
+    // What the pass is to be: said with --status or --cancel, it was silently dropped.
+    const starting = (['full', 'rewrite'] as const).find((f) => flags[f] === true);
+    if (starting && (flags.status || flags.cancel)) {
       throw new UserError(
-        `--rewrite starts a pass and does not go with ${flags.status ? '--status' : '--cancel'}`,
+        `--${starting} starts a pass and does not go with ${flags.status ? '--status' : '--cancel'}`,
         2,
       );
     }

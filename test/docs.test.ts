@@ -101,7 +101,8 @@ async function parseOnly(args: string[]): Promise<string | undefined> {
     return 'parsed, but no action would run';
   } catch (error) {
     if (error instanceof Parsed) return undefined;
-    // `ebsync` alone prints the help, as `ebsync --help` does (cli/main.ts exits 0).
+    // `ebsync` or a group alone prints its help (on stderr: cli/main.ts exits 2); the line
+    // parses.
     const fine = ['commander.helpDisplayed', 'commander.version', 'commander.help'];
     if (error instanceof CommanderError && fine.includes(error.code)) return undefined;
     return printed.trim() || String(error);

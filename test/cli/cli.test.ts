@@ -163,6 +163,36 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
   });
 
   it.for([
+    [['help', 'bogus'], 'ebsync'],
+    [['schedule', 'help', 'creat'], 'ebsync schedule'],
+    [['webhooks', 'endpoints', 'help', 'nope'], 'ebsync webhooks endpoints'],
+  ] as const)(
+    'ebsync %j: help on an unknown command says so in one line, exit 2',
+    async ([args, group], { expect }) => {
+      const result = await runCli(args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        `ebsync: unknown command '${args.at(-1)}' ('${group} --help' lists the commands)\n`,
+      );
+      expect(result.stdout).toBe('');
+    },
+  );
+
+  it.for(['', 'schedule', 'webhooks', 'webhooks endpoints'])(
+    "'ebsync %s' without a subcommand prints its help on stderr and exits 2; help on it exits 0",
+    async (words, { expect }) => {
+      const args = words.split(' ').filter(Boolean);
+      const result = await runCli(args);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(new RegExp(`^Usage: ${['ebsync', ...args].join(' ')} `));
+      const asked = await runCli([...args.slice(0, -1), 'help', ...args.slice(-1)]);
+      expect(asked.code).toBe(0);
+      expect(asked.stdout).toBe(result.stderr);
+    },
+  );
+
+  it.for([
     ['connect', '--timeout', 'abc'],
     ['connect', '--timeout', '0'],
     ['doctor', '--timeout', '12abc'],
@@ -259,15 +289,20 @@ describe.concurrent('ebsync command line', { timeout: SPAWN_TIMEOUT }, () => {
     );
   });
 
-  it('sync --rewrite with --status is refused in one line, exit 2, before anything runs', async ({
-    expect,
-  }) => {
-    const result = await runCli(['sync', '--rewrite', '--status'], {
-      TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
-    });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toBe('ebsync: --rewrite starts a pass and does not go with --status\n');
-  });
+  it.for([
+    ['--rewrite', '--status'],
+    ['--full', '--status'],
+    ['--full', '--cancel'],
+  ])(
+    'sync %s %s is refused in one line, exit 2, before anything runs',
+    async ([starts, other], { expect }) => {
+      const result = await runCli(['sync', starts ?? '', other ?? ''], {
+        TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`ebsync: ${starts} starts a pass and does not go with ${other}\n`);
+    },
+  );
 
   it.for([['--help'], ['--version'], ['keygen'], ['sync', '--help']])(
     '%j into a reader that is already gone (`| head`): no stack trace, exit 0',
