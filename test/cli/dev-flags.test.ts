@@ -18,10 +18,23 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Runs `args`, refused with `line` alone (exit 2) and nothing left listening on `ports`. */
+async function expectRefused(
+  args: string[],
+  env: Record<string, string>,
+  line: string,
+  ports: number[],
+): Promise<void> {
+  const result = await runCli(args, env, 30_000);
+  expect(result.code).toBe(2);
+  expect(result.stderr.trim().split('\n')).toEqual([`ebsync: ${line}`]);
+  for (const port of ports) expect(await canConnect('127.0.0.1', port)).toBe(false);
+}
+
 describe('ebsync dev --port', () => {
   it('refuses in one line (exit 2) when TEMPORAL_ADDRESS names another address', async () => {
     const [port, other] = [await freePort(), await freePort()];
-    const result = await runCli(
+    await expectRefused(
       ['dev', '--port', String(port)],
       {
         TEMPORAL_ADDRESS: `127.0.0.1:${other}`,
@@ -29,47 +42,34 @@ describe('ebsync dev --port', () => {
         EBSYNC_WEBHOOK_PORT: '0',
         EBSYNC_STATUS_PORT: '0',
       },
-      30_000,
+      `--port ${port} disagrees with TEMPORAL_ADDRESS=127.0.0.1:${other}: give one of them, or the same address in both`,
+      [port, other],
     );
-    expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n')).toEqual([
-      `ebsync: --port ${port} disagrees with TEMPORAL_ADDRESS=127.0.0.1:${other}: give one of them, or the same address in both`,
-    ]);
-    expect(await canConnect('127.0.0.1', port)).toBe(false);
-    expect(await canConnect('127.0.0.1', other)).toBe(false);
   });
 
   it('refuses a --port past 64535 without --ui-port in one line (exit 2), starting nothing', async () => {
-    const result = await runCli(
+    await expectRefused(
       ['temporal', '--port', '65000', '--db-filename', join(dir, 'high-port.db')],
       { EBSYNC_DATA_DIR: join(dir, 'high-port') },
-      30_000,
+      '--port 65000 leaves no room for the web UI at port + 1000 (at most 65535); give --ui-port',
+      [65000],
     );
-    expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n')).toEqual([
-      'ebsync: --port 65000 leaves no room for the web UI at port + 1000 (at most 65535); give --ui-port',
-    ]);
-    expect(await canConnect('127.0.0.1', 65000)).toBe(false);
   });
 
   it.each(['temporal', 'dev'])(
     'ebsync %s refuses a --ui-port equal to --port in one line (exit 2), starting nothing',
     async (command) => {
       const port = await freePort();
-      const result = await runCli(
+      await expectRefused(
         [command, '--port', String(port), '--ui-port', String(port)],
         {
           EBSYNC_DATA_DIR: join(dir, 'same-port'),
           EBSYNC_WEBHOOK_PORT: '0',
           EBSYNC_STATUS_PORT: '0',
         },
-        30_000,
+        '--ui-port must differ from --port',
+        [port],
       );
-      expect(result.code).toBe(2);
-      expect(result.stderr.trim().split('\n')).toEqual([
-        'ebsync: --ui-port must differ from --port',
-      ]);
-      expect(await canConnect('127.0.0.1', port)).toBe(false);
     },
   );
 
@@ -77,14 +77,12 @@ describe('ebsync dev --port', () => {
     'ebsync %s refuses an empty --db-filename in one line (exit 2), not as the current folder',
     async (command) => {
       const port = await freePort();
-      const result = await runCli(
+      await expectRefused(
         [command, '--port', String(port), '--db-filename', ''],
         { EBSYNC_DATA_DIR: join(dir, 'empty-db') },
-        30_000,
+        '--db-filename is empty',
+        [port],
       );
-      expect(result.code).toBe(2);
-      expect(result.stderr.trim().split('\n')).toEqual(['ebsync: --db-filename is empty']);
-      expect(await canConnect('127.0.0.1', port)).toBe(false);
     },
   );
 
