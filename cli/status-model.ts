@@ -462,8 +462,10 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
     });
   }
   // A sender signing with another secret (or clock) than the receiver's: each change it sends
-  // is refused, and lost once it stops retrying.
+  // is refused, and lost once it stops retrying. Not when a delivery verified since the last
+  // refusal: a sender with the secret works, and the refusals were someone else's guesses.
   for (const refused of receiver?.running ? receiver.signatureRefused : []) {
+    if (refused.lastVerifiedAt !== null && refused.lastVerifiedAt > refused.lastAt) continue;
     const ago = Math.max(0, Math.round((now - refused.lastAt) / 60_000));
     problems.push({
       connectionId: refused.connectionId,

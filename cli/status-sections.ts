@@ -99,7 +99,12 @@ export interface WebhookReceiverView {
   failedRecently: number;
   lastFailedAt: number | null;
   /** Deliveries to a registered connection refused for their signature, last RECENT_FAILURE_MINUTES. */
-  signatureRefused: { connectionId: string; count: number; lastAt: number }[];
+  signatureRefused: {
+    connectionId: string;
+    count: number;
+    lastAt: number;
+    lastVerifiedAt: number | null;
+  }[];
   /**
    * Connections with webhooks registered in this data dir: their senders deliver to this
    * receiver, so one not running refuses them all.

@@ -31,7 +31,15 @@ export const receiverStatsSchema = z.object({
    * a receiver before it).
    */
   signatureRefused: z
-    .array(z.object({ connectionId: z.string(), count: z.number().int(), lastAt: z.number() }))
+    .array(
+      z.object({
+        connectionId: z.string(),
+        count: z.number().int(),
+        lastAt: z.number(),
+        /** The last delivery to it whose signature verified (epoch ms); null: none since start. */
+        lastVerifiedAt: z.number().nullable().default(null),
+      }),
+    )
     .optional(),
 });
 export type ReceiverStats = z.infer<typeof receiverStatsSchema>;
@@ -92,6 +100,12 @@ export class ReceiverStatsRecorder {
   }
 
   private readonly lastSignatureRefusedAt = new Map<string, number>();
+  private readonly lastVerifiedAt = new Map<string, number>();
+
+  /** A delivery to a connection whose signature verified: its sender holds the secret. */
+  signatureVerified(connectionId: string, now = Date.now()): void {
+    this.lastVerifiedAt.set(connectionId, now);
+  }
 
   snapshot(now = Date.now()): ReceiverStats {
     const recent = this.minutes.filter((m) => m.start >= now - RECENT_FAILURE_MINUTES * MINUTE_MS);
@@ -122,6 +136,7 @@ export class ReceiverStatsRecorder {
         connectionId,
         count,
         lastAt: this.lastSignatureRefusedAt.get(connectionId) ?? now,
+        lastVerifiedAt: this.lastVerifiedAt.get(connectionId) ?? null,
       })),
     };
   }

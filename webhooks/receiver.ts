@@ -223,6 +223,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
     if (signed || !options.allowUnsigned || !registered) {
       try {
         headerId = verifySignature(options.scheme, hook.secret, request.headers, body);
+        if (registered) options.stats?.signatureVerified(connectionId);
       } catch (error) {
         if (error instanceof MalformedDeliveryError) {
           log('info', { connectionId, reason: error.message }, 'webhook refused');

@@ -189,11 +189,19 @@ describe('the status of the webhook inbox', () => {
     const refusing = {
       ...failing,
       failedRecently: 0,
-      signatureRefused: [{ connectionId: 'shop', count: 3, lastAt: now - 60_000 }],
+      signatureRefused: [
+        { connectionId: 'shop', count: 3, lastAt: now - 60_000, lastVerifiedAt: now - 5 * 60_000 },
+      ],
     };
     expect(problems(refusing)).toEqual([
       "webhook_signatures_refused: webhook receiver: 3 deliveries to connection shop refused in the last 15 min (the last 1 min ago) for a signature its registered secret does not verify or a timestamp off this machine's clock; the receiver's log says which. If the service signs with another secret, register it again ('ebsync webhooks register shop --secret-stdin'); each change refused is lost once the service stops retrying",
     ]);
+    // A delivery verified since the last refusal: the sender has the secret, the refusals were
+    // someone else's guesses.
+    const [entry] = refusing.signatureRefused;
+    expect(
+      problems({ ...refusing, signatureRefused: [{ ...entry!, lastVerifiedAt: now - 30_000 }] }),
+    ).toEqual([]);
     expect(problems(down)).toEqual([
       "webhook_receiver_down: webhook receiver not running at http://127.0.0.1:8790 (connect ECONNREFUSED 127.0.0.1:8790) while shop has webhooks registered: their deliveries are not received; start it ('ebsync webhooks serve', or 'npm start')",
     ]);

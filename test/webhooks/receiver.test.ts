@@ -425,8 +425,19 @@ describe('webhook receiver', () => {
       expectRefusal(stranger, 401, 'signature_invalid');
       const refused = stats.snapshot().signatureRefused;
       expect(refused).toEqual([
-        { connectionId: CONNECTION, count: 3, lastAt: expect.any(Number) as number },
+        {
+          connectionId: CONNECTION,
+          count: 3,
+          lastAt: expect.any(Number) as number,
+          lastVerifiedAt: null,
+        },
       ]);
+      // A delivery signed with the secret: its time is kept beside the refusals.
+      const good = hintBody('evt_good', 'lead', 1);
+      const sent = await post(r.url(CONNECTION), good, standardHeaders(SECRET, 'evt_good', good));
+      expect(sent.status).toBe(200);
+      const [after] = stats.snapshot().signatureRefused ?? [];
+      expect(after?.lastVerifiedAt).toBeGreaterThanOrEqual(after?.lastAt ?? Infinity);
     } finally {
       await r.close();
     }
