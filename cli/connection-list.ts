@@ -7,7 +7,7 @@ import {
 } from '../workflows/connection-types.js';
 import type { Config } from '../config/index.js';
 import { UserError } from './errors.js';
-import { encryptionKeyRing } from '../worker/data-converter.js';
+import { keysSource } from '../worker/data-converter.js';
 import { keysApart, livePollers, workerIdentity } from '../worker/worker-identity.js';
 import { sealedWithOtherKeys } from '../worker/workflow-keys.js';
 import { causes, temporalAway, withinDeadline } from './workflow-deadline.js';
@@ -158,7 +158,7 @@ const messageOf = (error: unknown): string => {
  * running fine, so the line says whose keys to use, never to end it.
  */
 async function otherKeysLine(client: Client, config: Config, workflowId: string): Promise<string> {
-  const ring = encryptionKeyRing(config);
+  const ring = keysSource(config);
   const ours = workerIdentity(ring.keys);
   const identities = await livePollers(
     client,

@@ -592,7 +592,8 @@ export async function watchMirror(
           written: progress.counts.written,
           rate: progress.ratePerSecond,
           eta_h: progress.etaMs === null ? '?' : duration(progress.etaMs),
-          retry: retrying ? `; ${retrying}` : '',
+          // The retry's reason quotes the service's or the destination's own words.
+          retry: retrying ? printable(`; ${retrying}`) : '',
         };
         if (bar) {
           if (!started) bar.start(BAR_SCALE, filled, payload);
@@ -601,7 +602,7 @@ export async function watchMirror(
         } else {
           // At once when the phase changes (planning → reading), then every 5 s while it
           // moves; the same line again only every 30 s (a long wait).
-          const line = `${progressLine(progress)}${retry ? payload.retry : ''}`;
+          const line = printable(`${progressLine(progress)}${retry ? payload.retry : ''}`);
           const since = Date.now() - lastLine;
           if (progress.phase !== lastPhase || since > (line === lastText ? 30_000 : 5_000)) {
             process.stderr.write(`${line}\n`);

@@ -12,8 +12,19 @@ export function generateKeyLine(
   return `${id}:${randomBytes(32).toString('base64')}`;
 }
 
-/** Key files this process made: it says so each time it reads one, not only the first. */
+/** Key files this process made, for a line said after the read that made one. */
 const madeHere = new Set<string>();
+
+/**
+ * Where this process's keys are, as encryptionKeyRing says it, and whether this process made
+ * the key file (a later read of it here no longer knows).
+ */
+export function keysSource(config: Config): { keys: EncryptionKey[]; from: string } {
+  const ring = encryptionKeyRing(config);
+  const file = join(config.dataDir, 'encryption-keys');
+  if (config.encryption.keys || !madeHere.has(file)) return ring;
+  return { keys: ring.keys, from: `in ${file}, made by this command (EBSYNC_DATA_DIR)` };
+}
 
 /**
  * The keys of this process: from EBSYNC_ENCRYPTION_KEYS, or in development from a key file
@@ -61,7 +72,7 @@ export function encryptionKeyRing(config: Config): { keys: EncryptionKey[]; from
   }
   return {
     keys: parsed.data.keys,
-    from: madeHere.has(file)
+    from: made
       ? `in ${file}, made by this command (EBSYNC_DATA_DIR)`
       : `in ${file} (EBSYNC_DATA_DIR)`,
   };
