@@ -159,6 +159,14 @@ export interface Ledger {
   countSeen(scope: LedgerScope, generation: number): Promise<number>;
 
   /**
+   * Of those, the entries whose hash was forgotten after they were seen and not written since:
+   * records a pass wrote into a table made anew later in the pass (its file or table
+   * removed), which the new table lacks and the pass, reading each record once, did not write
+   * again.
+   */
+  countForgottenSeen(scope: LedgerScope, generation: number): Promise<number>;
+
+  /**
    * The lowest and highest numeric id among live entries seen in `generation` or later (ids
    * that are not whole numbers left out); null when there are none. Where a pass probes the
    * ids between those its lists returned.

@@ -255,6 +255,16 @@ export async function openPostgresLedger(
         );
         return rows[0]?.seen ?? 0;
       }),
+    countForgottenSeen: (scope, generation) =>
+      run(async () => {
+        const { rows } = await pool.query<{ seen: number }>(
+          `SELECT count(*)::int AS seen FROM ledger_entries
+           WHERE ${SCOPE} AND deleted_at IS NULL AND seen_generation >= $4
+             AND content_hash = $5`,
+          [...scopeParams(scope), generation, FORGOTTEN_HASH],
+        );
+        return rows[0]?.seen ?? 0;
+      }),
     seenIdRange: (scope, generation) =>
       run(async () => {
         const { rows } = await pool.query<{ lo: string | null; hi: string | null }>(

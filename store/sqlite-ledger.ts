@@ -120,6 +120,10 @@ export function openSqliteLedger(file: string): Ledger {
       `SELECT count(*) AS seen FROM ledger_entries
        WHERE ${SCOPE} AND deleted_at IS NULL AND seen_generation >= ?`,
     ),
+    countForgottenSeen: db.prepare<[string, string, string, number, string], { seen: number }>(
+      `SELECT count(*) AS seen FROM ledger_entries
+       WHERE ${SCOPE} AND deleted_at IS NULL AND seen_generation >= ? AND content_hash = ?`,
+    ),
     seenIdRange: db.prepare<
       [string, string, string, number],
       { lo: number | null; hi: number | null }
@@ -307,6 +311,11 @@ export function openSqliteLedger(file: string): Ledger {
       }),
     countSeen: (scope, generation) =>
       run(() => stmt.countSeen.get(...scopeParams(scope), generation)?.seen ?? 0),
+    countForgottenSeen: (scope, generation) =>
+      run(
+        () =>
+          stmt.countForgottenSeen.get(...scopeParams(scope), generation, FORGOTTEN_HASH)?.seen ?? 0,
+      ),
     seenIdRange: (scope, generation) =>
       run(() => {
         const row = stmt.seenIdRange.get(...scopeParams(scope), generation);

@@ -1,8 +1,10 @@
 import type { Resource } from '../../destinations/record.js';
+import { TABLES } from '../../destinations/tables.js';
 import { gapLines, type IdReadSummary } from '../../records/plan-gaps.js';
 import type { MirrorSubject } from '../../workflows/mirror-types.js';
 import { passKeyOf, type MirrorTarget, type PassTools } from './pass-tools.js';
 import { savedPlan } from './plan-checkpoints.js';
+import { SUBJECT_RESOURCES } from './sweep-deletions.js';
 
 export function createFinishPass({ open, scopeOf }: PassTools) {
   /**
@@ -37,6 +39,17 @@ export function createFinishPass({ open, scopeOf }: PassTools) {
         const plan = await savedPlan(at.ledger, key, input.generation, list);
         gaps.push(...gapLines(list, plan?.gaps ?? [], missing, expected, input.probe));
       }
+    }
+    // A table made anew during the pass (its file or table removed, then written again by this
+    // pass or a webhook batch) lacks the records this pass wrote into the old one before: the
+    // pass read each once, so it ends incomplete, and the next pass writes them.
+    for (const resource of input.subjects.flatMap((s) => SUBJECT_RESOURCES[s])) {
+      const lost = await at.ledger.countForgottenSeen(scopeOf(at, resource), input.generation);
+      if (lost === 0) continue;
+      unreachable += lost;
+      gaps.push(
+        `${resource}: ${lost} records this pass wrote or found up to date are not in the destination, whose ${TABLES[resource].table} table was made anew during the pass (its file or table removed); the next pass writes them`,
+      );
     }
     await at.ledger.completePass(key, input.generation);
     return { unreachable, gaps };

@@ -1,5 +1,4 @@
 import type { Destination, SchemaChanges } from '../../destinations/destination.js';
-import { DestinationWriteError } from '../../destinations/errors.js';
 import type { JsonObject, JsonValue, MirrorRecord, Resource } from '../../destinations/record.js';
 import { TABLES, type ColumnSpec, type TableSpec } from '../../destinations/tables.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
@@ -123,7 +122,7 @@ export function toMirrorRecord(record: CanonicalRecord): MirrorRecord {
  * Ensures under way, per destination, connection and table (the ledger's scope): a batch
  * starting meanwhile waits for it.
  */
-const ensuring = new WeakMap<Destination, Map<string, Promise<number>>>();
+const ensuring = new WeakMap<Destination, Map<string, Promise<void>>>();
 
 /**
  * A table made now (its file or table removed since it was written) holds none of the rows the
@@ -131,31 +130,19 @@ const ensuring = new WeakMap<Destination, Map<string, Promise<number>>>();
  * written beside it (Postgres takes two at once) joins the same ensure rather than asking on
  * its own: the destination would answer it "there already", and it would compare its records
  * with hashes about to be forgotten, skipping rows the new table lacks.
- *
- * Resolves, for the batch that asked (0 for those that joined it), to the records this pass
- * had written or found up to date before the table was made: the new table lacks them, and
- * the pass, which reads each record once, does not write them again.
  */
-function tableEnsured(
-  target: WriteTarget,
-  scope: LedgerScope,
-  resource: Resource,
-  generation: number,
-): Promise<number> {
+function tableEnsured(target: WriteTarget, scope: LedgerScope, resource: Resource): Promise<void> {
   let tables = ensuring.get(target.destination);
-  if (!tables) ensuring.set(target.destination, (tables = new Map<string, Promise<number>>()));
+  if (!tables) ensuring.set(target.destination, (tables = new Map<string, Promise<void>>()));
   const key = `${scope.connectionId}\n${resource}`;
-  const joined = tables.get(key);
-  if (joined) return joined.then(() => 0);
-  const under = tables;
-  const ensured = (async () => {
-    if (!(await target.destination.ensureTable(resource))) return 0;
-    // Drains write as generation 0: they read no list, and lose nothing a pass would count.
-    const lost = generation > 0 ? await target.ledger.countSeen(scope, generation) : 0;
-    await target.ledger.forgetHashes(scope);
-    return lost;
-  })().finally(() => under.delete(key));
-  tables.set(key, ensured);
+  let ensured = tables.get(key);
+  if (!ensured) {
+    const under = tables;
+    ensured = (async () => {
+      if (await target.destination.ensureTable(resource)) await target.ledger.forgetHashes(scope);
+    })().finally(() => under.delete(key));
+    tables.set(key, ensured);
+  }
   return ensured;
 }
 
@@ -182,15 +169,7 @@ export async function writeRecords(
   const batchSize = Math.max(1, target.destination.capabilities.maxBatchSize);
   for (const [resource, group] of byResource) {
     const scope: LedgerScope = { connectionId: target.connectionId, destination, resource };
-    const lost = await tableEnsured(target, scope, resource, generation);
-    if (lost > 0) {
-      // A pass reads each record once: those it wrote before are gone for good from this
-      // pass, which would end done without them. It fails instead; the next pass writes
-      // every record again (the hashes are forgotten).
-      throw new DestinationWriteError(
-        `the destination's table ${TABLES[resource].table} was made anew during this pass (its file or table was removed): ${lost} records this pass wrote before are not in it; run the sync again, which writes them`,
-      );
-    }
+    await tableEnsured(target, scope, resource);
     const list = [...group.values()];
     const verdicts = await target.ledger.classify(
       scope,

@@ -9,6 +9,10 @@ import { openDestination } from '../../destinations/open-destination.js';
 import { canonicalRecord } from '../../records/canonical.js';
 import type { Ledger } from '../../store/ledger.js';
 import { openLedger } from '../../store/open-ledger.js';
+import Database from 'better-sqlite3';
+import { apiKeyAuth, createClient } from '../../api/index.js';
+import { driveMirrorPass } from '../helpers/mirror-driver.js';
+import { startTestSandbox } from '../helpers/sandbox.js';
 
 /**
  * A table made again while a pass writes it (removed by hand) holds none of the rows the
@@ -73,20 +77,56 @@ describe('a table made again beside a running batch', () => {
 });
 
 describe('a table made again in the middle of a pass', () => {
-  it('fails the pass, naming the records it had written there, rather than ending without them', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'ebsync-made-again-'));
-    ledger = await openLedger(`sqlite:${join(dir, 'store.db')}`);
-    const file = join(dir, 'mirror.db');
-    real = openDestination(databaseOpeners, `sqlite:${file}`);
-    const target = { connectionId: 'c1', ledger, destination: real };
-    expect((await writeRecords(target, 1, [lead(1), lead(2)])).written).toBe(2);
-    // The user removes the file while the pass goes on (the helper's `rm mirror.db*`).
-    for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
-    await expect(writeRecords(target, 1, [lead(3)])).rejects.toThrow(
-      "the destination's table leads was made anew during this pass (its file or table was removed): 2 records this pass wrote before are not in it; run the sync again, which writes them",
-    );
-    // The next pass writes every record again into the new file.
-    const next = await writeRecords(target, 2, [lead(1), lead(2), lead(3)]);
-    expect([next.written, next.unchanged]).toEqual([3, 0]);
-  });
+  it('ends the pass incomplete, naming the records the new table lacks, rather than done', async () => {
+    const ts = await startTestSandbox({ https: false, reachLimit: 10_000, seed: { leads: 120 } });
+    try {
+      let upserts = 0;
+      let file = '';
+      let rows = -1;
+      const pass = await driveMirrorPass({
+        client: createClient({
+          baseUrl: ts.sb.baseUrl,
+          auth: apiKeyAuth(ts.sb.apiKey),
+          allowInsecureLoopback: true,
+        }),
+        subjects: ['leads'],
+        reachLimit: 10_000,
+        per: 20,
+        pagesInFlight: 1,
+        maxPagesInFlight: 1,
+        writeBatch: 20,
+        destinationAs: (opened) => {
+          file = opened.describe().id.slice('sqlite:'.length);
+          return {
+            ...opened,
+            async upsert(resource, records, at) {
+              const result = await opened.upsert(resource, records, at);
+              // The user removes the file after the third batch (the sweep's `rm mirror.db*`).
+              if ((upserts += 1) === 3) {
+                for (const suffix of ['', '-wal', '-shm'])
+                  rmSync(`${file}${suffix}`, { force: true });
+              }
+              return result;
+            },
+            async close() {
+              // Counted before the drive removes its folder.
+              const db = new Database(file, { readonly: true });
+              rows = (db.prepare('SELECT count(*) AS n FROM leads').get() as { n: number }).n;
+              db.close();
+              return opened.close();
+            },
+          };
+        },
+      });
+      expect(upserts).toBeGreaterThan(3);
+      // What the pass wrote before the removal is not in the new file: counted, and said.
+      expect(rows).toBeLessThan(120);
+      expect(pass.unreachable).toBeGreaterThanOrEqual(120 - rows);
+      expect(pass.gaps.join('\n')).toMatch(
+        /leads: \d+ records this pass wrote or found up to date are not in the destination, whose leads table was made anew during the pass \(its file or table removed\); the next pass writes them/,
+      );
+    } finally {
+      await ts.close();
+    }
+  }, 120_000);
 });

@@ -205,6 +205,13 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       // A pass's counts hold: what it saw is still seen, what was deleted still deleted.
       expect(await ledger.countSeen(scope, 3)).toBe(1);
       expect(await ledger.counts(scope)).toEqual({ live: 1, deleted: 1 });
+      // Seen by the pass before its table was made anew, and not written since: the one the
+      // new table lacks. Written again, it is not.
+      expect(await ledger.countForgottenSeen(scope, 3)).toBe(1);
+      expect(await ledger.countForgottenSeen(scope, 4)).toBe(0);
+      expect(await ledger.countForgottenSeen(other, 3)).toBe(0);
+      await ledger.recordWritten(scope, 3, [{ id: '1', hash: 'c', destinationKey: 'k1' }]);
+      expect(await ledger.countForgottenSeen(scope, 3)).toBe(0);
     });
 
     it('handles a page of 1,000 records in one call each', async () => {
