@@ -8,7 +8,7 @@ import {
 import type { Config } from '../config/index.js';
 import { UserError } from './errors.js';
 import { keysSource } from '../worker/data-converter.js';
-import { keysApart, livePollers, workerIdentity } from '../worker/worker-identity.js';
+import { keysApart, livePollers, workerIdentity, workerName } from '../worker/worker-identity.js';
 import { sealedWithOtherKeys } from '../worker/workflow-keys.js';
 import { causes, temporalAway, withinDeadline } from './workflow-deadline.js';
 
@@ -95,6 +95,8 @@ export async function askConnections(
 ): Promise<ConnectionAnswers> {
   const taskQueue = config.temporal.taskQueue;
   const asked: Promise<ConnectionStatus | SilentConnection | undefined>[] = [];
+  // Asked once, by the first connection sealed with other keys (most listings have none).
+  let keys: Promise<KeysAbout> | undefined;
   // Asked all at once: the status page lists every connection on each load.
   for await (const { workflowId, runId } of runningConnectionWorkflows(client, taskQueue)) {
     asked.push(
@@ -114,7 +116,7 @@ export async function askConnections(
           return {
             connectionId,
             workflowId,
-            error: await otherKeysLine(client, config, workflowId),
+            error: otherKeysLine(await (keys ??= keysAbout(client, config)), config, workflowId),
           };
         }
         if (error instanceof NoAnswer) return { connectionId, workflowId };
@@ -151,13 +153,15 @@ const messageOf = (error: unknown): string => {
   return parts.join(': ');
 };
 
-/**
- * A connection workflow this command's keys cannot open: why, and the ways out. When workers
- * polling its task queue hold other keys than this command's, the command is the odd one out
- * (most often another EBSYNC_DATA_DIR, whose key file it just made): the workflow may be
- * running fine, so the line says whose keys to use, never to end it.
- */
-async function otherKeysLine(client: Client, config: Config, workflowId: string): Promise<string> {
+/** Where this command's keys came from, and a live worker holding other keys, if one polls. */
+interface KeysAbout {
+  from: string;
+  /** `ebsync-worker 123@host`: a worker on the task queue that cannot open this command's payloads. */
+  otherWorker?: string;
+}
+
+/** Read once per command: the key file and the task queue's pollers do not change meanwhile. */
+async function keysAbout(client: Client, config: Config): Promise<KeysAbout> {
   const ring = keysSource(config);
   const ours = workerIdentity(ring.keys);
   const identities = await livePollers(
@@ -166,17 +170,26 @@ async function otherKeysLine(client: Client, config: Config, workflowId: string)
     config.temporal.taskQueue,
   ).catch(() => [] as string[]);
   const apart = identities.find((identity) => keysApart(ours, identity) !== undefined);
-  if (apart !== undefined) {
-    const worker = apart.slice(0, apart.lastIndexOf(' keys='));
+  return { from: ring.from, ...(apart === undefined ? {} : { otherWorker: workerName(apart) }) };
+}
+
+/**
+ * A connection workflow this command's keys cannot open: why, and the ways out. When workers
+ * polling its task queue hold other keys than this command's, the command is the odd one out
+ * (most often another EBSYNC_DATA_DIR, whose key file it just made): the workflow may be
+ * running fine, so the line says whose keys to use, never to end it.
+ */
+function otherKeysLine(keys: KeysAbout, config: Config, workflowId: string): string {
+  if (keys.otherWorker !== undefined) {
     return (
-      `it was sealed with encryption keys this command lacks (its keys: ${ring.from}), and ` +
-      `${worker}, polling task queue '${config.temporal.taskQueue}', holds other keys than ` +
+      `it was sealed with encryption keys this command lacks (its keys: ${keys.from}), and ` +
+      `${keys.otherWorker}, polling task queue '${config.temporal.taskQueue}', holds other keys than ` +
       `this command: run the command with the workers' EBSYNC_DATA_DIR (in development) or ` +
       `EBSYNC_ENCRYPTION_KEYS`
     );
   }
   return (
-    `it was sealed with encryption keys this deployment lacks (this command's: ${ring.from}; ` +
+    `it was sealed with encryption keys this deployment lacks (this command's: ${keys.from}; ` +
     `EBSYNC_ENCRYPTION_KEYS, or the encryption-keys file in EBSYNC_DATA_DIR: a data directory ` +
     `made again makes new ones), so no worker of it can run it; give the workers the keys ` +
     `that sealed it, or, those keys gone, end it: temporal workflow terminate --workflow-id ` +
@@ -196,7 +209,7 @@ export async function sealedConnectionLine(
 ): Promise<string | null> {
   const workflowId = connectionWorkflowId(id);
   if ((await sealedWithOtherKeys(client, config, workflowId)) !== true) return null;
-  const error = await otherKeysLine(client, config, workflowId);
+  const error = otherKeysLine(await keysAbout(client, config), config, workflowId);
   return `connection ${id}: ${silentReason({ connectionId: id, workflowId, error }, config.temporal.taskQueue, STATUS_DEADLINE_MS)}`;
 }
 

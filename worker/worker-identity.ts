@@ -42,7 +42,8 @@ export function identityKeys(identity: string): string[] | undefined {
 }
 
 /** The identity without its keys, as a line names a worker: `ebsync-worker 123@host`. */
-const workerName = (identity: string): string => identity.slice(0, identity.lastIndexOf(MARK));
+export const workerName = (identity: string): string =>
+  identity.slice(0, identity.lastIndexOf(MARK));
 
 /** The id of a fingerprint (`k2` of `k2.1a2b3c4d`), as the user named the key. */
 const keyId = (fingerprint: string): string => fingerprint.slice(0, fingerprint.lastIndexOf('.'));

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyAuth, createClient } from '../../api/index.js';
 import { driveMirrorPass, type DrivenPass } from '../helpers/mirror-driver.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { sandboxClient, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { sourceIds } from './source-truth.js';
 
 /**
@@ -18,11 +17,7 @@ const deleted: string[] = [];
 
 beforeAll(async () => {
   ts = await startTestSandbox({ https: false, reachLimit: 10_000, seed: { leads: LEADS } });
-  const client = createClient({
-    baseUrl: ts.sb.baseUrl,
-    auth: apiKeyAuth(ts.sb.apiKey),
-    allowInsecureLoopback: true,
-  });
+  const client = sandboxClient(ts.sb);
   const call = client.transport.call.bind(client.transport);
   const firstPages: string[] = [];
   client.transport.call = async (operation, options) => {

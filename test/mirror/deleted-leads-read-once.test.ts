@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyAuth, createClient } from '../../api/index.js';
 import { driveMirrorPass, type DrivenPass } from '../helpers/mirror-driver.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+import { sandboxClient, startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { sourceIds } from './source-truth.js';
 
 /**
@@ -31,11 +30,7 @@ beforeAll(async () => {
     ts.sb.admin.deleteRecord('lead', id);
     deleted.push(String(id));
   }
-  const client = createClient({
-    baseUrl: ts.sb.baseUrl,
-    auth: apiKeyAuth(ts.sb.apiKey),
-    allowInsecureLoopback: true,
-  });
+  const client = sandboxClient(ts.sb);
   const call = client.transport.call.bind(client.transport);
   client.transport.call = (operation, options) => {
     if (operation === 'leads.get') {

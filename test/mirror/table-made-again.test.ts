@@ -10,9 +10,8 @@ import { canonicalRecord } from '../../records/canonical.js';
 import type { Ledger } from '../../store/ledger.js';
 import { openLedger } from '../../store/open-ledger.js';
 import Database from 'better-sqlite3';
-import { apiKeyAuth, createClient } from '../../api/index.js';
 import { driveMirrorPass } from '../helpers/mirror-driver.js';
-import { startTestSandbox } from '../helpers/sandbox.js';
+import { sandboxClient, startTestSandbox } from '../helpers/sandbox.js';
 
 /**
  * A table made again while a pass writes it (removed by hand) holds none of the rows the
@@ -84,11 +83,7 @@ describe('a table made again in the middle of a pass', () => {
       let file = '';
       let rows = -1;
       const pass = await driveMirrorPass({
-        client: createClient({
-          baseUrl: ts.sb.baseUrl,
-          auth: apiKeyAuth(ts.sb.apiKey),
-          allowInsecureLoopback: true,
-        }),
+        client: sandboxClient(ts.sb),
         subjects: ['leads'],
         reachLimit: 10_000,
         per: 20,
