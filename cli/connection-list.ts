@@ -8,7 +8,13 @@ import {
 import type { Config } from '../config/index.js';
 import { UserError } from './errors.js';
 import { keysSource } from '../worker/data-converter.js';
-import { keysApart, livePollers, workerIdentity, workerName } from '../worker/worker-identity.js';
+import {
+  keysApart,
+  livePollers,
+  POLLER_FRESH_MS,
+  workerIdentity,
+  workerName,
+} from '../worker/worker-identity.js';
 import { sealedWithOtherKeys } from '../worker/workflow-keys.js';
 import { causes, temporalAway, withinDeadline } from './workflow-deadline.js';
 
@@ -29,6 +35,11 @@ export interface SilentConnection {
   workflowId: string;
   /** Why its answer could not be read; absent when no worker answered in time. */
   error?: string;
+  /**
+   * No worker had polled its task queue lately, so it was not asked: a query there waits out
+   * the whole deadline for the answer no worker gives.
+   */
+  unpolled?: true;
 }
 
 /** What the running connections answered, and which did not answer. */
@@ -40,6 +51,12 @@ export interface ConnectionAnswers {
 /** No worker answered within the deadline: it may once one runs. */
 class NoAnswer extends Error {
   override readonly name = 'NoAnswer';
+  readonly retryable = true;
+}
+
+/** No worker polled the task queue lately: the workflow was not asked. */
+class NoPoller extends Error {
+  override readonly name = 'NoPoller';
   readonly retryable = true;
 }
 
@@ -97,31 +114,45 @@ export async function askConnections(
   const asked: Promise<ConnectionStatus | SilentConnection | undefined>[] = [];
   // Asked once, by the first connection sealed with other keys (most listings have none).
   let keys: Promise<KeysAbout> | undefined;
+  // Asked once, beside the listing: with no worker polling the queue lately, each query would
+  // only wait out its deadline (the status page and `ebsync status` took 10 s with the worker
+  // stopped). Where the queue cannot be described, the queries tell.
+  const polled = livePollers(client, config.temporal.namespace, taskQueue).then(
+    (identities) => identities.length > 0,
+    () => true,
+  );
   // Asked all at once: the status page lists every connection on each load.
   for await (const { workflowId, runId } of runningConnectionWorkflows(client, taskQueue)) {
     asked.push(
-      withinDeadline(
-        client,
-        deadlineMs,
-        () => client.workflow.getHandle(workflowId).query(statusQuery),
-        () => new NoAnswer(workflowId),
-      ).catch(async (error: unknown) => {
-        if (error instanceof WorkflowNotFoundError) return undefined;
-        // Temporal itself gone: the whole listing fails, as its list call would have.
-        if (temporalAway(error)) throw error;
-        const connectionId = connectionIdOf(workflowId);
-        // A workflow sealed with other keys fails every task of the worker that takes it, so
-        // its query is refused or waits out the deadline: that, not the worker, is the cause.
-        if (await sealedElsewhere(client, config, workflowId, runId)) {
-          return {
-            connectionId,
-            workflowId,
-            error: otherKeysLine(await (keys ??= keysAbout(client, config)), config, workflowId),
-          };
-        }
-        if (error instanceof NoAnswer) return { connectionId, workflowId };
-        return { connectionId, workflowId, error: messageOf(error) };
-      }),
+      polled
+        .then((alive) => {
+          if (!alive) throw new NoPoller(workflowId);
+          return withinDeadline(
+            client,
+            deadlineMs,
+            () => client.workflow.getHandle(workflowId).query(statusQuery),
+            () => new NoAnswer(workflowId),
+          );
+        })
+        .catch(async (error: unknown) => {
+          if (error instanceof WorkflowNotFoundError) return undefined;
+          // Temporal itself gone: the whole listing fails, as its list call would have.
+          if (temporalAway(error)) throw error;
+          const connectionId = connectionIdOf(workflowId);
+          // A workflow sealed with other keys fails every task of the worker that takes it, so
+          // its query is refused or waits out the deadline: that, not the worker, is the cause.
+          if (await sealedElsewhere(client, config, workflowId, runId)) {
+            return {
+              connectionId,
+              workflowId,
+              error: otherKeysLine(await (keys ??= keysAbout(client, config)), config, workflowId),
+            };
+          }
+          if (error instanceof NoAnswer) return { connectionId, workflowId };
+          if (error instanceof NoPoller)
+            return { connectionId, workflowId, unpolled: true as const };
+          return { connectionId, workflowId, error: messageOf(error) };
+        }),
     );
   }
   const statuses: ConnectionStatus[] = [];
@@ -226,8 +257,10 @@ export function silentLines(
   taskQueue: string,
   ms: number,
 ): string[] {
-  const unanswered = silent.filter((s) => s.error === undefined);
+  const unasked = silent.filter((s) => s.error === undefined && s.unpolled === true);
+  const unanswered = silent.filter((s) => s.error === undefined && s.unpolled !== true);
   return [
+    ...(unasked.length > 0 ? [silentLine(unasked, taskQueue, ms)] : []),
     ...(unanswered.length > 0 ? [silentLine(unanswered, taskQueue, ms)] : []),
     ...silent
       .filter((s) => s.error !== undefined)
@@ -235,16 +268,23 @@ export function silentLines(
   ];
 }
 
-/** The line for connections no worker answered: which workflows, and what to start. */
+/**
+ * The line for connections no worker answered, or that were not asked since no worker polled
+ * their queue lately (all of `silent` alike): which workflows, and what to start.
+ */
 export function silentLine(
   silent: readonly SilentConnection[],
   taskQueue: string,
   ms: number,
 ): string {
   const ids = silent.map((s) => `'${s.workflowId}'`).join(', ');
-  const which =
-    silent.length === 1 ? `the connection's workflow ${ids}` : `the connections' workflows ${ids}`;
-  return `${which} got no answer within ${ms / 1000} s: no worker runs ${silent.length === 1 ? 'it' : 'them'} on task queue '${taskQueue}'; start one ('ebsync worker' or 'npm start') and try again`;
+  const one = silent.length === 1;
+  const which = one ? `the connection's workflow ${ids}` : `the connections' workflows ${ids}`;
+  const start = "start one ('ebsync worker' or 'npm start') and try again";
+  if (silent.every((s) => s.unpolled === true)) {
+    return `${which} ${one ? 'was' : 'were'} not asked: no worker has polled task queue '${taskQueue}' in the last ${POLLER_FRESH_MS / 60_000} minutes; ${start}`;
+  }
+  return `${which} got no answer within ${ms / 1000} s: no worker runs ${one ? 'it' : 'them'} on task queue '${taskQueue}'; ${start}`;
 }
 
 /** Connections of this deployment: the running connection workflows on its task queue. */
