@@ -5,6 +5,7 @@ import {
 } from '@temporalio/worker';
 import { ApplicationFailure, type LogLevel, type LogMetadata } from '@temporalio/common';
 import type { Logger } from './logger.js';
+import { connectReason } from './temporal-client.js';
 
 const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
   TRACE: 'trace',
@@ -41,15 +42,57 @@ function expectedFailure(message: string, meta: LogMetadata | undefined): boolea
   return message === 'Workflow failed' || error instanceof ApplicationFailure;
 }
 
+/** Where core's warnings of a gRPC call it retries come from. */
+const CORE_RETRY_TARGET = 'temporalio_client::retry';
+
+/**
+ * How often core's retry warnings are logged. With Temporal away, core warns of each poll it
+ * retries (two a second, each with the transport's debug dump): one a minute says the same,
+ * with how many were left out.
+ */
+export const RETRY_WARNING_EVERY_MS = 60_000;
+
 /** Sends the SDK's own log lines (and core's, forwarded) through our redacting pino logger. */
 export class PinoTemporalLogger implements TemporalLogger {
-  constructor(private readonly logger: Logger) {}
+  private retryLoggedAt = Number.NEGATIVE_INFINITY;
+  private retriesLeftOut = 0;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    if (level === 'WARN' && meta?.target === CORE_RETRY_TARGET) {
+      this.retryWarning(message, meta);
+      return;
+    }
     const fields =
       meta && expectedFailure(message, meta)
         ? { ...meta, error: failureWithoutStacks(meta.error) }
         : (meta ?? {});
     this.logger[LEVELS[level]](fields, message);
+  }
+
+  /** The first of a run of retry warnings, then one a minute, the transport's reason only. */
+  private retryWarning(message: string, meta: LogMetadata): void {
+    const at = this.now();
+    if (at - this.retryLoggedAt < RETRY_WARNING_EVERY_MS) {
+      this.retriesLeftOut += 1;
+      return;
+    }
+    const leftOut = this.retriesLeftOut;
+    this.retryLoggedAt = at;
+    this.retriesLeftOut = 0;
+    this.logger.warn(
+      {
+        ...meta,
+        error: connectReason(meta.error),
+        ...(leftOut > 0 ? { leftOut } : {}),
+        repeats: `logged once a minute at most`,
+      },
+      message,
+    );
   }
   trace(message: string, meta?: LogMetadata): void {
     this.log('TRACE', message, meta);
