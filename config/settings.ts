@@ -368,7 +368,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'webhooks.batch',
     default: '100',
     description:
-      'Notices one drain batch takes from the inbox at most (1-1000); the latest per record is read once.',
+      'Oldest notices one drain batch takes from the inbox (1-1000), with the later notices of the same records already there (up to ten times as many); the latest per record is read once.',
   },
   {
     env: 'EBSYNC_WEBHOOK_DEDUPE_WINDOW',

@@ -72,6 +72,17 @@ export interface Inbox {
   /** Up to `limit` pending notices of a connection, oldest first. */
   pending(connectionId: string, limit: number): Promise<PendingNotice[]>;
 
+  /**
+   * Up to `limit` pending notices of these records, whatever their age, oldest first: a batch
+   * that reads a record applies every notice of it stored before the read, not only those
+   * among the oldest `EBSYNC_WEBHOOK_BATCH`.
+   */
+  pendingOf(
+    connectionId: string,
+    records: readonly { resource: string; recordId: string }[],
+    limit: number,
+  ): Promise<{ seq: number; resource: string; recordId: string }[]>;
+
   /** Marks these notices applied; returns how many were still pending. */
   markDone(connectionId: string, seqs: readonly number[], at?: Date): Promise<number>;
 

@@ -71,6 +71,22 @@ export async function openPostgresInbox(
         );
         return rows.map((row) => noticeOf(row, same));
       }),
+    pendingOf: (connectionId, records, limit) =>
+      run(async () => {
+        if (records.length === 0) return [];
+        const { rows } = await pool.query<{ seq: string; resource: string; record_id: string }>(
+          `SELECT seq, resource, record_id FROM webhook_inbox
+           WHERE connection_id = $1 AND done_at IS NULL AND (resource, record_id) IN (
+             SELECT * FROM unnest($2::text[], $3::text[]))
+           ORDER BY seq LIMIT $4`,
+          [connectionId, records.map((r) => r.resource), records.map((r) => r.recordId), limit],
+        );
+        return rows.map((r) => ({
+          seq: Number(r.seq),
+          resource: r.resource,
+          recordId: r.record_id,
+        }));
+      }),
     markDone: (connectionId, seqs, at = new Date()) =>
       run(async () => {
         if (seqs.length === 0) return 0;

@@ -51,6 +51,15 @@ export function openSqliteInbox(file: string): SqliteInbox {
          received_at FROM webhook_inbox
        WHERE connection_id = ? AND done_at IS NULL ORDER BY seq LIMIT ?`,
     ),
+    pendingOf: db.prepare<
+      [string, string, number],
+      { seq: number; resource: string; record_id: string }
+    >(
+      `SELECT seq, resource, record_id FROM webhook_inbox
+       WHERE connection_id = ? AND done_at IS NULL AND (resource, record_id) IN (
+         SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+       ORDER BY seq LIMIT ?`,
+    ),
     markDone: db.prepare(
       `UPDATE webhook_inbox SET done_at = ?
        WHERE connection_id = ? AND done_at IS NULL AND seq IN (SELECT value FROM json_each(?))`,
@@ -162,6 +171,18 @@ export function openSqliteInbox(file: string): SqliteInbox {
     committedOnLoop: () => committedOnLoop,
     pending: (connectionId, limit) =>
       run(() => stmt.pending.all(connectionId, limit).map((row) => noticeOf(row, fromMs))),
+    pendingOf: (connectionId, records, limit) =>
+      run(() =>
+        records.length === 0
+          ? []
+          : stmt.pendingOf
+              .all(
+                connectionId,
+                JSON.stringify(records.map((r) => [r.resource, r.recordId])),
+                limit,
+              )
+              .map((row) => ({ seq: row.seq, resource: row.resource, recordId: row.record_id })),
+      ),
     markDone: (connectionId, seqs, at = new Date()) =>
       run(() =>
         seqs.length === 0

@@ -156,6 +156,33 @@ function dirtyRecords(notices: readonly PendingNotice[]): Dirty[] {
   return [...byRecord.values()];
 }
 
+/**
+ * The batch's records' other pending notices, past its oldest `batchSize`: looked up before the
+ * records are read, so each was stored before its read and that read covers it. Without them,
+ * a burst of notices about a few records (a record edited many times, a bulk edit) read each
+ * record again in every batch, one batch of `batchSize` notices after another: 1,000 notices
+ * about 50 leads took 500 reads and, at the service's 10 requests a second, 50 s instead of 5.
+ * At most ten batches' worth are added; the rest are in later batches.
+ */
+async function addLaterNotices(
+  inbox: Inbox,
+  connectionId: string,
+  dirty: readonly Dirty[],
+  batchSize: number,
+): Promise<void> {
+  const byKey = new Map(dirty.map((d) => [`${d.resource}/${d.id}`, d]));
+  const seen = new Set(dirty.flatMap((d) => d.seqs));
+  const later = await inbox.pendingOf(
+    connectionId,
+    dirty.map((d) => ({ resource: d.resource, recordId: d.id })),
+    10 * batchSize,
+  );
+  for (const notice of later) {
+    if (!seen.has(notice.seq))
+      byKey.get(`${notice.resource}/${notice.recordId}`)?.seqs.push(notice.seq);
+  }
+}
+
 const scopeOf = (target: WriteTarget, resource: string): LedgerScope => ({
   connectionId: target.connectionId,
   destination: target.destination.describe().id,
@@ -280,6 +307,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
     // Each batch prunes a little more than it can add, so the table keeps to the window.
     await inbox.prune(new Date(Date.now() - deps.dedupeWindowMs), 2 * deps.batchSize);
     const dirty = dirtyRecords(notices);
+    await addLaterNotices(inbox, input.connectionId, dirty, deps.batchSize);
     const [client, ledger, destination] = await Promise.all([
       clientOf(),
       deps.ledger(),

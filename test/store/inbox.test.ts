@@ -52,6 +52,41 @@ describe.each(engines)('the webhook inbox on $name', ({ fresh }) => {
       expect(await inbox.pending('shop', 10)).toEqual([]);
     }));
 
+  it("finds a record's pending notices of any age, of this connection and type only", () =>
+    withInbox(async (inbox) => {
+      for (const [id, record] of [
+        ['p1', '7'],
+        ['p2', '8'],
+        ['p3', '7'],
+        ['p4', '9'],
+        ['p5', '7'],
+      ] as const) {
+        await inbox.accept(notice(id, record));
+      }
+      await inbox.accept(notice('p6', '7', 'other'));
+      await inbox.accept({ ...notice('p7', '7'), resource: 'events' });
+      const [first] = await inbox.pending('shop', 1);
+      await inbox.markDone('shop', [first!.seq]);
+      const found = await inbox.pendingOf(
+        'shop',
+        [
+          { resource: 'leads', recordId: '7' },
+          { resource: 'leads', recordId: '9' },
+        ],
+        10,
+      );
+      expect(found.map((n) => `${n.resource}/${n.recordId}`)).toEqual([
+        'leads/7',
+        'leads/9',
+        'leads/7',
+      ]);
+      expect(found.every((n) => typeof n.seq === 'number')).toBe(true);
+      expect(await inbox.pendingOf('shop', [{ resource: 'leads', recordId: '7' }], 1)).toHaveLength(
+        1,
+      );
+      expect(await inbox.pendingOf('shop', [], 10)).toEqual([]);
+    }));
+
   it('commits concurrent notices together, a repeat within one group stored once', () =>
     withInbox(async (inbox) => {
       const batch = Array.from({ length: 200 }, (_, i) => notice(`g${i % 150}`, String(i)));
