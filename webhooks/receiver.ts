@@ -10,6 +10,7 @@ import type { ReceiverStatsRecorder } from './receiver-stats.js';
 import {
   SIGNATURE_MISMATCH,
   SignatureError,
+  idHeaderOf,
   signatureHeaderOf,
   verifySignature,
   type SignatureScheme,
@@ -151,6 +152,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
   const storeWaitMs = options.storeWaitMs ?? Math.floor(limits.requestTimeoutMs / 2);
   const log = options.log ?? (() => undefined);
   const signatureHeader = signatureHeaderOf(options.scheme);
+  const idHeader = idHeaderOf(options.scheme);
   // Unknown connections are checked against a secret nobody has: the same checks, the same
   // answers (a missing header, a stale timestamp, a signature that does not match).
   const decoy: ConnectionHook = {
@@ -249,6 +251,12 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
             : error.message,
         );
       }
+    } else if (idHeader !== undefined) {
+      // Unsigned and allowed (development): the id header, when sent, still names the delivery,
+      // as it does for a signed one; it was ignored, and a body without an `id` was refused
+      // as having no id at all.
+      const id = request.headers[idHeader];
+      if (typeof id === 'string') headerId = id;
     }
     let delivery: Delivery | undefined;
     try {

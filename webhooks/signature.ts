@@ -39,6 +39,11 @@ export function signatureHeaderOf(scheme: SignatureScheme): string {
   return scheme === 'standard' ? 'webhook-signature' : scheme.header;
 }
 
+/** The header that carries a delivery's id under a scheme, when it has one. */
+export function idHeaderOf(scheme: SignatureScheme): string | undefined {
+  return scheme === 'standard' ? 'webhook-id' : scheme.idHeader;
+}
+
 /** Key bytes a signing secret must carry at the least: 128 bits. */
 export const MIN_KEY_BYTES = 16;
 /** `whsec_` and the key's standard base64, padded as base64 is. */

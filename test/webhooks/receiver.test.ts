@@ -300,7 +300,14 @@ describe('webhook receiver', () => {
         401,
         'signature_invalid',
       );
-      expect(await pendingIds(unsigned)).toEqual(['evt_unsigned']);
+      // The id header names an unsigned delivery too, as the docs say: a body may leave out its id.
+      const noBodyId = JSON.stringify({
+        type: 'lead.updated',
+        data: { record_type: 'lead', id: '5', action: 'updated' },
+      });
+      const named = await post(open.url(unsigned), noBodyId, { 'webhook-id': 'evt_header_id' });
+      expect(named).toMatchObject({ status: 200, body: { delivery_id: 'evt_header_id' } });
+      expect(await pendingIds(unsigned)).toEqual(['evt_unsigned', 'evt_header_id']);
     } finally {
       await open.close();
     }
