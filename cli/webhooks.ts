@@ -198,11 +198,13 @@ async function checkBeforeRegister(
 /**
  * Where deliveries reach the receiver from this machine, when --url is not given: a receiver
  * of this data dir that runs here (started with --port or on port 0 too), else the configured
- * address; undefined when that is port 0, which nothing can be sent to.
+ * address; undefined when that is port 0, which nothing can be sent to. A receiver listening
+ * on every interface (0.0.0.0, ::) is reached at loopback: a wildcard is where one listens,
+ * not an address to send to.
  */
 export function localReceiverUrl(config: Config): string | undefined {
   const at = recordedReceiver(config) ?? config.webhooks;
-  return at.port === 0 ? undefined : receiverOrigin(at);
+  return at.port === 0 ? undefined : receiverOrigin(at, true);
 }
 
 async function register(config: Config, connection: string, flags: RegisterFlags): Promise<void> {

@@ -180,6 +180,15 @@ describe('GET /webhooks/_stats', () => {
     try {
       const elsewhere = { ...config, dataDir: none };
       expect(localReceiverUrl(elsewhere)).toBe(`http://127.0.0.1:${config.webhooks.port}`);
+      // Listening on every interface, it is sent to at loopback, not at the wildcard.
+      for (const [host, origin] of [
+        ['0.0.0.0', '127.0.0.1'],
+        ['::', '[::1]'],
+      ] as const) {
+        expect(localReceiverUrl({ ...elsewhere, webhooks: { ...elsewhere.webhooks, host } })).toBe(
+          `http://${origin}:${config.webhooks.port}`,
+        );
+      }
       expect(
         localReceiverUrl({ ...elsewhere, webhooks: { ...elsewhere.webhooks, port: 0 } }),
       ).toBeUndefined();
