@@ -209,11 +209,23 @@ export function exitCodeOf(p: MirrorProgress, workflowStatus = 'COMPLETED'): num
   // Canceled, terminated or timed out: the pass did not do all it was asked.
   if (p.phase === 'failed' || !['COMPLETED', 'RUNNING'].includes(workflowStatus)) return 1;
   // Paused: it stopped cleanly on a destination's spent quota, the rest still unwritten.
-  if (p.phase === 'incomplete' || p.phase === 'paused' || isIncomplete(p.counts, p.forbidden)) {
+  if (
+    p.phase === 'incomplete' ||
+    p.phase === 'paused' ||
+    isIncomplete(p.counts, p.forbidden, p.refusals)
+  ) {
     return 3;
   }
   return 0;
 }
+
+/**
+ * Whether a pass wrote records only in part: a CRM took the deal but refused its contact or
+ * link. Such a record counts as written, not refused; its refusal line says `written in part`
+ * (activities/mirror/write-records.ts), and the next pass writes it again.
+ */
+export const partlyWritten = (p: { refusals?: readonly string[] }): boolean =>
+  (p.refusals ?? []).some((line) => line.includes(' written in part: '));
 
 /**
  * Why a pass paused and when to run it again (a destination's daily quota spent), or null for
@@ -263,11 +275,23 @@ export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): stri
     );
     for (const gap of p.gaps) lines.push(`               ${gap}`);
   }
-  if (c.refused > 0 || (p.refusals ?? []).length > 0) {
-    lines.push(
-      `  refused      ${counted(c.refused ?? 0, 'record')} the destination would not take; the next pass tries them again:`,
-    );
-    for (const line of p.refusals ?? []) lines.push(`               ${line}`);
+  const refusals = p.refusals ?? [];
+  if ((c.refused ?? 0) > 0 || refusals.length > 0) {
+    // Records the destination took only in part count as written: said apart, never "0 refused".
+    const partly = partlyWritten(p) ? 'records written only in part' : '';
+    const head =
+      (c.refused ?? 0) > 0
+        ? `  refused      ${counted(c.refused, 'record')} the destination would not take${partly ? `, and ${partly}` : ''}`
+        : `  in part      ${partly}`;
+    lines.push(`${head}; the next pass tries them again:`);
+    for (const line of refusals) lines.push(`               ${line}`);
+    // At most 20 lines are kept: the rest are counted, never dropped unsaid.
+    const listed = refusals.filter((line) => !line.includes(' written in part: ')).length;
+    if ((c.refused ?? 0) > listed) {
+      lines.push(
+        `               and ${counted(c.refused - listed, 'more record')} refused, not listed`,
+      );
+    }
   }
   const forbidden = p.forbidden ?? [];
   if (forbidden.length > 0) {

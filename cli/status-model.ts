@@ -19,7 +19,7 @@ import {
 } from '../workflows/mirror-types.js';
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit-types.js';
 import { askConnections, silentReason, STATUS_DEADLINE_MS } from './connection-list.js';
-import { asOfNow } from './mirror-summary.js';
+import { asOfNow, partlyWritten } from './mirror-summary.js';
 import { RECENT_FAILURE_MINUTES } from '../webhooks/receiver-stats.js';
 import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { keysApartLine, livePollers } from '../worker/worker-identity.js';
@@ -378,13 +378,18 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
     // A gone connection's ended passes are history: nothing runs them again, nothing to fix.
     if (m.connectionGone !== null) continue;
     const done = m.last?.progress;
-    if (m.last?.status === 'completed' && done && isIncomplete(done.counts, done.forbidden)) {
+    if (
+      m.last?.status === 'completed' &&
+      done &&
+      isIncomplete(done.counts, done.forbidden, done.refusals)
+    ) {
       // Ran to its end, but not everything arrived: that needs a person as much as a failure.
       const c = done.counts;
       const forbidden = done.forbidden ?? [];
       const what = [
         c.unreachable > 0 ? `${counted(c.unreachable, 'record')} unreachable` : '',
         c.refused > 0 ? `${c.refused} refused by the destination` : '',
+        partlyWritten(done) ? 'records written only in part' : '',
         forbidden.length > 0
           ? `${counted(forbidden.length, 'list')} its credential may not read (${forbidden.map((line) => line.split(':')[0]).join(', ')})`
           : '',

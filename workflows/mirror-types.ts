@@ -290,11 +290,16 @@ export function tallyDelta(
 }
 
 /**
- * A finished pass is incomplete when it left records unreachable or refused, or a list unread
- * that its credential may not read.
+ * A finished pass is incomplete when it left records unreachable, refused or written only in
+ * part (a deal whose contact or link the CRM refused: a refusal line, counted as written), or a
+ * list unread that its credential may not read.
  */
-export const isIncomplete = (counts: MirrorCounts, forbidden: readonly unknown[] = []): boolean =>
-  counts.unreachable > 0 || counts.refused > 0 || forbidden.length > 0;
+export const isIncomplete = (
+  counts: MirrorCounts,
+  forbidden: readonly unknown[] = [],
+  refusals: readonly string[] = [],
+): boolean =>
+  counts.unreachable > 0 || counts.refused > 0 || forbidden.length > 0 || refusals.length > 0;
 
 /** The lines of the lists a pass's credential may not read, one per partition refused. */
 export const forbiddenLines = (partitions: readonly PartitionState[]): string[] =>

@@ -305,7 +305,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     current.counts.unreachable = final.unreachable;
     current.gaps.push(...final.gaps);
     // Nothing silent: a pass that left records unreachable or refused is not done.
-    if (isIncomplete(current.counts, forbiddenLines(current.partitions))) {
+    if (isIncomplete(current.counts, forbiddenLines(current.partitions), current.refusals)) {
       current.phase = 'incomplete';
     }
     return progress();

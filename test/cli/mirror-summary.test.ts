@@ -51,6 +51,37 @@ describe('the summary of a pass the destination refused records in', () => {
     expect(progressLine(finished())).toContain('98 written, 0 unchanged, 0 deleted, 2 refused,');
   });
 
+  it('says how many refused records it does not list, past the lines it keeps', () => {
+    const text = summaryText(
+      finished({ counts: { ...emptyCounts(), read: 100, written: 95, refused: 5 } }),
+    );
+    expect(text).toContain(
+      '  refused      5 records the destination would not take; the next pass tries them again:\n',
+    );
+    expect(text).toContain('               and 3 more records refused, not listed\n');
+  });
+
+  it('says records written only in part as such, never "0 refused", and exits 3', () => {
+    const partly = finished({
+      destination: 'hubspot',
+      counts: { ...emptyCounts(), read: 100, written: 100, refused: 0 },
+      refusals: [
+        'leads 4 written in part: VALIDATION_ERROR: Property values were not valid: phone',
+      ],
+    });
+    const text = summaryText(partly);
+    expect(text).toContain(
+      '  in part      records written only in part; the next pass tries them again:\n' +
+        '               leads 4 written in part: VALIDATION_ERROR: Property values were not valid: phone\n',
+    );
+    expect(text).not.toContain('0 records the destination would not take');
+    expect(exitCodeOf(partly)).toBe(3);
+    const both = summaryText(finished({ refusals: [...finished().refusals, ...partly.refusals] }));
+    expect(both).toContain(
+      '  refused      2 records the destination would not take, and records written only in part; the next pass tries them again:\n',
+    );
+  });
+
   it('says nothing of refusals when there were none, nor for a pass from before they were counted', () => {
     const clean = finished({
       counts: { ...emptyCounts(), read: 100, written: 100 },
@@ -80,7 +111,9 @@ describe("a pass that paused on a destination's spent daily quota", () => {
   it('exits 3, as an incomplete pass does: what it read was not all written', () => {
     expect(exitCodeOf(paused)).toBe(3);
     expect(exitCodeOf(finished({ phase: 'incomplete', refusals: [] }))).toBe(3);
-    expect(exitCodeOf(finished({ counts: { ...emptyCounts(), read: 5, written: 5 } }))).toBe(0);
+    expect(
+      exitCodeOf(finished({ counts: { ...emptyCounts(), read: 5, written: 5 }, refusals: [] })),
+    ).toBe(0);
     expect(exitCodeOf(finished({ phase: 'failed', error: 'x' }))).toBe(1);
   });
 

@@ -144,6 +144,48 @@ describe('a canceled last pass', () => {
   });
 });
 
+describe('a last pass that wrote records only in part', () => {
+  it('is a problem, though it refused none', () => {
+    const now = Date.now();
+    const progress: MirrorProgress = {
+      connectionId: 'shop',
+      destination: 'hubspot',
+      mode: 'incremental',
+      subjects: ['leads'],
+      phase: 'done',
+      passId: 'p#1',
+      generation: 1,
+      startedAt: now - 60_000,
+      elapsedMs: 1_000,
+      partitions: { total: 2, done: 2 },
+      counts: { ...emptyCounts(), read: 10, written: 10 },
+      gaps: [],
+      refusals: ['leads 4 written in part: VALIDATION_ERROR: Property values were not valid'],
+      ratePerSecond: 10,
+      etaMs: 0,
+      error: null,
+    };
+    const last = passOf({ status: 'completed', closedAt: now - 50_000, progress }, now);
+    const mirror = {
+      workflowId: 'mirror-shop-1',
+      connectionId: 'shop',
+      destination: 'hubspot',
+      current: null,
+      last,
+      lastCompleted: null,
+      connectionGone: null,
+    };
+    expect(findProblems({ mirrors: [mirror] }).map((p) => p.message)).toEqual([
+      'mirror of connection shop into hubspot: last pass incomplete: records written only in part',
+    ]);
+    expect(
+      findProblems({
+        mirrors: [{ ...mirror, last: { ...last, progress: { ...progress, refusals: [] } } }],
+      }),
+    ).toEqual([]);
+  });
+});
+
 describe('a pass that failed before its connection was connected again', () => {
   it('is a problem that no longer says to connect it', () => {
     const now = Date.now();
