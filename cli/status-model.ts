@@ -1,5 +1,5 @@
 import { counted } from './counted.js';
-import { reconnectCommand } from './reconnect-advice.js';
+import { reconnectCommand, syncAgainCommand } from './reconnect-advice.js';
 import {
   isGrpcDeadlineError,
   isGrpcServiceError,
@@ -411,7 +411,7 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
       problems.push({
         connectionId: m.connectionId,
         kind: 'last_pass_failed',
-        message: `mirror of connection ${m.connectionId}${into}: last pass ${m.last.status.replace('_', ' ')}${m.last.error ? ` (${m.last.error})` : ''} before the connection was connected again (${new Date(connected).toISOString()}); 'ebsync sync --connection ${m.connectionId}' runs it again`,
+        message: `mirror of connection ${m.connectionId}${into}: last pass ${m.last.status.replace('_', ' ')}${m.last.error ? ` (${m.last.error})` : ''} before the connection was connected again (${new Date(connected).toISOString()}); '${syncAgainCommand(m.connectionId, m.destination)}' runs it again`,
       });
       continue;
     }
@@ -420,7 +420,7 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
       kind: 'last_pass_failed',
       message:
         m.last.status === 'canceled'
-          ? `mirror of connection ${m.connectionId}${into}: last pass canceled before it ended; 'ebsync sync' runs it again`
+          ? `mirror of connection ${m.connectionId}${into}: last pass canceled before it ended; '${syncAgainCommand(m.connectionId, m.destination)}' runs it again`
           : `mirror of connection ${m.connectionId}${into}: last pass ${m.last.status.replace('_', ' ')}${m.last.error ? `: ${m.last.error}` : ''}`,
     });
   }

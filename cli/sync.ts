@@ -38,7 +38,7 @@ import {
   STATUS_DEADLINE_MS,
 } from './connection-list.js';
 import { connectionStatusWithin } from './connection-update.js';
-import { reconnectCommand } from './reconnect-advice.js';
+import { reconnectCommand, shellWord } from './reconnect-advice.js';
 import { connectionWorkflowId, type ConnectionStatus } from '../workflows/connection-types.js';
 import {
   asOfNow,
@@ -108,11 +108,6 @@ export function destinationKey(destination: string): string {
 export function displayPath(path: string): string {
   const rel = relative(process.cwd(), path);
   return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
-}
-
-/** A word as a POSIX shell reads it back unchanged: quoted unless it is plain. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

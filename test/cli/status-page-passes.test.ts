@@ -137,10 +137,35 @@ describe('a canceled last pass', () => {
       connectionGone: null,
     };
     expect(findProblems({ mirrors: [mirror] }).map((p) => p.message)).toEqual([
-      "mirror of connection shop into sqlite:/tmp/m.db: last pass canceled before it ended; 'ebsync sync' runs it again",
+      "mirror of connection shop into sqlite:/tmp/m.db: last pass canceled before it ended; 'ebsync sync --connection shop --to sqlite:/tmp/m.db' runs it again",
     ]);
     const running = { ...canceled, runId: 'run-3', status: 'running' as const, closedAt: null };
     expect(findProblems({ mirrors: [{ ...mirror, current: running }] })).toEqual([]);
+  });
+
+  it("names the mirror's destination in the command, a CRM's or a Postgres one's with its login to fill in", () => {
+    const now = Date.now();
+    const canceled = passOf({ runId: 'run-2', status: 'canceled', closedAt: now - 50_000 }, now);
+    const into = (destination: string) =>
+      findProblems({
+        mirrors: [
+          {
+            workflowId: 'mirror-shop-1',
+            connectionId: 'shop',
+            destination,
+            current: null,
+            last: canceled,
+            lastCompleted: null,
+            connectionGone: null,
+          },
+        ],
+      }).map((p) => p.message);
+    expect(into('hubspot')).toEqual([
+      "mirror of connection shop into hubspot: last pass canceled before it ended; 'ebsync sync --connection shop --to hubspot' runs it again",
+    ]);
+    expect(into('postgres://***@db:5432/crm')).toEqual([
+      "mirror of connection shop into postgres://***@db:5432/crm: last pass canceled before it ended; 'ebsync sync --connection shop --to postgres://USER:PASSWORD@db:5432/crm' runs it again",
+    ]);
   });
 });
 
@@ -208,7 +233,7 @@ describe('a pass that failed before its connection was connected again', () => {
         (p) => p.message,
       ),
     ).toEqual([
-      `mirror of connection shop into sqlite:/tmp/m.db: last pass failed (connection 'shop' was disconnected; 'ebsync connect --name shop' connects it anew) before the connection was connected again (${new Date(connected).toISOString()}); 'ebsync sync --connection shop' runs it again`,
+      `mirror of connection shop into sqlite:/tmp/m.db: last pass failed (connection 'shop' was disconnected; 'ebsync connect --name shop' connects it anew) before the connection was connected again (${new Date(connected).toISOString()}); 'ebsync sync --connection shop --to sqlite:/tmp/m.db' runs it again`,
     ]);
     // Connected before it failed: the failure's own words stand.
     expect(
