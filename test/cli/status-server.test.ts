@@ -254,6 +254,12 @@ describe('the status page', () => {
       expect(answer.status, path).toBe(415);
       errorShape(answer, 415, 'unsupported_media_type');
     }
+    // Headers over Node's limit are refused before any route, in the same shape.
+    errorShape(
+      await send('/status.json', { headers: { 'x-big': 'x'.repeat(20_000) } }),
+      431,
+      'headers_too_large',
+    );
     // Paths the router itself refuses answer in the same shape, not Fastify's own.
     for (const id of ['%ff', 'c'.repeat(3000)]) {
       errorShape(
