@@ -703,7 +703,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         } catch (error) {
           if (error instanceof WorkflowNotFoundError) {
             throw new UserError(
-              `no mirror of connection ${connectionId} into ${maskCredentials(destination)} yet: start one with 'ebsync sync'`,
+              `no mirror of connection ${connectionId} into ${maskCredentials(destination)} yet: start one with 'ebsync sync${mirrorFlags(flags, connectionId, destination)}'`,
             );
           }
           throw error;

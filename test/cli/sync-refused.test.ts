@@ -468,6 +468,17 @@ describe('a running mirror that cannot go on', () => {
 });
 
 describe('ebsync sync --forget', () => {
+  it('--status of a mirror that never ran names the command that starts it, --to and all', async () => {
+    const status = await runCli(
+      ['sync', '--connection', CONNECTION, '--to', 'hubspot', '--status'],
+      env,
+    );
+    expect(status.code).toBe(1);
+    expect(status.stderr).toBe(
+      `ebsync: no mirror of connection ${CONNECTION} into hubspot yet: start one with 'ebsync sync --connection ${CONNECTION} --to hubspot'\n`,
+    );
+  });
+
   it("deletes a mirror's ended passes, not a running one, and ebsync status stops reporting it", async () => {
     const to = deadUrl('mistyped');
     const masked = to.replace('ebsync:s3cret-pw@', '***@');
