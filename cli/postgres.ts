@@ -57,6 +57,17 @@ export async function postgresCommand(flags: PostgresFlags): Promise<void> {
       }
       throw error;
     }
+    // A second start attaches to the one running: on its port, which may not be the one asked.
+    if (
+      !server.started &&
+      flags.port !== undefined &&
+      flags.port !== 0 &&
+      flags.port !== server.port
+    ) {
+      throw new UserError(
+        `the Postgres of ${dir} already runs on port ${server.port}, not --port ${flags.port}: use that port, or stop it (Ctrl-C where it was started) to run it on another`,
+      );
+    }
     const url = `postgres://postgres:$(cat '${dir}/password')@${POSTGRES_HOST}:${server.port}/${flags.database}`;
     // Listening for the stop signals before saying "ready" (as `ebsync sandbox` does): a
     // SIGTERM sent as soon as the line is read must stop the server, not end this process.

@@ -44,6 +44,21 @@ describe('ebsync postgres', () => {
       } finally {
         await client.end();
       }
+      // A second start attaches to it, on its port; asked for another, it says so, exit 1.
+      const attached = await runCli(
+        ['postgres', '--port', String(port), '--database', 'mirror'],
+        env,
+      );
+      expect(attached.code, attached.stderr).toBe(0);
+      expect(attached.stdout).toContain(
+        `Postgres already running at postgres://***@127.0.0.1:${port}/mirror`,
+      );
+      const other = await closedPort();
+      const elsewhere = await runCli(['postgres', '--port', String(other)], env);
+      expect(elsewhere.code).toBe(1);
+      expect(elsewhere.stderr).toBe(
+        `ebsync: the Postgres of ${folder} already runs on port ${port}, not --port ${other}: use that port, or stop it (Ctrl-C where it was started) to run it on another\n`,
+      );
       const stopped = await server.interrupt(30_000);
       expect(stopped.code, stopped.stderr).toBe(0);
       const after = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password });
