@@ -142,6 +142,18 @@ export class PipedriveClient {
     return envelope.data as T;
   }
 
+  /** Whether Pipedrive still has the record at `path` (a GET by id): false on 404. */
+  async exists(path: string): Promise<boolean> {
+    const answer = await this.call('GET', path);
+    if (answer.status === 404) return false;
+    if (answer.status >= 300) {
+      throw new DestinationWriteError(
+        `Pipedrive answered ${answer.status} to GET ${path}: ${errorOf(answer.body)}`,
+      );
+    }
+    return true;
+  }
+
   /** PATCHes a record by id: false when Pipedrive no longer has it (404), so it is looked up. */
   async patchIfExists(path: string, json: unknown): Promise<boolean> {
     const answer = await this.call('PATCH', path, { json });

@@ -407,11 +407,19 @@ export class PipedriveDestination implements Destination {
     };
   }
 
+  /**
+   * The event's customer: the person known for it while Pipedrive still has them, else the one
+   * with this email, else a new one. A person deleted or merged away in Pipedrive (merging
+   * duplicates is what crm.md advises) was linked as known, and Pipedrive refused the deal
+   * ("Person N not found", 400) on every pass after.
+   */
   private async customer(
     email: string,
     known: number | undefined,
   ): Promise<{ id: number; created: boolean }> {
-    if (known !== undefined) return { id: known, created: false };
+    if (known !== undefined && (await this.client.exists(`/api/v2/persons/${known}`))) {
+      return { id: known, created: false };
+    }
     const search = await this.client.data<{ items?: { item: { id: number } }[] }>(
       'GET',
       '/api/v2/persons/search',

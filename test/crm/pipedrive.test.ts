@@ -210,6 +210,37 @@ describe('Pipedrive persons', () => {
   });
 });
 
+describe('Pipedrive persons gone', () => {
+  const event = (id: string, email: string, destinationKey?: string) => ({
+    resource: 'events' as const,
+    id,
+    attributes: { customer_emails: email, status: 'confirmed' },
+    raw: {},
+    ...(destinationKey === undefined ? {} : { destinationKey }),
+  });
+
+  it("links an event's deal to a person found again when its known person was deleted or merged away", async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    const first = await destination.upsert('events', [event('7', 'ada@example.com')]);
+    const key = first.keys[0]!;
+    const gone = Number(/p(\d+)/.exec(key)?.[1]);
+    // Deleted in Pipedrive (a merge removes the duplicate the same way).
+    const deleted = await fetch(`${fake.baseUrl}/api/v2/persons/${gone}`, {
+      method: 'DELETE',
+      headers: { 'x-api-token': fake.token },
+    });
+    expect(deleted.status).toBe(200);
+    const again = await destination.upsert('events', [event('7', 'ada@example.com', key)]);
+    const person = Number(/p(\d+)/.exec(again.keys[0]!)?.[1]);
+    expect(person).not.toBe(gone);
+    expect(fake.state.live('persons').map((p) => p.id)).toEqual([person]);
+    const deal = fake.state.live('deals')[0];
+    expect(deal?.fields.person_id).toBe(person);
+  });
+});
+
 describe('Pipedrive rate limits', () => {
   it('429 of the 2-second window: paced from the rate headers, and nothing fails', async () => {
     const fake = await crm.newFake();
