@@ -106,6 +106,10 @@ export class PipedriveDestination implements Destination {
   }
 
   async ensureSchema(_tables: readonly TableSpec[]): Promise<SchemaChanges> {
+    // Read again at each pass (a pass ensures the schema first): a worker kept the keys it
+    // read first for its whole life, so fields made again in Pipedrive (setup run again after
+    // they were deleted) failed every write ("Unknown custom field") until it was restarted.
+    this.keys = undefined;
     await this.fieldKeys();
     return { createdTables: [], addedColumns: [] };
   }

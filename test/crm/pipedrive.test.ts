@@ -241,6 +241,36 @@ describe('Pipedrive persons gone', () => {
   });
 });
 
+describe('Pipedrive deal fields made again', () => {
+  const event = (id: string, email: string) => ({
+    resource: 'events' as const,
+    id,
+    attributes: { customer_emails: email, status: 'confirmed' },
+    raw: {},
+  });
+
+  it('are read again by the next pass, not kept from the first for the life of the worker', async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    await destination.ensureSchema([]);
+    await destination.upsert('events', [event('7', 'ada@example.com')]);
+    // Deleted in Pipedrive, then made again by setup: new keys.
+    for (const [key, field] of fake.state.fields.deals) {
+      if (field.name.startsWith('ebs_')) fake.state.fields.deals.delete(key);
+    }
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    // What the next pass does first.
+    await destination.ensureSchema([]);
+    const again = await destination.upsert('events', [event('8', 'bo@example.com')]);
+    expect(again.keys[0]).toMatch(/^p\d+\.d\d+$/);
+    const eventKey = fieldKey(fake, 'ebs_event_id');
+    expect(fake.state.live('deals').filter((d) => d.custom_fields[eventKey] === '8')).toHaveLength(
+      1,
+    );
+  });
+});
+
 describe('Pipedrive rate limits', () => {
   it('429 of the 2-second window: paced from the rate headers, and nothing fails', async () => {
     const fake = await crm.newFake();
