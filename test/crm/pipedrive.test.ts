@@ -161,17 +161,20 @@ describe('mirror into Pipedrive (2,000 leads, 300 events)', () => {
   }, 600_000);
 });
 
+/** An event record as the mirror hands it over, with the ids the ledger kept when given. */
+const event = (id: string, email: string, destinationKey?: string) => ({
+  resource: 'events' as const,
+  id,
+  attributes: { customer_emails: email, status: 'confirmed' },
+  raw: {},
+  ...(destinationKey === undefined ? {} : { destinationKey }),
+});
+
 describe('Pipedrive persons', () => {
   const lead = (id: string, email: string) => ({
     resource: 'leads' as const,
     id,
     attributes: { email, first_name: 'Ada', last_name: null },
-    raw: {},
-  });
-  const event = (id: string, email: string) => ({
-    resource: 'events' as const,
-    id,
-    attributes: { customer_emails: email, status: 'confirmed' },
     raw: {},
   });
 
@@ -211,14 +214,6 @@ describe('Pipedrive persons', () => {
 });
 
 describe('Pipedrive persons gone', () => {
-  const event = (id: string, email: string, destinationKey?: string) => ({
-    resource: 'events' as const,
-    id,
-    attributes: { customer_emails: email, status: 'confirmed' },
-    raw: {},
-    ...(destinationKey === undefined ? {} : { destinationKey }),
-  });
-
   it("links an event's deal to a person found again when its known person was deleted or merged away", async () => {
     const fake = await crm.newFake();
     await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
@@ -242,13 +237,6 @@ describe('Pipedrive persons gone', () => {
 });
 
 describe('Pipedrive deal fields made again', () => {
-  const event = (id: string, email: string) => ({
-    resource: 'events' as const,
-    id,
-    attributes: { customer_emails: email, status: 'confirmed' },
-    raw: {},
-  });
-
   it('are read again by the next pass, not kept from the first for the life of the worker', async () => {
     const fake = await crm.newFake();
     await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
