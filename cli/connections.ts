@@ -447,9 +447,18 @@ function permissionsKnown(status: ConnectionStatus): string {
   return "permissions not listed by the service: a key has its creator's or fewer";
 }
 
+/** What a paused connection's syncs do, and what ends it. */
+function pausedLine(id: string, what: string): string {
+  return `${what}: ${id}; its syncs wait until 'ebsync connections resume ${id}'`;
+}
+
 function connectedLine({ status, probe: probed }: Connected): string {
   const leads = probed.readsLeads ? 'leads readable' : 'leads not readable (403)';
-  return `connected: ${status.businessName ?? 'the business'} (connection ${status.connectionId}, ${status.kind}, ${permissionsKnown(status)}; ${leads})`;
+  const line = `connected: ${status.businessName ?? 'the business'} (connection ${status.connectionId}, ${status.kind}, ${permissionsKnown(status)}; ${leads})`;
+  // A reconnect keeps a pause: said, or the user would wait for syncs that do not run.
+  return status.state === 'paused'
+    ? `${line}\n${pausedLine(status.connectionId, 'still paused')}`
+    : line;
 }
 
 /**
@@ -590,11 +599,7 @@ export function pauseCommand(name: 'pause' | 'resume', id: string): Promise<void
           `connection '${id}' is ${status.state}${reason}; ${name} applies to active or paused connections only`,
         );
       }
-      process.stdout.write(
-        paused
-          ? `paused: ${id}; its syncs wait until 'ebsync connections resume ${id}'\n`
-          : `resumed: ${id}\n`,
-      );
+      process.stdout.write(paused ? `${pausedLine(id, 'paused')}\n` : `resumed: ${id}\n`);
     },
   )(id);
 }

@@ -216,7 +216,10 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     profile.credentialsVersion = (profile.credentialsVersion ?? 0) + 1;
     // Workflow time: the update's own, the same on replay.
     profile.reconnectedAt = Date.now();
-    state = 'active';
+    // A pause is the user's, and new credentials do not lift it (they used to, and the syncs
+    // that 'pause' said wait until 'resume' went on at once): 'resume' does. Histories from
+    // before reconnected to active.
+    if (!(state === 'paused' && patched('reconnect-keeps-pause'))) state = 'active';
     lastError = null;
     wake = true;
     return status();

@@ -64,3 +64,22 @@ it('mirrors the new business right after a reconnect with another key at another
   expect(second.code, second.stderr).toBe(0);
   expect(leadsIn(after)).toBe(7);
 });
+
+it('keeps a paused connection paused across a reconnect, and says so', async () => {
+  const pause = await runCli(['connections', 'pause', CONNECTION], stack.env);
+  expect(pause.code, pause.stderr).toBe(0);
+  // New credentials (a rotated key, say) are no 'resume': the syncs 'pause' said wait go on
+  // waiting. A reconnect used to set the connection active without a word.
+  const connect = await runCli(['connect', '--api-key', '--name', CONNECTION], stack.env);
+  expect(connect.code, connect.stderr).toBe(0);
+  expect(connect.stdout).toContain(
+    `still paused: ${CONNECTION}; its syncs wait until 'ebsync connections resume ${CONNECTION}'`,
+  );
+  const shown = await runCli(['connections', CONNECTION, '--json'], stack.env);
+  expect(shown.code, shown.stderr).toBe(0);
+  expect(JSON.parse(shown.stdout)).toMatchObject({ state: 'paused', credentialsVersion: 2 });
+  const resume = await runCli(['connections', 'resume', CONNECTION], stack.env);
+  expect(resume.code, resume.stderr).toBe(0);
+  const after = await runCli(['connections', CONNECTION, '--json'], stack.env);
+  expect(JSON.parse(after.stdout)).toMatchObject({ state: 'active' });
+});
