@@ -521,7 +521,9 @@ function inspect(status: ConnectionStatus, rate: number | null | undefined): str
         : `${rate} requests/s`,
   ]);
   rows.push(['last limited', rateLimitLine(status.lastRateLimit)]);
-  return rows.map(([k, v]) => `${k.padEnd(13)}${v}`).join('\n') + '\n';
+  // As wide as the longest label ('reconnected at' ran into its value at a fixed 13).
+  const width = Math.max(...rows.map(([k]) => k.length)) + 1;
+  return rows.map(([k, v]) => `${k.padEnd(width)}${v}`).join('\n') + '\n';
 }
 
 /** Runs fn with a Temporal client, once a worker is known to poll the task queue. */

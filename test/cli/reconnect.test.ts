@@ -78,6 +78,15 @@ it('keeps a paused connection paused across a reconnect, and says so', async () 
   const shown = await runCli(['connections', CONNECTION, '--json'], stack.env);
   expect(shown.code, shown.stderr).toBe(0);
   expect(JSON.parse(shown.stdout)).toMatchObject({ state: 'paused', credentialsVersion: 2 });
+  // Each value in one column, after the longest label ('reconnected at').
+  const text = await runCli(['connections', CONNECTION], stack.env);
+  expect(text.code, text.stderr).toBe(0);
+  expect(text.stdout).toMatch(/^reconnected at +\d{4}-/m);
+  const columns = text.stdout
+    .trim()
+    .split('\n')
+    .map((line) => /^\S+(?: \S+)* +/.exec(line)?.[0].length);
+  expect(new Set(columns).size, text.stdout).toBe(1);
   const resume = await runCli(['connections', 'resume', CONNECTION], stack.env);
   expect(resume.code, resume.stderr).toBe(0);
   const after = await runCli(['connections', CONNECTION, '--json'], stack.env);
