@@ -51,6 +51,13 @@ function refreshLead(creds: { accessExpiresAt: number; accessIssuedAt: number })
   return Math.min(300_000, Math.max(2_000, lifetime * 0.2));
 }
 
+/**
+ * The timer refreshes a token no sooner than this after it was issued: a service whose tokens
+ * live 2 s or less had the timer refresh at once, again and again, ten times a second while
+ * nothing used the connection. A sync that asks meanwhile still gets a refresh of its own.
+ */
+const MIN_REFRESH_GAP_MS = 2_000;
+
 const HISTORY_EVENTS_LIMIT = 2_000;
 
 /** How long a disconnect waits for a token refresh under way (the CLI waits 30 s in all). */
@@ -324,7 +331,10 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     }
     wake = false;
     if (state === 'active' && credentials.kind === 'oauth') {
-      const dueIn = credentials.accessExpiresAt - refreshLead(credentials) - Date.now();
+      let dueIn = credentials.accessExpiresAt - refreshLead(credentials) - Date.now();
+      const gapLeft = credentials.accessIssuedAt + MIN_REFRESH_GAP_MS - Date.now();
+      // Histories from before refreshed at once.
+      if (dueIn < gapLeft && patched('refresh-gap')) dueIn = gapLeft;
       if (dueIn <= 0) {
         const ok = await refreshOnce().then(
           () => true,

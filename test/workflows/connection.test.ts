@@ -12,6 +12,7 @@ import {
   CONNECTION_SCENARIOS,
   fakeConnectionActivities,
   refreshesSeen,
+  rotated,
 } from '../fixtures/connection-scenarios.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 
@@ -241,4 +242,34 @@ describe('disconnect during a token refresh', () => {
     expect(ended.lastError).toBeNull();
     expect(revoked).toEqual(['rt-0.r']);
   }, 60_000);
+});
+
+describe('a service whose tokens live a second', () => {
+  it('the timer refreshes every 2 s, not over and over', async () => {
+    const presented: string[] = [];
+    const activities = {
+      ...fakeConnectionActivities,
+      refreshConnectionTokens(
+        input: Parameters<typeof fakeConnectionActivities.refreshConnectionTokens>[0],
+      ) {
+        presented.push(input.refreshToken);
+        return Promise.resolve(rotated(input.refreshToken, 1));
+      },
+    };
+    const queue = t.taskQueue();
+    await t.withWorker({ taskQueue: queue, activities }, async () => {
+      const handle = await t.client.workflow.start(connectionWorkflow, {
+        taskQueue: queue,
+        workflowId: `short-token-${queue}`,
+        args: [oauthInput('short-token', 1_000)],
+      });
+      await new Promise((r) => setTimeout(r, 7_000));
+      await handle.executeUpdate(disconnectUpdate);
+      await handle.result();
+    });
+    // At 0, 2, 4 and 6 s (the first token is older than 2 s by the first task, perhaps):
+    // it used to be a refresh as soon as the last one ended, dozens in these 7 s.
+    expect(presented.length).toBeGreaterThanOrEqual(3);
+    expect(presented.length).toBeLessThanOrEqual(5);
+  });
 });
