@@ -24,7 +24,8 @@ import {
 } from './schedule-views.js';
 import { counted } from './counted.js';
 import { cronProblem, timezoneProblem } from './schedule-cron.js';
-import { requireWorker } from './worker-check.js';
+import { requireWorker, requireWorkerOf } from './worker-check.js';
+import { connectionWorkflowId } from '../workflows/connection-types.js';
 import {
   requireConnection,
   checkDestination,
@@ -34,6 +35,7 @@ import {
   normalizeDestination,
   parseSubjects,
   pickConnection,
+  reauthNeeded,
 } from './sync.js';
 
 /** What `ebsync schedule` does to one schedule by its id. */
@@ -439,6 +441,17 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
           `${what} of connection ${connectionId}, ${whenText(timing)}` +
           `${request.paused ? ' (paused)' : ''}\n`,
       );
+      // Created as asked (a reconnect makes it good), but its passes fail until then: said.
+      // Asked only of a worker that polls: with none, the query would wait out its deadline.
+      const answers = await requireWorkerOf(client, config, connectionWorkflowId(connectionId))
+        .then(() => true)
+        .catch(() => false);
+      const reauth = answers ? await reauthNeeded(client, connectionId) : undefined;
+      if (reauth) {
+        process.stderr.write(
+          `ebsync: warning: ${reauth.what}, so its scheduled passes fail until then: ${reauth.run}\n`,
+        );
+      }
     });
   });
 }

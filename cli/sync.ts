@@ -195,7 +195,7 @@ export async function requireConnection(client: Client, id: string): Promise<voi
  * Why a connection needs re-authorization and what to run, when its workflow says it does
  * within the status deadline; undefined otherwise (active, or no worker answered in time).
  */
-async function reauthNeeded(
+export async function reauthNeeded(
   client: Client,
   id: string,
   status?: ConnectionStatus,

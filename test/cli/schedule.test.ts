@@ -143,6 +143,31 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     expect(deleted.code, deleted.stderr).toBe(0);
   });
 
+  it('a connection that needs re-authorization: created, with a warning saying what to run', async () => {
+    const revoked = `${CONNECTION}-revoked`;
+    const key = stack.sb.admin.createKey({ name: 'revoked soon' });
+    const connect = await runCli(['connect', '--api-key', '--name', revoked], {
+      ...env,
+      EBS_API_KEY: key.key,
+    });
+    expect(connect.code, connect.stderr).toBe(0);
+    stack.sb.admin.revokeKey(key.id);
+    // The pass meets the 401 and the connection is needs_reauth.
+    const to = `sqlite:${join(dir, 'revoked.db')}`;
+    const sync = await runCli(['sync', 'leads', '--connection', revoked, '--to', to], env, 120_000);
+    expect(sync.code).toBe(1);
+    const of = ['--connection', revoked, '--to', to];
+    const result = await runCli(['schedule', 'create', 'leads', '--every', '1h', ...of], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^created schedule sync-schedule-cli-revoked-leads-incremental-/);
+    // Its passes would fail until the reconnect: it used to be created without a word.
+    expect(result.stderr).toBe(
+      `ebsync: warning: connection '${revoked}' needs re-authorization (the service refused the integration key (401)), so its scheduled passes fail until then: run 'ebsync connect --api-key --name ${revoked}'\n`,
+    );
+    const id = /^created schedule (\S+):/.exec(result.stdout)?.[1] ?? '';
+    expect((await runCli(['schedule', 'delete', id], env)).code).toBe(0);
+  }, 240_000);
+
   it('an unknown schedule is one line, exit 1', async () => {
     const result = await runCli(['schedule', 'pause', 'sync-nobody-all-full'], env);
     expect(result.code).toBe(1);
