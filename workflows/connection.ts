@@ -122,6 +122,10 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
         clientId: profile.clientId ?? '',
         refreshToken: before.refreshToken,
       });
+      // A reconnect while the activity ran replaced the grant it refreshed: the new
+      // credentials stand (that grant is left live, as a reconnect leaves it). They used to be
+      // overwritten by the old grant's tokens. Histories from before kept the refresh's.
+      if (credentials !== before && patched('refresh-yields-to-reconnect')) return;
       const now = Date.now();
       credentials = {
         kind: 'oauth',
@@ -135,6 +139,8 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     } catch (error) {
       const cause = error instanceof ActivityFailure ? error.cause : error;
       const message = cause instanceof Error ? cause.message : String(cause);
+      // The grant a reconnect replaced was refused: nothing to say of the new credentials.
+      if (credentials !== before && patched('refresh-yields-to-reconnect')) return;
       if (cause instanceof ApplicationFailure && cause.type === INVALID_GRANT) {
         needsReauth(message);
       } else {
@@ -194,8 +200,9 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
       if (rejectedToken === credentials.accessToken) await refreshAfterRejection();
       else if (nearExpiry || refreshing) await refreshOnce();
       assertActive();
-      if (credentials.kind !== 'oauth')
-        throw ApplicationFailure.nonRetryable('credentials changed kind');
+      // A reconnect to a key while the refresh ran: the key is the answer (it used to fail
+      // the asking activity for good).
+      if (credentials.kind !== 'oauth') return credentials;
       return {
         kind: 'oauth',
         accessToken: credentials.accessToken,

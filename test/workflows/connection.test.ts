@@ -7,6 +7,9 @@ import {
   type ConnectionInput,
   type ConnectionStatus,
   disconnectUpdate,
+  getCredentialsUpdate,
+  reconnectUpdate,
+  statusQuery,
 } from '../../workflows/connection-types.js';
 import {
   CONNECTION_SCENARIOS,
@@ -241,6 +244,43 @@ describe('disconnect during a token refresh', () => {
     expect(ended.state).toBe('disconnected');
     expect(ended.lastError).toBeNull();
     expect(revoked).toEqual(['rt-0.r']);
+  }, 60_000);
+});
+
+describe('a reconnect during a token refresh', () => {
+  it('keeps the new credentials: the refresh of the grant they replaced does not overwrite them', async () => {
+    const { ended, revoked } = await refreshUnderWay(
+      'reconnect-mid-refresh',
+      async (handle, seen) => {
+        // An activity asks while the refresh is under way, and waits for it.
+        const asked = handle.executeUpdate(getCredentialsUpdate, { args: [{}] });
+        await new Promise((r) => setTimeout(r, 500));
+        await handle.executeUpdate(reconnectUpdate, {
+          args: [
+            {
+              credentials: { kind: 'apiKey', apiKey: 'ik_new' },
+              service: { kind: 'integration_key', baseUrl: 'https://svc.example/api/v1/' },
+            },
+          ],
+        });
+        seen.release();
+        // It gets the new key, not a failure for good ('credentials changed kind').
+        expect(await asked).toEqual({ kind: 'apiKey', apiKey: 'ik_new' });
+        // The old grant's refresh ends after the reconnect: it used to put that grant's tokens
+        // back, an OAuth token under an integration_key profile, the new key forgotten.
+        await new Promise((r) => setTimeout(r, 2_000));
+        const status = await handle.query(statusQuery);
+        expect(status).toMatchObject({ kind: 'integration_key', state: 'active' });
+        expect(await handle.executeUpdate(getCredentialsUpdate, { args: [{}] })).toEqual({
+          kind: 'apiKey',
+          apiKey: 'ik_new',
+        });
+        await handle.executeUpdate(disconnectUpdate);
+      },
+    );
+    expect(ended.state).toBe('disconnected');
+    // A key is not revoked; nor is the replaced grant (docs/connections.md says so).
+    expect(revoked).toEqual([]);
   }, 60_000);
 });
 
