@@ -51,6 +51,8 @@ import { sameSecret } from '../config/secret-compare.js';
 import { requireWorker, requireWorkerOf, runningTaskQueueOf } from './worker-check.js';
 import { connectionStatusWithin, REQUEST_KEPT, updateOnceAnswered } from './connection-update.js';
 import { listenRefusal } from './network-refusals.js';
+import { listMirrorSchedules } from './schedule-views.js';
+import { reconnectCommand } from './reconnect-advice.js';
 
 /**
  * How long an update to a connection's workflow may wait for a worker. The check for a worker
@@ -711,6 +713,8 @@ export function disconnectCommand(id: string): Promise<void> {
       process.stdout.write(`${disconnectedLine(id, status)}\n`);
       const webhooks = await forgetWebhooks(client, config, id);
       for (const line of webhooks.lines) process.stdout.write(`${line}\n`);
+      const schedules = await schedulesLeft(client, id, status.kind);
+      if (schedules) process.stdout.write(`${schedules}\n`);
       const live = grantLeftLive(id, status);
       if (live) throw new UserError(live);
       // A drain asked to stop that has not yet: Temporal keeps the request, as for an update.
@@ -768,6 +772,27 @@ async function forgetWebhooks(
     );
   }
   return { lines, drainStopping };
+}
+
+/**
+ * A disconnected connection's schedules stay (a connect under the same name makes them good
+ * again), but until then each pass they fire fails: said, with how to remove them. It used
+ * to be left for 'ebsync status' to show failing.
+ */
+async function schedulesLeft(
+  client: Client,
+  id: string,
+  kind: string,
+): Promise<string | undefined> {
+  const { views } = await listMirrorSchedules(client, id);
+  if (views.length === 0) return undefined;
+  const firing = views.filter((view) => !view.paused).length;
+  const ids = views.map((view) => view.scheduleId).join(', ');
+  const fail =
+    firing === 0
+      ? 'all paused'
+      : `${firing === views.length ? 'each' : `${firing} not paused, each`} starts passes that fail until '${reconnectCommand(id, kind)}' connects it again`;
+  return `schedules: ${views.length === 1 ? 'its schedule stays' : `its ${views.length} schedules stay`} (${ids}), ${fail}; 'ebsync schedule delete ID' removes one`;
 }
 
 /** How long disconnect waits for a cancelled drain to end before saying it was only asked. */

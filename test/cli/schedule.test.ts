@@ -168,6 +168,30 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     expect((await runCli(['schedule', 'delete', id], env)).code).toBe(0);
   }, 240_000);
 
+  it('disconnect names the schedules it leaves, whose passes fail until a connect', async () => {
+    const leaving = `${CONNECTION}-leaving`;
+    expect((await runCli(['connect', '--api-key', '--name', leaving], env)).code).toBe(0);
+    const of = ['--connection', leaving, '--to', `sqlite:${join(dir, 'leaving.db')}`];
+    const made = await runCli(['schedule', 'create', '--every', '1h', ...of], env);
+    expect(made.code, made.stderr).toBe(0);
+    const paused = await runCli(
+      ['schedule', 'create', '--full', '--every', '1h', '--paused', ...of],
+      env,
+    );
+    expect(paused.code, paused.stderr).toBe(0);
+    const ids = [made, paused].map((r) => /^created schedule (\S+):/.exec(r.stdout)?.[1] ?? '');
+    try {
+      const gone = await runCli(['disconnect', leaving], env, 120_000);
+      expect(gone.code, gone.stderr).toBe(0);
+      // It used to say nothing of them: 'ebsync status' showed their passes failing.
+      expect(gone.stdout).toContain(
+        `schedules: its 2 schedules stay (${[...ids].sort().join(', ')}), 1 not paused, each starts passes that fail until 'ebsync connect --api-key --name ${leaving}' connects it again; 'ebsync schedule delete ID' removes one\n`,
+      );
+    } finally {
+      for (const id of ids) await runCli(['schedule', 'delete', id], env);
+    }
+  }, 240_000);
+
   it('an unknown schedule is one line, exit 1', async () => {
     const result = await runCli(['schedule', 'pause', 'sync-nobody-all-full'], env);
     expect(result.code).toBe(1);
