@@ -112,6 +112,9 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     );
   };
 
+  /** The credentials the last refresh installed (state only: what refreshAfterRejection asks). */
+  let refreshedTo: Credentials | undefined;
+
   const refresh = async (): Promise<void> => {
     if (credentials.kind !== 'oauth') return;
     const before = credentials;
@@ -134,6 +137,7 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
         accessIssuedAt: now,
         accessExpiresAt: now + tokens.expiresIn * 1000,
       };
+      refreshedTo = credentials;
       refreshCount += 1;
       lastError = null;
     } catch (error) {
@@ -180,10 +184,17 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     }
   };
 
-  /** A refresh because the service refused the current access token. */
+  /**
+   * A refresh because the service refused the current access token. Only a token that refresh
+   * issued counts as issued after a rejection: one a reconnect set while it ran (the refresh
+   * then yields) gets its own refresh at its first refusal.
+   */
   const refreshAfterRejection = async (): Promise<void> => {
     await refreshOnce();
-    issuedAfterRejection = credentials.kind === 'oauth' ? credentials.accessToken : undefined;
+    issuedAfterRejection =
+      credentials.kind === 'oauth' && credentials === refreshedTo
+        ? credentials.accessToken
+        : undefined;
   };
 
   setHandler(statusQuery, status);

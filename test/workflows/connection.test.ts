@@ -6,6 +6,7 @@ import { connectionWorkflow } from '../../workflows/connection.js';
 import {
   type ConnectionInput,
   type ConnectionStatus,
+  credentialsRejectedUpdate,
   disconnectUpdate,
   getCredentialsUpdate,
   reconnectUpdate,
@@ -281,6 +282,42 @@ describe('a reconnect during a token refresh', () => {
     expect(ended.state).toBe('disconnected');
     // A key is not revoked; nor is the replaced grant (docs/connections.md says so).
     expect(revoked).toEqual([]);
+  }, 60_000);
+});
+
+describe('a reconnect during a refresh a refusal asked for', () => {
+  it("gives the reconnect's token a refresh of its own at its first refusal, not needs_reauth", async () => {
+    const { ended } = await refreshUnderWay('reconnect-mid-rejection', async (handle, seen) => {
+      // The service refused the old token while the timer's refresh ran: the refusal waits.
+      const refused = handle.executeUpdate(credentialsRejectedUpdate, {
+        args: [{ rejected: 'at-0' }],
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      const now = Date.now();
+      await handle.executeUpdate(reconnectUpdate, {
+        args: [
+          {
+            credentials: {
+              kind: 'oauth',
+              accessToken: 'at-new',
+              refreshToken: 'rt-new',
+              accessIssuedAt: now,
+              accessExpiresAt: now + 3_600_000,
+            },
+          },
+        ],
+      });
+      seen.release();
+      expect((await refused).state).toBe('active');
+      // The new token was issued by the reconnect, not by a refresh after a refusal: its
+      // first refusal is refreshed once (it went straight to needs_reauth).
+      const after = await handle.executeUpdate(credentialsRejectedUpdate, {
+        args: [{ rejected: 'at-new' }],
+      });
+      expect(after.state).toBe('active');
+      await handle.executeUpdate(disconnectUpdate);
+    });
+    expect(ended.state).toBe('disconnected');
   }, 60_000);
 });
 
