@@ -38,7 +38,7 @@ import {
   STATUS_DEADLINE_MS,
 } from './connection-list.js';
 import { connectionStatusWithin } from './connection-update.js';
-import { reconnectCommand, shellWord } from './reconnect-advice.js';
+import { reconnectCommand, shellWord, syncAgainCommand } from './reconnect-advice.js';
 import { connectionWorkflowId, type ConnectionStatus } from '../workflows/connection-types.js';
 import {
   asOfNow,
@@ -703,7 +703,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         } catch (error) {
           if (error instanceof WorkflowNotFoundError) {
             throw new UserError(
-              `no mirror of connection ${connectionId} into ${maskCredentials(destination)} yet: start one with 'ebsync sync${mirrorFlags(flags, connectionId, destination)}'`,
+              `no mirror of connection ${connectionId} into ${maskCredentials(destination)} yet: start one with '${syncAgainCommand(connectionId, maskCredentials(destination))}'`,
             );
           }
           throw error;

@@ -477,6 +477,22 @@ describe('ebsync sync --forget', () => {
     expect(status.stderr).toBe(
       `ebsync: no mirror of connection ${CONNECTION} into hubspot yet: start one with 'ebsync sync --connection ${CONNECTION} --to hubspot'\n`,
     );
+    // Into Postgres: the command that starts it asks for the login, never shows one.
+    const pg = await runCli(
+      [
+        'sync',
+        '--connection',
+        CONNECTION,
+        '--to',
+        'postgres://ebs:s3cret-pw@127.0.0.1:1/mirror',
+        '--status',
+      ],
+      env,
+    );
+    expect(pg.code).toBe(1);
+    expect(pg.stderr).toBe(
+      `ebsync: no mirror of connection ${CONNECTION} into postgres://***@127.0.0.1:1/mirror yet: start one with 'ebsync sync --connection ${CONNECTION} --to postgres://USER:PASSWORD@127.0.0.1:1/mirror'\n`,
+    );
   });
 
   it("deletes a mirror's ended passes, not a running one, and ebsync status stops reporting it", async () => {
