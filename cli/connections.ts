@@ -713,7 +713,11 @@ export function disconnectCommand(id: string): Promise<void> {
       process.stdout.write(`${disconnectedLine(id, status)}\n`);
       const webhooks = await forgetWebhooks(client, config, id);
       for (const line of webhooks.lines) process.stdout.write(`${line}\n`);
-      const schedules = await schedulesLeft(client, id, status.kind);
+      // Said after what was done, never in its place: a listing that fails is one line too.
+      const schedules = await schedulesLeft(client, id, status.kind).catch(
+        (error: unknown) =>
+          `schedules: its schedules could not be listed (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); 'ebsync schedule list' shows them`,
+      );
       if (schedules) process.stdout.write(`${schedules}\n`);
       const live = grantLeftLive(id, status);
       if (live) throw new UserError(live);
