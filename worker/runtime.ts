@@ -56,10 +56,13 @@ export const RETRY_WARNING_EVERY_MS = 60_000;
 export class PinoTemporalLogger implements TemporalLogger {
   private retryLoggedAt = Number.NEGATIVE_INFINITY;
   private retriesLeftOut = 0;
+  /** The last warning left out, said with their count when the minute is up. */
+  private lastLeftOut: { message: string; meta: LogMetadata } | undefined;
+  private retryFlush: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
+    private readonly retryEveryMs: number = RETRY_WARNING_EVERY_MS,
   ) {}
 
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
@@ -74,16 +77,36 @@ export class PinoTemporalLogger implements TemporalLogger {
     this.logger[LEVELS[level]](fields, message);
   }
 
-  /** The first of a run of retry warnings, then one a minute, the transport's reason only. */
+  /**
+   * The first of a run of retry warnings, then one a minute at most, the transport's reason
+   * only. Those left out are said, counted, when their minute is up, however the run ended: an
+   * outage within a minute of the last line is never left unsaid.
+   */
   private retryWarning(message: string, meta: LogMetadata): void {
-    const at = this.now();
-    if (at - this.retryLoggedAt < RETRY_WARNING_EVERY_MS) {
-      this.retriesLeftOut += 1;
+    const since = Date.now() - this.retryLoggedAt;
+    if (since >= this.retryEveryMs) {
+      this.logRetry(message, meta);
       return;
     }
+    this.retriesLeftOut += 1;
+    this.lastLeftOut = { message, meta };
+    this.retryFlush ??= setTimeout(() => {
+      this.retryFlush = undefined;
+      const last = this.lastLeftOut;
+      if (last === undefined) return;
+      // The line is the last of them: the others are its count.
+      this.retriesLeftOut -= 1;
+      this.logRetry(last.message, last.meta);
+    }, this.retryEveryMs - since);
+    // A worker stopping does not wait for a count.
+    this.retryFlush.unref();
+  }
+
+  private logRetry(message: string, meta: LogMetadata): void {
     const leftOut = this.retriesLeftOut;
-    this.retryLoggedAt = at;
+    this.retryLoggedAt = Date.now();
     this.retriesLeftOut = 0;
+    this.lastLeftOut = undefined;
     this.logger.warn(
       {
         ...meta,

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../../worker/logger.js';
+import { PinoTemporalLogger } from '../../worker/runtime.js';
 import { CliProcess } from '../helpers/cli.js';
 import { tcpRelay, type TcpRelay } from '../helpers/tcp-relay.js';
 
@@ -55,4 +57,41 @@ describe('a worker whose Temporal is away for 15 s', () => {
     expect(lines[0]?.msg).toMatch(/^gRPC call poll_\w+ retried \d+ times$/);
     expect(worker.running).toBe(true);
   }, 60_000);
+});
+
+describe('retry warnings left out', () => {
+  const retry = { sdkComponent: 'core', target: 'temporalio_client::retry' };
+  const refused =
+    'Status { code: Unavailable, message: "tcp connect error", source: Some(tonic::transport::Error(Transport, ConnectError(ConnectError("tcp connect error", 127.0.0.1:7233, Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })))) }';
+
+  it('are said, counted, when their window is up, though no warning follows', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+    });
+    const temporal = new PinoTemporalLogger(logger, 300);
+    // One outage: the first line at once, the rest of it left out.
+    for (let n = 6; n <= 9; n++) {
+      temporal.warn(`gRPC call poll_workflow_task_queue retried ${n} times`, {
+        ...retry,
+        error: refused,
+      });
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      error: 'Connection refused',
+      msg: expect.stringMatching(/retried 6 times$/),
+    });
+    expect(lines[0]).not.toHaveProperty('leftOut');
+    // It ends; nothing more comes: the three left out are still said, the last with the count.
+    await new Promise((r) => setTimeout(r, 600));
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatchObject({
+      level: 40,
+      error: 'Connection refused',
+      leftOut: 2,
+      msg: 'gRPC call poll_workflow_task_queue retried 9 times',
+    });
+  });
 });
