@@ -16,8 +16,9 @@ export interface Destination {
   /**
    * Makes the table of one resource exist, as ensureSchema does, answering from what this
    * handle knows when it can (cheap enough for every batch): true when the table had to be
-   * created now, i.e. the rows the ledger's hashes describe are gone (its file or table was
-   * removed since it was last ensured). Destinations without tables answer false.
+   * created now or given a column, i.e. its rows lack what the ledger's hashes describe (its
+   * file or table was removed, or a column dropped by hand, since it was last ensured).
+   * Destinations without tables answer false.
    */
   ensureTable(resource: Resource): Promise<boolean>;
   /**

@@ -122,7 +122,7 @@ export function openPostgresDestination(
     if (ensured.has(resource)) return false;
     const changes = await ensureTables([TABLES[resource]]);
     ensured.set(resource, TABLES[resource]);
-    return changes.createdTables.length > 0;
+    return changes.createdTables.length > 0 || changes.addedColumns.length > 0;
   };
 
   const tableOf = async (resource: Resource): Promise<TableSpec> => {

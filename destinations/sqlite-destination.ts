@@ -197,8 +197,12 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
   let tx = transactionsOf(db);
 
   /** Whether the resource's table had to be made now (in the file open now). */
-  const ensureKnown = (resource: Resource): boolean =>
-    !ensured.has(resource) && tx.ensure.immediate([TABLES[resource]]).createdTables.length > 0;
+  /** Whether the table had to be made or given a column now (see Destination.ensureTable). */
+  const ensureKnown = (resource: Resource): boolean => {
+    if (ensured.has(resource)) return false;
+    const changes = tx.ensure.immediate([TABLES[resource]]);
+    return changes.createdTables.length > 0 || changes.addedColumns.length > 0;
+  };
 
   const tableOf = (resource: Resource): TableSpec => {
     ensureKnown(resource);

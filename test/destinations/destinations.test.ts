@@ -129,6 +129,24 @@ describe('SQLite file layout', () => {
     expect(await pageRows(older)).toMatchObject({ pageSize: 4096 });
   });
 
+  it('says a table given back a column dropped by hand, as one made again: its rows lack it', async () => {
+    const target = `sqlite:${join(dir, `mirror-${++files}.db`)}`;
+    const first = openDestination(databaseOpeners, target);
+    await first.ensureSchema([TABLES.leads]);
+    await first.upsert('leads', largeLeads(3));
+    await first.close();
+    await withSqlite(target, (db) => db.exec('ALTER TABLE leads DROP COLUMN first_name'));
+    // A webhook batch's handle meets it first, not a pass's plan: the ledger must learn of it
+    // there too, or every row stays 'up to date' without the column.
+    const destination = openDestination(databaseOpeners, target);
+    try {
+      expect(await destination.ensureTable('leads')).toBe(true);
+      expect(await destination.ensureTable('leads')).toBe(false);
+    } finally {
+      await destination.close();
+    }
+  });
+
   it('goes on writing a table an earlier ebsync created WITHOUT ROWID', async () => {
     const target = `sqlite:${join(dir, `mirror-${++files}.db`)}`;
     const first = openDestination(databaseOpeners, target);
