@@ -2,7 +2,7 @@ import type { Resource } from '../../destinations/record.js';
 import { ALL_TABLES } from '../../destinations/tables.js';
 import type { ListResource } from '../../records/partition-plan.js';
 import type { MirrorCounts, MirrorSubject, PartitionState } from '../../workflows/mirror-types.js';
-import { forgetMadeTables } from './write-records.js';
+import { forgetChangedTables } from './write-records.js';
 import { passKeyOf, type MirrorTarget, type PassTools } from './pass-tools.js';
 
 /**
@@ -37,15 +37,7 @@ export function createPlanPass({ open, scopeOf }: PassTools) {
     gaps: string[];
   }> {
     const at = await open(input);
-    const changes = await at.destination.ensureSchema(ALL_TABLES);
-    await forgetMadeTables(at, changes, ALL_TABLES);
-    // A column added to a table that was there (one dropped by hand, or new in this version)
-    // is empty in every row the ledger calls up to date: the pass writes that table again.
-    for (const table of ALL_TABLES) {
-      if (changes.createdTables.includes(table.table)) continue;
-      if (!changes.addedColumns.some((column) => column.startsWith(`${table.table}.`))) continue;
-      await at.ledger.forgetHashes(scopeOf(at, table.resource));
-    }
+    await forgetChangedTables(at, await at.destination.ensureSchema(ALL_TABLES), ALL_TABLES);
     if (input.rewrite) {
       // Before the pass reads anything: every record it reads then compares changed.
       for (const resource of new Set(input.subjects.flatMap((s) => WRITTEN[s]))) {

@@ -231,18 +231,22 @@ export async function writeRecords(
 }
 
 /**
- * After ensureSchema: the ledger forgets the hashes of each table it made (as writeRecords
- * does for one table), so that a pass into a removed file or table writes every record again
- * instead of counting it up to date.
+ * After ensureSchema: the ledger forgets the hashes of each table it made or gave a column (as
+ * writeRecords does for one table), so that a pass into a removed file or table, or a column
+ * dropped by hand or new in this version, writes every record again instead of counting it up
+ * to date: none of the rows holds what the hashes describe.
  */
-export async function forgetMadeTables(
+export async function forgetChangedTables(
   target: WriteTarget,
   changes: SchemaChanges,
   tables: readonly TableSpec[],
 ): Promise<void> {
   const destination = target.destination.describe().id;
   for (const table of tables) {
-    if (!changes.createdTables.includes(table.table)) continue;
+    const changed =
+      changes.createdTables.includes(table.table) ||
+      changes.addedColumns.some((column) => column.startsWith(`${table.table}.`));
+    if (!changed) continue;
     await target.ledger.forgetHashes({
       connectionId: target.connectionId,
       destination,
