@@ -104,11 +104,19 @@ export async function runningConnectionIds(client: Client, taskQueue: string): P
   return ids;
 }
 
-/** The running connection workflows of this deployment (its task queue), each asked its status. */
+/** The identities of the workers polling this deployment's task queue lately. */
+export const queuePollers = (client: Client, config: Config): Promise<string[]> =>
+  livePollers(client, config.temporal.namespace, config.temporal.taskQueue);
+
+/**
+ * The running connection workflows of this deployment (its task queue), each asked its status.
+ * `pollers` (queuePollers) is read once per command: a caller that needs them too passes its own.
+ */
 export async function askConnections(
   client: Client,
   config: Config,
   deadlineMs = STATUS_DEADLINE_MS,
+  pollers: Promise<string[]> = queuePollers(client, config),
 ): Promise<ConnectionAnswers> {
   const taskQueue = config.temporal.taskQueue;
   const asked: Promise<ConnectionStatus | SilentConnection | undefined>[] = [];
@@ -117,7 +125,7 @@ export async function askConnections(
   // Asked once, beside the listing: with no worker polling the queue lately, each query would
   // only wait out its deadline (the status page and `ebsync status` took 10 s with the worker
   // stopped). Where the queue cannot be described, the queries tell.
-  const polled = livePollers(client, config.temporal.namespace, taskQueue).then(
+  const polled = pollers.then(
     (identities) => identities.length > 0,
     () => true,
   );
@@ -145,7 +153,11 @@ export async function askConnections(
             return {
               connectionId,
               workflowId,
-              error: otherKeysLine(await (keys ??= keysAbout(client, config)), config, workflowId),
+              error: otherKeysLine(
+                await (keys ??= keysAbout(client, config, pollers)),
+                config,
+                workflowId,
+              ),
             };
           }
           if (error instanceof NoAnswer) return { connectionId, workflowId };
@@ -192,14 +204,14 @@ interface KeysAbout {
 }
 
 /** Read once per command: the key file and the task queue's pollers do not change meanwhile. */
-async function keysAbout(client: Client, config: Config): Promise<KeysAbout> {
+async function keysAbout(
+  client: Client,
+  config: Config,
+  pollers: Promise<string[]> = queuePollers(client, config),
+): Promise<KeysAbout> {
   const ring = keysSource(config);
   const ours = workerIdentity(ring.keys);
-  const identities = await livePollers(
-    client,
-    config.temporal.namespace,
-    config.temporal.taskQueue,
-  ).catch(() => [] as string[]);
+  const identities = await pollers.catch(() => [] as string[]);
   const apart = identities.find((identity) => keysApart(ours, identity) !== undefined);
   return { from: ring.from, ...(apart === undefined ? {} : { otherWorker: workerName(apart) }) };
 }

@@ -18,11 +18,16 @@ import {
   type MirrorProgress,
 } from '../workflows/mirror-types.js';
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit-types.js';
-import { askConnections, silentReason, STATUS_DEADLINE_MS } from './connection-list.js';
+import {
+  askConnections,
+  queuePollers,
+  silentReason,
+  STATUS_DEADLINE_MS,
+} from './connection-list.js';
 import { asOfNow, partlyWritten } from './mirror-summary.js';
 import { RECENT_FAILURE_MINUTES } from '../webhooks/receiver-stats.js';
 import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
-import { keysApartLine, livePollers } from '../worker/worker-identity.js';
+import { keysApartLine } from '../worker/worker-identity.js';
 import {
   automationSection,
   endedReason,
@@ -561,16 +566,18 @@ async function gatherStatus(
 ): Promise<StatusReport> {
   const cache: ClosedRunCache =
     options.cache ?? new Map<string, Pick<PassView, 'progress' | 'error'>>();
+  // Read once: whether to ask the connections, and whose keys the workers hold.
+  const pollers = queuePollers(client, config);
   const [answers, executions, schedules, webhooks, automations, inbox, workerKeys] =
     await Promise.all([
-      askConnections(client, config, STATUS_DEADLINE_MS),
+      askConnections(client, config, STATUS_DEADLINE_MS, pollers),
       mirrorExecutions(client, config),
       scheduleSection(client, config, options.runCache ?? (new Map() as RunOutcomeCache)),
       webhookSection(config),
       automationSection(config),
       inboxSection(config),
       // Not known when the task queue cannot be described now: nothing said then.
-      livePollers(client, config.temporal.namespace, config.temporal.taskQueue).then(
+      pollers.then(
         (identities) => keysApartLine(config.temporal.taskQueue, identities),
         () => undefined,
       ),
