@@ -3,6 +3,7 @@ import { maskCredentials } from '../config/database-locations.js';
 import {
   etaOf,
   isIncomplete,
+  isPartlyWrittenLine,
   type IdProbe,
   type LearnedReach,
   type MirrorCounts,
@@ -225,7 +226,7 @@ export function exitCodeOf(p: MirrorProgress, workflowStatus = 'COMPLETED'): num
  * (activities/mirror/write-records.ts), and the next pass writes it again.
  */
 export const partlyWritten = (p: { refusals?: readonly string[] }): boolean =>
-  (p.refusals ?? []).some((line) => line.includes(' written in part: '));
+  (p.refusals ?? []).some(isPartlyWrittenLine);
 
 /**
  * Why a pass paused and when to run it again (a destination's daily quota spent), or null for
@@ -286,7 +287,7 @@ export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): stri
     lines.push(`${head}; the next pass tries them again:`);
     for (const line of refusals) lines.push(`               ${line}`);
     // At most 20 lines are kept: the rest are counted, never dropped unsaid.
-    const listed = refusals.filter((line) => !line.includes(' written in part: ')).length;
+    const listed = refusals.filter((line) => !isPartlyWrittenLine(line)).length;
     if ((c.refused ?? 0) > listed) {
       lines.push(
         `               and ${counted(c.refused - listed, 'more record')} refused, not listed`,

@@ -237,6 +237,14 @@ export type MirrorSummary = MirrorProgress;
 /** Refusal lines kept per write and per pass: enough to act on, never a history-sized list. */
 export const MAX_REFUSAL_LINES = 20;
 
+/**
+ * What a refusal line says of a record a CRM took only in part (a deal without its contact):
+ * `<resource> <id> written in part: <code>: <message>`. Such a record counts as written, and the
+ * summary tells these lines from those of records refused whole by it.
+ */
+export const PARTLY_WRITTEN = 'written in part';
+export const isPartlyWrittenLine = (line: string): boolean => line.includes(` ${PARTLY_WRITTEN}: `);
+
 /** Adds refusal lines to those kept, up to MAX_REFUSAL_LINES. */
 export function keepRefusals(
   kept: readonly string[] | undefined,

@@ -2,7 +2,7 @@ import type { Destination, SchemaChanges } from '../../destinations/destination.
 import type { JsonObject, JsonValue, MirrorRecord, Resource } from '../../destinations/record.js';
 import { TABLES, type ColumnSpec, type TableSpec } from '../../destinations/tables.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
-import { MAX_REFUSAL_LINES } from '../../workflows/mirror-types.js';
+import { MAX_REFUSAL_LINES, PARTLY_WRITTEN } from '../../workflows/mirror-types.js';
 import { RESOURCES, type CanonicalRecord, type Scalar } from '../../records/canonical.js';
 import { isUtcIso } from '../../records/instants.js';
 import { objectTemplate } from '../../records/object-template.js';
@@ -208,7 +208,7 @@ export async function writeRecords(
       for (const [j, refusal] of refused) {
         if (!refusal.partial) notWritten += 1;
         if (counts.refusals.length < MAX_REFUSAL_LINES) {
-          const what = refusal.partial ? 'written in part' : 'refused';
+          const what = refusal.partial ? PARTLY_WRITTEN : 'refused';
           counts.refusals.push(
             `${resource} ${batch[j]?.id ?? `#${j}`} ${what}: ${refusal.code}: ${refusal.message}`,
           );
