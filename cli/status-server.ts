@@ -12,6 +12,7 @@ import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-nam
 import { isLoopbackHost } from '../config/loopback.js';
 import {
   connectClient,
+  lazyClient,
   TemporalUnreachableError,
   withCallDeadlines,
 } from '../worker/temporal-client.js';
@@ -664,12 +665,24 @@ export function statusPageBanner(config: Config, url: string): string {
 /** The page with a Temporal client of its own; close() ends both. */
 export async function openStatusPage(
   config: Config,
-  options: { port?: number } = {},
-): Promise<StatusServer> {
-  const { client, close } = await connectClient(config);
+  options: { port?: number; whenAway?: 'refuse' | 'wait' } = {},
+): Promise<StatusServer & { away?: string }> {
+  let away: string | undefined;
+  const { client, close } = await connectClient(config).catch((error: unknown) => {
+    if (options.whenAway !== 'wait' || !(error instanceof TemporalUnreachableError)) throw error;
+    // Its channel connects once Temporal answers; until then each report fails as
+    // unreachable, which the page shows. A wrong namespace shows in those reports' errors.
+    away = error.message;
+    return lazyClient(config);
+  });
   try {
-    const server = await startStatusServer(config, client, options);
+    const server = await startStatusServer(
+      config,
+      client,
+      options.port !== undefined ? { port: options.port } : {},
+    );
     return {
+      ...(away !== undefined ? { away } : {}),
       url: server.url,
       close: async () => {
         await server.close();
@@ -684,8 +697,16 @@ export async function openStatusPage(
 
 /** `ebsync status --serve`: the page until Ctrl-C. */
 export async function serveUntilSignal(config: Config): Promise<void> {
-  const server = await openStatusPage(config);
+  // A page that watches the system is most wanted when part of it is down: with Temporal
+  // away it starts anyway, says so (as /status.json does, 503 temporal_unavailable) and shows
+  // the status once Temporal answers.
+  const server = await openStatusPage(config, { whenAway: 'wait' });
   const stopped = stopSignal();
+  if (server.away !== undefined) {
+    process.stderr.write(
+      `ebsync: ${server.away}. The page is up meanwhile: it says so, and shows the status once Temporal answers\n`,
+    );
+  }
   process.stdout.write(statusPageBanner(config, server.url));
   await stopped;
   await server.close();
