@@ -13,6 +13,7 @@ import { isLoopbackHost } from '../config/loopback.js';
 import {
   connectClient,
   lazyClient,
+  requireNamespace,
   TemporalUnreachableError,
   withCallDeadlines,
 } from '../worker/temporal-client.js';
@@ -662,19 +663,63 @@ export function statusPageBanner(config: Config, url: string): string {
   return `Status page: ${url}${exposed} (${actions})\n`;
 }
 
+/** gRPC's UNAVAILABLE: no connection to Temporal (yet). */
+const GRPC_UNAVAILABLE = 14;
+
+/**
+ * For a page started while Temporal was away: once Temporal answers, its namespace is checked
+ * as connectClient checks it at start, so that a TEMPORAL_NAMESPACE that does not exist, or a
+ * server that is no Temporal frontend, ends the command in one line instead of leaving a page
+ * that never fills. Resolves once Temporal answered otherwise, or `signal` aborts.
+ */
+async function checkedOnceAnswered(
+  client: Client,
+  config: Config,
+  signal: AbortSignal,
+): Promise<void> {
+  while (!signal.aborted) {
+    let away = false;
+    await requireNamespace(async () => {
+      try {
+        await client.connection.withAbortSignal(signal, () =>
+          client.connection.withDeadline(Date.now() + 5_000, () =>
+            client.connection.workflowService.describeNamespace({
+              namespace: config.temporal.namespace,
+            }),
+          ),
+        );
+      } catch (error) {
+        const code = isGrpcServiceError(error) ? Number(error.code) : undefined;
+        away = code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED;
+        throw error;
+      }
+    }, config);
+    if (!away) return;
+    await pause(2_000, { signal });
+  }
+}
+
 /** The page with a Temporal client of its own; close() ends both. */
 export async function openStatusPage(
   config: Config,
   options: { port?: number; whenAway?: 'refuse' | 'wait' } = {},
-): Promise<StatusServer & { away?: string }> {
-  let away: string | undefined;
+): Promise<StatusServer & { away?: { line: string; checked: Promise<void> } }> {
+  let awayLine: string | undefined;
   const { client, close } = await connectClient(config).catch((error: unknown) => {
-    if (options.whenAway !== 'wait' || !(error instanceof TemporalUnreachableError)) throw error;
+    // Only when nothing answered: a key refused or a server that is no Temporal frontend
+    // will not change by waiting, and is said at once.
+    const wait =
+      options.whenAway === 'wait' && error instanceof TemporalUnreachableError && error.transient;
+    if (!wait) throw error;
     // Its channel connects once Temporal answers; until then each report fails as
-    // unreachable, which the page shows. A wrong namespace shows in those reports' errors.
-    away = error.message;
+    // unreachable, which the page shows.
+    awayLine = error.message;
     return lazyClient(config);
   });
+  const stopping = new AbortController();
+  const checked =
+    awayLine === undefined ? undefined : checkedOnceAnswered(client, config, stopping.signal);
+  checked?.catch(() => undefined);
   try {
     const server = await startStatusServer(
       config,
@@ -682,14 +727,18 @@ export async function openStatusPage(
       options.port !== undefined ? { port: options.port } : {},
     );
     return {
-      ...(away !== undefined ? { away } : {}),
+      ...(awayLine !== undefined && checked ? { away: { line: awayLine, checked } } : {}),
       url: server.url,
       close: async () => {
+        stopping.abort();
+        await checked?.catch(() => undefined);
         await server.close();
         await close();
       },
     };
   } catch (error) {
+    stopping.abort();
+    await checked?.catch(() => undefined);
     await close();
     throw error;
   }
@@ -704,10 +753,14 @@ export async function serveUntilSignal(config: Config): Promise<void> {
   const stopped = stopSignal();
   if (server.away !== undefined) {
     process.stderr.write(
-      `ebsync: ${server.away}. The page is up meanwhile: it says so, and shows the status once Temporal answers\n`,
+      `ebsync: ${server.away.line}. The page is up meanwhile: it says Temporal could not be reached, and shows the status once Temporal answers\n`,
     );
   }
   process.stdout.write(statusPageBanner(config, server.url));
-  await stopped;
-  await server.close();
+  try {
+    // A namespace found missing once Temporal answers ends it as at start (one line, exit 2).
+    await Promise.race([stopped, server.away ? server.away.checked.then(() => stopped) : stopped]);
+  } finally {
+    await server.close();
+  }
 }

@@ -16,6 +16,29 @@ import { temporalConnectionOptions, temporalUsesTls } from './temporal-connectio
 export class TemporalUnreachableError extends Error {
   override readonly name = 'TemporalUnreachableError';
   readonly retryable = true;
+  /**
+   * Nothing answered in time (down, starting, or a network away): it may answer later. False
+   * for an answer that will not change by waiting (a refused key, not a Temporal frontend).
+   */
+  readonly transient: boolean;
+  constructor(message: string, options: { transient?: boolean } = {}) {
+    super(message);
+    this.transient = options.transient ?? false;
+  }
+}
+
+/** gRPC's UNAVAILABLE: no connection, or it broke. */
+const GRPC_UNAVAILABLE = 14;
+
+/**
+ * Whether Connection.connect failed because nothing answered (its wait for a ready channel
+ * timed out, or its first call found no connection), not because something answered no.
+ */
+function nothingAnswered(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (/Failed to connect before the deadline/.test(error.message)) return true;
+  const cause = error.cause;
+  return isGrpcServiceError(cause) && Number(cause.code) === GRPC_UNAVAILABLE;
 }
 
 /** gRPC's NOT_FOUND and CANCELLED (grpc-js is the SDK's dependency, not ours). */
@@ -266,22 +289,28 @@ export async function connectClient(
   config: Config,
   ending: { endCallsOn?: AbortSignal } = {},
 ): Promise<{ client: Client; close: () => Promise<void> }> {
-  let connection: Connection;
   const calls = callsOfConnection(ending.endCallsOn);
   // Read before connecting: a TLS file that is missing or no PEM is a bad setting (one line,
   // exit 2), not a Temporal that cannot be reached.
   const options = temporalConnectionOptions(config);
   if (options.tls) quietIpServerNameWarning();
+  // Made lazily and connected here (what Connection.connect does), so that a connection that
+  // failed is closed: its channel would otherwise go on trying every 2 s while a process that
+  // outlives the failure (the status page) runs.
+  const connection = Connection.lazy({
+    ...options,
+    channelArgs: RECONNECT_CHANNEL_ARGS,
+    interceptors: calls.interceptors,
+    connectTimeout: '5s',
+  });
   try {
-    connection = await Connection.connect({
-      ...options,
-      channelArgs: RECONNECT_CHANNEL_ARGS,
-      interceptors: calls.interceptors,
-      connectTimeout: '5s',
-    });
+    await connection.ensureConnected();
     calls.attach(connection);
   } catch (error) {
-    throw new TemporalUnreachableError(unreachableLine(config, error));
+    await connection.close().catch(() => undefined);
+    throw new TemporalUnreachableError(unreachableLine(config, error), {
+      transient: nothingAnswered(error),
+    });
   }
   try {
     await requireNamespace(

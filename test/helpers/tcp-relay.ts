@@ -6,6 +6,12 @@ export interface TcpRelay {
   stop(): Promise<void>;
   /** Listens again on the same port: the target is back. */
   start(): Promise<void>;
+  /**
+   * Keeps the port but ends every connection, those open and those to come, until `accept`:
+   * the target is away, and no other process can take the port meanwhile.
+   */
+  refuse(): void;
+  accept(): void;
 }
 
 /**
@@ -19,11 +25,16 @@ export async function tcpRelay(address: string): Promise<TcpRelay> {
     address.slice(address.lastIndexOf(':') + 1),
   ];
   const sockets = new Set<Socket>();
+  let refusing = false;
   let listener: Server | undefined;
   let port = 0;
   const start = () =>
     new Promise<void>((resolve) => {
       listener = createServer((inbound) => {
+        if (refusing) {
+          inbound.on('error', () => undefined).destroy();
+          return;
+        }
         const outbound = connect(Number(targetPort), targetHost);
         for (const s of [inbound, outbound]) {
           sockets.add(s);
@@ -41,6 +52,13 @@ export async function tcpRelay(address: string): Promise<TcpRelay> {
   return {
     port,
     start,
+    refuse: () => {
+      refusing = true;
+      for (const s of sockets) s.destroy();
+    },
+    accept: () => {
+      refusing = false;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
