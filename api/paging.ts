@@ -76,7 +76,11 @@ export async function* paginate<T>(
     const granted = body.meta.per_page ?? per;
     const totalCount = body.meta.total_count ?? body.data.length;
     const totalPages = body.meta.total_pages ?? Math.ceil(totalCount / granted);
-    const reach = reachOf(totalCount, reachLimit);
+    // A page holding fewer results than its own total_count promises shows a service that
+    // reaches fewer than reachLimit: what lies past this page cannot be paged either.
+    const promised = Math.min(granted, Math.max(0, totalCount - (page - 1) * granted));
+    const short = body.data.length < promised;
+    const reach = reachOf(totalCount, short ? (page - 1) * granted + body.data.length : reachLimit);
     if (reach.hidden > 0 && (options.onReachLimit ?? 'throw') === 'throw') {
       throw new ReachLimitError(operation, reach);
     }
@@ -90,7 +94,8 @@ export async function* paginate<T>(
         reach,
       };
     }
-    const reachedEnd = page >= totalPages || body.data.length === 0 || page * granted >= reachLimit;
+    const reachedEnd =
+      short || page >= totalPages || body.data.length === 0 || page * granted >= reachLimit;
     if (reachedEnd) return;
     // The service pages by the size it granted; asking for that size keeps every later page aligned.
     per = granted;
