@@ -28,7 +28,7 @@ import {
   type MirrorTarget,
   type PassTools,
 } from './pass-tools.js';
-import { probeEventIds } from './probe-ids.js';
+import { probeIds } from './probe-ids.js';
 import { readSlice } from './read-slice.js';
 import { heartbeatEvery } from '../heartbeats.js';
 import { recountRoot } from './source-pages.js';
@@ -365,13 +365,32 @@ export function createMirrorPage({
           missing = Math.max(0, expected - (await reached(resource)));
         }
       }
-      if (done && resource === 'event_bookings' && missing > 0) {
+      const lacking = missing > 0;
+      if (done && resource !== 'leads' && resource !== 'lead_bookings' && missing > 0) {
+        // Records on a day over the reach are in no list's reach, but their ids are whole
+        // numbers: those the pass did not see are read by id (probe-ids.ts).
+        const probed = await probeIds(
+          at,
+          scopeOf(at, resource),
+          client,
+          resource,
+          input.generation,
+          lanes,
+          missing,
+        );
+        addTally(tally, probed.tally);
+        refusals.push(...probed.refusals);
+        if (probed.failure) return failKeepingCount(probed.failure);
+        missing = Math.max(0, expected - (await reached(resource)));
+      }
+      if (done && resource === 'event_bookings' && lacking) {
         // Events come only by the ids their bookings name: those of unreachable bookings are
         // looked for among the event ids the pass did not see.
-        const probed = await probeEventIds(
+        const probed = await probeIds(
           at,
           scopeOf(at, 'events'),
           client,
+          'events',
           input.generation,
           lanes,
         );

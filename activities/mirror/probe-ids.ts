@@ -63,23 +63,27 @@ async function idHoles(
 const beyondWindow = (lanes: number): number => lanes * 8;
 
 /**
+ * Records a list cannot reach, read by their ids (whole numbers, as every id of the spec).
  * Events are read only by the ids their event bookings name (the spec has no event list), so
- * an event whose every booking is out of reach would be lost uncounted. Event ids are whole
- * numbers too: once the event-booking list is read and lacks bookings, the event ids between
- * the lowest and the highest the pass saw, and that it did not see, are read by id, a window
- * at a time, then those past the highest (beyondWindow), until too few reads find an event
+ * an event whose every booking is out of reach would be lost uncounted; event bookings and
+ * appointments on a day holding more than the reach are in no list's reach. Once such a list
+ * is read and lacks records, the ids of `resource` between the lowest and the highest the
+ * pass saw, and that it did not see, are read by id, a window at a time, then those past the
+ * highest (beyondWindow), until `enough` were found or too few reads find a record
  * (PROBE_MIN_HITS: ids shared with other businesses). What they find is written as every
  * read is. A failed read does not end it: the ids after it are read all the same, and the
  * first failure is handed back, for the activity to fail with once what was read is kept (its
  * retry finds those in the ledger and asks only for the rest); calling the events behind a
  * 503 unreachable would end a pass incomplete that a retry completes.
  */
-export async function probeEventIds(
+export async function probeIds(
   at: OpenTarget,
   scope: LedgerScope,
   client: Client,
+  resource: 'events' | 'event_bookings' | 'appointments',
   generation: number,
   lanes: number,
+  enough = Infinity,
 ): Promise<{ tally: PartitionTally; refusals: string[]; failure?: Error }> {
   const tally = emptyTally();
   const refusals: string[] = [];
@@ -90,7 +94,7 @@ export async function probeEventIds(
   let from = range.min + 1;
   let beyond = false;
   let failure: Error | undefined;
-  while (probes < PROBE_JUDGED || found >= PROBE_MIN_HITS * probes) {
+  while (found < enough && (probes < PROBE_JUDGED || found >= PROBE_MIN_HITS * probes)) {
     if (!beyond && from >= range.max) {
       beyond = true;
       from = range.max + 1;
@@ -104,7 +108,7 @@ export async function probeEventIds(
     }
     // The retry of a failed probe reads every hole again, 404s included (no store records
     // them), so failed reads are asked again here first (`again`).
-    const got = await readRecords(client, 'events', holes, {
+    const got = await readRecords(client, resource, holes, {
       concurrency: lanes,
       keepGoing: true,
       again: AGAIN,
@@ -129,7 +133,7 @@ export async function probeEventIds(
     found += settled.reads.length;
     const [failed] = settled.failed;
     if (failed) failure ??= asError(failed.error);
-    // Past the highest, a window all answered and none an event ends it.
+    // Past the highest, a window all answered and none a record ends it.
     if (beyond && settled.reads.length === 0 && !failed) break;
     from = next;
   }
