@@ -9,6 +9,9 @@ export function toCents(value: string | number): number {
   const match = /^(-)?(\d+)(?:\.(\d{1,2}))?$/.exec(text);
   if (!match) throw new RangeError(`'${text}' is not a decimal amount`);
   const cents = Number(match[2]) * 100 + Number((match[3] ?? '').padEnd(2, '0'));
+  // Past 2^53 a number holds no exact count of cents (1e20 dollars would be 1e22 of them):
+  // no column takes it, and one such amount failed the whole mirror pass.
+  if (!Number.isSafeInteger(cents)) throw new RangeError(`'${text}' is too large for whole cents`);
   return match[1] ? -cents : cents;
 }
 

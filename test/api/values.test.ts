@@ -38,6 +38,8 @@ describe('money', () => {
     expect(toCents(1234)).toBe(123_400);
     expect(() => toCents('12.345')).toThrow(RangeError);
     expect(() => toCents('abc')).toThrow(RangeError);
+    expect(() => toCents(1e20)).toThrow(RangeError);
+    expect(toCents(90_071_992_547_409.91)).toBe(9_007_199_254_740_991);
     expect(centsToDecimal(1999)).toBe('19.99');
     expect(centsToDecimal(5)).toBe('0.05');
     expect(centsToDecimal(-405)).toBe('-4.05');
