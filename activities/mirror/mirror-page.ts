@@ -28,7 +28,7 @@ import {
   type MirrorTarget,
   type PassTools,
 } from './pass-tools.js';
-import { probeIds } from './probe-ids.js';
+import { eventsNamed, probeIds } from './probe-ids.js';
 import { readSlice } from './read-slice.js';
 import { heartbeatEvery } from '../heartbeats.js';
 import { recountRoot } from './source-pages.js';
@@ -228,7 +228,20 @@ export function createMirrorPage({
       } catch (error) {
         return failKeepingCount(error);
       }
-      const { found } = settled;
+      let { found } = settled;
+      if (of === 'event_bookings') {
+        const events = await eventsNamed(
+          at,
+          scopeOf(at, of),
+          client,
+          input.generation,
+          lanes,
+          found,
+        );
+        saved.tally.requests += events.requests;
+        if (events.failure) return failKeepingCount(events.failure);
+        found = [...events.records, ...found];
+      }
       const written = await writeRecords(at, input.generation, found);
       addTally(saved.tally, {
         pages: 0,

@@ -11,6 +11,8 @@ import type { LedgerScope } from '../../store/ledger.js';
 import type { PartitionTally } from '../../workflows/mirror-types.js';
 import type { OpenTarget } from './pass-tools.js';
 import { emptyTally } from './plan-checkpoints.js';
+import { idsOf } from './read-slice.js';
+import type { CanonicalRecord } from '../../records/canonical.js';
 
 /** Ids the ledger is asked about at once while holes are looked for. */
 const WINDOW = 500;
@@ -63,6 +65,50 @@ async function idHoles(
 const beyondWindow = (lanes: number): number => lanes * 8;
 
 /**
+ * The events that event bookings read by id name (no list page named them, and an incremental
+ * pass reads no other event) and that pass `generation` has not seen: read before the bookings
+ * are written, so that after a failure the bookings are still unseen and a retry reads their
+ * events again. A refusal throws; another failure is handed back.
+ */
+export async function eventsNamed(
+  at: OpenTarget,
+  bookingScope: LedgerScope,
+  client: Client,
+  generation: number,
+  lanes: number,
+  bookings: readonly CanonicalRecord[],
+): Promise<{ records: CanonicalRecord[]; requests: number; failure?: Error }> {
+  const named = idsOf(
+    bookings.filter((r) => r.resource === 'event_bookings'),
+    'event_id',
+  );
+  if (named.length === 0) return { records: [], requests: 0 };
+  const seen = new Set(
+    (await at.ledger.get({ ...bookingScope, resource: 'events' }, named))
+      .filter((e) => e.deletedAt !== null || e.generation >= generation)
+      .map((e) => e.id),
+  );
+  const got = await readRecords(
+    client,
+    'events',
+    named.filter((id) => !seen.has(id)),
+    {
+      concurrency: lanes,
+      keepGoing: true,
+      again: AGAIN,
+      onAnswer: heartbeatEvery(Context.current()),
+    },
+  );
+  const [failed] = got.failed;
+  if (failed && isRefusal(failed.error)) throw asError(failed.error);
+  return {
+    records: got.reads.map((r) => r.record),
+    requests: got.requests,
+    ...(failed ? { failure: asError(failed.error) } : {}),
+  };
+}
+
+/**
  * Records a list cannot reach, read by their ids (whole numbers, as every id of the spec).
  * Events are read only by the ids their event bookings name (the spec has no event list), so
  * an event whose every booking is out of reach would be lost uncounted; event bookings and
@@ -90,13 +136,13 @@ export async function probeIds(
   const range = await at.ledger.seenIdRange(scope, generation);
   if (range === null) return { tally, refusals };
   let probes = 0;
-  let found = 0;
+  let hits = 0;
   // A window below the lowest too: a crowded day's list need not return its lowest id first
   // (the sandbox at a reach of 1 returned event booking 2 of a day, never 1).
   let from = Math.max(1, range.min - beyondWindow(lanes));
   let beyond = false;
   let failure: Error | undefined;
-  while (found < enough && (probes < PROBE_JUDGED || found >= PROBE_MIN_HITS * probes)) {
+  while (hits < enough && (probes < PROBE_JUDGED || hits >= PROBE_MIN_HITS * probes)) {
     if (!beyond && from >= range.max) {
       beyond = true;
       from = range.max + 1;
@@ -125,14 +171,26 @@ export async function probeIds(
       failure ??= asError(error);
       break;
     }
-    const written = await writeRecords(at, generation, settled.found);
-    const counts = byIdCounts(got.requests, settled.found, written);
+    let found = settled.found;
+    let requests = got.requests;
+    if (resource === 'event_bookings') {
+      const events = await eventsNamed(at, scope, client, generation, lanes, found);
+      requests += events.requests;
+      if (events.failure) {
+        tally.requests += requests;
+        failure ??= events.failure;
+        break;
+      }
+      found = [...events.records, ...found];
+    }
+    const written = await writeRecords(at, generation, found);
+    const counts = byIdCounts(requests, found, written);
     for (const k of ['requests', 'read', 'written', 'unchanged', 'again', 'refused'] as const) {
       tally[k] += counts[k] ?? 0;
     }
     refusals.push(...written.refusals);
     probes += settled.answered.length + settled.beyond;
-    found += settled.reads.length;
+    hits += settled.reads.length;
     const [failed] = settled.failed;
     if (failed) failure ??= asError(failed.error);
     // Past the highest, a window all answered and none a record ends it.

@@ -93,7 +93,8 @@ interface Arrived {
   failures: Error[];
 }
 
-const idsOf = (records: readonly CanonicalRecord[], attribute: string): string[] => [
+/** The distinct ids the records name by `attribute` (or its relationship). */
+export const idsOf = (records: readonly CanonicalRecord[], attribute: string): string[] => [
   ...new Set(
     records
       .map((r) => r.attributes[attribute] ?? r.relationships[attribute.replace(/_id$/, '')])

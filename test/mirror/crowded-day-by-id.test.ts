@@ -14,6 +14,24 @@ import { startSandboxMirror, type SandboxMirror } from '../fixtures/sandbox-mirr
  */
 let harness: SandboxMirror;
 
+const api = (h: SandboxMirror) =>
+  createClient({
+    baseUrl: h.ts.sb.baseUrl,
+    auth: apiKeyAuth(h.ts.sb.apiKey),
+    ca: readFileSync(h.ts.sb.caFile ?? ''),
+  });
+
+/** A confirmed event whose one booking is on the crowded day. */
+const crowdEvent = (i: number) => ({
+  is_proposal: false,
+  contact_type: 'New Customer' as const,
+  contact_name: `Crowd ${i}`,
+  contact_email: `crowd${i}@example.com`,
+  quick_event_bookings_attributes: {
+    '0': { event_type_id: 1, starts_at_date: '04-21-2027', starts_at_time: '6:00 PM' },
+  },
+});
+
 beforeAll(async () => {
   harness = await startSandboxMirror(
     'crowded-day',
@@ -21,13 +39,9 @@ beforeAll(async () => {
     { reachLimit: 10_000, per: 100 },
   );
   const { sb } = harness.ts;
-  const api = createClient({
-    baseUrl: sb.baseUrl,
-    auth: apiKeyAuth(sb.apiKey),
-    ca: readFileSync(sb.caFile ?? ''),
-  });
+  const client = api(harness);
   for (let i = 0; i < 4; i++) {
-    await api.appointments.create({
+    await client.appointments.create({
       guest_name: `Crowd ${i}`,
       guest_email: `crowd${i}@example.com`,
       starts_at_date: '2027-04-20',
@@ -35,15 +49,7 @@ beforeAll(async () => {
       length_in_minutes: 30,
       created_via: 'app',
     });
-    await api.events.create({
-      is_proposal: false,
-      contact_type: 'New Customer',
-      contact_name: `Crowd ${i}`,
-      contact_email: `crowd${i}@example.com`,
-      quick_event_bookings_attributes: {
-        '0': { event_type_id: 1, starts_at_date: '04-21-2027', starts_at_time: '6:00 PM' },
-      },
-    });
+    await client.events.create(crowdEvent(i));
   }
   // The service answers no query past its second result: each crowded day leaves two out.
   sb.ctx.limits.reachLimit = 2;
@@ -64,8 +70,12 @@ function live(h: SandboxMirror, type: string): string[] {
     .sort();
 }
 
-/** A full pass of events and appointments: complete, and every live record mirrored. */
-async function expectEveryRecord(h: SandboxMirror, name: string): Promise<void> {
+/** A pass of events and appointments: complete, and every live record mirrored. */
+async function expectEveryRecord(
+  h: SandboxMirror,
+  name: string,
+  mode: 'full' | 'incremental' = 'full',
+): Promise<void> {
   const summary = await runMirrorPass(
     h.temporal,
     h.deps,
@@ -73,7 +83,7 @@ async function expectEveryRecord(h: SandboxMirror, name: string): Promise<void> 
       connectionId: 'c1',
       destination: h.sqlite('mirror.db'),
       subjects: ['events', 'appointments'],
-      mode: 'full',
+      mode,
     },
     name,
   );
@@ -94,6 +104,13 @@ async function expectEveryRecord(h: SandboxMirror, name: string): Promise<void> 
 describe('event bookings and appointments on a day over the reach', () => {
   it('are read by id, and the pass is complete', async () => {
     await expectEveryRecord(harness, 'crowded-day');
+  }, 300_000);
+
+  it('are read by id with their events in an incremental pass', async () => {
+    // A new event whose only booking is on the crowded day: no list page names the event, and
+    // an incremental pass reads no event it was not pointed to.
+    await api(harness).events.create(crowdEvent(9));
+    await expectEveryRecord(harness, 'crowded-day-incremental', 'incremental');
   }, 300_000);
 
   it('are found below the lowest id a list returned too', async () => {
