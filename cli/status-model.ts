@@ -346,6 +346,19 @@ export interface ProblemSources {
   connectedAt?: ReadonlyMap<string, number>;
 }
 
+/**
+ * The first gap line of a pass, and how many more: the count before it is the whole pass's,
+ * which one gap alone would seem to account for.
+ */
+function gapsShown(gaps: readonly string[]): string {
+  const [first] = gaps;
+  if (first === undefined) return '';
+  const more = gaps.length - 1;
+  return more > 0
+    ? ` (${first}; and ${more} more gap line${more === 1 ? '' : 's'})`
+    : ` (${first})`;
+}
+
 export function findProblems(sources: ProblemSources, now = Date.now()): Problem[] {
   const { connections = [], mirrors = [], schedules = [], receiver, automations } = sources;
   const inbox = sources.inbox ?? { store: '', error: null, connections: [] };
@@ -402,7 +415,7 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
       problems.push({
         connectionId: m.connectionId,
         kind: 'last_pass_incomplete',
-        message: `mirror of connection ${m.connectionId}${into}: last pass incomplete: ${what.join(', ')}${done.gaps[0] ? ` (${done.gaps[0]})` : ''}`,
+        message: `mirror of connection ${m.connectionId}${into}: last pass incomplete: ${what.join(', ')}${gapsShown(done.gaps)}`,
       });
       continue;
     }

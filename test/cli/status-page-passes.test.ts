@@ -170,44 +170,59 @@ describe('a canceled last pass', () => {
 });
 
 describe('a last pass that wrote records only in part', () => {
+  const now = Date.now();
+  const progress: MirrorProgress = {
+    connectionId: 'shop',
+    destination: 'hubspot',
+    mode: 'incremental',
+    subjects: ['leads'],
+    phase: 'done',
+    passId: 'p#1',
+    generation: 1,
+    startedAt: now - 60_000,
+    elapsedMs: 1_000,
+    partitions: { total: 2, done: 2 },
+    counts: { ...emptyCounts(), read: 10, written: 10 },
+    gaps: [],
+    refusals: ['leads 4 written in part: VALIDATION_ERROR: Property values were not valid'],
+    ratePerSecond: 10,
+    etaMs: 0,
+    error: null,
+  };
+  const mirrorOf = (p: MirrorProgress) => ({
+    workflowId: 'mirror-shop-1',
+    connectionId: 'shop',
+    destination: 'hubspot',
+    current: null,
+    last: passOf({ status: 'completed', closedAt: now - 50_000, progress: p }, now),
+    lastCompleted: null,
+    connectionGone: null,
+  });
+
   it('is a problem, though it refused none', () => {
-    const now = Date.now();
-    const progress: MirrorProgress = {
-      connectionId: 'shop',
-      destination: 'hubspot',
-      mode: 'incremental',
-      subjects: ['leads'],
-      phase: 'done',
-      passId: 'p#1',
-      generation: 1,
-      startedAt: now - 60_000,
-      elapsedMs: 1_000,
-      partitions: { total: 2, done: 2 },
-      counts: { ...emptyCounts(), read: 10, written: 10 },
-      gaps: [],
-      refusals: ['leads 4 written in part: VALIDATION_ERROR: Property values were not valid'],
-      ratePerSecond: 10,
-      etaMs: 0,
-      error: null,
-    };
-    const last = passOf({ status: 'completed', closedAt: now - 50_000, progress }, now);
-    const mirror = {
-      workflowId: 'mirror-shop-1',
-      connectionId: 'shop',
-      destination: 'hubspot',
-      current: null,
-      last,
-      lastCompleted: null,
-      connectionGone: null,
-    };
-    expect(findProblems({ mirrors: [mirror] }).map((p) => p.message)).toEqual([
+    expect(findProblems({ mirrors: [mirrorOf(progress)] }).map((p) => p.message)).toEqual([
       'mirror of connection shop into hubspot: last pass incomplete: records written only in part',
     ]);
-    expect(
-      findProblems({
-        mirrors: [{ ...mirror, last: { ...last, progress: { ...progress, refusals: [] } } }],
-      }),
-    ).toEqual([]);
+    expect(findProblems({ mirrors: [mirrorOf({ ...progress, refusals: [] })] })).toEqual([]);
+  });
+
+  it('names the first of several gaps and says how many more there are', () => {
+    // ebsync status once said "11 records unreachable (appointments: 4 unreachable in …)" with
+    // the 7 event bookings of a second gap line left unsaid.
+    const gaps = [
+      'appointments: 4 unreachable in start_date=2027-03-16, end_date=2027-03-16: one day holds more than the reach',
+      'event_bookings: 7 unreachable in event_date_start=2027-03-15, event_date_end=2027-03-15: one day holds more than the reach',
+    ];
+    const incomplete = mirrorOf({
+      ...progress,
+      phase: 'incomplete',
+      counts: { ...progress.counts, unreachable: 11 },
+      gaps,
+      refusals: [],
+    });
+    expect(findProblems({ mirrors: [incomplete] }).map((p) => p.message)).toEqual([
+      `mirror of connection shop into hubspot: last pass incomplete: 11 records unreachable (${gaps[0]}; and 1 more gap line)`,
+    ]);
   });
 });
 
