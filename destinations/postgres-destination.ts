@@ -5,7 +5,7 @@ import type { Destination, SchemaChanges, UpsertResult } from './destination.js'
 import { DestinationUnavailableError, toDestinationError } from './errors.js';
 import { databaseMessage } from '../config/database-errors.js';
 import type { Resource } from './record.js';
-import { checkBatch, type CheckedRecord } from './record-values.js';
+import { checkBatch, unfitRefusals, type CheckedRecord } from './record-values.js';
 import {
   columnDefinitions,
   columnsOf,
@@ -50,7 +50,25 @@ const UNDEFINED_TABLE = '42P01';
  * wrote 10,000 leads' rows in 100 ms, against 150 ms for the text put together value by value.
  */
 function rowsJson(batch: readonly CheckedRecord[]): string {
-  return `[${batch.map((record) => JSON.stringify([record.id, record.raw, ...record.values])).join(',')}]`;
+  return storable(
+    `[${batch.map((record) => JSON.stringify([record.id, record.raw, ...record.values])).join(',')}]`,
+  );
+}
+
+/**
+ * A `\u` escape of what Postgres cannot hold, not itself escaped (an even run of backslashes
+ * before it): NUL (U+0000), which neither text nor jsonb takes, and half of a surrogate pair,
+ * which jsonb refuses. JSON.stringify writes both so (a whole pair stays as it is).
+ */
+const UNSTORABLE = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi;
+
+/**
+ * The rows' JSON with those characters as U+FFFD, the replacement character (what SQLite
+ * stores for half a pair): one such character in a name refused the whole batch, and every
+ * pass after it failed on the same record. The ledger's hash is of the record as read.
+ */
+function storable(json: string): string {
+  return json.includes('\\u') ? json.replace(UNSTORABLE, '$1\\ufffd') : json;
 }
 
 /** Attribute columns start at this position of a row of rowsJson. */
@@ -223,6 +241,7 @@ export function openPostgresDestination(
           updated,
           unchanged: batch.length - inserted - updated,
           keys: records.map((r) => r.id),
+          ...unfitRefusals(batch),
         };
       }),
     markDeleted: (resource, ids, at = new Date()) =>

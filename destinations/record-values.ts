@@ -1,5 +1,6 @@
 import { isUtcIso } from '../records/instants.js';
 import { DestinationRecordError } from './errors.js';
+import type { RecordRefusal } from './destination.js';
 import type { ColumnType, JsonValue, MirrorRecord, Resource } from './record.js';
 import type { TableSpec } from './tables.js';
 
@@ -56,7 +57,10 @@ const EXPECTED: Readonly<Record<ColumnType, string>> = {
 /** What a value is, never the value itself: errors reach Temporal history, records hold PII. */
 function kindOf(value: JsonValue): string {
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'a whole number' : 'a fraction';
+  if (typeof value === 'number') {
+    if (Number.isSafeInteger(value)) return 'a whole number';
+    return Number.isInteger(value) ? 'a number too large to hold exactly' : 'a fraction';
+  }
   if (typeof value === 'string') return `a string of ${value.length} characters`;
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
@@ -64,16 +68,46 @@ function kindOf(value: JsonValue): string {
 /** A record checked against its table: attribute values by column, in the spec's order. */
 export interface CheckedRecord<V = JsonValue> {
   readonly id: string;
+  /** Its position in the records given to checkBatch (the last, for an id given twice). */
+  readonly index: number;
   readonly raw: MirrorRecord['raw'];
   /** One value per column of `table.columns` (null where the record has none). */
   readonly values: readonly (V | null)[];
+  /** Why values of it were left out of their columns (see checkBatch); absent when none were. */
+  readonly unfit?: readonly string[];
+}
+
+/**
+ * The records whose values did not all fit their columns, as written only in part: their rows
+ * are written, those columns empty, the whole record in its `record` column; the pass says so
+ * and ends incomplete, and the next pass writes them again.
+ */
+export function unfitRefusals(batch: readonly CheckedRecord<unknown>[]): {
+  refused?: RecordRefusal[];
+} {
+  const refused = batch.flatMap((record) =>
+    record.unfit
+      ? [
+          {
+            index: record.index,
+            code: 'VALUE_DOES_NOT_FIT',
+            message: `${record.unfit.join('; ')}: left empty in ${record.unfit.length > 1 ? 'their columns' : 'its column'} (the record column holds it)`,
+            partial: true,
+          },
+        ]
+      : [],
+  );
+  return refused.length > 0 ? { refused } : {};
 }
 
 const asJson = (_type: ColumnType, value: JsonValue): JsonValue => value;
 
 /**
  * Checks a batch before anything is written, so a bad record fails the batch with a message
- * naming it, and the database never sees half a batch. Repeated ids: the last one stays.
+ * naming it, and the database never sees half a batch. A value the service sent that does not
+ * fit its column (a whole number past 2^53 in an integer column) fails no batch: the column is
+ * left empty and the record says why (`unfit`, unfitRefusals), so one odd value cannot hold
+ * back every pass. Repeated ids: the last one stays.
  * `stored` turns each checked value (never null) into what the destination binds, as the
  * values are gathered: one array per record rather than a second one made from the first.
  */
@@ -90,7 +124,7 @@ export function checkBatch<V = JsonValue>(
   const byId = new Map<string, CheckedRecord<V>>();
   // Messages only: built when a record fails, not for every record.
   const where = (record: MirrorRecord) => `${resource} record ${JSON.stringify(record.id)}`;
-  for (const record of records) {
+  for (const [position, record] of records.entries()) {
     if (record.resource !== resource) {
       throw new DestinationRecordError(`${where(record)} is a ${record.resource} record`);
     }
@@ -102,6 +136,7 @@ export function checkBatch<V = JsonValue>(
     // By column, not by attribute: no lookup of each name. Attributes that are no column are
     // found by count: every own attribute must have been met as a column.
     let met = 0;
+    let unfit: string[] | undefined;
     for (let index = 0; index < columns.length; index++) {
       const column = columns[index]!;
       // Own attributes only: a column named like an Object.prototype member reads nothing.
@@ -111,9 +146,10 @@ export function checkBatch<V = JsonValue>(
       if (value === undefined || value === null) continue;
       const fits = checked(column.type, value);
       if (fits === undefined) {
-        throw new DestinationRecordError(
-          `${where(record)}: ${column.name} must be ${EXPECTED[column.type]}, got ${kindOf(value)}`,
+        (unfit ??= []).push(
+          `${column.name} must be ${EXPECTED[column.type]}, got ${kindOf(value)}`,
         );
+        continue;
       }
       values[index] = stored(column.type, fits);
     }
@@ -126,7 +162,13 @@ export function checkBatch<V = JsonValue>(
       );
     }
     byId.delete(record.id);
-    byId.set(record.id, { id: record.id, raw: record.raw, values });
+    byId.set(record.id, {
+      id: record.id,
+      index: position,
+      raw: record.raw,
+      values,
+      ...(unfit ? { unfit } : {}),
+    });
   }
   return [...byId.values()];
 }

@@ -5,7 +5,7 @@ import type { DatabaseOpeners } from './database-openers.js';
 import type { Destination, SchemaChanges, UpsertResult } from './destination.js';
 import { toDestinationError } from './errors.js';
 import type { ColumnType, JsonValue, MirrorRecord, Resource } from './record.js';
-import { checkBatch } from './record-values.js';
+import { checkBatch, unfitRefusals } from './record-values.js';
 import {
   columnDefinitions,
   planTable,
@@ -186,6 +186,7 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
       updated,
       unchanged: batch.length - inserted - updated,
       keys: records.map((r) => r.id),
+      ...unfitRefusals(batch),
     };
   };
 

@@ -146,28 +146,50 @@ export function describeDestination(name: string, backend: DestinationBackend): 
       expect((await backend.rows(target, 'leads')).map((r) => r.first_name)).toEqual(['New']);
     });
 
-    it('refuses a batch holding a bad value and writes none of it', async () => {
+    it('writes a record whose value its column cannot hold, that column empty, and says so', async () => {
+      await destination.upsert('leads', batchOf(3), T1);
+      const result = await destination.upsert(
+        'leads',
+        [
+          leadRecord('2', { first_name: 'Changed' }),
+          leadRecord('8', { estimated_budget_cents: 12.5 }),
+          leadRecord('9', { created_at: '2027-01-05 09:30', event_date: '2027-02-30' }),
+        ],
+        T2,
+      );
+      expect(result).toMatchObject({ inserted: 2, updated: 1 });
+      expect(result.refused).toEqual([
+        {
+          index: 1,
+          code: 'VALUE_DOES_NOT_FIT',
+          message:
+            'estimated_budget_cents must be a whole number of cents, got a fraction: left empty in its column (the record column holds it)',
+          partial: true,
+        },
+        {
+          index: 2,
+          code: 'VALUE_DOES_NOT_FIT',
+          message:
+            'event_date must be a date YYYY-MM-DD, got a string of 10 characters; created_at must be an ISO 8601 timestamp with Z or an offset, got a string of 16 characters: left empty in their columns (the record column holds it)',
+          partial: true,
+        },
+      ]);
+      const rows = new Map((await backend.rows(target, 'leads')).map((r) => [r.id as string, r]));
+      expect(rows.get('2')?.first_name).toBe('Changed');
+      expect(rows.get('8')?.estimated_budget_cents).toBeNull();
+      expect(rows.get('9')).toMatchObject({ created_at: null, event_date: null });
+    });
+
+    it('refuses a batch holding an attribute that is no column, and writes none of it', async () => {
       await destination.upsert('leads', batchOf(3), T1);
       const before = await backend.rows(target, 'leads');
-      const batch = [
-        leadRecord('2', { first_name: 'Changed' }),
-        leadRecord('7'),
-        leadRecord('8', { estimated_budget_cents: 12.5 }),
-      ];
-      const attempt = destination.upsert('leads', batch, T2);
-      await expect(attempt).rejects.toThrow(DestinationRecordError);
-      await expect(attempt).rejects.toThrow(
-        /estimated_budget_cents must be a whole number of cents/,
+      const attempt = destination.upsert(
+        'leads',
+        [leadRecord('2', { first_name: 'Changed' }), leadRecord('9', { nickname: 'x' })],
+        T2,
       );
-      await expect(
-        destination.upsert('leads', [leadRecord('9', { nickname: 'x' })]),
-      ).rejects.toThrow(/nickname is not a column of leads/);
-      await expect(
-        destination.upsert('leads', [leadRecord('9', { created_at: '2027-01-05 09:30' })]),
-      ).rejects.toThrow(/created_at must be an ISO 8601 timestamp/);
-      await expect(
-        destination.upsert('leads', [leadRecord('9', { event_date: '2027-02-30' })]),
-      ).rejects.toThrow(/event_date must be a date/);
+      await expect(attempt).rejects.toThrow(DestinationRecordError);
+      await expect(attempt).rejects.toThrow(/nickname is not a column of leads/);
       expect(await backend.rows(target, 'leads')).toEqual(before);
     });
 
