@@ -25,10 +25,23 @@ const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {
   return ms;
 });
 
-const positiveInt = z.coerce
+/**
+ * A number setting: a JSON number, or decimal digits as text (the environment). `z.coerce` took
+ * what `Number()` takes: a blank EBS_RATE_LIMIT was 0 (no limit at all), a blank port 0 (any
+ * port), and '0x10' was 16. Other text is left as it is, for the number schema to refuse.
+ */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+const numberSetting = <T extends z.ZodType>(schema: T) =>
+  z.preprocess(
+    (value) => (typeof value === 'string' && DECIMAL.test(value.trim()) ? Number(value) : value),
+    schema,
+  );
+
+const wholeNumber = z
   .number({ error: 'expected a whole number' })
   .int({ error: 'expected a whole number' })
   .min(1, { error: 'expected a whole number of at least 1' });
+const positiveInt = numberSetting(wholeNumber);
 
 const optionalText = z.string().min(1).optional();
 
@@ -90,11 +103,13 @@ const AUTH_URL_RULE =
   'expected an https:// URL (http:// only to loopback with EBS_ALLOW_HTTP=true)';
 const PORT_RULE = 'expected a port from 0 to 65535';
 /** A port a server of ebsync listens on; 0 picks a free one. */
-const listenPort = z.coerce
-  .number({ error: PORT_RULE })
-  .int({ error: PORT_RULE })
-  .min(0, { error: PORT_RULE })
-  .max(65535, { error: PORT_RULE });
+const listenPort = numberSetting(
+  z
+    .number({ error: PORT_RULE })
+    .int({ error: PORT_RULE })
+    .min(0, { error: PORT_RULE })
+    .max(65535, { error: PORT_RULE }),
+);
 
 const CRM_URL_RULE = 'expected an https:// URL (http:// only to loopback in development)';
 /** Why production refuses a plain http:// address: service, OAuth, CRM or automation endpoint. */
@@ -287,11 +302,12 @@ export const configSchema = z
         allowHttp: boolSetting.default(false),
         reachLimit: positiveInt.default(DEFAULT_REACH_LIMIT),
         pageSize: positiveInt.default(100),
-        rateLimit: z.coerce
-          .number({ error: 'expected a number of requests per second' })
-          .min(0, { error: 'expected a number of requests per second from 0 to 1000' })
-          .max(1000, { error: 'expected a number of requests per second from 0 to 1000' })
-          .default(10),
+        rateLimit: numberSetting(
+          z
+            .number({ error: 'expected a number of requests per second' })
+            .min(0, { error: 'expected a number of requests per second from 0 to 1000' })
+            .max(1000, { error: 'expected a number of requests per second from 0 to 1000' }),
+        ).default(10),
       })
       .prefault({}),
     store: z
@@ -310,14 +326,15 @@ export const configSchema = z
       .prefault({}),
     mirror: z
       .object({
-        concurrency: positiveInt
-          .max(16, { error: 'expected a whole number from 1 to 16' })
-          .default(4),
-        minYield: z.coerce
-          .number({ error: 'expected a number from 0 to 100' })
-          .min(0, { error: 'expected a number from 0 to 100' })
-          .max(100, { error: 'expected a number from 0 to 100' })
-          .default(1),
+        concurrency: numberSetting(
+          wholeNumber.max(16, { error: 'expected a whole number from 1 to 16' }),
+        ).default(4),
+        minYield: numberSetting(
+          z
+            .number({ error: 'expected a number from 0 to 100' })
+            .min(0, { error: 'expected a number from 0 to 100' })
+            .max(100, { error: 'expected a number from 0 to 100' }),
+        ).default(1),
       })
       .prefault({}),
     temporal: z
@@ -403,9 +420,9 @@ export const configSchema = z
         bodyLimit: positiveInt.default(256 * 1024),
         signature: signatureScheme.default('standard'),
         allowUnsigned: boolSetting.default(false),
-        batch: positiveInt
-          .max(1000, { error: 'expected a whole number from 1 to 1000' })
-          .default(100),
+        batch: numberSetting(
+          wholeNumber.max(1000, { error: 'expected a whole number from 1 to 1000' }),
+        ).default(100),
         dedupeWindow: duration.default(24 * 3_600_000),
         // A session ends before its activity's heartbeat timeout (a minute) could pass since
         // it began, so a retry elsewhere never overlaps it (one reader of a record at a time).

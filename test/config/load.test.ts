@@ -281,6 +281,16 @@ describe('loadConfig errors', () => {
     ['EBSYNC_WEBHOOK_HOST', 'not a host', 'expected a host name or an IP address'],
     ['TEMPORAL_TLS_SERVER_NAME', 'bad name', 'expected a host name or an IP address'],
     ['TEMPORAL_TASK_QUEUE', ' ', 'expected a name without spaces around it, not blank'],
+    // Blank is no number: it was read as 0, which is no rate limit, any port, every cut.
+    ['EBS_RATE_LIMIT', ' ', 'expected a number of requests per second'],
+    ['EBSYNC_MIRROR_MIN_YIELD', ' ', 'expected a number from 0 to 100'],
+    ['EBSYNC_WEBHOOK_PORT', ' ', 'expected a port from 0 to 65535'],
+    ['EBSYNC_STATUS_PORT', '\t', 'expected a port from 0 to 65535'],
+    ['EBSYNC_MAX_ACTIVITIES', ' ', 'expected a whole number'],
+    // Decimal digits only: '0x10' was taken as 16.
+    ['EBS_RATE_LIMIT', '0x10', 'expected a number of requests per second'],
+    ['EBSYNC_WEBHOOK_BATCH', '0x10', 'expected a whole number'],
+    ['EBSYNC_MIRROR_CONCURRENCY', '17', 'expected a whole number from 1 to 16'],
     // Said when the settings load, not 5 s later as Temporal unreachable.
     ['TEMPORAL_ADDRESS', 'host:99999', 'expected host:port with a port from 1 to 65535'],
     ['TEMPORAL_ADDRESS', 'localhost:0', 'expected host:port with a port from 1 to 65535'],
@@ -305,6 +315,9 @@ describe('loadConfig errors', () => {
     ['TEMPORAL_ADDRESS', 'temporal.example.com:65535'],
     ['TEMPORAL_NAMESPACE', 'prod.a1b2c'],
     ['TEMPORAL_NAMESPACE', `n${'s'.repeat(254)}`],
+    ['EBS_RATE_LIMIT', '0.5'],
+    ['EBS_RATE_LIMIT', ' 5 '],
+    ['EBSYNC_WEBHOOK_PORT', '0'],
   ])('%s=%s is taken', (name, value) => {
     expect(() => loadConfig({ [name]: value })).not.toThrow();
   });
