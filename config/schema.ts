@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from './duration.js';
+import { durationText, parseDuration } from './duration.js';
 import { hubspotMappingSetting } from './hubspot-mapping.js';
 import { pipedriveMappingSetting } from './pipedrive-mapping.js';
 import { salesforceMappingSetting } from './salesforce-mapping.js';
@@ -44,6 +44,9 @@ const wholeNumber = z
 const positiveInt = numberSetting(wholeNumber);
 
 const optionalText = z.string().min(1).optional();
+
+/** EBSYNC_WEBHOOK_HEADERS_TIMEOUT when unset. */
+const DEFAULT_HEADERS_TIMEOUT_MS = 5_000;
 
 /** EBS_REACH_LIMIT when unset: the spec's 10,000 results a query. */
 export const DEFAULT_REACH_LIMIT = 10_000;
@@ -430,7 +433,7 @@ export const configSchema = z
           .refine((ms) => ms <= 45_000, { error: 'expected a duration from 0s to 45s' })
           .default(30_000),
         requestTimeout: duration.default(10_000),
-        headersTimeout: duration.default(5_000),
+        headersTimeout: duration.default(DEFAULT_HEADERS_TIMEOUT_MS),
         keepAliveTimeout: duration.default(5_000),
         connectionTimeout: duration.default(10_000),
         maxConnections: positiveInt.default(1_000),
@@ -474,11 +477,17 @@ export const configSchema = z
     }
     const w = config.webhooks;
     if (w.requestTimeout <= 0 || w.headersTimeout <= 0 || w.headersTimeout > w.requestTimeout) {
+      // A request timeout under the headers timeout left at its default is the one set wrong:
+      // the line named the headers timeout, as '(missing)'.
+      const blame =
+        w.requestTimeout <= 0 ||
+        (w.headersTimeout === DEFAULT_HEADERS_TIMEOUT_MS && w.headersTimeout > w.requestTimeout)
+          ? 'requestTimeout'
+          : 'headersTimeout';
       ctx.addIssue({
         code: 'custom',
-        path: ['webhooks', w.requestTimeout <= 0 ? 'requestTimeout' : 'headersTimeout'],
-        message:
-          'expected a request timeout above 0 and a headers timeout above 0 and at most the request timeout',
+        path: ['webhooks', blame],
+        message: `expected a request timeout above 0 and a headers timeout above 0 and at most the request timeout (request ${durationText(w.requestTimeout)}, headers ${durationText(w.headersTimeout)})`,
       });
     }
     if (config.webhooks.allowUnsigned && config.mode !== 'development') {

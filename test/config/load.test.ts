@@ -306,6 +306,19 @@ describe('loadConfig errors', () => {
     expect(lines[0]).toContain(`${name}='${value}' is not allowed: ${allowed}`);
   });
 
+  it('blames the webhook timeout that was set when the request timeout falls under the headers one', () => {
+    // The headers timeout left at its 5 s default: the line named it, as '(missing)'.
+    expect(errorLines({ EBSYNC_WEBHOOK_REQUEST_TIMEOUT: '2s' })).toEqual([
+      "EBSYNC_WEBHOOK_REQUEST_TIMEOUT='2s' is not allowed: expected a request timeout above 0 and a headers timeout above 0 and at most the request timeout (request 2s, headers 5s)",
+    ]);
+    expect(errorLines({ EBSYNC_WEBHOOK_HEADERS_TIMEOUT: '20s' })).toEqual([
+      "EBSYNC_WEBHOOK_HEADERS_TIMEOUT='20s' is not allowed: expected a request timeout above 0 and a headers timeout above 0 and at most the request timeout (request 10s, headers 20s)",
+    ]);
+    expect(errorLines({ EBSYNC_WEBHOOK_REQUEST_TIMEOUT: '0s' })[0]).toMatch(
+      /^EBSYNC_WEBHOOK_REQUEST_TIMEOUT='0s' is not allowed/,
+    );
+  });
+
   it.each([
     ['EBSYNC_STATUS_HOST', '::1'],
     ['EBSYNC_WEBHOOK_HOST', '0.0.0.0'],
