@@ -377,7 +377,14 @@ export const configSchema = z
       .object({
         host: hostSetting.default('127.0.0.1'),
         port: listenPort.default(4020),
-        adminToken: z.string().min(16, { error: 'expected at least 16 characters' }).optional(),
+        // Sent as `Authorization: Bearer <token>`, which carries no space or control character:
+        // a token with one was taken, and every action then answered 401 admin_token_missing.
+        adminToken: z
+          .string()
+          .regex(/^[\x21-\x7e]{16,}$/, {
+            error: 'expected at least 16 printable ASCII characters, no spaces',
+          })
+          .optional(),
         allowedHosts: hostNames.default([]),
       })
       .prefault({}),

@@ -383,6 +383,24 @@ describe('loadConfig errors', () => {
     expect(loadConfig({ EBS_API_KEY: longest }).service.apiKey).toBe(longest);
   });
 
+  it('refuses an EBSYNC_ADMIN_TOKEN no Authorization header can carry, masked', () => {
+    // Taken before, and then every action of the status page answered 401: the header's
+    // `Bearer <token>` has no room for a space or a control character.
+    for (const token of [
+      'my admin token is long',
+      'abcdefghijklmnop\n',
+      'abcdefghijklmno\u00e9',
+      'short',
+    ]) {
+      const lines = errorLines({ EBSYNC_ADMIN_TOKEN: token });
+      expect(lines, token).toEqual([
+        `EBSYNC_ADMIN_TOKEN='****(${token.length} chars)' is not allowed: expected at least 16 printable ASCII characters, no spaces`,
+      ]);
+    }
+    const token = 'status-admin-token_0123~!';
+    expect(loadConfig({ EBSYNC_ADMIN_TOKEN: token }).status.adminToken).toBe(token);
+  });
+
   it('requires TLS certificate and key together', () => {
     const lines = errorLines({ TEMPORAL_TLS_CERT: '/etc/ebsync/client.pem' });
     expect(lines).toEqual([
