@@ -136,7 +136,16 @@ export interface AutomationStoreOptions {
    * changes nothing.
    */
   httpsOnly?: boolean;
+  /**
+   * How long the delivery log keeps an entry (the worker gives EBSYNC_WEBHOOK_DEDUPE_WINDOW,
+   * after which the change itself is pruned from the outbox and can no longer be sent).
+   * Each entry logged prunes a few older than this; unset, nothing is pruned.
+   */
+  logRetentionMs?: number;
 }
+
+/** Entries older than the retention one log() deletes at most: more than it adds. */
+const LOG_PRUNE_BATCH = 16;
 
 export function sqliteAutomationStore(
   file: string,
@@ -193,6 +202,11 @@ export function sqliteAutomationStore(
   const upsertLog = db.prepare(`INSERT OR REPLACE INTO automation_deliveries
     (webhook_id, endpoint, connection_id, resource, record_id, action, status, http_status, reason, attempts, at)
     VALUES (@webhookId, @endpoint, @connectionId, @resource, @recordId, @action, @status, @httpStatus, @reason, @attempts, @at)`);
+
+  const pruneLog = db.prepare(
+    `DELETE FROM automation_deliveries WHERE rowid IN (
+       SELECT rowid FROM automation_deliveries WHERE at < ? LIMIT ${LOG_PRUNE_BATCH})`,
+  );
 
   const disable = db.prepare(
     'UPDATE automation_endpoints SET disabled_at = ?, disabled_reason = ? WHERE name = ?',
@@ -276,6 +290,8 @@ export function sqliteAutomationStore(
     },
     log(entry) {
       upsertLog.run({ ...entry, at: Date.parse(entry.at) });
+      // A row per change and endpoint: without this the log grew for as long as changes came.
+      if (options.logRetentionMs !== undefined) pruneLog.run(Date.now() - options.logRetentionMs);
     },
     deliveries({ endpoint, limit }) {
       const rows =

@@ -134,6 +134,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     // Beside the webhook registrations (worker/webhook-receiver.ts): CLI and workers share it.
     const automations = sqliteAutomationStore(join(config.dataDir, 'webhooks.db'), codec, {
       httpsOnly: config.mode === 'production',
+      // As long as the changes it tells of are kept (the dedupe window), a day at least.
+      logRetentionMs: Math.max(config.webhooks.dedupeWindow, 24 * 3_600_000),
     });
     opened.push(() => automations.close());
     // Activities ask connection workflows for credentials through a client of their own.

@@ -52,4 +52,42 @@ describe('the automation delivery log', () => {
     // Opened again: the column is there once, nothing is added twice.
     sqliteAutomationStore(file, codec).close();
   });
+
+  it('keeps an entry for its retention: each entry logged prunes older ones, so the log does not grow for ever', () => {
+    const file = join(dir, 'retention.db');
+    const entry = (webhookId: string, at: number) => ({
+      webhookId,
+      endpoint: 'hook',
+      connectionId: 'shop',
+      resource: 'leads',
+      recordId: webhookId,
+      action: 'written' as const,
+      status: 'delivered' as const,
+      httpStatus: 200,
+      reason: null,
+      attempts: 1,
+      at: new Date(at).toISOString(),
+    });
+    const now = Date.now();
+    // The CLI reads the log without a retention: it prunes nothing.
+    const reader = sqliteAutomationStore(file, codec);
+    for (let i = 0; i < 20; i++) reader.log(entry(`msg_old_${i}`, now - 3 * 3_600_000));
+    reader.log(entry('msg_recent', now - 30 * 60_000));
+    expect(reader.deliveries({ limit: 100 })).toHaveLength(21);
+    reader.close();
+
+    const store = sqliteAutomationStore(file, codec, { logRetentionMs: 3_600_000 });
+    try {
+      store.log(entry('msg_now', now));
+      store.log(entry('msg_now_2', now));
+      expect(
+        store
+          .deliveries({ limit: 100 })
+          .map((r) => r.webhookId)
+          .sort(),
+      ).toEqual(['msg_now', 'msg_now_2', 'msg_recent']);
+    } finally {
+      store.close();
+    }
+  });
 });
