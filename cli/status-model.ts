@@ -465,6 +465,14 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
       message: `automation endpoints could not be read: ${automations.error}; whether changes reach them is not known`,
     });
   }
+  for (const endpoint of automations?.endpoints ?? []) {
+    if (endpoint.state !== 'unreadable') continue;
+    problems.push({
+      connectionId: '',
+      kind: 'automations_unreadable',
+      message: `automation endpoint ${endpoint.name} could not be opened: ${endpoint.disabledReason ?? 'unreadable'}; nothing is sent to it`,
+    });
+  }
   for (const c of inbox.connections) {
     if (c.oldestPendingAt === null || now - c.oldestPendingAt < WEBHOOKS_WAITING_MS) continue;
     problems.push({

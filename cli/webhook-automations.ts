@@ -180,7 +180,7 @@ export interface EndpointView {
   url: string;
   filters: EndpointFilters;
   /** `refused`: this mode sends it nothing (plain http:// in production); nothing stored. */
-  state: 'active' | 'breaker open' | 'disabled' | 'refused';
+  state: 'active' | 'breaker open' | 'disabled' | 'refused' | 'unreadable';
   /** Consecutive failed attempts. */
   failures: number;
   /** While the breaker is open: when it lets one probe through (ISO); otherwise null. */
@@ -200,19 +200,22 @@ export async function endpointViews(
     const open = breaker.openUntil > now;
     return {
       name: endpoint.name,
-      url: maskedUrl(endpoint.url),
+      // Empty when sealed with keys this process lacks (refusedReason says so).
+      url: endpoint.url === '' ? '(sealed)' : maskedUrl(endpoint.url),
       filters: endpoint.filters,
       state:
-        endpoint.refusedReason !== undefined
-          ? 'refused'
-          : endpoint.disabledAt !== null
-            ? 'disabled'
-            : open
-              ? 'breaker open'
-              : 'active',
+        endpoint.unreadable !== undefined
+          ? 'unreadable'
+          : endpoint.refusedReason !== undefined
+            ? 'refused'
+            : endpoint.disabledAt !== null
+              ? 'disabled'
+              : open
+                ? 'breaker open'
+                : 'active',
       failures: breaker.failures,
       openUntil: open ? new Date(breaker.openUntil).toISOString() : null,
-      disabledReason: endpoint.refusedReason ?? endpoint.disabledReason,
+      disabledReason: endpoint.unreadable ?? endpoint.refusedReason ?? endpoint.disabledReason,
       createdAt: endpoint.createdAt,
     };
   });
@@ -232,10 +235,27 @@ export async function configuredEndpoints(config: Config): Promise<EndpointView[
   }
 }
 
+/** Endpoints whose URL and secret these keys cannot open: nothing goes to them. */
+function unreadableEndpoints(names: readonly string[], why: string): UserError {
+  return new UserError(
+    `endpoint ${names.map((name) => `'${name}'`).join(', ')} cannot be opened with this process's EBSYNC_ENCRYPTION_KEYS (${why}): nothing is sent to it; give the workers and this shell the key that sealed it, or remove it and add it again`,
+    1,
+  );
+}
+
 async function list(flags: { json?: boolean }): Promise<void> {
   const rows = await withStore((store) => endpointViews(store));
+  const unreadable = rows.filter((row) => row.state === 'unreadable');
+  const refuseUnreadable = (): void => {
+    if (unreadable.length > 0)
+      throw unreadableEndpoints(
+        unreadable.map((row) => row.name),
+        unreadable[0]?.disabledReason ?? 'unreadable',
+      );
+  };
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    refuseUnreadable();
     return;
   }
   if (rows.length === 0) {
@@ -247,6 +267,7 @@ async function list(flags: { json?: boolean }): Promise<void> {
       `${row.name}  ${row.url}  ${row.state}${row.disabledReason ? ` (${row.disabledReason})` : ''}  ${filterText(row.filters)}\n`,
     );
   }
+  refuseUnreadable();
 }
 
 async function deliveries(flags: {
@@ -325,6 +346,8 @@ export function endpointsEnableCommand(name: string): Promise<void> {
     const line = await withStore(async (store) => {
       const endpoint = (await store.list()).find((e) => e.name === name);
       if (!endpoint) throw noEndpoint(name);
+      if (endpoint.unreadable !== undefined)
+        throw unreadableEndpoints([endpoint.name], endpoint.unreadable);
       // This mode sends it nothing whatever is stored (an http:// one in production).
       if (endpoint.refusedReason !== undefined) {
         throw new UserError(`endpoint '${name}' stays refused: ${endpoint.refusedReason}`, 2);

@@ -28,11 +28,20 @@ export interface AutomationEndpoint {
    * the endpoints are read, never stored, so development sends to it again.
    */
   refusedReason?: string;
+  /**
+   * Why its URL and secret cannot be opened here (sealed with keys this process lacks); they
+   * are empty then, and nothing is sent to it.
+   */
+  unreadable?: string;
 }
 
-/** Whether changes go to the endpoint: neither disabled nor refused by this mode. */
+/** Whether changes go to the endpoint: readable, neither disabled nor refused by this mode. */
 export function sendsTo(endpoint: AutomationEndpoint): boolean {
-  return endpoint.disabledAt === null && endpoint.refusedReason === undefined;
+  return (
+    endpoint.disabledAt === null &&
+    endpoint.refusedReason === undefined &&
+    endpoint.unreadable === undefined
+  );
 }
 
 export interface BreakerState {
@@ -230,27 +239,34 @@ export function sqliteAutomationStore(
     async list() {
       await ready();
       const endpoints = await Promise.all(
-        all.all().map(async (row) => {
-          const secrets = await openValue<{ url: string; secret: string }>(
-            codec,
-            row.sealed,
-            rowName(row.name),
-          );
-          if (!secrets) throw new Error(`endpoint '${row.name}' could not be opened`);
-          return {
+        all.all().map(async (row): Promise<AutomationEndpoint> => {
+          const endpoint = {
             name: row.name,
-            url: secrets.url,
-            secret: secrets.secret,
             filters: JSON.parse(row.filters) as EndpointFilters,
             createdAt: new Date(row.created_at).toISOString(),
             disabledAt: row.disabled_at === null ? null : new Date(row.disabled_at).toISOString(),
             disabledReason: row.disabled_reason,
           };
+          // One endpoint sealed with keys this process lacks (added from a shell with other
+          // EBSYNC_ENCRYPTION_KEYS) threw here, and every drain stopped applying notices.
+          const secrets = await openValue<{ url: string; secret: string }>(
+            codec,
+            row.sealed,
+            rowName(row.name),
+          ).catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+          if (typeof secrets !== 'object')
+            return {
+              ...endpoint,
+              url: '',
+              secret: '',
+              unreadable: secrets ?? 'its sealed URL and secret hold no value',
+            };
+          return { ...endpoint, url: secrets.url, secret: secrets.secret };
         }),
       );
       if (!options.httpsOnly) return endpoints;
       return endpoints.map((endpoint) =>
-        endpoint.url.startsWith('http:')
+        endpoint.unreadable === undefined && endpoint.url.startsWith('http:')
           ? { ...endpoint, refusedReason: PLAIN_HTTP_REFUSED }
           : endpoint,
       );

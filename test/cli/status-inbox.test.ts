@@ -167,6 +167,28 @@ describe('the status of the webhook inbox', () => {
     ).toEqual([]);
   });
 
+  it('makes a problem of one endpoint sealed with keys this process lacks, while the others are read', () => {
+    const now = Date.UTC(2026, 0, 1, 12);
+    const inbox = { store: 'sqlite:x', error: null, connections: [] };
+    const endpoint = {
+      name: 'foreign',
+      url: '(sealed)',
+      filters: { resources: [], actions: [], connections: [] },
+      state: 'unreadable' as const,
+      failures: 0,
+      openUntil: null,
+      disabledReason: "payload was encrypted with key 'k2', which this process does not have",
+      createdAt: new Date(now).toISOString(),
+    };
+    expect(
+      findProblems({ inbox, automations: { endpoints: [endpoint], error: null } }, now).map(
+        (p) => `${p.kind}: ${p.message}`,
+      ),
+    ).toEqual([
+      "automations_unreadable: automation endpoint foreign could not be opened: payload was encrypted with key 'k2', which this process does not have; nothing is sent to it",
+    ]);
+  });
+
   it("makes a problem of a receiver's recent 503s, and of no receiver while webhooks are registered", () => {
     const now = Date.UTC(2026, 0, 1, 12);
     const endpoint = 'http://127.0.0.1:8790/webhooks/_stats';

@@ -7,6 +7,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAutomationActivities } from '../../activities/automations/forward-change.js';
+import { endpointViews } from '../../cli/webhook-automations.js';
 import { sqliteAutomationStore, type AutomationStore } from '../../store/automation-endpoints.js';
 import type { Inbox, OwedChange } from '../../store/inbox.js';
 import { openInbox } from '../../store/open-inbox.js';
@@ -137,5 +138,34 @@ describe('changes owed to automation endpoints', () => {
       .filter((e) => e.endpoint === 'flaky' && e.recordId === '9');
     expect(mine.map((e) => [e.status, e.attempts])).toEqual([['delivered', 2]]);
     expect(flaky.got).toHaveLength(2);
+  });
+
+  it('go on to the other endpoints when one was sealed with keys this worker does not have', async () => {
+    // Added from a shell with other EBSYNC_ENCRYPTION_KEYS: reading it threw, and with it
+    // every drain batch and forwarding of the data dir.
+    const [otherId, otherText] = generateKeyLine('other').split(':') as [string, string];
+    const otherCodec = new EncryptionCodec([
+      { id: otherId, key: Buffer.from(otherText, 'base64') },
+    ]);
+    const foreign = await hook(200);
+    const other = sqliteAutomationStore(join(dir, 'webhooks.db'), otherCodec);
+    await other.add({
+      ...endpointAt('foreign', foreign.url),
+      createdAt: '2026-01-01T00:00:00.000Z',
+    });
+    other.close();
+    const fine = await hook(200);
+    await store.add({ ...endpointAt('fine', fine.url), createdAt: '2026-01-01T00:00:00.000Z' });
+    await keep('b3', ['21'], new Date('2026-06-03T00:00:00.000Z'));
+
+    await forwardBatch('b3', 1);
+    expect(fine.got).toEqual(['msg_b3_leads_21']);
+    expect(foreign.got).toEqual([]);
+    const listed = (await store.list()).find((e) => e.name === 'foreign');
+    expect(listed?.url).toBe('');
+    expect(listed?.unreadable).toMatch(new RegExp(`key '${otherId}'`));
+    // What `endpoints list` and the status show of it (they failed on its empty URL).
+    const view = (await endpointViews(store)).find((e) => e.name === 'foreign');
+    expect(view).toMatchObject({ url: '(sealed)', state: 'unreadable' });
   });
 });
