@@ -43,18 +43,47 @@ export interface BreakerPolicy {
 export const DEFAULT_BREAKER: BreakerPolicy = { threshold: 5, openMs: 60_000 };
 const REQUEST_TIMEOUT_MS = 10_000;
 
-export function endpointWants(
+/** Whether the endpoint's filters take the change, whatever its state. */
+function filtersTake(
   endpoint: AutomationEndpoint,
   input: Pick<ForwardInput, 'resource' | 'action' | 'connectionId'>,
 ): boolean {
   const { resources, actions, connections } = endpoint.filters;
   return (
-    sendsTo(endpoint) &&
     (resources.length === 0 || resources.includes(input.resource)) &&
     (actions.length === 0 || actions.includes(input.action)) &&
     (connections.length === 0 || connections.includes(input.connectionId))
   );
 }
+
+export function endpointWants(
+  endpoint: AutomationEndpoint,
+  input: Pick<ForwardInput, 'resource' | 'action' | 'connectionId'>,
+): boolean {
+  return sendsTo(endpoint) && filtersTake(endpoint, input);
+}
+
+/**
+ * Whether the change was owed to the endpoint when it answered 410 (to this change's batch,
+ * or to another since the change was applied): it is given up, and the log says so.
+ */
+function goneSinceApplied(
+  endpoint: AutomationEndpoint,
+  input: ForwardInput,
+  gone: ReadonlySet<string>,
+): boolean {
+  if (!filtersTake(endpoint, input)) return false;
+  if (gone.has(endpoint.name)) return true;
+  return (
+    endpoint.disabledAt !== null &&
+    endpoint.unreadable === undefined &&
+    endpoint.refusedReason === undefined &&
+    Date.parse(endpoint.disabledAt) >= Date.parse(input.appliedAt)
+  );
+}
+
+/** The log's reason for a change not sent to an endpoint that had answered 410. */
+export const GONE_BEFORE_SENT = 'not sent: the endpoint answered 410 Gone to an earlier change';
 
 /** A retry is answered by these statuses; any other 4xx is the endpoint refusing for good. */
 function retryableStatus(status: number): boolean {
@@ -134,7 +163,8 @@ export function createAutomationActivities(
       },
     });
     for (const endpoint of endpoints) {
-      if (!endpointWants(endpoint, input) || gone.has(endpoint.name)) continue;
+      const givenUp = goneSinceApplied(endpoint, input, gone);
+      if (!givenUp && !endpointWants(endpoint, input)) continue;
       // Owed only the changes applied since it was added: one added while a change was being
       // retried for others got that change too, though it came before the endpoint.
       if (Date.parse(endpoint.createdAt) > Date.parse(input.appliedAt)) continue;
@@ -147,6 +177,7 @@ export function createAutomationActivities(
         status: DeliveryStatus,
         httpStatus: number | null,
         reason: string | null = null,
+        requested = status !== 'breaker_open',
       ): void =>
         store.log({
           webhookId: input.webhookId,
@@ -158,10 +189,17 @@ export function createAutomationActivities(
           status,
           httpStatus,
           reason,
-          // A breaker that is open sends nothing: no request to count.
-          attempts: status === 'breaker_open' ? tried : tried + 1,
+          // A breaker that is open, or a change given up unsent, made no request to count.
+          attempts: requested ? tried + 1 : tried,
           at: new Date().toISOString(),
         });
+      // The endpoint answered 410 after this change was applied: the change is given up for
+      // it, as the docs say, and the log says so rather than nothing.
+      if (givenUp) {
+        log('gone', null, GONE_BEFORE_SENT, false);
+        result.refused += 1;
+        continue;
+      }
       if (!store.admit(endpoint.name, Date.now(), breaker.openMs)) {
         log('breaker_open', null);
         result.owed.push(endpoint.name);

@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAutomationActivities } from '../../activities/automations/forward-change.js';
+import {
+  createAutomationActivities,
+  GONE_BEFORE_SENT,
+} from '../../activities/automations/forward-change.js';
 import { endpointViews } from '../../cli/webhook-automations.js';
 import { sqliteAutomationStore, type AutomationStore } from '../../store/automation-endpoints.js';
 import type { Inbox, OwedChange } from '../../store/inbox.js';
@@ -100,13 +103,21 @@ describe('changes owed to automation endpoints', () => {
     const sent = await forwardBatch('b1', 7);
     expect(early.got).toHaveLength(3);
     expect(late.got).toEqual([]);
-    // 410 for the first change disables it: the other two are not sent to it.
+    // 410 for the first change disables it: the other two are not sent to it, and the log
+    // says they were given up (it said nothing of them, as if they had never been owed).
     expect(gone.got).toHaveLength(1);
-    expect(sent).toEqual({ delivered: 3, refused: 1 });
+    expect(sent).toEqual({ delivered: 3, refused: 3 });
     const log = store.deliveries({ limit: 100 });
     expect(log.filter((e) => e.endpoint === 'late')).toEqual([]);
-    expect(log.filter((e) => e.endpoint === 'gone').map((e) => [e.status, e.attempts])).toEqual([
-      ['gone', 1],
+    expect(
+      log
+        .filter((e) => e.endpoint === 'gone')
+        .map((e) => [e.status, e.httpStatus, e.attempts, e.reason])
+        .sort((a, b) => Number(b[2]) - Number(a[2])),
+    ).toEqual([
+      ['gone', 410, 1, null],
+      ['gone', null, 0, GONE_BEFORE_SENT],
+      ['gone', null, 0, GONE_BEFORE_SENT],
     ]);
     expect(new Set(log.filter((e) => e.endpoint === 'early').map((e) => e.attempts))).toEqual(
       new Set([1]),
@@ -167,5 +178,28 @@ describe('changes owed to automation endpoints', () => {
     // What `endpoints list` and the status show of it (they failed on its empty URL).
     const view = (await endpointViews(store)).find((e) => e.name === 'foreign');
     expect(view).toMatchObject({ url: '(sealed)', state: 'unreadable' });
+  });
+
+  it('are given up, and logged so, when the endpoint answered 410 to another batch after they were applied', async () => {
+    const laterGone = await hook(410);
+    await store.add({
+      ...endpointAt('later-gone', laterGone.url),
+      createdAt: '2026-01-01T00:00:00.000Z',
+    });
+    const applied = new Date(Date.now() - 60_000);
+    await keep('b4', ['31'], applied);
+    await keep('b5', ['32'], applied);
+    await forwardBatch('b4', 1);
+    await forwardBatch('b5', 1);
+    expect(laterGone.got).toEqual(['msg_b4_leads_31']);
+    const mine = store.deliveries({ endpoint: 'later-gone', limit: 10 });
+    expect(mine.map((e) => [e.recordId, e.status, e.httpStatus, e.attempts, e.reason])).toEqual(
+      expect.arrayContaining([
+        ['31', 'gone', 410, 1, null],
+        ['32', 'gone', null, 0, GONE_BEFORE_SENT],
+      ]),
+    );
+    expect(mine).toHaveLength(2);
+    expect(await inbox.owedChanges('shop', 'b5')).toEqual([]);
   });
 });
