@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONNECTION_RULE_TEXT, isConnectionName } from '../config/connection-names.js';
+import {
+  CONNECTION_RULE_TEXT,
+  CONNECTIONS_SUBCOMMANDS,
+  isConnectionName,
+} from '../config/connection-names.js';
 import { PRODUCTION_HTTP, type Config } from '../config/index.js';
 import { loadStartupConfig } from './startup-config.js';
 import {
@@ -107,6 +111,17 @@ async function add(name: string, given: string, flags: AddFlags): Promise<void> 
   const bad = filters.connections.find((c) => !isConnectionName(c));
   if (bad !== undefined) {
     throw new UserError(`--connections: '${bad}' is not a connection name`, 2);
+  }
+  // Taken before, with a note that the endpoint would get its changes once a connection of
+  // that name was connected: 'ebsync connect' refuses these names.
+  const reserved = filters.connections.find((c) =>
+    (CONNECTIONS_SUBCOMMANDS as readonly string[]).includes(c),
+  );
+  if (reserved !== undefined) {
+    throw new UserError(
+      `--connections: '${reserved}' is not a connection name: 'ebsync connections ${reserved}' is a command, so 'ebsync connect' gives no connection that name`,
+      2,
+    );
   }
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   const added = await withStore((store) =>

@@ -163,6 +163,20 @@ describe('ebsync webhooks endpoints add --connections', () => {
     }
   });
 
+  it("refuses 'pause' and 'resume', which ebsync connect gives no connection, adding nothing", async () => {
+    for (const name of ['pause', 'resume']) {
+      const result = await runCli(
+        ['webhooks', 'endpoints', 'add', 'reserved', hook, '--connections', `cli-ok,${name}`],
+        { EBSYNC_DATA_DIR: join(dir, 'reserved'), TEMPORAL_ADDRESS: inject('temporalAddress') },
+      );
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        `ebsync: --connections: '${name}' is not a connection name: 'ebsync connections ${name}' is a command, so 'ebsync connect' gives no connection that name\n`,
+      );
+    }
+  });
+
   it('says the names were not checked when Temporal does not answer', async () => {
     const address = `127.0.0.1:${await closedPort()}`;
     const result = await runCli(
