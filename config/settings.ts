@@ -459,7 +459,7 @@ export const SETTINGS: readonly Setting[] = [
     secret: true,
     default: '(none: actions off)',
     description:
-      "Token the status page's actions (start a sync, pause or resume a connection, pause, resume or trigger a schedule) require as `Authorization: Bearer …`; at least 16 characters. Unset, the page only shows.",
+      "Token the status page's actions (start a sync, pause or resume a connection, pause, resume or trigger a schedule) require as `Authorization: Bearer …`; at least 16 printable ASCII characters, no spaces. Unset, the page only shows.",
   },
 ];
 
