@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { CONNECTIONS_SUBCOMMANDS } from '../config/connection-names.js';
 import {
   CONNECTION_NOT_ACTIVE,
   CONNECTION_PAUSED,
@@ -56,12 +57,22 @@ export async function connectionGone(client: Client, connectionId: string): Prom
       .name;
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
-    return `no connection named '${connectionId}': 'ebsync connect --name ${connectionId}' connects it`;
+    return `no connection named '${connectionId}': ${connectAdvice(connectionId, 'connects it')}`;
   }
   if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return null;
   return status === 'COMPLETED'
-    ? `connection '${connectionId}' was disconnected; 'ebsync connect --name ${connectionId}' connects it anew`
-    : `connection '${connectionId}' has ended (${status.toLowerCase()}); 'ebsync connect --name ${connectionId}' connects it anew`;
+    ? `connection '${connectionId}' was disconnected; ${connectAdvice(connectionId, 'connects it anew')}`
+    : `connection '${connectionId}' has ended (${status.toLowerCase()}); ${connectAdvice(connectionId, 'connects it anew')}`;
+}
+
+/**
+ * What connects `connectionId`: `ebsync connect --name` with it, unless it is a name connect
+ * gives no connection (`ebsync connections` reads it as a subcommand): then another name.
+ */
+function connectAdvice(connectionId: string, does: string): string {
+  return (CONNECTIONS_SUBCOMMANDS as readonly string[]).includes(connectionId)
+    ? `'ebsync connect' gives no connection that name ('ebsync connections ${connectionId}' is a command): connect under another --name`
+    : `'ebsync connect --name ${connectionId}' ${does}`;
 }
 
 /**

@@ -109,6 +109,12 @@ describe('ebsync sync refuses what could never make progress', () => {
     );
     expect(sync.stdout).toBe('');
     expect((await mirrorIds()).filter((id) => id.startsWith('mirror-nope-'))).toEqual([]);
+    // A name `ebsync connect` gives no connection is not advised as one to connect.
+    const reserved = await runCli(['sync', '--connection', 'pause'], env, 20_000);
+    expect(reserved.code, reserved.stderr).toBe(1);
+    expect(reserved.stderr).toBe(
+      "ebsync: no connection named 'pause': 'ebsync connect' gives no connection that name ('ebsync connections pause' is a command): connect under another --name\n",
+    );
   }, 40_000);
 
   it('a connection that needs re-authorization: one line saying what to run, exit 1, no mirror started', async () => {
