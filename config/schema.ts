@@ -12,8 +12,10 @@ import { isNamespaceName, NAMESPACE_RULE_TEXT } from './namespace-names.js';
 
 export { isLoopbackHost };
 
+/** What the environment may say for true or false (zod's stringbool, any case). */
 const boolSetting = z.union([z.boolean(), z.stringbool()], {
-  error: 'expected true or false',
+  error:
+    'expected true or false (1, yes, y, on, enabled and 0, no, n, off, disabled are read the same)',
 });
 
 const duration = z.union([z.number(), z.string()]).transform((value, ctx) => {

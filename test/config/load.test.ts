@@ -271,7 +271,12 @@ describe('loadConfig errors', () => {
 
   it.each([
     ['EBSYNC_MODE', 'prod', 'expected development or production'],
-    ['EBS_ALLOW_HTTP', 'maybe', 'expected true or false'],
+    // The words it also reads are said, as it takes them (yes, on, 1…).
+    [
+      'EBS_ALLOW_HTTP',
+      'maybe',
+      'expected true or false (1, yes, y, on, enabled and 0, no, n, off, disabled are read the same)',
+    ],
     ['EBSYNC_MAX_ACTIVITIES', '0', 'expected a whole number of at least 1'],
     ['EBSYNC_MAX_ACTIVITIES', 'many', 'expected a whole number'],
     ['TEMPORAL_ADDRESS', 'http://localhost:7233', 'expected host:port'],
