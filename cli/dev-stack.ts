@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../worker/logger.js';
 import { makePrivateDir } from '../store/private-files.js';
 import { connectClient } from '../worker/temporal-client.js';
+import { encryptionKeyRing } from '../worker/data-converter.js';
+import { livePollers, workerIdentity } from '../worker/worker-identity.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { listConnections } from './connection-list.js';
 import { saveConnection } from './connections.js';
@@ -139,6 +142,31 @@ export async function runMainJob(
   }
 }
 
+/** How long the main job waits for the worker beside it to poll before it asks anything. */
+const OWN_WORKER_WAIT_MS = 60_000;
+
+/**
+ * Until the worker this process runs polls the task queue. The connections are listed by
+ * asking their workflows, and not at all while no worker has polled the queue lately: on a
+ * dev server just started (every `npm start` after the first) none had, so the job said to
+ * start a worker and mirrored nothing. Past the wait, the listing says what it finds.
+ */
+async function untilOwnWorkerPolls(
+  client: Client,
+  config: Config,
+  stopped: AbortSignal,
+): Promise<void> {
+  const ours = workerIdentity(encryptionKeyRing(config).keys);
+  const { namespace, taskQueue } = config.temporal;
+  for (const end = Date.now() + OWN_WORKER_WAIT_MS; Date.now() < end;) {
+    // A queue that cannot be described (a key without the permission): the listing asks the
+    // workflows anyway then, as it does.
+    const pollers = await livePollers(client, namespace, taskQueue).catch(() => null);
+    if (pollers === null || pollers.includes(ours)) return;
+    await sleep(200, undefined, { signal: stopped });
+  }
+}
+
 async function mainJobSteps(
   client: Client,
   config: Config,
@@ -146,6 +174,7 @@ async function mainJobSteps(
   demo: DemoService | undefined,
   stopped: AbortSignal,
 ): Promise<void> {
+  await untilOwnWorkerPolls(client, config, stopped);
   let connectionId: string | undefined;
   if (demo) connectionId = await ensureDemoConnection(client, config, demo);
   else {

@@ -302,7 +302,11 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     try {
-      const worker = runWorker(config, logger);
+      // A worker that fails ends the job too, which waits for it to poll before anything.
+      const worker = runWorker(config, logger).catch((error: unknown) => {
+        stop();
+        throw error;
+      });
       page = await startDevStatusPage(config, logger);
       // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
       const job = runMainJob(config, logger, demo, stopping.signal).catch((error: unknown) => {
