@@ -31,10 +31,32 @@ export interface ServerFlags {
   namespace: string;
 }
 
-/** `ebsync dev`'s flags: whether --port and --ip were given on the command line. */
+/** `ebsync dev`'s flags: whether --port, --ip and --namespace were given on the command line. */
 export interface DevFlags extends ServerFlags {
   portGiven?: boolean;
   ipGiven?: boolean;
+  namespaceGiven?: boolean;
+}
+
+/**
+ * The namespace `ebsync dev` uses: --namespace, given, is the one its server makes and its
+ * worker, main job and status page use (it made the namespace, and everything ran in
+ * `default`); TEMPORAL_NAMESPACE set to another as well is refused (exit 2). Without the flag,
+ * TEMPORAL_NAMESPACE (default `default`) decides, and is the namespace its server makes.
+ */
+export function devNamespace(
+  flags: DevFlags,
+  envNamespace: string | undefined,
+): string | undefined {
+  if (!flags.namespaceGiven) return undefined;
+  const env = envNamespace?.trim();
+  if (env && env !== flags.namespace) {
+    throw new UserError(
+      `--namespace ${flags.namespace} disagrees with TEMPORAL_NAMESPACE=${env}: give one of them, or the same name in both`,
+      2,
+    );
+  }
+  return flags.namespace;
 }
 
 const sameHost = (a: string, b: string): boolean => {
@@ -193,6 +215,8 @@ export async function devCommand(flags: DevFlags): Promise<void> {
     const address = devAddress(flags, process.env.TEMPORAL_ADDRESS);
     // Everything in this process (worker, clients, the main job) reads it from here.
     if (address) process.env.TEMPORAL_ADDRESS = address;
+    const namespace = devNamespace(flags, process.env.TEMPORAL_NAMESPACE);
+    if (namespace) process.env.TEMPORAL_NAMESPACE = namespace;
     const config = loadStartupConfig();
     const unlock = lockDataDir(config.dataDir);
     try {
@@ -234,7 +258,7 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
     // running activities could then neither finish nor say they stopped, and the worker
     // waited its grace out. It is stopped below, once the worker has stopped.
     server = await startFromFlags(
-      { ...flags, ip: listenIp, port: Number(portText) },
+      { ...flags, ip: listenIp, port: Number(portText), namespace: config.temporal.namespace },
       config.dataDir,
       true,
     );
@@ -307,6 +331,9 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
         stop();
         throw error;
       });
+      // Awaited below, after the status page starts: a worker failing first (its namespace
+      // missing) was an unhandled rejection meanwhile, which crashed with a stack trace.
+      void worker.catch(() => undefined);
       page = await startDevStatusPage(config, logger);
       // The worker runs until Ctrl-C; the main job's pass runs beside it and reports when done.
       const job = runMainJob(config, logger, demo, stopping.signal).catch((error: unknown) => {

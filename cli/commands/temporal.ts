@@ -53,6 +53,7 @@ export function registerDevCommands(program: Command): void {
       // Given on the command line, --port and --ip decide where dev's server runs.
       portGiven: command.getOptionValueSource('port') === 'cli',
       ipGiven: command.getOptionValueSource('ip') === 'cli',
+      namespaceGiven: command.getOptionValueSource('namespace') === 'cli',
     }),
   );
 }

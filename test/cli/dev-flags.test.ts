@@ -103,6 +103,58 @@ describe('ebsync dev --port', () => {
     },
   );
 
+  it('refuses in one line (exit 2) when TEMPORAL_NAMESPACE names another namespace than --namespace', async () => {
+    const port = await freePort();
+    await expectRefused(
+      ['dev', '--port', String(port), '--namespace', 'shop'],
+      {
+        TEMPORAL_NAMESPACE: 'other',
+        EBSYNC_DATA_DIR: join(dir, 'ns-refused'),
+        EBSYNC_WEBHOOK_PORT: '0',
+        EBSYNC_STATUS_PORT: '0',
+      },
+      '--namespace shop disagrees with TEMPORAL_NAMESPACE=other: give one of them, or the same name in both',
+      [port],
+    );
+  });
+
+  // Its server made the --namespace and the worker ran in TEMPORAL_NAMESPACE's (`default`);
+  // a TEMPORAL_NAMESPACE of its own the server did not make, and the worker crashed on it,
+  // a stack trace and exit 1.
+  it.each([
+    ['--namespace shop', ['--namespace', 'shop'], {}],
+    ['TEMPORAL_NAMESPACE=shop', [], { TEMPORAL_NAMESPACE: 'shop' }],
+  ])(
+    'ebsync dev %s makes that namespace on its server and runs its worker and main job in it',
+    async (name, flags, given) => {
+      const [port, uiPort] = [await freePort(), await freePort()];
+      const dev = new CliProcess(
+        ['dev', '--port', String(port), '--ui-port', String(uiPort), ...flags],
+        {
+          ...given,
+          EBSYNC_DATA_DIR: join(dir, `ns-${flags.length}`),
+          EBSYNC_WEBHOOK_PORT: '0',
+          EBSYNC_STATUS_PORT: '0',
+        },
+      );
+      try {
+        await dev.waitForLine(/^Mirroring leads, events and appointments /, 120_000);
+        expect(dev.stdout).toMatch(/"namespace":"shop","taskQueue":"ebsync"[^\n]*"worker started"/);
+        expect(dev.stderr, name).toBe('');
+        const status = await runCli(['connections'], {
+          TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+          TEMPORAL_NAMESPACE: 'shop',
+          EBSYNC_DATA_DIR: join(dir, `ns-${flags.length}`),
+        });
+        expect(status.stdout).toMatch(/^demo {2}active /m);
+        expect((await dev.interrupt(60_000)).code).toBe(0);
+      } finally {
+        dev.killAll();
+      }
+    },
+    300_000,
+  );
+
   it.each([
     [
       '10.9.9.9',
