@@ -15,7 +15,8 @@ import {
 import { reportFailure, UserError } from './errors.js';
 import { lockDataDir } from './dev-lock.js';
 import { requireOwnKeys } from './server-keys.js';
-import { connectClient } from '../worker/temporal-client.js';
+import { connectClient, TemporalUnreachableError } from '../worker/temporal-client.js';
+import { temporalUsesTls } from '../worker/temporal-connection.js';
 import { listenRefusal } from './network-refusals.js';
 import type { Config } from '../config/index.js';
 import { DEFAULT_TEMPORAL_ADDRESS, devUiPort } from '../config/dev-server-ports.js';
@@ -178,6 +179,22 @@ function addressHint(server: DevServer): string | null {
     : `other terminals: set TEMPORAL_ADDRESS=${server.address} for ebsync connect, sync and status (unset, they look at ${DEFAULT_TEMPORAL_ADDRESS})`;
 }
 
+/**
+ * The port `dev` would start its server on answers, but no Temporal server answered the
+ * connection there (another program holds the port): the line said to start a local server
+ * with 'ebsync temporal' or set TEMPORAL_ADDRESS, which is what `dev` had just tried. Null
+ * for other errors, and under TLS, where the TLS settings may be the cause (the line says so).
+ */
+function notTemporalThere(config: Config, error: unknown): UserError | null {
+  if (!(error instanceof TemporalUnreachableError) || temporalUsesTls(config)) return null;
+  const { port } = hostAndPort(config.temporal.address);
+  return new UserError(
+    `something listens at ${config.temporal.address}, but no Temporal server answered there ` +
+      `(${error.reason}): stop what holds port ${port}, or start ebsync dev on ` +
+      `another with --port`,
+  );
+}
+
 /** `ebsync temporal`. */
 export async function temporalCommand(flags: ServerFlags): Promise<void> {
   await runUntilStopped(async () => {
@@ -247,7 +264,9 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
   if (await canConnect(host, Number(portText))) {
     logger.info({ address: config.temporal.address }, 'using the Temporal server already running');
     // Before a worker of this data directory joins the task queue of another's.
-    const { client, close } = await connectClient(config);
+    const { client, close } = await connectClient(config).catch((error: unknown) => {
+      throw notTemporalThere(config, error) ?? error;
+    });
     try {
       await requireOwnKeys(client, config);
     } finally {

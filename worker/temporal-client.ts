@@ -21,9 +21,12 @@ export class TemporalUnreachableError extends Error {
    * for an answer that will not change by waiting (a refused key, not a Temporal frontend).
    */
   readonly transient: boolean;
-  constructor(message: string, options: { transient?: boolean } = {}) {
+  /** Why, in words (`Connection refused`), without the advice. */
+  readonly reason: string | undefined;
+  constructor(message: string, options: { transient?: boolean; reason?: string } = {}) {
     super(message);
     this.transient = options.transient ?? false;
+    this.reason = options.reason;
   }
 }
 
@@ -67,9 +70,11 @@ export async function requireNamespace(
       isGrpcServiceError(error) &&
       (Number(error.code) === GRPC_UNIMPLEMENTED || /Received HTTP status code/.test(error.message))
     ) {
+      const reason = error.message.split('\n')[0];
       throw new TemporalUnreachableError(
-        `the server at TEMPORAL_ADDRESS ${config.temporal.address} is not a Temporal frontend (${error.message.split('\n')[0]}): ` +
+        `the server at TEMPORAL_ADDRESS ${config.temporal.address} is not a Temporal frontend (${reason}): ` +
           `give the gRPC port (7233 by default, not the UI's), or start a local one with 'ebsync temporal'`,
+        reason === undefined ? {} : { reason },
       );
     }
   }
@@ -310,6 +315,7 @@ export async function connectClient(
     await connection.close().catch(() => undefined);
     throw new TemporalUnreachableError(unreachableLine(config, error), {
       transient: nothingAnswered(error),
+      reason: connectReason(error),
     });
   }
   try {

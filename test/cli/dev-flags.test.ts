@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import got from 'got';
@@ -102,6 +104,35 @@ describe('ebsync dev --port', () => {
       }
     },
   );
+
+  // It took whatever answered for a Temporal server, and said to start one with 'ebsync
+  // temporal' or set TEMPORAL_ADDRESS: what it had just tried.
+  it('says in one line that what holds --port is no Temporal server (exit 1)', async () => {
+    const other = createServer((_, res) => res.writeHead(404).end());
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const { port } = other.address() as AddressInfo;
+    try {
+      const result = await runCli(
+        ['dev', '--port', String(port), '--ui-port', String(await freePort())],
+        {
+          EBSYNC_DATA_DIR: join(dir, 'not-temporal'),
+          EBSYNC_WEBHOOK_PORT: '0',
+          EBSYNC_STATUS_PORT: '0',
+        },
+        60_000,
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^ebsync: something listens at 127\\.0\\.0\\.1:${port}, but no Temporal server answered there \\(.+\\): stop what holds port ${port}, or start ebsync dev on another with --port$`,
+          ),
+        ),
+      ]);
+    } finally {
+      other.close();
+    }
+  });
 
   it('refuses in one line (exit 2) when TEMPORAL_NAMESPACE names another namespace than --namespace', async () => {
     const port = await freePort();
