@@ -11,7 +11,7 @@ import {
 } from '@temporalio/client';
 import cliProgress from 'cli-progress';
 import { type Config } from '../config/index.js';
-import { loadStartupConfig } from './startup-config.js';
+import { loadStartupConfig, shellDir } from './startup-config.js';
 import { DestinationTargetError } from '../destinations/errors.js';
 import {
   destinationIdentity,
@@ -106,7 +106,7 @@ export function destinationKey(destination: string): string {
 
 /** A path as a person would type it here: relative under the working directory, else absolute. */
 export function displayPath(path: string): string {
-  const rel = relative(process.cwd(), path);
+  const rel = relative(shellDir(), path);
   return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
 }
 

@@ -34,7 +34,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'EBSYNC_DATA_DIR',
     path: 'dataDir',
     default: '.ebsync',
-    description: 'Local state: dev-server database, development keys, SQLite store.',
+    description:
+      "Local state: dev-server database, development keys, SQLite store. Relative to the working directory; a command npm runs in a subfolder of its project (`npx ebsync` in `docs/`) uses the project's `.ebsync`, as `npm start` does.",
   },
   {
     env: 'EBSYNC_LOG_LEVEL',
