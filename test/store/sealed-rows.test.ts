@@ -98,7 +98,7 @@ describe('sealed values bound to their rows', () => {
     }
   });
 
-  it("refuses an automation endpoint's sealed URL and secret under another endpoint's name", async () => {
+  it("does not open an automation endpoint's sealed URL and secret under another endpoint's name", async () => {
     const file = join(dir, 'endpoints.db');
     const store = sqliteAutomationStore(file, codec);
     const endpoint = (name: string) => ({
@@ -121,7 +121,17 @@ describe('sealed values bound to their rows', () => {
     raw.prepare('UPDATE automation_endpoints SET sealed = ? WHERE name = ?').run(sealed, 'crm');
     raw.close();
     try {
-      await expect(store.list()).rejects.toThrow(/failed authentication/);
+      // Not opened under its new name: listed as unreadable, its URL and secret empty, and the
+      // other endpoints as they are (one unreadable endpoint stopped every drain when it threw).
+      const listed = await store.list();
+      expect(listed.find((e) => e.name === 'crm')).toMatchObject({
+        url: '',
+        secret: '',
+        unreadable: expect.stringMatching(/failed authentication/),
+      });
+      expect(listed.find((e) => e.name === 'mine')?.url).toBe(
+        'https://hooks.example/mine/token-mine',
+      );
     } finally {
       store.close();
     }
