@@ -45,6 +45,31 @@ const IN_PLACE_RETRIES = 3;
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/**
+ * Pipedrive refused what one call sent (400 or 422: a value or a link it does not take). On a
+ * record's write, the record is refused (reported, tried again next pass) and the rest of the
+ * batch goes on; anywhere else, it fails the call as any other write error.
+ */
+export class PipedriveRefusedError extends DestinationWriteError {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Statuses by which Pipedrive refuses the body of one call, not the whole mirror. */
+const REFUSED_STATUSES = new Set([400, 422]);
+
+/** The error of an answer that is no success (see PipedriveClient.data). */
+function writeError(status: number, call: string, body: unknown): DestinationWriteError {
+  const message = `Pipedrive answered ${status} to ${call}: ${errorOf(body)}`;
+  return REFUSED_STATUSES.has(status)
+    ? new PipedriveRefusedError(message, status)
+    : new DestinationWriteError(message);
+}
+
 function errorOf(body: unknown): string {
   const e = (body as { error?: unknown } | null)?.error;
   return typeof e === 'string' ? e.slice(0, 300) : 'no message';
@@ -135,9 +160,7 @@ export class PipedriveClient {
     const answer = await this.call(method, path, options);
     const envelope = answer.body as { success?: unknown; data?: unknown } | null;
     if (answer.status >= 300 || envelope?.success !== true) {
-      throw new DestinationWriteError(
-        `Pipedrive answered ${answer.status} to ${method} ${path}: ${errorOf(answer.body)}`,
-      );
+      throw writeError(answer.status, `${method} ${path}`, answer.body);
     }
     return envelope.data as T;
   }
@@ -146,11 +169,7 @@ export class PipedriveClient {
   async exists(path: string): Promise<boolean> {
     const answer = await this.call('GET', path);
     if (answer.status === 404) return false;
-    if (answer.status >= 300) {
-      throw new DestinationWriteError(
-        `Pipedrive answered ${answer.status} to GET ${path}: ${errorOf(answer.body)}`,
-      );
-    }
+    if (answer.status >= 300) throw writeError(answer.status, `GET ${path}`, answer.body);
     return true;
   }
 
@@ -158,11 +177,7 @@ export class PipedriveClient {
   async patchIfExists(path: string, json: unknown): Promise<boolean> {
     const answer = await this.call('PATCH', path, { json });
     if (answer.status === 404) return false;
-    if (answer.status >= 300) {
-      throw new DestinationWriteError(
-        `Pipedrive answered ${answer.status} to PATCH ${path}: ${errorOf(answer.body)}`,
-      );
-    }
+    if (answer.status >= 300) throw writeError(answer.status, `PATCH ${path}`, answer.body);
     return true;
   }
 }

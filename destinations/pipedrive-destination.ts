@@ -3,12 +3,13 @@ import type {
   Destination,
   DestinationCapabilities,
   DestinationDescription,
+  RefusalReason,
   SchemaChanges,
   UpsertResult,
 } from './destination.js';
-import { crmBatch, crmDescription, emailsIn, passedOver } from './crm-fields.js';
+import { crmBatch, crmDescription, emailsIn, passedOver, refusalsOf } from './crm-fields.js';
 import { DestinationSchemaError } from './errors.js';
-import { PipedriveClient } from './pipedrive-client.js';
+import { PipedriveClient, PipedriveRefusedError } from './pipedrive-client.js';
 import {
   PIPEDRIVE_EVENT_FIELD,
   PIPEDRIVE_LEAD_FIELD,
@@ -121,20 +122,33 @@ export class PipedriveDestination implements Destination {
     // One person per email for the whole batch, even when several records share it.
     const persons = new Map<string, Promise<{ id: number; created: boolean }>>();
     const written = new Map<string, Written>();
+    const refused = new Map<string, RefusalReason>();
     const list = [...latest.values()];
+    // A record Pipedrive refuses (400, 422) is reported and the others written: one value it
+    // does not take failed the whole pass, on every pass, and no record after it was written.
     const results = await inParallel(list, (record) =>
-      resource === 'leads'
+      (resource === 'leads'
         ? this.writeLead(record, keys.lead, persons)
-        : this.writeEvent(record, keys.event, persons),
+        : this.writeEvent(record, keys.event, persons)
+      ).catch((error: unknown): RefusalReason => {
+        if (!(error instanceof PipedriveRefusedError)) throw error;
+        return { code: `PIPEDRIVE_${error.status}`, message: error.message };
+      }),
     );
-    list.forEach((record, i) => written.set(record.id, results[i] as Written));
+    list.forEach((record, i) => {
+      const result = results[i] as Written | RefusalReason;
+      if ('code' in result) refused.set(record.id, result);
+      else written.set(record.id, result);
+    });
     let inserted = 0;
     for (const w of written.values()) if (w.created) inserted += 1;
+    const refusals = refusalsOf(records, refused, new Map());
     return {
       inserted,
       updated: written.size - inserted,
       unchanged: 0,
       keys: records.map((r) => encodeIds(written.get(r.id)?.ids ?? {}) || r.id),
+      ...(refusals.length > 0 ? { refused: refusals } : {}),
     };
   }
 

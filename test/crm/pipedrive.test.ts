@@ -213,6 +213,58 @@ describe('Pipedrive persons', () => {
   });
 });
 
+describe('Pipedrive refusals', () => {
+  const lead = (id: string, budgetCents: number) => ({
+    resource: 'leads' as const,
+    id,
+    attributes: {
+      email: `lead${id}@example.com`,
+      subject: `Lead ${id}`,
+      estimated_budget_cents: budgetCents,
+    },
+    raw: {},
+  });
+
+  it('a record Pipedrive refuses (400) is reported by its index; the others are written', async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    // A negative deal value: Pipedrive (the fake) answers 400 to that deal only.
+    const result = await destination.upsert('leads', [
+      lead('1', 120_000),
+      lead('2', -5_000),
+      lead('3', 80_000),
+    ]);
+    expect(result.refused).toEqual([
+      {
+        index: 1,
+        code: 'PIPEDRIVE_400',
+        message: expect.stringMatching(
+          /^Pipedrive answered 400 to POST \/api\/v2\/deals: value/,
+        ) as string,
+      },
+    ]);
+    expect(result.inserted).toBe(2);
+    expect(result.keys[1]).toBe('2');
+    const leadKey = fieldKey(fake, 'ebs_lead_id');
+    const deals = fake.state.live('deals');
+    expect(deals.map((d) => d.custom_fields[leadKey]).sort()).toEqual(['1', '3']);
+    expect(deals.find((d) => d.custom_fields[leadKey] === '3')?.fields.value).toBe(800);
+  });
+
+  it('a refusal of anything but one record still fails the write (403)', async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    await destination.ensureSchema([]);
+    // Forbidden: the token's permissions, the same for every record.
+    fake.state.fault = { status: 403, count: 100 };
+    await expect(destination.upsert('leads', [lead('1', 120_000)])).rejects.toThrow(
+      /Pipedrive answered 403 to /,
+    );
+  });
+});
+
 describe('Pipedrive persons gone', () => {
   it("links an event's deal to a person found again when its known person was deleted or merged away", async () => {
     const fake = await crm.newFake();
