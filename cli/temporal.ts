@@ -61,7 +61,8 @@ export function devNamespace(
 }
 
 const sameHost = (a: string, b: string): boolean => {
-  const loopback = (h: string): string => (h === 'localhost' || h === '::1' ? '127.0.0.1' : h);
+  const loopback = (h: string): string =>
+    h === 'localhost' || h === '::1' || h === '[::1]' ? '127.0.0.1' : h.replace(/^\[(.*)\]$/, '$1');
   return loopback(a) === loopback(b);
 };
 
@@ -75,7 +76,8 @@ const sameHost = (a: string, b: string): boolean => {
 export function devAddress(flags: DevFlags, envAddress: string | undefined): string | undefined {
   if (!flags.portGiven && !flags.ipGiven) return undefined;
   const wildcard = flags.ip === '0.0.0.0' || flags.ip === '::';
-  const connectHost = wildcard ? '127.0.0.1' : flags.ip;
+  // An IPv6 host is written in brackets before its port, as TEMPORAL_ADDRESS takes it.
+  const connectHost = wildcard ? '127.0.0.1' : flags.ip.includes(':') ? `[${flags.ip}]` : flags.ip;
   const env = envAddress?.trim();
   if (!env) return `${connectHost}:${flags.port}`;
   const colon = env.lastIndexOf(':');

@@ -122,7 +122,7 @@ export const PRODUCTION_HTTP =
   'plain http:// is refused in production mode, even on loopback; use https://';
 
 /** An http(s) URL without credentials, query or fragment; `apiPath` also asks for /api/v1/. */
-const LOOPBACK = new Set(['localhost', '127.0.0.1']);
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
  * The UI of the dev server at a loopback address: its port + 1000, as `ebsync temporal` and
@@ -346,7 +346,11 @@ export const configSchema = z
       .object({
         address: z
           .string()
-          .regex(/^[^\s:/]+:\d{1,5}$/, { error: 'expected host:port, for example localhost:7233' })
+          // An IPv6 address in brackets, as in a URL: [::1]:7233.
+          .regex(/^(?:[^\s:/[\]]+|\[[0-9A-Fa-f:.]+\]):\d{1,5}$/, {
+            error:
+              'expected host:port, for example localhost:7233 (an IPv6 host in brackets: [::1]:7233)',
+          })
           // A port past 65535 was taken, then failed as Temporal unreachable seconds later.
           .refine(
             (address) => {

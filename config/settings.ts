@@ -102,7 +102,8 @@ export const SETTINGS: readonly Setting[] = [
     env: 'TEMPORAL_ADDRESS',
     path: 'temporal.address',
     default: DEFAULT_TEMPORAL_ADDRESS,
-    description: 'Temporal frontend, `host:port`, the port from 1 to 65535.',
+    description:
+      'Temporal frontend, `host:port`, the port from 1 to 65535; an IPv6 host in brackets (`[::1]:7233`).',
   },
   {
     env: 'TEMPORAL_NAMESPACE',

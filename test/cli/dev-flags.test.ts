@@ -7,6 +7,7 @@ import got from 'got';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canConnect } from '../../worker/dev-server.js';
+import { devAddress } from '../../cli/temporal.js';
 import { CliProcess, freePort, runCli } from '../helpers/cli.js';
 
 /**
@@ -32,6 +33,17 @@ async function expectRefused(
   expect(result.stderr.trim().split('\n')).toEqual([`ebsync: ${line}`]);
   for (const port of ports) expect(await canConnect('127.0.0.1', port)).toBe(false);
 }
+
+describe('ebsync dev --ip with an IPv6 address', () => {
+  const flags = { ip: '::1', port: 7707, namespace: 'default', ipGiven: true, portGiven: true };
+
+  it('connects to it in brackets, as TEMPORAL_ADDRESS takes an IPv6 host', () => {
+    expect(devAddress(flags, undefined)).toBe('[::1]:7707');
+    expect(devAddress(flags, '[::1]:7707')).toBe('[::1]:7707');
+    expect(devAddress(flags, 'localhost:7707')).toBe('localhost:7707');
+    expect(() => devAddress(flags, '[::2]:7707')).toThrow(/disagrees with TEMPORAL_ADDRESS/);
+  });
+});
 
 describe('ebsync dev --port', () => {
   it('refuses in one line (exit 2) when TEMPORAL_ADDRESS names another address', async () => {

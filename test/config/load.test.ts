@@ -91,6 +91,15 @@ describe('loadConfig defaults', () => {
     ).toBe('http://ui.local:8080');
   });
 
+  it('takes an IPv6 Temporal address in brackets, and links its UI on loopback', () => {
+    const { temporal } = loadConfig({ TEMPORAL_ADDRESS: '[::1]:17233' });
+    expect(temporal.address).toBe('[::1]:17233');
+    expect(temporal.uiUrl).toBe('http://[::1]:18233');
+    expect(loadConfig({ TEMPORAL_ADDRESS: '[2001:db8::7]:7233' }).temporal.address).toBe(
+      '[2001:db8::7]:7233',
+    );
+  });
+
   it('treats empty environment variables as unset', () => {
     const config = loadConfig({ TEMPORAL_ADDRESS: '', EBSYNC_LOG_LEVEL: '', EBS_BASE_URL: '' });
     expect(config.temporal.address).toBe('localhost:7233');
@@ -262,7 +271,7 @@ describe('loadConfig errors', () => {
     expect([...lines].sort()).toEqual(
       [
         `EBS_BASE_URL='ftp://x' is not allowed: ${URL_RULE}`,
-        "TEMPORAL_ADDRESS='temporal.internal' is not allowed: expected host:port, for example localhost:7233",
+        "TEMPORAL_ADDRESS='temporal.internal' is not allowed: expected host:port, for example localhost:7233 (an IPv6 host in brackets: [::1]:7233)",
         "EBSYNC_SHUTDOWN_GRACE='soon' is not allowed: expected a duration such as 500ms, 30s, 2m or 1h",
         "EBSYNC_LOG_LEVEL='loud' is not allowed: expected one of trace, debug, info, warn, error, fatal, silent",
       ].sort(),
@@ -280,6 +289,12 @@ describe('loadConfig errors', () => {
     ['EBSYNC_MAX_ACTIVITIES', '0', 'expected a whole number of at least 1'],
     ['EBSYNC_MAX_ACTIVITIES', 'many', 'expected a whole number'],
     ['TEMPORAL_ADDRESS', 'http://localhost:7233', 'expected host:port'],
+    // An IPv6 host without brackets cannot be told from its port.
+    [
+      'TEMPORAL_ADDRESS',
+      '::1:7233',
+      'expected host:port, for example localhost:7233 (an IPv6 host in brackets: [::1]:7233)',
+    ],
     ['EBSYNC_WEBHOOK_SESSION', '2m', 'expected a duration from 0s to 45s'],
     // Said here, in the setting's name, not later by DNS or the TLS library.
     ['EBSYNC_STATUS_HOST', '999.1.1.1', 'expected a host name or an IP address'],
