@@ -110,13 +110,15 @@ export function etaText(p: MirrorProgress, ended?: string): string {
 
 /**
  * What a pass did with the records it read: '250 written, 3 unchanged, 120 read again,
- * 0 deleted, ' (read again and refused only when there are some), as the progress line and the
- * status page say it.
+ * 0 deleted, ' (read again, passed over and refused only when there are some), as the progress
+ * line and the status page say it.
  */
 export function outcomeText(c: MirrorCounts): string {
   const again = c.again ?? 0;
+  const passedOver = c.passedOver ?? 0;
   return (
     `${c.written} written, ${c.unchanged} unchanged, ${again ? `${again} read again, ` : ''}` +
+    `${passedOver ? `${passedOver} passed over, ` : ''}` +
     `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}`
   );
 }
@@ -268,6 +270,12 @@ export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): stri
   ];
   const again = c.again ?? 0;
   if (again > 0) lines.push(`  read again   ${againLine(p, again)}`);
+  const passedOver = c.passedOver ?? 0;
+  if (passedOver > 0) {
+    lines.push(
+      `  passed over  ${counted(passedOver, 'record')} the destination has no place for (bookings, appointments: a CRM takes leads and events)`,
+    );
+  }
   if (p.reach) lines.push(`  reach        ${reachLine(p.reach)}`);
   if (p.probe && p.probe.probes > 0) lines.push(`  by id        ${probeLine(p.probe)}`);
   if (c.unreachable > 0 || p.gaps.length > 0) {

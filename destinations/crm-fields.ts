@@ -156,7 +156,8 @@ export function crmBatch(
 export const passedOver = (records: readonly MirrorRecord[]): UpsertResult => ({
   inserted: 0,
   updated: 0,
-  unchanged: records.length,
+  unchanged: 0,
+  passedOver: records.length,
   keys: records.map((r) => r.id),
 });
 

@@ -78,6 +78,11 @@ export interface UpsertResult {
    * record that was written but not all of it (an Opportunity whose Contact was refused).
    */
   readonly refused?: readonly RecordRefusal[];
+  /**
+   * Records the destination has no place for (a CRM holds leads and events only: bookings and
+   * appointments), so none of them was written, nor refused. Absent: none.
+   */
+  readonly passedOver?: number;
 }
 
 /** Why a CRM refused one record: the vendor's error code and its text. */

@@ -85,6 +85,8 @@ export interface PartitionTally {
   /** Records this pass had read before (absent in tallies from before it was counted). */
   again: number;
   refused: number;
+  /** Records the destination has no place for (see MirrorCounts.passedOver). */
+  passedOver: number;
 }
 
 /**
@@ -123,6 +125,12 @@ export interface MirrorCounts {
   expected: number;
   /** Records the destination refused one by one (a CRM's duplicate rule): tried next pass. */
   refused: number;
+  /**
+   * Records read that the destination has no place for (bookings and appointments, in a CRM):
+   * not written, not refused. Absent in passes from before it was counted, which counted them
+   * as written.
+   */
+  passedOver?: number;
 }
 
 /**
@@ -264,6 +272,7 @@ export const emptyCounts = (): MirrorCounts => ({
   unreachable: 0,
   expected: 0,
   refused: 0,
+  passedOver: 0,
 });
 
 /**

@@ -370,8 +370,9 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
     out.records = applied.length;
     out.written = counts.written;
     // Drains write as generation 0, so a record an earlier drain wrote counts as read again:
-    // to a drain, that is up to date all the same.
-    out.unchanged = counts.unchanged + counts.again;
+    // to a drain, that is up to date all the same, as is a record the destination has no place
+    // for (a booking, in a CRM): nothing is left to write for either.
+    out.unchanged = counts.unchanged + counts.again + counts.passedOver;
     out.refused = counts.refused;
     out.deleted = gone.length;
     out.owed = forwarding

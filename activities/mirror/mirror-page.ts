@@ -251,6 +251,7 @@ export function createMirrorPage({
         unchanged: written.unchanged,
         again: written.again,
         refused: written.refused,
+        passedOver: written.passedOver,
       });
       const [failed] = settled.failed;
       if (settle && failed) return failKeepingCount(failed.error);

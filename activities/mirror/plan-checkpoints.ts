@@ -19,6 +19,7 @@ const tallySchema = z.object({
   unchanged: count,
   again: count,
   refused: count,
+  passedOver: count,
 });
 
 const checkpointSchema = z.object({ plan: partitionPlanSchema, tally: tallySchema });
@@ -38,6 +39,7 @@ export const emptyTally = (): PartitionTally => ({
   unchanged: 0,
   again: 0,
   refused: 0,
+  passedOver: 0,
 });
 
 /** Adds an activity's counts to a partition's running ones. */

@@ -185,7 +185,15 @@ export async function probeIds(
     }
     const written = await writeRecords(at, generation, found);
     const counts = byIdCounts(requests, found, written);
-    for (const k of ['requests', 'read', 'written', 'unchanged', 'again', 'refused'] as const) {
+    for (const k of [
+      'requests',
+      'read',
+      'written',
+      'unchanged',
+      'again',
+      'refused',
+      'passedOver',
+    ] as const) {
       tally[k] += counts[k] ?? 0;
     }
     refusals.push(...written.refusals);

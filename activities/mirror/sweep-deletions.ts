@@ -50,7 +50,13 @@ export function settledReads(ids: readonly string[], got: ManyRead) {
 export const byIdCounts = (
   requests: number,
   found: readonly unknown[],
-  written: { written: number; unchanged: number; again: number; refused: number },
+  written: {
+    written: number;
+    unchanged: number;
+    again: number;
+    refused: number;
+    passedOver: number;
+  },
 ): Partial<MirrorCounts> => ({
   requests,
   read: found.length,
@@ -58,6 +64,7 @@ export const byIdCounts = (
   unchanged: written.unchanged,
   again: written.again,
   refused: written.refused,
+  passedOver: written.passedOver,
 });
 
 export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) {

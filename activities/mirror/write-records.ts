@@ -25,6 +25,11 @@ export interface WriteCounts {
   again: number;
   /** Records the destination refused (not written; tried again next pass). */
   refused: number;
+  /**
+   * Records the destination has no place for (bookings and appointments, in a CRM): read, not
+   * written. The ledger keeps their hashes, so a later pass counts them up to date.
+   */
+  passedOver: number;
   /** Why, one line per refused record: at most MAX_REFUSAL_LINES of them. */
   refusals: string[];
 }
@@ -34,6 +39,7 @@ export const emptyWriteCounts = (): WriteCounts => ({
   unchanged: 0,
   again: 0,
   refused: 0,
+  passedOver: 0,
   refusals: [],
 });
 
@@ -214,8 +220,10 @@ export async function writeRecords(
           );
         }
       }
-      counts.written += batch.length - notWritten;
+      const passedOver = result.passedOver ?? 0;
+      counts.written += batch.length - notWritten - passedOver;
       counts.refused += notWritten;
+      counts.passedOver += passedOver;
     }
     if (unchanged.length > 0) await target.ledger.markSeen(scope, generation, unchanged);
     counts.unchanged += unchanged.length - again;

@@ -70,6 +70,12 @@ describe('mirror into HubSpot (2,000 leads, 300 events)', () => {
     expect(new Set(eventDeals.map((d) => d.properties.ebs_event_id))).toEqual(
       sourceIds(crm.sb, 'event'),
     );
+    // Counted as what went to HubSpot: the bookings read along have no HubSpot object, and
+    // are passed over, not written (they were counted written, 'written' above the deals made).
+    const c = first.counts;
+    expect(c.written).toBe(leadDeals.length + eventDeals.length);
+    expect(c.passedOver).toBeGreaterThan(0);
+    expect(c.written + c.unchanged + (c.again ?? 0) + c.refused + (c.passedOver ?? 0)).toBe(c.read);
     const leadEmails = crm.leadEmails();
     const contactEmails = new Set(live(fake, 'contacts').map((c) => c.properties.email));
     for (const email of leadEmails) expect(contactEmails.has(email ?? '')).toBe(true);
