@@ -53,3 +53,20 @@ export async function runAction(action: () => Promise<void>): Promise<void> {
     process.exitCode = reportFailure(error);
   }
 }
+
+/**
+ * Things of this deployment's (automation endpoints, schedules) sealed with encryption keys
+ * this process has not: listed as unreadable, then this error, exit 1. `why`: which keys;
+ * `then`: what follows from it and the way out.
+ */
+export function sealedOtherwiseError(
+  kind: string,
+  names: readonly string[],
+  why: string,
+  then: string,
+): UserError {
+  return new UserError(
+    `${kind} ${names.map((name) => `'${name}'`).join(', ')} cannot be opened with this process's EBSYNC_ENCRYPTION_KEYS (${why}): ${then}`,
+    1,
+  );
+}

@@ -90,20 +90,22 @@ export function viewOf(d: ScheduleDescription): ScheduleView {
   };
 }
 
-/** The mirror schedules of a namespace, and how many of its schedules could not be opened. */
+/** The mirror schedules of a namespace, and those of its schedules that could not be opened. */
 export interface MirrorSchedules {
   views: ScheduleView[];
   /**
-   * Schedules whose memo this process's encryption keys do not open: another deployment's
-   * in the same namespace (other keys), or this one's sealed with a key no longer given.
+   * Ids of the schedules whose memo this process's encryption keys do not open, sorted:
+   * another deployment's in the same namespace (other keys), or this one's sealed with a key
+   * no longer given. Under a connection, those whose id may be its (`sync-<connection>-…`).
    */
-  sealedOtherwise: number;
+  sealed: string[];
 }
 
 /**
  * The mirror schedules of the namespace, optionally of one connection, sorted by id. The
- * namespace may hold other deployments' schedules, sealed with keys this process has not: they
- * are counted, not opened (the SDK's list decodes every memo and fails on the first of them).
+ * namespace may hold other deployments' schedules, sealed with keys this process has not: their
+ * ids are returned apart, not opened (the SDK's list decodes every memo and fails on the first
+ * of them).
  */
 export async function listMirrorSchedules(
   client: Client,
@@ -112,7 +114,7 @@ export async function listMirrorSchedules(
   // A set: the list is Temporal's visibility store, where a schedule's workflow can have two
   // running records for a moment (one that continued as new and is not closed there yet).
   const ids = new Set<string>();
-  let sealedOtherwise = 0;
+  const sealed = new Set<string>();
   let nextPageToken: Uint8Array | undefined;
   do {
     const page = await client.workflowService.listSchedules({
@@ -127,12 +129,14 @@ export async function listMirrorSchedules(
         );
       } catch (error) {
         // Sealed with a key this process lacks, or read by a client with no codec at all (the
-        // converter then meets the sealed encoding): not this deployment's to list.
-        const sealed =
+        // converter then meets the sealed encoding): what it mirrors cannot be read.
+        const unopened =
           error instanceof PayloadDecryptionError ||
           (error instanceof ValueError && error.message.includes(ENCRYPTED_ENCODING));
-        if (!sealed) throw error;
-        sealedOtherwise += 1;
+        if (!unopened) throw error;
+        // Its id is not sealed: ebsync names a mirror's schedule `sync-<connection>-…`.
+        const id = raw.scheduleId ?? '';
+        if (connectionId === undefined || id.startsWith(`sync-${connectionId}-`)) sealed.add(id);
         continue;
       }
       if (
@@ -154,5 +158,5 @@ export async function listMirrorSchedules(
       if (!(error instanceof ScheduleNotFoundError)) throw error;
     }
   }
-  return { views, sealedOtherwise };
+  return { views, sealed: [...sealed].sort() };
 }

@@ -15,14 +15,13 @@ import { maskCredentials } from '../config/database-locations.js';
 import { connectClient } from '../worker/temporal-client.js';
 import type { MirrorSubject } from '../workflows/mirror-types.js';
 import { scheduledMirrorWorkflow } from '../workflows/scheduled-mirror.js';
-import { runAction, UserError } from './errors.js';
+import { runAction, sealedOtherwiseError, UserError } from './errors.js';
 import {
   listMirrorSchedules,
   viewOf,
   type ScheduleMemo,
   type ScheduleView,
 } from './schedule-views.js';
-import { counted } from './counted.js';
 import { cronProblem, timezoneProblem } from './schedule-cron.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
@@ -460,24 +459,30 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
 export function scheduleListCommand(flags: { connection?: string; json?: boolean }): Promise<void> {
   return runAction(() =>
     withClient(async (client) => {
-      const { views, sealedOtherwise } = await listMirrorSchedules(client, flags.connection);
-      // Said, not failed: they are most often another deployment's, in a shared namespace. Not
-      // said under --connection: which connection a sealed one mirrors cannot be known.
-      if (sealedOtherwise > 0 && flags.connection === undefined) {
-        process.stderr.write(
-          `ebsync: ${counted(sealedOtherwise, 'schedule')} in this namespace ${sealedOtherwise === 1 ? 'is' : 'are'} sealed with encryption keys this command does not have (another deployment's, or a key no longer in EBSYNC_ENCRYPTION_KEYS): not listed\n`,
-        );
-      }
+      const { views, sealed } = await listMirrorSchedules(client, flags.connection);
       // None for a connection that does not exist says so (exit 1), not "no schedules": a
       // typo is not an empty list. A gone connection's schedules are still listed.
-      if (views.length === 0 && flags.connection !== undefined) {
+      if (views.length === 0 && sealed.length === 0 && flags.connection !== undefined) {
         await requireConnection(client, flags.connection);
       }
+      // Those sealed with other keys are listed as unreadable and fail the command: another
+      // deployment's in a shared namespace, or this one's whose key was replaced (its passes
+      // then fail), cannot be told apart from here.
+      const refuseSealed = (): void => {
+        if (sealed.length === 0) return;
+        throw sealedOtherwiseError(
+          sealed.length === 1 ? 'schedule' : 'schedules',
+          sealed,
+          "sealed with another key: another deployment's in this Temporal namespace, or a key no longer given",
+          'what it mirrors cannot be read; give this shell the key that sealed it, or give each deployment a namespace of its own (TEMPORAL_NAMESPACE)',
+        );
+      };
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
+        refuseSealed();
         return;
       }
-      if (views.length === 0) {
+      if (views.length === 0 && sealed.length === 0) {
         const of = flags.connection === undefined ? '' : ` of connection ${flags.connection}`;
         process.stdout.write(`no schedules${of}: create one with 'ebsync schedule create'\n`);
         return;
@@ -488,6 +493,8 @@ export function scheduleListCommand(flags: { connection?: string; json?: boolean
           printable(`${v.scheduleId}  ${v.when ?? '?'}  ${v.overlap}  ${next}\n`),
         );
       }
+      for (const id of sealed) process.stdout.write(printable(`${id}  unreadable\n`));
+      refuseSealed();
     }),
   );
 }

@@ -15,7 +15,7 @@ import {
 } from '../store/automation-endpoints.js';
 import { RESOURCES } from '../destinations/record.js';
 import { dataConverter } from '../worker/data-converter.js';
-import { runAction, UserError } from './errors.js';
+import { runAction, sealedOtherwiseError, UserError } from './errors.js';
 import { FROM_STDIN, readStdin } from './secret-input.js';
 
 const ACTIONS = ['written', 'deleted'];
@@ -252,9 +252,11 @@ export async function configuredEndpoints(config: Config): Promise<EndpointView[
 
 /** Endpoints whose URL and secret these keys cannot open: nothing goes to them. */
 function unreadableEndpoints(names: readonly string[], why: string): UserError {
-  return new UserError(
-    `endpoint ${names.map((name) => `'${name}'`).join(', ')} cannot be opened with this process's EBSYNC_ENCRYPTION_KEYS (${why}): nothing is sent to it; give the workers and this shell the key that sealed it, or remove it and add it again`,
-    1,
+  return sealedOtherwiseError(
+    'endpoint',
+    names,
+    why,
+    'nothing is sent to it; give the workers and this shell the key that sealed it, or remove it and add it again',
   );
 }
 

@@ -16,7 +16,7 @@ import { freePort, runCli } from '../helpers/cli.js';
  * print only that line, once Temporal had forgotten the last poller (two minutes after the
  * worker stopped), so the inbox waiting behind it could not be seen from the terminal.
  *
- * The namespace also holds a mirror schedule of another deployment, sealed with a key of the
+ * The namespace also holds mirror schedules of another deployment, sealed with a key of the
  * same id ('dev1', as every development data dir makes) but other bytes: the SDK's schedule
  * list decodes every memo and failed on it, and with it `status` and `schedule list`. The
  * test has a dev server of its own: the run's shared one holds whatever other files left
@@ -25,6 +25,8 @@ import { freePort, runCli } from '../helpers/cli.js';
  */
 const dir = mkdtempSync(join(tmpdir(), 'ebsync-status-no-worker-'));
 const scheduleId = `other-deployment-${randomUUID()}`;
+/** As ebsync names a schedule of connection 'theirs'. */
+const theirs = 'sync-theirs-leads-full';
 let server: TestWorkflowEnvironment | undefined;
 let address = '';
 
@@ -44,18 +46,20 @@ beforeAll(async () => {
     connection: server.connection,
     dataConverter: { payloadCodecs: [codec] },
   });
-  await other.schedule.create({
-    scheduleId,
-    spec: { intervals: [{ every: '1 hour' }] },
-    action: {
-      type: 'startWorkflow',
-      workflowType: 'scheduledMirrorWorkflow',
-      taskQueue: `other-deployment-${randomUUID()}`,
-      args: [],
-    },
-    memo: { ebsync: 'mirror', connectionId: 'theirs', what: 'leads', mode: 'full' },
-    state: { paused: true },
-  });
+  for (const id of [scheduleId, theirs]) {
+    await other.schedule.create({
+      scheduleId: id,
+      spec: { intervals: [{ every: '1 hour' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'scheduledMirrorWorkflow',
+        taskQueue: `other-deployment-${randomUUID()}`,
+        args: [],
+      },
+      memo: { ebsync: 'mirror', connectionId: 'theirs', what: 'leads', mode: 'full' },
+      state: { paused: true },
+    });
+  }
 });
 
 afterAll(async () => {
@@ -81,20 +85,29 @@ it('reports with no worker polling, the missing worker listed first among the pr
   expect(report.problems).toEqual([{ connectionId: '', kind: 'no_worker', message: line }]);
   expect(json.stderr).toBe(`ebsync: ${line}\n`);
 
-  // `schedule list` lists what it can open and says how many it could not.
-  const list = await runCli(['schedule', 'list', '--json'], env, 60_000);
-  expect(list.code, list.stderr).toBe(0);
-  expect(JSON.parse(list.stdout)).toEqual([]);
-  expect(list.stderr).toBe(
-    "ebsync: 1 schedule in this namespace is sealed with encryption keys this command does not have (another deployment's, or a key no longer in EBSYNC_ENCRYPTION_KEYS): not listed\n",
-  );
+  // `schedule list` lists what it can open, and those it could not as unreadable, by id, and
+  // exits 1: it used to print "no schedules" and exit 0.
+  const why = `cannot be opened with this process's EBSYNC_ENCRYPTION_KEYS (sealed with another key: another deployment's in this Temporal namespace, or a key no longer given): what it mirrors cannot be read; give this shell the key that sealed it, or give each deployment a namespace of its own (TEMPORAL_NAMESPACE)\n`;
+  const list = await runCli(['schedule', 'list'], env, 60_000);
+  expect(list.code, list.stderr).toBe(1);
+  expect(list.stdout).toBe(`${scheduleId}  unreadable\n${theirs}  unreadable\n`);
+  expect(list.stderr).toBe(`ebsync: schedules '${scheduleId}', '${theirs}' ${why}`);
+  const listJson = await runCli(['schedule', 'list', '--json'], env, 60_000);
+  expect(listJson.code, listJson.stderr).toBe(1);
+  expect(JSON.parse(listJson.stdout)).toEqual([]);
+  expect(listJson.stderr).toBe(list.stderr);
+  // Under --connection, those whose id may be that connection's (`sync-<connection>-…`).
+  const one = await runCli(['schedule', 'list', '--connection', 'theirs'], env, 60_000);
+  expect(one.code, one.stderr).toBe(1);
+  expect(one.stdout).toBe(`${theirs}  unreadable\n`);
+  expect(one.stderr).toBe(`ebsync: schedule '${theirs}' ${why}`);
 });
 
-it('counts a sealed schedule as not listed for a client with no codec at all, too', async () => {
+it('names a sealed schedule as unreadable for a client with no codec at all, too', async () => {
   // The converter then meets the sealed encoding itself (a ValueError, not a decryption
   // error): the shared run's status tests, with the harness's client, failed on one.
   const plain = new Client({ connection: server!.connection });
-  const { views, sealedOtherwise } = await listMirrorSchedules(plain);
+  const { views, sealed } = await listMirrorSchedules(plain);
   expect(views).toEqual([]);
-  expect(sealedOtherwise).toBe(1);
+  expect(sealed).toEqual([scheduleId, theirs]);
 });
