@@ -322,16 +322,22 @@ async function runDev(flags: DevFlags, startConfig: Config): Promise<void> {
     // A port set on purpose (EBSYNC_WEBHOOK_PORT) that cannot be had is an error: deliveries
     // sent there would reach someone else, or nothing.
     receiver = await startWebhookReceiver(config, logger).catch((error: unknown) => {
-      const refusal = process.env.EBSYNC_WEBHOOK_PORT?.trim()
-        ? listenRefusal(error, {
-            host: config.webhooks.host,
-            port: config.webhooks.port,
-            hostFrom: 'EBSYNC_WEBHOOK_HOST',
-            portFrom: 'EBSYNC_WEBHOOK_PORT',
-          })
-        : undefined;
-      if (refusal) throw refusal;
-      logger.warn({ error: (error as Error).message }, 'webhook receiver not started');
+      const refusal = listenRefusal(error, {
+        host: config.webhooks.host,
+        port: config.webhooks.port,
+        hostFrom: 'EBSYNC_WEBHOOK_HOST',
+        portFrom: 'EBSYNC_WEBHOOK_PORT',
+      });
+      if (refusal && process.env.EBSYNC_WEBHOOK_PORT?.trim()) throw refusal;
+      // In words, as the refusal above: the port, that it is in use, the setting for another.
+      if (refusal) {
+        logger.warn(
+          { port: config.webhooks.port },
+          `webhook receiver not started: ${refusal.message}`,
+        );
+      } else {
+        logger.warn({ error: (error as Error).message }, 'webhook receiver not started');
+      }
       return undefined;
     });
     if (receiver) {

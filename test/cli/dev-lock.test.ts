@@ -81,4 +81,36 @@ describe('ebsync dev on a data dir in use', () => {
       taken.close();
     }
   }, 180_000);
+
+  it('a webhook port in use that EBSYNC_WEBHOOK_PORT did not set: one warning line in words, and dev runs on', async () => {
+    // As the default port (8790) taken by another program: here a port of the config file,
+    // which dev treats the same way (the receiver is lost, not the rest).
+    const data = join(dir, 'port-not-set');
+    const port = await freePort();
+    const taken: Server = createServer();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    const configFile = join(dir, 'port-not-set.json');
+    writeFileSync(configFile, JSON.stringify({ webhooks: { port } }));
+    const unset: Record<string, string> = env(data, {
+      TEMPORAL_TASK_QUEUE: 'dev-lock-port-not-set',
+      EBSYNC_CONFIG: configFile,
+    });
+    delete unset.EBSYNC_WEBHOOK_PORT;
+    const dev = new CliProcess(['dev'], unset);
+    try {
+      await dev.waitForLine(/^Status page: /, 120_000);
+      const out = `${dev.stdout}${dev.stderr}`;
+      const lines = out.split('\n').filter((line) => line.includes('webhook receiver'));
+      expect(lines).toHaveLength(1);
+      expect((JSON.parse(lines[0] ?? '{}') as { msg?: string }).msg).toBe(
+        `webhook receiver not started: cannot listen on 127.0.0.1 port ${port}: the port is in use; choose another with EBSYNC_WEBHOOK_PORT`,
+      );
+      expect(out).not.toContain('EADDRINUSE');
+      expect(dev.running).toBe(true);
+      await dev.interrupt(60_000);
+    } finally {
+      dev.killAll();
+      taken.close();
+    }
+  }, 240_000);
 });
