@@ -7,6 +7,9 @@ import type { ActivityOptions } from '@temporalio/workflow';
  */
 export const FORWARDING: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
+  // The activities heartbeat per delivery (a request lasts 10 s at most): a worker killed
+  // mid-forward has its changes sent by another after this, not after the 2 minutes.
+  heartbeatTimeout: '30 seconds',
   retry: {
     initialInterval: '1 second',
     maximumInterval: '5 minutes',

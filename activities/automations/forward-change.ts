@@ -163,6 +163,10 @@ export function createAutomationActivities(
       },
     });
     for (const endpoint of endpoints) {
+      // Alive, per delivery: a worker killed mid-forward is found out in FORWARDING's
+      // heartbeat timeout, not its start-to-close one. A request lasts REQUEST_TIMEOUT_MS at
+      // most, well inside it.
+      Context.current().heartbeat();
       const givenUp = goneSinceApplied(endpoint, input, gone);
       if (!givenUp && !endpointWants(endpoint, input)) continue;
       // Owed only the changes applied since it was added: one added while a change was being

@@ -19,6 +19,7 @@ import {
   recordDeps,
   standardHeaders,
   webhookActivities,
+  registerAtSandbox,
 } from './deliveries.js';
 import { inboxRows } from './flood.js';
 import { Client } from '@temporalio/client';
@@ -122,18 +123,7 @@ beforeAll(async () => {
   deps = recordDeps(ts, dir);
   // The drain here reads with the sandbox's key (deps); register asks only that it exists.
   stopConnection = await standInConnection('auto-shop');
-  const registered = await runCli(
-    [
-      'webhooks',
-      'register',
-      'auto-shop',
-      '--to',
-      `sqlite:${destinationFile}`,
-      '--sandbox-admin',
-      `${ts.sb.url}/admin`,
-    ],
-    { ...env, EBS_SANDBOX_ADMIN_TOKEN: ts.sb.adminToken },
-  );
+  const registered = await registerAtSandbox(ts.sb, env, 'auto-shop', `sqlite:${destinationFile}`);
   expect(registered.code, registered.stderr).toBe(0);
   sandboxSecret = ts.sb.admin.webhooks()[0]!.secret;
   store = sqliteAutomationStore(join(env.EBSYNC_DATA_DIR!, 'webhooks.db'), codec);

@@ -23,6 +23,7 @@ import { testSandboxDeps } from '../fixtures/sandbox-mirror.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 import { drainWorkflowId } from '../../workflows/drain-types.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 
 /** Signed deliveries as a sender would make them, and what the test reads back. */
 export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
@@ -282,4 +283,20 @@ export async function connectSandbox(
   } finally {
     await close();
   }
+}
+
+/**
+ * `ebsync webhooks register <connection> --to <to> --sandbox-admin`, as a user runs it: the
+ * receiver in `env` registered at the sandbox, with its admin token.
+ */
+export function registerAtSandbox(
+  sb: Sandbox,
+  env: Record<string, string>,
+  connectionId: string,
+  to: string,
+): Promise<CliResult> {
+  return runCli(
+    ['webhooks', 'register', connectionId, '--to', to, '--sandbox-admin', `${sb.url}/admin`],
+    { ...env, EBS_SANDBOX_ADMIN_TOKEN: sb.adminToken },
+  );
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
 import { generateKeyLine } from '../../worker/data-converter.js';
 import { webhookRegistrations } from '../../worker/webhook-receiver.js';
-import { CliProcess, freePort, runCli } from '../helpers/cli.js';
+import { CliProcess, freePort } from '../helpers/cli.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import {
   connectSandbox,
@@ -15,6 +15,7 @@ import {
   inLanes,
   post,
   standardHeaders,
+  registerAtSandbox,
 } from './deliveries.js';
 import {
   expectInboxOf,
@@ -122,18 +123,7 @@ describe('webhooks end to end', () => {
     // register refuses a connection that does not exist: connect it first.
     worker = await startWorker();
     await connectSandbox(loadConfig({ ...process.env, ...env }), ts.sb, CONNECTION);
-    const registered = await runCli(
-      [
-        'webhooks',
-        'register',
-        CONNECTION,
-        '--to',
-        `sqlite:${destinationFile}`,
-        '--sandbox-admin',
-        `${ts.sb.url}/admin`,
-      ],
-      { ...env, EBS_SANDBOX_ADMIN_TOKEN: ts.sb.adminToken },
-    );
+    const registered = await registerAtSandbox(ts.sb, env, CONNECTION, `sqlite:${destinationFile}`);
     expect(registered.stderr).toBe('');
     expect(registered.code, registered.stderr).toBe(0);
     const endpoint = ts.sb.admin.webhooks()[0]!;
