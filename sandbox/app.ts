@@ -233,7 +233,8 @@ export function buildApp(
         requirePermission(caller, route.permissions);
         const params = request.params as Record<string, string>;
         for (const [name, value] of Object.entries(params)) {
-          if (!/^\d{1,15}$/.test(value)) {
+          // Ids are positive: 0 is as malformed as -1 (it used to be looked up, and 404).
+          if (!/^\d{1,15}$/.test(value) || Number(value) < 1) {
             throw badRequest(
               'invalid_parameter',
               `${name} must be a positive integer, got '${value.slice(0, 40)}'`,

@@ -69,6 +69,24 @@ describe('sandbox core', () => {
     expect(res.status).toBe(400);
     expect(res.body.reason).toBe('invalid_parameter');
   });
+
+  it('answers a path id that is not a positive integer 400 invalid_parameter, 0 as -1; an unknown one 404', async () => {
+    for (const path of ['events', 'leads', 'appointments']) {
+      for (const id of ['0', '00', '-1', 'abc']) {
+        const res = await t.request('GET', `/api/v1/${path}/${id}`);
+        expect(res.status, `${path}/${id}`).toBe(400);
+        expect(res.body).toMatchObject({
+          meta: { status: 'error' },
+          status: 'bad_request',
+          reason: 'invalid_parameter',
+        });
+        expect(res.body.message).toMatch(/must be a positive integer, got '/);
+      }
+      const unknown = await t.request('GET', `/api/v1/${path}/987654321`);
+      expect(unknown.status, `${path}/987654321`).toBe(404);
+      expect(unknown.body.reason).toBe('record_not_found');
+    }
+  });
 });
 
 describe('sandbox over HTTPS', () => {
