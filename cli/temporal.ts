@@ -108,6 +108,14 @@ async function startFromFlags(
   ownProcessGroup = false,
 ): Promise<DevServer> {
   const port = flags.port;
+  // Seen on the CLI v1.5.1 dev server: on an IPv6 address alone its own services, which reach
+  // one another over 127.0.0.1, are refused, and it answers nothing but errors.
+  if (flags.ip.includes(':') && flags.ip !== '::') {
+    throw new UserError(
+      `--ip ${flags.ip}: the Temporal dev server does not run on an IPv6 address alone; use --ip 127.0.0.1, or --ip :: for every address (IPv6 clients then reach it at [::1]:${port})`,
+      2,
+    );
+  }
   const uiPort = flags.uiPort ?? devUiPort(port);
   if (uiPort === undefined) {
     throw new UserError(
@@ -151,10 +159,10 @@ async function untilSignal(server: DevServer): Promise<void> {
   if (await Promise.race([signalled, server.exited.then(() => false)])) await server.stop();
 }
 
-/** `host:port` (a Temporal address) in its two parts. */
+/** `host:port` (a Temporal address) in its two parts; an IPv6 host without its brackets. */
 function hostAndPort(address: string): { host: string; port: string } {
   const at = address.lastIndexOf(':');
-  return { host: address.slice(0, at), port: address.slice(at + 1) };
+  return { host: address.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: address.slice(at + 1) };
 }
 
 /**

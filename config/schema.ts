@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { durationText, parseDuration } from './duration.js';
 import { hubspotMappingSetting } from './hubspot-mapping.js';
@@ -122,19 +123,22 @@ export const PRODUCTION_HTTP =
   'plain http:// is refused in production mode, even on loopback; use https://';
 
 /** An http(s) URL without credentials, query or fragment; `apiPath` also asks for /api/v1/. */
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-
 /**
  * The UI of the dev server at a loopback address: its port + 1000, as `ebsync temporal` and
  * `ebsync dev` run it, so `ebsync status` against `TEMPORAL_ADDRESS=127.0.0.1:17233` links to
  * :18233 rather than to another server's :8233. Elsewhere the UI is not ours to guess.
  */
+/** Whether `[host]:port` holds an IPv6 address in its brackets. */
+function isIPv6Host(address: string): boolean {
+  return isIP(address.slice(1, address.lastIndexOf(']'))) === 6;
+}
+
 function devUiUrl(address: string): string {
   const at = address.lastIndexOf(':');
   const host = address.slice(0, at);
   const port = Number(address.slice(at + 1));
   const uiPort = devUiPort(port);
-  if (!LOOPBACK.has(host) || uiPort === undefined) return 'http://localhost:8233';
+  if (!isLoopbackHost(host) || uiPort === undefined) return 'http://localhost:8233';
   return `http://${host}:${uiPort}`;
 }
 
@@ -352,6 +356,11 @@ export const configSchema = z
               'expected host:port, for example localhost:7233 (an IPv6 host in brackets: [::1]:7233)',
           })
           // A port past 65535 was taken, then failed as Temporal unreachable seconds later.
+          // An IPv6 host in brackets must be an IPv6 address ('[:]' is none).
+          .refine((address) => !address.startsWith('[') || isIPv6Host(address), {
+            error:
+              'expected host:port with an IPv6 address in the brackets, for example [::1]:7233',
+          })
           .refine(
             (address) => {
               const port = Number(address.slice(address.lastIndexOf(':') + 1));

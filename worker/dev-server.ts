@@ -154,8 +154,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const executable = await findTemporalCli(
     options.onProgress ? { onProgress: options.onProgress } : {},
   );
-  const address = `${options.ip}:${options.port}`;
-  const uiUrl = `http://${options.ip}:${options.uiPort}`;
+  // Where clients reach it: an IPv6 host in brackets, as in a URL (every address, `::`, at
+  // loopback's).
+  const host =
+    options.ip === '::' ? '[::1]' : options.ip.includes(':') ? `[${options.ip}]` : options.ip;
+  const address = `${host}:${options.port}`;
+  const uiUrl = `http://${host}:${options.uiPort}`;
 
   if (executable.type === 'cached-download') {
     let env: TestWorkflowEnvironment;

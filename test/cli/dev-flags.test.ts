@@ -43,6 +43,18 @@ describe('ebsync dev --ip with an IPv6 address', () => {
     expect(devAddress(flags, 'localhost:7707')).toBe('localhost:7707');
     expect(() => devAddress(flags, '[::2]:7707')).toThrow(/disagrees with TEMPORAL_ADDRESS/);
   });
+
+  // The dev server on ::1 alone answers only errors (its services reach one another over
+  // 127.0.0.1): refused in one line, where it crashed on the UI's URL (http://::1:…).
+  it('refuses --ip ::1 in one line (exit 2), naming --ip :: instead', async () => {
+    const port = await freePort();
+    await expectRefused(
+      ['temporal', '--ip', '::1', '--port', String(port)],
+      { EBSYNC_DATA_DIR: join(dir, 'ipv6') },
+      `--ip ::1: the Temporal dev server does not run on an IPv6 address alone; use --ip 127.0.0.1, or --ip :: for every address (IPv6 clients then reach it at [::1]:${port})`,
+      [port],
+    );
+  });
 });
 
 describe('ebsync dev --port', () => {

@@ -95,6 +95,9 @@ describe('loadConfig defaults', () => {
     const { temporal } = loadConfig({ TEMPORAL_ADDRESS: '[::1]:17233' });
     expect(temporal.address).toBe('[::1]:17233');
     expect(temporal.uiUrl).toBe('http://[::1]:18233');
+    expect(loadConfig({ TEMPORAL_ADDRESS: '[0:0:0:0:0:0:0:1]:17233' }).temporal.uiUrl).toBe(
+      'http://[0:0:0:0:0:0:0:1]:18233',
+    );
     expect(loadConfig({ TEMPORAL_ADDRESS: '[2001:db8::7]:7233' }).temporal.address).toBe(
       '[2001:db8::7]:7233',
     );
@@ -290,6 +293,7 @@ describe('loadConfig errors', () => {
     ['EBSYNC_MAX_ACTIVITIES', 'many', 'expected a whole number'],
     ['TEMPORAL_ADDRESS', 'http://localhost:7233', 'expected host:port'],
     // An IPv6 host without brackets cannot be told from its port.
+    ['TEMPORAL_ADDRESS', '[:]:7233', 'expected host:port with an IPv6 address in the brackets'],
     [
       'TEMPORAL_ADDRESS',
       '::1:7233',
