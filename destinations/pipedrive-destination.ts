@@ -8,7 +8,7 @@ import type {
   UpsertResult,
 } from './destination.js';
 import { crmBatch, crmDescription, emailsIn, passedOver, refusalsOf } from './crm-fields.js';
-import { DestinationSchemaError } from './errors.js';
+import { DestinationSchemaError, DestinationWriteError } from './errors.js';
 import { PipedriveClient, PipedriveRefusedError } from './pipedrive-client.js';
 import {
   PIPEDRIVE_EVENT_FIELD,
@@ -140,6 +140,20 @@ export class PipedriveDestination implements Destination {
       if ('code' in result) refused.set(record.id, result);
       else written.set(record.id, result);
     });
+    if (refused.size > 0) {
+      // The deal fields may have been made again in Pipedrive (new keys): read at the next
+      // batch, not kept until the next pass's ensureSchema on whichever worker runs it.
+      this.keys = undefined;
+      // Every record refused the same way is no value of theirs but the batch's (a field or a
+      // mapping Pipedrive does not take): the write fails with it, as it did before records
+      // were refused one by one, rather than refusing every record of every pass.
+      const reasons = new Set([...refused.values()].map((r) => r.message.replace(/\d+/g, '#')));
+      if (list.length > 1 && refused.size === list.length && reasons.size === 1) {
+        throw new DestinationWriteError(
+          `Pipedrive refused each of ${list.length} ${resource} the same way: ${[...refused.values()][0]?.message ?? ''}`,
+        );
+      }
+    }
     let inserted = 0;
     for (const w of written.values()) if (w.created) inserted += 1;
     const refusals = refusalsOf(records, refused, new Map());

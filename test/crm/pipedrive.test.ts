@@ -252,6 +252,25 @@ describe('Pipedrive refusals', () => {
     expect(deals.find((d) => d.custom_fields[leadKey] === '3')?.fields.value).toBe(800);
   });
 
+  it('deal fields made again: the batch fails with the reason, and the next batch reads the new keys', async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    await destination.upsert('leads', [lead('1', 120_000)]);
+    // Deleted in Pipedrive and made again by setup, while this destination (another worker's,
+    // whose pass did not ensure the schema) holds the old keys.
+    for (const [key, field] of fake.state.fields.deals) {
+      if (field.name.startsWith('ebs_')) fake.state.fields.deals.delete(key);
+    }
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    await expect(destination.upsert('leads', [lead('2', 1_000), lead('3', 2_000)])).rejects.toThrow(
+      /^Pipedrive refused each of 2 leads the same way: Pipedrive answered 400 to POST \/api\/v2\/deals: Unknown custom field/,
+    );
+    const again = await destination.upsert('leads', [lead('2', 1_000), lead('3', 2_000)]);
+    expect(again.refused).toBeUndefined();
+    expect(again.inserted).toBe(2);
+  });
+
   it('a refusal of anything but one record still fails the write (403)', async () => {
     const fake = await crm.newFake();
     await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
