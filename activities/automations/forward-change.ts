@@ -162,11 +162,15 @@ export function createAutomationActivities(
         record: input.record,
       },
     });
+    const context = Context.current();
     for (const endpoint of endpoints) {
       // Alive, per delivery: a worker killed mid-forward is found out in FORWARDING's
-      // heartbeat timeout, not its start-to-close one. A request lasts REQUEST_TIMEOUT_MS at
-      // most, well inside it.
-      Context.current().heartbeat();
+      // heartbeat timeout, not its start-to-close one.
+      context.heartbeat();
+      // An attempt Temporal gave up on (its heartbeat timed out: a delivery slow through its
+      // redirects, Temporal away) sends nothing more: the next attempt sends what this one
+      // did not log, and both sending would deliver each change twice.
+      if (context.cancellationSignal.aborted) await context.cancelled;
       const givenUp = goneSinceApplied(endpoint, input, gone);
       if (!givenUp && !endpointWants(endpoint, input)) continue;
       // Owed only the changes applied since it was added: one added while a change was being
@@ -226,10 +230,16 @@ export function createAutomationActivities(
           // A 3xx off the endpoint's origin is its answer: a refusal, never re-sent there.
           ...REDIRECT_POLICY,
           retry: { limit: 0 },
+          // Per hop: each redirect followed is a request of its own, and a heartbeat, so no
+          // delivery goes REQUEST_TIMEOUT_MS without one.
           timeout: { request: REQUEST_TIMEOUT_MS },
+          hooks: { beforeRedirect: [() => context.heartbeat()] },
+          signal: context.cancellationSignal,
         });
         status = response.statusCode;
       } catch (error) {
+        // Stopped by the cancellation above: no answer of the endpoint's, nothing to log.
+        if (context.cancellationSignal.aborted) await context.cancelled;
         status = null;
         // Said without Node's message, which names the endpoint's address.
         unanswered = unreachableReason(error);

@@ -202,4 +202,42 @@ describe('changes owed to automation endpoints', () => {
     expect(mine).toHaveLength(2);
     expect(await inbox.owedChanges('shop', 'b5')).toEqual([]);
   });
+
+  // Its heartbeat timed out (Temporal away 30 s, a slow chain of redirects) while its worker
+  // lived on: Temporal retries it elsewhere, and this attempt sending on would deliver twice.
+  it('stop at once when their attempt is cancelled: the request in flight aborted, nothing logged', async () => {
+    let arrived: () => void = () => undefined;
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    // Takes the request and never answers.
+    const held = createServer((request) => {
+      request.resume();
+      arrived();
+    });
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    servers.push(held);
+    const url = `http://127.0.0.1:${(held.address() as AddressInfo).port}/in`;
+    await store.add({ ...endpointAt('held', url), createdAt: '2026-01-01T00:00:00.000Z' });
+    await keep('b6', ['6'], new Date('2026-06-01T00:00:00.000Z'));
+    const activities = createAutomationActivities(store, undefined, {
+      inbox: () => Promise.resolve(inbox),
+      codec,
+    });
+    const env = new MockActivityEnvironment({ attempt: 1 }, { logger: new DefaultLogger('ERROR') });
+    const run = env.run(
+      (input: { connectionId: string; batchKey: string }) => activities.forwardChanges(input),
+      { connectionId: 'shop', batchKey: 'b6' },
+    );
+    const outcome = run.then(
+      () => 'completed',
+      (error: unknown) => (error as Error).name,
+    );
+    await reached;
+    const at = Date.now();
+    env.cancel('TIMED_OUT');
+    expect(await outcome).toBe('CancelledFailure');
+    // Well before the request's own 10 s timeout, which would have logged it failed.
+    expect(Date.now() - at).toBeLessThan(5_000);
+    expect(store.deliveries({ limit: 100 }).filter((e) => e.endpoint === 'held')).toEqual([]);
+    store.remove('held');
+  });
 });
