@@ -2,6 +2,7 @@ import { ScheduleNotFoundError, type Client, type ScheduleDescription } from '@t
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { ValueError } from '@temporalio/common';
 import { ENCRYPTED_ENCODING, PayloadDecryptionError } from '../worker/codec.js';
+import { MIRROR_SUBJECTS } from '../workflows/mirror-types.js';
 
 /*
  * The mirror schedules as ebsync shows them (`ebsync schedule list|describe`, the status):
@@ -101,6 +102,21 @@ export interface MirrorSchedules {
   sealed: string[];
 }
 
+/** What follows `sync-<connection>-` in a mirror schedule's id (cli/schedules.ts names them). */
+const SUBJECT = MIRROR_SUBJECTS.join('|');
+const AFTER_CONNECTION = new RegExp(
+  `^(?:all|(?:${SUBJECT})(?:,(?:${SUBJECT}))*)-(?:full|incremental)(?:-|$)`,
+);
+
+/**
+ * Whether a schedule id names one of this connection's mirrors: connection ids may hold `-`,
+ * so `sync-shop-eu-all-full` is not `shop`'s.
+ */
+function isScheduleOf(id: string, connectionId: string): boolean {
+  const prefix = `sync-${connectionId}-`;
+  return id.startsWith(prefix) && AFTER_CONNECTION.test(id.slice(prefix.length));
+}
+
 /**
  * The mirror schedules of the namespace, optionally of one connection, sorted by id. The
  * namespace may hold other deployments' schedules, sealed with keys this process has not: their
@@ -136,7 +152,7 @@ export async function listMirrorSchedules(
         if (!unopened) throw error;
         // Its id is not sealed: ebsync names a mirror's schedule `sync-<connection>-…`.
         const id = raw.scheduleId ?? '';
-        if (connectionId === undefined || id.startsWith(`sync-${connectionId}-`)) sealed.add(id);
+        if (connectionId === undefined || isScheduleOf(id, connectionId)) sealed.add(id);
         continue;
       }
       if (

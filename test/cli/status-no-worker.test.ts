@@ -27,6 +27,8 @@ const dir = mkdtempSync(join(tmpdir(), 'ebsync-status-no-worker-'));
 const scheduleId = `other-deployment-${randomUUID()}`;
 /** As ebsync names a schedule of connection 'theirs'. */
 const theirs = 'sync-theirs-leads-full';
+/** Connection 'theirs-eu''s: its id begins as a schedule of 'theirs' would. */
+const theirsEu = 'sync-theirs-eu-leads-full';
 let server: TestWorkflowEnvironment | undefined;
 let address = '';
 
@@ -46,7 +48,7 @@ beforeAll(async () => {
     connection: server.connection,
     dataConverter: { payloadCodecs: [codec] },
   });
-  for (const id of [scheduleId, theirs]) {
+  for (const id of [scheduleId, theirs, theirsEu]) {
     await other.schedule.create({
       scheduleId: id,
       spec: { intervals: [{ every: '1 hour' }] },
@@ -90,13 +92,16 @@ it('reports with no worker polling, the missing worker listed first among the pr
   const why = `cannot be opened with this process's EBSYNC_ENCRYPTION_KEYS (sealed with another key: another deployment's in this Temporal namespace, or a key no longer given): what it mirrors cannot be read; give this shell the key that sealed it, or give each deployment a namespace of its own (TEMPORAL_NAMESPACE)\n`;
   const list = await runCli(['schedule', 'list'], env, 60_000);
   expect(list.code, list.stderr).toBe(1);
-  expect(list.stdout).toBe(`${scheduleId}  unreadable\n${theirs}  unreadable\n`);
-  expect(list.stderr).toBe(`ebsync: schedules '${scheduleId}', '${theirs}' ${why}`);
+  expect(list.stdout).toBe(
+    `${scheduleId}  unreadable\n${theirsEu}  unreadable\n${theirs}  unreadable\n`,
+  );
+  expect(list.stderr).toBe(`ebsync: schedules '${scheduleId}', '${theirsEu}', '${theirs}' ${why}`);
   const listJson = await runCli(['schedule', 'list', '--json'], env, 60_000);
   expect(listJson.code, listJson.stderr).toBe(1);
   expect(JSON.parse(listJson.stdout)).toEqual([]);
   expect(listJson.stderr).toBe(list.stderr);
-  // Under --connection, those whose id may be that connection's (`sync-<connection>-…`).
+  // Under --connection, those whose id may be that connection's (`sync-<connection>-…`), not
+  // another's whose name begins with it.
   const one = await runCli(['schedule', 'list', '--connection', 'theirs'], env, 60_000);
   expect(one.code, one.stderr).toBe(1);
   expect(one.stdout).toBe(`${theirs}  unreadable\n`);
@@ -109,5 +114,5 @@ it('names a sealed schedule as unreadable for a client with no codec at all, too
   const plain = new Client({ connection: server!.connection });
   const { views, sealed } = await listMirrorSchedules(plain);
   expect(views).toEqual([]);
-  expect(sealed).toEqual([scheduleId, theirs]);
+  expect(sealed).toEqual([scheduleId, theirsEu, theirs]);
 });
