@@ -345,35 +345,19 @@ export class SalesforceClient {
     const login = this.options.loginUrl.replace(/\/+$/, '');
     const account = `salesforce ${login} ${this.options.clientId}`;
     const configured = this.options.refreshToken ?? '';
-    const presented =
-      this.rotatedRefreshToken ??
-      (configured && (await this.options.refreshTokens?.latest(account, configured))) ??
-      configured;
-    let response;
-    try {
-      response = await got.post(`${login}/services/oauth2/token`, {
-        throwHttpErrors: false,
-        // The form carries the client secret and the refresh token (or a signed assertion).
-        ...REDIRECT_POLICY,
-        retry: { limit: 0 },
-        timeout: { request: 30_000 },
-        headers: { accept: 'application/json' },
-        form: this.options.jwt
-          ? {
-              grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
-              assertion: assertion(this.options, this.options.jwt),
-            }
-          : {
-              grant_type: 'refresh_token',
-              client_id: this.options.clientId,
-              ...(this.options.clientSecret ? { client_secret: this.options.clientSecret } : {}),
-              refresh_token: presented,
-            },
-      });
-    } catch (error) {
-      throw new DestinationUnavailableError(
-        `Salesforce login could not be reached: ${networkCode(error)}`,
-      );
+    // The store first: another process sharing it (a second worker, `ebsync destinations
+    // setup salesforce`) may have rotated the token this one last kept, which is then dead.
+    const kept = async () =>
+      (configured && (await this.options.refreshTokens?.latest(account, configured))) || undefined;
+    let presented = (await kept()) ?? this.rotatedRefreshToken ?? configured;
+    let response = await this.tokenRequest(login, presented);
+    if (response.statusCode === 400 && !this.options.jwt) {
+      // Refused: if another process rotated it meanwhile, present the one it kept, once.
+      const newer = await kept();
+      if (newer && newer !== presented) {
+        presented = newer;
+        response = await this.tokenRequest(login, presented);
+      }
     }
     const body = (jsonBody(response.body) ?? {}) as Record<string, unknown>;
     const redirect = redirectRefusal(response.statusCode, login, response.headers.location);
@@ -416,6 +400,35 @@ export class SalesforceClient {
         version: SALESFORCE_API_VERSION.slice(1),
       }),
     };
+  }
+
+  /** The token request: the refresh-token grant presenting `refreshToken`, or the JWT bearer grant. */
+  private async tokenRequest(login: string, refreshToken: string) {
+    try {
+      return await got.post(`${login}/services/oauth2/token`, {
+        throwHttpErrors: false,
+        // The form carries the client secret and the refresh token (or a signed assertion).
+        ...REDIRECT_POLICY,
+        retry: { limit: 0 },
+        timeout: { request: 30_000 },
+        headers: { accept: 'application/json' },
+        form: this.options.jwt
+          ? {
+              grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+              assertion: assertion(this.options, this.options.jwt),
+            }
+          : {
+              grant_type: 'refresh_token',
+              client_id: this.options.clientId,
+              ...(this.options.clientSecret ? { client_secret: this.options.clientSecret } : {}),
+              refresh_token: refreshToken,
+            },
+      });
+    } catch (error) {
+      throw new DestinationUnavailableError(
+        `Salesforce login could not be reached: ${networkCode(error)}`,
+      );
+    }
   }
 
   /**

@@ -538,6 +538,62 @@ describe('Salesforce limits and refusals', () => {
     expect(fake.state.counters.tokens).toBe(3);
   });
 
+  it('a worker renews its session with the token another process rotated since (the store, not its memory)', async () => {
+    const fake = await crm.newFake();
+    await fetch(`${fake.baseUrl}/_admin/refresh-token-rotation`, {
+      method: 'PUT',
+      headers: { 'x-admin-token': 'admin-token-for-tests', 'content-type': 'application/json' },
+      body: JSON.stringify({ rotate: true }),
+    });
+    const codec = new EncryptionCodec([{ id: 'k1', key: randomBytes(32) }]);
+    const store = sqliteRefreshTokenStore(join(crm.dir, 'crm-refresh-tokens-shared.db'), codec);
+    const withStore = () =>
+      new SalesforceDestination({
+        loginUrl: fake.baseUrl,
+        clientId: fake.clientId,
+        clientSecret: fake.clientSecret,
+        refreshToken: fake.token,
+        refreshTokens: store,
+      });
+    try {
+      // The worker's destination rotates the token once; then `ebsync destinations setup
+      // salesforce` (another process, the same store) rotates it again.
+      const worker = withStore();
+      await worker.ensureSchema([]);
+      await withStore().ensureSchema([]);
+      // The worker's session expires: it renews with the token the setup kept.
+      fake.state.sessions.clear();
+      expect(
+        await worker.upsert('leads', [
+          { resource: 'leads', id: 'r1', attributes: { last_name: 'R' }, raw: {} },
+        ]),
+      ).toMatchObject({ inserted: 1 });
+      expect(fake.state.counters.tokens).toBe(3);
+
+      // Two processes renewing at once: this one read the token just before the other's
+      // rotation killed it. Refused, it reads the store again and presents the new one.
+      const stale = fake.state.app.refreshToken;
+      await withStore().ensureSchema([]);
+      let reads = 0;
+      const racing = new SalesforceDestination({
+        loginUrl: fake.baseUrl,
+        clientId: fake.clientId,
+        clientSecret: fake.clientSecret,
+        refreshToken: fake.token,
+        refreshTokens: {
+          latest: async (account, configured) =>
+            (reads += 1) === 1 ? stale : store.latest(account, configured),
+          keep: (account, configured, next) => store.keep(account, configured, next),
+        },
+      });
+      await racing.ensureSchema([]);
+      expect(reads).toBe(2);
+      expect(fake.state.counters.tokens).toBe(5);
+    } finally {
+      store.close();
+    }
+  });
+
   it('the JWT bearer flow: a signed assertion for the pre-authorized user gets a session; another user is refused', async () => {
     const fake = await crm.newFake();
     const keyFile = join(crm.dir, 'salesforce-key.pem');
