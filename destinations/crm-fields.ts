@@ -21,6 +21,17 @@ export function emailsIn(text: JsonValue | undefined): string[] {
     .filter((e) => EMAIL.test(e));
 }
 
+/**
+ * The key of an event in a stage (or deal status) map: `canceled` or `completed` when the
+ * event's boolean of that name is true (the service has no such status values: a canceled
+ * event keeps `confirmed` or its proposal status), else its `status`.
+ */
+export function eventStageKey(attributes: MirrorRecord['attributes']): string {
+  if (attributes.canceled === true) return 'canceled';
+  if (attributes.completed === true) return 'completed';
+  return typeof attributes.status === 'string' ? attributes.status : '';
+}
+
 /** The list cut into parts of at most `size` (a vendor's batch limit). */
 export const chunks = <T>(list: readonly T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(list.length / size) }, (_, i) =>

@@ -13,6 +13,7 @@ import {
   crmBatch,
   crmDescription,
   emailsIn,
+  eventStageKey,
   passedOver,
   refusalsOf,
 } from './crm-fields.js';
@@ -386,7 +387,7 @@ export class HubSpotDestination implements Destination {
       events.map((event) => {
         const values = properties('events', m.deal, event);
         if (!values.dealname) values.dealname = `Event ${event.id}`;
-        const status = typeof event.attributes.status === 'string' ? event.attributes.status : '';
+        const status = eventStageKey(event.attributes);
         const stage = m.stages[status] ?? m.stages['*'] ?? 'contractsent';
         return {
           id: event.id,

@@ -12,6 +12,7 @@ import {
   crmBatch,
   crmDescription,
   emailsIn,
+  eventStageKey,
   passedOver,
   refusalsOf,
 } from './crm-fields.js';
@@ -309,7 +310,7 @@ export class SalesforceDestination implements Destination {
         // Name, StageName and CloseDate are required on an Opportunity.
         if (!values.Name) values.Name = `Event ${event.id}`;
         if (!values.CloseDate) values.CloseDate = today;
-        const status = typeof event.attributes.status === 'string' ? event.attributes.status : '';
+        const status = eventStageKey(event.attributes);
         values.StageName = m.stages[status] ?? m.stages['*'] ?? 'Prospecting';
         return { key: event.id, values };
       }),

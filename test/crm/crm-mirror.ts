@@ -43,6 +43,8 @@ export interface CrmMirror<F extends CrmFake> {
   closeLater(destination: Destination): void;
   /** The sandbox's event statuses, by event id. */
   eventStatuses(): Map<string, string>;
+  /** Event id → its key in a stage map: `canceled`/`completed` when that boolean is true, else its status. */
+  eventStageKeys(): Map<string, string>;
   /** The sandbox's live leads' emails, lower-cased, without the leads that have none. */
   leadEmails(): Set<string>;
   /** One lead's email as the sandbox holds it. */
@@ -155,6 +157,22 @@ export function useCrmMirror<F extends CrmFake>(
         )
         .all(sb.businessId) as { id: number; status: string }[];
       return new Map(rows.map((r) => [String(r.id), r.status]));
+    },
+    eventStageKeys() {
+      const sb = sandbox();
+      const rows = sb.ctx.db
+        .prepare(
+          `SELECT id, json_extract(attrs, '$.status') AS status, json_extract(attrs, '$.canceled') AS canceled, json_extract(attrs, '$.completed') AS completed FROM records WHERE type = 'event' AND business_id = ?`,
+        )
+        .all(sb.businessId) as {
+        id: number;
+        status: string;
+        canceled: number;
+        completed: number;
+      }[];
+      const key = (r: (typeof rows)[number]) =>
+        r.canceled ? 'canceled' : r.completed ? 'completed' : r.status;
+      return new Map(rows.map((r) => [String(r.id), key(r)]));
     },
     leadEmails() {
       const sb = sandbox();
