@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { crmMappingSetting } from './json-setting.js';
+import { crmMappingSetting, eventStageMap } from './json-setting.js';
 
 /**
  * Overrides of the HubSpot field mapping (EBSYNC_HUBSPOT_MAPPING). Each `properties` object
@@ -28,7 +28,7 @@ export const hubspotMappingSchema = z.strictObject({
   events: z
     .strictObject({
       deal: properties.optional(),
-      stages: z.record(z.string().min(1), z.string().min(1)).optional(),
+      stages: eventStageMap(z.string().min(1)).optional(),
       onDelete: onDelete.optional(),
     })
     .optional(),

@@ -37,3 +37,31 @@ export function crmMappingSetting<Schema extends z.ZodType>(schema: Schema) {
     return result.data;
   });
 }
+
+/**
+ * A key of a CRM's event stage (or deal status) map: an event status the service has, the
+ * `canceled` and `completed` flags (destinations/crm-fields.ts, eventStageKey), or `*` for any
+ * other. A key none of these is refused, as it would never match (a typo such as `cancelled`).
+ */
+export const EVENT_STAGE_KEYS = [
+  'proposal',
+  'proposal_date_reserved',
+  'confirmed',
+  'canceled',
+  'completed',
+  '*',
+] as const;
+
+/** The map from EVENT_STAGE_KEYS to a CRM's values, refusing any other key in one line. */
+export function eventStageMap<Value extends z.ZodType>(value: Value) {
+  const known = new Set<string>(EVENT_STAGE_KEYS);
+  return z.record(z.string(), value).superRefine((map, ctx) => {
+    const unknown = Object.keys(map).find((key) => !known.has(key));
+    if (unknown === undefined) return;
+    ctx.addIssue({
+      code: 'custom',
+      path: [unknown],
+      message: `expected an event status (${EVENT_STAGE_KEYS.join(', ')})`,
+    });
+  });
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { crmMappingSetting } from './json-setting.js';
+import { crmMappingSetting, eventStageMap } from './json-setting.js';
 
 /**
  * Overrides of the Pipedrive field mapping (EBSYNC_PIPEDRIVE_MAPPING). Each `fields` object
@@ -33,7 +33,7 @@ export const pipedriveMappingSchema = z.strictObject({
   events: z
     .strictObject({
       deal: fields.optional(),
-      status: z.record(z.string().min(1), dealStatus).optional(),
+      status: eventStageMap(dealStatus).optional(),
       onDelete: onDelete.optional(),
     })
     .optional(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { crmMappingSetting } from './json-setting.js';
+import { crmMappingSetting, eventStageMap } from './json-setting.js';
 
 /**
  * Overrides of the Salesforce field mapping (EBSYNC_SALESFORCE_MAPPING). Each `fields` object
@@ -26,7 +26,7 @@ export const salesforceMappingSchema = z.strictObject({
     .strictObject({
       opportunity: fields.optional(),
       /** Event status → Opportunity StageName (a value of the org's stage picklist). */
-      stages: z.record(z.string().min(1), z.string().min(1)).optional(),
+      stages: eventStageMap(z.string().min(1)).optional(),
       /** Role of the contact linked to a new Opportunity (OpportunityContactRole.Role). */
       contactRole: z.string().min(1).optional(),
       onDelete: onDelete.optional(),

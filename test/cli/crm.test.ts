@@ -58,6 +58,25 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     );
   });
 
+  it('a stage or status keyed by no event status (a typo) is refused in one line, exit 2, for each CRM', async ({
+    expect,
+  }) => {
+    for (const [crm, map] of [
+      ['hubspot', 'stages'],
+      ['pipedrive', 'status'],
+      ['salesforce', 'stages'],
+    ] as const) {
+      const setting = `EBSYNC_${crm.toUpperCase()}_MAPPING`;
+      const result = await runCli(['mapping', 'show', crm], {
+        [setting]: JSON.stringify({ events: { [map]: { cancelled: 'lost' } } }),
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        `ebsync: ${setting}='{"events":{"${map}":{"cancelled":"lost"}}}' is not allowed: events.${map}.cancelled: expected an event status (proposal, proposal_date_reserved, confirmed, canceled, completed, *) (see docs/crm.md)\n`,
+      );
+    }
+  });
+
   it('a CRM ebsync does not know is refused, exit 2', async ({ expect }) => {
     const result = await runCli(['mapping', 'show', 'zoho']);
     expect(result.code).toBe(2);
