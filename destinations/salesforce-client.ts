@@ -372,7 +372,19 @@ export class SalesforceClient {
     const accessToken = body.access_token;
     const instance = this.instanceUrl(body.instance_url);
     if (response.statusCode !== 200 || typeof accessToken !== 'string' || !instance) {
-      const error = typeof body.error === 'string' ? body.error : `HTTP ${response.statusCode}`;
+      // https://help.salesforce.com/s/articleView?id=sf.remoteaccess_oauth_flow_errors.htm
+      // — a refused grant is a 400 (401 for a bad client) with an OAuth `error`; any other
+      // answer (a page not found, a token answer without an https instance_url) is not the
+      // token endpoint of a Salesforce login.
+      const oauthRefusal =
+        (response.statusCode === 400 || response.statusCode === 401) &&
+        typeof body.error === 'string';
+      if (!oauthRefusal) {
+        throw new DestinationAuthError(
+          `Salesforce login answered HTTP ${response.statusCode} with no session (the token request): check EBSYNC_SALESFORCE_URL, the login URL (docs/crm.md)`,
+        );
+      }
+      const error = String(body.error);
       const setting = error.startsWith('invalid_client')
         ? 'EBSYNC_SALESFORCE_CLIENT_ID and EBSYNC_SALESFORCE_CLIENT_SECRET'
         : this.options.jwt

@@ -42,6 +42,17 @@ const destinationFor = (fake: SalesforceFake): SalesforceDestination =>
     refreshToken: fake.token,
   });
 
+/** What getting a session through the login URL `loginUrl` with the fake's app throws. */
+const sessionErrorAt = (fake: SalesforceFake, loginUrl: string): Promise<unknown> =>
+  new SalesforceDestination({
+    loginUrl,
+    clientId: fake.clientId,
+    clientSecret: fake.clientSecret,
+    refreshToken: fake.token,
+  })
+    .ensureSchema([])
+    .catch((e: unknown) => e);
+
 const keyed = (fake: SalesforceFake, type: 'Lead' | 'Opportunity', field: string) =>
   fake.state.live(type).filter((r) => typeof r.fields[field] === 'string');
 const keysOf = (records: SObjectRecord[], field: string) =>
@@ -448,6 +459,13 @@ describe('Salesforce limits and refusals', () => {
     expect((refused as Error).message).toBe(
       'Salesforce refused the token request (invalid_grant): check EBSYNC_SALESFORCE_REFRESH_TOKEN',
     );
+
+    // A login URL with a path: its token "endpoint" is a 404 page, not a refused token.
+    const misplaced = await sessionErrorAt(fake, `${fake.baseUrl}/lightning/page`);
+    expect(misplaced).toBeInstanceOf(DestinationAuthError);
+    expect((misplaced as Error).message).toBe(
+      'Salesforce login answered HTTP 404 with no session (the token request): check EBSYNC_SALESFORCE_URL, the login URL (docs/crm.md)',
+    );
   });
 
   it('a 502 is retryable and tried once (jsforce retries nothing); an unreachable login names no secret', async () => {
@@ -475,14 +493,7 @@ describe('Salesforce limits and refusals', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const { port } = closed.address() as AddressInfo;
     await new Promise((resolve) => closed.close(resolve));
-    const unreachable = await new SalesforceDestination({
-      loginUrl: `http://127.0.0.1:${port}`,
-      clientId: fake.clientId,
-      clientSecret: fake.clientSecret,
-      refreshToken: fake.token,
-    })
-      .ensureSchema([])
-      .catch((e: unknown) => e);
+    const unreachable = await sessionErrorAt(fake, `http://127.0.0.1:${port}`);
     expect(unreachable).toBeInstanceOf(DestinationUnavailableError);
     expect((unreachable as Error).message).toBe(
       'Salesforce login could not be reached: ECONNREFUSED',
