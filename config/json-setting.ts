@@ -18,7 +18,8 @@ export function jsonSettingValue(value: unknown): unknown {
  * file), checked against `schema`; the first problem is named with its path.
  */
 export function crmMappingSetting<Schema extends z.ZodType>(schema: Schema) {
-  return z.union([z.string(), z.record(z.string(), z.unknown())]).transform((value, ctx) => {
+  // Any value reaches the schema, so a config file's array or number is named as such.
+  return z.unknown().transform((value, ctx) => {
     const parsed = jsonSettingValue(value);
     if (parsed === undefined) {
       ctx.addIssue({ code: 'custom', message: 'expected a JSON object (see docs/crm.md)' });

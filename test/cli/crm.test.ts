@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import {
   startHubSpotFake,
@@ -74,6 +77,23 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
       expect(result.stderr).toBe(
         `ebsync: ${setting}='{"events":{"${map}":{"cancelled":"lost"}}}' is not allowed: events.${map}.cancelled: expected an event status (proposal, proposal_date_reserved, confirmed, canceled, completed, *) (see docs/crm.md)\n`,
       );
+    }
+  });
+
+  it('a mapping in the config file that is no object (an array) is named as such, exit 2', async ({
+    expect,
+  }) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ebsync-crm-config-'));
+    try {
+      const file = join(dir, 'config.json');
+      writeFileSync(file, JSON.stringify({ crm: { salesforce: { mapping: [1] } } }));
+      const result = await runCli(['mapping', 'show', 'salesforce'], { EBSYNC_CONFIG: file });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        `ebsync: crm.salesforce.mapping in ${file}='[1]' is not allowed: Invalid input: expected object, received array (see docs/crm.md)\n`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
