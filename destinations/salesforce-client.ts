@@ -320,8 +320,10 @@ export class SalesforceClient {
     if (u.used >= Math.floor(u.max * (1 - SALESFORCE_API_RESERVE))) {
       // Calls age out of the org's 24-hour window: after a pause, look again.
       if (Date.now() - u.at < SALESFORCE_PAUSE_MS) {
+        // Until an hour after the answer that showed the usage: when the check above lets
+        // calls through again, however often a pass asks meanwhile.
         throw this.paused(
-          u.serverAt + (Date.now() - u.at),
+          u.serverAt,
           `ebsync keeps the last ${SALESFORCE_API_RESERVE * 100}% of the org's daily API allocation for others`,
         );
       }

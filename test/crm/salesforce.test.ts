@@ -353,6 +353,13 @@ describe('Salesforce limits and refusals', () => {
     const failure = toActivityFailure(paused) as ApplicationFailure;
     expect(failure.type).toBe('DestinationPausedError');
     expect(failure.nonRetryable).toBe(true);
+    // A later pass, still within the pause, is told the same time: the hour counts from the
+    // answer that showed the usage, which is when calls are taken again.
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const again = await destination.upsert('leads', records(20)).catch((e: unknown) => e);
+    expect((again as DestinationPausedError).resumeAt).toBe(
+      (paused as DestinationPausedError).resumeAt,
+    );
   });
 
   it('DUPLICATES_DETECTED on an item is reported and not retried; the rest of the batch is written', async () => {
