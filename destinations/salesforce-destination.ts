@@ -31,6 +31,7 @@ import {
 import {
   describeObjects,
   missingFields,
+  unsuitedMapping,
   type FieldShape,
   type ObjectFields,
 } from './salesforce-setup.js';
@@ -224,6 +225,8 @@ export class SalesforceDestination implements Destination {
           `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} (docs/crm.md, Salesforce) or change EBSYNC_SALESFORCE_MAPPING, then check with 'ebsync destinations setup salesforce'`,
         );
       }
+      const unsuited = unsuitedMapping(fields, this.mapping);
+      if (unsuited) throw new DestinationSchemaError(unsuited);
       return fields;
     })().catch((error: unknown) => {
       this.fields = undefined;

@@ -1,6 +1,8 @@
 import { SalesforceClient, type SalesforceClientOptions } from './salesforce-client.js';
 import { SALESFORCE_KEYS, type SalesforceMapping } from './salesforce-mapping.js';
 import { DestinationSchemaError } from './errors.js';
+import type { ColumnType } from './record.js';
+import { TABLES } from './tables.js';
 
 /** A field as ebsync writes it: its Salesforce type, and the most characters text takes. */
 export interface FieldShape {
@@ -51,6 +53,50 @@ export function missingFields(fields: ObjectFields, mapping: SalesforceMapping):
   return wanted.filter(([o, f]) => !fields[o].has(f)).map(([o, f]) => `${o}.${f}`);
 }
 
+/** The column types a mapped field of each Salesforce type takes (any, for text fields). */
+const COLUMNS_FOR: Record<string, readonly ColumnType[]> = {
+  currency: ['cents', 'number', 'integer'],
+  double: ['cents', 'number', 'integer'],
+  int: ['cents', 'number', 'integer'],
+  percent: ['cents', 'number', 'integer'],
+  date: ['date', 'timestamp'],
+  boolean: ['boolean'],
+};
+
+/**
+ * The mapped fields whose column could never be written to them (a text column into a
+ * currency or date field would be written as null on every record, silently), as
+ * `Object.Field (type) ← column (type)`.
+ */
+export function unsuitedFields(fields: ObjectFields, mapping: SalesforceMapping): string[] {
+  const places = [
+    ['Lead', 'leads', mapping.leads.lead],
+    ['Opportunity', 'events', mapping.events.opportunity],
+  ] as const;
+  const out: string[] = [];
+  for (const [sobject, table, map] of places) {
+    for (const [field, column] of Object.entries(map)) {
+      const type = fields[sobject].get(field)?.type ?? '';
+      const takes = COLUMNS_FOR[type];
+      const columnType = TABLES[table].columns.find((c) => c.name === column)?.type;
+      if (takes && columnType && !takes.includes(columnType)) {
+        out.push(`${sobject}.${field} (${type}) ← ${column} (${columnType})`);
+      }
+    }
+  }
+  return out;
+}
+
+/** Why the mapping cannot be written to the org's fields, or undefined when it can. */
+export function unsuitedMapping(
+  fields: ObjectFields,
+  mapping: SalesforceMapping,
+): string | undefined {
+  const unsuited = unsuitedFields(fields, mapping);
+  if (unsuited.length === 0) return undefined;
+  return `EBSYNC_SALESFORCE_MAPPING maps a column of another kind to a Salesforce field: ${unsuited.join(', ')}; a currency, number or percent field takes a money or number column, a date field a date or time, a checkbox a boolean (docs/mirror.md, Tables)`;
+}
+
 export interface SalesforceSetupLine {
   field: string;
   type: string;
@@ -73,6 +119,8 @@ export async function checkSalesforce(
       `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} as docs/crm.md says (external ids: Text, External ID, Unique), or change EBSYNC_SALESFORCE_MAPPING`,
     );
   }
+  const unsuited = unsuitedMapping(fields, mapping);
+  if (unsuited) throw new DestinationSchemaError(unsuited);
   return Object.entries(SALESFORCE_KEYS).map(([o, f]) => ({
     field: `${o}.${f}`,
     type: fields[o as keyof ObjectFields].get(f)?.type ?? '',

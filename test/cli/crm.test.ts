@@ -215,6 +215,23 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     );
   });
 
+  it('destinations setup salesforce refuses a text column mapped to a currency field, exit 2', async ({
+    expect,
+  }) => {
+    const result = await runCli(['destinations', 'setup', 'salesforce'], {
+      EBSYNC_SALESFORCE_URL: salesforce.baseUrl,
+      EBSYNC_SALESFORCE_CLIENT_ID: salesforce.clientId,
+      EBSYNC_SALESFORCE_CLIENT_SECRET: salesforce.clientSecret,
+      EBSYNC_SALESFORCE_REFRESH_TOKEN: salesforce.token,
+      EBSYNC_SALESFORCE_MAPPING: '{"events":{"opportunity":{"Amount":"title"}}}',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^ebsync: EBSYNC_SALESFORCE_MAPPING maps a column of another kind to a Salesforce field: Opportunity\.Amount \(currency\) ← title \(text\); [^\n]*\n$/,
+    );
+  });
+
   it('destinations setup salesforce checks the external-id fields, and names what is missing', async ({
     expect,
   }) => {

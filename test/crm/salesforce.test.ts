@@ -10,6 +10,7 @@ import type { MirrorDeps } from '../../activities/mirror/pass.js';
 import {
   DestinationAuthError,
   DestinationPausedError,
+  DestinationSchemaError,
   DestinationUnavailableError,
 } from '../../destinations/errors.js';
 import { openDestination } from '../../destinations/open-destination.js';
@@ -662,5 +663,25 @@ describe('Salesforce limits and refusals', () => {
     expect((failed as Error).message).toMatch(
       /^Salesforce has no field Opportunity\.EBS_Event_Id__c: create it/,
     );
+  });
+
+  it('a text column mapped to a currency or date field fails at once, before any record is written as null', async () => {
+    const fake = await crm.newFake();
+    const failed = await new SalesforceDestination({
+      loginUrl: fake.baseUrl,
+      clientId: fake.clientId,
+      clientSecret: fake.clientSecret,
+      refreshToken: fake.token,
+      mapping: { events: { opportunity: { Amount: 'title', CloseDate: 'starts_at' } } },
+    })
+      .upsert('events', [
+        { resource: 'events', id: 'e1', attributes: { title: 'Gala', starts_at: null }, raw: {} },
+      ])
+      .catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(DestinationSchemaError);
+    expect((failed as Error).message).toMatch(
+      /^EBSYNC_SALESFORCE_MAPPING maps a column of another kind to a Salesforce field: Opportunity\.Amount \(currency\) ← title \(text\); /,
+    );
+    expect(fake.state.live('Opportunity')).toEqual([]);
   });
 });
