@@ -7,7 +7,14 @@ import type {
   SchemaChanges,
   UpsertResult,
 } from './destination.js';
-import { crmBatch, crmDescription, emailsIn, passedOver, refusalsOf } from './crm-fields.js';
+import {
+  crmBatch,
+  crmDescription,
+  emailsIn,
+  eventStageKey,
+  passedOver,
+  refusalsOf,
+} from './crm-fields.js';
 import { DestinationSchemaError, DestinationWriteError } from './errors.js';
 import { PipedriveClient, PipedriveRefusedError } from './pipedrive-client.js';
 import {
@@ -419,7 +426,7 @@ export class PipedriveDestination implements Destination {
         )
       : undefined;
     const { standard, custom } = this.values('events', m.deal, event);
-    const status = typeof event.attributes.status === 'string' ? event.attributes.status : '';
+    const status = eventStageKey(event.attributes);
     const deal = await this.deal(
       key,
       event.id,
