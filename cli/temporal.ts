@@ -19,7 +19,12 @@ import { connectClient, TemporalUnreachableError } from '../worker/temporal-clie
 import { temporalUsesTls } from '../worker/temporal-connection.js';
 import { listenRefusal } from './network-refusals.js';
 import type { Config } from '../config/index.js';
-import { DEFAULT_TEMPORAL_ADDRESS, devUiPort } from '../config/dev-server-ports.js';
+import {
+  addressHost,
+  bareHost,
+  DEFAULT_TEMPORAL_ADDRESS,
+  devUiPort,
+} from '../config/dev-server-ports.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { stopSignal } from './stop-signals.js';
 import { runUntilStopped } from './stopped-exit.js';
@@ -61,8 +66,10 @@ export function devNamespace(
 }
 
 const sameHost = (a: string, b: string): boolean => {
-  const loopback = (h: string): string =>
-    h === 'localhost' || h === '::1' || h === '[::1]' ? '127.0.0.1' : h.replace(/^\[(.*)\]$/, '$1');
+  const loopback = (h: string): string => {
+    const bare = bareHost(h);
+    return bare === 'localhost' || bare === '::1' ? '127.0.0.1' : bare;
+  };
   return loopback(a) === loopback(b);
 };
 
@@ -76,8 +83,7 @@ const sameHost = (a: string, b: string): boolean => {
 export function devAddress(flags: DevFlags, envAddress: string | undefined): string | undefined {
   if (!flags.portGiven && !flags.ipGiven) return undefined;
   const wildcard = flags.ip === '0.0.0.0' || flags.ip === '::';
-  // An IPv6 host is written in brackets before its port, as TEMPORAL_ADDRESS takes it.
-  const connectHost = wildcard ? '127.0.0.1' : flags.ip.includes(':') ? `[${flags.ip}]` : flags.ip;
+  const connectHost = wildcard ? '127.0.0.1' : addressHost(flags.ip);
   const env = envAddress?.trim();
   if (!env) return `${connectHost}:${flags.port}`;
   const colon = env.lastIndexOf(':');
@@ -162,7 +168,7 @@ async function untilSignal(server: DevServer): Promise<void> {
 /** `host:port` (a Temporal address) in its two parts; an IPv6 host without its brackets. */
 function hostAndPort(address: string): { host: string; port: string } {
   const at = address.lastIndexOf(':');
-  return { host: address.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: address.slice(at + 1) };
+  return { host: bareHost(address.slice(0, at)), port: address.slice(at + 1) };
 }
 
 /**

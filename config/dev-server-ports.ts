@@ -13,3 +13,16 @@ export function devUiPort(port: number): number | undefined {
 
 /** Where every command looks for Temporal while TEMPORAL_ADDRESS is unset. */
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
+
+/**
+ * A host as a `host:port` address or a URL writes it: an IPv6 address in brackets
+ * (`::1` → `[::1]`), any other host as it is.
+ */
+export function addressHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** The host of an address or URL without its brackets (`[::1]` → `::1`), to connect or compare. */
+export function bareHost(host: string): string {
+  return host.replace(/^\[(.*)\]$/, '$1');
+}

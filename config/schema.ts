@@ -6,7 +6,7 @@ import { pipedriveMappingSetting } from './pipedrive-mapping.js';
 import { salesforceMappingSetting } from './salesforce-mapping.js';
 import { jsonSettingValue } from './json-setting.js';
 import { isLoopbackHost } from './loopback.js';
-import { DEFAULT_TEMPORAL_ADDRESS, devUiPort } from './dev-server-ports.js';
+import { bareHost, DEFAULT_TEMPORAL_ADDRESS, devUiPort } from './dev-server-ports.js';
 import { POSTGRES_URL_FORM, sslModeProblem } from './database-locations.js';
 import { parseRouteOverride, ROUTE_ID } from './route-override.js';
 import { isNamespaceName, NAMESPACE_RULE_TEXT } from './namespace-names.js';
@@ -122,17 +122,16 @@ const CRM_URL_RULE = 'expected an https:// URL (http:// only to loopback in deve
 export const PRODUCTION_HTTP =
   'plain http:// is refused in production mode, even on loopback; use https://';
 
-/** An http(s) URL without credentials, query or fragment; `apiPath` also asks for /api/v1/. */
+/** Whether `[host]:port` holds an IPv6 address in its brackets. */
+function isIPv6Host(address: string): boolean {
+  return isIP(bareHost(address.slice(0, address.lastIndexOf(':')))) === 6;
+}
+
 /**
  * The UI of the dev server at a loopback address: its port + 1000, as `ebsync temporal` and
  * `ebsync dev` run it, so `ebsync status` against `TEMPORAL_ADDRESS=127.0.0.1:17233` links to
  * :18233 rather than to another server's :8233. Elsewhere the UI is not ours to guess.
  */
-/** Whether `[host]:port` holds an IPv6 address in its brackets. */
-function isIPv6Host(address: string): boolean {
-  return isIP(address.slice(1, address.lastIndexOf(']'))) === 6;
-}
-
 function devUiUrl(address: string): string {
   const at = address.lastIndexOf(':');
   const host = address.slice(0, at);
@@ -142,6 +141,7 @@ function devUiUrl(address: string): string {
   return `http://${host}:${uiPort}`;
 }
 
+/** An http(s) URL without credentials, query or fragment; `apiPath` also asks for /api/v1/. */
 function serverUrl(rule: string, apiPath: boolean) {
   return z.string().transform((value, ctx) => {
     let url: URL;
@@ -355,12 +355,12 @@ export const configSchema = z
             error:
               'expected host:port, for example localhost:7233 (an IPv6 host in brackets: [::1]:7233)',
           })
-          // A port past 65535 was taken, then failed as Temporal unreachable seconds later.
           // An IPv6 host in brackets must be an IPv6 address ('[:]' is none).
           .refine((address) => !address.startsWith('[') || isIPv6Host(address), {
             error:
               'expected host:port with an IPv6 address in the brackets, for example [::1]:7233',
           })
+          // A port past 65535 was taken, then failed as Temporal unreachable seconds later.
           .refine(
             (address) => {
               const port = Number(address.slice(address.lastIndexOf(':') + 1));

@@ -9,6 +9,7 @@ import { childEnvironment } from './child-environment.js';
 import { probeListen } from './listen-probe.js';
 import { WATCHDOG_SOURCE } from './dev-server-guard.js';
 import { findTemporalCli, NO_CLI_HINT, TemporalCliError } from './temporal-cli.js';
+import { addressHost } from '../config/dev-server-ports.js';
 
 /** A port someone else holds: the user picks another; retrying will not help. */
 export class PortInUseError extends Error {
@@ -156,8 +157,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   );
   // Where clients reach it: an IPv6 host in brackets, as in a URL (every address, `::`, at
   // loopback's).
-  const host =
-    options.ip === '::' ? '[::1]' : options.ip.includes(':') ? `[${options.ip}]` : options.ip;
+  const host = options.ip === '::' ? '[::1]' : addressHost(options.ip);
   const address = `${host}:${options.port}`;
   const uiUrl = `http://${host}:${options.uiPort}`;
 
