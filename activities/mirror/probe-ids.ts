@@ -185,17 +185,8 @@ export async function probeIds(
     }
     const written = await writeRecords(at, generation, found);
     const counts = byIdCounts(requests, found, written);
-    for (const k of [
-      'requests',
-      'read',
-      'written',
-      'unchanged',
-      'again',
-      'refused',
-      'passedOver',
-    ] as const) {
-      tally[k] += counts[k] ?? 0;
-    }
+    // Every count the tally keeps, from its own keys: a count added later is not left out.
+    for (const k of Object.keys(tally) as (keyof PartitionTally)[]) tally[k] += counts[k] ?? 0;
     refusals.push(...written.refusals);
     probes += settled.answered.length + settled.beyond;
     hits += settled.reads.length;
