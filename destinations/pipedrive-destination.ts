@@ -323,32 +323,50 @@ export class PipedriveDestination implements Destination {
    * The batch's person for this email: `make` runs once per batch, after any find-or-create
    * of the same email still running for another batch, and is given the person remembered
    * for the email (by this destination) when there is one.
+   *
+   * The person a record shares was written with the values of the record that came first.
+   * Refused for those (a phone or a custom field value Pipedrive does not take), it says
+   * nothing of this record's own: this record then writes the person with its values, and
+   * the records after it share that try, so one bad value refuses its own record only.
    */
   private personOnce(
     persons: Map<string, Promise<{ id: number; created: boolean }>>,
     email: string,
     make: (remembered: number | undefined) => Promise<{ id: number; created: boolean }>,
   ): Promise<{ id: number; created: boolean }> {
-    let found = persons.get(email);
-    if (!found) {
-      const before = this.personTurns.get(email) ?? Promise.resolve();
-      found = before
-        .then(() => make(this.personIds.get(email)))
-        .then((person) => {
-          this.rememberPerson(email, person.id);
-          return person;
-        });
-      // The next turn waits for this one, failed or not; the last one leaves no entry behind.
-      const settled = found.then(
-        () => undefined,
-        () => undefined,
-      );
-      this.personTurns.set(email, settled);
-      void settled.then(() => {
-        if (this.personTurns.get(email) === settled) this.personTurns.delete(email);
+    const shared = persons.get(email);
+    if (!shared) return this.personTurn(persons, email, make);
+    return shared.catch((error: unknown) => {
+      if (!(error instanceof PipedriveRefusedError)) throw error;
+      return persons.get(email) === shared
+        ? this.personTurn(persons, email, make)
+        : this.personOnce(persons, email, make);
+    });
+  }
+
+  /** A find-or-create of the email's person in its turn, shared by the batch from now on. */
+  private personTurn(
+    persons: Map<string, Promise<{ id: number; created: boolean }>>,
+    email: string,
+    make: (remembered: number | undefined) => Promise<{ id: number; created: boolean }>,
+  ): Promise<{ id: number; created: boolean }> {
+    const before = this.personTurns.get(email) ?? Promise.resolve();
+    const found = before
+      .then(() => make(this.personIds.get(email)))
+      .then((person) => {
+        this.rememberPerson(email, person.id);
+        return person;
       });
-      persons.set(email, found);
-    }
+    // The next turn waits for this one, failed or not; the last one leaves no entry behind.
+    const settled = found.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.personTurns.set(email, settled);
+    void settled.then(() => {
+      if (this.personTurns.get(email) === settled) this.personTurns.delete(email);
+    });
+    persons.set(email, found);
     return found;
   }
 

@@ -254,6 +254,36 @@ describe('Pipedrive refusals', () => {
     expect(deals.find((d) => d.custom_fields[leadKey] === '3')?.fields.value).toBe(800);
   });
 
+  it("a person refused for the first lead of an email is written with the next one's values", async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    await destination.ensureSchema([]);
+    // Three leads of one customer (one email): the batch's first request, the first lead's
+    // person, is refused as a value Pipedrive does not take would be. That says nothing of the
+    // other two leads' values: they are written, sharing one person.
+    const ofAda = (id: string) => {
+      const base = lead(id, 10_000);
+      return { ...base, attributes: { ...base.attributes, email: 'ada@example.com' } };
+    };
+    fake.state.fault = { status: 400, count: 1 };
+    const result = await destination.upsert('leads', [ofAda('1'), ofAda('2'), ofAda('3')]);
+    expect(result.refused).toEqual([
+      {
+        index: 0,
+        code: 'PIPEDRIVE_400',
+        message: expect.stringMatching(/^Pipedrive answered 400 to .*injected fault/) as string,
+      },
+    ]);
+    expect(result.inserted).toBe(2);
+    const leadKey = fieldKey(fake, 'ebs_lead_id');
+    const deals = fake.state.live('deals');
+    expect(deals.map((d) => d.custom_fields[leadKey]).sort()).toEqual(['2', '3']);
+    const persons = fake.state.live('persons');
+    expect(persons).toHaveLength(1);
+    expect(new Set(deals.map((d) => d.fields.person_id))).toEqual(new Set([persons[0]?.id]));
+  });
+
   it('deal fields made again: the batch fails with the reason, and the next batch reads the new keys', async () => {
     const fake = await crm.newFake();
     await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
