@@ -54,6 +54,10 @@ export class PipedriveRefusedError extends DestinationWriteError {
   constructor(
     message: string,
     readonly status: number,
+    /** Whether the refused call sent values (a POST or PATCH), not a search or a read. */
+    readonly sentValues: boolean,
+    /** Pipedrive's own words, without the call: the same for the same cause on any record. */
+    readonly reason: string,
   ) {
     super(message);
   }
@@ -64,9 +68,15 @@ const REFUSED_STATUSES = new Set([400, 422]);
 
 /** The error of an answer that is no success (see PipedriveClient.data). */
 function writeError(status: number, call: string, body: unknown): DestinationWriteError {
-  const message = `Pipedrive answered ${status} to ${call}: ${errorOf(body)}`;
+  const reason = errorOf(body);
+  const message = `Pipedrive answered ${status} to ${call}: ${reason}`;
   return REFUSED_STATUSES.has(status)
-    ? new PipedriveRefusedError(message, status)
+    ? new PipedriveRefusedError(
+        message,
+        status,
+        call.startsWith('POST ') || call.startsWith('PATCH '),
+        reason,
+      )
     : new DestinationWriteError(message);
 }
 

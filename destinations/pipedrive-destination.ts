@@ -51,6 +51,11 @@ export function decodeIds(key: string | undefined): Ids {
 // at once (the rolling window still paces them to the plan's limit).
 const BATCH = 100;
 const PARALLEL = 8;
+/**
+ * A batch's find-or-create of each email's person, with the values it sent (see personOnce).
+ */
+type BatchPersons = Map<string, { found: Promise<{ id: number; created: boolean }>; sent: string }>;
+
 /** Persons remembered by email (see rememberPerson): about 1 MB at most. */
 const REMEMBERED_PERSONS = 10_000;
 
@@ -127,9 +132,11 @@ export class PipedriveDestination implements Destination {
     const keys = await this.fieldKeys();
     const latest = new Map(records.map((r) => [r.id, r]));
     // One person per email for the whole batch, even when several records share it.
-    const persons = new Map<string, Promise<{ id: number; created: boolean }>>();
+    const persons: BatchPersons = new Map();
     const written = new Map<string, Written>();
     const refused = new Map<string, RefusalReason>();
+    /** Each refusal's cause in Pipedrive's words, the call and ids left out (see below). */
+    const causes = new Set<string>();
     const list = [...latest.values()];
     // A record Pipedrive refuses (400, 422) is reported and the others written: one value it
     // does not take failed the whole pass, on every pass, and no record after it was written.
@@ -139,6 +146,7 @@ export class PipedriveDestination implements Destination {
         : this.writeEvent(record, keys.event, persons)
       ).catch((error: unknown): RefusalReason => {
         if (!(error instanceof PipedriveRefusedError)) throw error;
+        causes.add(`${error.status} ${error.reason.replace(/\d+/g, '#')}`);
         return { code: `PIPEDRIVE_${error.status}`, message: error.message };
       }),
     );
@@ -153,9 +161,10 @@ export class PipedriveDestination implements Destination {
       this.keys = undefined;
       // Every record refused the same way is no value of theirs but the batch's (a field or a
       // mapping Pipedrive does not take): the write fails with it, as it did before records
-      // were refused one by one, rather than refusing every record of every pass.
-      const reasons = new Set([...refused.values()].map((r) => r.message.replace(/\d+/g, '#')));
-      if (list.length > 1 && refused.size === list.length && reasons.size === 1) {
+      // were refused one by one, rather than refusing every record of every pass. The same
+      // way is Pipedrive's same words, whichever call met them (a POST for a new record, a
+      // PATCH of another's known id).
+      if (list.length > 1 && refused.size === list.length && causes.size === 1) {
         throw new DestinationWriteError(
           `Pipedrive refused each of ${list.length} ${resource} the same way: ${[...refused.values()][0]?.message ?? ''}`,
         );
@@ -324,30 +333,36 @@ export class PipedriveDestination implements Destination {
    * of the same email still running for another batch, and is given the person remembered
    * for the email (by this destination) when there is one.
    *
-   * The person a record shares was written with the values of the record that came first.
-   * Refused for those (a phone or a custom field value Pipedrive does not take), it says
-   * nothing of this record's own: this record then writes the person with its values, and
-   * the records after it share that try, so one bad value refuses its own record only.
+   * The person a record shares was written with the values (`sent`) of the record that came
+   * first. When Pipedrive refused those values (a POST or PATCH answered 400 or 422: a phone
+   * or a custom field value it does not take), a record with other values writes the person
+   * with its own, and the records after it share that try: a bad value of one lead does not
+   * refuse the leads of its customer that lack it. A refused search, or the same values, is
+   * the record's refusal too, shared as before: trying again would only be refused again.
    */
   private personOnce(
-    persons: Map<string, Promise<{ id: number; created: boolean }>>,
+    persons: BatchPersons,
     email: string,
+    sent: string,
     make: (remembered: number | undefined) => Promise<{ id: number; created: boolean }>,
   ): Promise<{ id: number; created: boolean }> {
     const shared = persons.get(email);
-    if (!shared) return this.personTurn(persons, email, make);
-    return shared.catch((error: unknown) => {
-      if (!(error instanceof PipedriveRefusedError)) throw error;
+    if (!shared) return this.personTurn(persons, email, sent, make);
+    return shared.found.catch((error: unknown) => {
+      const ownValues =
+        error instanceof PipedriveRefusedError && error.sentValues && shared.sent !== sent;
+      if (!ownValues) throw error;
       return persons.get(email) === shared
-        ? this.personTurn(persons, email, make)
-        : this.personOnce(persons, email, make);
+        ? this.personTurn(persons, email, sent, make)
+        : this.personOnce(persons, email, sent, make);
     });
   }
 
   /** A find-or-create of the email's person in its turn, shared by the batch from now on. */
   private personTurn(
-    persons: Map<string, Promise<{ id: number; created: boolean }>>,
+    persons: BatchPersons,
     email: string,
+    sent: string,
     make: (remembered: number | undefined) => Promise<{ id: number; created: boolean }>,
   ): Promise<{ id: number; created: boolean }> {
     const before = this.personTurns.get(email) ?? Promise.resolve();
@@ -366,7 +381,7 @@ export class PipedriveDestination implements Destination {
     void settled.then(() => {
       if (this.personTurns.get(email) === settled) this.personTurns.delete(email);
     });
-    persons.set(email, found);
+    persons.set(email, { found, sent });
     return found;
   }
 
@@ -382,7 +397,7 @@ export class PipedriveDestination implements Destination {
   private async writeLead(
     lead: MirrorRecord,
     key: string,
-    persons: Map<string, Promise<{ id: number; created: boolean }>>,
+    persons: BatchPersons,
   ): Promise<Written> {
     const m = this.mapping.leads;
     const known = decodeIds(lead.destinationKey);
@@ -399,7 +414,7 @@ export class PipedriveDestination implements Destination {
         emails: [{ value: email, primary: true, label: 'work' }],
         ...(Object.keys(custom).length > 0 ? { custom_fields: custom } : {}),
       };
-      person = await this.personOnce(persons, email, (remembered) =>
+      person = await this.personOnce(persons, email, JSON.stringify(body), (remembered) =>
         this.person(email, body, known.person ?? remembered),
       );
     }
@@ -432,14 +447,15 @@ export class PipedriveDestination implements Destination {
   private async writeEvent(
     event: MirrorRecord,
     key: string,
-    persons: Map<string, Promise<{ id: number; created: boolean }>>,
+    persons: BatchPersons,
   ): Promise<Written> {
     const m = this.mapping.events;
     const known = decodeIds(event.destinationKey);
     const [email] = emailsIn(event.attributes.customer_emails);
     // A customer is found by email, or made with the email only: what a lead wrote stays.
     const person = email
-      ? await this.personOnce(persons, email, (remembered) =>
+      ? // Every event's customer is sent the same (the email): nothing of its own to try.
+        await this.personOnce(persons, email, '', (remembered) =>
           this.customer(email, known.person ?? remembered),
         )
       : undefined;

@@ -5,7 +5,7 @@ import { z } from 'zod';
 export interface FakeSwitches {
   readonly counters: unknown;
   limits: object;
-  fault: { status: number; count: number } | undefined;
+  fault: { status: number; count: number; route?: string | undefined } | undefined;
   clockOffsetMs: number;
   now(): number;
   reset(): void;
@@ -28,6 +28,7 @@ export function countAndFault(
   const route = `${request.method} ${request.routeOptions.url ?? request.url}`;
   fake.counters.requests[route] = (fake.counters.requests[route] ?? 0) + 1;
   if (!fake.fault || fake.fault.count <= 0) return undefined;
+  if (fake.fault.route !== undefined && fake.fault.route !== route) return undefined;
   fake.fault.count -= 1;
   fake.counters.faults += 1;
   return fake.fault.status;
@@ -45,6 +46,8 @@ export interface FakeRecords {
 const faultBody = z.strictObject({
   status: z.number().int().min(400).max(599),
   count: z.number().int().min(0),
+  /** Only calls of this route, as the counters name it (`POST /api/v2/:entity`). */
+  route: z.string().min(1).max(200).optional(),
 });
 const clockBody = z.union([
   z.strictObject({ advanceMs: z.number().int().min(0) }),

@@ -15,8 +15,11 @@ export abstract class CrmFakeState<C extends CrmCounters> {
   counters: C;
   /** Added to the real clock. */
   clockOffsetMs = 0;
-  /** The next `count` requests answer `status` (a 502 outage, say) before any other check. */
-  fault: { status: number; count: number } | undefined;
+  /**
+   * The next `count` requests (of `route` only, when given: `POST /api/v2/:entity`) answer
+   * `status` (a 502 outage, say) before any other check.
+   */
+  fault: { status: number; count: number; route?: string | undefined } | undefined;
 
   constructor(private readonly emptyCounters: () => C) {
     this.counters = emptyCounters();

@@ -254,25 +254,36 @@ describe('Pipedrive refusals', () => {
     expect(deals.find((d) => d.custom_fields[leadKey] === '3')?.fields.value).toBe(800);
   });
 
-  it("a person refused for the first lead of an email is written with the next one's values", async () => {
+  /** Leads of one customer (one email), named as given. */
+  const ofAda = (id: string, firstName: string) => {
+    const base = lead(id, 10_000);
+    return {
+      ...base,
+      attributes: { ...base.attributes, email: 'ada@example.com', first_name: firstName },
+    };
+  };
+
+  it("a person refused for one lead's values is written with the next lead's of that email", async () => {
     const fake = await crm.newFake();
     await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
     const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
     await destination.ensureSchema([]);
-    // Three leads of one customer (one email): the batch's first request, the first lead's
-    // person, is refused as a value Pipedrive does not take would be. That says nothing of the
-    // other two leads' values: they are written, sharing one person.
-    const ofAda = (id: string) => {
-      const base = lead(id, 10_000);
-      return { ...base, attributes: { ...base.attributes, email: 'ada@example.com' } };
-    };
-    fake.state.fault = { status: 400, count: 1 };
-    const result = await destination.upsert('leads', [ofAda('1'), ofAda('2'), ofAda('3')]);
+    // The batch's first person write, lead 1's, is refused as a value Pipedrive does not take
+    // would be. That says nothing of leads 2 and 3, whose values differ: they are written,
+    // sharing one person, made with lead 2's values.
+    fake.state.fault = { status: 400, count: 1, route: 'POST /api/v2/:entity' };
+    const result = await destination.upsert('leads', [
+      ofAda('1', 'Bad'),
+      ofAda('2', 'Ada'),
+      ofAda('3', 'Ada'),
+    ]);
     expect(result.refused).toEqual([
       {
         index: 0,
         code: 'PIPEDRIVE_400',
-        message: expect.stringMatching(/^Pipedrive answered 400 to .*injected fault/) as string,
+        message: expect.stringMatching(
+          /^Pipedrive answered 400 to POST \/api\/v2\/persons: injected fault/,
+        ) as string,
       },
     ]);
     expect(result.inserted).toBe(2);
@@ -280,8 +291,31 @@ describe('Pipedrive refusals', () => {
     const deals = fake.state.live('deals');
     expect(deals.map((d) => d.custom_fields[leadKey]).sort()).toEqual(['2', '3']);
     const persons = fake.state.live('persons');
-    expect(persons).toHaveLength(1);
+    expect(persons.map((p) => p.fields.name)).toEqual(['Ada']);
     expect(new Set(deals.map((d) => d.fields.person_id))).toEqual(new Set([persons[0]?.id]));
+  });
+
+  it('a person refused for values all its leads share, or a refused search, is tried once', async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    await destination.ensureSchema([]);
+    // The same values: trying them again for the next lead would be refused again. Every lead
+    // of the batch refused the same way fails the write as one, with the reason.
+    fake.state.fault = { status: 400, count: 1, route: 'POST /api/v2/:entity' };
+    const same = [ofAda('1', 'Ada'), ofAda('2', 'Ada'), ofAda('3', 'Ada')];
+    await expect(destination.upsert('leads', same)).rejects.toThrow(
+      /^Pipedrive refused each of 3 leads the same way: Pipedrive answered 400 to POST \/api\/v2\/persons: injected fault/,
+    );
+    expect(fake.state.counters.requests['POST /api/v2/:entity']).toBe(1);
+    // A refused search sent no values of a lead's: the others share its refusal.
+    fake.state.fault = { status: 400, count: 1, route: 'GET /api/v2/:entity/search' };
+    const searches = fake.state.counters.requests['GET /api/v2/:entity/search'] ?? 0;
+    await expect(
+      destination.upsert('leads', [ofAda('4', 'Bad'), ofAda('5', 'Ada')]),
+    ).rejects.toThrow(/^Pipedrive refused each of 2 leads the same way: .*search/);
+    expect(fake.state.counters.requests['GET /api/v2/:entity/search']).toBe(searches + 1);
+    expect(fake.state.live('persons')).toEqual([]);
   });
 
   it('deal fields made again: the batch fails with the reason, and the next batch reads the new keys', async () => {
