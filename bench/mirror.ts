@@ -69,6 +69,16 @@ interface Run {
   workerMainThread: number;
   exit: number;
   output: string;
+  /** The SQLite file the run wrote (runs into SQLite). */
+  file?: string;
+}
+
+/** One write of a side's rows by SQLite alone (bench/sqlite-rows-floor.ts). */
+interface FloorRun {
+  rows: number;
+  bytes: number;
+  seconds: number;
+  cpu: number;
 }
 
 interface SizeResult {
@@ -76,7 +86,12 @@ interface SizeResult {
   runs: Run[];
   workerPeakRssMiB: number;
   sandbox: string;
+  /** SQLite alone writing the rows each side's last SQLite run left, FLOOR_ROUNDS times. */
+  floors?: Record<SideName, FloorRun[]>;
 }
+
+/** Writes of each side's rows by SQLite alone, alternating sides (bench/sqlite-rows-floor.ts). */
+const FLOOR_ROUNDS = 3;
 
 /** CPU seconds of this process's finished children (cutime + cstime): each command's own. */
 function childrenCpu(): number {
@@ -88,7 +103,7 @@ function childrenCpu(): number {
 function runCommand(
   args: string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ seconds: number; exit: number; output: string; cpu: number }> {
+): Promise<{ seconds: number; exit: number; output: string; stdout: string; cpu: number }> {
   const before = childrenCpu();
   const started = performance.now();
   const child = spawn(process.execPath, args, {
@@ -98,14 +113,22 @@ function runCommand(
   });
   track(child);
   let output = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    output += c;
+    stdout += c;
+  });
   child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+  // Timed to its exit; resolved once its output is all read ('close' comes after both).
+  let seconds = 0;
+  child.once('exit', () => (seconds = (performance.now() - started) / 1000));
   return new Promise((resolve) => {
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       resolve({
-        seconds: (performance.now() - started) / 1000,
+        seconds,
         exit: code ?? 1,
         output: output.slice(-3000),
+        stdout: stdout.slice(-3000),
         cpu: childrenCpu() - before,
       });
     });
@@ -263,6 +286,7 @@ async function runSize(ctx: BenchContext, stack: Stack, size: number): Promise<S
     const delta = (k: keyof typeof probes) => (after[k] ?? 0) - (before[k] ?? 0);
     const rows = await countRows(to, side === 'ebsync' ? 'leads' : 'plain_leads').catch(() => -1);
     return {
+      ...(target === 'sqlite' ? { file: to.slice('sqlite:'.length) } : {}),
       size,
       target,
       side,
@@ -308,6 +332,7 @@ async function runSize(ctx: BenchContext, stack: Stack, size: number): Promise<S
     }
     const workerPeakRssMiB = treePeakMiB(worker.pid);
     await stopWorker(worker);
+    const floors = size === FIXED_SIZE ? undefined : await writeFloors(ctx, runs, dir);
     if (size === SIZES[0]) {
       // Where the worker's time goes: one more pass into SQLite under the profiler.
       const profiles = join(stack.work, 'profiles');
@@ -317,11 +342,55 @@ async function runSize(ctx: BenchContext, stack: Stack, size: number): Promise<S
       await once('sqlite', 'ebsync');
       await stopWorker(worker);
     }
-    return { size, runs, workerPeakRssMiB, sandbox: sandbox.via };
+    return { size, runs, workerPeakRssMiB, sandbox: sandbox.via, ...(floors ? { floors } : {}) };
   } finally {
     if (worker) await stopWorker(worker);
     await sandbox.stop();
   }
+}
+
+/**
+ * What SQLite alone takes to write the rows each side's last SQLite run wrote, with nothing
+ * but the writer running: what those rows cost written as ebsync writes them (row by row,
+ * indexes in place, WAL, 1,000 rows a commit), whoever fetches them.
+ */
+async function writeFloors(
+  ctx: BenchContext,
+  runs: readonly Run[],
+  dir: string,
+): Promise<Record<SideName, FloorRun[]>> {
+  const last = (side: SideName) =>
+    runs.filter((r) => r.target === 'sqlite' && r.side === side && r.file).at(-1)?.file;
+  const floors: Record<SideName, FloorRun[]> = { plain: [], ebsync: [] };
+  for (let round = 0; round < FLOOR_ROUNDS; round += 1) {
+    for (const side of SIDES) {
+      const from = last(side);
+      if (!from) continue;
+      const to = join(dir, `floor-${side}-${round}.db`);
+      const done = await runCommand(
+        ['bench/sqlite-rows-floor.ts', '--from', from, '--to', to],
+        process.env,
+      );
+      if (done.exit !== 0) throw new Error(`sqlite-rows-floor failed: ${done.output}`);
+      const line = done.stdout.split('\n').findLast((l) => l.startsWith('{')) ?? '';
+      const result = JSON.parse(line) as {
+        rows: Record<string, number>;
+        bytes: number;
+        writeMs: number;
+        cpuMs: number;
+      };
+      const rows = Object.values(result.rows).reduce((a, b) => a + b, 0);
+      floors[side].push({
+        rows,
+        bytes: result.bytes,
+        seconds: result.writeMs / 1000,
+        cpu: result.cpuMs / 1000,
+      });
+      ctx.log(`rows of ${side} written by SQLite alone: ${rows} in ${fmt(result.writeMs, 0)} ms`);
+      for (const file of [to, `${to}-wal`, `${to}-shm`]) rmSync(file, { force: true });
+    }
+  }
+  return floors;
 }
 
 function latestProfile(dir: string): ProfileSummary | undefined {
@@ -496,6 +565,39 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
       )} s.`;
     }),
   );
+  // SQLite alone writing each side's rows: with a run's fixed cost, about the least wall time
+  // ebsync takes into SQLite as it starts and writes now, owing nothing to its pages' reading.
+  const floorsOf = (r: SizeResult, side: SideName) => r.floors?.[side] ?? [];
+  const floorRows = results.flatMap((r) =>
+    SIDES.flatMap((side) => {
+      const runs = floorsOf(r, side);
+      if (runs.length === 0) return [];
+      return [
+        [
+          r.size.toLocaleString('en-US'),
+          side,
+          [...new Set(runs.map((x) => x.rows))].join('/'),
+          fmt(median(runs.map((x) => x.bytes)) / 1_048_576, 1),
+          fmt(median(runs.map((x) => x.seconds)), 2),
+          fmt(median(runs.map((x) => x.cpu)), 2),
+        ],
+      ];
+    }),
+  );
+  const floorNotes = results.flatMap((r) => {
+    const ebsync = floorsOf(r, 'ebsync');
+    const plain = floorsOf(r, 'plain');
+    if (ebsync.length === 0 || plain.length === 0) return [];
+    const e = median(ebsync.map((x) => x.seconds));
+    const p = median(plain.map((x) => x.seconds));
+    const fixedCost = fixedWall('sqlite', 'ebsync');
+    const { ratio, allowed } = allowance(r, 'sqlite');
+    const size = r.size.toLocaleString('en-US');
+    const bound = e + fixedCost;
+    return [
+      `Writes alone, ${size} leads into sqlite: SQLite by itself took ${fmt(e, 2)} s to insert the ${ebsync[0]?.rows ?? 0} rows ebsync's run wrote (leads and their bookings: typed columns, each record's JSON, indexes), ${fmt(e / p, 1)}× the ${fmt(p, 2)} s it took for the plain loop's ${plain[0]?.rows ?? 0} rows (id, email, attributes). With the ${fmt(fixedCost, 2)} s an ebsync run of ${FIXED_SIZE} lead takes (the command's start-up and checks, the workflow and its activities), that is about ${fmt(bound, 2)} s before the pages of the other leads are read, ${fmt((bound / allowed) * 100, 0)} % of the ${fmt(allowed, 2)} s that ${fmt(ratio, 1)}× allows${bound > allowed ? ': out of reach while ebsync starts a run and writes these rows as it does now, however fast it reads' : ''}.`,
+    ];
+  });
   const sameRows = [...results, fixed].every((r) =>
     r.runs.every((x) => x.rows === r.size && x.exit === 0),
   );
@@ -511,6 +613,7 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
     `Every run exited 0 and left exactly the sandbox's leads in its table: ${sameRows ? 'yes' : '**NO**'}.`,
     ...fixedNotes,
     ...cpuFloorNotes,
+    ...floorNotes,
     ...serviceNotes,
     ...mainThreadNotes,
     `ebsync does more per lead than the loop: it also writes each lead's bookings (sideloaded with the lead) into \`lead_bookings\`, keeps a ledger of hashes to tell changed from unchanged, writes typed columns, and asks the booking list for its count once to know it has every booking.`,
@@ -540,6 +643,13 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
     head: ['into', 'side', 'wall (s)', 'CPU command', 'CPU worker', 'CPU Temporal', 'rows'],
     rows: fixedRows,
   });
+  if (floorRows.length > 0) {
+    tables.push({
+      caption: `SQLite alone writing the rows each side's last run into SQLite left (\`node bench/sqlite-rows-floor.ts\`: the same tables, indexes and page size in a new file, WAL and synchronous NORMAL, the rows in memory before the clock starts, one prepared INSERT, 1,000 rows a transaction, no request, no parsing, no ebsync module); medians of ${FLOOR_ROUNDS}, sides alternating:`,
+      head: ['leads', "side's rows", 'rows', 'file (MiB)', 'wall (s)', 'CPU (s)'],
+      rows: floorRows,
+    });
+  }
   if (profile) {
     tables.push(
       {
@@ -564,7 +674,7 @@ function report(results: SizeResult[], fixed: SizeResult, profile: ProfileSummar
   }
   return {
     method: [
-      `Sizes ${SIZES.map((s) => s.toLocaleString('en-US')).join(' and ')}: one sandbox each (\`${results[0]?.sandbox.replace(String(SIZES[0]), 'N') ?? ''}\`, HTTP, its reach limit raised to the size so paging reaches every lead for both sides), a Temporal dev server and an embedded Postgres shared by all runs, and one \`ebsync worker\` per size, already polling (\`EBS_RATE_LIMIT=0\`, \`EBS_REACH_LIMIT\` = the sandbox's). A run is one command into a fresh SQLite file or Postgres database, timed from spawn to exit: \`ebsync sync leads --full --to …\` (the compiled CLI) or \`node bench/plain-loop.ts --to …\` (its own fetch and SQL, one page at a time, no ebsync module). One warm-up round, then ${SIZES.map((s) => `${ROUNDS[s]} at ${s.toLocaleString('en-US')}`).join(' and ')}, each side first in turn. The same with a sandbox of ${FIXED_SIZE} lead (${ROUNDS[FIXED_SIZE]} rounds) gives what a run costs whatever its size.`,
+      `Sizes ${SIZES.map((s) => s.toLocaleString('en-US')).join(' and ')}: one sandbox each (\`${results[0]?.sandbox.replace(String(SIZES[0]), 'N') ?? ''}\`, HTTP, its reach limit raised to the size so paging reaches every lead for both sides), a Temporal dev server and an embedded Postgres shared by all runs, and one \`ebsync worker\` per size, already polling (\`EBS_RATE_LIMIT=0\`, \`EBS_REACH_LIMIT\` = the sandbox's). A run is one command into a fresh SQLite file or Postgres database, timed from spawn to exit: \`ebsync sync leads --full --to …\` (the compiled CLI) or \`node bench/plain-loop.ts --to …\` (its own fetch and SQL, one page at a time, no ebsync module). One warm-up round, then ${SIZES.map((s) => `${ROUNDS[s]} at ${s.toLocaleString('en-US')}`).join(' and ')}, each side first in turn. The same with a sandbox of ${FIXED_SIZE} lead (${ROUNDS[FIXED_SIZE]} rounds) gives what a run costs whatever its size. At each size, \`node bench/sqlite-rows-floor.ts\` then writes the rows each side's last SQLite run left into a new file with SQLite alone (${FLOOR_ROUNDS} times each, sides alternating): what those rows cost to write, whoever fetches them.`,
       `CPU is user + system time from /proc: the command's own (a finished child of the runner), and the worker's, sandbox's, Temporal's and Postgres's process trees over the run; "of it main thread" is the part of the worker's on its processes' main threads (/proc/PID/task/PID), where its JavaScript runs. Peak RSS is VmHWM of the worker's largest process.`,
     ].join('\n\n'),
     tables,
