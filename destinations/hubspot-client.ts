@@ -5,6 +5,7 @@ import { z } from 'zod';
 import {
   DestinationPausedError,
   DestinationRateLimitedError,
+  DestinationSchemaError,
   DestinationUnavailableError,
   DestinationWriteError,
 } from './errors.js';
@@ -187,11 +188,25 @@ export class HubSpotClient {
   /** A call that must answer 2xx; anything else is a write error naming HubSpot's reason. */
   async ok(name: string, send: (sdk: Client) => Promise<HttpInfoLike>): Promise<HubSpotAnswer> {
     const answer = await this.call(name, send);
-    if (answer.status >= 300) {
-      throw new DestinationWriteError(
-        `HubSpot answered ${answer.status} to ${name}: ${messageOf(answer.body)}`,
-      );
-    }
+    if (answer.status >= 300) throw hubspotRefusal(answer, name);
     return answer;
   }
 }
+
+/**
+ * HubSpot's refusal of a call, in one line with its status and reason. A 403 is the private
+ * app's scopes (https://developers.hubspot.com/docs/api/scopes), which the line points to.
+ */
+export function hubspotRefusal(answer: HubSpotAnswer, name: string): DestinationWriteError {
+  const scopes =
+    answer.status === 403 ? " (the private app's scopes: see docs/crm.md, HubSpot setup)" : '';
+  return new DestinationWriteError(
+    `HubSpot answered ${answer.status} to ${name}: ${messageOf(answer.body)}${scopes}`,
+  );
+}
+
+/** A key property made without unique values: HubSpot never adds them later. */
+export const notUnique = (name: string): DestinationSchemaError =>
+  new DestinationSchemaError(
+    `HubSpot deal property ${name} exists without unique values, which HubSpot cannot change: delete it in HubSpot, then run 'ebsync destinations setup hubspot'`,
+  );

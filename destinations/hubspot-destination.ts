@@ -18,7 +18,12 @@ import {
   refusalsOf,
 } from './crm-fields.js';
 import { DestinationSchemaError, DestinationWriteError } from './errors.js';
-import { HubSpotClient, type HubSpotClientOptions } from './hubspot-client.js';
+import {
+  HubSpotClient,
+  hubspotRefusal,
+  notUnique,
+  type HubSpotClientOptions,
+} from './hubspot-client.js';
 import { EVENT_KEY, LEAD_KEY, hubspotMapping, type HubSpotMapping } from './hubspot-mapping.js';
 import type { JsonValue, MirrorRecord, Resource } from './record.js';
 import { TABLES, type TableSpec } from './tables.js';
@@ -185,12 +190,17 @@ export class HubSpotDestination implements Destination {
         const answer = await this.client.call(`GET /crm/v3/properties/deals/${name}`, (sdk) =>
           sdk.crm.properties.coreApi.getByNameWithHttpInfo('deals', name),
         );
-        const unique = (answer.body as { hasUniqueValue?: unknown } | null)?.hasUniqueValue;
-        if (answer.status !== 200 || unique !== true) {
+        // Only a 404 says the property is missing. Any other refusal (a 403 for a scope the
+        // private app lacks, a 400) is HubSpot's own reason, which setup would not cure.
+        if (answer.status === 404) {
           throw new DestinationSchemaError(
             `HubSpot has no unique-value deal property ${name}: run 'ebsync destinations setup hubspot' once`,
           );
         }
+        if (answer.status !== 200)
+          throw hubspotRefusal(answer, `GET /crm/v3/properties/deals/${name}`);
+        const unique = (answer.body as { hasUniqueValue?: unknown } | null)?.hasUniqueValue;
+        if (unique !== true) throw notUnique(name);
       }
       this.schemaChecked = true;
     }

@@ -11,7 +11,9 @@ import {
   DestinationAuthError,
   DestinationPausedError,
   DestinationRateLimitedError,
+  DestinationSchemaError,
   DestinationUnavailableError,
+  DestinationWriteError,
 } from '../../destinations/errors.js';
 import { HubSpotDestination } from '../../destinations/hubspot-destination.js';
 import { setupHubSpot } from '../../destinations/hubspot-setup.js';
@@ -245,6 +247,42 @@ describe('HubSpot destination failures', () => {
       expect(failure.details).toEqual([{ resumeAt: next.toISOString() }]);
     } finally {
       fake.state.limits.daily = 625_000;
+    }
+  });
+
+  it('a schema check HubSpot refuses (403: a scope the app lacks) says so, not that setup is missing', async () => {
+    const checker = new HubSpotDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    fake.state.fault = { status: 403, count: 1 };
+    const failed: unknown = await checker.ensureSchema([]).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(DestinationWriteError);
+    expect((failed as Error).message).toBe(
+      "HubSpot answered 403 to GET /crm/v3/properties/deals/ebs_lead_id: injected fault (the private app's scopes: see docs/crm.md, HubSpot setup)",
+    );
+    // Once HubSpot answers, the check passes: the properties are there.
+    await expect(checker.ensureSchema([])).resolves.toEqual({
+      createdTables: [],
+      addedColumns: [],
+    });
+  });
+
+  it('a key property made without unique values is named as such: setup cannot fix it', async () => {
+    const portal = await startHubSpotFake({ adminToken: 'crm-errors-admin' });
+    try {
+      await setupHubSpot({ baseUrl: portal.baseUrl, token: portal.token });
+      const made = portal.state.properties.deals.get('ebs_event_id');
+      if (made) made.hasUniqueValue = false;
+      const failed: unknown = await new HubSpotDestination({
+        baseUrl: portal.baseUrl,
+        token: portal.token,
+      })
+        .ensureSchema([])
+        .catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(DestinationSchemaError);
+      expect((failed as Error).message).toMatch(
+        /^HubSpot deal property ebs_event_id exists without unique values, which HubSpot cannot change: delete it in HubSpot/,
+      );
+    } finally {
+      await portal.close();
     }
   });
 
