@@ -2,8 +2,12 @@ import {
   PropertyCreateFieldTypeEnum,
   PropertyCreateTypeEnum,
 } from '@hubspot/api-client/lib/codegen/crm/properties/index.js';
-import { DestinationSchemaError } from './errors.js';
-import { HubSpotClient, type HubSpotClientOptions } from './hubspot-client.js';
+import {
+  HubSpotClient,
+  hubspotRefusal,
+  notUnique,
+  type HubSpotClientOptions,
+} from './hubspot-client.js';
 import { EVENT_KEY, LEAD_KEY } from './hubspot-mapping.js';
 
 export interface SetupLine {
@@ -39,13 +43,14 @@ export async function setupHubSpot(options: HubSpotClientOptions): Promise<Setup
       lines.push({ property: name, outcome: 'created' });
       continue;
     }
+    // Only a 409 means the name is taken. Any other refusal (a 403 for the schema scope, a 400)
+    // is the reason setup failed: looking the property up after it would only answer 404.
+    if (created.status !== 409) throw hubspotRefusal(created, 'POST /crm/v3/properties/deals');
     const existing = await client.ok(`GET /crm/v3/properties/deals/${name}`, (sdk) =>
       sdk.crm.properties.coreApi.getByNameWithHttpInfo('deals', name),
     );
     if ((existing.body as { hasUniqueValue?: unknown }).hasUniqueValue !== true) {
-      throw new DestinationSchemaError(
-        `HubSpot deal property ${name} exists without unique values, which HubSpot cannot change: delete it in HubSpot, then run setup again`,
-      );
+      throw notUnique(name);
     }
     lines.push({ property: name, outcome: 'exists' });
   }

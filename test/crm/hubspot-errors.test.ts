@@ -286,6 +286,25 @@ describe('HubSpot destination failures', () => {
     }
   });
 
+  it('setup that HubSpot refuses (403) says why, not that the property it did not make is missing', async () => {
+    const portal = await startHubSpotFake({ adminToken: 'crm-errors-admin' });
+    try {
+      const settings = { baseUrl: portal.baseUrl, token: portal.token };
+      portal.state.fault = { status: 403, count: 1 };
+      const failed: unknown = await setupHubSpot(settings).catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(DestinationWriteError);
+      expect((failed as Error).message).toBe(
+        "HubSpot answered 403 to POST /crm/v3/properties/deals: injected fault (the private app's scopes: see docs/crm.md, HubSpot setup)",
+      );
+      await expect(setupHubSpot(settings)).resolves.toEqual([
+        { property: 'ebs_lead_id', outcome: 'created' },
+        { property: 'ebs_event_id', outcome: 'created' },
+      ]);
+    } finally {
+      await portal.close();
+    }
+  });
+
   it('a short-window rate limit retries after the window, with jitter', () => {
     const failure = toActivityFailure(
       new DestinationRateLimitedError('HubSpot rate limited', 10_000),
