@@ -8,6 +8,7 @@ import {
   notUnique,
   type HubSpotClientOptions,
 } from './hubspot-client.js';
+import { DestinationTargetError } from './errors.js';
 import { EVENT_KEY, LEAD_KEY } from './hubspot-mapping.js';
 
 export interface SetupLine {
@@ -45,6 +46,12 @@ export async function setupHubSpot(options: HubSpotClientOptions): Promise<Setup
     }
     // Only a 409 means the name is taken. Any other refusal (a 403 for the schema scope, a 400)
     // is the reason setup failed: looking the property up after it would only answer 404.
+    if (created.status === 404) {
+      // Every HubSpot portal has this route: a 404 is an address that is not HubSpot's API.
+      throw new DestinationTargetError(
+        `${hubspotRefusal(created, 'POST /crm/v3/properties/deals').message}: check EBSYNC_HUBSPOT_URL (HubSpot's API origin, https://api.hubapi.com, with no path)`,
+      );
+    }
     if (created.status !== 409) throw hubspotRefusal(created, 'POST /crm/v3/properties/deals');
     const existing = await client.ok(`GET /crm/v3/properties/deals/${name}`, (sdk) =>
       sdk.crm.properties.coreApi.getByNameWithHttpInfo('deals', name),

@@ -12,6 +12,7 @@ import {
   DestinationPausedError,
   DestinationRateLimitedError,
   DestinationSchemaError,
+  DestinationTargetError,
   DestinationUnavailableError,
   DestinationWriteError,
 } from '../../destinations/errors.js';
@@ -352,6 +353,17 @@ describe('HubSpot destination failures', () => {
     } finally {
       await portal.close();
     }
+  });
+
+  it('setup at an address that is not the API origin (a path after it) names the setting', async () => {
+    const failed: unknown = await setupHubSpot({
+      baseUrl: `${fake.baseUrl}/crm/v3`,
+      token: fake.token,
+    }).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(DestinationTargetError);
+    expect((failed as Error).message).toMatch(
+      /^HubSpot answered 404 to POST \/crm\/v3\/properties\/deals: .*: check EBSYNC_HUBSPOT_URL \(HubSpot's API origin, https:\/\/api\.hubapi\.com, with no path\)$/,
+    );
   });
 
   it('a short-window rate limit retries after the window, with jitter', () => {
