@@ -1,5 +1,5 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Client } from '@hubspot/api-client';
 import { z } from 'zod';
 import {
@@ -13,6 +13,7 @@ import { networkCode } from './network-code.js';
 import { RollingWindow } from './rolling-window.js';
 import {
   CRM_REQUEST_TIMEOUT_MS,
+  jsonBody,
   nextUtcMidnight,
   locationOf,
   numericHeader as header,
@@ -93,8 +94,27 @@ async function withTimeout<T>(sent: Promise<T>, ms: number, name: string): Promi
   }
 }
 
+/**
+ * The next midnight in a portal whose clock is `offsetMs` from UTC. HubSpot resets the daily
+ * limit at midnight in the portal's time zone (https://developers.hubspot.com/apisbytier),
+ * not UTC: for a portal at UTC-5 that is 05:00 UTC, and a pass resumed at 00:00 UTC would
+ * meet the same spent limit and pause for another day. The offset is the one HubSpot gave
+ * when the worker first called the portal; a daylight-saving change falls after midnight.
+ */
+export function nextPortalMidnight(at: number, offsetMs: number): string {
+  const local = new Date(at + offsetMs);
+  const midnight = Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate() + 1);
+  return new Date(midnight - offsetMs).toISOString();
+}
+
+// https://developers.hubspot.com/docs/api-reference/latest/account/account-information/get-account-details
+// — the portal's time zone and its offset from UTC, in milliseconds.
+const accountDetails = z.looseObject({ utcOffsetMilliseconds: z.number().int() });
+
 export class HubSpotClient {
   readonly window = new RollingWindow(FIRST_GUESS.max, FIRST_GUESS.intervalMs);
+  /** The portal's offset from UTC, once learnPortalClock read it; UTC until then. */
+  private portalOffsetMs: number | undefined;
   /**
    * The SDK client, loaded at the first call: the SDK and its dependencies hold about 20 MiB,
    * which a worker that never writes to HubSpot should not carry. Calls go through `call` /
@@ -161,7 +181,11 @@ export class HubSpotClient {
       if (status === 429) {
         const policy = (body as { policyName?: unknown } | null)?.policyName;
         if (policy === 'DAILY') {
-          const resumeAt = nextUtcMidnight(serverNow(headers));
+          const now = serverNow(headers);
+          const resumeAt =
+            this.portalOffsetMs === undefined
+              ? nextUtcMidnight(now)
+              : nextPortalMidnight(now, this.portalOffsetMs);
           throw new DestinationPausedError(
             `HubSpot's daily API limit is spent; the mirror pauses until ${resumeAt}`,
             resumeAt,
@@ -183,6 +207,53 @@ export class HubSpotClient {
       if (unusable) throw unusable;
       return { status, body };
     }
+  }
+
+  /**
+   * Reads the portal's offset from UTC, so that a DAILY pause ends when HubSpot resets the
+   * limit. The SDK has no account-information API, so this is a plain GET on the same origin,
+   * following no redirect (as every call of this client). A portal that does not say (a 403
+   * for a scope, a fake without the route) leaves the pause at midnight UTC.
+   */
+  async learnPortalClock(): Promise<void> {
+    if (this.portalOffsetMs !== undefined) return;
+    const path = '/account-info/v3/details';
+    const answer = await this.call(`GET ${path}`, () => this.get(path));
+    const details = accountDetails.safeParse(answer.body);
+    if (answer.status === 200 && details.success) {
+      this.portalOffsetMs = details.data.utcOffsetMilliseconds;
+    }
+  }
+
+  /** A GET beside the SDK, answered as its …WithHttpInfo methods answer. */
+  private get(path: string): Promise<HttpInfoLike> {
+    // As the SDK builds its URLs: the configured origin, then the path.
+    const url = new URL(`${this.options.baseUrl.replace(/\/+$/, '')}${path}`);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const request = send(
+        url,
+        { method: 'GET', headers: { authorization: `Bearer ${this.options.token}` } },
+        (response) => {
+          const parts: Buffer[] = [];
+          response.on('data', (part: Buffer) => parts.push(part));
+          response.on('error', reject);
+          response.on('end', () => {
+            const headers: Record<string, string> = {};
+            for (const [name, value] of Object.entries(response.headers)) {
+              if (typeof value === 'string') headers[name] = value;
+            }
+            resolve({
+              httpStatusCode: response.statusCode ?? 0,
+              headers,
+              data: jsonBody(Buffer.concat(parts).toString('utf8')),
+            });
+          });
+        },
+      );
+      request.on('error', reject);
+      request.end();
+    });
   }
 
   /** A call that must answer 2xx; anything else is a write error naming HubSpot's reason. */

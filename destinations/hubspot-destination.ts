@@ -200,6 +200,8 @@ export class HubSpotDestination implements Destination {
 
   async ensureSchema(_tables: readonly TableSpec[]): Promise<SchemaChanges> {
     if (!this.schemaChecked) {
+      // First, while the day's allowance lasts: a DAILY refusal pauses until the portal's midnight.
+      await this.client.learnPortalClock();
       for (const name of [LEAD_KEY, EVENT_KEY]) {
         const answer = await this.client.call(`GET /crm/v3/properties/deals/${name}`, (sdk) =>
           sdk.crm.properties.coreApi.getByNameWithHttpInfo('deals', name),

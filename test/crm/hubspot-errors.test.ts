@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import {
   DestinationUnavailableError,
   DestinationWriteError,
 } from '../../destinations/errors.js';
+import { nextPortalMidnight } from '../../destinations/hubspot-client.js';
 import { HubSpotDestination } from '../../destinations/hubspot-destination.js';
 import { setupHubSpot } from '../../destinations/hubspot-setup.js';
 import { openDestination, parseDestinationTarget } from '../../destinations/open-destination.js';
@@ -363,6 +365,47 @@ describe('HubSpot destination failures', () => {
     expect(failed).toBeInstanceOf(DestinationTargetError);
     expect((failed as Error).message).toMatch(
       /^HubSpot answered 404 to POST \/crm\/v3\/properties\/deals: .*: check EBSYNC_HUBSPOT_URL \(HubSpot's API origin, https:\/\/api\.hubapi\.com, with no path\)$/,
+    );
+  });
+
+  it("DAILY: the pause ends at the portal's midnight, when HubSpot resets the limit, not UTC's", async () => {
+    // A portal at UTC-5 whose day's allowance is spent once it has told its time zone.
+    const portal = createHttpServer((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      response.setHeader('date', 'Sun, 06 Dec 2026 23:30:00 GMT');
+      if (request.url === '/account-info/v3/details') {
+        response.end(
+          JSON.stringify({
+            portalId: 1,
+            timeZone: 'US/Eastern',
+            utcOffsetMilliseconds: -18_000_000,
+          }),
+        );
+        return;
+      }
+      response.statusCode = 429;
+      response.end(
+        JSON.stringify({ status: 'error', errorType: 'RATE_LIMIT', policyName: 'DAILY' }),
+      );
+    });
+    await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = portal.address() as AddressInfo;
+      const paused: unknown = await new HubSpotDestination({
+        baseUrl: `http://127.0.0.1:${port}`,
+        token: 'pat-na1-daily',
+      })
+        .ensureSchema([])
+        .catch((e: unknown) => e);
+      expect(paused).toBeInstanceOf(DestinationPausedError);
+      // 18:30 in New York: its midnight is 05:00 UTC; midnight UTC would meet a spent limit.
+      expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T05:00:00.000Z');
+    } finally {
+      await new Promise((resolve) => portal.close(resolve));
+    }
+    // East of UTC the portal's midnight comes first: 00:30 in Paris is 23:00 UTC the next day.
+    expect(nextPortalMidnight(Date.parse('2026-12-06T23:30:00Z'), 3_600_000)).toBe(
+      '2026-12-07T23:00:00.000Z',
     );
   });
 
