@@ -340,8 +340,9 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       0,
       reads.flatMap(({ read }) => [read.record, ...read.included]),
     );
+    let deleted = 0;
     for (const [resource, group] of byResource(gone)) {
-      await writeDeletions(
+      deleted += await writeDeletions(
         target,
         resource as Resource,
         group.map((g) => g.id),
@@ -374,7 +375,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
     // for (a booking, in a CRM): nothing is left to write for either.
     out.unchanged = counts.unchanged + counts.again + counts.passedOver;
     out.refused = counts.refused;
-    out.deleted = gone.length;
+    out.deleted = deleted;
     out.owed = forwarding
       ? (await inbox.owedChanges(input.connectionId, input.batchKey)).length
       : 0;

@@ -114,11 +114,11 @@ export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) 
         got,
       );
       const written = await writeRecords(at, input.generation, found);
-      await writeDeletions(at, resource, gone);
+      const deleted = await writeDeletions(at, resource, gone);
       return {
         after: `${resource}|${answered[answered.length - 1] ?? afterId ?? ''}`,
         done: false,
-        counts: { ...byIdCounts(got.requests, found, written), deleted: gone.length },
+        counts: { ...byIdCounts(got.requests, found, written), deleted },
         ...refusalsOf(written.refusals),
       };
     }

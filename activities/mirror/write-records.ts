@@ -263,16 +263,22 @@ export async function forgetChangedTables(
   }
 }
 
-/** Records the service answered 404 for: marked deleted in the destination, then the ledger. */
+/**
+ * Records the service answered 404 for: marked deleted in the destination, then the ledger.
+ * Returns how many the destination marked, which is what a pass counts as "marked deleted":
+ * a CRM marks none of a resource it has no place for (bookings) nor where the mapping keeps
+ * deleted records (`onDelete: "keep"`), and a database none whose row it never held.
+ */
 export async function writeDeletions(
   target: WriteTarget,
   resource: Resource,
   ids: readonly string[],
-): Promise<void> {
-  if (ids.length === 0) return;
-  await target.destination.markDeleted(resource, ids);
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  const marked = await target.destination.markDeleted(resource, ids);
   await target.ledger.markDeleted(
     { connectionId: target.connectionId, destination: target.destination.describe().id, resource },
     ids,
   );
+  return marked;
 }

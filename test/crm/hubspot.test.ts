@@ -136,6 +136,16 @@ describe('mirror into HubSpot (2,000 leads, 300 events)', () => {
     );
     expect(deal?.archived).toBe(true);
   }, 300_000);
+
+  it('counts no deleted booking as marked deleted: HubSpot holds none', async () => {
+    const [bookingId] = [...sourceIds(crm.sb, 'lead_booking')].slice(0, 1);
+    crm.sb.admin.deleteRecord('lead_booking', Number(bookingId));
+    const archivedBefore = fake.state.counters.archived;
+    const pass = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
+    expect(pass.phase).toBe('done');
+    expect(pass.counts.deleted).toBe(0);
+    expect(fake.state.counters.archived).toBe(archivedBefore);
+  }, 300_000);
 });
 
 describe('HubSpot rate limits', () => {
