@@ -1,6 +1,13 @@
 import { isAbsolute, join, relative } from 'node:path';
 import { withRouteOverrides } from '../api/routes.js';
-import { ConfigError, loadConfig, settingProblem, type Config } from '../config/index.js';
+import {
+  ConfigError,
+  loadConfig,
+  settingProblem,
+  unknownSettings,
+  type Config,
+} from '../config/index.js';
+import { shownSafely } from './shown-text.js';
 
 /**
  * The configuration a command (and the worker it starts) begins from: loadConfig checks each
@@ -10,6 +17,7 @@ import { ConfigError, loadConfig, settingProblem, type Config } from '../config/
  * with one line and exit 2, like any bad setting, not at its first request.
  */
 export function loadStartupConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  warnUnknownSettings(env);
   const dataDir = projectDataDir(env);
   const config = loadConfig(dataDir === undefined ? env : { ...env, EBSYNC_DATA_DIR: dataDir });
   const overrides = config.service.routeOverrides;
@@ -54,4 +62,23 @@ export function shellDir(): string {
   return typedIn && process.env.npm_config_local_prefix === cwd && strictlyInside(cwd, typedIn)
     ? typedIn
     : cwd;
+}
+
+/** Whether this process said its unknown variables already: a command may load twice. */
+let warned = false;
+
+/**
+ * One line per variable named like a setting that is none (a misspelling ignored would leave
+ * the command on the default it meant to change), with the setting it likely meant; the
+ * command goes on. Names only: a value may be a secret.
+ */
+function warnUnknownSettings(env: NodeJS.ProcessEnv): void {
+  if (warned) return;
+  warned = true;
+  for (const { name, suggestion } of unknownSettings(env)) {
+    const meant = suggestion ? ` (did you mean ${suggestion}?)` : '';
+    process.stderr.write(
+      `${shownSafely(`ebsync: warning: ${name} is no ebsync setting${meant}; it is ignored (settings: README, Configuration)`)}\n`,
+    );
+  }
 }

@@ -7,4 +7,5 @@ export {
   type ConfigInput,
 } from './schema.js';
 export { SETTINGS, type Setting } from './settings.js';
+export { unknownSettings, type UnknownSetting } from './unknown-settings.js';
 export { parseDuration } from './duration.js';

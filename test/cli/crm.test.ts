@@ -49,6 +49,22 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     expect(result.stdout).toMatch(/deleted lead: deal kept/);
   });
 
+  it('a variable named like a setting but none (a misspelling) is named in a warning, with the setting meant', async ({
+    expect,
+  }) => {
+    const result = await runCli(['mapping', 'show', 'hubspot'], {
+      EBSYNC_HUBSPOT_MAPPNG: '{"leads":{"onDelete":"keep"}}',
+      EBS_NOT_A_SETTING: 'ik_secret_value_never_shown',
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      'ebsync: warning: EBSYNC_HUBSPOT_MAPPNG is no ebsync setting (did you mean EBSYNC_HUBSPOT_MAPPING?); it is ignored (settings: README, Configuration)\n' +
+        'ebsync: warning: EBS_NOT_A_SETTING is no ebsync setting; it is ignored (settings: README, Configuration)\n',
+    );
+    // Ignored indeed: the defaults apply.
+    expect(result.stdout).toMatch(/deleted lead: deal archived/);
+  });
+
   it('a mapping naming a column leads do not have is refused in one line, exit 2', async ({
     expect,
   }) => {
