@@ -1,4 +1,4 @@
-import { printable } from './shown-text.js';
+import { report } from './shown-text.js';
 import { existsSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import {
@@ -626,7 +626,7 @@ export function connectCommand(flags: ConnectFlags): Promise<void> {
         apiKey !== undefined
           ? await connectKey(config, client, flags, apiKey)
           : await connectApp(config, client, flags);
-      process.stdout.write(`${connectedLine(connected)}\n`);
+      process.stdout.write(`${report(connectedLine, connected)}\n`);
     }, config);
   });
 }
@@ -654,7 +654,7 @@ export function connectionsCommand(
         process.stdout.write(
           flags.json
             ? `${JSON.stringify({ ...one, rateLimit: rate }, null, 2)}\n`
-            : printable(inspect(one, rate)),
+            : report(inspect, one, rate),
         );
         return;
       }
@@ -664,7 +664,7 @@ export function connectionsCommand(
       if (flags.json) process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
       else if (all.length === 0 && silent.length === 0)
         process.stdout.write('no connections; add one with ebsync connect\n');
-      else if (all.length > 0) process.stdout.write(`${printable(connectionTable(all))}\n`);
+      else if (all.length > 0) process.stdout.write(`${report(connectionTable, all)}\n`);
       if (silent.length > 0) {
         throw new UserError(
           silentLines(silent, config.temporal.taskQueue, STATUS_DEADLINE_MS).join('\n'),
@@ -710,7 +710,7 @@ export function disconnectCommand(id: string): Promise<void> {
   return connectionAction(
     (handle) => handle.executeUpdate(disconnectUpdate),
     async (status, id, client, config) => {
-      process.stdout.write(`${disconnectedLine(id, status)}\n`);
+      process.stdout.write(`${report(disconnectedLine, id, status)}\n`);
       const webhooks = await forgetWebhooks(client, config, id);
       for (const line of webhooks.lines) process.stdout.write(`${line}\n`);
       // Said after what was done, never in its place: a listing that fails is one line too.

@@ -1,4 +1,4 @@
-import { printable } from './shown-text.js';
+import { printable, report } from './shown-text.js';
 import { durationText } from '../config/duration.js';
 import {
   ScheduleAlreadyRunning,
@@ -506,7 +506,7 @@ export function scheduleDescribeCommand(id: string, flags: { json?: boolean }): 
     return withClient(async (client) => {
       const view = viewOf(await describeOrExplain(client.schedule.getHandle(id)));
       process.stdout.write(
-        flags.json ? `${JSON.stringify(view, null, 2)}\n` : printable(describeText(view)),
+        flags.json ? `${JSON.stringify(view, null, 2)}\n` : report(describeText, view),
       );
     });
   });

@@ -38,3 +38,27 @@ export function printable(text: string): string {
 function escapedControls(text: string, controls: RegExp): string {
   return text.replace(controls, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
+
+/**
+ * `render(...args)` as a report for the terminal: every string in its arguments (a business
+ * name, a service's or a CRM's error text, a schedule's note, a path) has all its control
+ * characters written as `\xNN`, the newline too, before the report is made, so that the only
+ * lines of the report are its own: a name holding "\n" cannot forge a line of it. What the
+ * report adds itself goes through printable() as well.
+ */
+export function report<A extends unknown[]>(render: (...args: A) => string, ...args: A): string {
+  return printable(render(...(quotedValues(args) as A)));
+}
+
+/**
+ * A copy of `data` with each string, in arrays and plain objects at any depth, on one line.
+ * Anything else (a Date, a Map) is kept as it is: reports are made of plain data.
+ */
+function quotedValues(data: unknown): unknown {
+  if (typeof data === 'string') return escapedControls(data, CONTROL);
+  if (Array.isArray(data)) return data.map(quotedValues);
+  if (typeof data !== 'object' || data === null) return data;
+  const prototype: unknown = Object.getPrototypeOf(data);
+  if (prototype !== Object.prototype && prototype !== null) return data;
+  return Object.fromEntries(Object.entries(data).map(([key, value]) => [key, quotedValues(value)]));
+}

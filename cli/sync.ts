@@ -1,4 +1,4 @@
-import { printable } from './shown-text.js';
+import { printable, report } from './shown-text.js';
 import { createHash } from 'node:crypto';
 import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
@@ -597,7 +597,7 @@ export async function watchMirror(
         } else {
           // At once when the phase changes (planning → reading), then every 5 s while it
           // moves; the same line again only every 30 s (a long wait).
-          const line = printable(`${progressLine(progress)}${retry ? payload.retry : ''}`);
+          const line = `${report(progressLine, progress)}${retry ? payload.retry : ''}`;
           const since = Date.now() - lastLine;
           if (progress.phase !== lastPhase || since > (line === lastText ? 30_000 : 5_000)) {
             process.stderr.write(`${line}\n`);
@@ -731,7 +731,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         process.stdout.write(
           flags.json
             ? `${JSON.stringify({ status, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`
-            : printable(`${endedAs(status)}\n${retrying}${summaryText(progress, status)}`),
+            : `${printable(`${endedAs(status)}\n${retrying}`)}${report(summaryText, progress, status)}`,
         );
         // The pass shown is the mirror's latest, whatever it mirrored: said when it is not of
         // the subjects asked; and one that ended without doing all it was asked exits as
@@ -802,7 +802,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       process.stdout.write(
         flags.json
           ? `${JSON.stringify({ status: outcome.status, ...shown(outcome.progress) })}\n`
-          : printable(summaryText(outcome.progress, outcome.status)),
+          : report(summaryText, outcome.progress, outcome.status),
       );
       process.exitCode = exitCodeOf(outcome.progress, outcome.status);
       // A pass that failed because the service no longer takes the connection's credentials:

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { printable, shownSafely } from '../../cli/shown-text.js';
+import { printable, report, shownSafely } from '../../cli/shown-text.js';
 
 describe('text for the terminal', () => {
   it('writes out the control characters of a report, keeping its lines and tabs', () => {
@@ -13,5 +13,15 @@ describe('text for the terminal', () => {
   it('writes out a newline too in an error line, and cuts one past 2,000 characters', () => {
     expect(shownSafely('bad\nvalue\x1b')).toBe('bad\\x0avalue\\x1b');
     expect(shownSafely('x'.repeat(2_005))).toBe(`${'x'.repeat(2_000)}… (5 more characters)`);
+  });
+});
+
+describe('a report of values someone else wrote', () => {
+  it('keeps its own lines and writes out every control character of the values, newlines too', () => {
+    const render = (v: { name: string; notes: string[] }, n: number): string =>
+      `name ${v.name}\nnotes ${v.notes.join(', ')} (${n})\n`;
+    expect(report(render, { name: 'A\nebsync: forged', notes: ['x\x1b[2J', 'ok'] }, 2)).toBe(
+      'name A\\x0aebsync: forged\nnotes x\\x1b[2J, ok (2)\n',
+    );
   });
 });

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLead } from '../../sandbox/resources/leads.js';
+import { runCli } from '../helpers/cli.js';
+import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
+
+/**
+ * Text someone else wrote, as the service shows it to ebsync: a business whose name holds an
+ * escape sequence that retitles the terminal, one that clears the screen, and a newline
+ * followed by what would pass for a line of ebsync's own.
+ */
+const NAME = 'Evil\u001b]0;pwned\u0007 Co\u001b[2J\nebsync: forged line';
+const SHOWN = 'Evil\\x1b]0;pwned\\x07 Co\\x1b[2J\\x0aebsync: forged line';
+
+let stack: CliStack;
+let key: string;
+
+beforeAll(async () => {
+  stack = await startCliStack({
+    name: 'outside-text',
+    apiKey: false,
+    settings: (sb) => {
+      const { business, owner } = sb.admin.createBusiness({ name: NAME });
+      // The business's name reaches ebsync as a lead's brand_name.
+      createLead(sb.ctx, business.id, { email: 'ann@example.com' }, {});
+      key = sb.admin.createKey({ userId: owner.id }).key;
+      return {};
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+/** No control character but the report's own line ends, and no line the name made. */
+function expectNoRawText(out: string): void {
+  // eslint-disable-next-line no-control-regex -- the control characters are what is checked
+  expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+  expect(out.split('\n').some((line) => line.startsWith('ebsync: forged line'))).toBe(false);
+}
+
+describe("a business's name, written by someone else", () => {
+  it('is shown with its control characters written out by connect, connections and status', async () => {
+    const connect = await runCli(
+      ['connect', '--name', 'evil', '--api-key', '-'],
+      stack.env,
+      90_000,
+      key,
+    );
+    expect(connect.code, connect.stderr).toBe(0);
+    expectNoRawText(connect.stdout);
+    expect(connect.stdout).toContain(`connected: ${SHOWN} (connection evil`);
+
+    const list = await runCli(['connections'], stack.env);
+    expect(list.code, list.stderr).toBe(0);
+    expectNoRawText(list.stdout);
+    expect(list.stdout).toContain(SHOWN);
+
+    const one = await runCli(['connections', 'evil'], stack.env);
+    expect(one.code, one.stderr).toBe(0);
+    expectNoRawText(one.stdout);
+    expect(one.stdout).toMatch(new RegExp(`^business +${SHOWN.replace(/[\\[\]]/g, '\\$&')}$`, 'm'));
+
+    const status = await runCli(['status'], stack.env);
+    expectNoRawText(status.stdout);
+    expect(status.stdout).toContain(SHOWN);
+  }, 180_000);
+
+  it('is the name itself in --json, which escapes it as JSON does', async () => {
+    const list = await runCli(['connections', '--json'], stack.env);
+    expect(list.code, list.stderr).toBe(0);
+    const [first] = JSON.parse(list.stdout) as { businessName: string }[];
+    expect(first?.businessName).toBe(NAME);
+  }, 120_000);
+});
