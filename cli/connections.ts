@@ -1,4 +1,4 @@
-import { report } from './shown-text.js';
+import { jsonText, report } from './shown-text.js';
 import { existsSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import {
@@ -652,16 +652,14 @@ export function connectionsCommand(
           () => undefined,
         );
         process.stdout.write(
-          flags.json
-            ? `${JSON.stringify({ ...one, rateLimit: rate }, null, 2)}\n`
-            : report(inspect, one, rate),
+          flags.json ? `${jsonText({ ...one, rateLimit: rate }, 2)}\n` : report(inspect, one, rate),
         );
         return;
       }
       // Those that answered are listed even when another could not be read; then it fails,
       // naming which and why.
       const { statuses: all, silent } = await askConnections(client, config, STATUS_DEADLINE_MS);
-      if (flags.json) process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
+      if (flags.json) process.stdout.write(`${jsonText(all, 2)}\n`);
       else if (all.length === 0 && silent.length === 0)
         process.stdout.write('no connections; add one with ebsync connect\n');
       else if (all.length > 0) process.stdout.write(`${report(connectionTable, all)}\n`);

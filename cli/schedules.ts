@@ -1,4 +1,4 @@
-import { printable, report } from './shown-text.js';
+import { jsonText, printable, report } from './shown-text.js';
 import { durationText } from '../config/duration.js';
 import {
   ScheduleAlreadyRunning,
@@ -478,7 +478,7 @@ export function scheduleListCommand(flags: { connection?: string; json?: boolean
         );
       };
       if (flags.json) {
-        process.stdout.write(`${JSON.stringify(views, null, 2)}\n`);
+        process.stdout.write(`${jsonText(views, 2)}\n`);
         refuseSealed();
         return;
       }
@@ -505,9 +505,7 @@ export function scheduleDescribeCommand(id: string, flags: { json?: boolean }): 
     checkScheduleId(id);
     return withClient(async (client) => {
       const view = viewOf(await describeOrExplain(client.schedule.getHandle(id)));
-      process.stdout.write(
-        flags.json ? `${JSON.stringify(view, null, 2)}\n` : report(describeText, view),
-      );
+      process.stdout.write(flags.json ? `${jsonText(view, 2)}\n` : report(describeText, view));
     });
   });
 }

@@ -62,3 +62,16 @@ function quotedValues(data: unknown): unknown {
   if (prototype !== Object.prototype && prototype !== null) return data;
   return Object.fromEntries(Object.entries(data).map(([key, value]) => [key, quotedValues(value)]));
 }
+
+/**
+ * `value` as JSON for a terminal or a program: JSON.stringify writes the C0 control
+ * characters as `\u00XX` but leaves DEL and the C1 ones (U+0080 to U+009F; U+009B is a CSI
+ * to some terminals) as they are. They are written as `\u00XX` too: the same JSON value, and
+ * nothing raw on the screen of whoever runs `--json` without a pipe.
+ */
+export function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(
+    /[\u007f-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

@@ -1,4 +1,4 @@
-import { printable, report as reportOf } from './shown-text.js';
+import { jsonText, printable, report as reportOf } from './shown-text.js';
 import { loadStartupConfig } from './startup-config.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { runAction, UserError } from './errors.js';
@@ -171,9 +171,7 @@ export async function statusCommand(flags: { json?: boolean; serve?: boolean }):
       if (noWorker !== null) {
         report.problems.unshift({ connectionId: '', kind: 'no_worker', message: noWorker });
       }
-      process.stdout.write(
-        flags.json ? `${JSON.stringify(report, null, 2)}\n` : reportOf(statusText, report),
-      );
+      process.stdout.write(flags.json ? `${jsonText(report, 2)}\n` : reportOf(statusText, report));
       if (report.problems.length > 0) {
         // The text report ends with the problems; stderr only says that there are some, so a
         // terminal shows each once. Under --json, stdout is for programs: each is said here.

@@ -1,4 +1,4 @@
-import { printable, report } from './shown-text.js';
+import { jsonText, printable, report } from './shown-text.js';
 import { createHash } from 'node:crypto';
 import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
@@ -730,7 +730,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         const retrying = retry ? `${retryLine(retry, destination)}\n` : '';
         process.stdout.write(
           flags.json
-            ? `${JSON.stringify({ status, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`
+            ? `${jsonText({ status, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`
             : `${printable(`${endedAs(status)}\n${retrying}`)}${report(summaryText, progress, status)}`,
         );
         // The pass shown is the mirror's latest, whatever it mirrored: said when it is not of
@@ -801,7 +801,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       // The same shape as `sync --status --json`: the workflow's status first.
       process.stdout.write(
         flags.json
-          ? `${JSON.stringify({ status: outcome.status, ...shown(outcome.progress) })}\n`
+          ? `${jsonText({ status: outcome.status, ...shown(outcome.progress) })}\n`
           : report(summaryText, outcome.progress, outcome.status),
       );
       process.exitCode = exitCodeOf(outcome.progress, outcome.status);

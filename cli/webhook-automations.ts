@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { jsonText } from './shown-text.js';
 import {
   CONNECTION_RULE_TEXT,
   CONNECTIONS_SUBCOMMANDS,
@@ -271,7 +272,7 @@ async function list(flags: { json?: boolean }): Promise<void> {
       );
   };
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    process.stdout.write(`${jsonText(rows, 2)}\n`);
     refuseUnreadable();
     return;
   }
@@ -306,7 +307,7 @@ async function deliveries(flags: {
     return found;
   });
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    process.stdout.write(`${jsonText(rows, 2)}\n`);
     return;
   }
   if (rows.length === 0) {

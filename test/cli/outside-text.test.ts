@@ -8,8 +8,8 @@ import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
  * escape sequence that retitles the terminal, one that clears the screen, and a newline
  * followed by what would pass for a line of ebsync's own.
  */
-const NAME = 'Evil\u001b]0;pwned\u0007 Co\u001b[2J\nebsync: forged line';
-const SHOWN = 'Evil\\x1b]0;pwned\\x07 Co\\x1b[2J\\x0aebsync: forged line';
+const NAME = 'Evil\u001b]0;pwned\u0007 Co\u001b[2J\u009b2J\nebsync: forged line';
+const SHOWN = 'Evil\\x1b]0;pwned\\x07 Co\\x1b[2J\\x9b2J\\x0aebsync: forged line';
 
 let stack: CliStack;
 let key: string;
@@ -69,7 +69,19 @@ describe("a business's name, written by someone else", () => {
   it('is the name itself in --json, which escapes it as JSON does', async () => {
     const list = await runCli(['connections', '--json'], stack.env);
     expect(list.code, list.stderr).toBe(0);
+    // JSON.stringify leaves U+009B (a CSI to some terminals) raw: it is written as \u009b.
+    expectNoRawText(list.stdout);
+    expect(list.stdout).toContain('\\u001b]0;pwned\\u0007 Co\\u001b[2J\\u009b2J\\nebsync');
     const [first] = JSON.parse(list.stdout) as { businessName: string }[];
     expect(first?.businessName).toBe(NAME);
+
+    const one = await runCli(['connections', 'evil', '--json'], stack.env);
+    expectNoRawText(one.stdout);
+    expect((JSON.parse(one.stdout) as { businessName: string }).businessName).toBe(NAME);
+
+    const status = await runCli(['status', '--json'], stack.env);
+    expectNoRawText(status.stdout);
+    const report = JSON.parse(status.stdout) as { connections: { businessName: string }[] };
+    expect(report.connections[0]?.businessName).toBe(NAME);
   }, 120_000);
 });

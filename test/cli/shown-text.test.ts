@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { printable, report, shownSafely } from '../../cli/shown-text.js';
+import { jsonText, printable, report, shownSafely } from '../../cli/shown-text.js';
 
 describe('text for the terminal', () => {
   it('writes out the control characters of a report, keeping its lines and tabs', () => {
@@ -23,5 +23,15 @@ describe('a report of values someone else wrote', () => {
     expect(report(render, { name: 'A\nebsync: forged', notes: ['x\x1b[2J', 'ok'] }, 2)).toBe(
       'name A\\x0aebsync: forged\nnotes x\\x1b[2J, ok (2)\n',
     );
+  });
+});
+
+describe('JSON for a terminal', () => {
+  it('writes DEL and the C1 characters as \\u00XX too, the same JSON value', () => {
+    const value = { name: 'a\x1b\x7f\x9b\u00a0é' };
+    const text = jsonText(value);
+    expect(text).toBe('{"name":"a\\u001b\\u007f\\u009b\u00a0é"}');
+    expect(JSON.parse(text)).toEqual(value);
+    expect(jsonText([1], 2)).toBe('[\n  1\n]');
   });
 });
