@@ -1,4 +1,4 @@
-import { jsonText, printable, report as reportOf } from './shown-text.js';
+import { jsonText, report as reportOf, shownSafely } from './shown-text.js';
 import { loadStartupConfig } from './startup-config.js';
 import { connectClient } from '../worker/temporal-client.js';
 import { runAction, UserError } from './errors.js';
@@ -177,7 +177,7 @@ export async function statusCommand(flags: { json?: boolean; serve?: boolean }):
         // terminal shows each once. Under --json, stdout is for programs: each is said here.
         if (flags.json) {
           for (const p of report.problems)
-            process.stderr.write(`ebsync: ${printable(p.message)}\n`);
+            process.stderr.write(`ebsync: ${shownSafely(p.message)}\n`);
         } else {
           process.stderr.write(
             `ebsync: ${counted(report.problems.length, 'problem')}, listed at the end of the report\n`,

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLead } from '../../sandbox/resources/leads.js';
 import { runCli } from '../helpers/cli.js';
@@ -36,7 +38,7 @@ afterAll(async () => {
 function expectNoRawText(out: string): void {
   // eslint-disable-next-line no-control-regex -- the control characters are what is checked
   expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
-  expect(out.split('\n').some((line) => line.startsWith('ebsync: forged line'))).toBe(false);
+  expect(out.split('\n').some((line) => line.startsWith('ebsync: forged'))).toBe(false);
 }
 
 describe("a business's name, written by someone else", () => {
@@ -83,5 +85,33 @@ describe("a business's name, written by someone else", () => {
     expectNoRawText(status.stdout);
     const report = JSON.parse(status.stdout) as { connections: { businessName: string }[] };
     expect(report.connections[0]?.businessName).toBe(NAME);
+  }, 120_000);
+
+  it("has a pass's summary show a path's newline written out", async () => {
+    // A path someone chose (a schedule's, another operator's mirror) with a line in it.
+    const to = `sqlite:${join(stack.dir, 'x\nebsync: forged.db')}`;
+    const sync = await runCli(['sync', 'leads', '--connection', 'evil', '--to', to], stack.env);
+    expect(sync.code, sync.stderr).toBe(0);
+    expectNoRawText(sync.stdout);
+    expect(sync.stdout).toContain('x\\x0aebsync: forged.db');
+  }, 120_000);
+
+  it('has status --json say each problem on one line of stderr', async () => {
+    // A folder that cannot be made (a file is in its way): the pass fails, naming the path.
+    writeFileSync(join(stack.dir, 'file'), '');
+    const to = `sqlite:${join(stack.dir, 'file', 'y\nebsync: forged.db')}`;
+    const sync = await runCli(
+      ['sync', 'leads', '--connection', 'evil', '--no-check-destination', '--to', to],
+      stack.env,
+    );
+    expect(sync.code).toBe(1);
+    const status = await runCli(['status', '--json'], stack.env);
+    expect(status.code).toBe(1);
+    expectNoRawText(status.stderr);
+    const lines = status.stderr.trimEnd().split('\n');
+    expect(lines.every((line) => line.startsWith('ebsync: mirror of connection evil into'))).toBe(
+      true,
+    );
+    expect(status.stderr).toContain('y\\x0aebsync: forged.db: last pass failed');
   }, 120_000);
 });
