@@ -303,9 +303,7 @@ export function silentLine(
 export async function listConnections(client: Client, config: Config): Promise<ConnectionStatus[]> {
   const { statuses, silent } = await askConnections(client, config);
   if (silent.length > 0) {
-    throw new UserError(
-      silentLines(silent, config.temporal.taskQueue, STATUS_DEADLINE_MS).join('\n'),
-    );
+    throw new UserError(silentLines(silent, config.temporal.taskQueue, STATUS_DEADLINE_MS));
   }
   return statuses;
 }

@@ -664,9 +664,7 @@ export function connectionsCommand(
         process.stdout.write('no connections; add one with ebsync connect\n');
       else if (all.length > 0) process.stdout.write(`${report(connectionTable, all)}\n`);
       if (silent.length > 0) {
-        throw new UserError(
-          silentLines(silent, config.temporal.taskQueue, STATUS_DEADLINE_MS).join('\n'),
-        );
+        throw new UserError(silentLines(silent, config.temporal.taskQueue, STATUS_DEADLINE_MS));
       }
     });
   });

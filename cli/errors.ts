@@ -4,15 +4,22 @@ import { scrubText } from '../worker/redact.js';
 import { shownSafely } from './shown-text.js';
 import { TemporalNamespaceMissingError } from '../worker/temporal-errors.js';
 
-/** A failure the user can fix from what we print; exitCode 2 means bad input. */
+/**
+ * A failure the user can fix from what we print; exitCode 2 means bad input. Its lines are
+ * those given: a message given as one string is one line, so that a newline in what it quotes
+ * (a service's error text, a name) is written out, never taken for a line of ebsync's own.
+ */
 export class UserError extends Error {
   override readonly name = 'UserError';
   readonly retryable = false;
+  readonly lines: readonly string[];
   constructor(
-    message: string,
+    message: string | readonly string[],
     readonly exitCode = 1,
   ) {
-    super(message);
+    const lines = typeof message === 'string' ? [message] : message;
+    super(lines.join('\n'));
+    this.lines = lines;
   }
 }
 
@@ -34,7 +41,11 @@ export function reportFailure(error: unknown): number {
     write(error.message.split('\n')[0] ?? error.message);
     return 2;
   }
-  if (error instanceof UserError || error instanceof TemporalNamespaceMissingError) {
+  if (error instanceof UserError) {
+    for (const line of error.lines) write(line);
+    return error.exitCode;
+  }
+  if (error instanceof TemporalNamespaceMissingError) {
     for (const line of error.message.split('\n')) write(line);
     return error.exitCode;
   }

@@ -162,13 +162,11 @@ export async function pickConnection(
     // Which one was meant is the question, whatever the state of the others: one of them
     // unreadable (its workflow sealed with other keys, no worker answering) is said after it.
     throw new UserError(
-      [`several connections (${ids.join(', ')}): choose one with --connection ID`, ...unread].join(
-        '\n',
-      ),
+      [`several connections (${ids.join(', ')}): choose one with --connection ID`, ...unread],
       2,
     );
   }
-  if (unread.length > 0) throw new UserError(unread.join('\n'));
+  if (unread.length > 0) throw new UserError(unread);
   return ids[0]!;
 }
 

@@ -1,4 +1,6 @@
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLead } from '../../sandbox/resources/leads.js';
@@ -113,5 +115,45 @@ describe("a business's name, written by someone else", () => {
       true,
     );
     expect(status.stderr).toContain('y\\x0aebsync: forged.db: last pass failed');
+  }, 120_000);
+});
+
+describe("a service's error text", () => {
+  let service: Server;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    // A service that refuses every call, its error message carrying escapes and a line.
+    service = createServer((_request, response) => {
+      response.writeHead(400, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          meta: { status: 'error' },
+          status: 400,
+          reason: 'invalid_parameter',
+          message: `per ${NAME}`,
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(service.address() as AddressInfo).port}/api/v1/`;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => service?.close(resolve));
+  });
+
+  it('stays on the one error line that quotes it', async () => {
+    const connect = await runCli(
+      ['connect', '--name', 'refused', '--api-key', '-'],
+      { ...stack.env, EBS_BASE_URL: baseUrl, EBS_ALLOW_HTTP: 'true' },
+      90_000,
+      'ik_any_key_at_all',
+    );
+    expect(connect.code).toBe(1);
+    expectNoRawText(connect.stderr);
+    expect(connect.stderr).toBe(
+      `ebsync: could not reach the service: leads.list: HTTP 400 per ${SHOWN}\n`,
+    );
   }, 120_000);
 });
