@@ -1,4 +1,4 @@
-import { jsonText, printable, report } from './shown-text.js';
+import { jsonText, printable, report, shownSafely } from './shown-text.js';
 import { createHash } from 'node:crypto';
 import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
@@ -200,7 +200,9 @@ export async function reauthNeeded(
 ): Promise<{ what: string; run: string } | undefined> {
   status ??= await connectionStatusNow(client, id);
   if (status?.state !== 'needs_reauth') return undefined;
-  const why = status.lastError ? ` (${status.lastError})` : '';
+  // The reason may quote the authorization server (its error_description): it is written
+  // out here, for the lines that print `what` as it is.
+  const why = status.lastError ? ` (${shownSafely(status.lastError)})` : '';
   return {
     what: `connection '${id}' needs re-authorization${why}`,
     run: `run '${reconnectCommand(id, status.kind)}'`,

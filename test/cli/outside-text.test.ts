@@ -6,6 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLead } from '../../sandbox/resources/leads.js';
 import { runCli } from '../helpers/cli.js';
 import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
+import { loadConfig } from '../../config/index.js';
+import { connectClient } from '../../worker/temporal-client.js';
+import { connectionWorkflow } from '../../workflows/connection.js';
+import { connectionWorkflowId } from '../../workflows/connection-types.js';
 
 /**
  * Text someone else wrote, as the service shows it to ebsync: a business whose name holds an
@@ -156,4 +160,72 @@ describe("a service's error text", () => {
       `ebsync: could not reach the service: leads.list: HTTP 400 per ${SHOWN}\n`,
     );
   }, 120_000);
+});
+
+describe("an authorization server's error_description", () => {
+  let server: Server;
+  let authUrl: string;
+
+  beforeAll(async () => {
+    // It refuses every refresh for good (invalid_grant), its description the name above.
+    server = createServer((_request, response) => {
+      response.writeHead(400, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: 'invalid_grant', error_description: NAME }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    authUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  it('is written out in the warning of a schedule of the connection it made need re-authorization', async () => {
+    const { client, close } = await connectClient(loadConfig(stack.env));
+    const id = 'refused-grant';
+    const handle = await client.workflow.start(connectionWorkflow, {
+      taskQueue: stack.env.TEMPORAL_TASK_QUEUE ?? '',
+      workflowId: connectionWorkflowId(id),
+      args: [
+        {
+          profile: {
+            connectionId: id,
+            kind: 'installed_app',
+            baseUrl: stack.sb.baseUrl,
+            authUrl,
+            clientId: 'ebc_test',
+            permissions: ['lead_read'],
+          },
+          // Expired: the workflow refreshes it at once, and the server refuses.
+          credentials: {
+            kind: 'oauth',
+            accessToken: 'at_expired',
+            accessExpiresAt: Date.now() - 60_000,
+            accessIssuedAt: Date.now() - 3_660_000,
+            refreshToken: 'rt_refused',
+          },
+        },
+      ],
+    });
+    try {
+      let state = '';
+      for (let i = 0; i < 60 && state !== 'needs_reauth'; i++) {
+        const shown = await runCli(['connections', id, '--json'], stack.env);
+        state = shown.code === 0 ? (JSON.parse(shown.stdout) as { state: string }).state : '';
+        if (state !== 'needs_reauth') await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+      expect(state).toBe('needs_reauth');
+      const created = await runCli(
+        ['schedule', 'create', 'leads', '--connection', id, '--every', '1h', '--paused'],
+        stack.env,
+      );
+      expect(created.code, created.stderr).toBe(0);
+      expectNoRawText(created.stderr);
+      expect(created.stderr).toContain(SHOWN);
+    } finally {
+      await runCli(['schedule', 'delete', `sync-${id}-leads-incremental`], stack.env);
+      await handle.terminate('test done');
+      await close();
+    }
+  }, 180_000);
 });
