@@ -122,6 +122,29 @@ describe("a business's name, written by someone else", () => {
   }, 120_000);
 });
 
+describe("a schedule's note, written by whoever paused it", () => {
+  it('is shown on its line by schedule describe', async () => {
+    const created = await runCli(
+      ['schedule', 'create', 'leads', '--connection', 'evil', '--every', '1h'],
+      stack.env,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const id = 'sync-evil-leads-incremental';
+    // Paused through Temporal (its UI, another tool), with a note of its own.
+    const { client, close } = await connectClient(loadConfig(stack.env));
+    try {
+      await client.schedule.getHandle(id).pause(NAME);
+      const described = await runCli(['schedule', 'describe', id], stack.env);
+      expect(described.code, described.stderr).toBe(0);
+      expectNoRawText(described.stdout);
+      expect(described.stdout.split('\n')[0]).toBe(`${id}: paused (${SHOWN})`);
+    } finally {
+      await runCli(['schedule', 'delete', id], stack.env);
+      await close();
+    }
+  }, 120_000);
+});
+
 describe("a service's error text", () => {
   let service: Server;
   let baseUrl: string;
