@@ -172,7 +172,7 @@ describe("a service's error text", () => {
 
   it('stays on the one error line that quotes it', async () => {
     const connect = await runCli(
-      ['connect', '--name', 'refused', '--api-key', '-'],
+      ['connect', '--name', 'outside-refused', '--api-key', '-'],
       { ...stack.env, EBS_BASE_URL: baseUrl, EBS_ALLOW_HTTP: 'true' },
       90_000,
       'ik_any_key_at_all',
