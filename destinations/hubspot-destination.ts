@@ -151,20 +151,6 @@ function properties(
   return out;
 }
 
-/** The words of an email text (a lead's email, an event's customer emails). */
-const wordsOf = (text: JsonValue | undefined): string[] =>
-  typeof text === 'string' ? text.split(/[\s,;]+/).filter((word) => word !== '') : [];
-
-/**
- * Why words of a record's email text got no contact: HubSpot takes no contact without an
- * address, so those are left out, and the record is reported written in part rather than
- * passing as whole. The words themselves stay out of the reason (it reaches Temporal history).
- */
-const notAnAddress = (count: number, what: string): RefusalReason => ({
-  code: 'INVALID_EMAIL',
-  message: `${count === 1 ? 'a word' : `${count} words`} of the ${what} ${count === 1 ? 'is' : 'are'} no email address: no contact made or linked for ${count === 1 ? 'it' : 'them'}`,
-});
-
 /**
  * Leads and events into a HubSpot portal (CRM v3 objects, v4 associations). Writes are
  * upserts keyed by unique properties, so a repeated batch changes nothing; the other mirrored
@@ -370,11 +356,8 @@ export class HubSpotDestination implements Destination {
     const m = this.mapping.leads;
     const contactValues = new Map<string, Record<string, string>>();
     const emailOf = new Map<string, string>();
-    // Leads whose email is text but no address: their deals are written without a contact.
-    const unusable = new Set<string>();
     for (const lead of leads) {
       const [email] = emailsIn(lead.attributes.email);
-      if (!email && wordsOf(lead.attributes.email).length > 0) unusable.add(lead.id);
       if (!email) continue;
       emailOf.set(lead.id, email);
       contactValues.set(email, { ...properties('leads', m.contact, lead), email });
@@ -402,7 +385,6 @@ export class HubSpotDestination implements Destination {
       if (deal && contact) pairs.push({ record: lead.id, deal: deal.id, contact: contact.id });
       const refusedContact = contacts.refused.get(email);
       if (deal && refusedContact) partial.set(lead.id, refusedContact);
-      if (deal && unusable.has(lead.id)) partial.set(lead.id, notAnAddress(1, "lead's email"));
     }
     for (const [id, reason] of await this.associate(pairs))
       if (!partial.has(id)) partial.set(id, reason);
@@ -435,13 +417,8 @@ export class HubSpotDestination implements Destination {
     const contacts = await this.contactsFor([...emailsOf.values()].flat());
     const pairs: Pair[] = [];
     const partial = new Map<string, RefusalReason>();
-    const eventById = new Map(events.map((e) => [e.id, e]));
     for (const [eventId, emails] of emailsOf) {
       const deal = deals.written.get(eventId);
-      const words = wordsOf(eventById.get(eventId)?.attributes.customer_emails).length;
-      if (words > emails.length) {
-        partial.set(eventId, notAnAddress(words - emails.length, "event's customer emails"));
-      }
       for (const email of emails) {
         const contact = contacts.written.get(email);
         if (deal && contact) pairs.push({ record: eventId, deal: deal.id, contact: contact.id });

@@ -131,55 +131,6 @@ describe('HubSpot destination failures', () => {
     expect(linked()).toBe(true);
   });
 
-  it('an email that is no address is reported as written in part, not passed over in silence', async () => {
-    const contactsBefore = fake.state.objects.contacts.size;
-    const result = await destination.upsert('leads', [
-      lead('bad-mail', 'not-an-email'),
-      { ...lead('no-mail', ''), attributes: { email: null, first_name: 'Ada', subject: null } },
-    ]);
-    expect(result.inserted).toBe(2);
-    // A lead without an email is whole: it has no contact to make.
-    expect(result.refused).toEqual([
-      {
-        index: 0,
-        code: 'INVALID_EMAIL',
-        message: "a word of the lead's email is no email address: no contact made or linked for it",
-        partial: true,
-      },
-    ]);
-    expect(fake.state.objects.contacts.size).toBe(contactsBefore);
-
-    const event = {
-      resource: 'events' as const,
-      id: 'ev-mail',
-      attributes: {
-        title: 'Gala',
-        status: 'confirmed',
-        customer_emails: 'guest@example.com, guest-at-example',
-      },
-      raw: {},
-    };
-    const written = await destination.upsert('events', [event]);
-    expect(written.inserted).toBe(1);
-    expect(written.refused).toEqual([
-      {
-        index: 0,
-        code: 'INVALID_EMAIL',
-        message:
-          "a word of the event's customer emails is no email address: no contact made or linked for it",
-        partial: true,
-      },
-    ]);
-    // The address that is one is still made a contact and linked.
-    const deal = [...fake.state.objects.deals.values()].find(
-      (d) => d.properties.ebs_event_id === 'ev-mail',
-    );
-    const guest = [...fake.state.objects.contacts.values()].find(
-      (c) => c.properties.email === 'guest@example.com',
-    );
-    expect(fake.state.dealContacts.has(`${deal?.id}|${guest?.id}`)).toBe(true);
-  });
-
   it('a deal a validation rule refuses (207) is reported by its index; the others are written', async () => {
     await setRules([{ objectType: 'deals', property: 'dealname', pattern: '^[^#]*$' }]);
     try {
