@@ -3,6 +3,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Client } from '@hubspot/api-client';
 import { z } from 'zod';
 import {
+  DestinationAuthError,
   DestinationPausedError,
   DestinationRateLimitedError,
   DestinationSchemaError,
@@ -94,27 +95,81 @@ async function withTimeout<T>(sent: Promise<T>, ms: number, name: string): Promi
   }
 }
 
+/** A portal's clock: its time zone (IANA) when Node knows it, else its offset from UTC. */
+export type PortalClock = string | number;
+
+/** How far `zone`'s wall clock is from UTC at `at`, in milliseconds. */
+function zoneOffsetMs(zone: string, at: number): number {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    })
+      .formatToParts(new Date(at))
+      .map((p) => [p.type, Number(p.value)]),
+  ) as Record<string, number>;
+  const wall = Date.UTC(
+    parts.year ?? 1970,
+    (parts.month ?? 1) - 1,
+    parts.day ?? 1,
+    parts.hour ?? 0,
+    parts.minute ?? 0,
+    parts.second ?? 0,
+  );
+  return wall - Math.floor(at / 1000) * 1000;
+}
+
 /**
- * The next midnight in a portal whose clock is `offsetMs` from UTC. HubSpot resets the daily
- * limit at midnight in the portal's time zone (https://developers.hubspot.com/apisbytier),
- * not UTC: for a portal at UTC-5 that is 05:00 UTC, and a pass resumed at 00:00 UTC would
- * meet the same spent limit and pause for another day. The offset is the one HubSpot gave
- * when the worker first called the portal; a daylight-saving change falls after midnight.
+ * The next midnight on a portal's clock. HubSpot resets the daily limit at midnight in the
+ * portal's time zone (https://developers.hubspot.com/apisbytier), not UTC: for a portal in
+ * New York that is 05:00 UTC in winter and 04:00 in summer, and a pass resumed at 00:00 UTC
+ * would meet the same spent limit and pause for another day. With the zone's name the offset
+ * is the one of that midnight, daylight saving included, however long the worker runs.
  */
-export function nextPortalMidnight(at: number, offsetMs: number): string {
-  const local = new Date(at + offsetMs);
-  const midnight = Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate() + 1);
-  return new Date(midnight - offsetMs).toISOString();
+export function nextPortalMidnight(at: number, clock: PortalClock): string {
+  const offsetAt = (t: number) => (typeof clock === 'number' ? clock : zoneOffsetMs(clock, t));
+  const local = new Date(at + offsetAt(at));
+  const wallMidnight = Date.UTC(
+    local.getUTCFullYear(),
+    local.getUTCMonth(),
+    local.getUTCDate() + 1,
+  );
+  // The offset at midnight itself, which a change of offset during the day makes another.
+  let midnight = wallMidnight - offsetAt(at);
+  midnight = wallMidnight - offsetAt(midnight);
+  return new Date(midnight).toISOString();
+}
+
+/** Whether Node's Intl knows the zone (`US/Eastern`, `Europe/Paris`). */
+function knownZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // https://developers.hubspot.com/docs/api-reference/latest/account/account-information/get-account-details
-// — the portal's time zone and its offset from UTC, in milliseconds.
-const accountDetails = z.looseObject({ utcOffsetMilliseconds: z.number().int() });
+// — the portal's time zone and its offset from UTC now, in milliseconds.
+const accountDetails = z.looseObject({
+  timeZone: z.string().max(100).optional(),
+  utcOffsetMilliseconds: z.number().int().optional(),
+});
+
+/** Largest answer read for the portal's clock: a few hundred bytes are expected. */
+const MAX_DETAILS_BYTES = 64 * 1024;
 
 export class HubSpotClient {
   readonly window = new RollingWindow(FIRST_GUESS.max, FIRST_GUESS.intervalMs);
-  /** The portal's offset from UTC, once learnPortalClock read it; UTC until then. */
-  private portalOffsetMs: number | undefined;
+  /** The portal's clock, once learnPortalClock read it; UTC until then. */
+  private portalClock: PortalClock | undefined;
   /**
    * The SDK client, loaded at the first call: the SDK and its dependencies hold about 20 MiB,
    * which a worker that never writes to HubSpot should not carry. Calls go through `call` /
@@ -183,9 +238,9 @@ export class HubSpotClient {
         if (policy === 'DAILY') {
           const now = serverNow(headers);
           const resumeAt =
-            this.portalOffsetMs === undefined
+            this.portalClock === undefined
               ? nextUtcMidnight(now)
-              : nextPortalMidnight(now, this.portalOffsetMs);
+              : nextPortalMidnight(now, this.portalClock);
           throw new DestinationPausedError(
             `HubSpot's daily API limit is spent; the mirror pauses until ${resumeAt}`,
             resumeAt,
@@ -210,19 +265,30 @@ export class HubSpotClient {
   }
 
   /**
-   * Reads the portal's offset from UTC, so that a DAILY pause ends when HubSpot resets the
-   * limit. The SDK has no account-information API, so this is a plain GET on the same origin,
-   * following no redirect (as every call of this client). A portal that does not say (a 403
-   * for a scope, a fake without the route) leaves the pause at midnight UTC.
+   * Reads the portal's time zone, so that a DAILY pause ends when HubSpot resets the limit.
+   * The SDK has no account-information API, so this is a plain GET on the same origin,
+   * following no redirect (as every call of this client). It only informs: a portal that does
+   * not say, or cannot be asked now (a 403 for a scope, a fake without the route, an outage, a
+   * timeout), leaves the pause at midnight UTC, and the pass goes on. Only the day's limit
+   * already spent (a pause) and a token HubSpot refuses stop it, as they would the next call.
    */
   async learnPortalClock(): Promise<void> {
-    if (this.portalOffsetMs !== undefined) return;
+    if (this.portalClock !== undefined) return;
     const path = '/account-info/v3/details';
-    const answer = await this.call(`GET ${path}`, () => this.get(path));
-    const details = accountDetails.safeParse(answer.body);
-    if (answer.status === 200 && details.success) {
-      this.portalOffsetMs = details.data.utcOffsetMilliseconds;
+    let answer: HubSpotAnswer;
+    try {
+      answer = await this.call(`GET ${path}`, () => this.get(path));
+    } catch (error) {
+      if (error instanceof DestinationPausedError || error instanceof DestinationAuthError) {
+        throw error;
+      }
+      return;
     }
+    const details = accountDetails.safeParse(answer.body);
+    if (answer.status !== 200 || !details.success) return;
+    const { timeZone, utcOffsetMilliseconds } = details.data;
+    if (timeZone !== undefined && knownZone(timeZone)) this.portalClock = timeZone;
+    else if (utcOffsetMilliseconds !== undefined) this.portalClock = utcOffsetMilliseconds;
   }
 
   /** A GET beside the SDK, answered as its …WithHttpInfo methods answer. */
@@ -233,10 +299,21 @@ export class HubSpotClient {
     return new Promise((resolve, reject) => {
       const request = send(
         url,
-        { method: 'GET', headers: { authorization: `Bearer ${this.options.token}` } },
+        {
+          method: 'GET',
+          headers: { authorization: `Bearer ${this.options.token}` },
+          // Ended with the call's own time limit, not left open behind it.
+          signal: AbortSignal.timeout(this.timeoutMs),
+        },
         (response) => {
           const parts: Buffer[] = [];
-          response.on('data', (part: Buffer) => parts.push(part));
+          let bytes = 0;
+          response.on('data', (part: Buffer) => {
+            bytes += part.length;
+            if (bytes > MAX_DETAILS_BYTES) {
+              response.destroy(new Error(`answer of ${path} past ${MAX_DETAILS_BYTES} bytes`));
+            } else parts.push(part);
+          });
           response.on('error', reject);
           response.on('end', () => {
             const headers: Record<string, string> = {};

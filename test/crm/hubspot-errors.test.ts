@@ -358,6 +358,52 @@ describe('HubSpot destination failures', () => {
     expect(nextPortalMidnight(Date.parse('2026-12-06T23:30:00Z'), 3_600_000)).toBe(
       '2026-12-07T23:00:00.000Z',
     );
+    // By the zone's name, daylight saving is the midnight's own: New York's is 04:00 UTC in
+    // summer, and on the night clocks move (8 March 2026) the offset after the change counts.
+    expect(nextPortalMidnight(Date.parse('2026-07-06T23:30:00Z'), 'US/Eastern')).toBe(
+      '2026-07-07T04:00:00.000Z',
+    );
+    expect(nextPortalMidnight(Date.parse('2026-03-08T06:00:00Z'), 'America/New_York')).toBe(
+      '2026-03-09T04:00:00.000Z',
+    );
+  });
+
+  it("a portal that cannot tell its time zone now (a 500) leaves the pass going, the pause at UTC's midnight", async () => {
+    let spent = false;
+    const portal = createHttpServer((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      if (request.url === '/account-info/v3/details') {
+        response.statusCode = 500;
+        response.end(JSON.stringify({ status: 'error', message: 'internal error' }));
+        return;
+      }
+      if (spent) {
+        response.setHeader('date', 'Sun, 06 Dec 2026 23:30:00 GMT');
+        response.statusCode = 429;
+        response.end(
+          JSON.stringify({ status: 'error', errorType: 'RATE_LIMIT', policyName: 'DAILY' }),
+        );
+        return;
+      }
+      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true }));
+    });
+    await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = portal.address() as AddressInfo;
+      const destination = new HubSpotDestination({
+        baseUrl: `http://127.0.0.1:${port}`,
+        token: 'pat-na1-clockless',
+      });
+      await expect(destination.ensureSchema([])).resolves.toBeDefined();
+      spent = true;
+      const paused: unknown = await destination
+        .markDeleted('leads', ['1'])
+        .catch((e: unknown) => e);
+      expect(paused).toBeInstanceOf(DestinationPausedError);
+      expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T00:00:00.000Z');
+    } finally {
+      await new Promise((resolve) => portal.close(resolve));
+    }
   });
 
   it('a short-window rate limit retries after the window, with jitter', () => {
