@@ -53,7 +53,10 @@ export async function postgresCommand(flags: PostgresFlags): Promise<void> {
             });
       if (refusal) throw refusal;
       if (error instanceof PostgresServerError || error instanceof PostgresSetupError) {
-        throw new UserError(`cannot start a local Postgres in ${dir}: ${error.message}`);
+        // The server's last lines, each on a line of its own, as Postgres wrote them.
+        throw new UserError(
+          `cannot start a local Postgres in ${dir}: ${error.message}`.split('\n'),
+        );
       }
       throw error;
     }

@@ -230,7 +230,7 @@ export async function sandboxCommand(flags: SandboxFlags): Promise<void> {
       if (flags.db !== undefined && (code?.startsWith('SQLITE_') || missingFolder(flags.db))) {
         throw new UserError(dbRefusal(flags.db, code), 2);
       }
-      throw new UserError((error as Error).message);
+      throw new UserError((error as Error).message.split('\n'));
     }
     const clientId = ebsyncApp(sandbox.admin);
     let fakes: CrmFake[] = [];

@@ -1,4 +1,5 @@
 import { jsonText, printable, report, shownSafely } from './shown-text.js';
+import { scrubText } from '../worker/redact.js';
 import { createHash } from 'node:crypto';
 import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
@@ -202,7 +203,7 @@ export async function reauthNeeded(
   if (status?.state !== 'needs_reauth') return undefined;
   // The reason may quote the authorization server (its error_description): it is written
   // out here, for the lines that print `what` as it is.
-  const why = status.lastError ? ` (${shownSafely(status.lastError)})` : '';
+  const why = status.lastError ? ` (${shownSafely(scrubText(status.lastError))})` : '';
   return {
     what: `connection '${id}' needs re-authorization${why}`,
     run: `run '${reconnectCommand(id, status.kind)}'`,
@@ -587,8 +588,8 @@ export async function watchMirror(
           written: progress.counts.written,
           rate: progress.ratePerSecond,
           eta_h: progress.etaMs === null ? '?' : duration(progress.etaMs),
-          // The retry's reason quotes the service's or the destination's own words.
-          retry: retrying ? printable(`; ${retrying}`) : '',
+          // The retry's reason quotes the service's or the destination's own words: one line.
+          retry: retrying ? shownSafely(`; ${retrying}`) : '',
         };
         if (bar) {
           if (!started) bar.start(BAR_SCALE, filled, payload);
@@ -727,7 +728,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         const answered = await handle.query(mirrorProgressQuery);
         const progress = status === 'RUNNING' ? asOfNow(answered) : answered;
         const retry = status === 'RUNNING' ? retryOf(description) : null;
-        const retrying = retry ? `${retryLine(retry, destination)}\n` : '';
+        const retrying = retry ? `${shownSafely(retryLine(retry, destination))}\n` : '';
         process.stdout.write(
           flags.json
             ? `${jsonText({ status, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`

@@ -155,7 +155,9 @@ async function startFromFlags(
       hostFrom: '--ip',
       portFrom: failedPort === uiPort && uiPort !== port ? '--ui-port' : '--port',
     });
-    throw refusal ?? new UserError((error as Error).message);
+    // The dev server's own lines (a failed `go install` ends with the tail of its output) stay
+    // lines: they come from this machine's tools, not from a service.
+    throw refusal ?? new UserError((error as Error).message.split('\n'));
   }
 }
 
