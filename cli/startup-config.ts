@@ -8,6 +8,7 @@ import {
   type Config,
 } from '../config/index.js';
 import { shownSafely } from './shown-text.js';
+import { scrubText } from '../worker/redact.js';
 
 /**
  * The configuration a command (and the worker it starts) begins from: loadConfig checks each
@@ -78,7 +79,7 @@ function warnUnknownSettings(env: NodeJS.ProcessEnv): void {
   for (const { name, suggestion } of unknownSettings(env)) {
     const meant = suggestion ? ` (did you mean ${suggestion}?)` : '';
     process.stderr.write(
-      `${shownSafely(`ebsync: warning: ${name} is no ebsync setting${meant}; it is ignored (settings: README, Configuration)`)}\n`,
+      `${shownSafely(scrubText(`ebsync: warning: ${name} is no ebsync setting${meant}; it is ignored (settings: README, Configuration)`))}\n`,
     );
   }
 }

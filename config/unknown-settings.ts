@@ -44,7 +44,8 @@ export interface UnknownSetting {
 }
 
 /**
- * Environment variables named like ebsync's (EBSYNC_…, EBS_…) that are no setting: a
+ * Environment variables named like ebsync's (EBSYNC_…, and EBS_… a letter or two from a
+ * setting) that are no setting: a
  * misspelled one (EBSYNC_HUBSPOT_MAPPNG) is otherwise ignored without a word, and the
  * command runs on the default it meant to change. Their values are never looked at.
  */
@@ -63,7 +64,10 @@ export function unknownSettings(env: NodeJS.ProcessEnv): UnknownSetting[] {
         suggestion = setting;
       }
     }
-    unknown.push(suggestion ? { name, suggestion } : { name });
+    // EBS_ is a short prefix that other tools' variables may share: one of those is named only
+    // when it is a setting misspelled.
+    if (suggestion) unknown.push({ name, suggestion });
+    else if (name.startsWith('EBSYNC_')) unknown.push({ name });
   }
   return unknown;
 }

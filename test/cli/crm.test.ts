@@ -54,12 +54,13 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
   }) => {
     const result = await runCli(['mapping', 'show', 'hubspot'], {
       EBSYNC_HUBSPOT_MAPPNG: '{"leads":{"onDelete":"keep"}}',
-      EBS_NOT_A_SETTING: 'ik_secret_value_never_shown',
+      EBS_BASE_URI: 'ik_secret_value_never_shown',
+      EBS_VOLUME_ID: 'another tool of the same prefix',
     });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(
       'ebsync: warning: EBSYNC_HUBSPOT_MAPPNG is no ebsync setting (did you mean EBSYNC_HUBSPOT_MAPPING?); it is ignored (settings: README, Configuration)\n' +
-        'ebsync: warning: EBS_NOT_A_SETTING is no ebsync setting; it is ignored (settings: README, Configuration)\n',
+        'ebsync: warning: EBS_BASE_URI is no ebsync setting (did you mean EBS_BASE_URL?); it is ignored (settings: README, Configuration)\n',
     );
     // Ignored indeed: the defaults apply.
     expect(result.stdout).toMatch(/deleted lead: deal archived/);

@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { SETTINGS, unknownSettings } from '../../config/index.js';
 
 describe('unknownSettings: variables named like a setting that are none', () => {
-  it('names each, sorted, with the setting a few letters away', () => {
+  it('names each, sorted, with the setting a few letters away; EBS_ ones only when misspelled', () => {
     expect(
       unknownSettings({
         EBSYNC_LOG_LEVL: 'debug',
         EBS_BASEURL: 'https://x',
         EBSYNC_SOMETHING_ELSE_ENTIRELY: '1',
+        EBS_VOLUME_ID: 'vol-0abc',
         PATH: '/bin',
         TEMPORAL_CLI_ADDRESS: 'x',
       }),
