@@ -51,10 +51,17 @@ export function decodeIds(key: string | undefined): Ids {
 // at once (the rolling window still paces them to the plan's limit).
 const BATCH = 100;
 const PARALLEL = 8;
+/** A Pipedrive person or deal a record was written to, and whether this call created it. */
+interface Upserted {
+  id: number;
+  created: boolean;
+}
+/** Finds or creates the person, given the id remembered for the email if any. */
+type MakePerson = (remembered: number | undefined) => Promise<Upserted>;
 /**
  * A batch's find-or-create of each email's person, with the values it sent (see personOnce).
  */
-type BatchPersons = Map<string, { found: Promise<{ id: number; created: boolean }>; sent: string }>;
+type BatchPersons = Map<string, { found: Promise<Upserted>; sent: string }>;
 
 /** Persons remembered by email (see rememberPerson): about 1 MB at most. */
 const REMEMBERED_PERSONS = 10_000;
@@ -262,7 +269,7 @@ export class PipedriveDestination implements Destination {
     email: string,
     body: Record<string, unknown>,
     known: number | undefined,
-  ): Promise<{ id: number; created: boolean }> {
+  ): Promise<Upserted> {
     if (
       known !== undefined &&
       (await this.client.patchIfExists(`/api/v2/persons/${known}`, body))
@@ -315,7 +322,7 @@ export class PipedriveDestination implements Destination {
     id: string,
     body: Record<string, unknown>,
     known: number | undefined,
-  ): Promise<{ id: number; created: boolean }> {
+  ): Promise<Upserted> {
     if (known !== undefined && (await this.client.patchIfExists(`/api/v2/deals/${known}`, body))) {
       return { id: known, created: false };
     }
@@ -344,8 +351,8 @@ export class PipedriveDestination implements Destination {
     persons: BatchPersons,
     email: string,
     sent: string,
-    make: (remembered: number | undefined) => Promise<{ id: number; created: boolean }>,
-  ): Promise<{ id: number; created: boolean }> {
+    make: MakePerson,
+  ): Promise<Upserted> {
     const shared = persons.get(email);
     if (!shared) return this.personTurn(persons, email, sent, make);
     return shared.found.catch((error: unknown) => {
@@ -363,8 +370,8 @@ export class PipedriveDestination implements Destination {
     persons: BatchPersons,
     email: string,
     sent: string,
-    make: (remembered: number | undefined) => Promise<{ id: number; created: boolean }>,
-  ): Promise<{ id: number; created: boolean }> {
+    make: MakePerson,
+  ): Promise<Upserted> {
     const before = this.personTurns.get(email) ?? Promise.resolve();
     const found = before
       .then(() => make(this.personIds.get(email)))
@@ -402,7 +409,7 @@ export class PipedriveDestination implements Destination {
     const m = this.mapping.leads;
     const known = decodeIds(lead.destinationKey);
     const [email] = emailsIn(lead.attributes.email);
-    let person: { id: number; created: boolean } | undefined;
+    let person: Upserted | undefined;
     if (email) {
       const { standard, custom } = this.values('leads', m.person, lead);
       const named = [lead.attributes.first_name, lead.attributes.last_name]
@@ -486,10 +493,7 @@ export class PipedriveDestination implements Destination {
    * duplicates is what crm.md advises) was linked as known, and Pipedrive refused the deal
    * ("Person N not found", 400) on every pass after.
    */
-  private async customer(
-    email: string,
-    known: number | undefined,
-  ): Promise<{ id: number; created: boolean }> {
+  private async customer(email: string, known: number | undefined): Promise<Upserted> {
     if (known !== undefined && (await this.client.exists(`/api/v2/persons/${known}`))) {
       return { id: known, created: false };
     }
