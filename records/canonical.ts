@@ -291,7 +291,8 @@ function attributePlan(
 
 /**
  * Runs steps over one record's attributes into `out`; a value left undefined (not one JSON
- * gives, but a caller's object may) is left out, and the answer is then false.
+ * gives, but a caller's object may) is left out, and the answer is then false, as it is when
+ * an amount was kept beside its null cents (a name outside the shape's plan).
  */
 function applySteps(
   steps: readonly Step[],
@@ -305,11 +306,20 @@ function applySteps(
       whole = false;
       continue;
     }
-    if (step.rule === Rule.Scalar) out[step.to] = scalar(value);
-    else if (step.rule === Rule.BareCents) out[step.to] = cents(value);
-    else {
-      const given = attributes[step.given!];
-      out[step.to] = typeof given === 'number' && Number.isInteger(given) ? given : cents(value);
+    if (step.rule === Rule.Scalar) {
+      out[step.to] = scalar(value);
+      continue;
+    }
+    const given = step.rule === Rule.QuadrupleCents ? attributes[step.given!] : undefined;
+    const amount = typeof given === 'number' && Number.isInteger(given) ? given : cents(value);
+    out[step.to] = amount;
+    if (amount === null && value !== null && !(typeof value === 'string' && value.trim() === '')) {
+      // An amount no whole number of cents states (more than two decimals, past 2^53 cents,
+      // or no number at all) keeps its own text under its own name: the record loses
+      // nothing, and the next read of the same text hashes the same. The name is one no
+      // template holds, so the record takes the general way.
+      out[step.from] = scalar(value);
+      whole = false;
     }
   }
   return whole;

@@ -8,7 +8,8 @@ import { startSandboxMirror, type SandboxMirror } from '../fixtures/sandbox-mirr
  * estimated_budget at 1e20 failed every pass, into SQLite and Postgres alike ("leads record
  * "8": estimated_budget_cents must be a whole number of cents, got a whole number"), with no
  * lead written. An amount with no exact count of cents has no honest cents value: null, as for
- * an amount with more than two decimals, and the rest of the lead is written.
+ * an amount with more than two decimals, and the rest of the lead is written. The amount
+ * itself stays in the record under its own name: nothing the service sent is lost.
  */
 let harness: SandboxMirror;
 
@@ -27,7 +28,7 @@ afterAll(async () => {
 });
 
 describe('a lead whose budget is too large for whole cents', () => {
-  it('is written without its cents, and the pass completes', async () => {
+  it('is written without its cents but with its own text, and the pass completes', async () => {
     const summary = await runMirrorPass(
       harness.temporal,
       harness.deps,
@@ -47,6 +48,16 @@ describe('a lead whose budget is too large for whole cents', () => {
     const budget = db.prepare(`SELECT estimated_budget_cents AS c FROM leads WHERE id = ?`);
     expect(budget.get('3')).toEqual({ c: null });
     expect(budget.get('4')).toEqual({ c: 123_450 });
+    const record = db.prepare(`SELECT record FROM leads WHERE id = ?`);
+    const attributes = (id: string) =>
+      (
+        JSON.parse((record.get(id) as { record: string }).record) as {
+          attributes: Record<string, unknown>;
+        }
+      ).attributes;
+    expect(attributes('3').estimated_budget).toBe(1e20);
+    // A readable amount keeps its cents alone, as before.
+    expect(attributes('4')).not.toHaveProperty('estimated_budget');
     expect(db.prepare(`SELECT count(*) AS n FROM leads`).get()).toEqual({ n: 30 });
     db.close();
   }, 300_000);

@@ -49,6 +49,50 @@ const event = {
 };
 
 describe('canonical records', () => {
+  it('keeps an amount no whole number of cents states under its own name, hashed as the general way hashes it', () => {
+    const odd = {
+      ...event,
+      attributes: {
+        ...event.attributes,
+        deposit_amount_due: '10.505',
+        deposit_amount_due_cents: null,
+        starting_balance: '1e22',
+        starting_balance_cents: 'n/a',
+      },
+    };
+    const record = canonicalRecord('events', odd);
+    expect(record.attributes.deposit_amount_due_cents).toBeNull();
+    expect(record.attributes.deposit_amount_due).toBe('10.505');
+    expect(record.attributes.starting_balance_cents).toBeNull();
+    expect(record.attributes.starting_balance).toBe('1e22');
+    // The same text gives the same hash, and it is the hash of the sorted canonical text.
+    expect(canonicalRecord('events', structuredClone(odd)).hash).toBe(record.hash);
+    const { hash, ...body } = record;
+    const withoutVolatile = Object.fromEntries(
+      Object.entries(body.attributes).filter(([name]) => !VOLATILE_FIELDS.includes(name)),
+    );
+    expect(hash).toBe(
+      createHash('sha256')
+        .update(canonicalJson({ ...body, attributes: withoutVolatile }))
+        .digest('hex'),
+    );
+    const lead = canonicalRecord('leads', {
+      id: '1',
+      type: 'lead',
+      attributes: { email: 'a@b.co', estimated_budget: 'about 2k' },
+    });
+    expect(lead.attributes).toMatchObject({
+      estimated_budget_cents: null,
+      estimated_budget: 'about 2k',
+    });
+    const empty = canonicalRecord('leads', {
+      id: '2',
+      type: 'lead',
+      attributes: { email: 'a@b.co', estimated_budget: null },
+    });
+    expect(empty.attributes).toEqual({ email: 'a@b.co', estimated_budget_cents: null });
+  });
+
   it('keeps money as integer cents (from the decimal when cents are missing) and drops derived text', () => {
     const { attributes } = canonicalRecord('events', event);
     expect(attributes.starting_balance_cents).toBe(124_999);
