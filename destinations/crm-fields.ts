@@ -175,6 +175,12 @@ export const passedOver = (records: readonly MirrorRecord[]): UpsertResult => ({
 /** How long a vendor's reason may be in the mirror's refusal lines. */
 const REASON_CHARS = 200;
 
+/** A vendor's reason as the mirror's refusal lines carry it: its code, its text cut short. */
+export const shortReason = (reason: RefusalReason): RefusalReason => ({
+  code: reason.code,
+  message: reason.message.slice(0, REASON_CHARS),
+});
+
 /**
  * The refusals of one upsert, by index in the batch given: records refused whole (`refused`,
  * by record id), and records written without a part the CRM refused (`partial`: a contact).
@@ -192,8 +198,7 @@ export function refusalsOf(
     if (!reason) return;
     out.push({
       index,
-      code: reason.code,
-      message: reason.message.slice(0, REASON_CHARS),
+      ...shortReason(reason),
       ...(part ? { partial: true } : {}),
     });
   });

@@ -27,8 +27,11 @@ export interface Destination {
    * same id in one batch: the last one counts.
    */
   upsert(resource: Resource, records: readonly MirrorRecord[], at?: Date): Promise<UpsertResult>;
-  /** Sets `deleted_at` on these rows (rows already marked keep their time); returns how many. */
-  markDeleted(resource: Resource, ids: readonly string[], at?: Date): Promise<number>;
+  /**
+   * Sets `deleted_at` on these rows (rows already marked keep their time): says how many it
+   * marked now, and which records a CRM answered for one by one and would not delete.
+   */
+  markDeleted(resource: Resource, ids: readonly string[], at?: Date): Promise<DeletionResult>;
   close(): Promise<void>;
 }
 
@@ -90,6 +93,23 @@ export interface RefusalReason {
   /** The vendor's error code, e.g. DUPLICATES_DETECTED. */
   readonly code: string;
   readonly message: string;
+}
+
+/** What one markDeleted call did. */
+export interface DeletionResult {
+  /** Rows (or CRM records) marked deleted by this call. */
+  readonly marked: number;
+  /**
+   * Records a CRM refused to delete (a record locked, a permission it lacks), by their
+   * mirror id. They are still live there: the mirror says which and why, and leaves them live
+   * in the ledger so that the next full pass tries again. Absent: none.
+   */
+  readonly refused?: readonly DeletionRefusal[];
+}
+
+export interface DeletionRefusal extends RefusalReason {
+  /** The record's id in the service (the mirror's id, not the CRM's). */
+  readonly id: string;
 }
 
 export interface RecordRefusal extends RefusalReason {

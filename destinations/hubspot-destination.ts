@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { HubSpotMappingOverrides } from '../config/hubspot-mapping.js';
 import type {
+  DeletionResult,
   Destination,
   DestinationCapabilities,
   DestinationDescription,
@@ -220,9 +221,11 @@ export class HubSpotDestination implements Destination {
   }
 
   /** Archives the deals of deleted leads and events (or keeps them, as the mapping says). */
-  async markDeleted(resource: Resource, ids: readonly string[]): Promise<number> {
+  async markDeleted(resource: Resource, ids: readonly string[]): Promise<DeletionResult> {
     const key = resource === 'leads' ? LEAD_KEY : resource === 'events' ? EVENT_KEY : undefined;
-    if (!key || this.mapping[resource as 'leads' | 'events'].onDelete !== 'archive') return 0;
+    if (!key || this.mapping[resource as 'leads' | 'events'].onDelete !== 'archive') {
+      return { marked: 0 };
+    }
     let archived = 0;
     for (const part of chunks(ids, BATCH)) {
       // https://developers.hubspot.com/docs/api/crm/deals — read by a unique property, then
@@ -237,12 +240,14 @@ export class HubSpotDestination implements Destination {
       );
       const found = readBatch('deals', read.body).results ?? [];
       if (found.length === 0) continue;
+      // The batch archive answers 204 for the whole batch, with no answer per deal: it either
+      // archives them all or fails as a call (thrown), so no deal is refused unsaid here.
       await this.client.ok('POST /crm/v3/objects/deals/batch/archive', (sdk) =>
         sdk.crm.deals.batchApi.archiveWithHttpInfo({ inputs: found.map((r) => ({ id: r.id })) }),
       );
       archived += found.length;
     }
-    return archived;
+    return { marked: archived };
   }
 
   close(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { PipedriveMappingOverrides } from '../config/pipedrive-mapping.js';
 import type {
+  DeletionResult,
   Destination,
   DestinationCapabilities,
   DestinationDescription,
@@ -190,9 +191,9 @@ export class PipedriveDestination implements Destination {
   }
 
   /** Deletes the deals of deleted leads and events (or keeps them, as the mapping says). */
-  async markDeleted(resource: Resource, ids: readonly string[]): Promise<number> {
-    if (resource !== 'leads' && resource !== 'events') return 0;
-    if (this.mapping[resource].onDelete !== 'delete') return 0;
+  async markDeleted(resource: Resource, ids: readonly string[]): Promise<DeletionResult> {
+    if (resource !== 'leads' && resource !== 'events') return { marked: 0 };
+    if (this.mapping[resource].onDelete !== 'delete') return { marked: 0 };
     const keys = await this.fieldKeys();
     const key = resource === 'leads' ? keys.lead : keys.event;
     const found = await inParallel(ids, (id) => this.findDeal(key, id));
@@ -200,11 +201,12 @@ export class PipedriveDestination implements Destination {
     for (const deal of found) {
       if (deal === undefined) continue;
       // https://developers.pipedrive.com/docs/api/v1/Deals#deleteDeal (v2) — marks the deal
-      // deleted; Pipedrive removes it for good after 30 days.
+      // deleted; Pipedrive removes it for good after 30 days. One deal a call: a refusal is
+      // the call's failure (thrown), never a deal dropped unsaid.
       await this.client.data('DELETE', `/api/v2/deals/${deal}`);
       deleted += 1;
     }
-    return deleted;
+    return { marked: deleted };
   }
 
   close(): Promise<void> {

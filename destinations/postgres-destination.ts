@@ -246,7 +246,7 @@ export function openPostgresDestination(
       }),
     markDeleted: (resource, ids, at = new Date()) =>
       run(async () => {
-        if (ids.length === 0) return 0;
+        if (ids.length === 0) return { marked: 0 };
         const t = qualified((await tableOf(resource)).table);
         const result = await inPostgresTransaction(pool, (client) =>
           client.query(
@@ -258,7 +258,7 @@ export function openPostgresDestination(
             [[...new Set(ids)], at],
           ),
         );
-        return result.rowCount ?? 0;
+        return { marked: result.rowCount ?? 0 };
       }),
     close: async () => {
       if (!pool.ended) await pool.end();

@@ -1,5 +1,7 @@
 import type { SalesforceMappingOverrides } from '../config/salesforce-mapping.js';
 import type {
+  DeletionRefusal,
+  DeletionResult,
   Destination,
   DestinationCapabilities,
   DestinationDescription,
@@ -15,6 +17,7 @@ import {
   eventStageKey,
   passedOver,
   refusalsOf,
+  shortReason,
 } from './crm-fields.js';
 import { DestinationRecordError, DestinationSchemaError } from './errors.js';
 import type { JsonValue, MirrorRecord, Resource } from './record.js';
@@ -174,12 +177,13 @@ export class SalesforceDestination implements Destination {
   }
 
   /** Deletes (to the Recycle Bin) the Leads and Opportunities of deleted records, or keeps them. */
-  async markDeleted(resource: Resource, ids: readonly string[]): Promise<number> {
-    if (resource !== 'leads' && resource !== 'events') return 0;
-    if (this.mapping[resource].onDelete !== 'delete') return 0;
+  async markDeleted(resource: Resource, ids: readonly string[]): Promise<DeletionResult> {
+    if (resource !== 'leads' && resource !== 'events') return { marked: 0 };
+    if (this.mapping[resource].onDelete !== 'delete') return { marked: 0 };
     const sobject = resource === 'leads' ? 'Lead' : 'Opportunity';
     const key = SALESFORCE_KEYS[sobject];
-    const found: string[] = [];
+    /** Salesforce Id → the mirror's id of the record, for the refusals. */
+    const found = new Map<string, string>();
     for (const id of ids) {
       // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_upsert.htm
       // — a record read by external id: 404 when none, 300 when the value is not unique.
@@ -199,17 +203,33 @@ export class SalesforceDestination implements Destination {
           `Salesforce answered ${answer.status} reading ${sobject} ${key} ${id}`,
         );
       }
-      found.push(found1);
+      found.set(found1, id);
     }
-    let deleted = 0;
-    for (const part of chunks(found, BATCH)) {
+    let marked = 0;
+    const refused: DeletionRefusal[] = [];
+    for (const part of chunks([...found.keys()], BATCH)) {
       // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_delete.htm
+      // — one result per id, in the order asked; with allOrNone false an item's error (a
+      // locked record, ENTITY_IS_DELETED) is that record's alone.
       const answer = await this.client.ok('DELETE', '/composite/sobjects', {
         searchParams: { ids: part.join(','), allOrNone: 'false' },
       });
-      for (const r of answer.body as ItemResult[]) if (r.success) deleted += 1;
+      const results = Array.isArray(answer.body) ? (answer.body as ItemResult[]) : [];
+      part.forEach((salesforceId, i) => {
+        const result = results[i];
+        if (result?.success) {
+          marked += 1;
+          return;
+        }
+        // Refused, or not answered for: never dropped unsaid. The record stays in Salesforce,
+        // and the mirror leaves it live in the ledger so that the next full pass tries again.
+        const reason = result
+          ? reasonOf({ id: salesforceId, errors: result.errors ?? [] })
+          : { code: 'NO_RESULT', message: 'Salesforce answered with no result for this record' };
+        refused.push({ id: found.get(salesforceId) ?? salesforceId, ...shortReason(reason) });
+      });
     }
-    return deleted;
+    return refused.length > 0 ? { marked, refused } : { marked };
   }
 
   close(): Promise<void> {

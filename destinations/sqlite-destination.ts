@@ -240,11 +240,15 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
       }),
     markDeleted: (resource, ids, at = new Date()) =>
       run(() => {
-        if (ids.length === 0) return 0;
+        if (ids.length === 0) return { marked: 0 };
         current();
         const when = at.toISOString();
-        return writerFor(tableOf(resource)).markDeleted.run(when, when, JSON.stringify([...ids]))
-          .changes;
+        const marked = writerFor(tableOf(resource)).markDeleted.run(
+          when,
+          when,
+          JSON.stringify([...ids]),
+        ).changes;
+        return { marked };
       }),
     close: () =>
       run(() => {

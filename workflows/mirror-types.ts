@@ -251,6 +251,12 @@ export const MAX_REFUSAL_LINES = 20;
  * summary tells these lines from those of records refused whole by it.
  */
 export const PARTLY_WRITTEN = 'written in part';
+/**
+ * What a refusal line says of a record the service deleted and a CRM would not delete:
+ * `<resource> <id> not deleted: <code>: <message>`. It counts as refused.
+ */
+export const NOT_DELETED = 'not deleted';
+
 export const isPartlyWrittenLine = (line: string): boolean => line.includes(` ${PARTLY_WRITTEN}: `);
 
 /** Adds refusal lines to those kept, up to MAX_REFUSAL_LINES. */

@@ -7,6 +7,7 @@ import type { Ledger, LedgerScope } from '../../store/ledger.js';
 import { sealValue } from '../../store/sealed-values.js';
 import { endpointWants } from '../automations/forward-change.js';
 import { addDrainCounts, emptyDrainTotals } from '../../workflows/drain-types.js';
+import { keepRefusals } from '../../workflows/mirror-types.js';
 import { withServiceFailures } from '../failures.js';
 import { heartbeatEvery } from '../heartbeats.js';
 import type { Client as ServiceClient } from '../../api/client.js';
@@ -341,12 +342,19 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       reads.flatMap(({ read }) => [read.record, ...read.included]),
     );
     let deleted = 0;
+    /** Deletions the destination refused: `resource\nid`. */
+    const notDeleted = new Set<string>();
     for (const [resource, group] of byResource(gone)) {
-      deleted += await writeDeletions(
+      const deletions = await writeDeletions(
         target,
         resource as Resource,
         group.map((g) => g.id),
       );
+      deleted += deletions.deleted;
+      counts.refused += deletions.refused;
+      counts.refusals = keepRefusals(counts.refusals, deletions.refusals);
+      const refusedIds = new Set(deletions.refusedIds);
+      for (const g of group) if (refusedIds.has(g.id)) notDeleted.add(`${resource}\n${g.id}`);
     }
     if (counts.refusals.length > 0) {
       log.warn('the destination refused records; the next pass tries them again', {
@@ -356,9 +364,15 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
     // A change kept for endpoints that the destination then refused is not a change.
     if (kept.length > 0 && counts.refused > 0) {
       const stillChanged = await notInLedger(ledger, target, main);
-      const refused = reads
-        .filter((r) => changed.has(r.read.record) && stillChanged.has(r.read.record))
-        .map((r) => ({ resource: r.target.resource, recordId: r.target.id }));
+      const refused = [
+        ...reads
+          .filter((r) => changed.has(r.read.record) && stillChanged.has(r.read.record))
+          .map((r) => ({ resource: r.target.resource, recordId: r.target.id })),
+        // A deletion the destination refused is not one either: the record is still there.
+        ...goneLive
+          .filter((g) => notDeleted.has(`${g.resource}\n${g.id}`))
+          .map((g) => ({ resource: g.resource, recordId: g.id })),
+      ];
       await inbox.dropChanges(input.connectionId, input.batchKey, refused);
     }
 

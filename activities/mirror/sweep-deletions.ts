@@ -114,12 +114,17 @@ export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) 
         got,
       );
       const written = await writeRecords(at, input.generation, found);
-      const deleted = await writeDeletions(at, resource, gone);
+      const deletions = await writeDeletions(at, resource, gone);
+      const counts = byIdCounts(got.requests, found, written);
       return {
         after: `${resource}|${answered[answered.length - 1] ?? afterId ?? ''}`,
         done: false,
-        counts: { ...byIdCounts(got.requests, found, written), deleted },
-        ...refusalsOf(written.refusals),
+        counts: {
+          ...counts,
+          deleted: deletions.deleted,
+          refused: (counts.refused ?? 0) + deletions.refused,
+        },
+        ...refusalsOf([...written.refusals, ...deletions.refusals]),
       };
     }
     return { after: null, done: true, counts: {} };

@@ -2,7 +2,7 @@ import type { Destination, SchemaChanges } from '../../destinations/destination.
 import type { JsonObject, JsonValue, MirrorRecord, Resource } from '../../destinations/record.js';
 import { TABLES, type ColumnSpec, type TableSpec } from '../../destinations/tables.js';
 import type { Ledger, LedgerScope } from '../../store/ledger.js';
-import { MAX_REFUSAL_LINES, PARTLY_WRITTEN } from '../../workflows/mirror-types.js';
+import { MAX_REFUSAL_LINES, NOT_DELETED, PARTLY_WRITTEN } from '../../workflows/mirror-types.js';
 import { RESOURCES, type CanonicalRecord, type Scalar } from '../../records/canonical.js';
 import { isUtcIso } from '../../records/instants.js';
 import { objectTemplate } from '../../records/object-template.js';
@@ -263,22 +263,45 @@ export async function forgetChangedTables(
   }
 }
 
+/** What writeDeletions did. */
+export interface DeletionCounts {
+  /** Records the destination marked deleted: what a pass counts as "marked deleted". */
+  deleted: number;
+  /** Records the destination refused to delete (still live there; tried again next pass). */
+  refused: number;
+  /** Why, one line per refused record: at most MAX_REFUSAL_LINES of them. */
+  refusals: string[];
+  /** The ids of the records refused, all of them. */
+  refusedIds: string[];
+}
+
 /**
  * Records the service answered 404 for: marked deleted in the destination, then the ledger.
- * Returns how many the destination marked, which is what a pass counts as "marked deleted":
- * a CRM marks none of a resource it has no place for (bookings) nor where the mapping keeps
- * deleted records (`onDelete: "keep"`), and a database none whose row it never held.
+ * `deleted` is how many the destination marked: a CRM marks none of a resource it has no
+ * place for (bookings) nor where the mapping keeps deleted records (`onDelete: "keep"`), and
+ * a database none whose row it never held. A record the CRM refused to delete is counted
+ * refused, with its reason, and stays live in the ledger: the next full pass's sweep reads it
+ * again and tries the deletion again, as the next pass writes a refused record again.
  */
 export async function writeDeletions(
   target: WriteTarget,
   resource: Resource,
   ids: readonly string[],
-): Promise<number> {
-  if (ids.length === 0) return 0;
-  const marked = await target.destination.markDeleted(resource, ids);
+): Promise<DeletionCounts> {
+  if (ids.length === 0) return { deleted: 0, refused: 0, refusals: [], refusedIds: [] };
+  const result = await target.destination.markDeleted(resource, ids);
+  const refused = result.refused ?? [];
+  const stillLive = new Set(refused.map((r) => r.id));
   await target.ledger.markDeleted(
     { connectionId: target.connectionId, destination: target.destination.describe().id, resource },
-    ids,
+    stillLive.size > 0 ? ids.filter((id) => !stillLive.has(id)) : ids,
   );
-  return marked;
+  return {
+    deleted: result.marked,
+    refused: refused.length,
+    refusals: refused
+      .slice(0, MAX_REFUSAL_LINES)
+      .map((r) => `${resource} ${r.id} ${NOT_DELETED}: ${r.code}: ${r.message}`),
+    refusedIds: [...stillLive],
+  };
 }

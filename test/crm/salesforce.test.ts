@@ -21,6 +21,7 @@ import { startSalesforceFake, type SalesforceFake } from '../../sandbox/crm/fake
 import { SALESFORCE_DAY_MS, type SObjectRecord } from '../../sandbox/crm/salesforce/state.js';
 import { EncryptionCodec } from '../../worker/codec.js';
 import type { MirrorSummary } from '../../workflows/mirror-types.js';
+import { exitCodeOf, summaryText } from '../../cli/mirror-summary.js';
 import { sourceIds } from '../mirror/source-truth.js';
 import { EVENTS, LEADS, useCrmMirror } from './crm-mirror.js';
 
@@ -424,6 +425,50 @@ describe('Salesforce limits and refusals', () => {
     expect(keysOf(keyed(fake, 'Lead', 'EBS_Lead_Id__c'), 'EBS_Lead_Id__c')).toEqual(
       sourceIds(crm.sb, 'lead'),
     );
+  }, 600_000);
+
+  it('a deletion Salesforce refuses for one record is named with its reason, not dropped, and tried again by the next full pass', async () => {
+    const fake = await crm.newFake();
+    fake.state.limits.dailyApiRequests = 100_000;
+    const deps = crm.depsFor(fake);
+    expect((await crm.runPass(deps, { subjects: ['leads'], mode: 'full' })).phase).toBe('done');
+
+    const [kept, gone] = [...sourceIds(crm.sb, 'lead')].slice(120, 122);
+    crm.sb.admin.deleteRecord('lead', Number(kept));
+    crm.sb.admin.deleteRecord('lead', Number(gone));
+    // The org's before-delete trigger refuses the Lead of `kept` (switched over HTTP, as a
+    // person trying the fake would).
+    const [locked] = fake.state.byField('Lead', 'EBS_Lead_Id__c', kept ?? '');
+    const switched = await fetch(`${fake.baseUrl}/_admin/delete-refusals`, {
+      method: 'PUT',
+      headers: { 'x-admin-token': 'admin-token-for-tests', 'content-type': 'application/json' },
+      body: JSON.stringify({ ids: [locked?.Id] }),
+    });
+    expect(switched.status).toBe(200);
+
+    const pass = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
+    // Not done: one deletion did not happen, and the pass says which and why.
+    expect(pass.phase).toBe('incomplete');
+    expect(exitCodeOf(pass)).not.toBe(0);
+    expect(pass.counts).toMatchObject({ deleted: 1, refused: 1 });
+    expect(pass.refusals).toEqual([
+      `leads ${kept} not deleted: FIELD_CUSTOM_VALIDATION_EXCEPTION: Records with open invoices cannot be deleted`,
+    ]);
+    expect(summaryText(pass)).toContain(`leads ${kept} not deleted: FIELD_CUSTOM_VALIDATION`);
+    expect(fake.state.counters.itemErrors).toEqual({ FIELD_CUSTOM_VALIDATION_EXCEPTION: 1 });
+    expect(locked?.IsDeleted).toBe(false);
+    const deleted = [...fake.state.records.Lead.values()].find(
+      (l) => l.fields.EBS_Lead_Id__c === gone,
+    );
+    expect(deleted?.IsDeleted).toBe(true);
+
+    // The trigger lifted, the next full pass deletes it: the ledger kept it live.
+    fake.state.deleteRefused.clear();
+    const next = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
+    expect(next.phase).toBe('done');
+    expect(next.counts).toMatchObject({ deleted: 1, refused: 0 });
+    expect(next.refusals).toEqual([]);
+    expect(locked?.IsDeleted).toBe(true);
   }, 600_000);
 
   it('text longer than its field is cut to the length describe gives, not refused', async () => {

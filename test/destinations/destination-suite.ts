@@ -206,8 +206,10 @@ export function describeDestination(name: string, backend: DestinationBackend): 
 
     it('marks rows deleted once, and a record written again is live again', async () => {
       await destination.upsert('leads', batchOf(3), T1);
-      expect(await destination.markDeleted('leads', ['2', '3', 'unknown'], T2)).toBe(2);
-      expect(await destination.markDeleted('leads', ['2'], new Date())).toBe(0);
+      expect(await destination.markDeleted('leads', ['2', '3', 'unknown'], T2)).toEqual({
+        marked: 2,
+      });
+      expect(await destination.markDeleted('leads', ['2'], new Date())).toEqual({ marked: 0 });
       const rows = await backend.rows(target, 'leads');
       expect(rows.map((r) => [r.id, r.deleted_at])).toEqual([
         ['1', null],

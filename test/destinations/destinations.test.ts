@@ -164,7 +164,7 @@ describe('SQLite file layout', () => {
       expect(await destination.upsert('leads', largeLeads(20))).toMatchObject({ unchanged: 20 });
       const changed = largeLeads(2).map((l) => leadRecord(l.id, { first_name: 'Bea' }));
       expect(await destination.upsert('leads', changed)).toMatchObject({ updated: 2 });
-      expect(await destination.markDeleted('leads', ['3'])).toBe(1);
+      expect(await destination.markDeleted('leads', ['3'])).toEqual({ marked: 1 });
     } finally {
       await destination.close();
     }

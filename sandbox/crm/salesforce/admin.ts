@@ -5,11 +5,12 @@ import { SOBJECTS, type SObjectName, type SalesforceState } from './state.js';
 
 const duplicateRuleBody = z.strictObject({ blockLeadEmails: z.boolean() });
 const rotationBody = z.strictObject({ rotate: z.boolean() });
+const deleteRefusalBody = z.strictObject({ ids: z.array(z.string().min(1).max(18)).max(1000) });
 
 /**
  * Salesforce's admin surface: the records of each object (Recycle Bin included), the fields
- * each object has, a switch for a blocking duplicate rule on Lead emails, and one for the
- * connected app's refresh token rotation.
+ * each object has, a switch for a blocking duplicate rule on Lead emails, the records a
+ * before-delete trigger refuses, and a switch for the connected app's refresh token rotation.
  */
 export function registerSalesforceAdmin(
   app: FastifyInstance,
@@ -35,6 +36,13 @@ export function registerSalesforceAdmin(
       return reply.code(400).send({ error: 'expected {blockLeadEmails: boolean}' });
     state.blockDuplicateLeadEmails = body.data.blockLeadEmails;
     return { blockLeadEmails: state.blockDuplicateLeadEmails };
+  });
+  app.put('/delete-refusals', (request, reply) => {
+    const body = deleteRefusalBody.safeParse(request.body);
+    if (!body.success) return reply.code(400).send({ error: 'expected {ids: Salesforce ids}' });
+    state.deleteRefused.clear();
+    for (const id of body.data.ids) state.deleteRefused.add(id);
+    return { ids: [...state.deleteRefused] };
   });
   app.put('/refresh-token-rotation', (request, reply) => {
     const body = rotationBody.safeParse(request.body);

@@ -520,11 +520,22 @@ export function registerSalesforceRoutes(
         ? failure('INVALID_CROSS_REFERENCE_KEY', 'invalid cross reference id')
         : r.IsDeleted
           ? failure('ENTITY_IS_DELETED', 'entity is deleted')
-          : undefined;
+          : state.deleteRefused.has(r.Id)
+            ? // https://developer.salesforce.com/docs/atlas.en-us.apexcode.meta/apexcode/apex_triggers_exceptions.htm
+              // — a trigger's addError() fails the record's DML with the trigger's message.
+              failure(
+                'FIELD_CUSTOM_VALIDATION_EXCEPTION',
+                'Records with open invoices cannot be deleted',
+              )
+            : undefined;
     const anyFailed = found.some((r) => errorOf(r) !== undefined);
     return found.map((r, i) => {
       const error = errorOf(r);
-      if (error) return { id: ids[i], success: false, errors: [error] };
+      if (error) {
+        state.counters.itemErrors[error.errorCode] =
+          (state.counters.itemErrors[error.errorCode] ?? 0) + 1;
+        return { id: ids[i], success: false, errors: [error] };
+      }
       if (query.data.allOrNone === 'true' && anyFailed) {
         return {
           id: ids[i],

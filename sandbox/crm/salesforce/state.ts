@@ -200,6 +200,12 @@ export class SalesforceState extends CrmFakeState<SalesforceCounters> {
    */
   blockDuplicateLeadEmails = false;
   /**
+   * Ids of records an Apex before-delete trigger refuses (`addError`): deleting one fails
+   * that item with FIELD_CUSTOM_VALIDATION_EXCEPTION and the trigger's message, as such an
+   * org answers; the other records of the call are deleted.
+   */
+  readonly deleteRefused = new Set<string>();
+  /**
    * The connected app's "refresh token rotation": each refresh answers a new refresh token
    * and the one presented stops working.
    */
@@ -221,6 +227,7 @@ export class SalesforceState extends CrmFakeState<SalesforceCounters> {
     this.fields = standardFields();
     this.limits = { ...DEFAULT_SALESFORCE_LIMITS };
     this.blockDuplicateLeadEmails = false;
+    this.deleteRefused.clear();
     this.rotateRefreshTokens = false;
     this.sessions.clear();
     this.calls = [];
