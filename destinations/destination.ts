@@ -29,7 +29,10 @@ export interface Destination {
   upsert(resource: Resource, records: readonly MirrorRecord[], at?: Date): Promise<UpsertResult>;
   /**
    * Sets `deleted_at` on these rows (rows already marked keep their time): says how many it
-   * marked now, and which records a CRM answered for one by one and would not delete.
+   * marked, and which records a CRM answered for one by one and would not delete. A database
+   * counts the rows whose mark is `at` after the call, so a call repeated with the same `at` (a
+   * retried attempt that the first one's marks preceded) counts them again; CRMs keep no mark
+   * time and count what they deleted or archived in this call.
    */
   markDeleted(resource: Resource, ids: readonly string[], at?: Date): Promise<DeletionResult>;
   close(): Promise<void>;

@@ -248,17 +248,25 @@ export function openPostgresDestination(
       run(async () => {
         if (ids.length === 0) return { marked: 0 };
         const t = qualified((await tableOf(resource)).table);
-        const result = await inPostgresTransaction(pool, (client) =>
-          client.query(
+        const list = [...new Set(ids)];
+        const marked = await inPostgresTransaction(pool, async (client) => {
+          await client.query(
             `WITH target AS (
                SELECT id FROM ${t} WHERE id = ANY($1::text[]) AND deleted_at IS NULL
                ORDER BY id FOR UPDATE)
              UPDATE ${t} AS t SET deleted_at = $2, synced_at = $2 FROM target
              WHERE t.id = target.id`,
-            [[...new Set(ids)], at],
-          ),
-        );
-        return { marked: result.rowCount ?? 0 };
+            [list, at],
+          );
+          // The marks this call's `at` left: its own, and an earlier call's with the same
+          // `at` (a retried attempt, whose rows this call found marked already).
+          const counted = await client.query<{ n: string }>(
+            `SELECT count(*) AS n FROM ${t} WHERE id = ANY($1::text[]) AND deleted_at = $2`,
+            [list, at],
+          );
+          return Number(counted.rows[0]?.n ?? 0);
+        });
+        return { marked };
       }),
     close: async () => {
       if (!pool.ended) await pool.end();

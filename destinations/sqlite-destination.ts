@@ -68,6 +68,7 @@ interface TableWriter {
   upsert: Database.Statement;
   existing: Database.Statement<[string], { id: string }>;
   markDeleted: Database.Statement;
+  markedAt: Database.Statement<[string, string], { n: number }>;
 }
 
 /**
@@ -129,6 +130,10 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
       markDeleted: db.prepare(
         `UPDATE ${t} SET deleted_at = ?, synced_at = ?
          WHERE deleted_at IS NULL AND id IN (SELECT value FROM json_each(?))`,
+      ),
+      markedAt: db.prepare<[string, string], { n: number }>(
+        `SELECT count(*) AS n FROM ${t}
+         WHERE deleted_at = ? AND id IN (SELECT value FROM json_each(?))`,
       ),
     };
     writers.set(table, writer);
@@ -243,11 +248,16 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
         if (ids.length === 0) return { marked: 0 };
         current();
         const when = at.toISOString();
-        const marked = writerFor(tableOf(resource)).markDeleted.run(
-          when,
-          when,
-          JSON.stringify([...ids]),
-        ).changes;
+        const writer = writerFor(tableOf(resource));
+        const list = JSON.stringify([...ids]);
+        // One transaction: the count is of the marks this call's `at` left, its own and those
+        // of an earlier call with the same `at` (a retried attempt), never another writer's.
+        const marked = db
+          .transaction(() => {
+            writer.markDeleted.run(when, when, list);
+            return writer.markedAt.get(when, list)?.n ?? 0;
+          })
+          .immediate();
         return { marked };
       }),
     close: () =>

@@ -114,7 +114,11 @@ export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) 
         got,
       );
       const written = await writeRecords(at, input.generation, found);
-      const deletions = await writeDeletions(at, resource, gone);
+      // The deletion mark is the time this activity was first scheduled, the same in every
+      // attempt: a database counts the rows carrying it, so rows an attempt marked before it
+      // failed (the ledger not yet told) count in the retry that finds them marked.
+      const markedAt = new Date(Context.current().info.scheduledTimestampMs);
+      const deletions = await writeDeletions(at, resource, gone, markedAt);
       const counts = byIdCounts(got.requests, found, written);
       return {
         after: `${resource}|${answered[answered.length - 1] ?? afterId ?? ''}`,

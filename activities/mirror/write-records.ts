@@ -276,8 +276,9 @@ export interface DeletionCounts {
 }
 
 /**
- * Records the service answered 404 for: marked deleted in the destination, then the ledger.
- * `deleted` is how many the destination marked: a CRM marks none of a resource it has no
+ * Records the service answered 404 for: marked deleted in the destination, then the ledger,
+ * both at `at`. `deleted` is how many the destination marked (a database: the rows marked
+ * `at`, also by an earlier call with the same `at`): a CRM marks none of a resource it has no
  * place for (bookings) nor where the mapping keeps deleted records (`onDelete: "keep"`), and
  * a database none whose row it never held. A record the CRM refused to delete is counted
  * refused, with its reason, and stays live in the ledger: the next full pass's sweep reads it
@@ -287,14 +288,16 @@ export async function writeDeletions(
   target: WriteTarget,
   resource: Resource,
   ids: readonly string[],
+  at = new Date(),
 ): Promise<DeletionCounts> {
   if (ids.length === 0) return { deleted: 0, refused: 0, refusals: [], refusedIds: [] };
-  const result = await target.destination.markDeleted(resource, ids);
+  const result = await target.destination.markDeleted(resource, ids, at);
   const refused = result.refused ?? [];
   const stillLive = new Set(refused.map((r) => r.id));
   await target.ledger.markDeleted(
     { connectionId: target.connectionId, destination: target.destination.describe().id, resource },
     stillLive.size > 0 ? ids.filter((id) => !stillLive.has(id)) : ids,
+    at,
   );
   return {
     deleted: result.marked,

@@ -210,6 +210,8 @@ export function describeDestination(name: string, backend: DestinationBackend): 
         marked: 2,
       });
       expect(await destination.markDeleted('leads', ['2'], new Date())).toEqual({ marked: 0 });
+      // The same mark again (a retried attempt): the rows it marked count again.
+      expect(await destination.markDeleted('leads', ['2', '3'], T2)).toEqual({ marked: 2 });
       const rows = await backend.rows(target, 'leads');
       expect(rows.map((r) => [r.id, r.deleted_at])).toEqual([
         ['1', null],
