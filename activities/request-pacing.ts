@@ -4,6 +4,7 @@ import { RateLimitedError } from '../api/errors.js';
 import type { Ledger } from '../store/ledger.js';
 import { type RateLimitSignal } from '../workflows/rate-limit-types.js';
 import { rateLimitDelay } from './failures.js';
+import { progressBeat } from './heartbeats.js';
 
 /**
  * Paced requests go out at this share of the configured rate. The service counts requests
@@ -105,7 +106,7 @@ async function pause(ms: number): Promise<void> {
   const until = Date.now() + ms;
   for (let left = ms; left > 0; left = until - Date.now()) {
     await ctx.sleep(Math.min(left, Math.max(100, timeoutMs / 3)));
-    ctx.heartbeat();
+    progressBeat(ctx);
   }
 }
 

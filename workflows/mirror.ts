@@ -30,6 +30,7 @@ import {
 } from './mirror-types.js';
 import { rateLimitedSignal } from './rate-limit-types.js';
 import { Pace } from './rate-limit.js';
+import { ALIVE_HEARTBEAT_TIMEOUT } from './heartbeat-timeout.js';
 
 type MirrorActivities = ReturnType<typeof createMirrorActivities>;
 
@@ -39,14 +40,14 @@ type MirrorActivities = ReturnType<typeof createMirrorActivities>;
 const retry = { initialInterval: '1 second', maximumInterval: '1 minute', backoffCoefficient: 2 };
 const { planMirrorPass, finishMirrorPass } = proxyActivities<MirrorActivities>({
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1 minute',
+  heartbeatTimeout: ALIVE_HEARTBEAT_TIMEOUT,
   retry,
 });
 /** Activities that call the service carry the connection's fairness key and pace. */
 const serviceCalls = (pace: Pace) =>
   proxyActivities<MirrorActivities>({
     startToCloseTimeout: '5 minutes',
-    heartbeatTimeout: '1 minute',
+    heartbeatTimeout: ALIVE_HEARTBEAT_TIMEOUT,
     retry,
     priority: pace.priority(Date.now()),
   });

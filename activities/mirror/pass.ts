@@ -1,4 +1,5 @@
 import { withServiceFailures } from '../failures.js';
+import { beatingWhileAlive } from '../heartbeats.js';
 import { createFinishPass } from './finish-pass.js';
 import { createMirrorPage } from './mirror-page.js';
 import { passTools, type MirrorDeps } from './pass-tools.js';
@@ -20,10 +21,10 @@ export { SUBJECT_RESOURCES } from './sweep-deletions.js';
 export function createMirrorActivities(deps: MirrorDeps) {
   const tools = passTools(deps);
   return {
-    planMirrorPass: withServiceFailures(createPlanPass(tools)),
-    mirrorPage: withServiceFailures(createMirrorPage(tools)),
-    probeLeadIds: withServiceFailures(createProbeIds(tools)),
-    sweepDeletions: withServiceFailures(createSweepDeletions(tools)),
-    finishMirrorPass: withServiceFailures(createFinishPass(tools)),
+    planMirrorPass: withServiceFailures(beatingWhileAlive(createPlanPass(tools))),
+    mirrorPage: withServiceFailures(beatingWhileAlive(createMirrorPage(tools))),
+    probeLeadIds: withServiceFailures(beatingWhileAlive(createProbeIds(tools))),
+    sweepDeletions: withServiceFailures(beatingWhileAlive(createSweepDeletions(tools))),
+    finishMirrorPass: withServiceFailures(beatingWhileAlive(createFinishPass(tools))),
   };
 }

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { heartbeatEvery } from '../heartbeats.js';
+import { heartbeatEvery, progressBeat } from '../heartbeats.js';
 import type { IdProbe, MirrorCounts } from '../../workflows/mirror-types.js';
 import { isRefusal, refusalsOf, type MirrorTarget, type PassTools } from './pass-tools.js';
 import { asError } from './source-pages.js';
@@ -50,7 +50,7 @@ async function idHoles(
       next = Number(id) + 1;
       if (!known.has(id)) holes.push(id);
     }
-    Context.current().heartbeat();
+    progressBeat(Context.current());
   }
   return { holes, next };
 }

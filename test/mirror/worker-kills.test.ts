@@ -65,7 +65,7 @@ describe(`a ${LEADS.toLocaleString('en')}-lead backfill whose worker is SIGKILLe
 
     // Each kill comes after the worker before it made progress of its own, mid-write or
     // mid-read wherever that happens to be. What the killed worker had in flight is retried
-    // once its heartbeat timeout (1 minute) passes: most of this test's time.
+    // once its heartbeat timeout (20 s) passes: most of this test's time.
     const kills: number[] = [];
     for (const records of [2_000, 12_000, 24_000]) {
       const seen = await progressOf(handle, (p) => p.counts.read >= records);
