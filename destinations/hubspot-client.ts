@@ -1,6 +1,7 @@
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { Client } from '@hubspot/api-client';
+import got, { type Got } from 'got';
 import { z } from 'zod';
 import {
   DestinationAuthError,
@@ -177,9 +178,25 @@ export class HubSpotClient {
    */
   private sdk: Promise<Client> | undefined;
   private readonly timeoutMs: number;
+  /** Plain HTTP for what the SDK has no API for (the account's details). */
+  private readonly http: Got;
 
   constructor(private readonly options: HubSpotClientOptions) {
     this.timeoutMs = options.timeoutMs ?? CRM_REQUEST_TIMEOUT_MS;
+    this.http = got.extend({
+      prefixUrl: options.baseUrl.replace(/\/+$/, ''),
+      // Every status is an answer, read by call() as the SDK's are.
+      throwHttpErrors: false,
+      // ebsync's redirect rule (config/redirect-policy.ts) allows none off the origin; HubSpot's
+      // API does not redirect at all, so, as the SDK's calls, these follow none: a 3xx comes
+      // back to call() as the answer it is.
+      followRedirect: false,
+      retry: { limit: 0 },
+      timeout: { request: this.timeoutMs },
+      // Bytes as sent, so the cap counts what arrives, not what a small gzip would unpack to.
+      decompress: false,
+      headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' },
+    });
   }
 
   private loadSdk(): Promise<Client> {
@@ -291,46 +308,39 @@ export class HubSpotClient {
     else if (utcOffsetMilliseconds !== undefined) this.portalClock = utcOffsetMilliseconds;
   }
 
-  /** A GET beside the SDK, answered as its …WithHttpInfo methods answer. */
-  private get(path: string): Promise<HttpInfoLike> {
-    // As the SDK builds its URLs: the configured origin, then the path.
-    const url = new URL(`${this.options.baseUrl.replace(/\/+$/, '')}${path}`);
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise((resolve, reject) => {
-      const request = send(
-        url,
-        {
-          method: 'GET',
-          headers: { authorization: `Bearer ${this.options.token}` },
-          // Ended with the call's own time limit, not left open behind it.
-          signal: AbortSignal.timeout(this.timeoutMs),
-        },
-        (response) => {
-          const parts: Buffer[] = [];
-          let bytes = 0;
-          response.on('data', (part: Buffer) => {
-            bytes += part.length;
-            if (bytes > MAX_DETAILS_BYTES) {
-              response.destroy(new Error(`answer of ${path} past ${MAX_DETAILS_BYTES} bytes`));
-            } else parts.push(part);
-          });
-          response.on('error', reject);
-          response.on('end', () => {
-            const headers: Record<string, string> = {};
-            for (const [name, value] of Object.entries(response.headers)) {
-              if (typeof value === 'string') headers[name] = value;
-            }
-            resolve({
-              httpStatusCode: response.statusCode ?? 0,
-              headers,
-              data: jsonBody(Buffer.concat(parts).toString('utf8')),
-            });
-          });
-        },
-      );
-      request.on('error', reject);
-      request.end();
+  /**
+   * A GET beside the SDK, with got as ebsync's other plain HTTP calls, answered as the SDK's
+   * …WithHttpInfo methods answer. The body is read up to MAX_DETAILS_BYTES only: past that the
+   * request is cancelled while downloading, so an endless answer is never held in memory.
+   */
+  private async get(path: string): Promise<HttpInfoLike> {
+    const sent = this.http.get(path.replace(/^\/+/, ''));
+    let tooLarge = false;
+    // on() hands back the same request, awaited below.
+    void sent.on('downloadProgress', ({ transferred }: { transferred: number }) => {
+      if (transferred > MAX_DETAILS_BYTES && !tooLarge) {
+        tooLarge = true;
+        sent.cancel();
+      }
     });
+    let response;
+    try {
+      response = await sent;
+    } catch (error) {
+      // got's errors carry the request's options, the token's header among them: only a code
+      // goes on (call() reads nothing else).
+      throw Object.assign(
+        new Error(
+          tooLarge ? `answer of GET ${path} past ${MAX_DETAILS_BYTES} bytes` : `GET ${path} failed`,
+        ),
+        { code: tooLarge ? 'ERR_ANSWER_TOO_LARGE' : networkCode(error) },
+      );
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (typeof value === 'string') headers[name] = value;
+    }
+    return { httpStatusCode: response.statusCode, headers, data: jsonBody(response.body) };
   }
 
   /** A call that must answer 2xx; anything else is a write error naming HubSpot's reason. */

@@ -142,6 +142,14 @@ describe('a redirect to another origin', () => {
     expect(error.name).toBe('DestinationTargetError');
   });
 
+  it("is not followed by the HubSpot client's account-info read (bearer token)", async () => {
+    const client = new HubSpotClient({ baseUrl: redirector.url, token: 'pat-na1-test' });
+    // The read only informs: the redirect answer leaves the clock unknown, and nothing else.
+    await client.learnPortalClock();
+    expect(redirector.seen.map((s) => s.url)).toEqual(['/account-info/v3/details']);
+    expect(trap.seen).toEqual([]);
+  });
+
   it("is not followed by the service's client (integration key)", async () => {
     const api = createClient({
       baseUrl: `${redirector.url}/api/v1/`,

@@ -406,6 +406,50 @@ describe('HubSpot destination failures', () => {
     }
   });
 
+  it("an account-info answer past 64 KiB is not read: the pause stays at UTC's midnight and the pass goes on", async () => {
+    let spent = false;
+    // A valid answer naming a zone, padded past the cap: read whole, it would move the pause.
+    const padded = JSON.stringify({
+      portalId: 1,
+      padding: 'x'.repeat(100 * 1024),
+      timeZone: 'US/Eastern',
+      utcOffsetMilliseconds: -18_000_000,
+    });
+    const portal = createHttpServer((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      if (request.url === '/account-info/v3/details') {
+        response.end(padded);
+        return;
+      }
+      if (spent) {
+        response.setHeader('date', 'Sun, 06 Dec 2026 23:30:00 GMT');
+        response.statusCode = 429;
+        response.end(
+          JSON.stringify({ status: 'error', errorType: 'RATE_LIMIT', policyName: 'DAILY' }),
+        );
+        return;
+      }
+      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true }));
+    });
+    await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = portal.address() as AddressInfo;
+      const destination = new HubSpotDestination({
+        baseUrl: `http://127.0.0.1:${port}`,
+        token: 'pat-na1-oversized',
+      });
+      await expect(destination.ensureSchema([])).resolves.toBeDefined();
+      spent = true;
+      const paused: unknown = await destination
+        .markDeleted('leads', ['1'])
+        .catch((e: unknown) => e);
+      expect(paused).toBeInstanceOf(DestinationPausedError);
+      expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T00:00:00.000Z');
+    } finally {
+      await new Promise((resolve) => portal.close(resolve));
+    }
+  });
+
   it('a short-window rate limit retries after the window, with jitter', () => {
     const failure = toActivityFailure(
       new DestinationRateLimitedError('HubSpot rate limited', 10_000),
