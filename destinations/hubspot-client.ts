@@ -166,11 +166,23 @@ const accountDetails = z.looseObject({
 
 /** Largest answer read for the portal's clock: a few hundred bytes are expected. */
 const MAX_DETAILS_BYTES = 64 * 1024;
+const ACCOUNT_DETAILS = '/account-info/v3/details';
+/** How long the read after a DAILY refusal may take: the pause waits for it. */
+const CLOCK_READ_TIMEOUT_MS = 5_000;
+
+/** An answer as it came, before call() reads what it means. */
+interface RawAnswer {
+  status: number;
+  headers: Record<string, unknown>;
+  body: unknown;
+}
 
 export class HubSpotClient {
   readonly window = new RollingWindow(FIRST_GUESS.max, FIRST_GUESS.intervalMs);
   /** The portal's clock, once learnPortalClock read it; UTC until then. */
   private portalClock: PortalClock | undefined;
+  /** The account-info read under way after a DAILY refusal, shared by the calls refused. */
+  private clockRead: Promise<void> | undefined;
   /**
    * The SDK client, loaded at the first call: the SDK and its dependencies hold about 20 MiB,
    * which a worker that never writes to HubSpot should not carry. Calls go through `call` /
@@ -220,39 +232,57 @@ export class HubSpotClient {
   }
 
   /**
+   * One exchange with HubSpot, paced, with no reading of what it means: the status, headers
+   * and body of the answer, or a DestinationUnavailableError when none came within `ms`.
+   */
+  private async exchange(
+    name: string,
+    send: (sdk: Client) => Promise<HttpInfoLike>,
+    ms: number,
+  ): Promise<RawAnswer> {
+    await this.window.acquire();
+    let answer: RawAnswer;
+    try {
+      const info = await withTimeout(this.loadSdk().then(send), ms, name);
+      answer = { status: info.httpStatusCode, headers: info.headers, body: info.data };
+    } catch (error) {
+      if (error instanceof DestinationUnavailableError) throw error;
+      const refused = apiException.safeParse(error);
+      if (!refused.success) {
+        throw new DestinationUnavailableError(
+          `HubSpot could not be reached or answered unreadably (${name}): ${networkCode(error)}`,
+        );
+      }
+      const { code, body, headers = {} } = refused.data;
+      answer = { status: code, headers, body };
+    } finally {
+      this.window.release();
+    }
+    this.window.learn(
+      header(answer.headers, 'x-hubspot-ratelimit-max'),
+      header(answer.headers, 'x-hubspot-ratelimit-interval-milliseconds'),
+      header(answer.headers, 'x-hubspot-ratelimit-remaining'),
+    );
+    return answer;
+  }
+
+  /**
    * One SDK call, paced; rate limits and failures become the typed errors of errors.ts.
    * `name` (method and path) is what messages call it. Every status comes back as an answer:
    * the SDK throws for the ones its spec does not list (an association 207 among them).
    */
   async call(name: string, send: (sdk: Client) => Promise<HttpInfoLike>): Promise<HubSpotAnswer> {
     for (let attempt = 0; ; attempt += 1) {
-      await this.window.acquire();
-      let answer: { status: number; headers: Record<string, unknown>; body: unknown };
-      try {
-        const info = await withTimeout(this.loadSdk().then(send), this.timeoutMs, name);
-        answer = { status: info.httpStatusCode, headers: info.headers, body: info.data };
-      } catch (error) {
-        if (error instanceof DestinationUnavailableError) throw error;
-        const refused = apiException.safeParse(error);
-        if (!refused.success) {
-          throw new DestinationUnavailableError(
-            `HubSpot could not be reached or answered unreadably (${name}): ${networkCode(error)}`,
-          );
-        }
-        const { code, body, headers = {} } = refused.data;
-        answer = { status: code, headers, body };
-      } finally {
-        this.window.release();
-      }
-      const { status, headers, body } = answer;
-      this.window.learn(
-        header(headers, 'x-hubspot-ratelimit-max'),
-        header(headers, 'x-hubspot-ratelimit-interval-milliseconds'),
-        header(headers, 'x-hubspot-ratelimit-remaining'),
-      );
+      const { status, headers, body } = await this.exchange(name, send, this.timeoutMs);
       if (status === 429) {
         const policy = (body as { policyName?: unknown } | null)?.policyName;
         if (policy === 'DAILY') {
+          // A DAILY refusal before the clock is known (a worker that has not checked the
+          // schema since it started, or whose first read failed): one more, short, read. The
+          // account-info read itself refused is not asked again: it counts against the limit.
+          if (this.portalClock === undefined && name !== `GET ${ACCOUNT_DETAILS}`) {
+            await this.readClockOnce();
+          }
           const now = serverNow(headers);
           const resumeAt =
             this.portalClock === undefined
@@ -291,16 +321,22 @@ export class HubSpotClient {
    */
   async learnPortalClock(): Promise<void> {
     if (this.portalClock !== undefined) return;
-    const path = '/account-info/v3/details';
     let answer: HubSpotAnswer;
     try {
-      answer = await this.call(`GET ${path}`, () => this.get(path));
+      answer = await this.call(`GET ${ACCOUNT_DETAILS}`, () =>
+        this.get(ACCOUNT_DETAILS, this.timeoutMs),
+      );
     } catch (error) {
       if (error instanceof DestinationPausedError || error instanceof DestinationAuthError) {
         throw error;
       }
       return;
     }
+    this.takeClock(answer);
+  }
+
+  /** Keeps the clock an account-info answer names, if it names one. */
+  private takeClock(answer: { status: number; body: unknown }): void {
     const details = accountDetails.safeParse(answer.body);
     if (answer.status !== 200 || !details.success) return;
     const { timeZone, utcOffsetMilliseconds } = details.data;
@@ -309,12 +345,34 @@ export class HubSpotClient {
   }
 
   /**
-   * A GET beside the SDK, with got as ebsync's other plain HTTP calls, answered as the SDK's
-   * …WithHttpInfo methods answer. The body is read up to MAX_DETAILS_BYTES only: past that the
-   * request is cancelled while downloading, so an endless answer is never held in memory.
+   * One account-info read after a DAILY refusal, within CLOCK_READ_TIMEOUT_MS so the pause is
+   * not held up: HubSpot may still answer it (its documentation does not say whether it
+   * counts against the daily limit). Whatever it answers or fails with only informs; calls
+   * refused at once share one read.
    */
-  private async get(path: string): Promise<HttpInfoLike> {
-    const sent = this.http.get(path.replace(/^\/+/, ''));
+  private readClockOnce(): Promise<void> {
+    const ms = Math.min(this.timeoutMs, CLOCK_READ_TIMEOUT_MS);
+    this.clockRead ??= this.exchange(
+      `GET ${ACCOUNT_DETAILS}`,
+      () => this.get(ACCOUNT_DETAILS, ms),
+      ms,
+    )
+      .then((answer) => this.takeClock(answer))
+      .catch(() => undefined)
+      .finally(() => {
+        this.clockRead = undefined;
+      });
+    return this.clockRead;
+  }
+
+  /**
+   * A GET beside the SDK, with got as ebsync's other plain HTTP calls, answered as the SDK's
+   * …WithHttpInfo methods answer, within `ms`. The body is read up to MAX_DETAILS_BYTES only:
+   * past that the request is cancelled while downloading, so an endless answer is never held
+   * in memory.
+   */
+  private async get(path: string, ms: number): Promise<HttpInfoLike> {
+    const sent = this.http.get(path.replace(/^\/+/, ''), { timeout: { request: ms } });
     let tooLarge = false;
     // on() hands back the same request, awaited below.
     void sent.on('downloadProgress', ({ transferred }: { transferred: number }) => {

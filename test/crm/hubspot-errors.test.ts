@@ -450,6 +450,64 @@ describe('HubSpot destination failures', () => {
     }
   });
 
+  describe("DAILY before the portal's clock is known", () => {
+    let portal: HubSpotFake;
+    /** A portal in New York whose day's allowance is spent from its first call, at 18:30 there. */
+    beforeAll(async () => {
+      portal = await startHubSpotFake({ adminToken: 'crm-errors-admin' });
+      await setupHubSpot({ baseUrl: portal.baseUrl, token: portal.token });
+    });
+    afterAll(() => portal?.close());
+    const spentAt = async (countsAgainstLimits: boolean) => {
+      portal.state.reset();
+      const answer = await fetch(`${portal.baseUrl}/_admin/account`, {
+        method: 'PUT',
+        headers: { 'x-admin-token': 'crm-errors-admin', 'content-type': 'application/json' },
+        body: JSON.stringify({ timeZone: 'US/Eastern', countsAgainstLimits }),
+      });
+      expect(answer.status).toBe(200);
+      portal.state.limits.daily = 0;
+      portal.state.clockOffsetMs = Date.parse('2026-12-06T23:30:00Z') - Date.now();
+      return new HubSpotDestination({ baseUrl: portal.baseUrl, token: portal.token });
+    };
+    const details = 'GET /account-info/v3/details';
+
+    it("a write before any schema check (a worker restarted mid-pass) reads the clock then: the pause ends at the portal's midnight", async () => {
+      const paused: unknown = await (
+        await spentAt(false)
+      )
+        .upsert('leads', [lead('d1', 'd1@example.com')])
+        .catch((e: unknown) => e);
+      expect(paused).toBeInstanceOf(DestinationPausedError);
+      expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T05:00:00.000Z');
+      expect(portal.state.counters.requests[details]).toBe(1);
+    });
+
+    it("the schema check's own read, answered while the allowance is spent, sets the portal's midnight", async () => {
+      const paused: unknown = await (
+        await spentAt(false)
+      )
+        .ensureSchema([])
+        .catch((e: unknown) => e);
+      expect(paused).toBeInstanceOf(DestinationPausedError);
+      expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T05:00:00.000Z');
+    });
+
+    it('an account-info read that counts against the spent limit is not asked twice: midnight UTC', async () => {
+      const destination = await spentAt(true);
+      const paused: unknown = await destination.ensureSchema([]).catch((e: unknown) => e);
+      expect(paused).toBeInstanceOf(DestinationPausedError);
+      expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T00:00:00.000Z');
+      expect(portal.state.counters.requests[details]).toBe(1);
+      // A later refused write asks once more (the limit may have been reset since), no more.
+      const again: unknown = await destination
+        .upsert('leads', [lead('d2', 'd2@example.com')])
+        .catch((e: unknown) => e);
+      expect((again as DestinationPausedError).resumeAt).toBe('2026-12-07T00:00:00.000Z');
+      expect(portal.state.counters.requests[details]).toBe(2);
+    });
+  });
+
   it('a short-window rate limit retries after the window, with jitter', () => {
     const failure = toActivityFailure(
       new DestinationRateLimitedError('HubSpot rate limited', 10_000),

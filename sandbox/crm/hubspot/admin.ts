@@ -23,6 +23,20 @@ const validationRulesBody = z.strictObject({
     }),
   ),
 });
+const accountBody = z.strictObject({
+  timeZone: z
+    .string()
+    .refine((zone) => {
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: zone });
+        return true;
+      } catch {
+        return false;
+      }
+    })
+    .nullable(),
+  countsAgainstLimits: z.boolean(),
+});
 const stallBody = z.strictObject({
   ms: z.number().int().min(0),
   count: z.number().int().min(0),
@@ -30,8 +44,9 @@ const stallBody = z.strictObject({
 
 /**
  * HubSpot's admin surface: contacts and deals, the deal ↔ contact associations, and the
- * portal's property validation rules (what makes HubSpot refuse single items of a batch), and
- * a stall (requests held before they are answered: a hung portal).
+ * portal's property validation rules (what makes HubSpot refuse single items of a batch), its
+ * time zone (the account-info answer and the daily reset), and a stall (requests held before
+ * they are answered: a hung portal).
  */
 export function registerHubSpotAdmin(
   app: FastifyInstance,
@@ -70,6 +85,17 @@ export function registerHubSpotAdmin(
       ...(r.pattern !== undefined ? { pattern: r.pattern } : {}),
     }));
     return { rules: state.validationRules };
+  });
+  app.put('/account', (request, reply) => {
+    const body = accountBody.safeParse(request.body);
+    if (!body.success) {
+      return reply
+        .code(400)
+        .send({ error: 'expected {timeZone: an IANA zone or null, countsAgainstLimits: boolean}' });
+    }
+    state.timeZone = body.data.timeZone ?? undefined;
+    state.accountInfoCounts = body.data.countsAgainstLimits;
+    return { timeZone: body.data.timeZone, countsAgainstLimits: state.accountInfoCounts };
   });
   app.put('/stall', (request, reply) => {
     const body = stallBody.safeParse(request.body);

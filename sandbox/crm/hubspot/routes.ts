@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { zonedIso } from '../../time.js';
 import { countAndFault } from '../admin.js';
 import {
   DEFAULT_PIPELINE_STAGES,
@@ -25,6 +26,8 @@ const MAX_BATCH = 100;
 // deal to contact 3, contact to deal 4.
 export const DEAL_TO_CONTACT = 3;
 export const CONTACT_TO_DEAL = 4;
+
+const ACCOUNT_DETAILS = '/account-info/v3/details';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -101,6 +104,12 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
   // https://developers.hubspot.com/docs/api/private-apps — a private app's access token
   // goes in `Authorization: Bearer`.
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    // A portal without a time zone set serves no account information, as the fake did before
+    // it had the route: not counted, faulted or limited, so a switch set for the next call
+    // still meets the call a test means.
+    if (request.url.startsWith(ACCOUNT_DETAILS) && state.timeZone === undefined) {
+      return hubspotError(reply, 404, 'OBJECT_NOT_FOUND', 'Not found');
+    }
     const fault = countAndFault(state, request);
     if (fault !== undefined) return hubspotError(reply, fault, 'INTERNAL_ERROR', 'injected fault');
     if (state.stall && state.stall.count > 0) {
@@ -115,6 +124,7 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
         'Authentication credentials not found or not valid.',
       );
     }
+    if (!state.accountInfoCounts && request.url.startsWith(ACCOUNT_DETAILS)) return undefined;
     const { policy, headers } = state.admit();
     void reply.headers(headers);
     if (policy) {
@@ -227,6 +237,18 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
   // an input may carry a unique `objectWriteTraceId`; the error of a failed one names it in
   // `context.objectWriteTraceId` (a list). An input without one is named by its id in
   // `context.ids`, as batch read names the ids it did not find.
+  // https://developers.hubspot.com/docs/api-reference/latest/account/account-information/get-account-details
+  // — the portal's time zone and its offset from UTC now, in milliseconds.
+  app.get(ACCOUNT_DETAILS, (_request, reply) => {
+    const zone = state.timeZone;
+    if (zone === undefined) return hubspotError(reply, 404, 'OBJECT_NOT_FOUND', 'Not found');
+    const now = state.now();
+    // The zone's wall clock read as if it were UTC, less the instant: the offset now.
+    const wall = Date.parse(`${zonedIso(now, zone).slice(0, 19)}Z`);
+    const utcOffsetMilliseconds = wall - Math.floor(now / 1000) * 1000;
+    return { portalId: 1, accountType: 'STANDARD', timeZone: zone, utcOffsetMilliseconds };
+  });
+
   app.post('/crm/v3/objects/:type/batch/upsert', (request, reply) => {
     const params = objectTypeParam.safeParse(request.params);
     if (!params.success) return hubspotError(reply, 404, 'OBJECT_NOT_FOUND', 'Unknown object type');

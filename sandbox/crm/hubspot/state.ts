@@ -1,3 +1,4 @@
+import { ymd } from '../../time.js';
 import { CrmFakeState } from '../fake-state.js';
 /**
  * The in-memory portal behind the HubSpot fake: CRM records, property definitions,
@@ -143,6 +144,17 @@ export class HubSpotState extends CrmFakeState<HubSpotCounters> {
    * place or at least report each failed input whichever it gets.
    */
   itemErrorContext: 'trace' | 'ids' | 'none' = 'trace';
+  /**
+   * The portal's time zone (IANA), answered by GET /account-info/v3/details, and the zone
+   * whose midnight resets the daily limit, as HubSpot's does. Undefined: the route is not
+   * served (404) and days are UTC days.
+   */
+  timeZone: string | undefined;
+  /**
+   * Whether the account-info read counts against the limits and is refused once the day's
+   * allowance is spent. HubSpot's documentation does not say; a test switch for both cases.
+   */
+  accountInfoCounts = true;
   private nextId = 1001;
   /** End times of the calls counted in the rolling ten-second window. */
   private window: number[] = [];
@@ -177,6 +189,8 @@ export class HubSpotState extends CrmFakeState<HubSpotCounters> {
     this.validationRules = [];
     this.contactsPerDeal = null;
     this.itemErrorContext = 'trace';
+    this.timeZone = undefined;
+    this.accountInfoCounts = true;
     this.window = [];
     this.day = '';
     this.usedToday = 0;
@@ -189,11 +203,12 @@ export class HubSpotState extends CrmFakeState<HubSpotCounters> {
   /**
    * Counts one call against both limits, or names the policy that turns it away.
    * https://developers.hubspot.com/docs/api/usage-details — the burst limit is a rolling
-   * ten-second window; the daily one resets at midnight (the fake's days are UTC days).
+   * ten-second window; the daily one resets at midnight in the portal's time zone (UTC
+   * days while the fake has none).
    */
   admit(): { policy: 'TEN_SECONDLY_ROLLING' | 'DAILY' | null; headers: Record<string, string> } {
     const now = this.now();
-    const today = new Date(now).toISOString().slice(0, 10);
+    const today = ymd(now, this.timeZone ?? 'UTC');
     if (today !== this.day) {
       this.day = today;
       this.usedToday = 0;
