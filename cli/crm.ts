@@ -83,10 +83,14 @@ export function salesforceMappingText(m: SalesforceMapping): string {
 
 const mappingText = (crm: Crm, config: ReturnType<typeof loadStartupConfig>): string =>
   crm === 'hubspot'
-    ? hubspotMappingText(hubspotMapping(config.crm.hubspot.mapping))
+    ? hubspotMappingText(hubspotMapping(config.crm.hubspot.mapping, config.crm.hubspot.mappingFile))
     : crm === 'pipedrive'
-      ? pipedriveMappingText(pipedriveMapping(config.crm.pipedrive.mapping))
-      : salesforceMappingText(salesforceMapping(config.crm.salesforce.mapping));
+      ? pipedriveMappingText(
+          pipedriveMapping(config.crm.pipedrive.mapping, config.crm.pipedrive.mappingFile),
+        )
+      : salesforceMappingText(
+          salesforceMapping(config.crm.salesforce.mapping, config.crm.salesforce.mappingFile),
+        );
 
 /** `destinations setup salesforce`: the org cannot be changed over REST cheaply, so it is checked. */
 async function checkSalesforceOrg(config: ReturnType<typeof loadStartupConfig>): Promise<void> {
@@ -104,7 +108,8 @@ async function checkSalesforceOrg(config: ReturnType<typeof loadStartupConfig>):
   try {
     lines = await checkSalesforce(
       { ...options, refreshTokens },
-      salesforceMapping(config.crm.salesforce.mapping),
+      salesforceMapping(config.crm.salesforce.mapping, config.crm.salesforce.mappingFile),
+      config.crm.salesforce.mappingFile,
     );
   } finally {
     refreshTokens.close();

@@ -147,6 +147,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
 
+  // A CRM mapping is checked again by its destination (columns, reserved fields), beyond
+  // config/: the file it came from goes with it, so that refusal names what the user wrote.
+  for (const crm of ['hubspot', 'pipedrive', 'salesforce']) {
+    const source = sources.get(`crm.${crm}.mapping`);
+    if (source?.kind === 'file') setPath(raw, `crm.${crm}.mappingFile`, source.file);
+  }
+
   const result = configSchema.safeParse(raw);
   if (result.success) return result.data;
   throw new ConfigError(formatIssues(result.error, raw, sources));

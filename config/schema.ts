@@ -414,6 +414,8 @@ export const configSchema = z
             baseUrl: serverUrl(CRM_URL_RULE, false).default('https://api.hubapi.com'),
             token: optionalText,
             mapping: hubspotMappingSetting.optional(),
+            /** Set by loadConfig when the mapping came from the config file: its path. */
+            mappingFile: z.string().optional(),
           })
           .prefault({}),
         pipedrive: z
@@ -421,6 +423,8 @@ export const configSchema = z
             baseUrl: serverUrl(CRM_URL_RULE, false).default('https://api.pipedrive.com'),
             token: optionalText,
             mapping: pipedriveMappingSetting.optional(),
+            /** Set by loadConfig when the mapping came from the config file: its path. */
+            mappingFile: z.string().optional(),
           })
           .prefault({}),
         salesforce: z
@@ -434,6 +438,8 @@ export const configSchema = z
             username: optionalText,
             privateKeyFile: optionalText,
             mapping: salesforceMappingSetting.optional(),
+            /** Set by loadConfig when the mapping came from the config file: its path. */
+            mappingFile: z.string().optional(),
           })
           .prefault({}),
       })

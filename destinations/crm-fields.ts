@@ -42,33 +42,55 @@ export const chunks = <T>(list: readonly T[], size: number): T[][] =>
 export type FieldMapPlace = `${'leads' | 'events'}.${string}`;
 
 /**
+ * Where a CRM mapping was given: its environment variable, or its key in the config file
+ * (`file` set), so a refusal names what the user wrote, as loadConfig names a setting.
+ */
+export interface MappingSource {
+  env: string;
+  path: string;
+  file?: string | undefined;
+}
+
+/** The mapping setting as refusals name it: its variable, or its key in the config file. */
+export function mappingSetting(source: MappingSource): string {
+  return source.file === undefined ? source.env : `${source.path} in ${source.file}`;
+}
+
+/** One entry of a mapping as refusals name it (`leads.contact.firstname`) by its source. */
+export function mappingEntry(source: MappingSource, entry: string): string {
+  return source.file === undefined
+    ? `${source.env} ${entry}`
+    : `${source.path}.${entry} in ${source.file}`;
+}
+
+/**
  * A field map (CRM field → column of the mirrored table) from the defaults and the configured
  * overrides, null removing a field; a field or column that may not be mapped is refused in
- * one line naming the setting and the place.
+ * one line naming the setting (as `source` says where it was given) and the place.
  */
 export type FieldMapMerger = (
+  source: MappingSource,
   where: FieldMapPlace,
   defaults: Record<string, string>,
   overrides: Record<string, string | null> | undefined,
 ) => Record<string, string>;
 
 /**
- * One CRM's field-map merger: `setting` names its mapping setting in refusals, `refuse` says
- * why a field may not be mapped at a place (undefined when it may). A column the place's
- * table lacks is refused too.
+ * One CRM's field-map merger: `refuse` says why a field may not be mapped at a place
+ * (undefined when it may). A column the place's table lacks is refused too.
  */
 export function fieldMapMerger(
-  setting: string,
   refuse: (field: string, where: FieldMapPlace) => string | undefined,
 ): FieldMapMerger {
-  return (where, defaults, overrides) => {
+  return (source, where, defaults, overrides) => {
     const table = where.startsWith('leads.') ? 'leads' : 'events';
     const merged: Record<string, string> = { ...defaults };
     const columns = new Set(TABLES[table].columns.map((c) => c.name));
     for (const [field, column] of Object.entries(overrides ?? {})) {
+      const entry = mappingEntry(source, `${where}.${field}`);
       const why = refuse(field, where);
       if (why !== undefined) {
-        throw new DestinationTargetError(`${setting} ${where}.${field} is not allowed: ${why}`);
+        throw new DestinationTargetError(`${entry} is not allowed: ${why}`);
       }
       if (column === null) {
         delete merged[field];
@@ -76,7 +98,7 @@ export function fieldMapMerger(
       }
       if (!columns.has(column)) {
         throw new DestinationTargetError(
-          `${setting} ${where}.${field}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
+          `${entry}='${column}' is not allowed: expected a column of ${table} (docs/mirror.md, Tables)`,
         );
       }
       merged[field] = column;
@@ -106,10 +128,12 @@ export function mappingWithOverrides<M extends { leads: object; events: object }
   overrides: MappingOverrides<M>,
   merge: FieldMapMerger,
   fieldMaps: readonly FieldMapPlace[],
+  source: MappingSource,
 ): M {
   const valueAt = (where: string, base: unknown, override: unknown): unknown => {
     if ((fieldMaps as readonly string[]).includes(where)) {
       return merge(
+        source,
         where as FieldMapPlace,
         base as Record<string, string>,
         override as Record<string, string | null> | undefined,

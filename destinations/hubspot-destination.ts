@@ -31,6 +31,8 @@ import { TABLES, type TableSpec } from './tables.js';
 
 export interface HubSpotDestinationOptions extends HubSpotClientOptions {
   mapping?: HubSpotMappingOverrides;
+  /** The config file the mapping came from, which its refusals name (else its variable). */
+  mappingFile?: string;
 }
 
 // https://developers.hubspot.com/docs/api-reference/error-handling — a batch answer: its
@@ -168,7 +170,7 @@ export class HubSpotDestination implements Destination {
   private schemaChecked = false;
 
   constructor(private readonly options: HubSpotDestinationOptions) {
-    this.mapping = hubspotMapping(options.mapping);
+    this.mapping = hubspotMapping(options.mapping, options.mappingFile);
     this.client = new HubSpotClient(options);
   }
 

@@ -57,13 +57,21 @@ export const DEFAULT_HUBSPOT_MAPPING: HubSpotMapping = {
 /** Properties ebsync sets itself: keys and stage, not remappable. */
 const RESERVED = new Set(['email', LEAD_KEY, EVENT_KEY, 'dealstage', 'pipeline']);
 
-const merge = fieldMapMerger('EBSYNC_HUBSPOT_MAPPING', reservedFields(RESERVED));
+const merge = fieldMapMerger(reservedFields(RESERVED));
 
-/** The defaults with the configured overrides applied (EBSYNC_HUBSPOT_MAPPING). */
-export function hubspotMapping(overrides: HubSpotMappingOverrides = {}): HubSpotMapping {
-  return mappingWithOverrides(DEFAULT_HUBSPOT_MAPPING, overrides, merge, [
-    'leads.contact',
-    'leads.deal',
-    'events.deal',
-  ]);
+/**
+ * The defaults with the configured overrides applied (EBSYNC_HUBSPOT_MAPPING, or crm.hubspot.mapping in
+ * the config file `file`, which refusals then name).
+ */
+export function hubspotMapping(
+  overrides: HubSpotMappingOverrides = {},
+  file?: string,
+): HubSpotMapping {
+  return mappingWithOverrides(
+    DEFAULT_HUBSPOT_MAPPING,
+    overrides,
+    merge,
+    ['leads.contact', 'leads.deal', 'events.deal'],
+    { env: 'EBSYNC_HUBSPOT_MAPPING', path: 'crm.hubspot.mapping', file },
+  );
 }

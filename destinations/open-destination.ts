@@ -53,6 +53,7 @@ export function openDestination(
       baseUrl: hubspot.baseUrl,
       token: hubspot.token,
       ...(hubspot.mapping ? { mapping: hubspot.mapping } : {}),
+      ...(hubspot.mappingFile ? { mappingFile: hubspot.mappingFile } : {}),
     });
   }
   if (parsed.kind === 'pipedrive') {
@@ -66,6 +67,7 @@ export function openDestination(
       baseUrl: pipedrive.baseUrl,
       token: pipedrive.token,
       ...(pipedrive.mapping ? { mapping: pipedrive.mapping } : {}),
+      ...(pipedrive.mappingFile ? { mappingFile: pipedrive.mappingFile } : {}),
     });
   }
   if (parsed.kind === 'salesforce') {
@@ -79,6 +81,7 @@ export function openDestination(
     return openSalesforceDestination({
       ...options,
       ...(crm?.salesforce?.mapping ? { mapping: crm.salesforce.mapping } : {}),
+      ...(crm?.salesforce?.mappingFile ? { mappingFile: crm.salesforce.mappingFile } : {}),
       ...(keeping.refreshTokens ? { refreshTokens: keeping.refreshTokens } : {}),
     });
   }

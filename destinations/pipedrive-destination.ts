@@ -32,6 +32,8 @@ export interface PipedriveDestinationOptions {
   baseUrl: string;
   token: string;
   mapping?: PipedriveMappingOverrides;
+  /** The config file the mapping came from, which its refusals name (else its variable). */
+  mappingFile?: string;
 }
 
 /** Pipedrive ids of one mirrored record, kept in the ledger as `p<person>.d<deal>`. */
@@ -112,7 +114,7 @@ export class PipedriveDestination implements Destination {
   private readonly personIds = new Map<string, number>();
 
   constructor(private readonly options: PipedriveDestinationOptions) {
-    this.mapping = pipedriveMapping(options.mapping);
+    this.mapping = pipedriveMapping(options.mapping, options.mappingFile);
     this.client = new PipedriveClient({ baseUrl: options.baseUrl, token: options.token });
   }
 

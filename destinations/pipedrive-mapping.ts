@@ -50,18 +50,26 @@ export const DEFAULT_PIPEDRIVE_MAPPING: PipedriveMapping = {
   },
 };
 
-const merge = fieldMapMerger('EBSYNC_PIPEDRIVE_MAPPING', (field, where) => {
+const merge = fieldMapMerger((field, where) => {
   const standard: readonly string[] = STANDARD[where.endsWith('.person') ? 'person' : 'deal'];
   return standard.includes(field) || CUSTOM_KEY.test(field)
     ? undefined
     : `expected ${standard.join(', ')} or a custom field key (40 hex digits)`;
 });
 
-/** The defaults with the configured overrides applied (EBSYNC_PIPEDRIVE_MAPPING). */
-export function pipedriveMapping(overrides: PipedriveMappingOverrides = {}): PipedriveMapping {
-  return mappingWithOverrides(DEFAULT_PIPEDRIVE_MAPPING, overrides, merge, [
-    'leads.person',
-    'leads.deal',
-    'events.deal',
-  ]);
+/**
+ * The defaults with the configured overrides applied (EBSYNC_PIPEDRIVE_MAPPING, or crm.pipedrive.mapping in
+ * the config file `file`, which refusals then name).
+ */
+export function pipedriveMapping(
+  overrides: PipedriveMappingOverrides = {},
+  file?: string,
+): PipedriveMapping {
+  return mappingWithOverrides(
+    DEFAULT_PIPEDRIVE_MAPPING,
+    overrides,
+    merge,
+    ['leads.person', 'leads.deal', 'events.deal'],
+    { env: 'EBSYNC_PIPEDRIVE_MAPPING', path: 'crm.pipedrive.mapping', file },
+  );
 }

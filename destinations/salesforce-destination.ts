@@ -15,6 +15,7 @@ import {
   crmDescription,
   emailsIn,
   eventStageKey,
+  mappingSetting,
   passedOver,
   refusalsOf,
   shortReason,
@@ -29,6 +30,7 @@ import {
 import {
   SALESFORCE_KEYS,
   salesforceMapping,
+  salesforceMappingSource,
   type SalesforceMapping,
 } from './salesforce-mapping.js';
 import {
@@ -42,6 +44,8 @@ import { TABLES, type TableSpec } from './tables.js';
 
 export interface SalesforceDestinationOptions extends SalesforceClientOptions {
   mapping?: SalesforceMappingOverrides;
+  /** The config file the mapping came from, which its refusals name (else its variable). */
+  mappingFile?: string;
 }
 
 // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_upsert.htm
@@ -133,7 +137,7 @@ export class SalesforceDestination implements Destination {
   private fields: Promise<ObjectFields> | undefined;
 
   constructor(private readonly options: SalesforceDestinationOptions) {
-    this.mapping = salesforceMapping(options.mapping);
+    this.mapping = salesforceMapping(options.mapping, options.mappingFile);
     this.client = new SalesforceClient(options);
   }
 
@@ -242,10 +246,10 @@ export class SalesforceDestination implements Destination {
       const missing = missingFields(fields, this.mapping);
       if (missing.length > 0) {
         throw new DestinationSchemaError(
-          `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} (docs/crm.md, Salesforce) or change EBSYNC_SALESFORCE_MAPPING, then check with 'ebsync destinations setup salesforce'`,
+          `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} (docs/crm.md, Salesforce) or change ${mappingSetting(salesforceMappingSource(this.options.mappingFile))}, then check with 'ebsync destinations setup salesforce'`,
         );
       }
-      const unsuited = unsuitedMapping(fields, this.mapping);
+      const unsuited = unsuitedMapping(fields, this.mapping, this.options.mappingFile);
       if (unsuited) throw new DestinationSchemaError(unsuited);
       return fields;
     })().catch((error: unknown) => {

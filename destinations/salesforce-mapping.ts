@@ -1,5 +1,10 @@
 import type { SalesforceMappingOverrides } from '../config/salesforce-mapping.js';
-import { fieldMapMerger, mappingWithOverrides, reservedFields } from './crm-fields.js';
+import {
+  fieldMapMerger,
+  mappingWithOverrides,
+  reservedFields,
+  type MappingSource,
+} from './crm-fields.js';
 
 /**
  * What ebsync writes to Salesforce: a lead becomes a Lead upserted by `EBS_Lead_Id__c`; an
@@ -59,12 +64,28 @@ export const DEFAULT_SALESFORCE_MAPPING: SalesforceMapping = {
   },
 };
 
-const merge = fieldMapMerger('EBSYNC_SALESFORCE_MAPPING', reservedFields(RESERVED));
+/** Where the Salesforce mapping was given: its variable, or the config file `file`. */
+export const salesforceMappingSource = (file?: string): MappingSource => ({
+  env: 'EBSYNC_SALESFORCE_MAPPING',
+  path: 'crm.salesforce.mapping',
+  file,
+});
 
-/** The defaults with the configured overrides applied (EBSYNC_SALESFORCE_MAPPING). */
-export function salesforceMapping(overrides: SalesforceMappingOverrides = {}): SalesforceMapping {
-  return mappingWithOverrides(DEFAULT_SALESFORCE_MAPPING, overrides, merge, [
-    'leads.lead',
-    'events.opportunity',
-  ]);
+const merge = fieldMapMerger(reservedFields(RESERVED));
+
+/**
+ * The defaults with the configured overrides applied (EBSYNC_SALESFORCE_MAPPING, or crm.salesforce.mapping in
+ * the config file `file`, which refusals then name).
+ */
+export function salesforceMapping(
+  overrides: SalesforceMappingOverrides = {},
+  file?: string,
+): SalesforceMapping {
+  return mappingWithOverrides(
+    DEFAULT_SALESFORCE_MAPPING,
+    overrides,
+    merge,
+    ['leads.lead', 'events.opportunity'],
+    salesforceMappingSource(file),
+  );
 }

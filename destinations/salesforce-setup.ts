@@ -1,5 +1,10 @@
 import { SalesforceClient, type SalesforceClientOptions } from './salesforce-client.js';
-import { SALESFORCE_KEYS, type SalesforceMapping } from './salesforce-mapping.js';
+import { mappingSetting } from './crm-fields.js';
+import {
+  SALESFORCE_KEYS,
+  salesforceMappingSource,
+  type SalesforceMapping,
+} from './salesforce-mapping.js';
 import { DestinationSchemaError } from './errors.js';
 import type { ColumnType } from './record.js';
 import { TABLES } from './tables.js';
@@ -91,10 +96,11 @@ export function unsuitedFields(fields: ObjectFields, mapping: SalesforceMapping)
 export function unsuitedMapping(
   fields: ObjectFields,
   mapping: SalesforceMapping,
+  mappingFile?: string,
 ): string | undefined {
   const unsuited = unsuitedFields(fields, mapping);
   if (unsuited.length === 0) return undefined;
-  return `EBSYNC_SALESFORCE_MAPPING maps a column of another kind to a Salesforce field: ${unsuited.join(', ')}; a currency, number or percent field takes a money or number column, a date field a date or time, a checkbox a boolean (docs/mirror.md, Tables)`;
+  return `${mappingSetting(salesforceMappingSource(mappingFile))} maps a column of another kind to a Salesforce field: ${unsuited.join(', ')}; a currency, number or percent field takes a money or number column, a date field a date or time, a checkbox a boolean (docs/mirror.md, Tables)`;
 }
 
 export interface SalesforceSetupLine {
@@ -110,16 +116,18 @@ export interface SalesforceSetupLine {
 export async function checkSalesforce(
   options: SalesforceClientOptions,
   mapping: SalesforceMapping,
+  /** The config file the mapping came from, if it did: refusals name it. */
+  mappingFile?: string,
 ): Promise<SalesforceSetupLine[]> {
   const client = new SalesforceClient(options);
   const fields = await describeObjects(client);
   const missing = missingFields(fields, mapping);
   if (missing.length > 0) {
     throw new DestinationSchemaError(
-      `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} as docs/crm.md says (external ids: Text, External ID, Unique), or change EBSYNC_SALESFORCE_MAPPING`,
+      `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} as docs/crm.md says (external ids: Text, External ID, Unique), or change ${mappingSetting(salesforceMappingSource(mappingFile))}`,
     );
   }
-  const unsuited = unsuitedMapping(fields, mapping);
+  const unsuited = unsuitedMapping(fields, mapping, mappingFile);
   if (unsuited) throw new DestinationSchemaError(unsuited);
   return Object.entries(SALESFORCE_KEYS).map(([o, f]) => ({
     field: `${o}.${f}`,

@@ -16,7 +16,9 @@ export function registerCrmCommands(program: Command): void {
   const mapping = program.command('mapping').description('Field mappings of the CRM destinations');
   mapping
     .command('show')
-    .description('Print the effective mapping of a CRM: defaults with EBSYNC_<CRM>_MAPPING applied')
+    .description(
+      'Print the effective mapping of a CRM: defaults with EBSYNC_<CRM>_MAPPING (or crm.<crm>.mapping in the config file) applied',
+    )
     .argument('<crm>', CRMS.join(', '), crmArgument)
     .action(async (crm: Crm) => (await run()).mappingShowCommand(crm));
 

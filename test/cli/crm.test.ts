@@ -114,6 +114,45 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     }
   });
 
+  it('a mapping in the config file that names a column leads do not have is named by its key and file, not a variable', async ({
+    expect,
+  }) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ebsync-crm-config-'));
+    try {
+      const file = join(dir, 'config.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          crm: {
+            hubspot: { mapping: { leads: { contact: { firstname: 'given_name' } } } },
+            pipedrive: { mapping: { leads: { deal: { amount: 'subject' } } } },
+          },
+        }),
+      );
+      const hubspot = await runCli(['mapping', 'show', 'hubspot'], { EBSYNC_CONFIG: file });
+      expect(hubspot.code).toBe(2);
+      expect(hubspot.stderr).toBe(
+        `ebsync: crm.hubspot.mapping.leads.contact.firstname in ${file}='given_name' is not allowed: expected a column of leads (docs/mirror.md, Tables)\n`,
+      );
+      const pipedrive = await runCli(['mapping', 'show', 'pipedrive'], { EBSYNC_CONFIG: file });
+      expect(pipedrive.code).toBe(2);
+      expect(pipedrive.stderr).toBe(
+        `ebsync: crm.pipedrive.mapping.leads.deal.amount in ${file} is not allowed: expected title, value, expected_close_date or a custom field key (40 hex digits)\n`,
+      );
+      // The variable, when set, is what counts, and what a refusal names.
+      const overridden = await runCli(['mapping', 'show', 'hubspot'], {
+        EBSYNC_CONFIG: file,
+        EBSYNC_HUBSPOT_MAPPING: '{"leads":{"deal":{"dealname":"nope"}}}',
+      });
+      expect(overridden.code).toBe(2);
+      expect(overridden.stderr).toBe(
+        "ebsync: EBSYNC_HUBSPOT_MAPPING leads.deal.dealname='nope' is not allowed: expected a column of leads (docs/mirror.md, Tables)\n",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a CRM ebsync does not know is refused, exit 2', async ({ expect }) => {
     const result = await runCli(['mapping', 'show', 'zoho']);
     expect(result.code).toBe(2);
@@ -247,6 +286,30 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     expect(result.stderr).toMatch(
       /^ebsync: EBSYNC_SALESFORCE_MAPPING maps a column of another kind to a Salesforce field: Opportunity\.Amount \(currency\) ← title \(text\); [^\n]*\n$/,
     );
+    // The same mapping written in the config file is named there.
+    const dir = mkdtempSync(join(tmpdir(), 'ebsync-crm-config-'));
+    try {
+      const file = join(dir, 'config.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          crm: { salesforce: { mapping: { events: { opportunity: { Amount: 'title' } } } } },
+        }),
+      );
+      const fromFile = await runCli(['destinations', 'setup', 'salesforce'], {
+        EBSYNC_CONFIG: file,
+        EBSYNC_SALESFORCE_URL: salesforce.baseUrl,
+        EBSYNC_SALESFORCE_CLIENT_ID: salesforce.clientId,
+        EBSYNC_SALESFORCE_CLIENT_SECRET: salesforce.clientSecret,
+        EBSYNC_SALESFORCE_REFRESH_TOKEN: salesforce.token,
+      });
+      expect(fromFile.code).toBe(2);
+      expect(fromFile.stderr.split('\n')[0]).toContain(
+        `ebsync: crm.salesforce.mapping in ${file} maps a column of another kind to a Salesforce field: Opportunity.Amount (currency) ← title (text); `,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('destinations setup salesforce checks the external-id fields, and names what is missing', async ({
