@@ -254,9 +254,10 @@ export function openPostgresDestination(
             `WITH target AS (
                SELECT id FROM ${t} WHERE id = ANY($1::text[]) AND deleted_at IS NULL
                ORDER BY id FOR UPDATE)
-             UPDATE ${t} AS t SET deleted_at = $2, synced_at = $2 FROM target
+             UPDATE ${t} AS t SET deleted_at = $2, synced_at = $3 FROM target
              WHERE t.id = target.id`,
-            [list, at],
+            // synced_at is when the row was written, now: never moved back to the mark's time.
+            [list, at, new Date()],
           );
           // The marks this call's `at` left: its own, and an earlier call's with the same
           // `at` (a retried attempt, whose rows this call found marked already).

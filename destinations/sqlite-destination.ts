@@ -254,7 +254,8 @@ export function openSqliteDestination(openers: DatabaseOpeners, file: string): D
         // of an earlier call with the same `at` (a retried attempt), never another writer's.
         const marked = db
           .transaction(() => {
-            writer.markDeleted.run(when, when, list);
+            // synced_at is when the row was written, now: never moved back to the mark's time.
+            writer.markDeleted.run(when, new Date().toISOString(), list);
             return writer.markedAt.get(when, list)?.n ?? 0;
           })
           .immediate();

@@ -206,6 +206,7 @@ export function describeDestination(name: string, backend: DestinationBackend): 
 
     it('marks rows deleted once, and a record written again is live again', async () => {
       await destination.upsert('leads', batchOf(3), T1);
+      const marking = Date.now() - 1_000;
       expect(await destination.markDeleted('leads', ['2', '3', 'unknown'], T2)).toEqual({
         marked: 2,
       });
@@ -218,6 +219,12 @@ export function describeDestination(name: string, backend: DestinationBackend): 
         ['2', T2.toISOString()],
         ['3', T2.toISOString()],
       ]);
+      // synced_at says when the row was written (now), whatever time the mark carries.
+      for (const row of rows.filter((r) => r.deleted_at !== null)) {
+        const synced = typeof row.synced_at === 'string' ? Date.parse(row.synced_at) : Number.NaN;
+        expect(synced).toBeGreaterThanOrEqual(marking);
+        expect(synced).toBeLessThanOrEqual(Date.now() + 1_000);
+      }
       expect(await destination.upsert('leads', [leadRecord('2')], T2)).toMatchObject({
         updated: 1,
       });
