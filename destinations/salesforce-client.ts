@@ -151,18 +151,27 @@ interface Session {
 /** What jsforce's per-request options take: its retries off (Temporal retries), a timeout. */
 const REQUEST_OPTIONS = { retry: { maxRetries: 0 }, timeout: 120_000 };
 
+/**
+ * One of Salesforce's errors: an error answer names its code `errorCode`, an item of an
+ * sObject Collections answer `statusCode` (errorCodeOf reads either).
+ */
 export interface SalesforceErrorItem {
-  message?: string;
-  errorCode?: string;
-  fields?: string[];
+  message?: string | undefined;
+  errorCode?: string | undefined;
+  statusCode?: string | undefined;
+  fields?: string[] | undefined;
 }
+
+/** The code of one of Salesforce's errors, as either kind of answer names it. */
+export const errorCodeOf = (e: SalesforceErrorItem | undefined): string | undefined =>
+  e?.errorCode ?? e?.statusCode;
 
 /** Salesforce's error list as one line: `CODE: message; …`. */
 export function errorLine(body: unknown): string {
   const list = Array.isArray(body) ? (body as SalesforceErrorItem[]) : [];
   const line = list
     .slice(0, 3)
-    .map((e) => `${e.errorCode ?? 'ERROR'}: ${e.message ?? ''}`.trim())
+    .map((e) => `${errorCodeOf(e) ?? 'ERROR'}: ${e.message ?? ''}`.trim())
     .join('; ');
   return (line || 'no message').slice(0, 300);
 }

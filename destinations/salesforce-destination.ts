@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { SalesforceMappingOverrides } from '../config/salesforce-mapping.js';
 import type {
   DeletionRefusal,
@@ -20,10 +21,15 @@ import {
   refusalsOf,
   shortReason,
 } from './crm-fields.js';
-import { DestinationRecordError, DestinationSchemaError } from './errors.js';
+import {
+  DestinationRecordError,
+  DestinationSchemaError,
+  DestinationUnavailableError,
+} from './errors.js';
 import type { JsonValue, MirrorRecord, Resource } from './record.js';
 import {
   SalesforceClient,
+  errorCodeOf,
   type SalesforceClientOptions,
   type SalesforceErrorItem,
 } from './salesforce-client.js';
@@ -61,6 +67,33 @@ interface ItemResult {
   created?: boolean;
   errors?: SalesforceErrorItem[];
 }
+
+// https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_delete.htm
+// — a DeleteResult per id asked: `id` (absent in some failures), `success`, `errors`.
+const deleteResults = z.array(
+  z.looseObject({
+    id: z
+      .string()
+      .nullish()
+      .transform((id) => id ?? undefined),
+    success: z.boolean(),
+    errors: z
+      .array(
+        z.looseObject({
+          statusCode: z.string().optional(),
+          errorCode: z.string().optional(),
+          message: z.string().optional(),
+        }),
+      )
+      .default([]),
+  }),
+);
+
+/**
+ * Item errors of a delete that mean the record is gone already: in the Recycle Bin
+ * (ENTITY_IS_DELETED), or deleted for good since it was read (INVALID_CROSS_REFERENCE_KEY).
+ */
+const ALREADY_GONE = new Set(['ENTITY_IS_DELETED', 'INVALID_CROSS_REFERENCE_KEY']);
 
 /**
  * A column's value as the Salesforce field takes it: numbers for number fields (money from
@@ -106,7 +139,7 @@ type ItemFailure = { id: string; errors: SalesforceErrorItem[] };
 /** What the mirror records of a record Salesforce refused: its first error's code and text. */
 function reasonOf(failure: ItemFailure): RefusalReason {
   const [first] = failure.errors;
-  return { code: first?.errorCode ?? 'ERROR', message: first?.message ?? 'no reason given' };
+  return { code: errorCodeOf(first) ?? 'ERROR', message: first?.message ?? 'no reason given' };
 }
 
 const reasonsOf = (failures: ReadonlyMap<string, ItemFailure>): Map<string, RefusalReason> =>
@@ -218,17 +251,28 @@ export class SalesforceDestination implements Destination {
       const answer = await this.client.ok('DELETE', '/composite/sobjects', {
         searchParams: { ids: part.join(','), allOrNone: 'false' },
       });
-      const results = Array.isArray(answer.body) ? (answer.body as ItemResult[]) : [];
+      const parsed = deleteResults.safeParse(answer.body);
+      if (!parsed.success) {
+        throw new DestinationUnavailableError(
+          'Salesforce answered a delete with something other than a result per record',
+        );
+      }
+      // Matched by id where the result names one, else by its place (the order asked).
+      const byId = new Map(parsed.data.flatMap((r) => (r.id ? [[r.id, r] as const] : [])));
       part.forEach((salesforceId, i) => {
-        const result = results[i];
+        const result = byId.get(salesforceId) ?? parsed.data[i];
         if (result?.success) {
           marked += 1;
           return;
         }
+        // Already gone: in the Recycle Bin, or deleted for good, since it was read (a webhook's
+        // drain and a sweep deleting the same record, someone in Salesforce). What was asked
+        // is so; not counted as marked by this call, which did not mark it.
+        if (result?.errors.some((e) => ALREADY_GONE.has(errorCodeOf(e) ?? ''))) return;
         // Refused, or not answered for: never dropped unsaid. The record stays in Salesforce,
         // and the mirror leaves it live in the ledger so that the next full pass tries again.
         const reason = result
-          ? reasonOf({ id: salesforceId, errors: result.errors ?? [] })
+          ? reasonOf({ id: salesforceId, errors: result.errors })
           : { code: 'NO_RESULT', message: 'Salesforce answered with no result for this record' };
         refused.push({ id: found.get(salesforceId) ?? salesforceId, ...shortReason(reason) });
       });

@@ -173,11 +173,12 @@ describe('Salesforce fake', () => {
       allOrNone: true,
       records: [lead('g1', 'g1@example.com'), bad],
     });
+    // An item's error names its code statusCode, as Salesforce's collection answers do.
     const allResults = (await all.json()) as {
       success: boolean;
-      errors: { errorCode: string }[];
+      errors: { statusCode: string }[];
     }[];
-    expect(allResults.map((r) => r.errors[0]?.errorCode)).toEqual([
+    expect(allResults.map((r) => r.errors[0]?.statusCode)).toEqual([
       'ALL_OR_NONE_OPERATION_ROLLED_BACK',
       'REQUIRED_FIELD_MISSING',
     ]);
@@ -194,10 +195,10 @@ describe('Salesforce fake', () => {
     const batch = await call('PATCH', upsertPath, { records: [lead('twice', 'x@example.com')] });
     const [result] = (await batch.json()) as {
       success: boolean;
-      errors: { errorCode: string }[];
+      errors: { statusCode: string }[];
     }[];
     expect(result?.success).toBe(false);
-    expect(result?.errors[0]?.errorCode).toBe('DUPLICATE_EXTERNAL_ID');
+    expect(result?.errors[0]?.statusCode).toBe('DUPLICATE_EXTERNAL_ID');
     const single = await call('PATCH', '/services/data/v62.0/sobjects/Lead/EBS_Lead_Id__c/twice', {
       LastName: 'C',
     });
@@ -469,6 +470,31 @@ describe('Salesforce limits and refusals', () => {
     expect(next.counts).toMatchObject({ deleted: 1, refused: 0 });
     expect(next.refusals).toEqual([]);
     expect(locked?.IsDeleted).toBe(true);
+  }, 600_000);
+
+  it('a record deleted in Salesforce between the read and the delete counts as deleted, not refused', async () => {
+    const fake = await crm.newFake();
+    fake.state.limits.dailyApiRequests = 100_000;
+    const deps = crm.depsFor(fake);
+    expect((await crm.runPass(deps, { subjects: ['leads'], mode: 'full' })).phase).toBe('done');
+
+    const [raced, plain] = [...sourceIds(crm.sb, 'lead')].slice(130, 132);
+    crm.sb.admin.deleteRecord('lead', Number(raced));
+    crm.sb.admin.deleteRecord('lead', Number(plain));
+    const [lead] = fake.state.byField('Lead', 'EBS_Lead_Id__c', raced ?? '');
+    fake.state.deletedMeanwhile.add(lead?.Id ?? '');
+
+    const pass = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
+    // Salesforce answered ENTITY_IS_DELETED for it: what the pass asked is so.
+    expect(fake.state.counters.itemErrors).toEqual({ ENTITY_IS_DELETED: 1 });
+    expect(pass.phase).toBe('done');
+    expect(pass.refusals).toEqual([]);
+    expect(pass.counts).toMatchObject({ deleted: 1, refused: 0 });
+    expect(lead?.IsDeleted).toBe(true);
+    // Gone from the ledger as deleted: the next full pass does not try it again.
+    const next = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
+    expect(next.phase).toBe('done');
+    expect(next.counts).toMatchObject({ deleted: 0, refused: 0 });
   }, 600_000);
 
   it('text longer than its field is cut to the length describe gives, not refused', async () => {

@@ -13,7 +13,8 @@ import {
 /**
  * The Salesforce routes ebsync uses, as Salesforce documents them: the OAuth 2.0 token
  * endpoint, describe, single-record and sObject Collections upsert, create and delete.
- * Errors are Salesforce's list `[{message, errorCode, fields}]`.
+ * Errors are Salesforce's list `[{message, errorCode, fields}]`; an item of an sObject
+ * Collections answer names its error's code `statusCode` instead (itemError).
  */
 
 export interface SalesforceError {
@@ -50,10 +51,24 @@ const collectionBody = z.strictObject({
 const COLLECTION_MAX = 200;
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
+/** An error as an item of an sObject Collections answer gives it. */
+interface ItemError {
+  statusCode: string;
+  message: string;
+  fields: string[];
+}
+// https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections.htm
+// — the examples of item errors: `{"statusCode": "MALFORMED_ID", "message": …, "fields": […]}`.
+const itemError = (e: SalesforceError): ItemError => ({
+  statusCode: e.errorCode,
+  message: e.message,
+  fields: e.fields,
+});
+
 interface ItemResult {
   id?: string;
   success: boolean;
-  errors: SalesforceError[];
+  errors: ItemError[];
   created?: boolean;
 }
 
@@ -378,7 +393,10 @@ export function registerSalesforceRoutes(
   // — with allOrNone, one failure rolls the whole request back.
   const rolledBack = (plans: readonly Plan[]): ItemResult[] | undefined =>
     plans.some((p) => 'error' in p)
-      ? plans.map((p) => ({ success: false, errors: ['error' in p ? p.error : ROLLED_BACK] }))
+      ? plans.map((p) => ({
+          success: false,
+          errors: [itemError('error' in p ? p.error : ROLLED_BACK)],
+        }))
       : undefined;
 
   const apply = (type: SObjectName, plans: Plan[], allOrNone: boolean): ItemResult[] => {
@@ -386,7 +404,7 @@ export function registerSalesforceRoutes(
     const refused = allOrNone ? rolledBack(plans) : undefined;
     if (refused) return refused;
     return plans.map((p): ItemResult => {
-      if ('error' in p) return { success: false, errors: [p.error] };
+      if ('error' in p) return { success: false, errors: [itemError(p.error)] };
       state.counters.writes += 1;
       if ('create' in p) {
         const made = state.insert(type, { ...p.create });
@@ -515,6 +533,12 @@ export function registerSalesforceRoutes(
       }
       return undefined;
     });
+    for (const r of found) {
+      if (r && state.deletedMeanwhile.delete(r.Id)) {
+        r.IsDeleted = true;
+        r.LastModifiedDate = nowIso();
+      }
+    }
     const errorOf = (r: SObjectRecord | undefined) =>
       !r
         ? failure('INVALID_CROSS_REFERENCE_KEY', 'invalid cross reference id')
@@ -534,13 +558,13 @@ export function registerSalesforceRoutes(
       if (error) {
         state.counters.itemErrors[error.errorCode] =
           (state.counters.itemErrors[error.errorCode] ?? 0) + 1;
-        return { id: ids[i], success: false, errors: [error] };
+        return { id: ids[i], success: false, errors: [itemError(error)] };
       }
       if (query.data.allOrNone === 'true' && anyFailed) {
         return {
           id: ids[i],
           success: false,
-          errors: [ROLLED_BACK],
+          errors: [itemError(ROLLED_BACK)],
         };
       }
       r!.IsDeleted = true;

@@ -206,6 +206,12 @@ export class SalesforceState extends CrmFakeState<SalesforceCounters> {
    */
   readonly deleteRefused = new Set<string>();
   /**
+   * Ids of records someone else deletes between ebsync's read and its delete (tests set it):
+   * a delete of one moves it to the Recycle Bin first, so its item answers ENTITY_IS_DELETED,
+   * as Salesforce answers for a record already there.
+   */
+  readonly deletedMeanwhile = new Set<string>();
+  /**
    * The connected app's "refresh token rotation": each refresh answers a new refresh token
    * and the one presented stops working.
    */
@@ -228,6 +234,7 @@ export class SalesforceState extends CrmFakeState<SalesforceCounters> {
     this.limits = { ...DEFAULT_SALESFORCE_LIMITS };
     this.blockDuplicateLeadEmails = false;
     this.deleteRefused.clear();
+    this.deletedMeanwhile.clear();
     this.rotateRefreshTokens = false;
     this.sessions.clear();
     this.calls = [];
