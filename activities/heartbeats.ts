@@ -64,7 +64,8 @@ export function progressBeat(context: Beating, at = Date.now()): void {
  * 25 s to answer does not time the attempt out, since the process is alive meanwhile; and an
  * activity stuck on something that never answers still times out, a minute after its last
  * progress, as before. Called outside an activity (tests of the functions alone), it only
- * runs it.
+ * runs it. Its beats carry no details: an activity that keeps a checkpoint in its heartbeat
+ * details (activities/connections.ts) must not be wrapped, or the beats would clear it.
  */
 export function beatingWhileAlive<Args extends unknown[], Result>(
   activity: (...args: Args) => Promise<Result>,

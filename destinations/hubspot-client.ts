@@ -394,6 +394,12 @@ export class HubSpotClient {
         { code: tooLarge ? 'ERR_ANSWER_TOO_LARGE' : networkCode(error) },
       );
     }
+    // A cancel that came after got had the whole body leaves an answer past the cap: not used.
+    if (tooLarge || response.rawBody.length > MAX_DETAILS_BYTES) {
+      throw Object.assign(new Error(`answer of GET ${path} past ${MAX_DETAILS_BYTES} bytes`), {
+        code: 'ERR_ANSWER_TOO_LARGE',
+      });
+    }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(response.headers)) {
       if (typeof value === 'string') headers[name] = value;
