@@ -51,6 +51,16 @@ export interface MappingSource {
   file?: string | undefined;
 }
 
+/** Where a CRM's mapping was given: its variable, or the config file `file`. */
+export const mappingSource = (
+  crm: 'hubspot' | 'pipedrive' | 'salesforce',
+  file?: string,
+): MappingSource => ({
+  env: `EBSYNC_${crm.toUpperCase()}_MAPPING`,
+  path: `crm.${crm}.mapping`,
+  file,
+});
+
 /** The mapping setting as refusals name it: its variable, or its key in the config file. */
 export function mappingSetting(source: MappingSource): string {
   return source.file === undefined ? source.env : `${source.path} in ${source.file}`;

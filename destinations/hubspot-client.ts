@@ -170,6 +170,12 @@ const ACCOUNT_DETAILS = '/account-info/v3/details';
 /** How long the read after a DAILY refusal may take: the pause waits for it. */
 const CLOCK_READ_TIMEOUT_MS = 5_000;
 
+/** The failure of a GET whose answer passed MAX_DETAILS_BYTES (call() reads its code). */
+const tooLargeAnswer = (path: string): Error =>
+  Object.assign(new Error(`answer of GET ${path} past ${MAX_DETAILS_BYTES} bytes`), {
+    code: 'ERR_ANSWER_TOO_LARGE',
+  });
+
 /** An answer as it came, before call() reads what it means. */
 interface RawAnswer {
   status: number;
@@ -387,19 +393,11 @@ export class HubSpotClient {
     } catch (error) {
       // got's errors carry the request's options, the token's header among them: only a code
       // goes on (call() reads nothing else).
-      throw Object.assign(
-        new Error(
-          tooLarge ? `answer of GET ${path} past ${MAX_DETAILS_BYTES} bytes` : `GET ${path} failed`,
-        ),
-        { code: tooLarge ? 'ERR_ANSWER_TOO_LARGE' : networkCode(error) },
-      );
+      if (tooLarge) throw tooLargeAnswer(path);
+      throw Object.assign(new Error(`GET ${path} failed`), { code: networkCode(error) });
     }
     // A cancel that came after got had the whole body leaves an answer past the cap: not used.
-    if (tooLarge || response.rawBody.length > MAX_DETAILS_BYTES) {
-      throw Object.assign(new Error(`answer of GET ${path} past ${MAX_DETAILS_BYTES} bytes`), {
-        code: 'ERR_ANSWER_TOO_LARGE',
-      });
-    }
+    if (tooLarge || response.rawBody.length > MAX_DETAILS_BYTES) throw tooLargeAnswer(path);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(response.headers)) {
       if (typeof value === 'string') headers[name] = value;

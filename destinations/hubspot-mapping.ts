@@ -1,5 +1,10 @@
 import type { HubSpotMappingOverrides } from '../config/hubspot-mapping.js';
-import { fieldMapMerger, mappingWithOverrides, reservedFields } from './crm-fields.js';
+import {
+  fieldMapMerger,
+  mappingSource,
+  mappingWithOverrides,
+  reservedFields,
+} from './crm-fields.js';
 
 /**
  * What ebsync writes to HubSpot: a lead becomes a contact (matched by email) and a deal
@@ -72,6 +77,6 @@ export function hubspotMapping(
     overrides,
     merge,
     ['leads.contact', 'leads.deal', 'events.deal'],
-    { env: 'EBSYNC_HUBSPOT_MAPPING', path: 'crm.hubspot.mapping', file },
+    mappingSource('hubspot', file),
   );
 }

@@ -1,5 +1,5 @@
 import type { PipedriveMappingOverrides } from '../config/pipedrive-mapping.js';
-import { fieldMapMerger, mappingWithOverrides } from './crm-fields.js';
+import { fieldMapMerger, mappingSource, mappingWithOverrides } from './crm-fields.js';
 
 /**
  * What ebsync writes to Pipedrive: a lead becomes a person (found by email) and, unless
@@ -70,6 +70,6 @@ export function pipedriveMapping(
     overrides,
     merge,
     ['leads.person', 'leads.deal', 'events.deal'],
-    { env: 'EBSYNC_PIPEDRIVE_MAPPING', path: 'crm.pipedrive.mapping', file },
+    mappingSource('pipedrive', file),
   );
 }

@@ -17,6 +17,7 @@ import {
   emailsIn,
   eventStageKey,
   mappingSetting,
+  mappingSource,
   passedOver,
   refusalsOf,
   shortReason,
@@ -36,7 +37,6 @@ import {
 import {
   SALESFORCE_KEYS,
   salesforceMapping,
-  salesforceMappingSource,
   type SalesforceMapping,
 } from './salesforce-mapping.js';
 import {
@@ -290,7 +290,7 @@ export class SalesforceDestination implements Destination {
       const missing = missingFields(fields, this.mapping);
       if (missing.length > 0) {
         throw new DestinationSchemaError(
-          `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} (docs/crm.md, Salesforce) or change ${mappingSetting(salesforceMappingSource(this.options.mappingFile))}, then check with 'ebsync destinations setup salesforce'`,
+          `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} (docs/crm.md, Salesforce) or change ${mappingSetting(mappingSource('salesforce', this.options.mappingFile))}, then check with 'ebsync destinations setup salesforce'`,
         );
       }
       const unsuited = unsuitedMapping(fields, this.mapping, this.options.mappingFile);

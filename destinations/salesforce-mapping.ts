@@ -1,9 +1,9 @@
 import type { SalesforceMappingOverrides } from '../config/salesforce-mapping.js';
 import {
   fieldMapMerger,
+  mappingSource,
   mappingWithOverrides,
   reservedFields,
-  type MappingSource,
 } from './crm-fields.js';
 
 /**
@@ -64,13 +64,6 @@ export const DEFAULT_SALESFORCE_MAPPING: SalesforceMapping = {
   },
 };
 
-/** Where the Salesforce mapping was given: its variable, or the config file `file`. */
-export const salesforceMappingSource = (file?: string): MappingSource => ({
-  env: 'EBSYNC_SALESFORCE_MAPPING',
-  path: 'crm.salesforce.mapping',
-  file,
-});
-
 const merge = fieldMapMerger(reservedFields(RESERVED));
 
 /**
@@ -86,6 +79,6 @@ export function salesforceMapping(
     overrides,
     merge,
     ['leads.lead', 'events.opportunity'],
-    salesforceMappingSource(file),
+    mappingSource('salesforce', file),
   );
 }

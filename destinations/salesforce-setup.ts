@@ -1,10 +1,6 @@
 import { SalesforceClient, type SalesforceClientOptions } from './salesforce-client.js';
-import { mappingSetting } from './crm-fields.js';
-import {
-  SALESFORCE_KEYS,
-  salesforceMappingSource,
-  type SalesforceMapping,
-} from './salesforce-mapping.js';
+import { mappingSetting, mappingSource } from './crm-fields.js';
+import { SALESFORCE_KEYS, type SalesforceMapping } from './salesforce-mapping.js';
 import { DestinationSchemaError } from './errors.js';
 import type { ColumnType } from './record.js';
 import { TABLES } from './tables.js';
@@ -100,7 +96,7 @@ export function unsuitedMapping(
 ): string | undefined {
   const unsuited = unsuitedFields(fields, mapping);
   if (unsuited.length === 0) return undefined;
-  return `${mappingSetting(salesforceMappingSource(mappingFile))} maps a column of another kind to a Salesforce field: ${unsuited.join(', ')}; a currency, number or percent field takes a money or number column, a date field a date or time, a checkbox a boolean (docs/mirror.md, Tables)`;
+  return `${mappingSetting(mappingSource('salesforce', mappingFile))} maps a column of another kind to a Salesforce field: ${unsuited.join(', ')}; a currency, number or percent field takes a money or number column, a date field a date or time, a checkbox a boolean (docs/mirror.md, Tables)`;
 }
 
 export interface SalesforceSetupLine {
@@ -124,7 +120,7 @@ export async function checkSalesforce(
   const missing = missingFields(fields, mapping);
   if (missing.length > 0) {
     throw new DestinationSchemaError(
-      `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} as docs/crm.md says (external ids: Text, External ID, Unique), or change ${mappingSetting(salesforceMappingSource(mappingFile))}`,
+      `Salesforce has no field ${missing.join(', ')}: create ${missing.length > 1 ? 'them' : 'it'} as docs/crm.md says (external ids: Text, External ID, Unique), or change ${mappingSetting(mappingSource('salesforce', mappingFile))}`,
     );
   }
   const unsuited = unsuitedMapping(fields, mapping, mappingFile);
