@@ -51,8 +51,9 @@ export function report<A extends unknown[]>(render: (...args: A) => string, ...a
 }
 
 /**
- * A copy of `data` with each string, in arrays and plain objects at any depth, on one line.
- * Anything else (a Date, a Map) is kept as it is: reports are made of plain data.
+ * A copy of `data` with each string, in arrays and plain objects at any depth, on one line:
+ * the keys of objects too, since a report may print them (a table of counts by a name someone
+ * else chose). Anything else (a Date, a Map) is kept as it is: reports are made of plain data.
  */
 function quotedValues(data: unknown): unknown {
   if (typeof data === 'string') return escapedControls(data, CONTROL);
@@ -60,7 +61,12 @@ function quotedValues(data: unknown): unknown {
   if (typeof data !== 'object' || data === null) return data;
   const prototype: unknown = Object.getPrototypeOf(data);
   if (prototype !== Object.prototype && prototype !== null) return data;
-  return Object.fromEntries(Object.entries(data).map(([key, value]) => [key, quotedValues(value)]));
+  return Object.fromEntries(
+    Object.entries(data).map(([key, value]) => [
+      escapedControls(key, CONTROL),
+      quotedValues(value),
+    ]),
+  );
 }
 
 /**

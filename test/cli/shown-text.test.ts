@@ -24,6 +24,16 @@ describe('a report of values someone else wrote', () => {
       'name A\\x0aebsync: forged\nnotes x\\x1b[2J, ok (2)\n',
     );
   });
+
+  it('writes out the control characters of keys too, which a report may print', () => {
+    const render = (counts: Record<string, number>): string =>
+      Object.entries(counts)
+        .map(([name, n]) => `${name}: ${n}\n`)
+        .join('');
+    expect(report(render, { 'a\nebsync: forged': 1, b: 2 })).toBe(
+      'a\\x0aebsync: forged: 1\nb: 2\n',
+    );
+  });
 });
 
 describe('JSON for a terminal', () => {
