@@ -110,14 +110,16 @@ export function etaText(p: MirrorProgress, ended?: string): string {
 
 /**
  * What a pass did with the records it read: '250 written, 3 unchanged, 120 read again,
- * 0 deleted, ' (read again, passed over and refused only when there are some), as the progress
- * line and the status page say it.
+ * 0 deleted, ' (without email, read again, passed over and refused only when there are some),
+ * as the progress line and the status page say it.
  */
 export function outcomeText(c: MirrorCounts): string {
   const again = c.again ?? 0;
   const passedOver = c.passedOver ?? 0;
+  const withoutEmail = c.withoutEmail ?? 0;
   return (
-    `${c.written} written, ${c.unchanged} unchanged, ${again ? `${again} read again, ` : ''}` +
+    `${c.written} written${withoutEmail ? ` (${withoutEmail} without email)` : ''}, ` +
+    `${c.unchanged} unchanged, ${again ? `${again} read again, ` : ''}` +
     `${passedOver ? `${passedOver} passed over, ` : ''}` +
     `${c.deleted} deleted, ${c.refused ? `${c.refused} refused, ` : ''}`
   );
@@ -274,6 +276,13 @@ export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): stri
   if (passedOver > 0) {
     lines.push(
       `  passed over  ${counted(passedOver, 'record')} the destination has no place for (bookings, appointments: a CRM takes leads and events)`,
+    );
+  }
+  const withoutEmail = c.withoutEmail ?? 0;
+  if (withoutEmail > 0) {
+    // Written and complete: said so that a CRM with fewer contacts than deals is no mystery.
+    lines.push(
+      `  no email     ${counted(withoutEmail, 'record')} written without an email address or a contact (empty, or text that is no address)`,
     );
   }
   if (p.reach) lines.push(`  reach        ${reachLine(p.reach)}`);

@@ -89,6 +89,13 @@ export interface UpsertResult {
    * appointments), so none of them was written, nor refused. Absent: none.
    */
   readonly passedOver?: number;
+  /**
+   * Records a CRM wrote that hold no email address (none given, or text that is no address:
+   * `n/a`, a phone number): no contact or person is linked to their deal, and a Salesforce Lead
+   * has no Email. Written, not refused: a retry could not change it, so the pass stays
+   * complete and says how many. Absent: none.
+   */
+  readonly withoutEmail?: number;
 }
 
 /** Why a CRM refused one record: the vendor's error code and its text. */

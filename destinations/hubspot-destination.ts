@@ -86,6 +86,8 @@ interface DealsOutcome {
   deals: Map<string, BatchResult>;
   refused: Map<string, RefusalReason>;
   partial: Map<string, RefusalReason>;
+  /** Deals written with no email address to find a contact by (UpsertResult.withoutEmail). */
+  withoutEmail: number;
 }
 
 function readBatch(type: string, body: unknown): z.infer<typeof batchAnswer> {
@@ -395,7 +397,8 @@ export class HubSpotDestination implements Destination {
     }
     for (const [id, reason] of await this.associate(pairs))
       if (!partial.has(id)) partial.set(id, reason);
-    return { deals: deals.written, refused: deals.refused, partial };
+    const withoutEmail = leads.filter((l) => deals.written.has(l.id) && !emailOf.has(l.id)).length;
+    return { deals: deals.written, refused: deals.refused, partial, withoutEmail };
   }
 
   private async upsertEvents(events: MirrorRecord[]): Promise<DealsOutcome> {
@@ -435,7 +438,9 @@ export class HubSpotDestination implements Destination {
     }
     for (const [id, reason] of await this.associate(pairs))
       if (!partial.has(id)) partial.set(id, reason);
-    return { deals: deals.written, refused: deals.refused, partial };
+    let withoutEmail = 0;
+    for (const emails of emailsOf.values()) if (emails.length === 0) withoutEmail += 1;
+    return { deals: deals.written, refused: deals.refused, partial, withoutEmail };
   }
 
   /**
@@ -451,7 +456,14 @@ export class HubSpotDestination implements Destination {
       else updated += 1;
     }
     const refused = refusalsOf(records, outcome.refused, outcome.partial);
-    return { inserted, updated, unchanged: 0, keys, ...(refused.length > 0 ? { refused } : {}) };
+    return {
+      inserted,
+      updated,
+      unchanged: 0,
+      keys,
+      ...(refused.length > 0 ? { refused } : {}),
+      ...(outcome.withoutEmail > 0 ? { withoutEmail: outcome.withoutEmail } : {}),
+    };
   }
 }
 

@@ -181,7 +181,12 @@ export class PipedriveDestination implements Destination {
       }
     }
     let inserted = 0;
-    for (const w of written.values()) if (w.created) inserted += 1;
+    // A record with no email address has no person (writeLead, writeEvent).
+    let withoutEmail = 0;
+    for (const w of written.values()) {
+      if (w.created) inserted += 1;
+      if (w.ids.person === undefined) withoutEmail += 1;
+    }
     const refusals = refusalsOf(records, refused, new Map());
     return {
       inserted,
@@ -189,6 +194,7 @@ export class PipedriveDestination implements Destination {
       unchanged: 0,
       keys: records.map((r) => encodeIds(written.get(r.id)?.ids ?? {}) || r.id),
       ...(refusals.length > 0 ? { refused: refusals } : {}),
+      ...(withoutEmail > 0 ? { withoutEmail } : {}),
     };
   }
 

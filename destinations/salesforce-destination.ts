@@ -152,6 +152,11 @@ interface UpsertOutcome {
   failed: Map<string, ItemFailure>;
   /** By record id: written, but a Contact or role of it was refused. */
   partial: Map<string, ItemFailure>;
+  /**
+   * By record id: records sent with no email address (a Lead without Email, a new
+   * Opportunity without a customer Contact); counted for those written (withoutEmail).
+   */
+  noEmail: Set<string>;
 }
 
 /**
@@ -204,12 +209,14 @@ export class SalesforceDestination implements Destination {
     // Item errors (allOrNone false) are the records' own, e.g. DUPLICATES_DETECTED: reported
     // to the mirror, which tries them again next pass, never retried here.
     const refused = refusalsOf(records, reasonsOf(outcome.failed), reasonsOf(outcome.partial));
+    const withoutEmail = [...outcome.noEmail].filter((id) => results.has(id)).length;
     return {
       inserted,
       updated: results.size - inserted,
       unchanged: 0,
       keys: records.map((r) => results.get(r.id)?.id ?? r.id),
       ...(refused.length > 0 ? { refused } : {}),
+      ...(withoutEmail > 0 ? { withoutEmail } : {}),
     };
   }
 
@@ -350,6 +357,7 @@ export class SalesforceDestination implements Destination {
   }
 
   private async upsertLeads(leads: MirrorRecord[], fields: ObjectFields): Promise<UpsertOutcome> {
+    const noEmail = new Set<string>();
     const { ok, failed } = await this.collectionUpsert(
       'Lead',
       leads.map((lead) => {
@@ -365,10 +373,12 @@ export class SalesforceDestination implements Destination {
           }
         }
         if (typeof values.Email === 'string') values.Email = emailsIn(values.Email)[0] ?? null;
+        // Only when the mapping fills Email at all: a mapping without it asks for none.
+        if ('Email' in values && !values.Email) noEmail.add(lead.id);
         return { key: lead.id, values };
       }),
     );
-    return { ok, failed, partial: new Map() };
+    return { ok, failed, partial: new Map(), noEmail };
   }
 
   private async upsertEvents(events: MirrorRecord[], fields: ObjectFields): Promise<UpsertOutcome> {
@@ -439,7 +449,10 @@ export class SalesforceDestination implements Destination {
           partial.set(eventId, { id: eventId, errors: r.errors ?? [] });
       });
     }
-    return { ok: opportunities.ok, failed: opportunities.failed, partial };
+    const noEmail = new Set(
+      [...emailsOf].filter(([, list]) => list.length === 0).map(([id]) => id),
+    );
+    return { ok: opportunities.ok, failed: opportunities.failed, partial, noEmail };
   }
 }
 

@@ -87,6 +87,8 @@ export interface PartitionTally {
   refused: number;
   /** Records the destination has no place for (see MirrorCounts.passedOver). */
   passedOver: number;
+  /** Records written with no email address to link a contact by (see MirrorCounts). */
+  withoutEmail: number;
 }
 
 /**
@@ -131,6 +133,11 @@ export interface MirrorCounts {
    * as written.
    */
   passedOver?: number;
+  /**
+   * Records a CRM wrote (counted in `written`) that hold no email address, so that no contact
+   * is linked to them (UpsertResult.withoutEmail). Absent in passes from before it was counted.
+   */
+  withoutEmail?: number;
 }
 
 /**
@@ -279,6 +286,7 @@ export const emptyCounts = (): MirrorCounts => ({
   expected: 0,
   refused: 0,
   passedOver: 0,
+  withoutEmail: 0,
 });
 
 /**

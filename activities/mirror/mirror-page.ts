@@ -252,6 +252,7 @@ export function createMirrorPage({
         again: written.again,
         refused: written.refused,
         passedOver: written.passedOver,
+        withoutEmail: written.withoutEmail,
       });
       const [failed] = settled.failed;
       if (settle && failed) return failKeepingCount(failed.error);

@@ -20,6 +20,7 @@ const tallySchema = z.object({
   again: count,
   refused: count,
   passedOver: count,
+  withoutEmail: count,
 });
 
 const checkpointSchema = z.object({ plan: partitionPlanSchema, tally: tallySchema });
@@ -40,6 +41,7 @@ export const emptyTally = (): PartitionTally => ({
   again: 0,
   refused: 0,
   passedOver: 0,
+  withoutEmail: 0,
 });
 
 /** Adds an activity's counts to a partition's running ones. */

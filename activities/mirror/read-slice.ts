@@ -221,6 +221,7 @@ export async function readSlice(
     counts.again += more.again;
     counts.refused += more.refused;
     counts.passedOver += more.passedOver;
+    counts.withoutEmail += more.withoutEmail;
     for (const line of more.refusals) if (counts.refusals.length < 20) counts.refusals.push(line);
   };
   // The lanes are told how long some batch was being written, not the sum of the batches'

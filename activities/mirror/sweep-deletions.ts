@@ -56,6 +56,7 @@ export const byIdCounts = (
     again: number;
     refused: number;
     passedOver: number;
+    withoutEmail: number;
   },
 ): Partial<MirrorCounts> => ({
   requests,
@@ -65,6 +66,7 @@ export const byIdCounts = (
   again: written.again,
   refused: written.refused,
   passedOver: written.passedOver,
+  withoutEmail: written.withoutEmail,
 });
 
 export function createSweepDeletions({ deps, lanes, open, scopeOf }: PassTools) {

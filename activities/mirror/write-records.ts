@@ -30,6 +30,8 @@ export interface WriteCounts {
    * written. The ledger keeps their hashes, so a later pass counts them up to date.
    */
   passedOver: number;
+  /** Records written with no email address to link a contact by (UpsertResult.withoutEmail). */
+  withoutEmail: number;
   /** Why, one line per refused record: at most MAX_REFUSAL_LINES of them. */
   refusals: string[];
 }
@@ -40,6 +42,7 @@ export const emptyWriteCounts = (): WriteCounts => ({
   again: 0,
   refused: 0,
   passedOver: 0,
+  withoutEmail: 0,
   refusals: [],
 });
 
@@ -224,6 +227,7 @@ export async function writeRecords(
       counts.written += batch.length - notWritten - passedOver;
       counts.refused += notWritten;
       counts.passedOver += passedOver;
+      counts.withoutEmail += result.withoutEmail ?? 0;
     }
     if (unchanged.length > 0) await target.ledger.markSeen(scope, generation, unchanged);
     counts.unchanged += unchanged.length - again;

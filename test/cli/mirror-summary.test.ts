@@ -396,6 +396,32 @@ describe('counts of one', () => {
   });
 });
 
+describe('a pass that wrote records with no email address into a CRM', () => {
+  const pass = (withoutEmail: number) =>
+    finished({
+      counts: { ...emptyCounts(), read: 10, written: 10, withoutEmail },
+      refusals: [],
+    });
+
+  it('says how many, in the summary and the progress line, and stays complete (exit 0)', () => {
+    expect(summaryText(pass(1))).toContain(
+      '  no email     1 record written without an email address or a contact (empty, or text that is no address)\n',
+    );
+    expect(summaryText(pass(3))).toContain('  no email     3 records written without');
+    expect(progressLine(pass(3))).toContain('10 written (3 without email), 0 unchanged');
+    expect(exitCodeOf(pass(3))).toBe(0);
+  });
+
+  it('says nothing of it when there were none, nor for a pass from before it was counted', () => {
+    const older = { ...pass(0).counts };
+    delete older.withoutEmail;
+    for (const p of [pass(0), finished({ counts: older, refusals: [] })]) {
+      expect(summaryText(p)).not.toContain('no email');
+      expect(progressLine(p)).toContain('10 written, 0 unchanged');
+    }
+  });
+});
+
 describe('the progress of a pass that ended mid-way', () => {
   it('says how it ended and in which phase, and only the phase while it runs', () => {
     const stopped = finished({ phase: 'reading' });

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { exitCodeOf, summaryText } from '../../cli/mirror-summary.js';
 import { apiKeyAuth, createClient } from '../../api/index.js';
 import type { MirrorDeps } from '../../activities/mirror/pass.js';
 import type { Destination } from '../../destinations/destination.js';
@@ -49,6 +50,14 @@ export interface CrmMirror<F extends CrmFake> {
   leadEmails(): Set<string>;
   /** One lead's email as the sandbox holds it. */
   leadEmail(leadId: string | undefined): string | null;
+  /** Live events none of whose customers has an email with an `@`: no contact for them. */
+  eventsWithoutEmail(): number;
+  /**
+   * Checks that the file's first pass counted its events without a customer email, then gives
+   * two leads an email that is no address and none, and checks that an incremental pass writes
+   * them, counts and says them, and stays complete.
+   */
+  expectWithoutEmailCounted(first: MirrorSummary, deps: MirrorDeps): Promise<void>;
 }
 
 /**
@@ -190,6 +199,38 @@ export function useCrmMirror<F extends CrmFake>(
         )
         .get(Number(leadId)) as { email: string | null } | undefined;
       return row?.email ?? null;
+    },
+    eventsWithoutEmail() {
+      const sb = sandbox();
+      // An event's customer emails are those of its live customers (event_user records).
+      const row = sb.ctx.db
+        .prepare(
+          `SELECT count(*) AS n FROM records e WHERE e.type = 'event' AND e.business_id = ? AND e.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM records u WHERE u.type = 'event_user' AND u.parent_id = e.id AND u.deleted_at IS NULL AND json_extract(u.attrs, '$.email') LIKE '%@%')`,
+        )
+        .get(sb.businessId) as { n: number };
+      return row.n;
+    },
+    async expectWithoutEmailCounted(first, deps) {
+      // No lead of the sandbox lacks an email: what the first pass counted is events.
+      expect(first.counts.withoutEmail ?? 0).toBe(this.eventsWithoutEmail());
+      const sb = sandbox();
+      const ids = sb.ctx.db
+        .prepare(
+          `SELECT id FROM records WHERE type = 'lead' AND business_id = ? AND deleted_at IS NULL ORDER BY id LIMIT 2 OFFSET ?`,
+        )
+        .all(sb.businessId, 300) as { id: number }[];
+      const [junk, none] = ids.map((r) => r.id);
+      if (junk === undefined || none === undefined) throw new Error('too few leads to edit');
+      sb.admin.patchRecord('lead', junk, { email: 'n/a' });
+      sb.admin.patchRecord('lead', none, { email: null });
+      const pass = await this.runPass(deps, { subjects: ['leads'], mode: 'incremental' });
+      expect(pass.phase).toBe('done');
+      expect(exitCodeOf(pass)).toBe(0);
+      expect(pass.counts.written).toBe(2);
+      expect(pass.counts.withoutEmail).toBe(2);
+      expect(summaryText(pass)).toContain(
+        '  no email     2 records written without an email address or a contact (empty, or text that is no address)',
+      );
     },
   };
 }

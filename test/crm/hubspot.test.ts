@@ -123,6 +123,10 @@ describe('mirror into HubSpot (2,000 leads, 300 events)', () => {
     expect(contact?.properties.firstname).toBe('Edited');
   }, 300_000);
 
+  it('counts the records written without a contact, for want of an email address, and stays complete', async () => {
+    await crm.expectWithoutEmailCounted(first, deps);
+  }, 300_000);
+
   it('archives the deal of a deleted lead on the next full pass', async () => {
     const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(7, 8);
     crm.sb.admin.deleteRecord('lead', Number(leadId));

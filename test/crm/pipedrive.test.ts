@@ -147,6 +147,10 @@ describe('mirror into Pipedrive (2,000 leads, 300 events)', () => {
     expect(String(person?.fields.name)).toMatch(/^Edited\b/);
   }, 600_000);
 
+  it('counts the records written without a contact, for want of an email address, and stays complete', async () => {
+    await crm.expectWithoutEmailCounted(first, deps);
+  }, 300_000);
+
   it('deletes the deal of a deleted lead on the next full pass (onDelete: delete)', async () => {
     const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(7, 8);
     crm.sb.admin.deleteRecord('lead', Number(leadId));

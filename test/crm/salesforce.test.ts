@@ -295,6 +295,10 @@ describe('mirror into Salesforce (2,000 leads, 300 events)', () => {
     expect(record?.fields.FirstName).toBe('Edited');
   }, 600_000);
 
+  it('counts the records written without a contact, for want of an email address, and stays complete', async () => {
+    await crm.expectWithoutEmailCounted(first, deps);
+  }, 300_000);
+
   it('deletes the Lead of a deleted lead on the next full pass (onDelete: delete)', async () => {
     const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(7, 8);
     crm.sb.admin.deleteRecord('lead', Number(leadId));
