@@ -5,7 +5,8 @@
 
 /** Whole cents from a decimal string or number, without float drift ("19.99" → 1999). */
 export function toCents(value: string | number): number {
-  const text = typeof value === 'number' ? value.toFixed(2) : value.trim();
+  if (typeof value === 'number') return centsOfNumber(value);
+  const text = value.trim();
   const match = /^(-)?(\d+)(?:\.(\d{1,2}))?$/.exec(text);
   if (!match) throw new RangeError(`'${text}' is not a decimal amount`);
   const cents = Number(match[2]) * 100 + Number((match[3] ?? '').padEnd(2, '0'));
@@ -13,6 +14,21 @@ export function toCents(value: string | number): number {
   // no column takes it, and one such amount failed the whole mirror pass.
   if (!Number.isSafeInteger(cents)) throw new RangeError(`'${text}' is too large for whole cents`);
   return match[1] ? -cents : cents;
+}
+
+/**
+ * A JSON number as cents: 0.1 + 0.2 is 30 cents (binary floats drift by far less than a
+ * billionth of a cent per cent), but 12.345 is no whole number of cents. Rounding it to two
+ * places with toFixed made 12.35 of it, an amount the service never sent.
+ */
+function centsOfNumber(value: number): number {
+  const scaled = value * 100;
+  const cents = Math.round(scaled);
+  if (!Number.isSafeInteger(cents)) throw new RangeError(`'${value}' is too large for whole cents`);
+  if (Math.abs(scaled - cents) > 1e-9 * Math.max(1, Math.abs(scaled))) {
+    throw new RangeError(`'${value}' has more than two decimals`);
+  }
+  return cents + 0; // -0 (or a drift below zero of -0) is 0 cents
 }
 
 export function centsToDecimal(cents: number): string {

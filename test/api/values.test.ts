@@ -39,6 +39,15 @@ describe('money', () => {
     expect(() => toCents('12.345')).toThrow(RangeError);
     expect(() => toCents('abc')).toThrow(RangeError);
     expect(() => toCents(1e20)).toThrow(RangeError);
+    // A number with a third decimal is no whole number of cents either, as its text is not;
+    // float drift is no third decimal.
+    expect(() => toCents(12.345)).toThrow(RangeError);
+    expect(() => toCents(-0.001)).toThrow(RangeError);
+    expect(() => toCents(Number.NaN)).toThrow(RangeError);
+    expect(toCents(19.99)).toBe(1999);
+    expect(toCents(1.005 * 1000)).toBe(100_500);
+    expect(toCents(-4.05)).toBe(-405);
+    expect(Object.is(toCents(-0), 0)).toBe(true);
     expect(toCents(90_071_992_547_409.91)).toBe(9_007_199_254_740_991);
     expect(centsToDecimal(1999)).toBe('19.99');
     expect(centsToDecimal(5)).toBe('0.05');

@@ -85,6 +85,16 @@ describe('canonical records', () => {
       estimated_budget_cents: null,
       estimated_budget: 'about 2k',
     });
+    // A JSON number with a third decimal too: not rounded to cents the service never sent.
+    const precise = canonicalRecord('leads', {
+      id: '3',
+      type: 'lead',
+      attributes: { email: 'a@b.co', estimated_budget: 1234.565 },
+    });
+    expect(precise.attributes).toMatchObject({
+      estimated_budget_cents: null,
+      estimated_budget: 1234.565,
+    });
     const empty = canonicalRecord('leads', {
       id: '2',
       type: 'lead',
