@@ -11,6 +11,7 @@ import { salesforceClientOptions } from '../destinations/salesforce-client.js';
 import { checkSalesforce } from '../destinations/salesforce-setup.js';
 import type { Crm } from './commands/crm.js';
 import { runAction, UserError } from './errors.js';
+import { shownSafely } from './shown-text.js';
 
 /** The effective mapping as lines a person reads: property ← column, then the rules. */
 export function hubspotMappingText(m: HubSpotMapping): string {
@@ -114,8 +115,10 @@ async function checkSalesforceOrg(config: ReturnType<typeof loadStartupConfig>):
   } finally {
     refreshTokens.close();
   }
+  // The field's type and Pipedrive's field key below are the vendor's words: a line each, and
+  // no control character of theirs reaches the terminal.
   for (const line of lines) {
-    process.stdout.write(`external id ${line.field}: there (${line.type})\n`);
+    process.stdout.write(`${shownSafely(`external id ${line.field}: there (${line.type})`)}\n`);
   }
   process.stdout.write('every mapped Lead and Opportunity field: there\n');
 }
@@ -169,7 +172,7 @@ export function destinationsSetupCommand(crm: Crm): Promise<void> {
       } else {
         for (const line of await setupPipedrive({ baseUrl, token })) {
           process.stdout.write(
-            `deal field ${line.field}: ${line.outcome === 'created' ? 'created' : 'already there'} (key ${line.key})\n`,
+            `${shownSafely(`deal field ${line.field}: ${line.outcome === 'created' ? 'created' : 'already there'} (key ${line.key})`)}\n`,
           );
         }
       }

@@ -235,6 +235,20 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/ebs_lead_id: already there/);
     expect(pipedrive.state.fields.deals.size).toBe(2);
+    // A key is Pipedrive's text: printed with its control characters written out.
+    const [key, field] = [...pipedrive.state.fields.deals].find(
+      ([, f]) => f.name === 'ebs_lead_id',
+    )!;
+    pipedrive.state.fields.deals.set(key, { ...field, key: 'k\x1b[2J\nforged' });
+    try {
+      const odd = await runCli(['destinations', 'setup', 'pipedrive'], env);
+      expect(odd.stdout).toContain(
+        'deal field ebs_lead_id: already there (key k\\x1b[2J\\x0aforged)\n',
+      );
+      expect(odd.stdout).not.toContain('\x1b');
+    } finally {
+      pipedrive.state.fields.deals.set(key, field);
+    }
     const wrong = 'f'.repeat(40);
     const refused = await runCli(['destinations', 'setup', 'pipedrive'], {
       ...env,
