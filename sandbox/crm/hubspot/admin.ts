@@ -37,6 +37,14 @@ const accountBody = z.strictObject({
     .nullable(),
   countsAgainstLimits: z.boolean(),
 });
+const readRefusalsBody = z.strictObject({
+  ids: z.array(z.string().min(1)),
+  category: z
+    .string()
+    .regex(/^[A-Z][A-Z_]*$/)
+    .optional(),
+  message: z.string().min(1).optional(),
+});
 const stallBody = z.strictObject({
   ms: z.number().int().min(0),
   count: z.number().int().min(0),
@@ -45,7 +53,7 @@ const stallBody = z.strictObject({
 /**
  * HubSpot's admin surface: contacts and deals, the deal ↔ contact associations, and the
  * portal's property validation rules (what makes HubSpot refuse single items of a batch), its
- * time zone (the account-info answer and the daily reset), and a stall (requests held before
+ * time zone (the account-info answer and the daily reset), records a batch read refuses, and a stall (requests held before
  * they are answered: a hung portal).
  */
 export function registerHubSpotAdmin(
@@ -96,6 +104,22 @@ export function registerHubSpotAdmin(
     state.timeZone = body.data.timeZone ?? undefined;
     state.accountInfoCounts = body.data.countsAgainstLimits;
     return { timeZone: body.data.timeZone, countsAgainstLimits: state.accountInfoCounts };
+  });
+  app.put('/read-refusals', (request, reply) => {
+    const body = readRefusalsBody.safeParse(request.body);
+    if (!body.success) {
+      return reply
+        .code(400)
+        .send({ error: 'expected {ids: [HubSpot ids], category?: A_CATEGORY, message?}' });
+    }
+    const {
+      ids,
+      category = 'INTERNAL_ERROR',
+      message = 'The object could not be read',
+    } = body.data;
+    state.readRefused.clear();
+    for (const id of ids) state.readRefused.set(id, { category, message });
+    return { ids, category, message };
   });
   app.put('/stall', (request, reply) => {
     const body = stallBody.safeParse(request.body);

@@ -366,6 +366,8 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
 
   // https://developers.hubspot.com/docs/api/crm/deals — batch read by id or by a unique
   // property (`idProperty`); ids that match nothing come back in `errors` with a 207.
+  // https://developers.hubspot.com/docs/api-reference/error-handling — a 207's errors each
+  // have a category; the records of `readRefused` come back under theirs.
   app.post('/crm/v3/objects/:type/batch/read', (request, reply) => {
     const params = objectTypeParam.safeParse(request.params);
     if (!params.success) return hubspotError(reply, 404, 'OBJECT_NOT_FOUND', 'Unknown object type');
@@ -387,25 +389,39 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
     const startedAt = nowIso();
     const results = [];
     const missing: string[] = [];
+    // Inputs the portal would not read (an admin switch), grouped by their error.
+    const unread = new Map<string, { category: string; message: string; ids: string[] }>();
     for (const { id } of body.data.inputs) {
       const found = state.findBy(type, idProperty, id);
-      if (found) results.push(view(found, body.data.properties));
+      const refusal = found && state.readRefused.get(found.id);
+      if (refusal) {
+        const group = `${refusal.category}|${refusal.message}`;
+        const ids = unread.get(group)?.ids ?? [];
+        unread.set(group, { ...refusal, ids: [...ids, id] });
+      } else if (found) results.push(view(found, body.data.properties));
       else missing.push(id);
     }
+    const errors = [
+      ...(missing.length > 0
+        ? [
+            {
+              status: 'error',
+              category: 'OBJECT_NOT_FOUND',
+              message: 'Could not get some objects, they may be deleted or not exist.',
+              context: { ids: missing },
+            },
+          ]
+        : []),
+      ...[...unread.values()].map(({ category, message, ids }) => ({
+        status: 'error',
+        category,
+        message,
+        ...(state.itemErrorContext === 'none' ? {} : { context: { ids } }),
+      })),
+    ];
     const answer = { status: 'COMPLETE', results, startedAt, completedAt: nowIso() };
-    if (missing.length === 0) return reply.code(200).send(answer);
-    return reply.code(207).send({
-      ...answer,
-      numErrors: 1,
-      errors: [
-        {
-          status: 'error',
-          category: 'OBJECT_NOT_FOUND',
-          message: 'Could not get some objects, they may be deleted or not exist.',
-          context: { ids: missing },
-        },
-      ],
-    });
+    if (errors.length === 0) return reply.code(200).send(answer);
+    return reply.code(207).send({ ...answer, numErrors: errors.length, errors });
   });
 
   // https://developers.hubspot.com/docs/api/crm/deals — batch archive moves records to the

@@ -145,6 +145,13 @@ export class HubSpotState extends CrmFakeState<HubSpotCounters> {
    */
   itemErrorContext: 'trace' | 'ids' | 'none' = 'trace';
   /**
+   * Records (by HubSpot id) a batch read answers with an error of another category than
+   * OBJECT_NOT_FOUND instead of the record: HubSpot names its 207 errors by category, and one
+   * that is not "not found" says nothing of whether the record is still there. A test switch,
+   * set by `PUT /_admin/read-refusals`; named like any item error (see itemErrorContext).
+   */
+  readonly readRefused = new Map<string, { category: string; message: string }>();
+  /**
    * The portal's time zone (IANA), answered by GET /account-info/v3/details, and the zone
    * whose midnight resets the daily limit, as HubSpot's does. Undefined: the route is not
    * served (404) and days are UTC days.
@@ -189,6 +196,7 @@ export class HubSpotState extends CrmFakeState<HubSpotCounters> {
     this.validationRules = [];
     this.contactsPerDeal = null;
     this.itemErrorContext = 'trace';
+    this.readRefused.clear();
     this.timeZone = undefined;
     this.accountInfoCounts = true;
     this.window = [];
