@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { HubSpotMappingOverrides } from '../config/hubspot-mapping.js';
 import type {
+  DeletionRefusal,
   DeletionResult,
   Destination,
   DestinationCapabilities,
@@ -17,6 +18,7 @@ import {
   eventStageKey,
   passedOver,
   refusalsOf,
+  shortReason,
 } from './crm-fields.js';
 import { DestinationSchemaError, DestinationWriteError } from './errors.js';
 import {
@@ -132,6 +134,58 @@ function inputsOf(
     .filter((id) => known.has(id));
 }
 
+// https://developers.hubspot.com/docs/api-reference/error-handling — the category of a batch
+// read's error for inputs that match no record: the only one that says a deal is gone.
+const NOT_FOUND = 'OBJECT_NOT_FOUND';
+
+/**
+ * The inputs of a batch read by `key` that HubSpot did not read for another reason than their
+ * deal being gone, with that reason: such a deal may still be live, so its deletion is
+ * refused, never taken as done. A not-found error's inputs are gone. An error naming no input
+ * concerns every input not read and not named elsewhere: refused with its reason, or gone if
+ * the only such errors are not-found ones. An input neither read nor named in any error is
+ * refused as well (none is dropped unsaid).
+ */
+function unread(
+  inputs: readonly string[],
+  key: string,
+  answer: z.infer<typeof batchAnswer>,
+): Map<string, RefusalReason> {
+  const read = new Set(
+    (answer.results ?? []).flatMap((r) => {
+      const id = r.properties?.[key];
+      return typeof id === 'string' ? [id] : [];
+    }),
+  );
+  const gone = new Set<string>();
+  const refused = new Map<string, RefusalReason>();
+  const unplaced: RefusalReason[] = [];
+  let goneUnnamed = false;
+  for (const error of answer.errors ?? []) {
+    const concerned = inputsOf(error, inputs, (id) => id, key).filter((id) => !read.has(id));
+    const notFound = error.category === NOT_FOUND;
+    if (concerned.length === 0) {
+      if (notFound) goneUnnamed = true;
+      else unplaced.push(reasonOf(error));
+    }
+    for (const id of concerned) {
+      if (notFound) gone.add(id);
+      else if (!refused.has(id)) refused.set(id, reasonOf(error));
+    }
+  }
+  const [first] = unplaced;
+  const unnamed: RefusalReason | undefined = first
+    ? { code: first.code, message: unplaced.map((r) => r.message).join('; ') }
+    : goneUnnamed
+      ? undefined
+      : { code: 'NO_RESULT', message: 'HubSpot answered with neither the deal nor an error' };
+  for (const id of inputs) {
+    if (read.has(id) || gone.has(id) || refused.has(id)) continue;
+    if (unnamed) refused.set(id, unnamed);
+  }
+  return new Map([...refused].map(([id, reason]) => [id, shortReason(reason)]));
+}
+
 // https://developers.hubspot.com/docs/api/crm/understanding-the-crm — 100 inputs per batch.
 const BATCH = 100;
 
@@ -231,6 +285,7 @@ export class HubSpotDestination implements Destination {
       return { marked: 0 };
     }
     let archived = 0;
+    const refused: DeletionRefusal[] = [];
     for (const part of chunks(ids, BATCH)) {
       // https://developers.hubspot.com/docs/api/crm/deals — read by a unique property, then
       // archive by HubSpot id.
@@ -242,7 +297,9 @@ export class HubSpotDestination implements Destination {
           inputs: part.map((id) => ({ id })),
         }),
       );
-      const found = readBatch('deals', read.body).results ?? [];
+      const answer = readBatch('deals', read.body);
+      const found = answer.results ?? [];
+      for (const [id, reason] of unread(part, key, answer)) refused.push({ id, ...reason });
       if (found.length === 0) continue;
       // The batch archive answers 204 for the whole batch, with no answer per deal: it either
       // archives them all or fails as a call (thrown), so no deal is refused unsaid here.
@@ -251,7 +308,7 @@ export class HubSpotDestination implements Destination {
       );
       archived += found.length;
     }
-    return { marked: archived };
+    return refused.length > 0 ? { marked: archived, refused } : { marked: archived };
   }
 
   close(): Promise<void> {

@@ -186,6 +186,45 @@ describe('HubSpot destination failures', () => {
     }
   });
 
+  it.each([
+    ['the inputs it names', 'ids' as const],
+    ['every input not read when it names none', 'none' as const],
+  ])(
+    'a deletion whose deal HubSpot did not read for another reason than not-found is refused: %s',
+    async (_, context) => {
+      const ids = [`del-${context}1`, `del-${context}2`, `del-${context}3`];
+      await destination.upsert(
+        'leads',
+        ids.map((id) => named(id, 'Wedding')),
+      );
+      const dealOf = (id: string) =>
+        [...fake.state.objects.deals.values()].find((d) => d.properties.ebs_lead_id === id);
+      await putAdmin('read-refusals', {
+        ids: [dealOf(ids[0] ?? '')?.id],
+        category: 'VALIDATION_ERROR',
+        message: 'Could not read it',
+      });
+      fake.state.itemErrorContext = context;
+      try {
+        // The third was never written: HubSpot names it not found, which is already gone.
+        const result = await destination.markDeleted('leads', [
+          ids[0] ?? '',
+          ids[1] ?? '',
+          'none-such',
+        ]);
+        expect(result).toEqual({
+          marked: 1,
+          refused: [{ id: ids[0], code: 'VALIDATION_ERROR', message: 'Could not read it' }],
+        });
+        expect(dealOf(ids[0] ?? '')?.archived).toBe(false);
+        expect(dealOf(ids[1] ?? '')?.archived).toBe(true);
+      } finally {
+        fake.state.itemErrorContext = 'trace';
+        await putAdmin('read-refusals', { ids: [] });
+      }
+    },
+  );
+
   it('an unreachable portal is retryable, and the error names neither the token nor the request', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

@@ -269,4 +269,44 @@ describe('HubSpot item errors', () => {
     expect(next.refusals).toEqual([]);
     expect(linked()).toBe(true);
   }, 600_000);
+
+  it('a deal HubSpot does not read for another reason than not-found is not taken as gone: named, not archived, and archived by the next full pass', async () => {
+    const fake = await crm.newFake();
+    await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
+    const deps = crm.depsFor(fake);
+    expect((await crm.runPass(deps, { subjects: ['leads'], mode: 'full' })).phase).toBe('done');
+
+    const [kept, gone, vanished] = [...sourceIds(crm.sb, 'lead')].slice(170, 173);
+    for (const id of [kept, gone, vanished]) crm.sb.admin.deleteRecord('lead', Number(id));
+    const dealOf = (leadId: string | undefined) =>
+      dealsKeyed(fake, 'ebs_lead_id').find((d) => d.properties.ebs_lead_id === leadId);
+    const [unread, archived, missing] = [dealOf(kept), dealOf(gone), dealOf(vanished)];
+    // Someone archived one deal in HubSpot already: not found, so already gone.
+    if (missing) missing.archived = true;
+    // The portal answers the read of one deal with an error that is not OBJECT_NOT_FOUND
+    // (switched over HTTP, as a person trying the fake would).
+    const switched = await fetch(`${fake.baseUrl}/_admin/read-refusals`, {
+      method: 'PUT',
+      headers: { 'x-admin-token': 'admin-token-for-tests', 'content-type': 'application/json' },
+      body: JSON.stringify({ ids: [unread?.id], message: 'Try again later' }),
+    });
+    expect(switched.status).toBe(200);
+
+    const pass = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
+    // Not done: one deal is still live in HubSpot, and the pass says which and why.
+    expect(pass.phase).toBe('incomplete');
+    expect(exitCodeOf(pass)).toBe(3);
+    expect(pass.counts).toMatchObject({ deleted: 1, refused: 1 });
+    expect(pass.refusals).toEqual([`leads ${kept} not deleted: INTERNAL_ERROR: Try again later`]);
+    expect(unread?.archived).toBe(false);
+    expect(archived?.archived).toBe(true);
+
+    // The portal reads it again: the next full pass archives it (the ledger kept it live).
+    fake.state.readRefused.clear();
+    const next = await crm.runPass(deps, { subjects: ['leads'], mode: 'full' });
+    expect(next.phase).toBe('done');
+    expect(next.counts).toMatchObject({ deleted: 1, refused: 0 });
+    expect(next.refusals).toEqual([]);
+    expect(unread?.archived).toBe(true);
+  }, 600_000);
 });
