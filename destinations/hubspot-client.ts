@@ -190,6 +190,12 @@ export class HubSpotClient {
   /** The account-info read under way after a DAILY refusal, shared by the calls refused. */
   private clockRead: Promise<void> | undefined;
   /**
+   * When a DAILY pause that found the clock unreadable ends (ms, HubSpot's clock). Until
+   * then no refusal reads it again: each read costs a call against a spent limit and up to
+   * CLOCK_READ_TIMEOUT_MS, and would most likely fail the same way. After it, one may.
+   */
+  private clockUnreadUntil: number | undefined;
+  /**
    * The SDK client, loaded at the first call: the SDK and its dependencies hold about 20 MiB,
    * which a worker that never writes to HubSpot should not carry. Calls go through `call` /
    * `ok`, which pace them and read their answers.
@@ -283,17 +289,24 @@ export class HubSpotClient {
       if (status === 429) {
         const policy = (body as { policyName?: unknown } | null)?.policyName;
         if (policy === 'DAILY') {
+          const now = serverNow(headers);
           // A DAILY refusal before the clock is known (a worker that has not checked the
           // schema since it started, or whose first read failed): one more, short, read. The
           // account-info read itself refused is not asked again: it counts against the limit.
-          if (this.portalClock === undefined && name !== `GET ${ACCOUNT_DETAILS}`) {
+          // Nor is a read that failed for an earlier refusal, until the pause it set is over.
+          const failedBefore = this.clockUnreadUntil !== undefined && now < this.clockUnreadUntil;
+          if (
+            this.portalClock === undefined &&
+            name !== `GET ${ACCOUNT_DETAILS}` &&
+            !failedBefore
+          ) {
             await this.readClockOnce();
           }
-          const now = serverNow(headers);
           const resumeAt =
             this.portalClock === undefined
               ? nextUtcMidnight(now)
               : nextPortalMidnight(now, this.portalClock);
+          if (this.portalClock === undefined) this.clockUnreadUntil = Date.parse(resumeAt);
           throw new DestinationPausedError(
             `HubSpot's daily API limit is spent; the mirror pauses until ${resumeAt}`,
             resumeAt,

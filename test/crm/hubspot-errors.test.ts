@@ -445,6 +445,61 @@ describe('HubSpot destination failures', () => {
     }
   });
 
+  it('a clock that cannot be read costs one re-read per pause, not one per DAILY refusal', async () => {
+    let spent = false;
+    let date = 'Sun, 06 Dec 2026 23:30:00 GMT';
+    let reads = 0;
+    const portal = createHttpServer((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      if (request.url === '/account-info/v3/details') {
+        reads += 1;
+        response.statusCode = 500;
+        response.end(JSON.stringify({ status: 'error', message: 'internal error' }));
+        return;
+      }
+      if (spent) {
+        response.setHeader('date', date);
+        response.statusCode = 429;
+        response.end(
+          JSON.stringify({ status: 'error', errorType: 'RATE_LIMIT', policyName: 'DAILY' }),
+        );
+        return;
+      }
+      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true }));
+    });
+    await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = portal.address() as AddressInfo;
+      const destination = new HubSpotDestination({
+        baseUrl: `http://127.0.0.1:${port}`,
+        token: 'pat-na1-clock-failing',
+      });
+      await destination.ensureSchema([]);
+      expect(reads).toBe(1);
+      spent = true;
+      const pausedUntil = async (): Promise<string | undefined> => {
+        const paused: unknown = await destination
+          .markDeleted('leads', ['1'])
+          .catch((e: unknown) => e);
+        expect(paused).toBeInstanceOf(DestinationPausedError);
+        return (paused as DestinationPausedError).resumeAt;
+      };
+      // The first refusal reads the clock once more; it fails: midnight UTC.
+      expect(await pausedUntil()).toBe('2026-12-07T00:00:00.000Z');
+      expect(reads).toBe(2);
+      // More refusals within that pause (other activities, a sync run again) do not read it.
+      expect(await pausedUntil()).toBe('2026-12-07T00:00:00.000Z');
+      expect(await pausedUntil()).toBe('2026-12-07T00:00:00.000Z');
+      expect(reads).toBe(2);
+      // Once that pause is over, a refusal may read it again (it may be readable now).
+      date = 'Mon, 07 Dec 2026 00:30:00 GMT';
+      expect(await pausedUntil()).toBe('2026-12-08T00:00:00.000Z');
+      expect(reads).toBe(3);
+    } finally {
+      await new Promise((resolve) => portal.close(resolve));
+    }
+  });
+
   it("an account-info answer past 64 KiB is not read: the pause stays at UTC's midnight and the pass goes on", async () => {
     let spent = false;
     // A valid answer naming a zone, padded past the cap: read whole, it would move the pause.
@@ -532,17 +587,25 @@ describe('HubSpot destination failures', () => {
       expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T05:00:00.000Z');
     });
 
-    it('an account-info read that counts against the spent limit is not asked twice: midnight UTC', async () => {
+    it('an account-info read that counts against the spent limit is not asked again within its pause: midnight UTC', async () => {
       const destination = await spentAt(true);
       const paused: unknown = await destination.ensureSchema([]).catch((e: unknown) => e);
       expect(paused).toBeInstanceOf(DestinationPausedError);
       expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T00:00:00.000Z');
       expect(portal.state.counters.requests[details]).toBe(1);
-      // A later refused write asks once more (the limit may have been reset since), no more.
+      // A later refused write within that pause does not ask: it would be refused too.
       const again: unknown = await destination
         .upsert('leads', [lead('d2', 'd2@example.com')])
         .catch((e: unknown) => e);
       expect((again as DestinationPausedError).resumeAt).toBe('2026-12-07T00:00:00.000Z');
+      expect(portal.state.counters.requests[details]).toBe(1);
+      // Past midnight UTC (still before New York's, so the limit is still spent) it asks once
+      // more; refused again, the pause goes to the next midnight UTC.
+      portal.state.clockOffsetMs = Date.parse('2026-12-07T00:30:00Z') - Date.now();
+      const later: unknown = await destination
+        .upsert('leads', [lead('d3', 'd3@example.com')])
+        .catch((e: unknown) => e);
+      expect((later as DestinationPausedError).resumeAt).toBe('2026-12-08T00:00:00.000Z');
       expect(portal.state.counters.requests[details]).toBe(2);
     });
   });
