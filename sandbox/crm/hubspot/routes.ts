@@ -467,6 +467,14 @@ export function registerHubSpotRoutes(app: FastifyInstance, state: HubSpotState)
     return reply.code(201).send(def);
   });
 
+  // https://developers.hubspot.com/docs/api/crm/properties — every property of an object
+  // type, each with its `type`, as `{results}`.
+  app.get('/crm/v3/properties/:type', (request, reply) => {
+    const params = objectTypeParam.safeParse(request.params);
+    if (!params.success) return hubspotError(reply, 404, 'OBJECT_NOT_FOUND', 'Unknown object type');
+    return reply.code(200).send({ results: [...state.properties[params.data.type].values()] });
+  });
+
   app.get('/crm/v3/properties/:type/:name', (request, reply) => {
     const params = objectTypeParam.extend({ name: z.string() }).safeParse(request.params);
     if (!params.success) return hubspotError(reply, 404, 'OBJECT_NOT_FOUND', 'Unknown object type');

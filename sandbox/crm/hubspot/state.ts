@@ -93,6 +93,20 @@ const BUILT_IN: Record<ObjectType, readonly string[]> = {
   deals: ['dealname', 'amount', 'dealstage', 'pipeline', 'closedate', 'description', 'dealtype'],
 };
 
+// https://developers.hubspot.com/docs/api/crm/properties — a property's `type` (string,
+// number, date, datetime, bool, enumeration…) says what values it takes; the built-in ones
+// not of type string. A deal's amount is a number and its close date a datetime.
+const BUILT_IN_TYPES: Record<ObjectType, Readonly<Record<string, string>>> = {
+  contacts: { lifecyclestage: 'enumeration', hs_lead_status: 'enumeration' },
+  deals: {
+    amount: 'number',
+    closedate: 'datetime',
+    dealstage: 'enumeration',
+    pipeline: 'enumeration',
+    dealtype: 'enumeration',
+  },
+};
+
 // https://developers.hubspot.com/docs/api/crm/pipelines — the default deal pipeline
 // ("default") and the internal ids of its stages.
 export const DEFAULT_PIPELINE_STAGES: readonly string[] = [
@@ -182,7 +196,7 @@ export class HubSpotState extends CrmFakeState<HubSpotCounters> {
         this.properties[type].set(name, {
           name,
           label: name,
-          type: 'string',
+          type: BUILT_IN_TYPES[type][name] ?? 'string',
           fieldType: 'text',
           groupName: type === 'contacts' ? 'contactinformation' : 'dealinformation',
           hasUniqueValue: type === 'contacts' && name === 'email',
