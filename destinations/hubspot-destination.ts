@@ -16,6 +16,8 @@ import {
   crmDescription,
   emailsIn,
   eventStageKey,
+  mappingEntry,
+  mappingSource,
   passedOver,
   refusalsOf,
   shortReason,
@@ -28,7 +30,7 @@ import {
   type HubSpotClientOptions,
 } from './hubspot-client.js';
 import { EVENT_KEY, LEAD_KEY, hubspotMapping, type HubSpotMapping } from './hubspot-mapping.js';
-import type { JsonValue, MirrorRecord, Resource } from './record.js';
+import type { ColumnType, JsonValue, MirrorRecord, Resource } from './record.js';
 import { TABLES, type TableSpec } from './tables.js';
 
 export interface HubSpotDestinationOptions extends HubSpotClientOptions {
@@ -186,6 +188,25 @@ function unread(
   return new Map([...refused].map(([id, reason]) => [id, shortReason(reason)]));
 }
 
+// https://developers.hubspot.com/docs/api/crm/properties — the properties of an object type,
+// each with its `type`; only the fields read here are checked.
+const propertyList = z.looseObject({
+  results: z.array(z.looseObject({ name: z.string(), type: z.string() })),
+});
+
+/**
+ * The column types a deal property of each HubSpot type takes as ebsync sends them (money as
+ * a decimal, a date as YYYY-MM-DD, a time as ISO 8601); a type not listed (string,
+ * enumeration, phone_number…) takes any. A date property holds a day (midnight UTC), so it
+ * takes no time of day.
+ */
+const COLUMNS_FOR: Record<string, { what: string; columns: readonly ColumnType[] }> = {
+  number: { what: 'a money or number column', columns: ['cents', 'integer', 'number'] },
+  date: { what: 'a date column', columns: ['date'] },
+  datetime: { what: 'a date or time column', columns: ['date', 'timestamp'] },
+  bool: { what: 'a boolean column', columns: ['boolean'] },
+};
+
 // https://developers.hubspot.com/docs/api/crm/understanding-the-crm — 100 inputs per batch.
 const BATCH = 100;
 
@@ -263,9 +284,44 @@ export class HubSpotDestination implements Destination {
         const unique = (answer.body as { hasUniqueValue?: unknown } | null)?.hasUniqueValue;
         if (unique !== true) throw notUnique(name);
       }
+      const unsuited = await this.unsuitedDealProperties();
+      if (unsuited) throw new DestinationSchemaError(unsuited);
       this.schemaChecked = true;
     }
     return { createdTables: [], addedColumns: [] };
+  }
+
+  /**
+   * Why the mapping puts a column into a deal property whose type cannot take it (text into a
+   * number or a date, which HubSpot would refuse record by record), or undefined. One call:
+   * the portal's deal properties, as the key check reads two of them. Contact properties are
+   * not read: that may need a scope the documented setup does not ask for, and the default
+   * contact mapping is text into text.
+   */
+  private async unsuitedDealProperties(): Promise<string | undefined> {
+    const name = 'GET /crm/v3/properties/deals';
+    const answer = await this.client.ok(name, (sdk) =>
+      sdk.crm.properties.coreApi.getAllWithHttpInfo('deals'),
+    );
+    const parsed = propertyList.safeParse(answer.body);
+    if (!parsed.success) {
+      throw new DestinationWriteError(`HubSpot's answer to ${name} could not be read`);
+    }
+    const types = new Map(parsed.data.results.map((p) => [p.name, p.type]));
+    const source = mappingSource('hubspot', this.options.mappingFile);
+    const out: string[] = [];
+    for (const table of ['leads', 'events'] as const) {
+      for (const [property, column] of Object.entries(this.mapping[table].deal)) {
+        const type = types.get(property) ?? '';
+        const takes = COLUMNS_FOR[type];
+        const columnType = TABLES[table].columns.find((c) => c.name === column)?.type;
+        if (!takes || !columnType || takes.columns.includes(columnType)) continue;
+        out.push(
+          `${mappingEntry(source, `${table}.deal.${property}`)}='${column}' is not allowed: HubSpot deal property ${property} is of type ${type}, which takes ${takes.what} (${takes.columns.join(', ')}), and ${column} is ${columnType}`,
+        );
+      }
+    }
+    return out.length > 0 ? `${out.join('; ')} (docs/mirror.md, Tables)` : undefined;
   }
 
   async upsert(resource: Resource, records: readonly MirrorRecord[]): Promise<UpsertResult> {

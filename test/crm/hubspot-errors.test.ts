@@ -328,6 +328,52 @@ describe('HubSpot destination failures', () => {
     }
   });
 
+  it('a mapping that puts a column into a deal property of a type that cannot take it is refused at the start, in one line', async () => {
+    // A custom deal property of type number, as a portal admin would make it.
+    const made = await fetch(`${fake.baseUrl}/crm/v3/properties/deals`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fake.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'guest_count',
+        label: 'Guests',
+        type: 'number',
+        fieldType: 'number',
+        groupName: 'dealinformation',
+      }),
+    });
+    expect(made.status).toBe(201);
+    const checked = (mapping: object, mappingFile?: string) =>
+      new HubSpotDestination({
+        baseUrl: fake.baseUrl,
+        token: fake.token,
+        mapping,
+        ...(mappingFile ? { mappingFile } : {}),
+      })
+        .ensureSchema([])
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+    const inputs = fake.state.counters.upsertInputs;
+    const text = await checked({ events: { deal: { guest_count: 'title' } } });
+    expect(text).toBeInstanceOf(DestinationSchemaError);
+    expect((text as Error).message).toBe(
+      "EBSYNC_HUBSPOT_MAPPING events.deal.guest_count='title' is not allowed: HubSpot deal property guest_count is of type number, which takes a money or number column (cents, integer, number), and title is text (docs/mirror.md, Tables)",
+    );
+    const day = await checked(
+      { leads: { deal: { amount: 'event_date', closedate: 'subject' } } },
+      '/etc/ebsync.json',
+    );
+    expect((day as Error).message).toBe(
+      "crm.hubspot.mapping.leads.deal.amount in /etc/ebsync.json='event_date' is not allowed: HubSpot deal property amount is of type number, which takes a money or number column (cents, integer, number), and event_date is date; crm.hubspot.mapping.leads.deal.closedate in /etc/ebsync.json='subject' is not allowed: HubSpot deal property closedate is of type datetime, which takes a date or time column (date, timestamp), and subject is text (docs/mirror.md, Tables)",
+    );
+    expect(fake.state.counters.upsertInputs).toBe(inputs);
+    // A number column into it, and text into text properties, are fine.
+    expect(await checked({ events: { deal: { guest_count: 'starting_balance_cents' } } })).toBe(
+      undefined,
+    );
+  });
+
   it('setup that HubSpot refuses (403) says why, not that the property it did not make is missing', async () => {
     const portal = await startHubSpotFake({ adminToken: 'crm-errors-admin' });
     try {
@@ -424,7 +470,7 @@ describe('HubSpot destination failures', () => {
         );
         return;
       }
-      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true }));
+      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: [] }));
     });
     await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
     try {
@@ -465,7 +511,7 @@ describe('HubSpot destination failures', () => {
         );
         return;
       }
-      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true }));
+      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: [] }));
     });
     await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
     try {
@@ -523,7 +569,7 @@ describe('HubSpot destination failures', () => {
         );
         return;
       }
-      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true }));
+      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: [] }));
     });
     await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
     try {

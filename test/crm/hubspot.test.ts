@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MirrorDeps } from '../../activities/mirror/pass.js';
 import { exitCodeOf } from '../../cli/mirror-summary.js';
+import { HubSpotDestination } from '../../destinations/hubspot-destination.js';
 import { setupHubSpot } from '../../destinations/hubspot-setup.js';
 import { startHubSpotFake, type HubSpotFake } from '../../sandbox/crm/fakes.js';
 import type { CrmObject } from '../../sandbox/crm/hubspot/state.js';
@@ -59,6 +60,25 @@ describe('mirror into HubSpot (2,000 leads, 300 events)', () => {
     expect(failure).toMatch(/mirror pass failed: .*run 'ebsync destinations setup hubspot' once/);
     expect(bare.state.counters.upsertInputs).toBe(0);
   });
+
+  it('fails at the start, naming the mapping entry, when a deal property cannot take its column', async () => {
+    const bare = await crm.newFake();
+    await setupHubSpot({ baseUrl: bare.baseUrl, token: bare.token });
+    const mapped = new HubSpotDestination({
+      baseUrl: bare.baseUrl,
+      token: bare.token,
+      mapping: { events: { deal: { amount: 'title' } } },
+    });
+    crm.closeLater(mapped);
+    const failure = await crm.failureOf(
+      { ...crm.depsFor(bare), destination: () => Promise.resolve(mapped) },
+      { subjects: ['events'], mode: 'full' },
+    );
+    expect(failure).toMatch(
+      /EBSYNC_HUBSPOT_MAPPING events\.deal\.amount='title' is not allowed: HubSpot deal property amount is of type number/,
+    );
+    expect(bare.state.counters.upsertInputs).toBe(0);
+  }, 300_000);
 
   it('makes a deal per lead and per event, and a contact per distinct lead email', () => {
     expect(first.phase).toBe('done');
