@@ -164,11 +164,18 @@ export function destinationsSetupCommand(crm: Crm): Promise<void> {
     }
     try {
       if (crm === 'hubspot') {
-        for (const line of await setupHubSpot({ baseUrl, token })) {
+        const { mapping, mappingFile } = config.crm.hubspot;
+        const lines = await setupHubSpot(
+          { baseUrl, token },
+          hubspotMapping(mapping, mappingFile),
+          mappingFile,
+        );
+        for (const line of lines) {
           process.stdout.write(
             `deal property ${line.property}: ${line.outcome === 'created' ? 'created (unique values)' : 'already there (unique values)'}\n`,
           );
         }
+        process.stdout.write('every mapped deal property: of a type that takes its column\n');
       } else {
         for (const line of await setupPipedrive({ baseUrl, token })) {
           process.stdout.write(

@@ -207,6 +207,43 @@ const COLUMNS_FOR: Record<string, { what: string; columns: readonly ColumnType[]
   bool: { what: 'a boolean column', columns: ['boolean'] },
 };
 
+/**
+ * Why the mapping puts a column into a deal property whose type cannot take it (text into a
+ * number or a date, which HubSpot would refuse record by record), or undefined. One call: the
+ * portal's deal properties, as the key check reads two of them. Contact properties are not
+ * read: that may need a scope the documented setup does not ask for, and the default contact
+ * mapping is text into text.
+ */
+export async function unsuitedDealMapping(
+  client: HubSpotClient,
+  mapping: HubSpotMapping,
+  mappingFile?: string,
+): Promise<string | undefined> {
+  const name = 'GET /crm/v3/properties/deals';
+  const answer = await client.ok(name, (sdk) =>
+    sdk.crm.properties.coreApi.getAllWithHttpInfo('deals'),
+  );
+  const parsed = propertyList.safeParse(answer.body);
+  if (!parsed.success) {
+    throw new DestinationWriteError(`HubSpot's answer to ${name} could not be read`);
+  }
+  const types = new Map(parsed.data.results.map((p) => [p.name, p.type]));
+  const source = mappingSource('hubspot', mappingFile);
+  const out: string[] = [];
+  for (const table of ['leads', 'events'] as const) {
+    for (const [property, column] of Object.entries(mapping[table].deal)) {
+      const type = types.get(property) ?? '';
+      const takes = COLUMNS_FOR[type];
+      const columnType = TABLES[table].columns.find((c) => c.name === column)?.type;
+      if (!takes || !columnType || takes.columns.includes(columnType)) continue;
+      out.push(
+        `${mappingEntry(source, `${table}.deal.${property}`)}='${column}' is not allowed: HubSpot deal property ${property} is of type ${type}, which takes ${takes.what} (${takes.columns.join(', ')}), and ${column} is ${columnType}`,
+      );
+    }
+  }
+  return out.length > 0 ? `${out.join('; ')} (docs/mirror.md, Tables)` : undefined;
+}
+
 // https://developers.hubspot.com/docs/api/crm/understanding-the-crm — 100 inputs per batch.
 const BATCH = 100;
 
@@ -284,44 +321,15 @@ export class HubSpotDestination implements Destination {
         const unique = (answer.body as { hasUniqueValue?: unknown } | null)?.hasUniqueValue;
         if (unique !== true) throw notUnique(name);
       }
-      const unsuited = await this.unsuitedDealProperties();
+      const unsuited = await unsuitedDealMapping(
+        this.client,
+        this.mapping,
+        this.options.mappingFile,
+      );
       if (unsuited) throw new DestinationSchemaError(unsuited);
       this.schemaChecked = true;
     }
     return { createdTables: [], addedColumns: [] };
-  }
-
-  /**
-   * Why the mapping puts a column into a deal property whose type cannot take it (text into a
-   * number or a date, which HubSpot would refuse record by record), or undefined. One call:
-   * the portal's deal properties, as the key check reads two of them. Contact properties are
-   * not read: that may need a scope the documented setup does not ask for, and the default
-   * contact mapping is text into text.
-   */
-  private async unsuitedDealProperties(): Promise<string | undefined> {
-    const name = 'GET /crm/v3/properties/deals';
-    const answer = await this.client.ok(name, (sdk) =>
-      sdk.crm.properties.coreApi.getAllWithHttpInfo('deals'),
-    );
-    const parsed = propertyList.safeParse(answer.body);
-    if (!parsed.success) {
-      throw new DestinationWriteError(`HubSpot's answer to ${name} could not be read`);
-    }
-    const types = new Map(parsed.data.results.map((p) => [p.name, p.type]));
-    const source = mappingSource('hubspot', this.options.mappingFile);
-    const out: string[] = [];
-    for (const table of ['leads', 'events'] as const) {
-      for (const [property, column] of Object.entries(this.mapping[table].deal)) {
-        const type = types.get(property) ?? '';
-        const takes = COLUMNS_FOR[type];
-        const columnType = TABLES[table].columns.find((c) => c.name === column)?.type;
-        if (!takes || !columnType || takes.columns.includes(columnType)) continue;
-        out.push(
-          `${mappingEntry(source, `${table}.deal.${property}`)}='${column}' is not allowed: HubSpot deal property ${property} is of type ${type}, which takes ${takes.what} (${takes.columns.join(', ')}), and ${column} is ${columnType}`,
-        );
-      }
-    }
-    return out.length > 0 ? `${out.join('; ')} (docs/mirror.md, Tables)` : undefined;
   }
 
   async upsert(resource: Resource, records: readonly MirrorRecord[]): Promise<UpsertResult> {

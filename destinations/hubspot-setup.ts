@@ -8,8 +8,9 @@ import {
   notUnique,
   type HubSpotClientOptions,
 } from './hubspot-client.js';
-import { DestinationTargetError } from './errors.js';
-import { EVENT_KEY, LEAD_KEY } from './hubspot-mapping.js';
+import { DestinationSchemaError, DestinationTargetError } from './errors.js';
+import { unsuitedDealMapping } from './hubspot-destination.js';
+import { EVENT_KEY, LEAD_KEY, type HubSpotMapping } from './hubspot-mapping.js';
 
 export interface SetupLine {
   property: string;
@@ -19,9 +20,16 @@ export interface SetupLine {
 /**
  * Creates the unique-value deal properties the HubSpot destination upserts on. Safe to run
  * again: a property that exists with unique values is left alone; one without them cannot be
- * fixed (HubSpot never changes hasUniqueValue after creation), so that is an error.
+ * fixed (HubSpot never changes hasUniqueValue after creation), so that is an error. Given the
+ * mapping, then checks that each mapped deal property's type takes its column, as a pass
+ * does at its start.
  */
-export async function setupHubSpot(options: HubSpotClientOptions): Promise<SetupLine[]> {
+export async function setupHubSpot(
+  options: HubSpotClientOptions,
+  mapping?: HubSpotMapping,
+  /** The config file the mapping came from, if it did: refusals name it. */
+  mappingFile?: string,
+): Promise<SetupLine[]> {
   const client = new HubSpotClient(options);
   const lines: SetupLine[] = [];
   for (const [name, label] of [
@@ -60,6 +68,10 @@ export async function setupHubSpot(options: HubSpotClientOptions): Promise<Setup
       throw notUnique(name);
     }
     lines.push({ property: name, outcome: 'exists' });
+  }
+  if (mapping) {
+    const unsuited = await unsuitedDealMapping(client, mapping, mappingFile);
+    if (unsuited) throw new DestinationSchemaError(unsuited);
   }
   return lines;
 }

@@ -165,6 +165,7 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     expect(first.stderr).toBe('');
     expect(first.stdout).toMatch(/ebs_lead_id: created \(unique values\)/);
     expect(first.stdout).toMatch(/ebs_event_id: created \(unique values\)/);
+    expect(first.stdout).toMatch(/every mapped deal property: of a type that takes its column/);
     expect(fake.state.properties.deals.get('ebs_event_id')?.hasUniqueValue).toBe(true);
     const again = await runCli(['destinations', 'setup', 'hubspot'], env);
     expect(again.code).toBe(0);
@@ -176,6 +177,28 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/refused the access token.*EBSYNC_HUBSPOT_TOKEN/);
     expect(refused.stderr).not.toMatch(/pat-wrong/);
+  });
+
+  it('destinations setup hubspot refuses a mapping whose deal property cannot take its column: one line, exit 2', async ({
+    expect,
+  }) => {
+    // A portal of its own: the tests of this file run at once, and the one above counts the
+    // properties it creates.
+    const portal = await startHubSpotFake({ adminToken: 'crm-cli-admin' });
+    try {
+      const result = await runCli(['destinations', 'setup', 'hubspot'], {
+        EBSYNC_HUBSPOT_URL: portal.baseUrl,
+        EBSYNC_HUBSPOT_TOKEN: portal.token,
+        EBSYNC_HUBSPOT_MAPPING: JSON.stringify({ events: { deal: { amount: 'title' } } }),
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        "ebsync: EBSYNC_HUBSPOT_MAPPING events.deal.amount='title' is not allowed: HubSpot deal property amount is of type number, which takes a money or number column (cents, integer, number), and title is text (docs/mirror.md, Tables)\n",
+      );
+      expect(result.stdout).not.toMatch(/is ready/);
+    } finally {
+      await portal.close();
+    }
   });
 
   it('sandbox --crm hubspot serves the fake and prints where', async ({ expect }) => {
