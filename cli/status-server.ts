@@ -54,7 +54,7 @@ import { sameSecret } from '../config/secret-compare.js';
 import { requireWorkerOf } from './worker-check.js';
 import { defaultDestination, refuseNeedsReauth, startOrAttach } from './sync.js';
 import { stopSignal } from './stop-signals.js';
-import { answerClientError } from '../api/schemas/client-error-answer.js';
+import { answerClientError, answerNodeRefusals } from '../api/schemas/client-error-answer.js';
 
 const REFRESH_MS = 2_000;
 /**
@@ -366,7 +366,7 @@ export async function startStatusServer(
     logger: false,
     // What Node refuses before any route (headers over its size limit, bytes that are not
     // HTTP, headers not in within its 60 s headersTimeout) answers in the error shape too.
-    clientErrorHandler: answerClientError(60_000),
+    clientErrorHandler: answerClientError({ requestTimeoutMs: 60_000 }),
     // The router refuses an undecodable (`%ff`) or over-long path segment before any error
     // handler runs: without this, the answer would come in Fastify's own shape.
     frameworkErrors: (_error, _request, reply) =>
@@ -378,6 +378,7 @@ export async function startStatusServer(
         'the path is not validly percent-encoded, or a part of it is too long (100 characters at most)',
       ),
   });
+  answerNodeRefusals(app);
   // Actions take no body: JSON (Fastify's other default) is read and ignored; text is refused
   // with a 415 before any action runs, as docs/status.md says.
   app.removeContentTypeParser('text/plain');

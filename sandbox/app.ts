@@ -1,5 +1,5 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
-import { answerClientError } from '../api/schemas/client-error-answer.js';
+import { answerClientError, answerNodeRefusals } from '../api/schemas/client-error-answer.js';
 import { ROUTES, type RouteDef } from '../api/routes.js';
 import { authenticate, requirePermission, type Caller } from './auth.js';
 import type { Handlers, SandboxContext } from './context.js';
@@ -73,7 +73,7 @@ export function buildApp(
     requestTimeout: limits.requestTimeoutMs,
     connectionTimeout: limits.idleTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
-    clientErrorHandler: answerClientError(limits.requestTimeoutMs),
+    clientErrorHandler: answerClientError({ requestTimeoutMs: limits.requestTimeoutMs }),
     ...(options.https ? { https: { ...options.https, ...timeouts } } : { http: timeouts }),
     // The spec's query arrays (`category_ids[]=1&category_ids[]=2`) keep their brackets.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
@@ -95,6 +95,7 @@ export function buildApp(
   // Legacy callers send `Content-Type: application/json` on every call, bodyless DELETEs and
   // action POSTs included: an empty (or blank) body is no body, not malformed JSON.
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  answerNodeRefusals(app);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { answerClientError, httpStatusName } from '../api/schemas/client-error-answer.js';
+import {
+  answerClientError,
+  answerNodeRefusals,
+  httpStatusName,
+} from '../api/schemas/client-error-answer.js';
 import type { Acceptance, Notice } from '../store/inbox.js';
 import { isConnectionName } from '../config/connection-names.js';
 import { isLoopbackHost } from '../config/loopback.js';
@@ -144,11 +148,10 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
     },
     // Headers over Node's limit, a request not received in time, bytes that are not HTTP: the
     // same shape as every other refusal, and counted as one (no route or hook sees them).
-    clientErrorHandler: answerClientError(limits.requestTimeoutMs, (status) =>
-      options.stats?.record(status, 0),
-    ),
+    clientErrorHandler: answerClientError(limits, (status) => options.stats?.record(status, 0)),
   });
   app.server.maxConnections = limits.maxConnections;
+  answerNodeRefusals(app, (status) => options.stats?.record(status, 0));
   const storeWaitMs = options.storeWaitMs ?? Math.floor(limits.requestTimeoutMs / 2);
   const log = options.log ?? (() => undefined);
   const signatureHeader = signatureHeaderOf(options.scheme);

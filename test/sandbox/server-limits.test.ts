@@ -99,6 +99,33 @@ describe('sandbox server limits', () => {
     });
   });
 
+  it('answers a request without Host, and an Expect it does not take, in the spec shape', async () => {
+    const bodyOf = (answer: string): unknown =>
+      JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    const noHost = await (
+      await raw(
+        `GET /api/v1/services HTTP/1.1\r\nApi-Key: ${t.sb.apiKey}\r\nConnection: close\r\n\r\n`,
+      )
+    ).closed;
+    expect(noHost).toMatch(/^HTTP\/1\.1 400 /);
+    expect(bodyOf(noHost)).toEqual({
+      meta: { status: 'error' },
+      status: 'bad_request',
+      reason: 'host_missing',
+      message: 'An HTTP/1.1 request needs a Host header',
+    });
+    const expectation = await (
+      await raw(
+        `GET /api/v1/services HTTP/1.1\r\nHost: x\r\nExpect: soon\r\nConnection: close\r\n\r\n`,
+      )
+    ).closed;
+    expect(expectation).toMatch(/^HTTP\/1\.1 417 /);
+    expect(bodyOf(expectation)).toMatchObject({
+      status: 'expectation_failed',
+      reason: 'expectation_not_supported',
+    });
+  });
+
   it('closes a connection that never sends a request', async () => {
     const exchange = await raw('');
     expect(await exchange.closed).toMatch(/^(HTTP\/1\.1 408 |$)/);

@@ -85,7 +85,7 @@ function receiver(
 const pendingIds = async (connectionId: string): Promise<string[]> =>
   (await (await deps.inbox()).pending(connectionId, 1_000)).map((n) => n.deliveryId);
 
-function expectRefusal(sent: Sent, status: number, reason: string): void {
+function expectRefusal(sent: Pick<Sent, 'status' | 'body'>, status: number, reason: string): void {
   expect(sent.status).toBe(status);
   // `status` names the HTTP status, in snake case (413 payload_too_large, 431 request_header_fields_too_large).
   const name = (STATUS_CODES[status] ?? '').toLowerCase().replace(/[^a-z0-9]+/g, '_');
@@ -405,6 +405,52 @@ describe('webhook receiver', () => {
         5_000,
         'the oversized headers and the bad path counted',
       );
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('answers in the error shape what Node refused itself with no body (no Host, an Expect it does not take, headers late), and counts them', async () => {
+    const stats = new ReceiverStatsRecorder();
+    const r = await receiver({
+      stats,
+      limits: { ...DEFAULT_LIMITS, headersTimeoutMs: 500, requestTimeoutMs: 2_000 },
+    });
+    const { hostname, port } = new URL(r.url(CONNECTION));
+    /** What the receiver wrote back to `head` (and a body of `{}`), up to its close. */
+    const exchange = (head: string, late = false): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(Number(port), hostname);
+        let received = '';
+        socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+        socket.on('error', reject);
+        socket.on('close', () => resolve(received));
+        // Late headers: the first line now, the rest never (the headers timeout answers).
+        socket.once('connect', () => socket.write(late ? head.split('\r\n')[0]! : head));
+        setTimeout(() => socket.destroy(), 5_000);
+      });
+    const answerOf = (text: string) => ({
+      status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(text)?.[1]),
+      body: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>,
+    });
+    try {
+      const path = new URL(r.url(CONNECTION)).pathname;
+      const noHost = answerOf(
+        await exchange(`POST ${path} HTTP/1.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`),
+      );
+      expectRefusal(noHost, 400, 'host_missing');
+      const expectation = answerOf(
+        await exchange(
+          `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nExpect: something\r\nContent-Length: 2\r\n\r\n{}`,
+        ),
+      );
+      expectRefusal(expectation, 417, 'expectation_not_supported');
+      const late = answerOf(await exchange(`POST ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, true));
+      expectRefusal(late, 408, 'request_timeout');
+      expect(late.body.message).toBe(
+        'The request was not received in time: its headers within 0.5 s, all of it within 2 s',
+      );
+      await eventually(() => stats.snapshot().rejected === 3, 5_000, 'the three refusals counted');
     } finally {
       await r.close();
     }
