@@ -1,3 +1,4 @@
+import { MAX_REDIRECTS } from '../config/redirect-policy.js';
 /**
  * A request that got no answer, in words: the CLI's own requests and the worker's deliveries
  * to automation endpoints say why (`connection refused, nothing listens there (ECONNREFUSED)`)
@@ -31,6 +32,9 @@ export function unreachableReason(error: unknown): string {
     case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
       return `its certificate is not trusted here (${code})`;
+    case 'ERR_TOO_MANY_REDIRECTS':
+      // Only redirects within the request's origin are followed (config/redirect-policy.ts).
+      return `redirected more than ${MAX_REDIRECTS} times within its origin (${code})`;
     default:
       return code ?? 'no answer';
   }

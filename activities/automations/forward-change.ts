@@ -126,6 +126,17 @@ export function changeWebhookId(batchKey: string, resource: string, recordId: st
 }
 
 /**
+ * Why a 3xx answer was the endpoint's last (its delivery logged as rejected): a redirect off
+ * its origin, which is not followed (one within it is, up to MAX_REDIRECTS hops). Without
+ * either address, as unreachableReason: the log names the endpoint, and its URL may carry a
+ * token.
+ */
+const redirectReason = (status: number): string | null =>
+  status >= 300 && status < 400
+    ? `answered ${status}, a redirect to another origin, which ebsync does not follow: a signed change goes to the endpoint's origin only`
+    : null;
+
+/**
  * Automations out: the fresh record, signed as Standard Webhooks, to every endpoint whose
  * filters match. Attempts are these activities' Temporal retries (backoff in the workflow's
  * retry policy); the log remembers what each endpoint took, so a retry sends only to those
@@ -237,6 +248,7 @@ export function createAutomationActivities(
           signal: context.cancellationSignal,
         });
         status = response.statusCode;
+        unanswered = redirectReason(status);
       } catch (error) {
         // Stopped by the cancellation above: no answer of the endpoint's, nothing to log.
         if (context.cancellationSignal.aborted) await context.cancelled;
@@ -254,7 +266,7 @@ export function createAutomationActivities(
         log('gone', status);
         result.refused += 1;
       } else if (status !== null && !retryableStatus(status)) {
-        log('rejected', status);
+        log('rejected', status, unanswered);
         result.refused += 1;
       } else {
         store.failed(endpoint.name, Date.now(), breaker.threshold, breaker.openMs);

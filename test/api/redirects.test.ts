@@ -69,6 +69,7 @@ beforeAll(async () => {
     // Within the origin: followed, and answered.
     if (req.url?.startsWith('/same-origin')) return [307, { location: '/landed' }];
     if (req.url === '/landed') return [200, {}, '{"success":true,"data":{"landed":true}}'];
+    if (req.url === '/loop') return [302, { location: '/loop' }];
     return [307, { location: `${trap.url}/stolen${req.url ?? ''}` }];
   });
 });
@@ -185,6 +186,28 @@ describe('a redirect to another origin', () => {
       expect(result).toEqual({ delivered: 0, refused: 1 });
       expect(redirector.seen).toHaveLength(1);
       expect(trap.seen).toEqual([]);
+      // The delivery log says why, without either address (the URL may carry a token).
+      const [entry] = store.deliveries({ endpoint: 'hook', limit: 5 });
+      expect(entry).toMatchObject({
+        status: 'rejected',
+        httpStatus: 307,
+        reason:
+          "answered 307, a redirect to another origin, which ebsync does not follow: a signed change goes to the endpoint's origin only",
+      });
+      // A loop on the endpoint's origin ends after the hops allowed: a failed attempt (tried
+      // again later, as for no answer), which says so.
+      redirector.seen.length = 0;
+      await store.add(endpointAt('loop', `${redirector.url}/loop`));
+      store.remove('hook');
+      await expect(forwardOnce(store, 'w-2')).rejects.toThrow(
+        'automation endpoints not reached yet: loop',
+      );
+      expect(redirector.seen).toHaveLength(6);
+      expect(store.deliveries({ endpoint: 'loop', limit: 5 })[0]).toMatchObject({
+        status: 'failed',
+        httpStatus: null,
+        reason: 'redirected more than 5 times within its origin (ERR_TOO_MANY_REDIRECTS)',
+      });
     } finally {
       store.close();
     }
