@@ -158,6 +158,13 @@ export async function startWebhookReceiver(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const url = receiverOrigin({ host, port });
+  if (config.webhooks.allowUnsigned) {
+    // Allowed in development only (config/schema.ts), and said at every start: anyone who can
+    // reach the port can then make the drains read any record of a registered connection.
+    log.warn(
+      'EBSYNC_WEBHOOK_ALLOW_UNSIGNED=true: deliveries without a signature are accepted for registered connections (development only)',
+    );
+  }
   const forget = recordReceiverAddress(config, { host, port }, (error) =>
     log.warn(
       { error: error instanceof Error ? error.message : String(error) },

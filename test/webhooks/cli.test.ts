@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { CliProcess, runCli } from '../helpers/cli.js';
 import { closedPort } from '../helpers/ports.js';
 import { startSandbox } from '../../sandbox/server.js';
 import { standInConnection } from '../helpers/temporal.js';
@@ -119,6 +119,22 @@ describe('ebsync webhooks, bad input', () => {
     expect(result.stderr).toBe(
       "ebsync: no endpoint named 'nosuch' ('ebsync webhooks endpoints list' shows the ones there are)\n",
     );
+  });
+
+  it('says at its start that it takes unsigned deliveries, when told to in development', async () => {
+    const serve = new CliProcess(['webhooks', 'serve', '--port', '0'], {
+      ...env,
+      EBSYNC_MODE: 'development',
+      EBSYNC_WEBHOOK_ALLOW_UNSIGNED: 'true',
+    });
+    try {
+      await serve.waitForLine(/webhook receiver listening/, 60_000);
+      expect(serve.stdout + serve.stderr).toMatch(
+        /EBSYNC_WEBHOOK_ALLOW_UNSIGNED=true: deliveries without a signature are accepted/,
+      );
+    } finally {
+      serve.killAll();
+    }
   });
 
   it('refuses unsigned deliveries outside development in one line', async () => {
