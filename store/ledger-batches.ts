@@ -9,10 +9,11 @@ export interface EntryRow<T> {
   first_seen_at: T;
   last_seen_at: T;
   deleted_at: T | null;
+  forwarded_hash: string | null;
 }
 
 export const ENTRY_COLUMNS =
-  'source_id, destination_key, content_hash, seen_generation, first_seen_at, last_seen_at, deleted_at';
+  'source_id, destination_key, content_hash, seen_generation, first_seen_at, last_seen_at, deleted_at, forwarded_hash';
 
 export function entryOf<T>(row: EntryRow<T>, date: (value: T) => Date): LedgerEntry {
   return {
@@ -23,6 +24,7 @@ export function entryOf<T>(row: EntryRow<T>, date: (value: T) => Date): LedgerEn
     firstSeenAt: date(row.first_seen_at),
     lastSeenAt: date(row.last_seen_at),
     deletedAt: row.deleted_at === null ? null : date(row.deleted_at),
+    forwardedHash: row.forwarded_hash,
   };
 }
 
@@ -49,8 +51,8 @@ export function classifyAgainst(
  * One entry per id (the last given wins), sorted by id: writers that touch rows in the same
  * order cannot deadlock each other.
  */
-export function latestById(entries: readonly WrittenEntry[]): WrittenEntry[] {
-  const byId = new Map<string, WrittenEntry>();
+export function latestById<E extends Fingerprint = WrittenEntry>(entries: readonly E[]): E[] {
+  const byId = new Map<string, E>();
   for (const entry of entries) byId.set(entry.id, entry);
   return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -208,6 +208,22 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
     sqlite: `UPDATE ledger_entries SET content_hash = 'forgotten' WHERE resource = 'leads';`,
     postgres: `UPDATE ledger_entries SET content_hash = 'forgotten' WHERE resource = 'leads';`,
   },
+  {
+    version: 7,
+    name: 'what automation endpoints were last sent of each record, apart from what was written',
+    // Until this version a drain sent a change only when its own write changed the ledger, so
+    // a change a pass wrote first never reached the endpoints. Existing entries start as sent,
+    // as that version would have judged them (the hash written; 'deleted' once marked deleted):
+    // no endpoint gets a record again just because the store was upgraded.
+    sqlite: `
+      ALTER TABLE ledger_entries ADD COLUMN forwarded_hash TEXT;
+      UPDATE ledger_entries
+        SET forwarded_hash = CASE WHEN deleted_at IS NULL THEN content_hash ELSE 'deleted' END;`,
+    postgres: `
+      ALTER TABLE ledger_entries ADD COLUMN forwarded_hash text;
+      UPDATE ledger_entries
+        SET forwarded_hash = CASE WHEN deleted_at IS NULL THEN content_hash ELSE 'deleted' END;`,
+  },
 ];
 
 /** The migrations still to apply given the versions a database has, in order. */

@@ -65,6 +65,13 @@ export interface LedgerEntry {
   readonly firstSeenAt: Date;
   readonly lastSeenAt: Date;
   readonly deletedAt: Date | null;
+  /**
+   * What automation endpoints were last sent of the record: the hash of the record sent as
+   * written, FORWARDED_DELETED once its deletion was sent, null when nothing was (or nobody
+   * wanted it). Kept apart from `hash`, which says what the destination holds: a pass may
+   * write a change before the drain applies its notice, and the endpoints are owed it still.
+   */
+  readonly forwardedHash: string | null;
 }
 
 export interface PassState {
@@ -102,6 +109,9 @@ export interface LedgerCounts {
  * The hash forgetHashes leaves: no sha256 hex is this, so every record compares changed.
  */
 export const FORGOTTEN_HASH = 'forgotten';
+
+/** The forwarded hash of a record whose deletion endpoints were sent: no sha256 hex is this. */
+export const FORWARDED_DELETED = 'deleted';
 
 export interface Ledger {
   /** Where it lives, without credentials: `sqlite:/path/store.db` or `postgres://host:port/db`. */
@@ -149,6 +159,13 @@ export interface Ledger {
    * so a pass's counts hold. Returns how many entries it touched.
    */
   forgetHashes(scope: LedgerScope): Promise<number>;
+
+  /**
+   * Records what automation endpoints were sent of these entries (LedgerEntry.forwardedHash;
+   * FORWARDED_DELETED for a deletion). Entries that do not exist are passed over. Touches
+   * nothing else: the destination's hash, seen and deletion marks stay.
+   */
+  markForwarded(scope: LedgerScope, entries: readonly Fingerprint[]): Promise<void>;
 
   /** The entries of these ids that exist, in no particular order. */
   get(scope: LedgerScope, ids: readonly string[]): Promise<LedgerEntry[]>;

@@ -234,6 +234,26 @@ export async function openPostgresLedger(
           return result.rowCount ?? 0;
         }),
       ),
+    markForwarded: (scope, entries) =>
+      run(async () => {
+        if (entries.length === 0) return;
+        const rows = latestById(entries);
+        // In id order, as every other update of entries, so concurrent writers do not deadlock.
+        await inPostgresTransaction(pool, (client) =>
+          client.query(
+            `WITH target AS (
+               SELECT source_id FROM ledger_entries
+               WHERE ${SCOPE} AND source_id = ANY($4::text[])
+               ORDER BY source_id FOR UPDATE)
+             UPDATE ledger_entries e SET forwarded_hash = u.hash
+             FROM target JOIN unnest($4::text[], $5::text[]) AS u(id, hash)
+               ON u.id = target.source_id
+             WHERE e.connection_id = $1 AND e.destination = $2 AND e.resource = $3
+               AND e.source_id = target.source_id`,
+            [...scopeParams(scope), rows.map((r) => r.id), rows.map((r) => r.hash)],
+          ),
+        );
+      }),
     get: (scope, ids) =>
       run(async () => (ids.length === 0 ? [] : (await selectEntries(scope, ids)).map(toEntry))),
     counts: (scope) =>

@@ -10,6 +10,7 @@ import {
 } from './errors.js';
 import {
   FORGOTTEN_HASH,
+  type Fingerprint,
   type JsonValue,
   type Ledger,
   type LedgerCounts,
@@ -97,6 +98,9 @@ export function openSqliteLedger(file: string): Ledger {
          deleted_at = NULL`,
     ),
     forgetHashes: db.prepare(`UPDATE ledger_entries SET content_hash = ? WHERE ${SCOPE}`),
+    markForwarded: db.prepare(
+      `UPDATE ledger_entries SET forwarded_hash = ? WHERE ${SCOPE} AND source_id = ?`,
+    ),
     markSeen: db.prepare(
       `UPDATE ledger_entries SET seen_generation = max(seen_generation, ?),
          last_seen_at = max(last_seen_at, ?)
@@ -252,6 +256,10 @@ export function openSqliteLedger(file: string): Ledger {
     },
   );
 
+  const markForwardedAll = db.transaction((scope: LedgerScope, entries: readonly Fingerprint[]) => {
+    for (const e of entries) stmt.markForwarded.run(e.hash, ...scopeParams(scope), e.id);
+  });
+
   const run = sqliteCall;
 
   return {
@@ -269,6 +277,10 @@ export function openSqliteLedger(file: string): Ledger {
       }),
     forgetHashes: (scope) =>
       run(() => stmt.forgetHashes.run(FORGOTTEN_HASH, ...scopeParams(scope)).changes),
+    markForwarded: (scope, entries) =>
+      run(() => {
+        if (entries.length > 0) markForwardedAll.immediate(scope, latestById(entries));
+      }),
     markSeen: (scope, generation, ids, at = new Date()) =>
       run(() =>
         ids.length === 0

@@ -5,7 +5,12 @@ import {
   PassSupersededError,
   StoreMigrationError,
 } from '../../store/errors.js';
-import type { Ledger, LedgerScope, PassKey } from '../../store/ledger.js';
+import {
+  FORWARDED_DELETED,
+  type Ledger,
+  type LedgerScope,
+  type PassKey,
+} from '../../store/ledger.js';
 
 /** How the suite reaches one engine: a fresh store per test, reopenable, and raw SQL. */
 export interface LedgerBackend {
@@ -84,6 +89,7 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
         firstSeenAt: t1,
         lastSeenAt: t2,
         deletedAt: null,
+        forwardedHash: null,
       });
     });
 
@@ -365,6 +371,49 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       ]);
       expect(leads[0]?.state).toBe('changed');
       expect((await ledger.classify(events, [{ id: '1', hash: 'a' }]))[0]?.state).toBe('unchanged');
+    });
+
+    it('keeps what endpoints were last sent of a record apart from what was written', async () => {
+      await ledger.recordWritten(scope, 1, [{ id: '1', hash: 'a', destinationKey: '1' }]);
+      const forwarded = async (id: string) => (await ledger.get(scope, [id]))[0]?.forwardedHash;
+      expect(await forwarded('1')).toBeNull();
+      // An id the ledger does not have is passed over, not made.
+      await ledger.markForwarded(scope, [
+        { id: '1', hash: 'a' },
+        { id: '9', hash: 'x' },
+      ]);
+      expect(await forwarded('1')).toBe('a');
+      expect(await ledger.get(scope, ['9'])).toEqual([]);
+      // A later write (a pass's), a table made anew, a deletion mark: none of them is a send.
+      await ledger.recordWritten(scope, 2, [{ id: '1', hash: 'b', destinationKey: '1' }]);
+      await ledger.forgetHashes(scope);
+      await ledger.markDeleted(scope, ['1']);
+      expect(await forwarded('1')).toBe('a');
+      await ledger.markForwarded(scope, [{ id: '1', hash: FORWARDED_DELETED }]);
+      expect(await forwarded('1')).toBe(FORWARDED_DELETED);
+      // Other scopes are their own.
+      expect(
+        (await ledger.get({ ...scope, resource: 'events' }, ['1']))[0]?.forwardedHash,
+      ).toBeUndefined();
+    });
+
+    it('takes every entry of a store from before version 7 as sent to the endpoints already', async () => {
+      await ledger.recordWritten(scope, 1, [
+        { id: '1', hash: 'a', destinationKey: '1' },
+        { id: '2', hash: 'b', destinationKey: '2' },
+      ]);
+      await ledger.markDeleted(scope, ['2']);
+      await ledger.close();
+      // A store from before version 7: no column for it.
+      await backend.query(location, 'ALTER TABLE ledger_entries DROP COLUMN forwarded_hash');
+      await backend.query(location, 'DELETE FROM schema_migrations WHERE version = 7');
+      ledger = await backend.open(location);
+      const entries = await ledger.get(scope, ['1', '2']);
+      expect(Object.fromEntries(entries.map((e) => [e.id, e.forwardedHash]))).toEqual({
+        '1': 'a',
+        '2': FORWARDED_DELETED,
+      });
+      expect((await ledger.classify(scope, [{ id: '1', hash: 'a' }]))[0]?.state).toBe('unchanged');
     });
 
     it('hands out one request slot per interval per connection, to every opener of the store', async () => {
