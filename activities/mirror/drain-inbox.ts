@@ -3,7 +3,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import { AuthenticationError, PermissionError, TlsTrustError } from '../../api/errors.js';
 import { sendsTo, type AutomationStore } from '../../store/automation-endpoints.js';
 import type { Inbox, OwedChange, PendingNotice } from '../../store/inbox.js';
-import type { Ledger, LedgerScope } from '../../store/ledger.js';
+import { FORWARDED_DELETED, type Ledger, type LedgerScope } from '../../store/ledger.js';
 import { sealValue } from '../../store/sealed-values.js';
 import { endpointWants } from '../automations/forward-change.js';
 import { addDrainCounts, emptyDrainTotals } from '../../workflows/drain-types.js';
@@ -220,26 +220,67 @@ async function notInLedger(
 }
 
 /**
- * Gone records the ledger still has live: a deletion endpoints are told of, once (the write
- * marks them deleted). One the ledger never had was never sent to an endpoint as written (made
- * and deleted between two reads, or never this business's), and leaves no mark to tell a
- * second notice of it from the first: nothing is sent for it.
+ * What endpoints are owed of the batch's records, judged by what they were last sent
+ * (LedgerEntry.forwardedHash), not by whether this batch's write changes the destination: a
+ * pass may have written the change already while its notice waited in the inbox, and the
+ * endpoints have not had it. A record read live is owed when its hash is not the one last sent
+ * (or the ledger has it deleted: it is back). A gone record is owed its deletion when the
+ * ledger has it and no deletion was sent, unless a pass both wrote and deleted it with nothing
+ * ever sent: no endpoint was told of it as written. One the ledger never had (made and deleted
+ * between two reads, or never this business's) leaves no mark to tell a second notice of it
+ * from the first: nothing is sent for it. One read of the ledger per resource, as a
+ * classification costs.
  */
-async function liveInLedger(
+async function owedToEndpoints(
   ledger: Ledger,
   target: WriteTarget,
+  records: readonly CanonicalRecord[],
   gone: readonly RecordTarget[],
-): Promise<RecordTarget[]> {
-  const live: RecordTarget[] = [];
-  for (const [resource, group] of byResource(gone)) {
-    const entries = await ledger.get(
-      scopeOf(target, resource),
-      group.map((g) => g.id),
+): Promise<{ written: Set<CanonicalRecord>; deleted: RecordTarget[] }> {
+  const written = new Set<CanonicalRecord>();
+  const deleted: RecordTarget[] = [];
+  const resources = new Set([...records, ...gone].map((r) => r.resource));
+  for (const resource of resources) {
+    const live = records.filter((r) => r.resource === resource);
+    const dead = gone.filter((g) => g.resource === resource);
+    const entries = new Map(
+      (
+        await ledger.get(scopeOf(target, resource), [
+          ...live.map((r) => r.id),
+          ...dead.map((g) => g.id),
+        ])
+      ).map((e) => [e.id, e]),
     );
-    const alive = new Set(entries.filter((e) => e.deletedAt === null).map((e) => e.id));
-    live.push(...group.filter((g) => alive.has(g.id)));
+    for (const record of live) {
+      const entry = entries.get(record.id);
+      if (!entry || entry.deletedAt !== null || entry.forwardedHash !== record.hash)
+        written.add(record);
+    }
+    for (const g of dead) {
+      const entry = entries.get(g.id);
+      if (
+        entry &&
+        entry.forwardedHash !== FORWARDED_DELETED &&
+        (entry.deletedAt === null || entry.forwardedHash !== null)
+      )
+        deleted.push(g);
+    }
   }
-  return live;
+  return { written, deleted };
+}
+
+/** Records that these were sent (or are being sent) to the endpoints: they are owed no more. */
+async function markForwarded(
+  ledger: Ledger,
+  target: WriteTarget,
+  sent: readonly { resource: string; id: string; hash: string }[],
+): Promise<void> {
+  for (const [resource, group] of byResource(sent)) {
+    await ledger.markForwarded(
+      scopeOf(target, resource),
+      group.map((s) => ({ id: s.id, hash: s.hash })),
+    );
+  }
 }
 
 /**
@@ -325,10 +366,9 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
     const main = reads.map((r) => r.read.record);
 
     const forwarding = await anyEndpointFor(input.connectionId);
-    const changed = forwarding
-      ? await notInLedger(ledger, target, main)
-      : new Set<CanonicalRecord>();
-    const goneLive = forwarding ? await liveInLedger(ledger, target, gone) : [];
+    const { written: changed, deleted: goneLive } = forwarding
+      ? await owedToEndpoints(ledger, target, main, gone)
+      : { written: new Set<CanonicalRecord>(), deleted: [] };
     const kept = await keepWanted(input, [
       ...reads
         .filter((r) => changed.has(r.read.record))
@@ -362,19 +402,35 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       });
     }
     // A change kept for endpoints that the destination then refused is not a change.
+    const keptKeys = new Set(kept.map((k) => `${k.resource}\n${k.id}`));
+    let keptWritten = reads.filter(
+      (r) => changed.has(r.read.record) && keptKeys.has(`${r.target.resource}\n${r.target.id}`),
+    );
+    let keptDeleted = goneLive.filter((g) => keptKeys.has(`${g.resource}\n${g.id}`));
     if (kept.length > 0 && counts.refused > 0) {
       const stillChanged = await notInLedger(ledger, target, main);
-      const refused = [
-        ...reads
-          .filter((r) => changed.has(r.read.record) && stillChanged.has(r.read.record))
-          .map((r) => ({ resource: r.target.resource, recordId: r.target.id })),
-        // A deletion the destination refused is not one either: the record is still there.
-        ...goneLive
-          .filter((g) => notDeleted.has(`${g.resource}\n${g.id}`))
-          .map((g) => ({ resource: g.resource, recordId: g.id })),
-      ];
-      await inbox.dropChanges(input.connectionId, input.batchKey, refused);
+      const refusedWrites = keptWritten.filter((r) => stillChanged.has(r.read.record));
+      // A deletion the destination refused is not one either: the record is still there.
+      const refusedDeletions = keptDeleted.filter((g) => notDeleted.has(`${g.resource}\n${g.id}`));
+      keptWritten = keptWritten.filter((r) => !refusedWrites.includes(r));
+      keptDeleted = keptDeleted.filter((g) => !refusedDeletions.includes(g));
+      await inbox.dropChanges(input.connectionId, input.batchKey, [
+        ...refusedWrites.map((r) => ({ resource: r.target.resource, recordId: r.target.id })),
+        ...refusedDeletions.map((g) => ({ resource: g.resource, recordId: g.id })),
+      ]);
     }
+    // What is kept now is the endpoints' (the forwarding sends it from the store, however
+    // often the batch or its forwarding is retried): later notices of the same state send
+    // nothing. Before the notices are marked applied, so that a batch retried after a crash
+    // here finds its changes still kept under its key and keeps nothing twice.
+    await markForwarded(ledger, target, [
+      ...keptWritten.map((r) => ({
+        resource: r.target.resource,
+        id: r.target.id,
+        hash: r.read.record.hash,
+      })),
+      ...keptDeleted.map((g) => ({ resource: g.resource, id: g.id, hash: FORWARDED_DELETED })),
+    ]);
 
     const applied = [...reads.map((r) => r.target), ...gone];
     await inbox.markDone(
