@@ -17,15 +17,16 @@ export function toCents(value: string | number): number {
 }
 
 /**
- * A JSON number as cents: 0.1 + 0.2 is 30 cents (binary floats drift by far less than a
- * billionth of a cent per cent), but 12.345 is no whole number of cents. Rounding it to two
- * places with toFixed made 12.35 of it, an amount the service never sent.
+ * A JSON number as cents: 0.1 + 0.2 is 30 cents (a binary float drifts by a few units of its
+ * last place, about 1e-16 of itself), but 12.345 is no whole number of cents, nor is
+ * 10000000.005. Rounding it to two places with toFixed made 12.35 of it, an amount the service
+ * never sent. The tolerance is that drift, or a millionth of a cent for small amounts.
  */
 function centsOfNumber(value: number): number {
   const scaled = value * 100;
   const cents = Math.round(scaled);
   if (!Number.isSafeInteger(cents)) throw new RangeError(`'${value}' is too large for whole cents`);
-  if (Math.abs(scaled - cents) > 1e-9 * Math.max(1, Math.abs(scaled))) {
+  if (Math.abs(scaled - cents) > Math.max(1e-6, 8 * Number.EPSILON * Math.abs(scaled))) {
     throw new RangeError(`'${value}' has more than two decimals`);
   }
   return cents + 0; // -0 (or a drift below zero of -0) is 0 cents

@@ -42,6 +42,8 @@ describe('money', () => {
     // A number with a third decimal is no whole number of cents either, as its text is not;
     // float drift is no third decimal.
     expect(() => toCents(12.345)).toThrow(RangeError);
+    expect(() => toCents(10_000_000.005)).toThrow(RangeError);
+    expect(() => toCents(2_000_000.001)).toThrow(RangeError);
     expect(() => toCents(-0.001)).toThrow(RangeError);
     expect(() => toCents(Number.NaN)).toThrow(RangeError);
     expect(toCents(19.99)).toBe(1999);
