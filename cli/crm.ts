@@ -175,7 +175,9 @@ export function destinationsSetupCommand(crm: Crm): Promise<void> {
             `deal property ${line.property}: ${line.outcome === 'created' ? 'created (unique values)' : 'already there (unique values)'}\n`,
           );
         }
-        process.stdout.write('every mapped deal property: of a type that takes its column\n');
+        process.stdout.write(
+          'every mapped deal property: there, of a type that takes its column\n',
+        );
       } else {
         for (const line of await setupPipedrive({ baseUrl, token })) {
           process.stdout.write(

@@ -232,7 +232,14 @@ export async function unsuitedDealMapping(
   const out: string[] = [];
   for (const table of ['leads', 'events'] as const) {
     for (const [property, column] of Object.entries(mapping[table].deal)) {
-      const type = types.get(property) ?? '';
+      const type = types.get(property);
+      if (type === undefined) {
+        // HubSpot would refuse every deal for it, one by one: said once, before any write.
+        out.push(
+          `${mappingEntry(source, `${table}.deal.${property}`)}='${column}' is not allowed: HubSpot has no deal property ${property} (create it there, or map the column to one it has)`,
+        );
+        continue;
+      }
       const takes = COLUMNS_FOR[type];
       const columnType = TABLES[table].columns.find((c) => c.name === column)?.type;
       if (!takes || !columnType || takes.columns.includes(columnType)) continue;

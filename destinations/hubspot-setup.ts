@@ -32,6 +32,12 @@ export async function setupHubSpot(
 ): Promise<SetupLine[]> {
   const client = new HubSpotClient(options);
   const lines: SetupLine[] = [];
+  // The mapping first: a setup it refuses changes nothing in the portal (the key properties
+  // are not among the mapped ones, so the check does not need them).
+  if (mapping) {
+    const unsuited = await unsuitedDealMapping(client, mapping, mappingFile);
+    if (unsuited) throw new DestinationSchemaError(unsuited);
+  }
   for (const [name, label] of [
     [LEAD_KEY, 'Event Business lead id'],
     [EVENT_KEY, 'Event Business event id'],
@@ -68,10 +74,6 @@ export async function setupHubSpot(
       throw notUnique(name);
     }
     lines.push({ property: name, outcome: 'exists' });
-  }
-  if (mapping) {
-    const unsuited = await unsuitedDealMapping(client, mapping, mappingFile);
-    if (unsuited) throw new DestinationSchemaError(unsuited);
   }
   return lines;
 }

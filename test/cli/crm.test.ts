@@ -165,7 +165,9 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     expect(first.stderr).toBe('');
     expect(first.stdout).toMatch(/ebs_lead_id: created \(unique values\)/);
     expect(first.stdout).toMatch(/ebs_event_id: created \(unique values\)/);
-    expect(first.stdout).toMatch(/every mapped deal property: of a type that takes its column/);
+    expect(first.stdout).toMatch(
+      /every mapped deal property: there, of a type that takes its column/,
+    );
     expect(fake.state.properties.deals.get('ebs_event_id')?.hasUniqueValue).toBe(true);
     const again = await runCli(['destinations', 'setup', 'hubspot'], env);
     expect(again.code).toBe(0);
@@ -196,6 +198,18 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
         "ebsync: EBSYNC_HUBSPOT_MAPPING events.deal.amount='title' is not allowed: HubSpot deal property amount is of type number, which takes a money or number column (cents, integer, number), and title is text (docs/mirror.md, Tables)\n",
       );
       expect(result.stdout).not.toMatch(/is ready/);
+      // Refused before anything was made in the portal: nothing made and left unsaid.
+      expect(portal.state.properties.deals.has('ebs_lead_id')).toBe(false);
+      // A deal property the portal does not have is refused the same way.
+      const missing = await runCli(['destinations', 'setup', 'hubspot'], {
+        EBSYNC_HUBSPOT_URL: portal.baseUrl,
+        EBSYNC_HUBSPOT_TOKEN: portal.token,
+        EBSYNC_HUBSPOT_MAPPING: JSON.stringify({ leads: { deal: { venue_size: 'venue_name' } } }),
+      });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toBe(
+        "ebsync: EBSYNC_HUBSPOT_MAPPING leads.deal.venue_size='venue_name' is not allowed: HubSpot has no deal property venue_size (create it there, or map the column to one it has) (docs/mirror.md, Tables)\n",
+      );
     } finally {
       await portal.close();
     }

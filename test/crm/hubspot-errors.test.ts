@@ -28,6 +28,12 @@ import { startHubSpotFake, type HubSpotFake } from '../../sandbox/crm/fakes.js';
 let fake: HubSpotFake;
 let destination: HubSpotDestination;
 const dir = mkdtempSync(join(tmpdir(), 'ebsync-crm-errors-'));
+/** The deal properties the default mapping writes, as a portal lists them (pass start checks). */
+const DEAL_PROPERTIES = [
+  { name: 'dealname', type: 'string' },
+  { name: 'amount', type: 'number' },
+  { name: 'closedate', type: 'datetime' },
+];
 
 const lead = (id: string, email: string) => ({
   resource: 'leads' as const,
@@ -470,7 +476,9 @@ describe('HubSpot destination failures', () => {
         );
         return;
       }
-      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: [] }));
+      response.end(
+        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: DEAL_PROPERTIES }),
+      );
     });
     await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
     try {
@@ -511,7 +519,9 @@ describe('HubSpot destination failures', () => {
         );
         return;
       }
-      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: [] }));
+      response.end(
+        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: DEAL_PROPERTIES }),
+      );
     });
     await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
     try {
@@ -569,7 +579,9 @@ describe('HubSpot destination failures', () => {
         );
         return;
       }
-      response.end(JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: [] }));
+      response.end(
+        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: DEAL_PROPERTIES }),
+      );
     });
     await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
     try {
