@@ -1,9 +1,10 @@
-import { MAX_REDIRECTS } from '../config/redirect-policy.js';
 /**
  * A request that got no answer, in words: the CLI's own requests and the worker's deliveries
  * to automation endpoints say why (`connection refused, nothing listens there (ECONNREFUSED)`)
  * instead of a bare code or Node's message, which names the address.
  */
+
+import { MAX_REDIRECTS } from '../config/redirect-policy.js';
 
 /** The system's code of a network failure (ECONNREFUSED, …), when it has one. */
 export function codeOf(error: unknown): string | undefined {
