@@ -162,7 +162,7 @@ export async function startWebhookReceiver(
     // Allowed in development only (config/schema.ts), and said at every start: anyone who can
     // reach the port can then make the drains read any record of a registered connection.
     log.warn(
-      'EBSYNC_WEBHOOK_ALLOW_UNSIGNED=true: deliveries without a signature are accepted for registered connections (development only)',
+      'EBSYNC_WEBHOOK_ALLOW_UNSIGNED=true (or webhooks.allowUnsigned in the config file): deliveries without a signature are accepted for registered connections (development only)',
     );
   }
   const forget = recordReceiverAddress(config, { host, port }, (error) =>
