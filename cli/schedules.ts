@@ -425,7 +425,9 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
       }
       // A cron no date matches ('0 3 31 2 *') is taken by the server and never fires: nothing
       // silent, so it is said and the schedule removed. Temporal's next times are the judge.
-      if ('cron' in timing && !request.paused) {
+      // It computes them for a paused schedule too (the times it would fire at once resumed),
+      // so --paused is checked alike, and the check never risks a firing.
+      if ('cron' in timing) {
         const next = (await handle.describe()).info.nextActionTimes;
         if (next.length === 0) {
           await handle.delete();
