@@ -287,7 +287,36 @@ export async function pauseSchedule(handle: ScheduleHandle, note: string): Promi
   return `paused ${handle.scheduleId}`;
 }
 
-export async function resumeSchedule(handle: ScheduleHandle, note: string): Promise<string> {
+/**
+ * A schedule whose spec no date matches (a cron such as '0 3 31 2 *', made before `create`
+ * refused those paused, or changed outside ebsync): resumed, it would be active and never run.
+ */
+export class ScheduleNeverFiresError extends Error {
+  override readonly name = 'ScheduleNeverFiresError';
+  constructor(
+    readonly scheduleId: string,
+    paused: boolean,
+  ) {
+    const state = paused ? 'not resumed (it stays paused)' : 'it was active already';
+    super(
+      `${scheduleId} would never fire: Temporal finds no date its spec matches; ${state}: 'ebsync schedule delete ${scheduleId}' removes it`,
+    );
+  }
+}
+
+/**
+ * Refused, before anything changes, when the schedule has no next time: Temporal computes a
+ * paused schedule's next times as an active one's, so its description says it before the
+ * unpause, and the schedule is left as it was instead of resumed into one that never runs.
+ */
+export async function resumeSchedule(
+  handle: ScheduleHandle,
+  d: ScheduleDescription,
+  note: string,
+): Promise<string> {
+  if (d.info.nextActionTimes.length === 0) {
+    throw new ScheduleNeverFiresError(handle.scheduleId, d.state.paused);
+  }
   await handle.unpause(note);
   return `resumed ${handle.scheduleId}`;
 }
@@ -330,8 +359,15 @@ const ID_ACTIONS: Record<
   (handle: ScheduleHandle, d: ScheduleDescription, note?: string) => Promise<string>
 > = {
   pause: (handle, _d, note) => pauseSchedule(handle, note ?? 'paused with ebsync schedule pause'),
-  resume: (handle, _d, note) =>
-    resumeSchedule(handle, note ?? 'resumed with ebsync schedule resume'),
+  resume: async (handle, d, note) => {
+    try {
+      return await resumeSchedule(handle, d, note ?? 'resumed with ebsync schedule resume');
+    } catch (error) {
+      // Not bad input: the schedule's own spec is what cannot run.
+      if (error instanceof ScheduleNeverFiresError) throw new UserError(error.message, 1);
+      throw error;
+    }
+  },
   trigger: triggerSchedule,
   delete: async (handle) => {
     await handle.delete();

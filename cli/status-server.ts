@@ -31,6 +31,7 @@ import {
   isScheduleId,
   pauseSchedule,
   resumeSchedule,
+  ScheduleNeverFiresError,
   SCHEDULE_ID_RULE,
   triggerSchedule,
 } from './schedules.js';
@@ -597,7 +598,7 @@ export async function startStatusServer(
 
   const scheduleActions = {
     pause: (handle) => pauseSchedule(handle, 'paused from the status page'),
-    resume: (handle) => resumeSchedule(handle, 'resumed from the status page'),
+    resume: (handle, d) => resumeSchedule(handle, d, 'resumed from the status page'),
     trigger: triggerSchedule,
   } satisfies Record<string, (...args: Parameters<typeof triggerSchedule>) => Promise<string>>;
   for (const [action, act] of Object.entries(scheduleActions)) {
@@ -618,7 +619,14 @@ export async function startStatusServer(
         if (!(error instanceof ScheduleNotFoundError)) throw error;
         return refuse(reply, 404, 'not_found', 'schedule_not_found', `no schedule named '${id}'`);
       }
-      const message = await act(handle, description);
+      let message;
+      try {
+        message = await act(handle, description);
+      } catch (error) {
+        // Nothing changed: its spec, not the request, is what cannot be done.
+        if (!(error instanceof ScheduleNeverFiresError)) throw error;
+        return refuse(reply, 409, 'conflict', 'schedule_never_fires', error.message);
+      }
       await settleAfterAction();
       return reply.send({ meta: { status: 'ok' }, schedule_id: id, message });
     });

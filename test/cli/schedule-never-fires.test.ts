@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -41,6 +42,23 @@ const listed = async (): Promise<ScheduleView[]> => {
   return JSON.parse(list.stdout) as ScheduleView[];
 };
 
+/**
+ * Gives a schedule a spec no date matches, as one created before `create` refused those
+ * paused: through the raw service, so its sealed action and memo are kept as they are.
+ */
+async function neverFiringSpec(scheduleId: string): Promise<void> {
+  const namespace = 'default';
+  const d = await temporal.workflowService.describeSchedule({ namespace, scheduleId });
+  await temporal.workflowService.updateSchedule({
+    namespace,
+    scheduleId,
+    schedule: { ...d.schedule, spec: { cronString: [NEVER], timezoneName: 'UTC' } },
+    conflictToken: d.conflictToken,
+    requestId: randomUUID(),
+    identity: 'schedule-never-fires.test',
+  });
+}
+
 describe('a schedule that never fires', { timeout: 120_000 }, () => {
   it('create --paused refuses it as create does unpaused: one line, exit 2, none left', async () => {
     const result = await runCli(
@@ -63,5 +81,35 @@ describe('a schedule that never fires', { timeout: 120_000 }, () => {
     );
     expect(result.stdout).toBe('');
     expect(await listed()).toEqual([]);
+  });
+
+  it('resume says it would never fire, exits 1 and leaves it paused', async () => {
+    const created = await runCli(
+      [
+        'schedule',
+        'create',
+        '--cron',
+        '0 3 * * *',
+        '--timezone',
+        'UTC',
+        '--paused',
+        '--connection',
+        CONNECTION,
+      ],
+      env,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const id = /^created schedule (\S+):/.exec(created.stdout)?.[1] ?? '';
+    expect(id).toBe(`sync-${CONNECTION}-all-incremental`);
+    await neverFiringSpec(id);
+
+    const resumed = await runCli(['schedule', 'resume', id], env);
+    expect(resumed.code, resumed.stderr).toBe(1);
+    expect(resumed.stdout).toBe('');
+    expect(resumed.stderr).toBe(
+      `ebsync: ${id} would never fire: Temporal finds no date its spec matches; not resumed (it stays paused): 'ebsync schedule delete ${id}' removes it\n`,
+    );
+    const [view] = await listed();
+    expect(view?.paused).toBe(true);
   });
 });

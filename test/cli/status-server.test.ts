@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -39,6 +40,7 @@ let taskQueue: string;
 let config: Config;
 let server: StatusServer;
 let closeClient: () => Promise<void>;
+let client: Client;
 let port: number;
 
 interface Answer {
@@ -100,7 +102,7 @@ beforeAll(async () => {
   const converter = dataConverter(config);
   const connected = await connectClient(config);
   closeClient = connected.close;
-  const client = connected.client;
+  client = connected.client;
   // A mirror pass that a CRM refused, quoting a customer's e-mail, and a connection: both
   // under a worker, which then stops, so the pause below meets no worker.
   await t.withWorker(
@@ -394,6 +396,36 @@ describe('the status page', () => {
       await connected.close();
     }
   }, 90_000);
+
+  it('refuses to resume a schedule that would never fire (409), leaving it paused', async () => {
+    const id = 'sync-status-never-all-full';
+    // As one made before `schedule create` refused such a cron paused: on no task queue that
+    // a worker polls, though paused and matching no date it never starts anything.
+    const handle = await client.schedule.create({
+      scheduleId: id,
+      spec: { cronExpressions: ['0 3 31 2 *'], timezone: 'UTC' },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'nothing',
+        taskQueue: `${taskQueue}-never`,
+        workflowId: id,
+      },
+      state: { paused: true },
+    });
+    try {
+      const answer = await send(`/api/schedules/${id}/resume`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      const body = errorShape(answer, 409, 'schedule_never_fires');
+      expect(body.message).toBe(
+        `${id} would never fire: Temporal finds no date its spec matches; not resumed (it stays paused): 'ebsync schedule delete ${id}' removes it`,
+      );
+      expect((await handle.describe()).state.paused).toBe(true);
+    } finally {
+      await handle.delete();
+    }
+  });
 
   it("shows a CRM's refusal without the customer's e-mail or phone", async () => {
     const report = (await send('/status.json')).body;
