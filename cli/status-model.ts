@@ -152,6 +152,7 @@ export interface Problem {
     | 'last_pass_incomplete'
     | 'pass_retrying'
     | 'schedule_last_run_failed'
+    | 'schedule_never_runs'
     | 'webhooks_waiting'
     | 'webhook_receiver_failing'
     | 'webhook_signatures_refused'
@@ -326,7 +327,7 @@ async function passView(
  * running pass whose activity failed RETRY_PROBLEM_ATTEMPT - 1 times in a row (a destination or
  * the service away; a rate limit or a paused connection is a wait, not a problem), a
  * schedule whose newest run failed, was terminated or timed out (a skipped run completed; a
- * cancelled one was someone's choice).
+ * cancelled one was someone's choice), an active schedule with no next run.
  */
 /** What `findProblems` looks at: the sections of a status, those not read left out. */
 export interface ProblemSources {
@@ -443,6 +444,15 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
     });
   }
   for (const sc of schedules) {
+    // Active with no next time: its spec matches no date (Temporal keeps next times for a
+    // paused one too, and an interval always has one), so it never runs and nothing says so.
+    if (!sc.paused && sc.nextRunAt === null) {
+      problems.push({
+        connectionId: sc.connectionId ?? sc.scheduleId,
+        kind: 'schedule_never_runs',
+        message: `schedule ${sc.scheduleId}: active but never runs: Temporal finds no date its spec matches; 'ebsync schedule delete ${sc.scheduleId}' removes it`,
+      });
+    }
     if (!sc.lastRun || !FAILED_RUN.has(sc.lastRun.status)) continue;
     problems.push({
       connectionId: sc.connectionId ?? sc.scheduleId,

@@ -219,7 +219,7 @@ function schedulesHtml(schedules: readonly ScheduleStatusView[]): string {
       `<td>${escapeHtml(sc.what ?? '?')} (${escapeHtml(sc.mode ?? '?')}) of ${escapeHtml(sc.connectionId ?? '?')}</td>` +
       `<td>${escapeHtml(sc.when ?? '?')}</td>` +
       `<td><span class="badge ${sc.paused ? 'paused' : 'active'}">${sc.paused ? 'paused' : 'active'}</span></td>` +
-      `<td>${sc.paused ? '-' : when(sc.nextRunAt)}</td><td>${last}</td>` +
+      `<td>${sc.paused ? '-' : sc.nextRunAt === null ? 'never' : when(sc.nextRunAt)}</td><td>${last}</td>` +
       `<td>${actionButton('trigger', 'schedule', sc.scheduleId, 'Run now')} ` +
       `${actionButton(toggle, 'schedule', sc.scheduleId, toggle === 'pause' ? 'Pause' : 'Resume')}</td></tr>`
     );

@@ -65,7 +65,7 @@ export interface ScheduleStatusView {
   mirrorWorkflowId: string | null;
   paused: boolean;
   note: string | null;
-  /** Epoch ms; null when paused or nothing is due. */
+  /** Epoch ms; null when paused, or (active) when its spec matches no date: it never runs. */
   nextRunAt: number | null;
   /** The newest run the schedule started; null before its first. */
   lastRun: {

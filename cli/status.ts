@@ -113,7 +113,10 @@ export function statusText(report: StatusReport): string {
   lines.push('', 'Schedules');
   if (report.schedules.length === 0) lines.push("  none: 'ebsync schedule create' adds one");
   for (const sc of report.schedules) {
-    const next = sc.paused ? 'paused' : `next ${when(sc.nextRunAt)}`;
+    // Active with no next time is a schedule that never runs (a problem below), not one unknown.
+    const next = sc.paused
+      ? 'paused'
+      : `next ${sc.nextRunAt === null ? 'never' : when(sc.nextRunAt)}`;
     lines.push(`  ${sc.scheduleId}  ${sc.when ?? '?'}  ${next}`);
     const run = sc.lastRun;
     if (run) {

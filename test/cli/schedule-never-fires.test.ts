@@ -3,6 +3,7 @@ import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import type { ScheduleView } from '../../cli/schedule-views.js';
+import type { StatusReport } from '../../cli/status-model.js';
 import { runCli } from '../helpers/cli.js';
 import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 
@@ -111,5 +112,31 @@ describe('a schedule that never fires', { timeout: 120_000 }, () => {
     );
     const [view] = await listed();
     expect(view?.paused).toBe(true);
+  });
+
+  it('status: paused it is no problem; active with no next run, it never runs: exit 1', async () => {
+    const id = `sync-${CONNECTION}-all-incremental`;
+
+    // Paused, it is no problem: it is meant not to run.
+    const paused = await runCli(['status', '--json'], env);
+    expect(paused.code, paused.stderr).toBe(0);
+
+    // Resumed behind ebsync's back (the Temporal UI, or an older ebsync): active, yet it never runs.
+    const client = new (await import('@temporalio/client')).Client({ connection: temporal });
+    await client.schedule.getHandle(id).unpause('resumed by the test');
+    const status = await runCli(['status'], env);
+    expect(status.code, status.stderr).toBe(1);
+    expect(status.stdout).not.toContain('All healthy.');
+    expect(status.stdout).toContain(`${id}  cron '0 3 * * *' (UTC)  next never`);
+    const line = `schedule ${id}: active but never runs: Temporal finds no date its spec matches; 'ebsync schedule delete ${id}' removes it`;
+    expect(status.stdout).toContain(`  ${line}`);
+    const json = await runCli(['status', '--json'], env);
+    expect(json.code, json.stderr).toBe(1);
+    const report = JSON.parse(json.stdout) as StatusReport;
+    expect(report.problems).toContainEqual({
+      connectionId: CONNECTION,
+      kind: 'schedule_never_runs',
+      message: line,
+    });
   });
 });

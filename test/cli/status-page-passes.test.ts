@@ -309,7 +309,8 @@ function scheduleView(
     mirrorWorkflowId: 'mirror-shop-0123456789ab',
     paused: false,
     note: null,
-    nextRunAt: null,
+    // Active: Temporal gives it a next run (one with none never runs, a problem of its own).
+    nextRunAt: Date.now() + 15 * 60_000,
     lastRun: {
       workflowId: `${scheduleId}-2026-11-28T01:00:00Z`,
       startedAt: Date.now() - 60_000,
@@ -356,5 +357,39 @@ describe('a schedule listed twice', () => {
     expect(page).toContain('>skipped</span>');
     expect(page).toContain(reason);
     expect(findProblems({ schedules: [schedule] })).toEqual([]);
+  });
+});
+
+describe('an active schedule with no next run', () => {
+  it('says on the page and in the terminal that it never runs, and is a problem; paused, it is none', () => {
+    const ok = scheduleView('full', { status: 'completed', error: null });
+    const never = { ...ok, nextRunAt: null };
+    const report = {
+      generatedAt: Date.now(),
+      temporal: { namespace: 'default', taskQueue: 'ebsync', uiUrl: 'http://localhost:8233' },
+      connections: [],
+      mirrors: [],
+      destinations: [],
+      schedules: [never],
+      webhooks: receiverNotRunning('http://127.0.0.1:8790/webhooks/_stats', 'no answer'),
+      inbox: { store: 'sqlite:/tmp/store.db', error: null, connections: [] },
+      automations: { endpoints: [], error: null },
+      rateLimitedLastHour: 0,
+      problems: findProblems({ schedules: [never] }),
+    };
+    expect(report.problems).toEqual([
+      {
+        connectionId: 'shop',
+        kind: 'schedule_never_runs',
+        message:
+          "schedule sync-shop-all-full: active but never runs: Temporal finds no date its spec matches; 'ebsync schedule delete sync-shop-all-full' removes it",
+      },
+    ]);
+    expect(statusText(report)).toContain('  sync-shop-all-full  every 15m  next never\n');
+    const page = reportHtml(report, new Map(), null);
+    expect(page).toContain('<td>never</td>');
+    expect(page).toContain('active but never runs');
+    expect(findProblems({ schedules: [{ ...never, paused: true }] })).toEqual([]);
+    expect(findProblems({ schedules: [ok] })).toEqual([]);
   });
 });
