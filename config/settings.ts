@@ -363,7 +363,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'webhooks.allowUnsigned',
     default: 'false',
     description:
-      'Accept deliveries without a signature. Development only; refused in production mode.',
+      'Accept deliveries without a signature. Development only; refused in production mode; the receiver warns of it at each start.',
   },
   {
     env: 'EBSYNC_WEBHOOK_BATCH',
