@@ -54,17 +54,36 @@ export const REDIRECT_POLICY = {
   maxRedirects: MAX_REDIRECTS,
 } as const;
 
+/** How redirectRefusal says it. */
+export interface RefusalWording {
+  /**
+   * Name no address, not even an origin: for a line a log keeps beside the caller's own name,
+   * whose URL may carry a token (the automation forwarder's delivery log).
+   */
+  readonly anonymous?: boolean;
+  /** What the request carries that is its origin's alone (the line's reason). */
+  readonly carries?: string;
+}
+
 /**
- * One line for a 3xx answer the rule did not follow, or undefined for any other status: where
- * it pointed (its origin only: a Location may carry a token) and why it was not followed.
+ * One line for a 3xx answer the rule did not follow, or undefined for any other status: a
+ * redirect off the request's origin (named by its origin only: a Location may carry a token),
+ * or a 3xx that names nowhere ebsync goes (no Location, or a status got follows nowhere, such
+ * as 305): one within the origin is followed, so it never comes back here.
  */
 export function redirectRefusal(
   status: number,
   from: string | URL,
   location: string | undefined,
+  wording: RefusalWording = {},
 ): string | undefined {
   if (status < 300 || status >= 400) return undefined;
   const target = location === undefined ? undefined : redirectTarget(from, location);
-  const where = target ? ` to ${target.origin}` : '';
-  return `answered ${status}, a redirect${where}, which ebsync does not follow: its requests carry credentials for ${originOf(from) ?? String(from)} only`;
+  if (target === undefined || staysOnOrigin(from, location)) {
+    return `answered ${status}, a redirect that names nowhere ebsync goes (no Location it follows)`;
+  }
+  const where = wording.anonymous === true ? 'another origin' : target.origin;
+  const carries =
+    wording.carries ?? `its requests carry credentials for ${originOf(from) ?? String(from)} only`;
+  return `answered ${status}, a redirect to ${where}, which ebsync does not follow: ${carries}`;
 }

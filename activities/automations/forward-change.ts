@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import got from 'got';
 import { unreachableReason } from '../../api/network-failures.js';
-import { REDIRECT_POLICY, redirectTarget, staysOnOrigin } from '../../config/redirect-policy.js';
+import { REDIRECT_POLICY, redirectRefusal } from '../../config/redirect-policy.js';
 import { Webhook } from 'standardwebhooks';
 import type { PayloadCodec } from '@temporalio/common';
 import {
@@ -126,20 +126,6 @@ export function changeWebhookId(batchKey: string, resource: string, recordId: st
 }
 
 /**
- * Why a 3xx answer was the endpoint's last (its delivery logged as rejected): a redirect off
- * its origin, which is not followed (one within it is, up to MAX_REDIRECTS hops), or a 3xx
- * that names nowhere to go (a 300, a 304, no Location). Without either address, as
- * unreachableReason: the log names the endpoint, and its URL may carry a token.
- */
-function redirectReason(status: number, from: string, location: string | undefined): string | null {
-  if (status < 300 || status >= 400) return null;
-  const target = location === undefined ? undefined : redirectTarget(from, location);
-  return target && !staysOnOrigin(from, location)
-    ? `answered ${status}, a redirect to another origin, which ebsync does not follow: a signed change goes to the endpoint's origin only`
-    : `answered ${status}, a redirect ebsync does not follow`;
-}
-
-/**
  * Automations out: the fresh record, signed as Standard Webhooks, to every endpoint whose
  * filters match. Attempts are these activities' Temporal retries (backoff in the workflow's
  * retry policy); the log remembers what each endpoint took, so a retry sends only to those
@@ -251,7 +237,13 @@ export function createAutomationActivities(
           signal: context.cancellationSignal,
         });
         status = response.statusCode;
-        unanswered = redirectReason(status, response.url, response.headers.location);
+        // Without either address, as unreachableReason: the log names the endpoint, and its
+        // URL may carry a token.
+        unanswered =
+          redirectRefusal(status, response.url, response.headers.location, {
+            anonymous: true,
+            carries: "a signed change goes to the endpoint's origin only",
+          }) ?? null;
       } catch (error) {
         // Stopped by the cancellation above: no answer of the endpoint's, nothing to log.
         if (context.cancellationSignal.aborted) await context.cancelled;

@@ -70,6 +70,8 @@ beforeAll(async () => {
     if (req.url?.startsWith('/same-origin')) return [307, { location: '/landed' }];
     if (req.url === '/landed') return [200, {}, '{"success":true,"data":{"landed":true}}'];
     if (req.url === '/loop') return [302, { location: '/loop' }];
+    // A 3xx that names nowhere: no Location to follow, on any origin.
+    if (req.url?.startsWith('/nowhere')) return [300, {}];
     return [307, { location: `${trap.url}/stolen${req.url ?? ''}` }];
   });
 });
@@ -231,6 +233,35 @@ describe('a redirect to another origin', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/the sandbox refused the registration: HTTP 307/);
     expect(trap.seen).toEqual([]);
+  });
+});
+
+describe('a 3xx that names nowhere to go', () => {
+  it('is refused by the Pipedrive client, saying so rather than naming an origin', async () => {
+    const client = new PipedriveClient({ baseUrl: `${redirector.url}/nowhere`, token: 'pd-tok' });
+    const error = await client.call('GET', '/v1/persons').then(
+      () => new Error('expected a refusal'),
+      (e: unknown) => e as Error,
+    );
+    expect(error.name).toBe('DestinationTargetError');
+    expect(error.message).toContain('answered 300, a redirect that names nowhere ebsync goes');
+    expect(error.message).not.toContain('credentials');
+  });
+
+  it('is logged by the automation forwarder as such, without either address', async () => {
+    const codec = new EncryptionCodec([{ id: 'k1', key: randomBytes(32) }]);
+    const store = sqliteAutomationStore(join(dir, 'nowhere.db'), codec);
+    try {
+      await store.add(endpointAt('hook', `${redirector.url}/nowhere`));
+      expect(await forwardOnce(store, 'w-1')).toEqual({ delivered: 0, refused: 1 });
+      expect(store.deliveries({ endpoint: 'hook', limit: 5 })[0]).toMatchObject({
+        status: 'rejected',
+        httpStatus: 300,
+        reason: 'answered 300, a redirect that names nowhere ebsync goes (no Location it follows)',
+      });
+    } finally {
+      store.close();
+    }
   });
 });
 
