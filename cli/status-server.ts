@@ -55,7 +55,11 @@ import { sameSecret } from '../config/secret-compare.js';
 import { requireWorkerOf } from './worker-check.js';
 import { defaultDestination, refuseNeedsReauth, startOrAttach } from './sync.js';
 import { stopSignal } from './stop-signals.js';
-import { answerClientError, answerNodeRefusals } from '../api/schemas/client-error-answer.js';
+import {
+  answerClientError,
+  answerNodeRefusals,
+  NODE_REFUSALS_ANSWERED,
+} from '../api/schemas/client-error-answer.js';
 
 const REFRESH_MS = 2_000;
 /**
@@ -368,6 +372,7 @@ export async function startStatusServer(
     // What Node refuses before any route (headers over its size limit, bytes that are not
     // HTTP, headers not in within its 60 s headersTimeout) answers in the error shape too.
     clientErrorHandler: answerClientError({ requestTimeoutMs: 60_000 }),
+    http: NODE_REFUSALS_ANSWERED,
     // The router refuses an undecodable (`%ff`) or over-long path segment before any error
     // handler runs: without this, the answer would come in Fastify's own shape.
     frameworkErrors: (_error, _request, reply) =>

@@ -1,5 +1,9 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
-import { answerClientError, answerNodeRefusals } from '../api/schemas/client-error-answer.js';
+import {
+  answerClientError,
+  answerNodeRefusals,
+  NODE_REFUSALS_ANSWERED,
+} from '../api/schemas/client-error-answer.js';
 import { ROUTES, type RouteDef } from '../api/routes.js';
 import { authenticate, requirePermission, type Caller } from './auth.js';
 import type { Handlers, SandboxContext } from './context.js';
@@ -66,6 +70,7 @@ export function buildApp(
     headersTimeout: limits.requestTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     connectionsCheckingInterval: Math.min(1_000, limits.requestTimeoutMs),
+    ...NODE_REFUSALS_ANSWERED,
   };
   const app = Fastify({
     logger: false,

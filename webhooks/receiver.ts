@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import {
   answerClientError,
   answerNodeRefusals,
+  NODE_REFUSALS_ANSWERED,
   httpStatusName,
 } from '../api/schemas/client-error-answer.js';
 import type { Acceptance, Notice } from '../store/inbox.js';
@@ -138,6 +139,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+      ...NODE_REFUSALS_ANSWERED,
     },
     // The router refuses an undecodable (`%ff`) or over-long path segment before any error
     // handler runs: without this, the answer would come in Fastify's own shape.

@@ -52,9 +52,17 @@ const errorBody = (status: number, reason: string, message: string): string =>
   JSON.stringify({ meta: { status: 'error' }, status: httpStatusName(status), reason, message });
 
 /**
+ * Node's server options for a server that answers its refusals (answerNodeRefusals): Node's own
+ * Host check, which answers 400 with an empty body, turned off. Spread into the Fastify
+ * instance's `http` (or `https`) options: Node reads them when the server is made.
+ */
+export const NODE_REFUSALS_ANSWERED = { requireHostHeader: false } as const;
+
+/**
  * The two refusals Node's HTTP server makes itself, with an empty body, answered in the general
  * error shape too: an HTTP/1.1 request without a Host header, 400 (Node's own check is turned
- * off and made here, in the first hook, so the app's other hooks see the answer as any other),
+ * off by NODE_REFUSALS_ANSWERED, which the server must be made with, and made here, in the
+ * first hook, so the app's other hooks see the answer as any other),
  * and an Expect header other than 100-continue, 417 (no hook sees it: told to `answered`, as
  * answerClientError's are).
  */
@@ -62,7 +70,6 @@ export function answerNodeRefusals(
   app: FastifyInstance,
   answered?: (status: number) => void,
 ): void {
-  Object.assign(app.server, { requireHostHeader: false });
   app.server.on('checkExpectation', (_request, response: ServerResponse) => {
     answered?.(417);
     const body = errorBody(

@@ -49,10 +49,15 @@ interface Answer {
   body: string;
 }
 
-/** One request with any Host header (fetch would not let a test set it). */
+/** One request with any Host header, or none (fetch would not let a test set it). */
 function send(
   path: string,
-  options: { method?: string; host?: string; headers?: Record<string, string>; body?: string } = {},
+  options: {
+    method?: string;
+    host?: string | null;
+    headers?: Record<string, string>;
+    body?: string;
+  } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -61,7 +66,11 @@ function send(
         port,
         path,
         method: options.method ?? 'GET',
-        headers: { host: options.host ?? `127.0.0.1:${port}`, ...options.headers },
+        headers: {
+          ...(options.host === null ? {} : { host: options.host ?? `127.0.0.1:${port}` }),
+          ...options.headers,
+        },
+        setHost: options.host !== null,
         timeout: 60_000,
       },
       (res) => {
@@ -181,6 +190,10 @@ describe('the status page', () => {
       const body = errorShape(await send(path, { host }), 403, 'host_not_allowed');
       expect(String(body.message)).toMatch(/EBSYNC_STATUS_ALLOWED_HOSTS/);
     }
+  });
+
+  it('refuses a request with no Host header in the error shape, not with an empty 400', async () => {
+    errorShape(await send('/status.json', { host: null }), 400, 'host_missing');
   });
 
   it.each(['127.0.0.1', 'localhost', '[::1]', 'status.example.com'])(
