@@ -293,6 +293,8 @@ export async function pauseSchedule(handle: ScheduleHandle, note: string): Promi
  */
 export class ScheduleNeverFiresError extends Error {
   override readonly name = 'ScheduleNeverFiresError';
+  /** The spec has to change first: asked again as it stands, the answer is the same. */
+  readonly retryable = false;
   constructor(
     readonly scheduleId: string,
     paused: boolean,
