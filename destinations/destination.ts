@@ -79,7 +79,8 @@ export interface UpsertResult {
   readonly keys: readonly string[];
   /**
    * Records a CRM answered for one by one and refused (a duplicate rule, a value it will not
-   * take), by index in the batch. They are not written and not retried in this pass: the
+   * take), or that the mapping left nothing to write for (NOTHING_TO_WRITE), by index in the
+   * batch. They are not written and not retried in this pass: the
    * mirror counts them, says why, and tries them again in the next pass. `partial` marks a
    * record that was written but not all of it (an Opportunity whose Contact was refused).
    */

@@ -13,6 +13,8 @@ import {
   crmDescription,
   emailsIn,
   eventStageKey,
+  mappingEntry,
+  mappingSource,
   passedOver,
   refusalsOf,
 } from './crm-fields.js';
@@ -147,6 +149,8 @@ export class PipedriveDestination implements Destination {
     const refused = new Map<string, RefusalReason>();
     /** Each refusal's cause in Pipedrive's words, the call and ids left out (see below). */
     const causes = new Set<string>();
+    /** Records Pipedrive itself refused (not those ebsync had nothing to write for). */
+    let vendorRefused = 0;
     const list = [...latest.values()];
     // A record Pipedrive refuses (400, 422) is reported and the others written: one value it
     // does not take failed the whole pass, on every pass, and no record after it was written.
@@ -156,6 +160,7 @@ export class PipedriveDestination implements Destination {
         : this.writeEvent(record, keys.event, persons)
       ).catch((error: unknown): RefusalReason => {
         if (!(error instanceof PipedriveRefusedError)) throw error;
+        vendorRefused += 1;
         causes.add(`${error.status} ${error.reason.replace(/\d+/g, '#')}`);
         return { code: `PIPEDRIVE_${error.status}`, message: error.message };
       }),
@@ -174,7 +179,7 @@ export class PipedriveDestination implements Destination {
       // were refused one by one, rather than refusing every record of every pass. The same
       // way is Pipedrive's same words, whichever call met them (a POST for a new record, a
       // PATCH of another's known id).
-      if (list.length > 1 && refused.size === list.length && causes.size === 1) {
+      if (list.length > 1 && vendorRefused === list.length && causes.size === 1) {
         throw new DestinationWriteError(
           `Pipedrive refused each of ${list.length} ${resource} the same way: ${[...refused.values()][0]?.message ?? ''}`,
         );
@@ -415,7 +420,7 @@ export class PipedriveDestination implements Destination {
     lead: MirrorRecord,
     key: string,
     persons: BatchPersons,
-  ): Promise<Written> {
+  ): Promise<Written | RefusalReason> {
     const m = this.mapping.leads;
     const known = decodeIds(lead.destinationKey);
     const [email] = emailsIn(lead.attributes.email);
@@ -436,6 +441,9 @@ export class PipedriveDestination implements Destination {
       );
     }
     if (!m.createDeal) {
+      // Nothing at all would be written for this lead: refused, so that the pass says which
+      // and ends incomplete, rather than counting as written a record Pipedrive never saw.
+      if (!person) return this.nothingToWrite();
       return {
         ids: person ? { person: person.id } : {},
         created: person?.created ?? false,
@@ -458,6 +466,18 @@ export class PipedriveDestination implements Destination {
     return {
       ids: { ...(person ? { person: person.id } : {}), deal: deal.id },
       created: deal.created,
+    };
+  }
+
+  /** Why a lead without an email address is refused when leads make no deal. */
+  private nothingToWrite(): RefusalReason {
+    const entry = mappingEntry(
+      mappingSource('pipedrive', this.options.mappingFile),
+      'leads.createDeal',
+    );
+    return {
+      code: 'NOTHING_TO_WRITE',
+      message: `no email address, and ${entry} is false: such a lead is only a Pipedrive person, which needs one; give the lead an email or set createDeal to true`,
     };
   }
 

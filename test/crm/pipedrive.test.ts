@@ -219,6 +219,53 @@ describe('Pipedrive persons', () => {
   });
 });
 
+describe('Pipedrive leads without deals (createDeal: false)', () => {
+  const lead = (id: string, email: string | null) => ({
+    resource: 'leads' as const,
+    id,
+    attributes: { email, first_name: 'Ada' },
+    raw: {},
+  });
+
+  // Such a lead is only a person, found by email: one without an address had nothing written
+  // for it, yet counted as written, and the pass ended complete (exit 0).
+  it('refuses a lead with no email address, saying why and what lets it through', async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({
+      baseUrl: fake.baseUrl,
+      token: fake.token,
+      mapping: { leads: { createDeal: false } },
+    });
+    const result = await destination.upsert('leads', [
+      lead('1', 'ada@example.com'),
+      lead('2', 'n/a'),
+      lead('3', null),
+    ]);
+    const refusal = {
+      code: 'NOTHING_TO_WRITE',
+      message:
+        'no email address, and EBSYNC_PIPEDRIVE_MAPPING leads.createDeal is false: such a lead is only a Pipedrive person, which needs one; give the lead an email or set createDeal to true',
+    };
+    expect(result.refused).toEqual([
+      { index: 1, ...refusal },
+      { index: 2, ...refusal },
+    ]);
+    expect(result.inserted).toBe(1);
+    expect(result.updated).toBe(0);
+    expect(result.withoutEmail).toBeUndefined();
+    expect(fake.state.live('persons')).toHaveLength(1);
+    expect(fake.state.live('deals')).toEqual([]);
+    // A batch of such leads only is each one's refusal, not a failure of the batch.
+    const none = await destination.upsert('leads', [lead('4', ''), lead('5', null)]);
+    expect(none.refused?.map((r) => [r.index, r.code])).toEqual([
+      [0, 'NOTHING_TO_WRITE'],
+      [1, 'NOTHING_TO_WRITE'],
+    ]);
+    expect(none.inserted + none.updated).toBe(0);
+  });
+});
+
 describe('Pipedrive refusals', () => {
   const lead = (id: string, budgetCents: number) => ({
     resource: 'leads' as const,
