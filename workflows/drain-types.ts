@@ -18,7 +18,7 @@ export interface DrainInput {
 /** What the batches applied, summed. */
 export type DrainTotals = { batches: number } & Pick<
   DrainBatchOutput,
-  'notices' | 'records' | 'written' | 'unchanged' | 'deleted' | 'refused'
+  'notices' | 'records' | 'written' | 'unchanged' | 'deleted' | 'refused' | 'withoutEmail'
 >;
 
 export interface DrainCarried {
@@ -69,6 +69,7 @@ export const emptyDrainTotals = (): DrainTotals => ({
   unchanged: 0,
   deleted: 0,
   refused: 0,
+  withoutEmail: 0,
 });
 
 /** The counts a batch (or a session of batches) reports, besides how many batches it took. */
@@ -78,7 +79,10 @@ const DRAIN_COUNTS = Object.keys(emptyDrainTotals()).filter(
   (key): key is keyof DrainCounts => key !== 'batches',
 );
 
-/** Adds `from`'s counts to `into`: one sum for the workflow's totals and an activity's session. */
-export function addDrainCounts(into: DrainCounts, from: DrainCounts): void {
-  for (const key of DRAIN_COUNTS) into[key] += from[key];
+/**
+ * Adds `from`'s counts to `into`: one sum for the workflow's totals and an activity's session.
+ * A count `from` lacks (a worker from before it was counted) adds nothing.
+ */
+export function addDrainCounts(into: DrainCounts, from: Partial<DrainCounts>): void {
+  for (const key of DRAIN_COUNTS) into[key] += from[key] ?? 0;
 }

@@ -74,7 +74,8 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
   const { connectionId } = input;
   let destination = input.destination;
   let woken = input.carried?.woken ?? true;
-  const totals = { ...(input.carried?.totals ?? emptyDrainTotals()) };
+  // Totals carried from a run before withoutEmail was counted lack it: it starts at zero.
+  const totals = { ...emptyDrainTotals(), ...input.carried?.totals };
   let lastRefusal: string | null = null;
   let lastBatchAt: number | null = null;
   let refusalWaitMs = 0;

@@ -102,6 +102,12 @@ export interface DrainBatchOutput {
   deleted: number;
   /** Records the destination refused (the next pass tries them again). */
   refused: number;
+  /**
+   * Records a CRM wrote with no email address to find a contact by, as a pass counts them
+   * (UpsertResult.withoutEmail). A worker from before it was counted returns none, which
+   * addDrainCounts takes as 0.
+   */
+  withoutEmail: number;
   /** Changes kept for automation endpoints under this batch's key. */
   owed: number;
   /** Notices whose read the service refused for good; they stay pending. */
@@ -445,6 +451,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
     // for (a booking, in a CRM): nothing is left to write for either.
     out.unchanged = counts.unchanged + counts.again + counts.passedOver;
     out.refused = counts.refused;
+    out.withoutEmail = counts.withoutEmail;
     out.deleted = deleted;
     out.owed = forwarding
       ? (await inbox.owedChanges(input.connectionId, input.batchKey)).length

@@ -30,6 +30,7 @@ const output = (): DrainBatchOutput => ({
   unchanged: 0,
   deleted: 0,
   refused: 0,
+  withoutEmail: 0,
   owed: 0,
   unreadable: 0,
   refusal: null,
