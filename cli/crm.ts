@@ -176,7 +176,7 @@ export function destinationsSetupCommand(crm: Crm): Promise<void> {
           );
         }
         process.stdout.write(
-          'every mapped deal property: there, of a type that takes its column\n',
+          'every mapped contact and deal property: there, of a type that takes its column\n',
         );
       } else {
         for (const line of await setupPipedrive({ baseUrl, token })) {

@@ -195,8 +195,8 @@ const propertyList = z.looseObject({
 });
 
 /**
- * The column types a deal property of each HubSpot type takes as ebsync sends them (money as
- * a decimal, a date as YYYY-MM-DD, a time as ISO 8601); a type not listed (string,
+ * The column types a property of each HubSpot type takes as ebsync sends them (money as a
+ * decimal, a date as YYYY-MM-DD, a time as ISO 8601); a type not listed (string,
  * enumeration, phone_number…) takes any. A date property holds a day (midnight UTC), so it
  * takes no time of day.
  */
@@ -207,36 +207,58 @@ const COLUMNS_FOR: Record<string, { what: string; columns: readonly ColumnType[]
   bool: { what: 'a boolean column', columns: ['boolean'] },
 };
 
-/**
- * Why the mapping puts a column into a deal property whose type cannot take it (text into a
- * number or a date, which HubSpot would refuse record by record), or undefined. One call: the
- * portal's deal properties, as the key check reads two of them. Contact properties are not
- * read: that may need a scope the documented setup does not ask for, and the default contact
- * mapping is text into text.
- */
-export async function unsuitedDealMapping(
+/** The property maps of a mapping, by the HubSpot object type their properties are of. */
+const MAPPED: readonly {
+  object: 'contacts' | 'deals';
+  table: 'leads' | 'events';
+  part: 'contact' | 'deal';
+  map: (mapping: HubSpotMapping) => Record<string, string>;
+}[] = [
+  { object: 'contacts', table: 'leads', part: 'contact', map: (m) => m.leads.contact },
+  { object: 'deals', table: 'leads', part: 'deal', map: (m) => m.leads.deal },
+  { object: 'deals', table: 'events', part: 'deal', map: (m) => m.events.deal },
+];
+
+/** The portal's properties of one object type, by name, with their types: one call. */
+async function propertyTypes(
   client: HubSpotClient,
-  mapping: HubSpotMapping,
-  mappingFile?: string,
-): Promise<string | undefined> {
-  const name = 'GET /crm/v3/properties/deals';
+  object: 'contacts' | 'deals',
+): Promise<Map<string, string>> {
+  const name = `GET /crm/v3/properties/${object}`;
   const answer = await client.ok(name, (sdk) =>
-    sdk.crm.properties.coreApi.getAllWithHttpInfo('deals'),
+    sdk.crm.properties.coreApi.getAllWithHttpInfo(object),
   );
   const parsed = propertyList.safeParse(answer.body);
   if (!parsed.success) {
     throw new DestinationWriteError(`HubSpot's answer to ${name} could not be read`);
   }
-  const types = new Map(parsed.data.results.map((p) => [p.name, p.type]));
+  return new Map(parsed.data.results.map((p) => [p.name, p.type]));
+}
+
+/**
+ * Why the mapping puts a column into a contact or deal property the portal lacks, or whose
+ * type cannot take it (text into a number or a date), which HubSpot would refuse record by
+ * record; or undefined. Two calls: the portal's contact properties and its deal properties.
+ */
+export async function unsuitedMapping(
+  client: HubSpotClient,
+  mapping: HubSpotMapping,
+  mappingFile?: string,
+): Promise<string | undefined> {
+  const types = {
+    contacts: await propertyTypes(client, 'contacts'),
+    deals: await propertyTypes(client, 'deals'),
+  };
   const source = mappingSource('hubspot', mappingFile);
   const out: string[] = [];
-  for (const table of ['leads', 'events'] as const) {
-    for (const [property, column] of Object.entries(mapping[table].deal)) {
-      const type = types.get(property);
+  for (const { object, table, part, map } of MAPPED) {
+    for (const [property, column] of Object.entries(map(mapping))) {
+      const entry = `${mappingEntry(source, `${table}.${part}.${property}`)}='${column}' is not allowed`;
+      const type = types[object].get(property);
       if (type === undefined) {
-        // HubSpot would refuse every deal for it, one by one: said once, before any write.
+        // HubSpot would refuse every record for it, one by one: said once, before any write.
         out.push(
-          `${mappingEntry(source, `${table}.deal.${property}`)}='${column}' is not allowed: HubSpot has no deal property ${property} (create it there, or map the column to one it has)`,
+          `${entry}: HubSpot has no ${part} property ${property} (create it there, or map the column to one it has)`,
         );
         continue;
       }
@@ -244,7 +266,7 @@ export async function unsuitedDealMapping(
       const columnType = TABLES[table].columns.find((c) => c.name === column)?.type;
       if (!takes || !columnType || takes.columns.includes(columnType)) continue;
       out.push(
-        `${mappingEntry(source, `${table}.deal.${property}`)}='${column}' is not allowed: HubSpot deal property ${property} is of type ${type}, which takes ${takes.what} (${takes.columns.join(', ')}), and ${column} is ${columnType}`,
+        `${entry}: HubSpot ${part} property ${property} is of type ${type}, which takes ${takes.what} (${takes.columns.join(', ')}), and ${column} is ${columnType}`,
       );
     }
   }
@@ -328,11 +350,7 @@ export class HubSpotDestination implements Destination {
         const unique = (answer.body as { hasUniqueValue?: unknown } | null)?.hasUniqueValue;
         if (unique !== true) throw notUnique(name);
       }
-      const unsuited = await unsuitedDealMapping(
-        this.client,
-        this.mapping,
-        this.options.mappingFile,
-      );
+      const unsuited = await unsuitedMapping(this.client, this.mapping, this.options.mappingFile);
       if (unsuited) throw new DestinationSchemaError(unsuited);
       this.schemaChecked = true;
     }

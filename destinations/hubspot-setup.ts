@@ -9,7 +9,7 @@ import {
   type HubSpotClientOptions,
 } from './hubspot-client.js';
 import { DestinationSchemaError, DestinationTargetError } from './errors.js';
-import { unsuitedDealMapping } from './hubspot-destination.js';
+import { unsuitedMapping } from './hubspot-destination.js';
 import { EVENT_KEY, LEAD_KEY, type HubSpotMapping } from './hubspot-mapping.js';
 
 export interface SetupLine {
@@ -21,8 +21,8 @@ export interface SetupLine {
  * Creates the unique-value deal properties the HubSpot destination upserts on. Safe to run
  * again: a property that exists with unique values is left alone; one without them cannot be
  * fixed (HubSpot never changes hasUniqueValue after creation), so that is an error. Given the
- * mapping, then checks that each mapped deal property's type takes its column, as a pass
- * does at its start.
+ * mapping, first checks that each mapped contact and deal property exists and its type takes
+ * its column, as a pass does at its start.
  */
 export async function setupHubSpot(
   options: HubSpotClientOptions,
@@ -35,7 +35,7 @@ export async function setupHubSpot(
   // The mapping first: a setup it refuses changes nothing in the portal (the key properties
   // are not among the mapped ones, so the check does not need them).
   if (mapping) {
-    const unsuited = await unsuitedDealMapping(client, mapping, mappingFile);
+    const unsuited = await unsuitedMapping(client, mapping, mappingFile);
     if (unsuited) throw new DestinationSchemaError(unsuited);
   }
   for (const [name, label] of [

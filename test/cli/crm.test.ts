@@ -166,7 +166,7 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     expect(first.stdout).toMatch(/ebs_lead_id: created \(unique values\)/);
     expect(first.stdout).toMatch(/ebs_event_id: created \(unique values\)/);
     expect(first.stdout).toMatch(
-      /every mapped deal property: there, of a type that takes its column/,
+      /every mapped contact and deal property: there, of a type that takes its column/,
     );
     expect(fake.state.properties.deals.get('ebs_event_id')?.hasUniqueValue).toBe(true);
     const again = await runCli(['destinations', 'setup', 'hubspot'], env);

@@ -20,6 +20,7 @@ import {
 import { nextPortalMidnight } from '../../destinations/hubspot-client.js';
 import { HubSpotDestination } from '../../destinations/hubspot-destination.js';
 import { setupHubSpot } from '../../destinations/hubspot-setup.js';
+import { hubspotMapping } from '../../destinations/hubspot-mapping.js';
 import { openDestination, parseDestinationTarget } from '../../destinations/open-destination.js';
 import { databaseOpeners } from '../../store/database-openers.js';
 import { startHubSpotFake, type HubSpotFake } from '../../sandbox/crm/fakes.js';
@@ -28,8 +29,16 @@ import { startHubSpotFake, type HubSpotFake } from '../../sandbox/crm/fakes.js';
 let fake: HubSpotFake;
 let destination: HubSpotDestination;
 const dir = mkdtempSync(join(tmpdir(), 'ebsync-crm-errors-'));
-/** The deal properties the default mapping writes, as a portal lists them (pass start checks). */
-const DEAL_PROPERTIES = [
+/**
+ * The contact and deal properties the default mapping writes, as a portal lists them (pass
+ * start checks both lists; the hand-made portals below answer this one for either).
+ */
+const PROPERTIES = [
+  { name: 'email', type: 'string' },
+  { name: 'firstname', type: 'string' },
+  { name: 'lastname', type: 'string' },
+  { name: 'phone', type: 'string' },
+  { name: 'company', type: 'string' },
   { name: 'dealname', type: 'string' },
   { name: 'amount', type: 'number' },
   { name: 'closedate', type: 'datetime' },
@@ -380,6 +389,48 @@ describe('HubSpot destination failures', () => {
     );
   });
 
+  it('a mapping that puts a column into a contact property of a type that cannot take it, or one the portal lacks, is refused at the start and by setup', async () => {
+    const portal = await startHubSpotFake({ adminToken: 'crm-errors-admin' });
+    try {
+      // A custom contact property of type date, as a portal admin would make it.
+      const made = await fetch(`${portal.baseUrl}/crm/v3/properties/contacts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${portal.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'wedding_day',
+          label: 'Wedding day',
+          type: 'date',
+          fieldType: 'date',
+          groupName: 'contactinformation',
+        }),
+      });
+      expect(made.status).toBe(201);
+      const settings = { baseUrl: portal.baseUrl, token: portal.token };
+      await setupHubSpot(settings);
+      const mapping = { leads: { contact: { wedding_day: 'subject', venue_size: 'venue_name' } } };
+      const line =
+        "EBSYNC_HUBSPOT_MAPPING leads.contact.wedding_day='subject' is not allowed: HubSpot contact property wedding_day is of type date, which takes a date column (date), and subject is text; EBSYNC_HUBSPOT_MAPPING leads.contact.venue_size='venue_name' is not allowed: HubSpot has no contact property venue_size (create it there, or map the column to one it has) (docs/mirror.md, Tables)";
+      const failed: unknown = await new HubSpotDestination({ ...settings, mapping })
+        .ensureSchema([])
+        .catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(DestinationSchemaError);
+      expect((failed as Error).message).toBe(line);
+      const refused: unknown = await setupHubSpot(settings, hubspotMapping(mapping)).catch(
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(DestinationSchemaError);
+      expect((refused as Error).message).toBe(line);
+      // A date column into it is fine, as is the default contact mapping (text into text).
+      const fine = { leads: { contact: { wedding_day: 'event_date' } } };
+      await expect(
+        new HubSpotDestination({ ...settings, mapping: fine }).ensureSchema([]),
+      ).resolves.toBeDefined();
+      expect(portal.state.counters.upsertInputs).toBe(0);
+    } finally {
+      await portal.close();
+    }
+  });
+
   it('setup that HubSpot refuses (403) says why, not that the property it did not make is missing', async () => {
     const portal = await startHubSpotFake({ adminToken: 'crm-errors-admin' });
     try {
@@ -477,7 +528,7 @@ describe('HubSpot destination failures', () => {
         return;
       }
       response.end(
-        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: DEAL_PROPERTIES }),
+        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: PROPERTIES }),
       );
     });
     await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
@@ -520,7 +571,7 @@ describe('HubSpot destination failures', () => {
         return;
       }
       response.end(
-        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: DEAL_PROPERTIES }),
+        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: PROPERTIES }),
       );
     });
     await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
@@ -580,7 +631,7 @@ describe('HubSpot destination failures', () => {
         return;
       }
       response.end(
-        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: DEAL_PROPERTIES }),
+        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: PROPERTIES }),
       );
     });
     await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
