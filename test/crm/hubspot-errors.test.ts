@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +43,54 @@ const PROPERTIES = [
   { name: 'amount', type: 'number' },
   { name: 'closedate', type: 'datetime' },
 ];
+
+/** When the hand-made portals' day's allowance is spent: 18:30 in New York. */
+const SPENT_AT = 'Sun, 06 Dec 2026 23:30:00 GMT';
+
+/** A HubSpot 500, as an answer to the portal's account-info read. */
+const internalError = (response: ServerResponse): void => {
+  response.statusCode = 500;
+  response.end(JSON.stringify({ status: 'error', message: 'internal error' }));
+};
+
+/**
+ * A hand-made HubSpot portal, for time zone reads the fake cannot be made to fail or bloat.
+ * `accountInfo` answers GET /account-info/v3/details; any other call is answered as a schema
+ * check wants (the key property, with unique values, and PROPERTIES) until the day's allowance
+ * is spent (`spent`, or `spend()`), then with a 429 DAILY dated `date()` (SPENT_AT).
+ */
+async function handMadePortal(options: {
+  accountInfo: (response: ServerResponse) => void;
+  spent?: boolean;
+  date?: () => string;
+}): Promise<{ baseUrl: string; spend(): void; close(): Promise<void> }> {
+  let spent = options.spent ?? false;
+  const server = createHttpServer((request, response) => {
+    response.setHeader('content-type', 'application/json');
+    if (request.url === '/account-info/v3/details') {
+      options.accountInfo(response);
+      return;
+    }
+    if (!spent) {
+      response.end(
+        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: PROPERTIES }),
+      );
+      return;
+    }
+    response.setHeader('date', options.date?.() ?? SPENT_AT);
+    response.statusCode = 429;
+    response.end(JSON.stringify({ status: 'error', errorType: 'RATE_LIMIT', policyName: 'DAILY' }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    spend: () => {
+      spent = true;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 const lead = (id: string, email: string) => ({
   resource: 'leads' as const,
@@ -463,10 +511,10 @@ describe('HubSpot destination failures', () => {
 
   it("DAILY: the pause ends at the portal's midnight, when HubSpot resets the limit, not UTC's", async () => {
     // A portal at UTC-5 whose day's allowance is spent once it has told its time zone.
-    const portal = createHttpServer((request, response) => {
-      response.setHeader('content-type', 'application/json');
-      response.setHeader('date', 'Sun, 06 Dec 2026 23:30:00 GMT');
-      if (request.url === '/account-info/v3/details') {
+    const portal = await handMadePortal({
+      spent: true,
+      accountInfo: (response) => {
+        response.setHeader('date', SPENT_AT);
         response.end(
           JSON.stringify({
             portalId: 1,
@@ -474,18 +522,11 @@ describe('HubSpot destination failures', () => {
             utcOffsetMilliseconds: -18_000_000,
           }),
         );
-        return;
-      }
-      response.statusCode = 429;
-      response.end(
-        JSON.stringify({ status: 'error', errorType: 'RATE_LIMIT', policyName: 'DAILY' }),
-      );
+      },
     });
-    await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
     try {
-      const { port } = portal.address() as AddressInfo;
       const paused: unknown = await new HubSpotDestination({
-        baseUrl: `http://127.0.0.1:${port}`,
+        baseUrl: portal.baseUrl,
         token: 'pat-na1-daily',
       })
         .ensureSchema([])
@@ -494,7 +535,7 @@ describe('HubSpot destination failures', () => {
       // 18:30 in New York: its midnight is 05:00 UTC; midnight UTC would meet a spent limit.
       expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T05:00:00.000Z');
     } finally {
-      await new Promise((resolve) => portal.close(resolve));
+      await portal.close();
     }
     // East of UTC the portal's midnight comes first: 00:30 in Paris is 23:00 UTC the next day.
     expect(nextPortalMidnight(Date.parse('2026-12-06T23:30:00Z'), 3_600_000)).toBe(
@@ -511,79 +552,42 @@ describe('HubSpot destination failures', () => {
   });
 
   it("a portal that cannot tell its time zone now (a 500) leaves the pass going, the pause at UTC's midnight", async () => {
-    let spent = false;
-    const portal = createHttpServer((request, response) => {
-      response.setHeader('content-type', 'application/json');
-      if (request.url === '/account-info/v3/details') {
-        response.statusCode = 500;
-        response.end(JSON.stringify({ status: 'error', message: 'internal error' }));
-        return;
-      }
-      if (spent) {
-        response.setHeader('date', 'Sun, 06 Dec 2026 23:30:00 GMT');
-        response.statusCode = 429;
-        response.end(
-          JSON.stringify({ status: 'error', errorType: 'RATE_LIMIT', policyName: 'DAILY' }),
-        );
-        return;
-      }
-      response.end(
-        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: PROPERTIES }),
-      );
-    });
-    await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
+    const portal = await handMadePortal({ accountInfo: internalError });
     try {
-      const { port } = portal.address() as AddressInfo;
       const destination = new HubSpotDestination({
-        baseUrl: `http://127.0.0.1:${port}`,
+        baseUrl: portal.baseUrl,
         token: 'pat-na1-clockless',
       });
       await expect(destination.ensureSchema([])).resolves.toBeDefined();
-      spent = true;
+      portal.spend();
       const paused: unknown = await destination
         .markDeleted('leads', ['1'])
         .catch((e: unknown) => e);
       expect(paused).toBeInstanceOf(DestinationPausedError);
       expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T00:00:00.000Z');
     } finally {
-      await new Promise((resolve) => portal.close(resolve));
+      await portal.close();
     }
   });
 
   it('a clock that cannot be read costs one re-read per pause, not one per DAILY refusal', async () => {
-    let spent = false;
-    let date = 'Sun, 06 Dec 2026 23:30:00 GMT';
+    let date = SPENT_AT;
     let reads = 0;
-    const portal = createHttpServer((request, response) => {
-      response.setHeader('content-type', 'application/json');
-      if (request.url === '/account-info/v3/details') {
+    const portal = await handMadePortal({
+      accountInfo: (response) => {
         reads += 1;
-        response.statusCode = 500;
-        response.end(JSON.stringify({ status: 'error', message: 'internal error' }));
-        return;
-      }
-      if (spent) {
-        response.setHeader('date', date);
-        response.statusCode = 429;
-        response.end(
-          JSON.stringify({ status: 'error', errorType: 'RATE_LIMIT', policyName: 'DAILY' }),
-        );
-        return;
-      }
-      response.end(
-        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: PROPERTIES }),
-      );
+        internalError(response);
+      },
+      date: () => date,
     });
-    await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
     try {
-      const { port } = portal.address() as AddressInfo;
       const destination = new HubSpotDestination({
-        baseUrl: `http://127.0.0.1:${port}`,
+        baseUrl: portal.baseUrl,
         token: 'pat-na1-clock-failing',
       });
       await destination.ensureSchema([]);
       expect(reads).toBe(1);
-      spent = true;
+      portal.spend();
       const pausedUntil = async (): Promise<string | undefined> => {
         const paused: unknown = await destination
           .markDeleted('leads', ['1'])
@@ -603,12 +607,11 @@ describe('HubSpot destination failures', () => {
       expect(await pausedUntil()).toBe('2026-12-08T00:00:00.000Z');
       expect(reads).toBe(3);
     } finally {
-      await new Promise((resolve) => portal.close(resolve));
+      await portal.close();
     }
   });
 
   it("an account-info answer past 64 KiB is not read: the pause stays at UTC's midnight and the pass goes on", async () => {
-    let spent = false;
     // A valid answer naming a zone, padded past the cap: read whole, it would move the pause.
     const padded = JSON.stringify({
       portalId: 1,
@@ -616,40 +619,21 @@ describe('HubSpot destination failures', () => {
       timeZone: 'US/Eastern',
       utcOffsetMilliseconds: -18_000_000,
     });
-    const portal = createHttpServer((request, response) => {
-      response.setHeader('content-type', 'application/json');
-      if (request.url === '/account-info/v3/details') {
-        response.end(padded);
-        return;
-      }
-      if (spent) {
-        response.setHeader('date', 'Sun, 06 Dec 2026 23:30:00 GMT');
-        response.statusCode = 429;
-        response.end(
-          JSON.stringify({ status: 'error', errorType: 'RATE_LIMIT', policyName: 'DAILY' }),
-        );
-        return;
-      }
-      response.end(
-        JSON.stringify({ name: 'ebs_lead_id', hasUniqueValue: true, results: PROPERTIES }),
-      );
-    });
-    await new Promise<void>((resolve) => portal.listen(0, '127.0.0.1', resolve));
+    const portal = await handMadePortal({ accountInfo: (response) => response.end(padded) });
     try {
-      const { port } = portal.address() as AddressInfo;
       const destination = new HubSpotDestination({
-        baseUrl: `http://127.0.0.1:${port}`,
+        baseUrl: portal.baseUrl,
         token: 'pat-na1-oversized',
       });
       await expect(destination.ensureSchema([])).resolves.toBeDefined();
-      spent = true;
+      portal.spend();
       const paused: unknown = await destination
         .markDeleted('leads', ['1'])
         .catch((e: unknown) => e);
       expect(paused).toBeInstanceOf(DestinationPausedError);
       expect((paused as DestinationPausedError).resumeAt).toBe('2026-12-07T00:00:00.000Z');
     } finally {
-      await new Promise((resolve) => portal.close(resolve));
+      await portal.close();
     }
   });
 
