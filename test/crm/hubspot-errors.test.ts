@@ -44,6 +44,27 @@ const PROPERTIES = [
   { name: 'closedate', type: 'datetime' },
 ];
 
+/** Makes a custom property of type `type` in the fake portal, as a portal admin would. */
+async function makeProperty(
+  portal: HubSpotFake,
+  object: 'contacts' | 'deals',
+  name: string,
+  type: 'number' | 'date',
+): Promise<void> {
+  const made = await fetch(`${portal.baseUrl}/crm/v3/properties/${object}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${portal.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name,
+      label: name,
+      type,
+      fieldType: type,
+      groupName: object === 'deals' ? 'dealinformation' : 'contactinformation',
+    }),
+  });
+  expect(made.status).toBe(201);
+}
+
 /** When the hand-made portals' day's allowance is spent: 18:30 in New York. */
 const SPENT_AT = 'Sun, 06 Dec 2026 23:30:00 GMT';
 
@@ -392,19 +413,7 @@ describe('HubSpot destination failures', () => {
   });
 
   it('a mapping that puts a column into a deal property of a type that cannot take it is refused at the start, in one line', async () => {
-    // A custom deal property of type number, as a portal admin would make it.
-    const made = await fetch(`${fake.baseUrl}/crm/v3/properties/deals`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${fake.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: 'guest_count',
-        label: 'Guests',
-        type: 'number',
-        fieldType: 'number',
-        groupName: 'dealinformation',
-      }),
-    });
-    expect(made.status).toBe(201);
+    await makeProperty(fake, 'deals', 'guest_count', 'number');
     const checked = (mapping: object, mappingFile?: string) =>
       new HubSpotDestination({
         baseUrl: fake.baseUrl,
@@ -440,19 +449,7 @@ describe('HubSpot destination failures', () => {
   it('a mapping that puts a column into a contact property of a type that cannot take it, or one the portal lacks, is refused at the start and by setup', async () => {
     const portal = await startHubSpotFake({ adminToken: 'crm-errors-admin' });
     try {
-      // A custom contact property of type date, as a portal admin would make it.
-      const made = await fetch(`${portal.baseUrl}/crm/v3/properties/contacts`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${portal.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          name: 'wedding_day',
-          label: 'Wedding day',
-          type: 'date',
-          fieldType: 'date',
-          groupName: 'contactinformation',
-        }),
-      });
-      expect(made.status).toBe(201);
+      await makeProperty(portal, 'contacts', 'wedding_day', 'date');
       const settings = { baseUrl: portal.baseUrl, token: portal.token };
       await setupHubSpot(settings);
       const mapping = { leads: { contact: { wedding_day: 'subject', venue_size: 'venue_name' } } };

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SalesforceDestination } from '../../destinations/salesforce-destination.js';
+import { startSalesforceFake, type SalesforceFake } from '../../sandbox/crm/fakes.js';
+import {
+  drainStatusQuery,
+  drainWorkflowId,
+  type DrainTotals,
+} from '../../workflows/drain-types.js';
+import {
+  closeRecordBed,
+  eventually,
+  hintBody,
+  newSecret,
+  openRecordBed,
+  post,
+  standardHeaders,
+  startTestReceiver,
+  webhookActivities,
+  type RecordBed,
+} from './deliveries.js';
+
+/** Webhook notices of leads drained into a Salesforce org: what the drain's totals count. */
+let bed: RecordBed;
+let fake: SalesforceFake;
+let destination: SalesforceDestination;
+
+beforeAll(async () => {
+  bed = await openRecordBed({ leads: 5, events: 1 }, 'ebsync-sf-drain-');
+  fake = await startSalesforceFake({ adminToken: 'admin-token-for-tests' });
+  destination = new SalesforceDestination({
+    loginUrl: fake.baseUrl,
+    clientId: fake.clientId,
+    clientSecret: fake.clientSecret,
+    refreshToken: fake.token,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await destination?.close();
+  await fake?.close();
+  await closeRecordBed(bed);
+});
+
+/** What a test does with a connection's receiver and drain running into the org. */
+interface Drained {
+  deps: RecordBed['deps'];
+  /** Sends a signed notice (delivery `id`) that a lead changed. */
+  notify: (id: string, lead: number) => Promise<void>;
+  totals: () => Promise<DrainTotals>;
+}
+
+/** Runs `work` with a receiver for `connection` and a worker draining it into the org. */
+async function drainInto(connection: string, work: (d: Drained) => Promise<void>): Promise<void> {
+  const { temporal } = bed;
+  const taskQueue = temporal.taskQueue();
+  const secret = newSecret();
+  const deps = { ...bed.deps, destination: () => Promise.resolve(destination) };
+  const receiver = await startTestReceiver({
+    hooks: new Map([[connection, { secret, destination: 'salesforce' }]]),
+    deps,
+    client: temporal.client,
+    taskQueue,
+  });
+  const drain = temporal.client.workflow.getHandle(drainWorkflowId(connection));
+  const notify = async (id: string, lead: number) => {
+    const body = hintBody(id, 'lead', lead);
+    const sent = await post(receiver.url(connection), body, standardHeaders(secret, id, body));
+    expect(sent.status).toBe(200);
+  };
+  const totals = async () => (await drain.query(drainStatusQuery)).totals;
+  try {
+    await temporal.withWorker(
+      { taskQueue, activities: webhookActivities(deps, temporal.client, taskQueue) },
+      () => work({ deps, notify, totals }),
+    );
+  } finally {
+    await receiver.close();
+    await drain.terminate('test over').catch(() => undefined);
+  }
+}
+
+/**
+ * A lead deleted at the service whose org refuses to delete its Lead (a before-delete
+ * trigger): the drain counts it refused, logs why, and leaves it live in the ledger for the
+ * next full pass. Before, the item's `success: false` was dropped unsaid and the ledger marked
+ * it deleted for good.
+ */
+it('a deletion Salesforce refuses is counted refused and the ledger keeps the record live', async () => {
+  const LEAD = 3;
+  const leadOf = () =>
+    [...fake.state.records.Lead.values()].find((l) => l.fields.EBS_Lead_Id__c === String(LEAD));
+  await drainInto('sf-delete-shop', async ({ deps, notify, totals }) => {
+    await notify('evt_sf_edit', LEAD);
+    await eventually(() => leadOf() !== undefined, 60_000, 'the Lead written');
+    fake.state.deleteRefused.add(leadOf()!.Id);
+
+    bed.ts.sb.admin.deleteRecord('lead', LEAD);
+    await notify('evt_sf_delete', LEAD);
+    await eventually(async () => (await totals()).notices === 2, 60_000, 'both applied');
+    expect(await totals()).toMatchObject({ deleted: 0, refused: 1 });
+    expect(fake.state.counters.itemErrors).toEqual({ FIELD_CUSTOM_VALIDATION_EXCEPTION: 1 });
+    expect(leadOf()?.IsDeleted).toBe(false);
+    // Still live in the ledger: the next full pass's sweep tries the deletion again.
+    const ledger = await deps.ledger();
+    const [entry] = await ledger.get(
+      { connectionId: 'sf-delete-shop', destination: destination.describe().id, resource: 'leads' },
+      [String(LEAD)],
+    );
+    expect(entry?.deletedAt).toBeNull();
+  });
+}, 120_000);
+
+/**
+ * Leads with no email address (none, and text that is none) are counted in the drain's totals
+ * as a mirror pass counts them (MirrorCounts.withoutEmail). Before, a drain said only that
+ * they were written, and nothing told them from leads with an Email.
+ */
+it('a lead written without an email address is counted withoutEmail in the drain totals', async () => {
+  await drainInto('sf-no-email-shop', async ({ notify, totals }) => {
+    const before = fake.state.records.Lead.size;
+    bed.ts.sb.admin.patchRecord('lead', 2, { email: null });
+    bed.ts.sb.admin.patchRecord('lead', 4, { email: 'n/a' });
+    await notify('evt_no_email_1', 1);
+    await notify('evt_no_email_2', 2);
+    await notify('evt_no_email_4', 4);
+    await eventually(async () => (await totals()).notices === 3, 60_000, 'all applied');
+    expect(await totals()).toMatchObject({ written: 3, refused: 0, withoutEmail: 2 });
+    expect(fake.state.records.Lead.size - before).toBe(3);
+    expect([...fake.state.records.Lead.values()].filter((l) => !l.fields.Email)).toHaveLength(2);
+  });
+}, 120_000);
