@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { exitCodeOf, summaryText } from '../../cli/mirror-summary.js';
 import type { MirrorDeps } from '../../activities/mirror/pass.js';
 import { PipedriveDestination } from '../../destinations/pipedrive-destination.js';
 import { setupPipedrive } from '../../destinations/pipedrive-setup.js';
@@ -165,6 +166,28 @@ describe('mirror into Pipedrive (2,000 leads, 300 events)', () => {
     );
     expect(deal?.is_deleted).toBe(true);
   }, 600_000);
+
+  // Nothing is written for such a lead: a pass that counted it written ended complete, exit 0.
+  it('under createDeal: false, a lead with no email address is refused: named in the summary, exit 3', async () => {
+    const noDeals = new PipedriveDestination({
+      baseUrl: fake.baseUrl,
+      token: fake.token,
+      mapping: { leads: { createDeal: false } },
+    });
+    crm.closeLater(noDeals);
+    const [leadId] = [...sourceIds(crm.sb, 'lead')].slice(500, 501);
+    crm.sb.admin.patchRecord('lead', Number(leadId), { email: null });
+    const pass = await crm.runPass(
+      { ...deps, destination: () => Promise.resolve(noDeals) },
+      { subjects: ['leads'], mode: 'incremental' },
+    );
+    expect(pass.counts).toMatchObject({ written: 0, refused: 1 });
+    expect(pass.counts.withoutEmail ?? 0).toBe(0);
+    expect(exitCodeOf(pass)).toBe(3);
+    expect(summaryText(pass)).toContain(
+      `leads ${leadId} refused: NOTHING_TO_WRITE: no email address, and EBSYNC_PIPEDRIVE_MAPPING leads.createDeal is false`,
+    );
+  }, 300_000);
 });
 
 /** An event record as the mirror hands it over, with the ids the ledger kept when given. */
