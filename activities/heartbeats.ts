@@ -18,6 +18,17 @@ export const STALLED_AFTER_MS = 60_000;
 
 type Beating = Pick<Context, 'heartbeat'>;
 
+/**
+ * What the beats of an attempt that has made progress carry. Temporal keeps an activity's last
+ * failure and attempt number until the activity completes, so its description cannot tell an
+ * attempt that reads again after a failure from one still retrying; `ebsync sync` and `ebsync
+ * status` read these details for that (cli/pass-retry.ts). Beats before any progress carry none.
+ */
+export interface BeatDetails {
+  progressed: true;
+}
+const PROGRESSED: BeatDetails = { progressed: true };
+
 function currentContext(): Beating | undefined {
   try {
     return Context.current();
@@ -28,6 +39,8 @@ function currentContext(): Beating | undefined {
 
 /** When each running activity last made progress (its context as key). */
 const lastProgress = new WeakMap<Beating, number>();
+/** The running activities that have made progress (a context is one attempt's). */
+const progressed = new WeakSet<Beating>();
 
 /**
  * A heartbeat to call as often as work moves (after each record read, each batch), sent at
@@ -53,7 +66,8 @@ export function heartbeatEvery(
 /** A heartbeat that says work moved (a rate slot waited for counts: the wait is the work). */
 export function progressBeat(context: Beating, at = Date.now()): void {
   lastProgress.set(context, at);
-  context.heartbeat();
+  progressed.add(context);
+  context.heartbeat(PROGRESSED);
 }
 
 /**
@@ -64,8 +78,8 @@ export function progressBeat(context: Beating, at = Date.now()): void {
  * 25 s to answer does not time the attempt out, since the process is alive meanwhile; and an
  * activity stuck on something that never answers still times out, a minute after its last
  * progress, as before. Called outside an activity (tests of the functions alone), it only
- * runs it. Its beats carry no details: an activity that keeps a checkpoint in its heartbeat
- * details (activities/connections.ts) must not be wrapped, or the beats would clear it.
+ * runs it. Its beats carry no details but BeatDetails: an activity that keeps a checkpoint in its
+ * heartbeat details (activities/connections.ts) must not be wrapped, or the beats would clear it.
  */
 export function beatingWhileAlive<Args extends unknown[], Result>(
   activity: (...args: Args) => Promise<Result>,
@@ -86,7 +100,10 @@ export function beatingWhileAlive<Args extends unknown[], Result>(
     lastProgress.set(context, started);
     const timer = setInterval(() => {
       const since = Date.now() - (lastProgress.get(context) ?? started);
-      if (since <= stalledAfterMs) context.heartbeat();
+      // Once it has made progress, its beats say so as its progress beats do: a beat with no
+      // details would clear theirs.
+      if (since <= stalledAfterMs)
+        context.heartbeat(progressed.has(context) ? PROGRESSED : undefined);
     }, everyMs);
     timer.unref();
     try {

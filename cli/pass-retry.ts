@@ -1,4 +1,8 @@
 import type { WorkflowExecutionDescription } from '@temporalio/client';
+import type { LoadedDataConverter } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import proto from '@temporalio/proto';
+import type { BeatDetails } from '../activities/heartbeats.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { CONNECTION_PAUSED } from '../workflows/connection-types.js';
 
@@ -49,14 +53,44 @@ function msOf(
   return whole * 1000 + Math.floor((ts?.nanos ?? 0) / 1e6);
 }
 
-/** The pending activity that failed most often in a row, if any has failed at all. */
-export function retryOf(description: Pick<WorkflowExecutionDescription, 'raw'>): RetryView | null {
+type Pending = NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>[number];
+
+/**
+ * Whether a pending activity's current attempt has made progress: Temporal keeps the last
+ * failure and the attempt number until the activity completes, so a retry that reads again (a
+ * mirror page's attempt lasts seconds) still looked like one waiting to be tried. Its beats say
+ * so (BeatDetails); only those sent since the attempt started count (Temporal keeps an earlier
+ * attempt's details too). Details that cannot be read (other keys) say nothing.
+ */
+async function movedOn(pending: Pending, converter: LoadedDataConverter): Promise<boolean> {
+  const { PENDING_ACTIVITY_STATE_STARTED } = proto.temporal.api.enums.v1.PendingActivityState;
+  if (pending.state !== PENDING_ACTIVITY_STATE_STARTED) return false;
+  const started = msOf(pending.lastStartedTime);
+  const beat = msOf(pending.lastHeartbeatTime);
+  if (started === null || beat === null || beat < started) return false;
+  const details = await decodeFromPayloadsAtIndex<Partial<BeatDetails> | undefined>(
+    converter,
+    0,
+    pending.heartbeatDetails?.payloads,
+  ).catch(() => undefined);
+  return details?.progressed === true;
+}
+
+/**
+ * The pending activity that failed most often in a row and has not made progress since, if any
+ * has failed at all. `converter` reads the activities' heartbeat details (the client's own).
+ */
+export async function retryOf(
+  description: Pick<WorkflowExecutionDescription, 'raw'>,
+  converter: LoadedDataConverter,
+): Promise<RetryView | null> {
   let worst: RetryView | null = null;
   for (const pending of description.raw.pendingActivities ?? []) {
     const failure = pending.lastFailure;
     const attempt = pending.attempt ?? 1;
     if (!failure || attempt < 2) continue;
     if (worst && worst.attempt >= attempt) continue;
+    if (await movedOn(pending, converter)) continue;
     const info = failure.applicationFailureInfo;
     const type = info?.type || (failure.timeoutFailureInfo ? 'timeout' : null);
     worst = {

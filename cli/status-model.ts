@@ -224,7 +224,10 @@ async function runningProgress(
   const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId, runId);
   // Its progress cannot say that an activity keeps failing (the workflow only waits for it):
   // Temporal's description of the run can. Not known when it cannot be read: nothing shown.
-  const retrying = handle.describe().then(retryOf, () => null);
+  const retrying = handle.describe().then(
+    (description) => retryOf(description, client.options.loadedDataConverter),
+    () => null,
+  );
   try {
     return {
       // Within the deadline a connection's worker gets too: with no worker, Temporal would

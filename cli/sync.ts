@@ -540,7 +540,7 @@ export async function watchMirror(
             (description) => {
               taskQueue = description.taskQueue;
               temporalAnswered();
-              return retryOf(description);
+              return retryOf(description, handle.client.options.loadedDataConverter);
             },
             (error: unknown) => {
               if (!(error instanceof WorkflowNotFoundError) && !signal.aborted) {
@@ -727,7 +727,10 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         // A pass that ended is shown as it ended: its elapsed time does not run on.
         const answered = await handle.query(mirrorProgressQuery);
         const progress = status === 'RUNNING' ? asOfNow(answered) : answered;
-        const retry = status === 'RUNNING' ? retryOf(description) : null;
+        const retry =
+          status === 'RUNNING'
+            ? await retryOf(description, client.options.loadedDataConverter)
+            : null;
         const retrying = retry ? `${shownSafely(retryLine(retry, destination))}\n` : '';
         process.stdout.write(
           flags.json

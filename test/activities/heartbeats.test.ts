@@ -59,6 +59,35 @@ describe('beatingWhileAlive', () => {
     }
   });
 
+  it('says in its beats that the attempt has made progress, once it has', async () => {
+    vi.useFakeTimers();
+    try {
+      const details: unknown[] = [];
+      const context = { heartbeat: (d?: unknown) => void details.push(d) };
+      let finish = (): void => undefined;
+      const running = beatingWhileAlive(() => new Promise<void>((resolve) => (finish = resolve)), {
+        everyMs: 1_000,
+        stalledAfterMs: 5_000,
+        context: () => context,
+      })();
+      await vi.advanceTimersByTimeAsync(2_000);
+      // cli/pass-retry.ts reads these: a retried attempt that reads is no longer shown retrying.
+      heartbeatEvery(context, 1_000)();
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(details).toEqual([
+        undefined,
+        undefined,
+        { progressed: true },
+        { progressed: true },
+        { progressed: true },
+      ]);
+      finish();
+      await running;
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('only runs the function outside an activity', async () => {
     await expect(beatingWhileAlive(() => Promise.resolve(7))()).resolves.toBe(7);
   });
