@@ -21,6 +21,11 @@ export interface UnansweredUpdate {
    * carries it out when a worker runs the workflow, so this must say so (REQUEST_KEPT).
    */
   kept: () => Error;
+  /**
+   * Runs the status query (cli/worker-check.ts, watchWorker): when no worker takes tasks, it
+   * ends the wait at once instead of at the deadline. Absent: the query alone.
+   */
+  watch?: (ask: (signal: AbortSignal) => Promise<ConnectionStatus>) => Promise<ConnectionStatus>;
 }
 
 /**
@@ -33,13 +38,16 @@ export function connectionStatusWithin(
   workflowId: string,
   ms: number,
   unanswered: () => Error,
+  signal?: AbortSignal,
 ): Promise<ConnectionStatus> {
-  return withinDeadline(
-    client,
-    ms,
-    () => client.workflow.getHandle(workflowId).query(statusQuery),
-    unanswered,
-  );
+  const ask = () =>
+    withinDeadline(
+      client,
+      ms,
+      () => client.workflow.getHandle(workflowId).query(statusQuery),
+      unanswered,
+    );
+  return signal ? client.withAbortSignal(signal, ask) : ask();
 }
 
 /**
@@ -55,6 +63,8 @@ export async function updateOnceAnswered<T>(
   update: () => Promise<T>,
   say: UnansweredUpdate,
 ): Promise<T> {
-  await connectionStatusWithin(client, workflowId, ms, say.unanswered);
+  const ask = (signal?: AbortSignal) =>
+    connectionStatusWithin(client, workflowId, ms, say.unanswered, signal);
+  await (say.watch ? say.watch(ask) : ask());
   return withinDeadline(client, ms, update, say.kept);
 }

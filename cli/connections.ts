@@ -48,7 +48,7 @@ import { runAction, UserError } from './errors.js';
 import { formatDuration } from './options.js';
 import { secretFrom } from './secret-input.js';
 import { sameSecret } from '../config/secret-compare.js';
-import { requireWorker, requireWorkerOf, runningTaskQueueOf } from './worker-check.js';
+import { requireWorker, requireWorkerOf, runningTaskQueueOf, watchWorker } from './worker-check.js';
 import { connectionStatusWithin, REQUEST_KEPT, updateOnceAnswered } from './connection-update.js';
 import { listenRefusal } from './network-refusals.js';
 import { listMirrorSchedules } from './schedule-views.js';
@@ -79,12 +79,22 @@ const unanswered =
  * An update, sent once a worker answered the status query (connection-update.ts): when the
  * worker went away in between, the line says the request is kept, with its own exit code.
  */
-function updateWithin<T>(client: Client, workflowId: string, update: () => Promise<T>): Promise<T> {
+function updateWithin<T>(
+  client: Client,
+  config: Config,
+  workflowId: string,
+  update: () => Promise<T>,
+): Promise<T> {
   return updateOnceAnswered(client, workflowId, UPDATE_DEADLINE_MS, update, {
     unanswered: unanswered(workflowId),
     kept: kept(workflowId),
+    watch: (ask) => watchWorker(client, config, queueOf(client, config, workflowId), ask),
   });
 }
+
+/** The task queue a connection's workflow runs on (this deployment's when it is not running). */
+const queueOf = (client: Client, config: Config, workflowId: string) => async (): Promise<string> =>
+  (await runningTaskQueueOf(client, workflowId)) ?? config.temporal.taskQueue;
 
 /** Sent, and no worker answered: Temporal keeps the request (exit 4), so no "try again". */
 const kept = (workflowId: string) => (): UserError =>
@@ -183,7 +193,7 @@ export async function saveConnection(
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     await requireOwnConnection(client, config, profile.connectionId);
     await requireWorkerOf(client, config, workflowId);
-    return updateWithin(client, workflowId, () =>
+    return updateWithin(client, config, workflowId, () =>
       client.workflow.getHandle(workflowId).executeUpdate(reconnectUpdate, {
         args: [
           {
@@ -203,7 +213,14 @@ export async function saveConnection(
   }
   // The workflow was started with the credentials: with no worker to answer, the connection
   // is kept and becomes active when one runs it, so the line must not say "nothing was sent".
-  return connectionStatusWithin(client, workflowId, UPDATE_DEADLINE_MS, kept(workflowId));
+  return watchWorker(
+    client,
+    config,
+    () => Promise.resolve(taskQueue),
+    (signal) =>
+      connectionStatusWithin(client, workflowId, UPDATE_DEADLINE_MS, kept(workflowId), signal),
+    (line) => new UserError(`${line}; ${REQUEST_KEPT}`, QUEUED_EXIT),
+  );
 }
 
 /** The browser's redirect that ended the wait, and the answer it is still waiting for. */
@@ -582,7 +599,7 @@ function connectionAction<R>(
       checkName(id, 'id');
       await withWorker(async (client, config) => {
         const result = await withConnection(client, config, id, (workflowId) =>
-          updateWithin(client, workflowId, () =>
+          updateWithin(client, config, workflowId, () =>
             update(client.workflow.getHandle<typeof connectionWorkflow>(workflowId)),
           ),
         );
@@ -641,11 +658,14 @@ export function connectionsCommand(
     await withWorker(async (client, config) => {
       if (id !== undefined) {
         const one = await withConnection(client, config, id, (workflowId) =>
-          connectionStatusWithin(
-            client,
-            workflowId,
-            STATUS_DEADLINE_MS,
-            unanswered(workflowId, STATUS_DEADLINE_MS, true),
+          watchWorker(client, config, queueOf(client, config, workflowId), (signal) =>
+            connectionStatusWithin(
+              client,
+              workflowId,
+              STATUS_DEADLINE_MS,
+              unanswered(workflowId, STATUS_DEADLINE_MS, true),
+              signal,
+            ),
           ),
         );
         const rate = await connectionRateOf(client.workflowService, config.temporal).catch(
@@ -658,7 +678,13 @@ export function connectionsCommand(
       }
       // Those that answered are listed even when another could not be read; then it fails,
       // naming which and why.
-      const { statuses: all, silent } = await askConnections(client, config, STATUS_DEADLINE_MS);
+      const { statuses: all, silent } = await watchWorker(
+        client,
+        config,
+        () => Promise.resolve(config.temporal.taskQueue),
+        (signal) =>
+          client.withAbortSignal(signal, () => askConnections(client, config, STATUS_DEADLINE_MS)),
+      );
       if (flags.json) process.stdout.write(`${jsonText(all, 2)}\n`);
       else if (all.length === 0 && silent.length === 0)
         process.stdout.write('no connections; add one with ebsync connect\n');
