@@ -206,11 +206,16 @@ function schedulesHtml(schedules: readonly ScheduleStatusView[]): string {
   const rows = schedules.map((sc) => {
     const id = escapeHtml(sc.scheduleId);
     const run = sc.lastRun;
-    const shown = run?.skipped ? 'skipped' : run?.status.replace('_', ' ');
+    const shown = run?.skipped
+      ? 'skipped'
+      : run?.waiting
+        ? 'waiting'
+        : run?.status.replace('_', ' ');
     const last = run
-      ? `<span class="badge ${run.skipped ? 'paused' : run.status}">${escapeHtml(shown ?? '')}</span> ${when(run.startedAt)} ` +
+      ? `<span class="badge ${run.skipped || run.waiting ? 'paused' : run.status}">${escapeHtml(shown ?? '')}</span> ${when(run.startedAt)} ` +
         `<a href="${escapeHtml(run.uiUrl)}" target="_blank" rel="noopener">run</a>` +
         (run.skipped ? ` ${escapeHtml(run.skipped)}` : '') +
+        (run.waiting ? ` ${escapeHtml(run.waiting)}` : '') +
         (run.error ? ` <span class="error">${escapeHtml(run.error)}</span>` : '')
       : 'none yet';
     const toggle = sc.paused ? 'resume' : 'pause';

@@ -24,6 +24,7 @@ import { receiverStatsToken } from '../worker/receiver-stats-token.js';
 import { webhookRegistrationsFile } from '../worker/webhook-registrations-file.js';
 import { registeredConnectionIds } from '../store/webhook-registrations.js';
 import { listMirrorSchedules } from './schedule-views.js';
+import { describeWorkflow } from './workflow-describe.js';
 import { configuredEndpoints, type EndpointView } from './webhook-automations.js';
 
 /** How long the status waits for the webhook receiver's counters before calling it down. */
@@ -78,6 +79,11 @@ export interface ScheduleStatusView {
      * was running (workflows/scheduled-mirror.ts). Absent otherwise.
      */
     skipped?: string;
+    /**
+     * A running run that has not started its pass, and what it waits behind: an incremental run
+     * while another pass of its mirror runs (workflows/scheduled-mirror.ts). Absent otherwise.
+     */
+    waiting?: string;
     uiUrl: string;
   } | null;
   uiUrl: string;
@@ -181,17 +187,44 @@ export async function endedReason(client: Client, failure: unknown): Promise<str
   return rootReason(failure);
 }
 
+/**
+ * What a running scheduled run waits behind, or undefined when the pass of its mirror running is
+ * its own (its child). An incremental run whose mirror already runs a pass (another schedule's,
+ * `ebsync sync`'s) waits for that pass and asks again every 30 s (workflows/scheduled-mirror.ts):
+ * Temporal shows it running all the while, behind back-to-back full passes for as long as they
+ * come, and so did the status.
+ */
+async function waitingBehind(
+  client: Client,
+  runId: string,
+  mirrorWorkflowId: string | null,
+): Promise<string | undefined> {
+  if (mirrorWorkflowId === null) return undefined;
+  const mirror = await describeWorkflow(client, mirrorWorkflowId);
+  if (mirror?.status.name !== 'RUNNING') {
+    return `to start its pass of ${mirrorWorkflowId} (the pass it waited behind has ended; it looks again every 30 s)`;
+  }
+  // A pass keeps its parent across continue-as-new: the run that started it.
+  const parent = mirror.parentExecution?.workflowId;
+  if (parent === runId) return undefined;
+  return `behind the running pass ${mirrorWorkflowId}, started by ${parent ?? "'ebsync sync' or 'npm start'"}`;
+}
+
 async function runOutcome(
   client: Client,
   workflowId: string,
   cache: RunOutcomeCache,
-): Promise<{ status: RunStatus; error: string | null; skipped?: string }> {
+  mirrorWorkflowId: string | null,
+): Promise<{ status: RunStatus; error: string | null; skipped?: string; waiting?: string }> {
   const known = cache.get(workflowId);
   if (known) return known;
   const handle = client.workflow.getHandle(workflowId);
   const description = await handle.describe();
   const status = RUN_STATUS[description.status.name] ?? 'running';
-  if (status === 'running') return { status, error: null };
+  if (status === 'running') {
+    const waiting = await waitingBehind(client, workflowId, mirrorWorkflowId);
+    return { status, error: null, ...(waiting !== undefined ? { waiting } : {}) };
+  }
   let error: string | null = null;
   let skipped: string | undefined;
   if (status !== 'completed') {
@@ -229,7 +262,7 @@ export async function scheduleSection(
       let lastRun: ScheduleStatusView['lastRun'] = null;
       if (newest) {
         try {
-          const outcome = await runOutcome(client, newest.workflowId, cache);
+          const outcome = await runOutcome(client, newest.workflowId, cache, v.mirrorWorkflowId);
           lastRun = {
             workflowId: newest.workflowId,
             startedAt: Date.parse(newest.takenAt),

@@ -120,10 +120,15 @@ export function statusText(report: StatusReport): string {
     lines.push(`  ${sc.scheduleId}  ${sc.when ?? '?'}  ${next}`);
     const run = sc.lastRun;
     if (run) {
-      const why = run.skipped ? `: ${run.skipped}` : run.error ? `: ${run.error}` : '';
-      lines.push(
-        `    last run ${run.skipped ? 'skipped' : run.status} (${when(run.startedAt)})${why}`,
-      );
+      const why = run.skipped
+        ? `: ${run.skipped}`
+        : run.waiting
+          ? ` ${run.waiting}`
+          : run.error
+            ? `: ${run.error}`
+            : '';
+      const shown = run.skipped ? 'skipped' : run.waiting ? 'waiting' : run.status;
+      lines.push(`    last run ${shown} (${when(run.startedAt)})${why}`);
     }
   }
   lines.push(

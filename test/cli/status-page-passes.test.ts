@@ -296,7 +296,7 @@ describe('a pass retrying for long', () => {
 /** A schedule of shop's mirror as the status lists it, with its last run. */
 function scheduleView(
   mode: 'incremental' | 'full',
-  run: Pick<NonNullable<ScheduleStatusView['lastRun']>, 'status' | 'error' | 'skipped'>,
+  run: Pick<NonNullable<ScheduleStatusView['lastRun']>, 'status' | 'error' | 'skipped' | 'waiting'>,
 ): ScheduleStatusView {
   const scheduleId = `sync-shop-all-${mode}`;
   return {
@@ -321,6 +321,23 @@ function scheduleView(
   };
 }
 
+/** A status report of one schedule and nothing else. */
+function reportOf(schedule: ScheduleStatusView) {
+  return {
+    generatedAt: Date.now(),
+    temporal: { namespace: 'default', taskQueue: 'ebsync', uiUrl: 'http://localhost:8233' },
+    connections: [],
+    mirrors: [],
+    destinations: [],
+    schedules: [schedule],
+    webhooks: receiverNotRunning('http://127.0.0.1:8790/webhooks/_stats', 'no answer'),
+    inbox: { store: 'sqlite:/tmp/store.db', error: null, connections: [] },
+    automations: { endpoints: [], error: null },
+    rateLimitedLastHour: 0,
+    problems: [],
+  };
+}
+
 describe('a schedule listed twice', () => {
   it('is one problem: Temporal may list a schedule twice while its workflow continues as new', () => {
     // Temporal's schedule list is its visibility store: for a moment a schedule's workflow can
@@ -337,19 +354,7 @@ describe('a schedule listed twice', () => {
   it('a run that skipped its pass says skipped and why, on the page and in the terminal, and is no problem', () => {
     const reason = 'a mirror of this connection and destination was running (mirror-shop-1)';
     const schedule = scheduleView('full', { status: 'completed', error: null, skipped: reason });
-    const report = {
-      generatedAt: Date.now(),
-      temporal: { namespace: 'default', taskQueue: 'ebsync', uiUrl: 'http://localhost:8233' },
-      connections: [],
-      mirrors: [],
-      destinations: [],
-      schedules: [schedule],
-      webhooks: receiverNotRunning('http://127.0.0.1:8790/webhooks/_stats', 'no answer'),
-      inbox: { store: 'sqlite:/tmp/store.db', error: null, connections: [] },
-      automations: { endpoints: [], error: null },
-      rateLimitedLastHour: 0,
-      problems: [],
-    };
+    const report = reportOf(schedule);
     expect(statusText(report)).toMatch(
       new RegExp(`\\n    last run skipped \\([^)]*\\): ${reason.replace(/[()]/g, '\\$&')}\\n`),
     );
@@ -358,25 +363,31 @@ describe('a schedule listed twice', () => {
     expect(page).toContain(reason);
     expect(findProblems({ schedules: [schedule] })).toEqual([]);
   });
+
+  it('a run waiting behind another pass says waiting and behind which, on the page and in the terminal, and is no problem', () => {
+    const behind = 'behind the running pass mirror-shop-1, started by sync-shop-all-full-2026';
+    const schedule = scheduleView('incremental', {
+      status: 'running',
+      error: null,
+      waiting: behind,
+    });
+    const report = reportOf(schedule);
+    const text = statusText(report);
+    expect(text).toContain('\n    last run waiting (');
+    expect(text).toContain(`) ${behind}\n`);
+    const page = reportHtml(report, new Map(), null);
+    expect(page).toContain('>waiting</span>');
+    expect(page).not.toContain('>running</span>');
+    expect(page).toContain(behind);
+    expect(findProblems({ schedules: [schedule] })).toEqual([]);
+  });
 });
 
 describe('an active schedule with no next run', () => {
   it('says on the page and in the terminal that it never runs, and is a problem; paused, it is none', () => {
     const ok = scheduleView('full', { status: 'completed', error: null });
     const never = { ...ok, nextRunAt: null };
-    const report = {
-      generatedAt: Date.now(),
-      temporal: { namespace: 'default', taskQueue: 'ebsync', uiUrl: 'http://localhost:8233' },
-      connections: [],
-      mirrors: [],
-      destinations: [],
-      schedules: [never],
-      webhooks: receiverNotRunning('http://127.0.0.1:8790/webhooks/_stats', 'no answer'),
-      inbox: { store: 'sqlite:/tmp/store.db', error: null, connections: [] },
-      automations: { endpoints: [], error: null },
-      rateLimitedLastHour: 0,
-      problems: findProblems({ schedules: [never] }),
-    };
+    const report = { ...reportOf(never), problems: findProblems({ schedules: [never] }) };
     expect(report.problems).toEqual([
       {
         connectionId: 'shop',

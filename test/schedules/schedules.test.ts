@@ -76,6 +76,31 @@ async function withMirrorWorker<T>(taskQueue: string, fn: () => Promise<T>): Pro
   }
 }
 
+/**
+ * A pass of the schedule's mirror as `ebsync sync` starts it, on a queue no worker polls: it
+ * stays running until terminated.
+ */
+async function idlePass(request: MirrorScheduleRequest, full: boolean) {
+  const { workflowId, input } = mirrorRun(request.connectionId, {
+    subjects: ['leads'],
+    destination: request.destination,
+    full,
+  });
+  const handle = await temporal.client.workflow.start(mirrorWorkflow, {
+    taskQueue: `idle-${randomUUID()}`,
+    workflowId,
+    args: [input],
+  });
+  return { workflowId, handle };
+}
+
+/** The schedule as `ebsync status` shows it (its last run's outcome). */
+async function statusOf(queue: string, handle: ScheduleHandle) {
+  const config = scheduleConfig(dir, inject('temporalAddress'), queue);
+  const views = await scheduleSection(temporal.client, config, new Map());
+  return views.find((v) => v.scheduleId === handle.scheduleId);
+}
+
 const actionsTaken = async (handle: ScheduleHandle, n: number) =>
   eventually(`${n} action(s) of ${handle.scheduleId}`, async () => {
     const d = await handle.describe();
@@ -151,16 +176,7 @@ describe('scheduled mirror passes on Temporal Schedules', () => {
     const queue = temporal.taskQueue();
     const { handle, request } = await schedule('manual', queue, { timing: YEARLY, full: true });
     // The manual sync, as `ebsync sync` starts it, on a queue no worker polls: it stays running.
-    const { workflowId, input } = mirrorRun(request.connectionId, {
-      subjects: ['leads'],
-      destination: request.destination,
-      full: false,
-    });
-    const manual = await temporal.client.workflow.start(mirrorWorkflow, {
-      taskQueue: `idle-${randomUUID()}`,
-      workflowId,
-      args: [input],
-    });
+    const { workflowId, handle: manual } = await idlePass(request, false);
     try {
       await withMirrorWorker(queue, async () => {
         await handle.trigger();
@@ -171,17 +187,65 @@ describe('scheduled mirror passes on Temporal Schedules', () => {
           reason: `a mirror of this connection and destination was running (${workflowId})`,
         });
         // The status says the run skipped, not that it completed as if a pass had run.
-        const config = scheduleConfig(dir, inject('temporalAddress'), queue);
-        const [view] = (await scheduleSection(temporal.client, config, new Map())).filter(
-          (v) => v.scheduleId === handle.scheduleId,
-        );
-        expect(view?.lastRun).toMatchObject({
+        expect((await statusOf(queue, handle))?.lastRun).toMatchObject({
           status: 'completed',
           skipped: `a mirror of this connection and destination was running (${workflowId})`,
         });
       });
     } finally {
       await manual.terminate('test done');
+    }
+  }, 120_000);
+
+  it('a scheduled incremental pass waiting behind another pass of its mirror is shown waiting, not running', async () => {
+    const queue = temporal.taskQueue();
+    const { handle, request } = await schedule('behind', queue, { timing: YEARLY });
+    const { workflowId, handle: blocking } = await idlePass(request, true);
+    try {
+      await withMirrorWorker(queue, async () => {
+        await handle.trigger();
+        const d = await actionsTaken(handle, 1);
+        const run = temporal.client.workflow.getHandle(
+          d.info.recentActions[0]!.action.workflow.workflowId,
+        );
+        // The run found the pass running and sleeps until it ends (workflows/scheduled-mirror.ts).
+        await eventually('the incremental run to find the pass running', async () => {
+          const history = await run.fetchHistory();
+          return history.events?.some((e) => e.startChildWorkflowExecutionFailedEventAttributes)
+            ? true
+            : undefined;
+        });
+        expect((await run.describe()).status.name).toBe('RUNNING');
+        expect((await statusOf(queue, handle))?.lastRun).toMatchObject({
+          status: 'running',
+          waiting: `behind the running pass ${workflowId}, started by 'ebsync sync' or 'npm start'`,
+        });
+        await run.terminate('test done');
+        await blocking.terminate('test done');
+
+        // Its own pass (its child, slowed here so that it runs a while) is running, not waiting.
+        ts.sb.admin.setFaults({ latencyMs: 3_000 });
+        await handle.trigger();
+        const own = await actionsTaken(handle, 2);
+        const second = own.info.recentActions[1]!.action.workflow.workflowId;
+        await eventually('the second run to start its own pass', async () => {
+          const pass = await temporal.client.workflow.getHandle(workflowId).describe();
+          return pass.status.name === 'RUNNING' && pass.parentExecution?.workflowId === second
+            ? true
+            : undefined;
+        });
+        const shown = (await statusOf(queue, handle))?.lastRun;
+        expect(shown).toMatchObject({ workflowId: second, status: 'running' });
+        expect(shown?.waiting).toBeUndefined();
+        await temporal.client.workflow.getHandle(second).terminate('test done');
+      });
+    } finally {
+      ts.sb.admin.clearFaults();
+      await blocking.terminate('test done').catch(() => undefined);
+      await temporal.client.workflow
+        .getHandle(workflowId)
+        .terminate('test done')
+        .catch(() => undefined);
     }
   }, 120_000);
 
