@@ -294,11 +294,30 @@ export function createMirrorPage({
           createPlan(along, { per: deps.per, reachLimit: deps.reachLimit }),
         ).catch(() => undefined)
       : undefined;
+    // What the slice writes is counted in the store batch by batch, with the cursor as it
+    // stands before the slice: a worker that dies mid-slice leaves the rows it wrote counted,
+    // and the retry, which reads those pages again, counts them as read again. Counted only
+    // at the slice's end, they were in no count at all (the summary's written fell short of
+    // the rows by a slice's worth, the pass done, exit 0).
+    const before = { plan: structuredClone(plan), tally: { ...saved.tally } };
+    let progressSaved: Promise<void> = Promise.resolve();
+    const onWritten = (batch: PartitionTally, requests: number): Promise<void> => {
+      addTally(before.tally, { ...batch, requests: 0 });
+      const tally = { ...before.tally, requests: before.tally.requests + requests };
+      progressSaved = progressSaved.then(() =>
+        savePartition(at.ledger, key, input.generation, input.partition.key, saved, {
+          plan: before.plan,
+          tally,
+        }),
+      );
+      return progressSaved;
+    };
     const slice = await readSlice(
       plan,
       client,
       { ...at, generation: input.generation, mode: input.mode },
       {
+        onWritten,
         lanes,
         startLanes: learnedLanes.get(input.connectionId),
         maxLanes,

@@ -69,18 +69,23 @@ export async function loadPartition(
   return { plan, tally: emptyTally(), version: 0 };
 }
 
-/** Saves over the version that was read; CheckpointConflictError (retryable) if it moved. */
+/**
+ * Saves over the version that was read; CheckpointConflictError (retryable) if it moved.
+ * `state`: saved instead of the checkpoint's own plan and tally (progress within an activity,
+ * with the cursor before it), the checkpoint keeping the version it is now at.
+ */
 export async function savePartition(
   ledger: Ledger,
   key: PassKey,
   generation: number,
   partition: string,
   checkpoint: PartitionCheckpoint,
+  state: Pick<PartitionCheckpoint, 'plan' | 'tally'> = checkpoint,
 ): Promise<void> {
   checkpoint.version = await ledger.saveCheckpoint(
     key,
     generation,
-    { plan: checkpoint.plan, tally: checkpoint.tally } as never,
+    { plan: state.plan, tally: state.tally } as never,
     partition,
     { replaces: checkpoint.version },
   );

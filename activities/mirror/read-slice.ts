@@ -73,6 +73,12 @@ export interface SliceOptions {
   sliceMs?: number;
   /** Called as work moves (heartbeats). */
   onProgress?: () => void;
+  /**
+   * Told, one batch after another in the order they were written, what each write did (its
+   * records counted read, and how each was written), and the requests the slice has made so
+   * far. The batch's write waits for it: a failure fails the slice as a failed write does.
+   */
+  onWritten?: (batch: PartitionTally, requests: number) => Promise<void>;
 }
 
 /** The records a page of bookings names that are read by id: leads, or events. */
@@ -239,11 +245,26 @@ export async function readSlice(
     keyOf: (record) => `${record.resource}/${record.id}`,
     write: async (batch) => {
       writingChanges(1);
+      let done: WriteCounts;
       try {
-        add(await writeRecords(at, at.generation, batch));
+        done = await writeRecords(at, at.generation, batch);
       } finally {
         writingChanges(-1);
       }
+      add(done);
+      await options.onWritten?.(
+        {
+          ...emptyTally(),
+          read: batch.length,
+          written: done.written,
+          unchanged: done.unchanged,
+          again: done.again,
+          refused: done.refused,
+          passedOver: done.passedOver,
+          withoutEmail: done.withoutEmail,
+        },
+        counts.requests,
+      );
       options.onProgress?.();
     },
   });

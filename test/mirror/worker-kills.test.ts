@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mirrorWorkflow } from '../../workflows/mirror.js';
-import { startMirrorWorker, type MirrorWorkerProcess } from '../fixtures/mirror-worker-process.js';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
-import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
+import { killedWorkerRig } from './killed-worker-rig.js';
 import { progressOf } from './progress.js';
 import { chainHistory, failedRuns } from './run-histories.js';
 import { expectMirrorOfSource } from './source-truth.js';
@@ -16,40 +12,22 @@ const LEADS = 20_000;
 const REACH = 10_000;
 const PER = 100;
 
-let ts: TestSandbox;
-let temporal: TemporalHarness;
-let dir: string;
-let worker: MirrorWorkerProcess | undefined;
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ebsync-kills-'));
-  ts = await startTestSandbox({ https: true, reachLimit: REACH, seed: { leads: LEADS } });
-  temporal = await connectTemporal();
-}, 240_000);
-
-afterAll(async () => {
-  await worker?.kill();
-  await temporal?.close();
-  await ts?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const rig = killedWorkerRig(
+  'kills',
+  { reachLimit: REACH, seed: { leads: LEADS } },
+  {
+    reachLimit: REACH,
+    per: PER,
+  },
+);
 
 describe(`a ${LEADS.toLocaleString('en')}-lead backfill whose worker is SIGKILLed 3 times`, () => {
   it('completes, no run fails, and the destination equals the source', async () => {
+    const { ts, temporal } = rig;
     const taskQueue = temporal.taskQueue();
-    const destination = `sqlite:${join(dir, 'mirror.db')}`;
-    const start = () =>
-      startMirrorWorker({
-        temporalAddress: inject('temporalAddress'),
-        taskQueue,
-        bundlePath: temporal.bundlePath,
-        sb: ts.sb,
-        store: `sqlite:${join(dir, 'store.db')}`,
-        reachLimit: REACH,
-        per: PER,
-        name: 'killed',
-      });
-    worker = await start();
+    const destination = `sqlite:${join(rig.dir, 'mirror.db')}`;
+    const start = () => rig.start(taskQueue);
+    let worker = await start();
     const handle = await temporal.client.workflow.start(mirrorWorkflow, {
       taskQueue,
       workflowId: `mirror-kills-${taskQueue}`,
@@ -82,6 +60,5 @@ describe(`a ${LEADS.toLocaleString('en')}-lead backfill whose worker is SIGKILLe
     await expectMirrorOfSource(ts.sb, destination, summary);
     expect(ts.internalErrors).toEqual([]);
     await worker.stop();
-    worker = undefined;
   }, 900_000);
 });
