@@ -449,8 +449,10 @@ export class SalesforceDestination implements Destination {
           partial.set(eventId, { id: eventId, errors: r.errors ?? [] });
       });
     }
+    // Every event written with no customer email, new or not: one written before has no
+    // contact either, and a rewrite counts it as its first write did.
     const noEmail = new Set(
-      [...emailsOf].filter(([, list]) => list.length === 0).map(([id]) => id),
+      events.filter((e) => emailsIn(e.attributes.customer_emails).length === 0).map((e) => e.id),
     );
     return { ok: opportunities.ok, failed: opportunities.failed, partial, noEmail };
   }

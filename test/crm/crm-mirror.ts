@@ -231,6 +231,14 @@ export function useCrmMirror<F extends CrmFake>(
       expect(summaryText(pass)).toContain(
         '  no email     2 records written without an email address or a contact (empty, or text that is no address)',
       );
+      // Written again, every one of them (--rewrite), they are counted again.
+      const again = await this.runPass(deps, {
+        subjects: ['leads', 'events'],
+        mode: 'full',
+        rewrite: true,
+      });
+      expect(again.phase).toBe('done');
+      expect(again.counts.withoutEmail).toBe(this.eventsWithoutEmail() + 2);
     },
   };
 }
