@@ -97,6 +97,17 @@ export interface CreateWorkerOptions {
 }
 
 /** Worker states from the start of its stop on: the grace before activities are cancelled runs. */
+/**
+ * How long a workflow task or a query waits for the worker that has the workflow cached
+ * before Temporal gives it to any worker of the queue. A worker killed with SIGKILL leaves its
+ * workflows pinned to it this long: with the SDK's 10 s, a query of a connection it had run
+ * (`ebsync sync`, `ebsync connections`, a mirror activity asking for the token) waited out the
+ * command's own 10 s deadline and said no worker ran it while another one was polling. 5 s is
+ * the Java SDK's default; a worker that cannot take a task of its own within it is swamped,
+ * and any worker taking it replays the history, which costs time, not correctness.
+ */
+const STICKY_QUEUE_TIMEOUT = '5 seconds';
+
 const STOPPING_STATES: ReadonlySet<State> = new Set<State>([
   'STOPPING',
   'DRAINING',
@@ -218,6 +229,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       // flight must not be abandoned) gets another minute before the worker gives up on it.
       shutdownForceTime: config.worker.shutdownGrace + 60_000,
       maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+      stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT,
       ...workflowPlacement(config.worker.workflowThread),
     });
     return {
