@@ -1,4 +1,11 @@
-import type { Classified, Fingerprint, LedgerEntry, PassStatus, WrittenEntry } from './ledger.js';
+import {
+  REFUSED_HASH,
+  type Classified,
+  type Fingerprint,
+  type LedgerEntry,
+  type PassStatus,
+  type WrittenEntry,
+} from './ledger.js';
 
 /** A `ledger_entries` row as an engine returns it; T is how it returns times. */
 export interface EntryRow<T> {
@@ -43,6 +50,7 @@ export function classifyAgainst(
       state,
       destinationKey: row.destination_key,
       seenGeneration: row.seen_generation,
+      ...(row.content_hash === REFUSED_HASH ? { refused: true as const } : {}),
     };
   });
 }

@@ -48,7 +48,15 @@ export interface Classified {
   readonly destinationKey: string | null;
   /** Generation of the last pass (or write) that saw the record; null when new. */
   readonly seenGeneration: number | null;
+  /** Set when the destination refused the record's last write (REFUSED_HASH). */
+  readonly refused?: true;
 }
+
+/**
+ * The hash the ledger keeps for a record the destination refused: no record hashes to it, so
+ * the next pass writes it again.
+ */
+export const REFUSED_HASH = 'refused';
 
 export interface WrittenEntry {
   readonly id: string;

@@ -1,7 +1,7 @@
 import type { Destination, SchemaChanges } from '../../destinations/destination.js';
 import type { JsonObject, JsonValue, MirrorRecord, Resource } from '../../destinations/record.js';
 import { TABLES, type ColumnSpec, type TableSpec } from '../../destinations/tables.js';
-import type { Ledger, LedgerScope } from '../../store/ledger.js';
+import { REFUSED_HASH, type Ledger, type LedgerScope } from '../../store/ledger.js';
 import { MAX_REFUSAL_LINES, NOT_DELETED, PARTLY_WRITTEN } from '../../workflows/mirror-types.js';
 import { RESOURCES, type CanonicalRecord, type Scalar } from '../../records/canonical.js';
 import { isUtcIso } from '../../records/instants.js';
@@ -51,7 +51,6 @@ export const emptyWriteCounts = (): WriteCounts => ({
  * without its contact): it matches no record's hash, so the next pass writes the record
  * again, and the record still counts as seen (never swept as deleted).
  */
-const REFUSED_HASH = 'refused';
 
 function numberOf(value: Scalar): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? value : null;
@@ -191,6 +190,9 @@ export async function writeRecords(
     ).length;
     // CRMs without upsert (Pipedrive) update by the key the ledger kept from the last write.
     const keys = new Map(verdicts.map((v) => [v.id, v.destinationKey]));
+    const refusedThisPass = new Set(
+      verdicts.filter((v) => v.refused && v.seenGeneration === generation).map((v) => v.id),
+    );
     for (let i = 0; i < changed.length; i += batchSize) {
       const batch = changed.slice(i, i + batchSize);
       const result = await target.destination.upsert(
@@ -213,9 +215,14 @@ export async function writeRecords(
           return { id: r.id, hash: REFUSED_HASH, destinationKey: key };
         }),
       );
+      // A record this pass had sent already, and the destination refused, is sent again (a
+      // slice read again after a kill or a failed write, an overlap of queries), but counted
+      // once: read again. The refusal line is said again, should the first be lost with its
+      // attempt.
+      const sentBefore = batch.filter((r) => refusedThisPass.has(r.id)).length;
       let notWritten = 0;
       for (const [j, refusal] of refused) {
-        if (!refusal.partial) notWritten += 1;
+        if (!refusal.partial && !refusedThisPass.has(batch[j]?.id ?? '')) notWritten += 1;
         if (counts.refusals.length < MAX_REFUSAL_LINES) {
           const what = refusal.partial ? PARTLY_WRITTEN : 'refused';
           counts.refusals.push(
@@ -224,8 +231,9 @@ export async function writeRecords(
         }
       }
       const passedOver = result.passedOver ?? 0;
-      counts.written += batch.length - notWritten - passedOver;
+      counts.written += batch.length - notWritten - passedOver - sentBefore;
       counts.refused += notWritten;
+      counts.again += sentBefore;
       counts.passedOver += passedOver;
       counts.withoutEmail += result.withoutEmail ?? 0;
     }

@@ -1,7 +1,13 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exitCodeOf, summaryText } from '../../cli/mirror-summary.js';
 import type { MirrorDeps } from '../../activities/mirror/pass.js';
+import { writeRecords } from '../../activities/mirror/write-records.js';
 import { PipedriveDestination } from '../../destinations/pipedrive-destination.js';
+import { canonicalRecord } from '../../records/canonical.js';
+import { openLedger } from '../../store/open-ledger.js';
 import { setupPipedrive } from '../../destinations/pipedrive-setup.js';
 import { startPipedriveFake, type PipedriveFake } from '../../sandbox/crm/fakes.js';
 import type { PipedriveRecord } from '../../sandbox/crm/pipedrive/state.js';
@@ -286,6 +292,40 @@ describe('Pipedrive leads without deals (createDeal: false)', () => {
       [1, 'NOTHING_TO_WRITE'],
     ]);
     expect(none.inserted + none.updated).toBe(0);
+  });
+
+  // A slice read again in the same pass (after a worker was killed, or a write failed, its
+  // batches already counted) sent the refused lead again and counted it refused twice.
+  it('counts a lead refused once in a pass, however often the pass writes it', async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({
+      baseUrl: fake.baseUrl,
+      token: fake.token,
+      mapping: { leads: { createDeal: false } },
+    });
+    crm.closeLater(destination);
+    const dir = mkdtempSync(join(tmpdir(), 'ebsync-refused-once-'));
+    const ledger = await openLedger(`sqlite:${join(dir, 'store.db')}`);
+    const target = { connectionId: 'refused-once', ledger, destination };
+    try {
+      const records = [
+        canonicalRecord('leads', { id: '1', type: 'lead', attributes: { email: 'a@example.com' } }),
+        canonicalRecord('leads', { id: '2', type: 'lead', attributes: { email: null } }),
+      ];
+      const first = await writeRecords(target, 1, records);
+      expect(first).toMatchObject({ written: 1, refused: 1, again: 0 });
+      const again = await writeRecords(target, 1, records);
+      expect(again).toMatchObject({ written: 0, refused: 0, unchanged: 0, again: 2 });
+      // Its line is said again (the first may have been lost with its attempt).
+      expect(again.refusals).toEqual([expect.stringMatching(/^leads 2 refused: NOTHING_TO_WRITE/)]);
+      // The next pass counts it again, as it tries it again.
+      const next = await writeRecords(target, 2, records);
+      expect(next).toMatchObject({ written: 0, refused: 1, unchanged: 1, again: 0 });
+    } finally {
+      await ledger.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
