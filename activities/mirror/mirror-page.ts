@@ -199,6 +199,13 @@ export function createMirrorPage({
       );
       throw error;
     };
+    /**
+     * The cursor and counts saved as they stand, after rows were written outside a slice (read
+     * by id, probed): a retry finds those records seen and reads them no more, so their counts
+     * must be kept with them, or a worker killed before the activity's end leaves them in none.
+     */
+    const keep = (): Promise<void> =>
+      savePartition(at.ledger, key, input.generation, input.partition.key, saved);
     /** The list's count asked again: one request, counted whether or not it is answered. */
     const recount = async (): Promise<number> => {
       saved.tally.requests += 1;
@@ -284,6 +291,7 @@ export function createMirrorPage({
         }
       }
       if (seen >= total) completeUnread(plan, total);
+      await keep();
     }
     const startedWithWork = !planComplete(plan);
     const along = countsAlong(input, resource);
@@ -348,6 +356,8 @@ export function createMirrorPage({
     if (along) slice.requests += 1;
     const tally = saved.tally;
     addTally(tally, slice);
+    // The slice's cursor with its counts, before the reads by id and probes below write more.
+    await keep();
     // A refusal fails the pass; nothing read in this activity at all fails it, so that the
     // retry policy (or Retry-After) spaces the next try. Otherwise keep what was read and hand
     // the cursor back.
@@ -396,6 +406,7 @@ export function createMirrorPage({
               true,
             )),
           );
+          await keep();
           missing = Math.max(0, expected - (await reached(resource)));
         }
       }
@@ -415,6 +426,7 @@ export function createMirrorPage({
         addTally(tally, probed.tally);
         refusals.push(...probed.refusals);
         if (probed.failure) return failKeepingCount(probed.failure);
+        await keep();
         missing = Math.max(0, expected - (await reached(resource)));
       }
       if (done && resource === 'event_bookings' && lacking) {
@@ -431,6 +443,7 @@ export function createMirrorPage({
         addTally(tally, probed.tally);
         refusals.push(...probed.refusals);
         if (probed.failure) return failKeepingCount(probed.failure);
+        await keep();
       }
       // The leads' own count and gaps are settled with their bookings' (some leads come by
       // id), by finishMirrorPass.
