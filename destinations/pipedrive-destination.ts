@@ -170,7 +170,7 @@ export class PipedriveDestination implements Destination {
       if ('code' in result) refused.set(record.id, result);
       else written.set(record.id, result);
     });
-    if (refused.size > 0) {
+    if (vendorRefused > 0) {
       // The deal fields may have been made again in Pipedrive (new keys): read at the next
       // batch, not kept until the next pass's ensureSchema on whichever worker runs it.
       this.keys = undefined;
