@@ -428,11 +428,20 @@ export class HubSpotClient {
 
 /**
  * HubSpot's refusal of a call, in one line with its status and reason. A 403 is the private
- * app's scopes (https://developers.hubspot.com/docs/api/scopes), which the line points to.
+ * app's scopes (https://developers.hubspot.com/docs/api/scopes), which the line points to,
+ * naming `scope` when the caller knows the one the call needs.
  */
-export function hubspotRefusal(answer: HubSpotAnswer, name: string): DestinationWriteError {
+export function hubspotRefusal(
+  answer: HubSpotAnswer,
+  name: string,
+  scope?: string,
+): DestinationWriteError {
   const scopes =
-    answer.status === 403 ? " (the private app's scopes: see docs/crm.md, HubSpot setup)" : '';
+    answer.status !== 403
+      ? ''
+      : scope
+        ? `: the private app needs the scope ${scope} (docs/crm.md, HubSpot setup)`
+        : " (the private app's scopes: see docs/crm.md, HubSpot setup)";
   return new DestinationWriteError(
     `HubSpot answered ${answer.status} to ${name}: ${messageOf(answer.body)}${scopes}`,
   );

@@ -219,15 +219,24 @@ const MAPPED: readonly {
   { object: 'deals', table: 'events', part: 'deal', map: (m) => m.events.deal },
 ];
 
+/** The scope of the private app that reads an object type's properties (docs/crm.md). */
+const SCHEMA_SCOPES = {
+  contacts: 'crm.schemas.contacts.read',
+  deals: 'crm.schemas.deals.write',
+} as const;
+
 /** The portal's properties of one object type, by name, with their types: one call. */
 async function propertyTypes(
   client: HubSpotClient,
   object: 'contacts' | 'deals',
 ): Promise<Map<string, string>> {
   const name = `GET /crm/v3/properties/${object}`;
-  const answer = await client.ok(name, (sdk) =>
+  const answer = await client.call(name, (sdk) =>
     sdk.crm.properties.coreApi.getAllWithHttpInfo(object),
   );
+  // A 403 names the scope: the contact properties' came with their check, and a token made
+  // before lacks it.
+  if (answer.status >= 300) throw hubspotRefusal(answer, name, SCHEMA_SCOPES[object]);
   const parsed = propertyList.safeParse(answer.body);
   if (!parsed.success) {
     throw new DestinationWriteError(`HubSpot's answer to ${name} could not be read`);

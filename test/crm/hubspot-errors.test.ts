@@ -17,8 +17,8 @@ import {
   DestinationUnavailableError,
   DestinationWriteError,
 } from '../../destinations/errors.js';
-import { nextPortalMidnight } from '../../destinations/hubspot-client.js';
-import { HubSpotDestination } from '../../destinations/hubspot-destination.js';
+import { HubSpotClient, nextPortalMidnight } from '../../destinations/hubspot-client.js';
+import { HubSpotDestination, unsuitedMapping } from '../../destinations/hubspot-destination.js';
 import { setupHubSpot } from '../../destinations/hubspot-setup.js';
 import { hubspotMapping } from '../../destinations/hubspot-mapping.js';
 import { openDestination, parseDestinationTarget } from '../../destinations/open-destination.js';
@@ -389,6 +389,18 @@ describe('HubSpot destination failures', () => {
       createdTables: [],
       addedColumns: [],
     });
+  });
+
+  it('a read of the contact properties HubSpot refuses (403) names the scope it needs', async () => {
+    const client = new HubSpotClient({ baseUrl: fake.baseUrl, token: fake.token });
+    fake.state.fault = { status: 403, count: 1 };
+    const failed: unknown = await unsuitedMapping(client, hubspotMapping({})).catch(
+      (e: unknown) => e,
+    );
+    expect(failed).toBeInstanceOf(DestinationWriteError);
+    expect((failed as Error).message).toBe(
+      'HubSpot answered 403 to GET /crm/v3/properties/contacts: injected fault: the private app needs the scope crm.schemas.contacts.read (docs/crm.md, HubSpot setup)',
+    );
   });
 
   it('a key property made without unique values is named as such: setup cannot fix it', async () => {
