@@ -68,8 +68,8 @@ export interface RefusalWording {
 /**
  * One line for a 3xx answer the rule did not follow, or undefined for any other status: a
  * redirect off the request's origin (named by its origin only: a Location may carry a token),
- * or a 3xx that names nowhere ebsync goes (no Location, or a status got follows nowhere, such
- * as 305): one within the origin is followed, so it never comes back here.
+ * one with no Location, or one within the origin that the client did not follow (got follows
+ * those but for a 305 or 306; the HubSpot client follows none).
  */
 export function redirectRefusal(
   status: number,
@@ -79,8 +79,11 @@ export function redirectRefusal(
 ): string | undefined {
   if (status < 300 || status >= 400) return undefined;
   const target = location === undefined ? undefined : redirectTarget(from, location);
-  if (target === undefined || staysOnOrigin(from, location)) {
-    return `answered ${status}, a redirect that names nowhere ebsync goes (no Location it follows)`;
+  if (target === undefined) return `answered ${status}, a redirect with no Location to follow`;
+  if (staysOnOrigin(from, location)) {
+    // A client that follows none (HubSpot's), or a status got follows nowhere (305, 306).
+    const origin = wording.anonymous === true ? 'its origin' : target.origin;
+    return `answered ${status}, a redirect within ${origin} that this client does not follow`;
   }
   const where = wording.anonymous === true ? 'another origin' : target.origin;
   const carries =

@@ -244,7 +244,7 @@ describe('a 3xx that names nowhere to go', () => {
       (e: unknown) => e as Error,
     );
     expect(error.name).toBe('DestinationTargetError');
-    expect(error.message).toContain('answered 300, a redirect that names nowhere ebsync goes');
+    expect(error.message).toContain('answered 300, a redirect with no Location to follow');
     expect(error.message).not.toContain('credentials');
   });
 
@@ -257,7 +257,7 @@ describe('a 3xx that names nowhere to go', () => {
       expect(store.deliveries({ endpoint: 'hook', limit: 5 })[0]).toMatchObject({
         status: 'rejected',
         httpStatus: 300,
-        reason: 'answered 300, a redirect that names nowhere ebsync goes (no Location it follows)',
+        reason: 'answered 300, a redirect with no Location to follow',
       });
     } finally {
       store.close();
