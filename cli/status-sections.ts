@@ -201,9 +201,9 @@ async function waitingBehind(
 ): Promise<string | undefined> {
   if (mirrorWorkflowId === null) return undefined;
   const mirror = await describeWorkflow(client, mirrorWorkflowId);
-  if (mirror?.status.name !== 'RUNNING') {
-    return `to start its pass of ${mirrorWorkflowId} (the pass it waited behind has ended; it looks again every 30 s)`;
-  }
+  // No pass running: the run is starting its own, or has just ended it (a run that waited
+  // sees the pass it waited behind gone within 30 s and starts its own).
+  if (mirror?.status.name !== 'RUNNING') return undefined;
   // A pass keeps its parent across continue-as-new: the run that started it.
   const parent = mirror.parentExecution?.workflowId;
   if (parent === runId) return undefined;
