@@ -96,7 +96,6 @@ export interface CreateWorkerOptions {
   taskQueue?: string;
 }
 
-/** Worker states from the start of its stop on: the grace before activities are cancelled runs. */
 /**
  * How long a workflow task or a query waits for the worker that has the workflow cached
  * before Temporal gives it to any worker of the queue. A worker killed with SIGKILL leaves its
@@ -108,6 +107,7 @@ export interface CreateWorkerOptions {
  */
 const STICKY_QUEUE_TIMEOUT = '5 seconds';
 
+/** Worker states from the start of its stop on: the grace before activities are cancelled runs. */
 const STOPPING_STATES: ReadonlySet<State> = new Set<State>([
   'STOPPING',
   'DRAINING',
