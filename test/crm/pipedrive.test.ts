@@ -256,9 +256,8 @@ describe('Pipedrive leads without deals (createDeal: false)', () => {
     raw: {},
   });
 
-  // Such a lead is only a person, found by email: one without an address had nothing written
-  // for it, yet counted as written, and the pass ended complete (exit 0).
-  it('refuses a lead with no email address, saying why and what lets it through', async () => {
+  /** A new fake, set up, and a destination into it whose leads make no deal. */
+  const withoutDeals = async () => {
     const fake = await crm.newFake();
     await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
     const destination = new PipedriveDestination({
@@ -266,6 +265,14 @@ describe('Pipedrive leads without deals (createDeal: false)', () => {
       token: fake.token,
       mapping: { leads: { createDeal: false } },
     });
+    crm.closeLater(destination);
+    return { fake, destination };
+  };
+
+  // Such a lead is only a person, found by email: one without an address had nothing written
+  // for it, yet counted as written, and the pass ended complete (exit 0).
+  it('refuses a lead with no email address, saying why and what lets it through', async () => {
+    const { fake, destination } = await withoutDeals();
     const result = await destination.upsert('leads', [
       lead('1', 'ada@example.com'),
       lead('2', 'n/a'),
@@ -297,14 +304,7 @@ describe('Pipedrive leads without deals (createDeal: false)', () => {
   // A slice read again in the same pass (after a worker was killed, or a write failed, its
   // batches already counted) sent the refused lead again and counted it refused twice.
   it('counts a lead refused once in a pass, however often the pass writes it', async () => {
-    const fake = await crm.newFake();
-    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
-    const destination = new PipedriveDestination({
-      baseUrl: fake.baseUrl,
-      token: fake.token,
-      mapping: { leads: { createDeal: false } },
-    });
-    crm.closeLater(destination);
+    const { destination } = await withoutDeals();
     const dir = mkdtempSync(join(tmpdir(), 'ebsync-refused-once-'));
     const ledger = await openLedger(`sqlite:${join(dir, 'store.db')}`);
     const target = { connectionId: 'refused-once', ledger, destination };

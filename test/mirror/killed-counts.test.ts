@@ -72,7 +72,8 @@ describe('a worker killed after writing part of an activity', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     ts.sb.admin.setFaults({ latencyMs: 60_000 });
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Time for the batches under way to be written and counted (milliseconds each).
+    await new Promise((r) => setTimeout(r, 2_000));
     expect(rowsIn(file), 'written by the activity, not yet reported').toBeGreaterThan(counted);
     await worker.kill();
     ts.sb.admin.clearFaults();
