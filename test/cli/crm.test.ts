@@ -188,11 +188,14 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
     // properties it creates.
     const portal = await startHubSpotFake({ adminToken: 'crm-cli-admin' });
     try {
-      const result = await runCli(['destinations', 'setup', 'hubspot'], {
-        EBSYNC_HUBSPOT_URL: portal.baseUrl,
-        EBSYNC_HUBSPOT_TOKEN: portal.token,
-        EBSYNC_HUBSPOT_MAPPING: JSON.stringify({ events: { deal: { amount: 'title' } } }),
-      });
+      /** `ebsync destinations setup hubspot` into the portal, with `mapping`. */
+      const setupWith = (mapping: object) =>
+        runCli(['destinations', 'setup', 'hubspot'], {
+          EBSYNC_HUBSPOT_URL: portal.baseUrl,
+          EBSYNC_HUBSPOT_TOKEN: portal.token,
+          EBSYNC_HUBSPOT_MAPPING: JSON.stringify(mapping),
+        });
+      const result = await setupWith({ events: { deal: { amount: 'title' } } });
       expect(result.code).toBe(2);
       expect(result.stderr).toBe(
         "ebsync: EBSYNC_HUBSPOT_MAPPING events.deal.amount='title' is not allowed: HubSpot deal property amount is of type number, which takes a money or number column (cents, integer, number), and title is text (docs/mirror.md, Tables)\n",
@@ -201,11 +204,7 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
       // Refused before anything was made in the portal: nothing made and left unsaid.
       expect(portal.state.properties.deals.has('ebs_lead_id')).toBe(false);
       // A deal property the portal does not have is refused the same way.
-      const missing = await runCli(['destinations', 'setup', 'hubspot'], {
-        EBSYNC_HUBSPOT_URL: portal.baseUrl,
-        EBSYNC_HUBSPOT_TOKEN: portal.token,
-        EBSYNC_HUBSPOT_MAPPING: JSON.stringify({ leads: { deal: { venue_size: 'venue_name' } } }),
-      });
+      const missing = await setupWith({ leads: { deal: { venue_size: 'venue_name' } } });
       expect(missing.code).toBe(2);
       expect(missing.stderr).toBe(
         "ebsync: EBSYNC_HUBSPOT_MAPPING leads.deal.venue_size='venue_name' is not allowed: HubSpot has no deal property venue_size (create it there, or map the column to one it has) (docs/mirror.md, Tables)\n",

@@ -43,6 +43,23 @@ const listed = async (): Promise<ScheduleView[]> => {
   return JSON.parse(list.stdout) as ScheduleView[];
 };
 
+/** `ebsync schedule create --paused` of the connection, on `cron` in UTC. */
+const createPaused = (cron: string) =>
+  runCli(
+    [
+      'schedule',
+      'create',
+      '--cron',
+      cron,
+      '--timezone',
+      'UTC',
+      '--paused',
+      '--connection',
+      CONNECTION,
+    ],
+    env,
+  );
+
 /**
  * Gives a schedule a spec no date matches, as one created before `create` refused those
  * paused: through the raw service, so its sealed action and memo are kept as they are.
@@ -62,20 +79,7 @@ async function neverFiringSpec(scheduleId: string): Promise<void> {
 
 describe('a schedule that never fires', { timeout: 120_000 }, () => {
   it('create --paused refuses it as create does unpaused: one line, exit 2, none left', async () => {
-    const result = await runCli(
-      [
-        'schedule',
-        'create',
-        '--cron',
-        NEVER,
-        '--timezone',
-        'UTC',
-        '--paused',
-        '--connection',
-        CONNECTION,
-      ],
-      env,
-    );
+    const result = await createPaused(NEVER);
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toBe(
       `ebsync: --cron '${NEVER}' never fires (no date matches it in UTC); no schedule was created\n`,
@@ -85,20 +89,7 @@ describe('a schedule that never fires', { timeout: 120_000 }, () => {
   });
 
   it('resume says it would never fire, exits 1 and leaves it paused', async () => {
-    const created = await runCli(
-      [
-        'schedule',
-        'create',
-        '--cron',
-        '0 3 * * *',
-        '--timezone',
-        'UTC',
-        '--paused',
-        '--connection',
-        CONNECTION,
-      ],
-      env,
-    );
+    const created = await createPaused('0 3 * * *');
     expect(created.code, created.stderr).toBe(0);
     const id = /^created schedule (\S+):/.exec(created.stdout)?.[1] ?? '';
     expect(id).toBe(`sync-${CONNECTION}-all-incremental`);
