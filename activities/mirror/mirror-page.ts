@@ -356,8 +356,6 @@ export function createMirrorPage({
     if (along) slice.requests += 1;
     const tally = saved.tally;
     addTally(tally, slice);
-    // The slice's cursor with its counts, before the reads by id and probes below write more.
-    await keep();
     // A refusal fails the pass; nothing read in this activity at all fails it, so that the
     // retry policy (or Retry-After) spaces the next try. Otherwise keep what was read and hand
     // the cursor back.
@@ -372,6 +370,9 @@ export function createMirrorPage({
     let unreachable = 0;
     const gaps: string[] = [];
     if (done) {
+      // The slice's cursor with its counts, before the reads by id and probes below write
+      // more (an activity that is not done saves them once, at its end).
+      await keep();
       // Exact: what the service counts minus the distinct records this pass reached.
       const reached = (r: Resource) => at.ledger.countSeen(scopeOf(at, r), input.generation);
       let missing = Math.max(0, expected - (await reached(resource)));
