@@ -56,6 +56,8 @@ try {
   const quiet = () => undefined;
   const { code } = await bundleWorkflowCode({
     workflowsPath: join(ROOT, 'workflows/index.ts'),
+    // The failures the workflows raise are sealed as the worker's are (worker/failure-converter.cjs).
+    failureConverterPath: join(ROOT, 'worker/failure-converter.cjs'),
     logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet },
   });
   writeFileSync(join(staging, WORKFLOW_BUNDLE), code);

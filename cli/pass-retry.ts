@@ -1,6 +1,9 @@
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { LoadedDataConverter } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import {
+  decodeFromPayloadsAtIndex,
+  decodeOptionalFailureToOptionalError,
+} from '@temporalio/common/lib/internal-non-workflow/index.js';
 import proto from '@temporalio/proto';
 import type { BeatDetails } from '../activities/heartbeats.js';
 import { maskCredentials } from '../config/database-locations.js';
@@ -77,6 +80,21 @@ async function movedOn(pending: Pending, converter: LoadedDataConverter): Promis
 }
 
 /**
+ * A failure's message: sealed in its encoded attributes (worker/failure-converter.cjs), where
+ * the raw description holds `Encoded failure`, and opened here with the client's keys. One
+ * that does not open (other keys) keeps what the description says.
+ */
+export async function failureMessage(
+  failure: NonNullable<Pending['lastFailure']>,
+  converter: LoadedDataConverter,
+): Promise<string> {
+  const opened = await decodeOptionalFailureToOptionalError(converter, failure).catch(
+    () => undefined,
+  );
+  return opened?.message ?? failure.message ?? '';
+}
+
+/**
  * The pending activity that failed most often in a row and has not made progress since, if any
  * has failed at all. `converter` reads the activities' heartbeat details (the client's own).
  */
@@ -97,7 +115,7 @@ export async function retryOf(
       activity: pending.activityType?.name ?? 'activity',
       attempt,
       type,
-      reason: maskCredentials((failure.message ?? '').split('\n')[0] ?? ''),
+      reason: maskCredentials((await failureMessage(failure, converter)).split('\n')[0] ?? ''),
       lastFailedAt: msOf(pending.lastAttemptCompleteTime),
       nextAttemptAt: msOf(pending.nextAttemptScheduleTime),
       wait: Number(info?.category ?? 0) === BENIGN || type === CONNECTION_PAUSED,

@@ -8,7 +8,7 @@ import type { TestProject } from 'vitest/node';
 import { startPostgresServer, type PostgresServer } from '../worker/postgres-server.js';
 import { findTemporalCli } from '../worker/temporal-cli.js';
 import { FAIRNESS_ARGS } from '../worker/dev-server.js';
-import { workflowsPath } from '../worker/worker.js';
+import { workflowBundleSources } from '../worker/worker.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -68,7 +68,7 @@ async function setupTemporal(project: TestProject): Promise<() => Promise<void>>
   const dir = mkdtempSync(join(tmpdir(), 'ebsync-test-'));
   const bundlePath = join(dir, 'workflow-bundle.js');
   const { code } = await bundleWorkflowCode({
-    workflowsPath: workflowsPath(),
+    ...workflowBundleSources(),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
   });
   await writeFile(bundlePath, code);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
 import { ConfigError, configSchema, type Config } from '../config/index.js';
 import { makeDataDir } from '../store/private-files.js';
@@ -96,5 +97,18 @@ export function dataConverter(
     keysFrom: ring.from,
     holder,
   });
-  return { payloadCodecs: [codec] };
+  return { payloadCodecs: [codec], failureConverterPath: failureConverterPath() };
+}
+
+/**
+ * The module whose failure converter seals failure messages (worker/failure-converter.cjs),
+ * from the sources or from the compiled tree in dist/ (which has no copy: the sources are
+ * then two folders up).
+ */
+export function failureConverterPath(): string {
+  for (const rel of ['./failure-converter.cjs', '../../worker/failure-converter.cjs']) {
+    const path = fileURLToPath(new URL(rel, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error('worker/failure-converter.cjs is missing next to the worker');
 }

@@ -17,7 +17,7 @@ import { workflowPlacement } from './workflow-placement.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import type { Logger } from './logger.js';
 import { VERSION } from './version.js';
-import { dataConverter, encryptionKeyRing } from './data-converter.js';
+import { dataConverter, encryptionKeyRing, failureConverterPath } from './data-converter.js';
 import { crmRefreshTokens } from '../store/crm-refresh-tokens.js';
 import { sqliteTokenJournal } from '../store/token-journal.js';
 import { sqliteAutomationStore } from '../store/automation-endpoints.js';
@@ -48,6 +48,14 @@ export function workflowsPath(): string {
 }
 
 /**
+ * What a workflow bundle is made of: the workflows, and the failure converter that seals the
+ * failures they raise (worker/failure-converter.cjs), which the bundle must hold itself.
+ */
+export function workflowBundleSources(): { workflowsPath: string; failureConverterPath: string } {
+  return { workflowsPath: workflowsPath(), failureConverterPath: failureConverterPath() };
+}
+
+/**
  * Bundles the workflows with webpack's per-module report kept at debug level: at info it is
  * one multi-kilobyte log line at every start.
  */
@@ -55,7 +63,7 @@ export function workflowsPath(): string {
 export async function bundleQuietly(logger: Logger): Promise<{ code: string }> {
   const started = Date.now();
   const { code } = await bundleWorkflowCode({
-    workflowsPath: workflowsPath(),
+    ...workflowBundleSources(),
     logger: {
       log: () => undefined,
       trace: () => undefined,

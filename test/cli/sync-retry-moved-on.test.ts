@@ -1,7 +1,7 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { retryOf } from '../../cli/pass-retry.js';
+import { failureMessage, retryOf } from '../../cli/pass-retry.js';
 import { mirrorRun } from '../../cli/sync.js';
 import { loadConfig } from '../../config/index.js';
 import { connectClient } from '../../worker/temporal-client.js';
@@ -103,10 +103,18 @@ describe('a mirror page retried after the service failed', () => {
         (p) =>
           (p.attempt ?? 1) >= 2 &&
           p.state === PENDING_ACTIVITY_STATE_STARTED &&
-          (p.lastFailure?.message ?? '').includes('503') &&
           msOf(p.lastHeartbeatTime) >= msOf(p.lastStartedTime),
         60_000,
-        async (description) => (await retryOf(description, converter)) === null,
+        async (description) =>
+          (await retryOf(description, converter)) === null &&
+          // The attempt before failed on the 503 (its message sealed in the description).
+          (
+            await Promise.all(
+              (description.raw.pendingActivities ?? []).map((p) =>
+                p.lastFailure ? failureMessage(p.lastFailure, converter) : Promise.resolve(''),
+              ),
+            )
+          ).some((message) => message.includes('503')),
       );
       expect(reading, 'a retried mirror page reading again was still shown retrying').toBeDefined();
     } finally {
