@@ -28,6 +28,7 @@ import { asOfNow, partlyWritten } from './mirror-summary.js';
 import { RECENT_FAILURE_MINUTES } from '../webhooks/receiver-stats.js';
 import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
 import { keysApartLine } from '../worker/worker-identity.js';
+import { withoutCustomerData } from '../worker/redact.js';
 import {
   automationSection,
   endedReason,
@@ -723,17 +724,8 @@ async function gatherStatus(
   };
 }
 
-/** An e-mail address: a name, @, and a domain that ends in letters (not 127.0.0.1). */
-const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
-/** A phone number written internationally (+1 555 010 2030) or as (555) 010-2030. */
-const PHONE = /\+\d[\d\s().-]{5,}\d|\(\d{3}\)\s?\d{3}[-.\s]\d{4}/g;
 /** Members that hold ebsync's own addresses (masked already), never a customer's data. */
 const OWN_ADDRESSES = new Set(['destination', 'destinations', 'uiUrl', 'endpoint', 'url']);
-
-/** Text with the customer data a vendor's refusal may quote (e-mails, phones) masked. */
-export function withoutCustomerData(text: string): string {
-  return text.replace(EMAIL, '[e-mail]').replace(PHONE, '[phone]');
-}
 
 function masked(value: unknown, key = ''): unknown {
   if (typeof value === 'string') return OWN_ADDRESSES.has(key) ? value : withoutCustomerData(value);

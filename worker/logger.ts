@@ -6,7 +6,7 @@ import {
   type LevelWithSilent,
 } from 'pino';
 import { isColorSupported, prettyFactory } from 'pino-pretty';
-import { redact, scrubText } from './redact.js';
+import { redact, scrubLogText } from './redact.js';
 
 export type { Logger } from 'pino';
 
@@ -71,11 +71,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       hooks: {
         logMethod(args, method) {
           const clean: unknown[] = args.map((arg: unknown, index) =>
-            typeof arg === 'string' ? scrubText(arg) : index === 0 ? arg : redact(arg),
+            typeof arg === 'string' ? scrubLogText(arg) : index === 0 ? arg : redact(arg),
           );
           // Without a message pino prints the error's own message, unscrubbed: pass it scrubbed.
           const implied = clean.length === 1 ? impliedMessage(args[0]) : undefined;
-          if (implied !== undefined) clean.push(scrubText(implied));
+          if (implied !== undefined) clean.push(scrubLogText(implied));
           method.apply(this, clean as Parameters<typeof method>);
         },
       },

@@ -121,7 +121,33 @@ export function scrubText(text: string): string {
 }
 
 /**
- * Deep copy of a value with secrets removed; cycles and depth are bounded. `seen` holds the
+ * An e-mail address: the customer data that error texts quote most (a destination's refusal
+ * of a row, a CRM's of a contact). Its name starts a word (not after `//`, so the user of a
+ * URL stays) and holds a letter (not the `pid@host` of a worker's identity); its domain ends
+ * in letters (not 127.0.0.1).
+ */
+const EMAIL =
+  /(?<![A-Za-z0-9._%+\-/])(?=[A-Za-z0-9._%+-]*[A-Za-z])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
+/** A phone number written internationally (+1 555 010 2030) or as (555) 010-2030. */
+const PHONE = /\+\d[\d\s().-]{5,}\d|\(\d{3}\)\s?\d{3}[-.\s]\d{4}/g;
+
+/**
+ * Text with the customer data a refusal may quote (e-mails, phones) masked: in every log line,
+ * and in the status page, which anyone who reaches it reads. A command's own answer (scrubText
+ * alone) keeps them: it names the record its user asked about, where a log is kept, shipped and
+ * read by others.
+ */
+export function withoutCustomerData(text: string): string {
+  return text.replace(EMAIL, '[e-mail]').replace(PHONE, '[phone]');
+}
+
+/** A text for a log line: no credential (scrubText) and no customer data (withoutCustomerData). */
+export function scrubLogText(text: string): string {
+  return withoutCustomerData(scrubText(text));
+}
+
+/**
+ * Deep copy of a value with secrets and customer data removed, for a log line; cycles and depth are bounded. `seen` holds the
  * ancestors of the value only, so an object referenced twice (not a cycle) prints twice.
  */
 export function redact(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
@@ -136,16 +162,16 @@ export function redact(value: unknown, depth = 0, seen = new WeakSet<object>()):
 }
 
 function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unknown {
-  if (typeof value === 'string') return scrubText(value);
+  if (typeof value === 'string') return scrubLogText(value);
   if (typeof value !== 'object' || value === null) return value;
   if (depth > 12) return '[depth limit]';
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1, seen));
   if (value instanceof Error) {
     const out: Record<string, unknown> = {
       type: value.name,
-      message: scrubText(value.message),
+      message: scrubLogText(value.message),
     };
-    if (value.stack) out.stack = scrubText(value.stack);
+    if (value.stack) out.stack = scrubLogText(value.stack);
     for (const [key, item] of Object.entries(value)) {
       // An enumerable cause (Temporal's failures have one) is handled once, below.
       if (key === 'cause') continue;
@@ -157,7 +183,7 @@ function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unkn
   if (value instanceof Map) {
     return redact(Object.fromEntries(value), depth + 1, seen);
   }
-  if (value instanceof Date || value instanceof URL) return scrubText(value.toString());
+  if (value instanceof Date || value instanceof URL) return scrubLogText(value.toString());
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     out[key] =

@@ -68,7 +68,7 @@ describe('the redacting logger', () => {
     const [line] = parsed(lines);
     expect(line).toMatchObject({
       msg: 'calling the service',
-      user: 'bob@example.com',
+      user: '[e-mail]', // customer data: masked like a secret in a log line
       apiKey: REDACTED,
       request: {
         method: 'POST',
@@ -582,5 +582,38 @@ describe('the token grammar of CRM credentials and secret names', () => {
     'Hello! 00Dinner at eight',
   ])('leaves %j alone', (text) => {
     expect(scrubText(text)).toBe(text);
+  });
+});
+
+describe('customer data in log lines', () => {
+  it('masks e-mails and phones in messages, errors and fields, and leaves URLs and worker identities', () => {
+    const { logger, lines, output } = capture();
+    const email = 'jiwoo1@inbox.example';
+    logger.warn(
+      {
+        activityType: 'mirrorPage',
+        error: new Error(`the SQLite destination failed: blocked address ${email}`),
+        note: `refused: Jane.Doe+events@mail.example.co.uk, and ${email}, call +1 555 010 2030`,
+        identity: '7435@worker-host.example.com',
+        store: 'postgres://ebsync@db.example.com/ebsync',
+      },
+      `Activity failed: blocked address ${email}`,
+    );
+    expect(output()).not.toContain(email);
+    expect(output()).not.toContain('Jane.Doe');
+    const [line] = parsed(lines);
+    expect(line).toMatchObject({
+      msg: 'Activity failed: blocked address [e-mail]',
+      error: { message: 'the SQLite destination failed: blocked address [e-mail]' },
+      note: 'refused: [e-mail], and [e-mail], call [phone]',
+      identity: '7435@worker-host.example.com',
+      store: 'postgres://ebsync@db.example.com/ebsync',
+    });
+  });
+
+  it('leaves email addresses in what a command answers its user', () => {
+    expect(scrubText('leads 12 refused: jiwoo1@inbox.example is blocked')).toBe(
+      'leads 12 refused: jiwoo1@inbox.example is blocked',
+    );
   });
 });
