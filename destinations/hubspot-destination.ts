@@ -330,15 +330,15 @@ export class HubSpotDestination implements Destination {
     return crmDescription('hubspot', 'HubSpot', this.options.baseUrl);
   }
 
-  /**
-   * HubSpot's schema is the portal's: ebsync only checks that the unique deal properties its
-   * upserts match on exist (made once by `ebsync destinations setup hubspot`).
-   */
   /** A CRM has no tables that could be removed under the ledger: nothing to make. */
   ensureTable(_resource: Resource): Promise<boolean> {
     return Promise.resolve(false);
   }
 
+  /**
+   * HubSpot's schema is the portal's: ebsync only checks that the unique deal properties its
+   * upserts match on exist (made once by `ebsync destinations setup hubspot`).
+   */
   async ensureSchema(_tables: readonly TableSpec[]): Promise<SchemaChanges> {
     if (!this.schemaChecked) {
       // First, while the day's allowance lasts: a DAILY refusal pauses until the portal's midnight.

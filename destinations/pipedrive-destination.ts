@@ -124,12 +124,12 @@ export class PipedriveDestination implements Destination {
     return crmDescription('pipedrive', 'Pipedrive', this.options.baseUrl);
   }
 
-  /** Reads the hash keys of the ebs_lead_id / ebs_event_id deal fields (made by setup). */
   /** A CRM has no tables that could be removed under the ledger: nothing to make. */
   ensureTable(_resource: Resource): Promise<boolean> {
     return Promise.resolve(false);
   }
 
+  /** Reads the hash keys of the ebs_lead_id / ebs_event_id deal fields (made by setup). */
   async ensureSchema(_tables: readonly TableSpec[]): Promise<SchemaChanges> {
     // Read again at each pass (a pass ensures the schema first): a worker kept the keys it
     // read first for its whole life, so fields made again in Pipedrive (setup run again after

@@ -183,12 +183,12 @@ export class SalesforceDestination implements Destination {
     return crmDescription('salesforce', 'Salesforce', this.options.loginUrl);
   }
 
-  /** Checks the org has the external-id fields and every mapped field (made by an admin). */
   /** A CRM has no tables that could be removed under the ledger: nothing to make. */
   ensureTable(_resource: Resource): Promise<boolean> {
     return Promise.resolve(false);
   }
 
+  /** Checks the org has the external-id fields and every mapped field (made by an admin). */
   async ensureSchema(_tables: readonly TableSpec[]): Promise<SchemaChanges> {
     await this.objectFields();
     return { createdTables: [], addedColumns: [] };
