@@ -73,6 +73,14 @@ export async function inPostgresTransaction<T>(
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     let broken = false;
+    // The pool listens for errors of idle clients only. A server shutting down (a restart, a
+    // failover) ends this session while it is checked out, between two statements: unheard,
+    // node-postgres throws that 'error' event and the worker process dies. The statement
+    // under way, or the next one, fails with it anyway, and the session is not given back.
+    const onError = () => {
+      broken = true;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await fn(client);
@@ -85,6 +93,7 @@ export async function inPostgresTransaction<T>(
       if (!isConflictError(error) || attempt >= attempts) throw error;
     } finally {
       client.release(broken);
+      client.removeListener('error', onError);
     }
     await new Promise((r) => setTimeout(r, 10 * attempt + Math.random() * 20));
   }
