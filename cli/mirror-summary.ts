@@ -160,10 +160,16 @@ export function slowedLine(p: Pick<MirrorProgress, 'pace' | 'phase' | 'noRateLim
 
 const RUNNING: ReadonlySet<MirrorProgress['phase']> = new Set(['planning', 'reading', 'deleting']);
 
-/** What a pass learned of the service's reach, in one line. */
+/**
+ * What a pass learned of the service's reach, in one line. A short page that held records shows
+ * the reach itself; an empty one only that it is no more than that page's offset (the pages
+ * before it were not all seen short), so the line says "at most" rather than a figure the
+ * service may not reach.
+ */
 export function reachLine(r: LearnedReach): string {
+  const bound = r.items === 0 ? 'at most ' : '';
   return (
-    `the service reaches ${r.reach} results a query, not the ${r.configured} EBS_REACH_LIMIT ` +
+    `the service reaches ${bound}${r.reach} results a query, not the ${r.configured} EBS_REACH_LIMIT ` +
     `guessed (${DEFAULT_REACH_LIMIT} unless set): page ${r.page} of ${r.resource} at ${r.per} a page held ${r.items} ` +
     `of a total_count of ${r.total}; queries over it were cut again`
   );

@@ -446,14 +446,31 @@ describe('the line of a reach the pass learned', () => {
       reachLine({
         resource: 'leads',
         configured: 10_000,
-        reach: 250,
+        reach: 255,
         page: 37,
         per: 7,
-        items: 0,
+        items: 3,
         total: 3000,
       }),
     ).toBe(
-      'the service reaches 250 results a query, not the 10000 EBS_REACH_LIMIT guessed (10000 unless set): page 37 of leads at 7 a page held 0 of a total_count of 3000; queries over it were cut again',
+      'the service reaches 255 results a query, not the 10000 EBS_REACH_LIMIT guessed (10000 unless set): page 37 of leads at 7 a page held 3 of a total_count of 3000; queries over it were cut again',
     );
+  });
+
+  it('says only a bound when the page that showed it was empty', () => {
+    // Seen against a sandbox reaching 300 (--reach-limit 300, 700 leads): two of three passes
+    // learned from an empty page 5 and said the service reaches 400, while it reaches 300. An
+    // empty page shows only that the reach is no more than its offset.
+    const line = reachLine({
+      resource: 'leads',
+      configured: 10_000,
+      reach: 400,
+      page: 5,
+      per: 100,
+      items: 0,
+      total: 700,
+    });
+    expect(line).toContain('the service reaches at most 400 results a query');
+    expect(line).toContain('page 5 of leads at 100 a page held 0 of a total_count of 700');
   });
 });
