@@ -83,8 +83,17 @@ export async function postgresCommand(flags: PostgresFlags): Promise<void> {
         `  stop: ${server.started ? 'Ctrl-C' : 'Ctrl-C where it was started'}\n`,
     );
     if (stopped) {
-      await stopped;
-      await server.stop().catch(() => undefined);
+      // The server may also end on its own (killed, out of memory, its disk gone): the stores
+      // and destinations on it then fail, so this command must say it, not end in silence.
+      const died = await Promise.race([stopped.then(() => null), server.exited]);
+      if (died === null) {
+        await server.stop().catch(() => undefined);
+        return;
+      }
+      const how = died.signal ? `killed by ${died.signal}` : `exit code ${died.code}`;
+      throw new UserError(
+        `the local Postgres of ${dir} stopped on its own (${how}); its data is kept: start it again with 'ebsync postgres'`,
+      );
     }
   });
 }

@@ -59,6 +59,11 @@ export interface PostgresServer {
   started: boolean;
   /** Stops a server this call started (fast shutdown); does nothing for an attached one. */
   stop(): Promise<void>;
+  /**
+   * Settles when a server this call started has ended, stopped here or not: its exit code, or
+   * the signal that ended it. Never settles for an attached one (not ours to watch).
+   */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 /** Postgres could not be set up or started; the message says what to change. */
@@ -325,6 +330,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
       dir,
       started: false,
       stop: async () => {},
+      exited: new Promise(() => undefined),
     };
   }
 
@@ -398,6 +404,7 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
     port,
     dir,
     started: true,
+    exited: server.exited.then((code) => ({ code, signal: server.child.signalCode })),
     stop() {
       stopping ??= (async () => {
         process.removeListener('exit', killOnExit);

@@ -86,6 +86,40 @@ describe('ebsync postgres', () => {
     }
   }, 120_000);
 
+  it('says so in one line and exits 1 when its server dies under it', async () => {
+    // Found by killing the server of a shared store under load (an OOM kill, a crash): the
+    // command ended with exit 13 and Node's "unsettled top-level await" warning, nothing of
+    // Postgres, while the workers lost their store.
+    const port = await closedPort();
+    const data = join(dir, 'dies');
+    const server = new CliProcess(['postgres', '--port', String(port)], { EBSYNC_DATA_DIR: data });
+    try {
+      await server.waitForLine(/^Postgres ready at /, 120_000);
+      const pidFile = join(data, 'postgres', 'cluster', 'postmaster.pid');
+      const serverPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+      expect(serverPid).toBeGreaterThan(0);
+      process.kill(serverPid, 'SIGKILL');
+      let timer: NodeJS.Timeout | undefined;
+      const ended = await Promise.race([
+        server.exited,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error('still running 30 s after its server died')),
+            30_000,
+          );
+        }),
+      ]).finally(() => clearTimeout(timer));
+      expect(ended.code, ended.stderr).toBe(1);
+      const lines = ended.stderr.trim().split('\n');
+      expect(lines, ended.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^ebsync: the local Postgres of .+ stopped on its own \(killed by SIGKILL\)/,
+      );
+    } finally {
+      server.killAll();
+    }
+  }, 180_000);
+
   it('refuses a database name it cannot create: one line, exit 2', async () => {
     const result = await runCli(['postgres', '--database', 'Bad-Name'], {
       EBSYNC_DATA_DIR: join(dir, 'other'),
