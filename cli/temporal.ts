@@ -161,10 +161,22 @@ async function startFromFlags(
   }
 }
 
-/** Until Ctrl-C or SIGTERM, which stop the server, or until it ends by itself. */
+/**
+ * Until Ctrl-C or SIGTERM, which stop the server, or until it ends by itself: then the workers
+ * and commands pointed at it have lost it, so it is said in one line (exit 1), not ended in
+ * silence with exit 0 as if it had been stopped on purpose.
+ */
 async function untilSignal(server: DevServer): Promise<void> {
   const signalled = stopSignal().then(() => true);
-  if (await Promise.race([signalled, server.exited.then(() => false)])) await server.stop();
+  if (await Promise.race([signalled, server.exited.then(() => false)])) {
+    await server.stop();
+    return;
+  }
+  const code = await server.exited;
+  throw new UserError(
+    `the Temporal dev server stopped on its own (${code === null ? 'killed' : `exit code ${code}`}); ` +
+      `its data is kept in ${server.dbFilename}: start it again with 'ebsync temporal'`,
+  );
 }
 
 /** `host:port` (a Temporal address) in its two parts; an IPv6 host without its brackets. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -141,4 +141,66 @@ describe('ebsync temporal', { timeout: 240_000 }, () => {
     expect(description).toMatchObject({ workflowId, type: healthCheckWorkflow.name, taskQueue });
     expect(description.status.name).toBe('RUNNING');
   });
+
+  it('says so in one line and exits 1 when its server dies under it', async () => {
+    // Found killing the dev server of a three-worker deployment: `ebsync temporal` ended with
+    // exit 0 and not a word, as if it had been stopped on purpose.
+    const own = new CliProcess(
+      [
+        'temporal',
+        '--port',
+        String(await freePort()),
+        '--ui-port',
+        String(await freePort()),
+        '--db-filename',
+        join(dir, 'dies.db'),
+      ],
+      env,
+    );
+    servers.push(own);
+    await own.waitForLine(/^Temporal dev server ready at /, 90_000);
+    const serverPid = descendants(own.child.pid!).find((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('start-dev'),
+    );
+    expect(serverPid).toBeDefined();
+    process.kill(serverPid!, 'SIGKILL');
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      own.exited,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error('still running 30 s after its server died')),
+          30_000,
+        );
+      }),
+    ]).finally(() => clearTimeout(timer));
+    expect(ended.code, ended.stderr).toBe(1);
+    const lines = ended.stderr.trim().split('\n');
+    expect(lines, ended.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/^ebsync: the Temporal dev server stopped on its own \(/);
+  });
 });
+
+/** The processes under pid (children, theirs, …), from /proc. */
+function descendants(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The fields after the command name (in parentheses, which may hold spaces).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parentOf.set(Number(entry), Number(fields[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  let frontier = [pid];
+  while (frontier.length > 0) {
+    const next = [...parentOf].filter(([, parent]) => frontier.includes(parent)).map(([p]) => p);
+    found.push(...next);
+    frontier = next;
+  }
+  return found;
+}
