@@ -10,11 +10,29 @@ export function isEmail(text: string): boolean {
   return EMAIL.test(text);
 }
 
+/**
+ * The longest a booking or an appointment may last, in days and in minutes. The spec sets no
+ * bound, but a length is added to a start to make `ends_at`: unbounded, a large one made an
+ * end no ISO 8601 timestamp holds (year 21039), or threw while the answer was formatted,
+ * after the record was stored, so every later list holding it failed. A year covers any booking.
+ */
+export const MAX_LENGTH_DAYS = 366;
+export const MAX_LENGTH_MINUTES = MAX_LENGTH_DAYS * 1440;
+
+/**
+ * The largest money amount a body may set. The spec sets none either; unbounded, 1e300 was
+ * answered as the decimal string '1e+300' with `_cents` 1e302, where the spec has a decimal
+ * string and an integer. A billion keeps the cents of any sum of them a whole number.
+ */
+export const MAX_AMOUNT = 1_000_000_000;
+
 export interface NumberRule {
   /** Whole numbers only ('must be an integer'); otherwise any finite number ('is not a number'). */
   integer?: boolean;
   /** The least value allowed. */
   min?: number;
+  /** The largest value allowed. */
+  max?: number;
   /** Numbers sent as text count too (digits; with a sign and decimals unless integer), as Rails casts them. */
   text?: boolean;
 }
@@ -32,6 +50,7 @@ export function readNumber(value: unknown, rule: NumberRule): number | string {
     return rule.integer ? 'must be an integer' : 'is not a number';
   }
   if (rule.min !== undefined && n < rule.min) return `must be greater than or equal to ${rule.min}`;
+  if (rule.max !== undefined && n > rule.max) return `must be less than or equal to ${rule.max}`;
   return n;
 }
 
@@ -65,8 +84,11 @@ export class BodyFields {
     return value.trim();
   }
 
-  integer(name: string, min = 1): number | null | undefined {
-    return this.numeric(name, { integer: true, min });
+  integer(name: string, min = 1, max?: number): number | null | undefined {
+    return this.numeric(
+      name,
+      max === undefined ? { integer: true, min } : { integer: true, min, max },
+    );
   }
 
   number(name: string, min = 0): number | null | undefined {

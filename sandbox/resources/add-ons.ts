@@ -14,7 +14,7 @@ import {
   single,
   type Item,
 } from '../envelope.js';
-import { readNumber, type NumberRule } from '../body-fields.js';
+import { MAX_AMOUNT, readNumber, type NumberRule } from '../body-fields.js';
 import { badRequest, FieldErrors, notFound } from '../errors.js';
 
 /**
@@ -205,7 +205,7 @@ function priceCents(
   field: string,
   errors: FieldErrors,
 ): number | undefined {
-  const value = numberField(body, field, errors, { min: 0 });
+  const value = numberField(body, field, errors, { min: 0, max: MAX_AMOUNT });
   return value === undefined ? undefined : Math.round(value * 100);
 }
 

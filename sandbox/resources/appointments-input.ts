@@ -1,6 +1,6 @@
 import { defaultBrand } from './leads-model.js';
 import type { SandboxContext } from '../context.js';
-import { isEmail } from '../body-fields.js';
+import { isEmail, MAX_LENGTH_MINUTES } from '../body-fields.js';
 import type { FieldErrors } from '../errors.js';
 import { badRequest } from '../errors.js';
 import { parseTime12, parseYmd } from '../time.js';
@@ -102,6 +102,10 @@ export function readLength(body: Body, errors: FieldErrors): number | null | und
   const v = optInteger(body, 'length_in_minutes', errors);
   if (typeof v === 'number' && v <= 0) {
     errors.add('length_in_minutes', 'must be greater than 0');
+    return undefined;
+  }
+  if (typeof v === 'number' && v > MAX_LENGTH_MINUTES) {
+    errors.add('length_in_minutes', `must be less than or equal to ${MAX_LENGTH_MINUTES}`);
     return undefined;
   }
   return v;

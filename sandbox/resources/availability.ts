@@ -1,6 +1,7 @@
 import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { badRequest, FieldErrors, notFound } from '../errors.js';
+import { MAX_LENGTH_MINUTES } from '../body-fields.js';
 import {
   addDays,
   businessTimeZone,
@@ -428,6 +429,9 @@ function timeSlots(ctx: SandboxContext, businessId: number, query: Record<string
   const date = required(errors, 'event_date', ymdParam(query, 'event_date'));
   const packageId = required(errors, 'package_id', intParam(query, 'package_id'));
   const length = intParam(query, 'length_in_minutes');
+  if (length !== undefined && length > MAX_LENGTH_MINUTES) {
+    malformed('length_in_minutes', `at most ${MAX_LENGTH_MINUTES} (a year)`, String(length));
+  }
   errors.throwIfAny();
   if (!date || packageId === undefined) throw new Error('unreachable');
   const pkg = findPackage(ctx, businessId, packageId);

@@ -1,6 +1,12 @@
 import type { StoredRecord } from '../db.js';
 import type { SandboxContext } from '../context.js';
-import { readNumber, type NumberRule } from '../body-fields.js';
+import {
+  MAX_AMOUNT,
+  MAX_LENGTH_DAYS,
+  MAX_LENGTH_MINUTES,
+  readNumber,
+  type NumberRule,
+} from '../body-fields.js';
 import { type FieldErrors, humanize } from '../errors.js';
 import {
   businessTimeZone,
@@ -43,7 +49,8 @@ export function reader(
     }
     return read;
   };
-  const decimal = (field: string): number | undefined => numeric(field, {});
+  const decimal = (field: string, max?: number): number | undefined =>
+    numeric(field, max === undefined ? {} : { max });
   return {
     fail,
     str(field: string): string | null {
@@ -64,11 +71,12 @@ export function reader(
       fail(field, 'must be true or false');
       return undefined;
     },
-    int: (field: string, min = 1): number | undefined => numeric(field, { integer: true, min }),
+    int: (field: string, min = 1, max?: number): number | undefined =>
+      numeric(field, max === undefined ? { integer: true, min } : { integer: true, min, max }),
     decimal,
     /** Money as a number or decimal string → cents, never negative. */
     cents(field: string): number | undefined {
-      const n = numeric(field, { min: 0 });
+      const n = numeric(field, { min: 0, max: MAX_AMOUNT });
       return n === undefined ? undefined : Math.round(n * 100);
     },
   };
@@ -126,11 +134,11 @@ export function planBooking(
     endMinutes = parseTime12(body.ends_at_time);
     if (endMinutes === undefined) f.fail('ends_at_time', 'is not a valid time (use h:mm AM/PM)');
   }
-  const lengthInMinutes = f.decimal('length_in_minutes');
+  const lengthInMinutes = f.decimal('length_in_minutes', MAX_LENGTH_MINUTES);
   if (lengthInMinutes !== undefined && lengthInMinutes <= 0) {
     f.fail('length_in_minutes', 'must be greater than 0');
   }
-  const lengthInDays = f.int('length_in_days');
+  const lengthInDays = f.int('length_in_days', 1, MAX_LENGTH_DAYS);
   const units = f.int('units');
 
   let backdrop: { id: number; name: string } | null = null;

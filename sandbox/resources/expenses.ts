@@ -1,4 +1,4 @@
-import { readNumber } from '../body-fields.js';
+import { MAX_AMOUNT, readNumber } from '../body-fields.js';
 import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { item, money, ok, refOne, single, type Item } from '../envelope.js';
@@ -144,7 +144,7 @@ function readPatch(
     const v = body.amount;
     if (v === null || v === '') patch.amount_cents = null as never;
     else {
-      const amount = readNumber(v, { min: 0 });
+      const amount = readNumber(v, { min: 0, max: MAX_AMOUNT });
       if (typeof amount === 'number') patch.amount_cents = Math.round(amount * 100);
       else fail('amount', amount);
     }

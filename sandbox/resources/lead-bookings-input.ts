@@ -1,5 +1,5 @@
 import type { SandboxContext } from '../context.js';
-import { BodyFields } from '../body-fields.js';
+import { BodyFields, MAX_LENGTH_DAYS, MAX_LENGTH_MINUTES } from '../body-fields.js';
 import {
   type LeadBookingInput,
   type ReferenceKind,
@@ -7,6 +7,12 @@ import {
 } from './lead-bookings-model.js';
 
 /** Reading a lead booking's body into LeadBookingInput. */
+
+/** The largest value of each integer field that has one: its end must stay a timestamp. */
+const LENGTH_BOUNDS: Partial<Record<string, number>> = {
+  length_in_minutes: MAX_LENGTH_MINUTES,
+  length_in_days: MAX_LENGTH_DAYS,
+};
 
 export function readLeadBookingInput(
   ctx: SandboxContext,
@@ -40,7 +46,7 @@ export function readLeadBookingInput(
     'units',
     'package_unit_range_id',
   ] as const) {
-    const value = f.integer(name);
+    const value = f.integer(name, 1, LENGTH_BOUNDS[name]);
     if (value !== undefined) input[name] = value;
   }
   f.errors.throwIfAny();

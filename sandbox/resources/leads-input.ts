@@ -2,7 +2,7 @@ import type { SandboxContext } from '../context.js';
 import { sql } from '../db.js';
 import { referenceExists } from './lead-bookings-model.js';
 import { readAnswers } from './lead-questions.js';
-import { BodyFields, isEmail } from '../body-fields.js';
+import { BodyFields, isEmail, MAX_LENGTH_MINUTES } from '../body-fields.js';
 import {
   LEAD_SOURCES,
   CONTACT_PREFERENCES,
@@ -64,8 +64,8 @@ export function readLeadInput(
   put('next_follow_up_on', f.date('next_follow_up_on'));
   put('event_time', f.time('event_time'));
   // event_length is the earlier name of length_in_minutes; the current name wins.
-  const eventLength = f.integer('event_length');
-  put('length_in_minutes', f.integer('length_in_minutes') ?? eventLength);
+  const eventLength = f.integer('event_length', 1, MAX_LENGTH_MINUTES);
+  put('length_in_minutes', f.integer('length_in_minutes', 1, MAX_LENGTH_MINUTES) ?? eventLength);
   put('estimated_budget', f.number('estimated_budget'));
   put('estimated_number_guests', f.integer('estimated_number_guests', 0));
   put('contact_form_id', f.integer('contact_form_id'));
