@@ -54,17 +54,28 @@ export interface Paging {
   offset: number;
 }
 
-function positiveInt(name: string, raw: unknown, fallback: number): number {
+/**
+ * A page or per: decimal digits only, given once (as every other list parameter must be; a
+ * repeated one used to take the last silently, and '0x10' or '1e2' were read as numbers).
+ * A page must also be exact as a number, or meta would echo another page than was asked; a
+ * per of any size is clamped by the caller.
+ */
+function positiveInt(name: string, raw: unknown, fallback: number, exact: boolean): number {
   if (raw === undefined || raw === '') return fallback;
-  const text: unknown = Array.isArray(raw) ? (raw as unknown[])[raw.length - 1] : raw;
-  const value = Number(text);
-  if (typeof text !== 'string' && typeof text !== 'number') {
-    throw badRequest('invalid_parameter', `${name} must be a positive integer`);
+  if (typeof raw !== 'string') {
+    throw badRequest('invalid_parameter', `${name} must be given once, as a positive integer`);
   }
-  if (!Number.isInteger(value) || value < 1) {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < 1) {
     throw badRequest(
       'invalid_parameter',
-      `${name} must be a positive integer, got '${String(text)}'`,
+      `${name} must be a positive integer, got '${raw.slice(0, 40)}'`,
+    );
+  }
+  if (exact && !Number.isSafeInteger(value)) {
+    throw badRequest(
+      'invalid_parameter',
+      `${name} must be a positive integer up to ${Number.MAX_SAFE_INTEGER}, got '${raw.slice(0, 40)}'`,
     );
   }
   return value;
@@ -75,8 +86,8 @@ export function paging(
   limits: PagingLimits,
   defaultPer = 25,
 ): Paging {
-  const page = positiveInt('page', query.page, 1);
-  const per = Math.min(positiveInt('per', query.per, defaultPer), limits.maxPer);
+  const page = positiveInt('page', query.page, 1, true);
+  const per = Math.min(positiveInt('per', query.per, defaultPer, false), limits.maxPer);
   return { page, per, offset: (page - 1) * per };
 }
 

@@ -107,6 +107,50 @@ describe('lengths', () => {
   });
 });
 
+describe('paging parameters', () => {
+  // Other list parameters given twice were a 400 (`email must be given once`), while a repeated
+  // page or per silently took the last; '0x10' and '1e2' were read as 16 and 100 while '1.5'
+  // was refused; a page past 2^53 came back in meta as another number than was asked.
+  const lists = ['/api/v1/leads', '/api/v1/appointments', '/api/v1/lead_bookings'];
+
+  it('refuses page or per given twice, on every list', async () => {
+    for (const path of lists) {
+      for (const name of ['page', 'per']) {
+        const res = await t.request('GET', path, { query: { [name]: [1, 2] } });
+        expect(res.status, `${path} ${name}`).toBe(400);
+        expect(res.body.reason).toBe('invalid_parameter');
+        expect(res.body.message).toBe(`${name} must be given once, as a positive integer`);
+      }
+    }
+  });
+
+  it('reads decimal digits only', async () => {
+    for (const value of ['0x10', '1e2', '+5', ' 5', '5 ', '٥']) {
+      for (const name of ['page', 'per']) {
+        const res = await t.request('GET', '/api/v1/leads', { query: { [name]: value } });
+        expect(res.status, `${name}=${value}`).toBe(400);
+        expect(res.body.message).toMatch(new RegExp(`^${name} must be a positive integer`));
+      }
+    }
+    const leading = await t.request('GET', '/api/v1/leads', { query: { per: '05' } });
+    expect(leading.status).toBe(200);
+    expect(leading.body.meta.per_page).toBe(5);
+  });
+
+  it('refuses a page past 2^53 and clamps a per however large', async () => {
+    const page = await t.request('GET', '/api/v1/leads', {
+      query: { page: '99999999999999999999' },
+    });
+    expect(page.status).toBe(400);
+    expect(page.body.message).toMatch(/^page must be a positive integer up to 9007199254740991/);
+    const per = await t.request('GET', '/api/v1/leads', {
+      query: { per: '99999999999999999999' },
+    });
+    expect(per.status).toBe(200);
+    expect(per.body.meta.per_page).toBe(100);
+  });
+});
+
 describe('money', () => {
   it('refuses amounts past a billion, so cents stay whole numbers and amounts plain decimals', async () => {
     const total = await t.request('POST', '/api/v1/events', {
