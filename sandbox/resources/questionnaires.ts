@@ -591,8 +591,10 @@ function eventVisible(ctx: SandboxContext, caller: Caller, eventId: number): boo
 
 function eventIdQuery(query: Record<string, unknown>): number {
   const raw = query.event_id;
-  if (raw === undefined || raw === '')
-    throw badRequest('parameter_missing', 'event_id is required');
+  // Missing, it is a 422 naming it, as every other required query parameter is.
+  if (raw === undefined || raw === '') {
+    throw validationError({ event_id: ["Event can't be blank"] });
+  }
   if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) {
     throw badRequest('invalid_parameter', 'event_id must be a positive integer');
   }

@@ -246,7 +246,14 @@ describe('attach from a template', () => {
 
 describe('questionnaires of a booking', () => {
   it('needs an integer event_id of an existing event', async () => {
-    expect((await t.request('GET', '/api/v1/questionnaires')).status).toBe(400);
+    // A missing required query parameter is a 422 naming it, as docs/sandbox.md says and the
+    // availability lookups answer (it was a 400 'parameter_missing', a reason listed nowhere).
+    const missing = await t.request('GET', '/api/v1/questionnaires');
+    expect(missing.status).toBe(422);
+    expect(missing.body).toEqual({
+      meta: { status: 'error' },
+      errors: { event_id: ["Event can't be blank"] },
+    });
     const bad = await t.request('GET', '/api/v1/questionnaires', { query: { event_id: 'x' } });
     expect(bad.status).toBe(400);
     expect(bad.body.reason).toBe('invalid_parameter');
