@@ -43,6 +43,34 @@ const ARTICLE: Record<Kind, string> = {
   null: 'null',
 };
 
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * Whether a value is an ISO 8601 timestamp with a UTC offset on a real calendar day: the spec's
+ * form of every timestamp, and the kind of value an attribute stored as one holds. A string of
+ * another form there ('garbage', a bare date) was taken as a string, and the views that read it
+ * as a time threw: the record, and every page of its list, answered 500.
+ */
+function isTimestamp(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const m = TIMESTAMP.exec(value);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second, offsetHour, offsetMinute] = m
+    .slice(1)
+    .map((part) => Number(part ?? 0));
+  const date = new Date(Date.UTC(year ?? 0, (month ?? 0) - 1, day ?? 0));
+  return (
+    date.getUTCMonth() === (month ?? 0) - 1 &&
+    date.getUTCDate() === day &&
+    (hour ?? 0) <= 23 &&
+    (minute ?? 0) <= 59 &&
+    (second ?? 0) <= 59 &&
+    (offsetHour ?? 0) <= 23 &&
+    (offsetMinute ?? 0) <= 59
+  );
+}
+
 /** Throws one 422 naming every attribute of `patch` the record `type` cannot take. */
 export function checkRecordPatch(
   type: string,
@@ -66,6 +94,10 @@ export function checkRecordPatch(
     const next = kindOf(value);
     if (next !== 'null' && now !== 'null' && now !== undefined && next !== now) {
       errors.add(field, `must be ${ARTICLE[now]}, as stored`, name);
+      continue;
+    }
+    if (next !== 'null' && isTimestamp(stored[name]) && !isTimestamp(value)) {
+      errors.add(field, 'must be an ISO 8601 timestamp with a UTC offset, as stored', name);
       continue;
     }
     // Only where the stored value is already in the served form (some attributes are

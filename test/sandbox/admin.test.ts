@@ -407,6 +407,44 @@ describe('records', () => {
     }
   });
 
+  it('refuses a timestamp that is no timestamp, so the record still reads', async () => {
+    // An appointment's starts_at has no stricter schema than a string (the spec shows no
+    // appointment attributes), so 'garbage' was stored, and every later read of the
+    // appointment, and every page of the list holding it, answered 500.
+    const made = await t.request('POST', '/api/v1/appointments', {
+      json: {
+        guest_name: 'Kept Time',
+        guest_email: 'kept-time@example.com',
+        starts_at_date: '2027-03-01',
+        starts_at_time: '10:00 AM',
+        length_in_minutes: 30,
+        created_via: 'app',
+      },
+    });
+    expect(made.status).toBe(200);
+    const id = made.body.data.id as string;
+    for (const value of ['garbage', '2027-03-01', '2027-02-30T10:00:00-05:00', '']) {
+      const res = await admin('PATCH', `/records/appointment/${id}`, {
+        json: { attributes: { starts_at: value } },
+      });
+      expect(res.status, value).toBe(422);
+      expect(res.body.errors).toEqual({
+        'attributes.starts_at': [
+          'starts_at must be an ISO 8601 timestamp with a UTC offset, as stored',
+        ],
+      });
+    }
+    const moved = await admin('PATCH', `/records/appointment/${id}`, {
+      json: { attributes: { starts_at: '2027-03-01T11:00:00-05:00' } },
+    });
+    expect(moved.status).toBe(200);
+    const read = await t.request('GET', `/api/v1/appointments/${id}`);
+    expect(read.status).toBe(200);
+    expect(read.body.data.attributes.starts_at).toBe('2027-03-01T11:00:00-05:00');
+    expect((await t.request('GET', '/api/v1/appointments')).status).toBe(200);
+    expect(t.internalErrors).toEqual([]);
+  });
+
   it('takes back every attribute of the records it generated, unchanged', async () => {
     const seeded = await startTestSandbox({ seed: { leads: 30, seed: 'patch-back' } });
     try {
