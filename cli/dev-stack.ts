@@ -53,6 +53,9 @@ export async function startDemoService(config: Config, logger: Logger): Promise<
     certDir,
     apiKey,
     seed: { leads: DEMO_LEADS, events: DEMO_EVENTS },
+    // A 500 of the demo service is a bug: logged (redacted), or nothing would say it.
+    onInternalError: (error: unknown, route: string) =>
+      logger.error({ err: error, route }, 'the demo service answered 500'),
   };
   let sandbox;
   try {

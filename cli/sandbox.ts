@@ -16,6 +16,22 @@ import { makeDataDir, makePrivateDir } from '../store/private-files.js';
 import { FROM_STDIN, secretFrom } from './secret-input.js';
 import { stopSignal } from './stop-signals.js';
 import { runUntilStopped } from './stopped-exit.js';
+import { shownSafely } from './shown-text.js';
+import { scrubText } from '../worker/redact.js';
+
+/**
+ * One line for an error the sandbox answered 500: the route and the error's own words, scrubbed
+ * of credential shapes and control characters (its stack with EBSYNC_DEBUG=1).
+ */
+export function internalErrorLine(error: unknown, route: string): string {
+  const text =
+    error instanceof Error
+      ? process.env.EBSYNC_DEBUG === '1' && error.stack
+        ? error.stack
+        : `${error.name}: ${error.message}`
+      : String(error);
+  return shownSafely(scrubText(`ebsync sandbox: internal error answering ${route} (500): ${text}`));
+}
 
 /** The folder of --db when it does not exist (SQLite's driver refuses it without a code). */
 function missingFolder(path: string): string | null {
@@ -197,6 +213,9 @@ export async function sandboxCommand(flags: SandboxFlags): Promise<void> {
       ...(apiKey ? { apiKey } : {}),
       ...(flags.autoApprove ? { autoApprove: true } : {}),
       ...(adminToken ? { adminToken } : {}),
+      // A 500 is a bug, or a --db file changed under the sandbox: say so, or nothing would.
+      onInternalError: (error, route) =>
+        process.stderr.write(`${internalErrorLine(error, route)}\n`),
     };
     const seeding =
       flags.leads !== undefined ||

@@ -37,7 +37,8 @@ export interface AppOptions {
   limits?: Partial<ServerLimits>;
   /** Extra routes outside /api/v1 (OAuth server, admin API). */
   plugins?: ((app: FastifyInstance) => void)[];
-  onInternalError?: (error: unknown) => void;
+  /** Unexpected errors (answered 500), with the route they came from as `METHOD /path/:param`. */
+  onInternalError?: (error: unknown, route: string) => void;
 }
 
 /** `/api/v1/leads/{lead_id}` → `/api/v1/leads/:lead_id` */
@@ -129,7 +130,7 @@ export function buildApp(
     },
   );
 
-  app.setErrorHandler((error: FastifyError | ApiError, _request, reply) => {
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) return send(reply, error);
     const status = error.statusCode ?? 500;
     if (status === 400 && /JSON/i.test(error.message)) {
@@ -160,7 +161,11 @@ export function buildApp(
     if (status >= 400 && status < 500) {
       return send(reply, badRequest('bad_request', error.message));
     }
-    options.onInternalError?.(error);
+    // The route's pattern, not the URL: a query can hold a customer's e-mail (the leads filter).
+    options.onInternalError?.(
+      error,
+      `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0] ?? ''}`,
+    );
     return send(
       reply,
       generalError(500, 'error', 'internal_error', 'The sandbox failed to handle this request'),

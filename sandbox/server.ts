@@ -50,7 +50,7 @@ export interface SandboxOptions {
   maxPer?: number;
   accessTokenTtlSeconds?: number;
   /** Called with unexpected errors (which answer 500); tests fail on them. */
-  onInternalError?: (error: unknown) => void;
+  onInternalError?: (error: unknown, route: string) => void;
   /** OAuth consent without the approve page (tests); the admin API can switch it too. */
   autoApprove?: boolean;
   /** Fixes the x-admin-token of the /admin API (otherwise random per instance). */

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import Database from 'better-sqlite3';
 import got from 'got';
 import { afterAll, describe, expect, it } from 'vitest';
 import { registerSandboxCommand } from '../../cli/commands/sandbox.js';
@@ -203,6 +204,44 @@ describe('ebsync sandbox flags and their docs', () => {
         EBS_RATE_LIMIT: '7',
       });
       expect(env.EBS_API_KEY).toMatch(/^ik_/);
+      expect((await cli.stop('SIGTERM', 15_000)).code).toBe(0);
+    } finally {
+      cli.killAll();
+    }
+  });
+
+  it('says on stderr when it answers 500, naming the route and the error, no secret', async () => {
+    // In-process callers pass onInternalError; the command passed nothing, so a 500 (a bug, or
+    // a --db file changed under it) left no trace in its output at all.
+    const db = join(tmp, 'broken-row.db');
+    const cli = new CliProcess(
+      ['sandbox', '--http', '--port', '0', '--db', db, '--leads', '30', '--seed', 'broken'],
+      { EBSYNC_DATA_DIR: tmp },
+    );
+    try {
+      await cli.waitForLine(/^Stop: Ctrl-C/, 60_000);
+      const base = /base URL\s+(\S+)/.exec(cli.stdout)?.[1] ?? '';
+      const key = /API key\s+(ik_\S+)/.exec(cli.stdout)?.[1] ?? '';
+      const file = new Database(db);
+      const row = file
+        .prepare("SELECT id FROM records WHERE type = 'appointment' AND deleted_at IS NULL LIMIT 1")
+        .get() as { id: number };
+      file
+        .prepare(
+          "UPDATE records SET attrs = json_set(attrs, '$.starts_at', 'garbage') WHERE type = 'appointment' AND id = ?",
+        )
+        .run(row.id);
+      file.close();
+      const res = await got(`${base}appointments/${row.id}`, {
+        headers: { 'api-key': key },
+        throwHttpErrors: false,
+      });
+      expect(res.statusCode).toBe(500);
+      await expect.poll(() => cli.stderr, { timeout: 5_000 }).toMatch(/internal error/);
+      const line = cli.stderr.split('\n').find((l) => /internal error/.test(l)) ?? '';
+      expect(line).toContain('GET /api/v1/appointments/:id');
+      expect(line).toContain('Invalid time value');
+      expect(cli.stderr).not.toContain(key);
       expect((await cli.stop('SIGTERM', 15_000)).code).toBe(0);
     } finally {
       cli.killAll();
