@@ -26,6 +26,13 @@ export const MAX_LENGTH_MINUTES = MAX_LENGTH_DAYS * 1440;
  */
 export const MAX_AMOUNT = 1_000_000_000;
 
+/**
+ * The largest quantity of one add-on on a lead booking. Adding the same add-on again adds to
+ * the line's quantity, and unbounded three adds of 2^53 - 1 stored a number JSON readers
+ * cannot hold exactly.
+ */
+export const MAX_QUANTITY = 10_000;
+
 export interface NumberRule {
   /** Whole numbers only ('must be an integer'); otherwise any finite number ('is not a number'). */
   integer?: boolean;

@@ -7,7 +7,7 @@ import { badRequest, notFound } from '../errors.js';
 import { addDays, parseYmd, ymdOf } from '../time.js';
 import type { LeadAttrs } from './leads-model.js';
 import { getBackdrop } from './offerings.js';
-import { BodyFields } from '../body-fields.js';
+import { BodyFields, MAX_QUANTITY } from '../body-fields.js';
 import type { LeadBookingAttrs, LeadAddOnAttrs } from './lead-bookings-model.js';
 import { readLeadBookingInput } from './lead-bookings-input.js';
 import { type IndexFilter, pageOfRecords } from './lead-index.js';
@@ -131,7 +131,7 @@ export function leadBookingsHandlers(): Handlers {
       const booking = getBooking(ctx, caller.businessId, params);
       const f = new BodyFields(body as Record<string, unknown>);
       const addOnId = f.integer('add_on_id');
-      const quantity = f.integer('quantity') ?? 1;
+      const quantity = f.integer('quantity', 1, MAX_QUANTITY) ?? 1;
       if (addOnId === null || (addOnId === undefined && !f.sent('add_on_id'))) {
         f.errors.add('add_on_id', "can't be blank");
       }
@@ -146,6 +146,13 @@ export function leadBookingsHandlers(): Handlers {
       const existing = ctx.records
         .children<LeadAddOnAttrs>('lead_add_on', booking.id)
         .find((r) => r.attrs.add_on_id === addOn.id);
+      if (existing && existing.attrs.quantity + quantity > MAX_QUANTITY) {
+        f.errors.add(
+          'quantity',
+          `would make ${existing.attrs.quantity + quantity} of this add-on, and it may be at most ${MAX_QUANTITY} on one line (${existing.attrs.quantity} there now)`,
+        );
+        f.errors.throwIfAny();
+      }
       const record = existing
         ? ctx.records.update(existing, { quantity: existing.attrs.quantity + quantity })
         : ctx.records.insert<LeadAddOnAttrs>(

@@ -107,6 +107,31 @@ describe('lengths', () => {
   });
 });
 
+describe('add-on quantities', () => {
+  it('refuses a quantity, or a sum of quantities on one line, past 10,000', async () => {
+    // Adding the same add-on again adds to its quantity: unbounded, three adds of 2^53 - 1
+    // stored 27021697764222972, a number JSON readers cannot hold exactly.
+    const bookings = await t.request('GET', '/api/v1/lead_bookings', { query: { per: 1 } });
+    const path = `/api/v1/lead_bookings/${bookings.body.data[0].id}/lead_add_ons`;
+    const addOns = await t.request('GET', '/api/v1/add_ons');
+    const addOnId = Number(addOns.body.data[0].id);
+    const huge = await t.request('POST', path, {
+      json: { add_on_id: addOnId, quantity: Number.MAX_SAFE_INTEGER },
+    });
+    expect(huge.status).toBe(422);
+    expect(huge.body.errors).toEqual({
+      quantity: ['Quantity must be less than or equal to 10000'],
+    });
+    const most = await t.request('POST', path, { json: { add_on_id: addOnId, quantity: 9_999 } });
+    expect(most.status).toBe(200);
+    const line = most.body.data.attributes.quantity as number;
+    expect(line).toBeGreaterThanOrEqual(9_999);
+    const over = await t.request('POST', path, { json: { add_on_id: addOnId, quantity: 10_000 } });
+    expect(over.status).toBe(422);
+    expect(over.body.errors.quantity[0]).toMatch(/at most 10000 on one line/);
+  });
+});
+
 describe('paging parameters', () => {
   // Other list parameters given twice were a 400 (`email must be given once`), while a repeated
   // page or per silently took the last; '0x10' and '1e2' were read as 16 and 100 while '1.5'
