@@ -162,6 +162,18 @@ export function queryInt(request: FastifyRequest, name: string): number | undefi
   return Number(value);
 }
 
+/**
+ * A yes/no query flag: true or 1, false or 0, or absent (false). Anything else is a 400: read
+ * as false, `?hard=yes` soft-deleted what was asked to be gone for good, and said nothing.
+ */
+export function queryFlag(request: FastifyRequest, name: string): boolean {
+  const value = (request.query as Record<string, unknown>)[name];
+  if (value === undefined || value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true' || value === '1') return true;
+  const shown = typeof value === 'string' ? value.slice(0, 40) : JSON.stringify(value);
+  throw badRequest('invalid_parameter', `${name} must be true or false, got '${shown}'`);
+}
+
 export function recordType(request: FastifyRequest): string {
   const type = (request.params as Record<string, string>).type ?? '';
   if (!/^[a-z][a-z_]{0,39}$/.test(type)) {

@@ -1,7 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { unauthorized } from './errors.js';
 import type { SandboxAdmin } from './admin.js';
-import { schemas, parseBody, pathId, queryInt, recordType, definedOnly } from './admin-input.js';
+import {
+  schemas,
+  parseBody,
+  pathId,
+  queryFlag,
+  queryInt,
+  recordType,
+  definedOnly,
+} from './admin-input.js';
 
 /**
  * The /admin HTTP routes (header x-admin-token): each calls SandboxAdmin and answers the
@@ -152,10 +160,9 @@ function registerRoutes(app: FastifyInstance, admin: SandboxAdmin): void {
     return admin.patchRecord(type, recordId, body.attributes);
   });
   app.delete('/records/:type/:id', (request) => {
-    const hard = (request.query as Record<string, unknown>).hard;
-    admin.deleteRecord(recordType(request), pathId(request), {
-      hard: hard === 'true' || hard === '1',
-    });
+    const type = recordType(request);
+    const recordId = pathId(request);
+    admin.deleteRecord(type, recordId, { hard: queryFlag(request, 'hard') });
     return { deleted: true };
   });
 

@@ -363,6 +363,16 @@ describe('records', () => {
     expect(idChange.status).toBe(422);
     expect(idChange.body.errors).toEqual({ 'attributes.id': ['id cannot be changed'] });
     expect((await admin('GET', '/records/lead/-1')).status).toBe(400);
+    // ?hard= other than true or false was read as false: 'hard=yes' soft-deleted, silently.
+    for (const hard of ['yes', 'TRUE', 'maybe']) {
+      const res = await admin('DELETE', `/records/lead/${lead.id}`, { query: { hard } });
+      expect(res.status, hard).toBe(400);
+      expect(res.body).toMatchObject({
+        reason: 'invalid_parameter',
+        message: `hard must be true or false, got '${hard}'`,
+      });
+      expect(t.sb.ctx.records.get('lead', t.sb.businessId, lead.id), hard).toBeDefined();
+    }
     expect((await admin('GET', '/records/Lead!/1')).status).toBe(400);
   });
 
