@@ -99,16 +99,7 @@ describe('ebsync postgres', () => {
       const serverPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
       expect(serverPid).toBeGreaterThan(0);
       process.kill(serverPid, 'SIGKILL');
-      let timer: NodeJS.Timeout | undefined;
-      const ended = await Promise.race([
-        server.exited,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error('still running 30 s after its server died')),
-            30_000,
-          );
-        }),
-      ]).finally(() => clearTimeout(timer));
+      const ended = await server.endsWithin(30_000, 'its server died');
       expect(ended.code, ended.stderr).toBe(1);
       const lines = ended.stderr.trim().split('\n');
       expect(lines, ended.stderr).toHaveLength(1);

@@ -107,6 +107,11 @@ export class CliProcess {
     return withTimeout(this.exited, timeoutMs, `still running ${timeoutMs} ms after ${signal}`);
   }
 
+  /** Its end, which `why` (something done to what it runs) should bring within `timeoutMs`. */
+  endsWithin(timeoutMs: number, why: string): Promise<CliResult> {
+    return withTimeout(this.exited, timeoutMs, `still running ${timeoutMs} ms after ${why}`);
+  }
+
   /** Ctrl-C on a terminal: SIGINT to the whole process group, ebsync and what it started. */
   async interrupt(timeoutMs: number): Promise<CliResult> {
     const pid = this.child.pid;

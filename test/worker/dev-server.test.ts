@@ -164,16 +164,7 @@ describe('ebsync temporal', { timeout: 240_000 }, () => {
     );
     expect(serverPid).toBeDefined();
     process.kill(serverPid!, 'SIGKILL');
-    let timer: NodeJS.Timeout | undefined;
-    const ended = await Promise.race([
-      own.exited,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error('still running 30 s after its server died')),
-          30_000,
-        );
-      }),
-    ]).finally(() => clearTimeout(timer));
+    const ended = await own.endsWithin(30_000, 'its server died');
     expect(ended.code, ended.stderr).toBe(1);
     const lines = ended.stderr.trim().split('\n');
     expect(lines, ended.stderr).toHaveLength(1);
