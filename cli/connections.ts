@@ -481,6 +481,16 @@ function connectedLine({ status, probe: probed }: Connected): string {
 }
 
 /**
+ * What to run for a connection that needs re-authorization. `ebsync status` and `ebsync sync`
+ * said it and the listing, where a user looks first, did not: the state and the refusal left
+ * them to guess the command, and `ebsync connect` without --name connects another connection.
+ */
+function reauthAdvice(status: ConnectionStatus): string | undefined {
+  if (status.state !== 'needs_reauth') return undefined;
+  return `run '${reconnectCommand(status.connectionId, status.kind)}'`;
+}
+
+/**
  * `ebsync connections`: a line per connection, its id, state and kind in columns as wide as
  * their longest value (`acme      active  installed_app    Acme Photo Booths`), then the rest.
  */
@@ -491,10 +501,17 @@ export function connectionTable(statuses: readonly ConnectionStatus[]): string {
       ? `, token until ${new Date(status.accessExpiresAt).toISOString()}`
       : '';
     const error = status.lastError ? `, last error: ${status.lastError}` : '';
+    const fix = reauthAdvice(status);
+    const advice = fix ? `; ${fix}` : '';
     const limited = status.lastRateLimit
       ? `, rate-limited ${new Date(status.lastRateLimit.at).toISOString()}`
       : '';
-    return [status.connectionId, status.state, status.kind, `${who}${expiry}${error}${limited}`];
+    return [
+      status.connectionId,
+      status.state,
+      status.kind,
+      `${who}${expiry}${error}${advice}${limited}`,
+    ];
   });
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows
@@ -531,6 +548,8 @@ function inspect(status: ConnectionStatus, rate: number | null | undefined): str
   if (status.accessExpiresAt)
     rows.push(['token until', new Date(status.accessExpiresAt).toISOString()]);
   rows.push(['last error', status.lastError ?? '(none)']);
+  const fix = reauthAdvice(status);
+  if (fix) rows.push(['to fix', fix]);
   rows.push([
     'rate limit',
     rate === undefined

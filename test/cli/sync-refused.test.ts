@@ -138,6 +138,37 @@ describe('ebsync sync refuses what could never make progress', () => {
     expect((await mirrorIds()).filter((id) => id.startsWith('mirror-reauth-'))).toEqual([]);
   }, 60_000);
 
+  it('ebsync connections says what to run for a connection that needs re-authorization', async () => {
+    // The listing is where a user looks first: the state and the refusal alone left them to
+    // guess the command (and `ebsync connect` without --name connects another, 'default').
+    const { key } = stack.sb.admin.createKey({ name: 'reauth-list' });
+    const connected = await runCli(['connect', '--api-key', '--name', 'reauth-list'], {
+      ...env,
+      EBS_API_KEY: key,
+    });
+    expect(connected.code, connected.stderr).toBe(0);
+    const status = await client.workflow
+      .getHandle(connectionWorkflowId('reauth-list'))
+      .executeUpdate(credentialsRejectedUpdate, { args: [{ rejected: key }] });
+    expect(status.state).toBe('needs_reauth');
+    const fix = "run 'ebsync connect --api-key --name reauth-list'";
+
+    const listed = await runCli(['connections'], env, 30_000);
+    expect(listed.code, listed.stderr).toBe(0);
+    const line = listed.stdout.split('\n').find((l) => l.startsWith('reauth-list '));
+    expect(line).toMatch(/^reauth-list +needs_reauth +integration_key /);
+    expect(line).toContain(`last error: the service refused the integration key (401); ${fix}`);
+    // An active connection's line has no such advice.
+    expect(listed.stdout).toMatch(new RegExp(`^${CONNECTION} +active +[^\\n]*$`, 'm'));
+    expect(listed.stdout.split('\n').filter((l) => l.includes('ebsync connect'))).toHaveLength(1);
+
+    const shown = await runCli(['connections', 'reauth-list'], env, 30_000);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^to fix +${fix}$`, 'm'));
+    const active = await runCli(['connections', CONNECTION], env, 30_000);
+    expect(active.stdout).not.toContain('to fix');
+  }, 60_000);
+
   it('a pass that fails on a key revoked at the service says what to run to reconnect', async () => {
     const { key, id } = stack.sb.admin.createKey({ name: 'sync-revoked' });
     const connected = await runCli(['connect', '--api-key', '--name', 'sync-revoked'], {
