@@ -106,8 +106,15 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     state = 'needs_reauth';
     lastError = reason;
     wake = true;
+    // Its syncs fail (paused is another state, whose syncs wait), and a bare `ebsync connect`
+    // would connect another connection ('default'): the line names the command that helps,
+    // as cli/reconnect-advice.ts does (workflow code may not import the CLI's).
+    const command =
+      profile.kind === 'integration_key'
+        ? `ebsync connect --api-key --name ${profile.connectionId}`
+        : `ebsync connect --name ${profile.connectionId}`;
     log.warn(
-      'connection needs reauthorization; its syncs are paused until `ebsync connect` runs again',
+      `connection ${profile.connectionId} needs re-authorization (${reason}): its syncs fail until '${command}' gives it new credentials`,
       { connectionId: profile.connectionId },
     );
   };

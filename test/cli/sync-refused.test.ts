@@ -167,6 +167,17 @@ describe('ebsync sync refuses what could never make progress', () => {
     expect(shown.stdout).toMatch(new RegExp(`^to fix +${fix}$`, 'm'));
     const active = await runCli(['connections', CONNECTION], env, 30_000);
     expect(active.stdout).not.toContain('to fix');
+
+    // The worker's one warning line says the same: its syncs fail (they are not "paused",
+    // a state of its own that waits) until that very command runs.
+    const warning = stack.worker.stdout
+      .split('\n')
+      .filter((l) => l.includes('"connectionId":"reauth-list"'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string })
+      .filter((entry) => entry.level === 40);
+    expect(warning.map((entry) => entry.msg)).toEqual([
+      `connection reauth-list needs re-authorization (the service refused the integration key (401)): its syncs fail until '${fix.slice(5, -1)}' gives it new credentials`,
+    ]);
   }, 60_000);
 
   it('a pass that fails on a key revoked at the service says what to run to reconnect', async () => {
