@@ -1,14 +1,6 @@
-/**
- * The command that gives a connection new credentials. An integration key's connection takes
- * a new key (`--api-key`); `ebsync connect --name` alone runs an installed app's browser
- * flow, which for a key's connection would replace the key by an app install the user may not
- * have (no client id) or want.
- */
-export function reconnectCommand(connectionId: string, kind: string | undefined): string {
-  return kind === 'integration_key'
-    ? `ebsync connect --api-key --name ${connectionId}`
-    : `ebsync connect --name ${connectionId}`;
-}
+// The command that gives a connection new credentials is the connection workflow's contract
+// too: its needs-reauth warning names it.
+export { reconnectCommand } from '../workflows/connection-types.js';
 
 /** A word as a POSIX shell reads it back unchanged: quoted unless it is plain. */
 export function shellWord(word: string): string {

@@ -21,6 +21,7 @@ import {
   credentialsRejectedUpdate,
   disconnectUpdate,
   getCredentialsUpdate,
+  reconnectCommand,
   reconnectUpdate,
   setPausedUpdate,
   statusQuery,
@@ -107,12 +108,8 @@ export async function connectionWorkflow(input: ConnectionInput): Promise<Connec
     lastError = reason;
     wake = true;
     // Its syncs fail (paused is another state, whose syncs wait), and a bare `ebsync connect`
-    // would connect another connection ('default'): the line names the command that helps,
-    // as cli/reconnect-advice.ts does (workflow code may not import the CLI's).
-    const command =
-      profile.kind === 'integration_key'
-        ? `ebsync connect --api-key --name ${profile.connectionId}`
-        : `ebsync connect --name ${profile.connectionId}`;
+    // would connect another connection ('default'): the line names the command that helps.
+    const command = reconnectCommand(profile.connectionId, profile.kind);
     log.warn(
       `connection ${profile.connectionId} needs re-authorization (${reason}): its syncs fail until '${command}' gives it new credentials`,
       { connectionId: profile.connectionId },
