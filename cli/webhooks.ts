@@ -87,7 +87,19 @@ function receiverUrl(base: string, connection: string): string {
       2,
     );
   }
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}/webhooks/${connection}`;
+  const path = url.pathname.replace(/\/+$/, '');
+  const own = `/webhooks/${connection}`;
+  // The delivery URL given whole (what the receiver's log and the refusals print) is taken as it
+  // is: appended to again, deliveries went to …/webhooks/shop/webhooks/shop, silently.
+  if (path.endsWith(own)) return `${url.origin}${path}`;
+  const other = /\/webhooks\/([^/]+)$/.exec(path)?.[1];
+  if (other !== undefined) {
+    throw new UserError(
+      `--url is not allowed: it ends in /webhooks/${other}, another connection's delivery path; expected the receiver's URL, to which /webhooks/${connection} is added (or that whole delivery URL), e.g. ${example}`,
+      2,
+    );
+  }
+  return `${url.origin}${path}${own}`;
 }
 
 /**

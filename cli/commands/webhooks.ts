@@ -83,7 +83,7 @@ export function registerWebhookCommands(program: Command): void {
     )
     .option(
       '--url <url>',
-      "public URL of the receiver (default: where this data dir's receiver listens on this machine, else http://EBSYNC_WEBHOOK_HOST:EBSYNC_WEBHOOK_PORT)",
+      "public URL of the receiver, to which /webhooks/<connection> is added (or that whole delivery URL) (default: where this data dir's receiver listens on this machine, else http://EBSYNC_WEBHOOK_HOST:EBSYNC_WEBHOOK_PORT)",
     )
     .option(
       '--to <destination>',

@@ -211,7 +211,8 @@ describe('ebsync connect', () => {
         '--secret-stdin',
         '--no-check-destination',
         '--url',
-        'https://hooks.example.com',
+        // The delivery URL given whole: taken as it is, not appended to again.
+        'https://hooks.example.com/webhooks/tmpkey',
       ],
       env,
       120_000,

@@ -50,6 +50,17 @@ describe('ebsync webhooks, bad input', () => {
       ],
       /^ebsync: --url is not allowed: it has a query or fragment \(not shown here: it may carry a token\), which deliveries would not keep \(they go to <url>\/webhooks\/shop\)/,
     ],
+    [
+      [
+        'webhooks',
+        'register',
+        'shop',
+        '--url',
+        'https://hooks.example.com/webhooks/cafe',
+        '--secret-stdin',
+      ],
+      /^ebsync: --url is not allowed: it ends in \/webhooks\/cafe, another connection's delivery path; expected the receiver's URL, to which \/webhooks\/shop is added \(or that whole delivery URL\)/,
+    ],
     [['webhooks', 'serve', '--port', '70000'], /Expected a whole number from 0 to 65535/],
     [
       ['webhooks', 'serve', '--host', '999.1.1.1', '--port', '0'],
