@@ -36,6 +36,7 @@ import {
   disconnectUpdate,
   reconnectUpdate,
   setPausedUpdate,
+  statusQuery,
 } from '../workflows/connection-types.js';
 import { connectionGone } from '../activities/connection-tokens.js';
 import { drainWorkflowId } from '../workflows/drain-types.js';
@@ -630,14 +631,28 @@ function connectionAction<R>(
 /** `ebsync connections pause|resume <id>`: the one switch the connection workflow keeps. */
 export function pauseCommand(name: 'pause' | 'resume', id: string): Promise<void> {
   const paused = name === 'pause';
+  const wanted = paused ? 'paused' : 'active';
   return connectionAction(
-    (handle) => handle.executeUpdate(setPausedUpdate, { args: [paused] }),
-    (status, id) => {
-      if (status.state !== (paused ? 'paused' : 'active')) {
+    async (handle) => {
+      // The state before, to say when the switch was already where it was asked to go: a
+      // 'resumed' for a connection that was never paused tells its user something happened.
+      const before = (await handle.query(statusQuery)).state;
+      return { before, status: await handle.executeUpdate(setPausedUpdate, { args: [paused] }) };
+    },
+    ({ before, status }, id) => {
+      if (status.state !== wanted) {
         const reason = status.lastError ? ` (${status.lastError})` : '';
         throw new UserError(
           `connection '${id}' is ${status.state}${reason}; ${name} applies to active or paused connections only`,
         );
+      }
+      if (before === wanted) {
+        process.stdout.write(
+          paused
+            ? `${pausedLine(id, 'already paused')}\n`
+            : `not paused: ${id}; nothing to resume, its syncs run\n`,
+        );
+        return;
       }
       process.stdout.write(paused ? `${pausedLine(id, 'paused')}\n` : `resumed: ${id}\n`);
     },

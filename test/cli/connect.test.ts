@@ -300,9 +300,18 @@ describe('ebsync connect', () => {
     expect(shown.stdout).toMatch(/^state\s+paused$/m);
     expect(shown.stdout).toMatch(/^permissions\s+\(permissions not listed by the service/m);
 
+    const again = await runCli(['connections', 'pause', 'cli-key'], env, 120_000);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(
+      "already paused: cli-key; its syncs wait until 'ebsync connections resume cli-key'\n",
+    );
     const resumed = await runCli(['connections', 'resume', 'cli-key'], env, 120_000);
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toBe('resumed: cli-key\n');
+    // Resumed again: nothing changes, and the line says so rather than 'resumed'.
+    const active = await runCli(['connections', 'resume', 'cli-key'], env, 120_000);
+    expect(active.code).toBe(0);
+    expect(active.stdout).toBe('not paused: cli-key; nothing to resume, its syncs run\n');
     const listed = await runCli(['connections'], env, 120_000);
     expect(listed.stdout).toMatch(/^cli-key\s+active/m);
 
