@@ -1,5 +1,5 @@
 import { FieldErrors } from './errors.js';
-import { parseTime12, parseYmd } from './time.js';
+import { dateForm, parseTime12, parseYmd } from './time.js';
 
 /** Readers of request-body values shared by the resource modules: one rule per kind. */
 
@@ -127,7 +127,7 @@ export class BodyFields {
     const value = this.string(name);
     if (value === undefined || value === null) return value;
     if (!parseYmd(value)) {
-      this.errors.add(name, 'must be a date formatted YYYY-MM-DD');
+      this.errors.add(name, `must be ${dateForm('YYYY-MM-DD')}`);
       return undefined;
     }
     return value;

@@ -147,11 +147,19 @@ export interface DateParts {
   day: number;
 }
 
+/** The years the sandbox takes in a date (the spec names none). */
+const FIRST_YEAR = 1900;
+const LAST_YEAR = 2200;
+
+/** How a refusal names a date it takes: the form, and the years (`a date as YYYY-MM-DD, …`). */
+export const dateForm = (form: 'YYYY-MM-DD' | 'MM-DD-YYYY'): string =>
+  `a date as ${form}, in the years ${FIRST_YEAR} to ${LAST_YEAR}`;
+
 function validDate(year: number, month: number, day: number): DateParts | undefined {
   const d = new Date(Date.UTC(year, month - 1, day));
   if (d.getUTCFullYear() !== year || d.getUTCMonth() !== month - 1 || d.getUTCDate() !== day)
     return undefined;
-  if (year < 1900 || year > 2200) return undefined;
+  if (year < FIRST_YEAR || year > LAST_YEAR) return undefined;
   return { year, month, day };
 }
 

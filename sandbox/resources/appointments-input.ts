@@ -3,7 +3,7 @@ import type { SandboxContext } from '../context.js';
 import { isEmail, MAX_LENGTH_MINUTES } from '../body-fields.js';
 import type { FieldErrors } from '../errors.js';
 import { badRequest } from '../errors.js';
-import { parseTime12, parseYmd } from '../time.js';
+import { dateForm, parseTime12, parseYmd } from '../time.js';
 import type { AdditionalGuest } from './appointments-model.js';
 
 /** Reading appointment bodies and list filters; wrong values become 422 or 400 messages. */
@@ -87,7 +87,7 @@ export function checkEmail(
 export function readDate(body: Body, name: string, errors: FieldErrors) {
   if (!has(body, name) || body[name] === null || body[name] === '') return undefined;
   const d = parseYmd(body[name]);
-  if (!d) errors.add(name, 'must be a date as YYYY-MM-DD');
+  if (!d) errors.add(name, `must be ${dateForm('YYYY-MM-DD')}`);
   return d;
 }
 
@@ -151,7 +151,7 @@ export function queryDate(query: Record<string, unknown>, name: string) {
   const raw = queryString(query, name);
   if (raw === undefined) return undefined;
   const d = parseYmd(raw);
-  if (!d) throw badRequest('invalid_parameter', `${name} must be a date as YYYY-MM-DD`);
+  if (!d) throw badRequest('invalid_parameter', `${name} must be ${dateForm('YYYY-MM-DD')}`);
   return d;
 }
 

@@ -7,6 +7,7 @@ import {
   businessTimeZone,
   fromZoned,
   parseMdy,
+  dateForm,
   parseTime12,
   parseYmd,
   time12,
@@ -83,7 +84,7 @@ function intParam(query: Record<string, unknown>, name: string): number | undefi
 function ymdParam(query: Record<string, unknown>, name: string): DateParts | undefined {
   const value = raw(query, name);
   if (value === undefined) return undefined;
-  return parseYmd(value) ?? malformed(name, 'a date as YYYY-MM-DD', value);
+  return parseYmd(value) ?? malformed(name, dateForm('YYYY-MM-DD'), value);
 }
 
 function required<T>(errors: FieldErrors, name: string, value: T | undefined): T | undefined {
@@ -295,7 +296,7 @@ function detailedWindow(
   const date =
     parseYmd(dateValue) ??
     parseMdy(dateValue) ??
-    malformed('starts_at_date', 'a date as YYYY-MM-DD', dateValue);
+    malformed('starts_at_date', dateForm('YYYY-MM-DD'), dateValue);
   const startText = raw(query, 'starts_at_time');
   const endText = raw(query, 'ends_at_time');
   // A date alone asks about the whole day.

@@ -12,6 +12,7 @@ import {
   businessTimeZone,
   fromZoned,
   parseMdy,
+  dateForm,
   parseTime12,
   parseYmd,
   type DateParts,
@@ -121,7 +122,7 @@ export function planBooking(
   if (blank(body.starts_at_date)) f.fail('starts_at_date', "can't be blank");
   else {
     date = parseMdy(body.starts_at_date) ?? parseYmd(body.starts_at_date);
-    if (!date) f.fail('starts_at_date', 'is not a valid date (use MM-DD-YYYY)');
+    if (!date) f.fail('starts_at_date', `is not ${dateForm('MM-DD-YYYY')}`);
   }
   let startMinutes = 0;
   if (!blank(body.starts_at_time)) {

@@ -3,7 +3,14 @@ import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { listBody, paging, listPage, single, type Item } from '../envelope.js';
 import { badRequest, notFound } from '../errors.js';
-import { addDays, businessTimeZone, fromZoned, parseYmd, type DateParts } from '../time.js';
+import {
+  addDays,
+  dateForm,
+  businessTimeZone,
+  fromZoned,
+  parseYmd,
+  type DateParts,
+} from '../time.js';
 import {
   type EventAttrs,
   type EventBookingAttrs,
@@ -23,7 +30,7 @@ function dateParam(query: Record<string, unknown>, name: string): DateParts | un
   if (!parsed) {
     throw badRequest(
       'invalid_parameter',
-      `${name} must be a date as YYYY-MM-DD, got '${(typeof raw === 'string' ? raw : JSON.stringify(raw)).slice(0, 40)}'`,
+      `${name} must be ${dateForm('YYYY-MM-DD')}; got '${(typeof raw === 'string' ? raw : JSON.stringify(raw)).slice(0, 40)}'`,
     );
   }
   return parsed;

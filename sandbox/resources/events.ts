@@ -4,7 +4,7 @@ import type { SandboxContext } from '../context.js';
 import { isEmail } from '../body-fields.js';
 import { FieldErrors } from '../errors.js';
 import { Identity } from '../identity.js';
-import { parseMdy, parseYmd } from '../time.js';
+import { dateForm, parseMdy, parseYmd } from '../time.js';
 import {
   type EventStatus,
   CONTACT_TYPES,
@@ -142,7 +142,7 @@ export function createEvent(
   let validThrough: string | null = null;
   if (!blank(body.proposal_valid_through)) {
     const d = parseYmd(body.proposal_valid_through) ?? parseMdy(body.proposal_valid_through);
-    if (!d) f.fail('proposal_valid_through', 'is not a valid date (use YYYY-MM-DD)');
+    if (!d) f.fail('proposal_valid_through', `is not ${dateForm('YYYY-MM-DD')}`);
     else
       validThrough = `${d.year}-${String(d.month).padStart(2, '0')}-${String(d.day).padStart(2, '0')}`;
   }

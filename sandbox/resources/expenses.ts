@@ -3,7 +3,7 @@ import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { item, money, ok, refOne, single, type Item } from '../envelope.js';
 import { FieldErrors, notFound } from '../errors.js';
-import { parseYmd, businessNow } from '../time.js';
+import { dateForm, parseYmd, businessNow } from '../time.js';
 
 /**
  * Expenses a business records (payments to a custom payee or to a staff member).
@@ -138,7 +138,7 @@ function readPatch(
     const v = body.payment_date;
     if (v === null || v === '') patch.payment_date = null as never;
     else if (parseYmd(v)) patch.payment_date = (v as string).trim();
-    else fail('payment_date', 'must be a date as YYYY-MM-DD');
+    else fail('payment_date', `must be ${dateForm('YYYY-MM-DD')}`);
   }
   if (has(body, 'amount')) {
     const v = body.amount;

@@ -4,7 +4,7 @@ import type { Handlers, SandboxContext } from '../context.js';
 import type { StoredRecord } from '../db.js';
 import { listBody, ok, paging, parseInclude, reachWindow, sideload, single } from '../envelope.js';
 import { badRequest, notFound } from '../errors.js';
-import { addDays, parseYmd, ymdOf } from '../time.js';
+import { addDays, dateForm, parseYmd, ymdOf } from '../time.js';
 import type { LeadAttrs } from './leads-model.js';
 import { getBackdrop } from './offerings.js';
 import { BodyFields, MAX_QUANTITY } from '../body-fields.js';
@@ -26,7 +26,7 @@ function dateParam(query: Record<string, unknown>, name: string): string | undef
   const raw = query[name];
   if (raw === undefined || raw === '') return undefined;
   if (typeof raw !== 'string' || !parseYmd(raw)) {
-    throw badRequest('invalid_parameter', `${name} must be a date formatted YYYY-MM-DD`);
+    throw badRequest('invalid_parameter', `${name} must be ${dateForm('YYYY-MM-DD')}`);
   }
   return raw.trim();
 }

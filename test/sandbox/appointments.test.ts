@@ -324,7 +324,7 @@ describe('PATCH /api/v1/appointments/{id}', () => {
     expect(res.body.errors).toEqual({
       guest_name: ["Guest name can't be blank"],
       length_in_minutes: ['Length in minutes must be an integer'],
-      starts_at_date: ['Starts at date must be a date as YYYY-MM-DD'],
+      starts_at_date: ['Starts at date must be a date as YYYY-MM-DD, in the years 1900 to 2200'],
     });
     expect(
       (await t.request('PATCH', '/api/v1/appointments/999999', { json: { location: 'x' } })).status,

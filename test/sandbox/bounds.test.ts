@@ -107,6 +107,26 @@ describe('lengths', () => {
   });
 });
 
+describe('dates', () => {
+  it('refuses a date past the years it takes, naming them, in either form', async () => {
+    const late = await t.request('POST', '/api/v1/appointments', {
+      json: { ...appointment(60), starts_at_date: '2201-01-01' },
+    });
+    expect(late.status).toBe(422);
+    // Well formed, so the refusal names the years, not only the form it already has.
+    expect(late.body.errors.starts_at_date).toEqual([
+      'Starts at date must be a date as YYYY-MM-DD, in the years 1900 to 2200',
+    ]);
+    const early = await t.request('POST', '/api/v1/events', {
+      json: event({ starts_at_date: '12-31-1899', length_in_minutes: 60 }),
+    });
+    expect(early.status).toBe(422);
+    expect(JSON.stringify(early.body.errors)).toContain(
+      'a date as MM-DD-YYYY, in the years 1900 to 2200',
+    );
+  });
+});
+
 describe('add-on quantities', () => {
   it('refuses a quantity, or a sum of quantities on one line, past 10,000', async () => {
     // Adding the same add-on again adds to its quantity: unbounded, three adds of 2^53 - 1
