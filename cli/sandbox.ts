@@ -17,7 +17,7 @@ import { FROM_STDIN, secretFrom } from './secret-input.js';
 import { stopSignal } from './stop-signals.js';
 import { runUntilStopped } from './stopped-exit.js';
 import { shownSafely } from './shown-text.js';
-import { scrubText } from '../worker/redact.js';
+import { scrubLogText } from '../worker/redact.js';
 
 /**
  * One line for an error the sandbox answered 500: the route and the error's own words, scrubbed
@@ -30,7 +30,9 @@ export function internalErrorLine(error: unknown, route: string): string {
         ? error.stack
         : `${error.name}: ${error.message}`
       : String(error);
-  return shownSafely(scrubText(`ebsync sandbox: internal error answering ${route} (500): ${text}`));
+  return shownSafely(
+    scrubLogText(`ebsync sandbox: internal error answering ${route} (500): ${text}`),
+  );
 }
 
 /** The folder of --db when it does not exist (SQLite's driver refuses it without a code). */
