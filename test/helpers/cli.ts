@@ -196,6 +196,19 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   throw new Error(`no free port between ${LOWEST} and ${LOWEST + SPAN} on ${host}`);
 }
 
+/** `ebsync temporal` on two free ports (server and UI), its database in `dbFile`. */
+export async function temporalOnFreePorts(dbFile: string): Promise<string[]> {
+  return [
+    'temporal',
+    '--port',
+    String(await freePort()),
+    '--ui-port',
+    String(await freePort()),
+    '--db-filename',
+    dbFile,
+  ];
+}
+
 /** The JSON log lines of a worker's stdout (other lines skipped). */
 export function jsonLines(stdout: string): Record<string, unknown>[] {
   return stdout

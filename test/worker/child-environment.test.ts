@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { CliProcess, freePort } from '../helpers/cli.js';
+import { CliProcess, temporalOnFreePorts } from '../helpers/cli.js';
 
 /**
  * The Temporal dev server ebsync starts gets an allow-listed environment, none of ebsync's
@@ -40,22 +40,11 @@ describe.runIf(process.platform === 'linux')('the Temporal dev server child', ()
       EBSYNC_ADMIN_TOKEN: 'child-env-admin-token-0123456789',
     };
     const cliPath = inject('temporalCliPath');
-    const server = new CliProcess(
-      [
-        'temporal',
-        '--port',
-        String(await freePort()),
-        '--ui-port',
-        String(await freePort()),
-        '--db-filename',
-        join(dir, 't.db'),
-      ],
-      {
-        EBSYNC_DATA_DIR: join(dir, 'data'),
-        ...(cliPath ? { TEMPORAL_CLI_PATH: cliPath } : {}),
-        ...secrets,
-      },
-    );
+    const server = new CliProcess(await temporalOnFreePorts(join(dir, 't.db')), {
+      EBSYNC_DATA_DIR: join(dir, 'data'),
+      ...(cliPath ? { TEMPORAL_CLI_PATH: cliPath } : {}),
+      ...secrets,
+    });
     try {
       await server.waitForLine(/^Temporal dev server ready at /, 90_000);
       const env = childEnvironment(server.child.pid ?? 0, 'temporal');

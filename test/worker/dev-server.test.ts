@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { healthCheckWorkflow } from '../../workflows/health.js';
-import { CliProcess, freePort, runCli } from '../helpers/cli.js';
+import { CliProcess, freePort, runCli, temporalOnFreePorts } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebsync-dev-server-'));
 const dbFilename = join(dir, 't.db');
@@ -145,18 +145,7 @@ describe('ebsync temporal', { timeout: 240_000 }, () => {
   it('says so in one line and exits 1 when its server dies under it', async () => {
     // Found killing the dev server of a three-worker deployment: `ebsync temporal` ended with
     // exit 0 and not a word, as if it had been stopped on purpose.
-    const own = new CliProcess(
-      [
-        'temporal',
-        '--port',
-        String(await freePort()),
-        '--ui-port',
-        String(await freePort()),
-        '--db-filename',
-        join(dir, 'dies.db'),
-      ],
-      env,
-    );
+    const own = new CliProcess(await temporalOnFreePorts(join(dir, 'dies.db')), env);
     servers.push(own);
     await own.waitForLine(/^Temporal dev server ready at /, 90_000);
     const serverPid = descendants(own.child.pid!).find((pid) =>
