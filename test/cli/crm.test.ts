@@ -364,7 +364,11 @@ describe.concurrent('ebsync CRM commands', { timeout: SPAWN_TIMEOUT }, () => {
 
   it('destinations setup salesforce checks the external-id fields, and names what is missing', async ({
     expect,
+    onTestFinished,
   }) => {
+    // An org of its own: this test deletes a field, and the tests of this file run at once.
+    const salesforce = await startSalesforceFake({ adminToken: 'crm-cli-admin' });
+    onTestFinished(() => salesforce.close());
     const env = {
       EBSYNC_SALESFORCE_URL: salesforce.baseUrl,
       EBSYNC_SALESFORCE_CLIENT_ID: salesforce.clientId,
