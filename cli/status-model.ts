@@ -156,6 +156,7 @@ export interface Problem {
     | 'schedule_never_runs'
     | 'webhooks_waiting'
     | 'webhook_receiver_failing'
+    | 'webhook_receiver_spooling'
     | 'webhook_signatures_refused'
     | 'webhook_receiver_down'
     | 'webhook_inbox_unreadable'
@@ -504,6 +505,17 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
       connectionId: '',
       kind: 'webhook_receiver_failing',
       message: `webhook receiver: ${receiver.failedRecently} ${receiver.failedRecently === 1 ? 'delivery' : 'deliveries'} not stored (answered 503) in the last ${RECENT_FAILURE_MINUTES} min${last}; senders retry them, but see its log (is the store reachable?)`,
+    });
+  }
+  if (receiver?.running && receiver.spoolHeld > 0) {
+    const since =
+      receiver.spoolOldestAt === null
+        ? ''
+        : ` for ${Math.max(0, Math.round((now - receiver.spoolOldestAt) / 60_000))} min`;
+    problems.push({
+      connectionId: '',
+      kind: 'webhook_receiver_spooling',
+      message: `webhook receiver: ${receiver.spoolHeld} ${receiver.spoolHeld === 1 ? 'notice' : 'notices'} kept in its spool${since}, as the store cannot take them; they go to the store's inbox once it can (is the store reachable? see the receiver's log)`,
     });
   }
   // A sender signing with another secret (or clock) than the receiver's: each change it sends

@@ -104,6 +104,12 @@ export interface WebhookReceiverView {
   /** Of them, answered in the last RECENT_FAILURE_MINUTES, and when the last was. */
   failedRecently: number;
   lastFailedAt: number | null;
+  /**
+   * Notices held in the receiver's spool because the store could not take them, and when the
+   * oldest was kept (webhooks/spooled-store.ts); 0 and null for a receiver without a spool.
+   */
+  spoolHeld: number;
+  spoolOldestAt: number | null;
   /** Deliveries to a registered connection refused for their signature, last RECENT_FAILURE_MINUTES. */
   signatureRefused: {
     connectionId: string;
@@ -320,6 +326,8 @@ function viewOfStats(
     failed: stats.failed,
     failedRecently: stats.failedRecently ?? 0,
     lastFailedAt: stats.lastFailedAt ?? null,
+    spoolHeld: stats.spool?.held ?? 0,
+    spoolOldestAt: stats.spool?.oldestAt ?? null,
     signatureRefused: stats.signatureRefused ?? [],
     registered,
     latencyP50Ms: latencyQuantile(stats, 0.5),
@@ -423,6 +431,8 @@ export function receiverNotRunning(
     failed: 0,
     failedRecently: 0,
     lastFailedAt: null,
+    spoolHeld: 0,
+    spoolOldestAt: null,
     signatureRefused: [],
     registered,
     latencyP50Ms: null,

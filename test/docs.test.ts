@@ -137,15 +137,18 @@ describe('documentation', () => {
     // The 2xx waits for the store's inbox, not for Temporal (webhooks/receiver.ts).
     expect(row).toMatch(/committed to the store's inbox before the 2xx/);
     expect(row).toMatch(/with Temporal away it goes on answering 200/);
+    // With the store away, the receiver's spool keeps the notice (webhooks/spooled-store.ts).
+    expect(row).toMatch(/with the store away it keeps notices in its own spool .* answers 200/);
     expect(row).toMatch(
-      /503 with `Retry-After` when the notice cannot be stored .*never because Temporal is away/,
+      /503 with `Retry-After` only when neither the store nor the spool can keep the notice, never because Temporal is away/,
     );
     expect(row).not.toMatch(/handed to Temporal|503 while Temporal/);
     const webhooks = readFileSync(new URL('../docs/webhooks.md', import.meta.url), 'utf8');
-    expect(webhooks).toMatch(/without Temporal it goes on answering 200/);
+    expect(webhooks).toMatch(/without Temporal it goes on\s+answering 200/);
     expect(webhooks).toMatch(
-      /refuses the write\)\s*\| `503` `store_unavailable`, `Retry-After: 5`/,
+      /its lock\)\s*\| `200` `\{ delivery_id \}` once the notice is committed to the receiver's spool/,
     );
+    expect(webhooks).toMatch(/writable too\)\s*\| `503` `store_unavailable`, `Retry-After: 5`/);
   });
 
   describe('every ebsync command line in README.md and docs/*.md parses with the real CLI', () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SpoolState } from './spooled-store.js';
 
 /** Upper bounds (ms) of the latency histogram's buckets; a last one holds everything slower. */
 export const LATENCY_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000];
@@ -30,6 +31,17 @@ export const receiverStatsSchema = z.object({
    * signature its secret does not verify, by connection, with when the last came (absent from
    * a receiver before it).
    */
+  /**
+   * The receiver's spool (webhooks/spooled-store.ts): notices kept while the store could not
+   * take them, and when the oldest held now was kept (absent from a receiver before it).
+   */
+  spool: z
+    .object({
+      held: z.number().int().nonnegative(),
+      oldestAt: z.number().nullable(),
+      keptSinceStart: z.number().int().nonnegative(),
+    })
+    .optional(),
   signatureRefused: z
     .array(
       z.object({
@@ -60,6 +72,9 @@ interface Minute {
  * them at zero (`since` says when).
  */
 export class ReceiverStatsRecorder {
+  /** `spool`: the receiver's spool as it stands, read at each snapshot. */
+  constructor(private readonly spool?: () => SpoolState) {}
+
   private readonly since = Date.now();
   private delivered = 0;
   private rejected = 0;
@@ -132,6 +147,7 @@ export class ReceiverStatsRecorder {
         ]),
       failedRecently: recent.reduce((sum, m) => sum + m.failed, 0),
       lastFailedAt: this.lastFailedAt,
+      ...(this.spool ? { spool: this.spool() } : {}),
       signatureRefused: [...refused].map(([connectionId, count]) => ({
         connectionId,
         count,

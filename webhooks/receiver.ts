@@ -6,7 +6,8 @@ import {
   NODE_REFUSALS_ANSWERED,
   httpStatusName,
 } from '../api/schemas/client-error-answer.js';
-import type { Acceptance, Notice } from '../store/inbox.js';
+import type { Notice } from '../store/inbox.js';
+import type { Taking } from './spooled-store.js';
 import { isConnectionName } from '../config/connection-names.js';
 import { isLoopbackHost } from '../config/loopback.js';
 import { sameSecret } from '../config/secret-compare.js';
@@ -57,11 +58,15 @@ export interface ReceiverOptions {
   /** The connection's signing secret, or undefined when it has no webhooks registered. */
   hookOf(connectionId: string): Promise<ConnectionHook | undefined>;
   /**
-   * Stores a verified notice durably (the store's inbox, group-committed): the 2xx waits for
-   * it. A rejection means the notice is not safe: the sender is answered 503 and retries.
+   * Stores a verified notice durably (the store's inbox, group-committed, or the receiver's
+   * spool while the store is away): the 2xx waits for it. A rejection means the notice is not
+   * safe: the sender is answered 503 and retries.
    */
-  store(notice: Notice): Promise<Acceptance>;
-  /** Told of each notice stored (new or not): the connection's drain is to be woken. */
+  store(notice: Notice): Promise<Taking>;
+  /**
+   * Told of each notice stored in the inbox (new or not): the connection's drain is to be
+   * woken. Not of a spooled one: its drain is woken once it is forwarded.
+   */
   stored?(connectionId: string, hook: ConnectionHook): void;
   scheme: SignatureScheme;
   /** Largest body accepted, in bytes. */
@@ -123,8 +128,9 @@ function retryLater(reply: FastifyReply, reason: string, what: string): FastifyR
  * The webhook receiver: `POST /webhooks/{connection}`. The signature is checked on the raw
  * bytes before anything parses them; a verified delivery's notice is committed to the store's
  * inbox before the 2xx, so every delivery answered 2xx survives a crash of this process (and,
- * on SQLite with synchronous FULL, a power cut). Bad input is a 4xx and stores nothing; a store
- * that cannot be reached is a 503, which senders retry. A connection without a registration
+ * on SQLite with synchronous FULL, a power cut). Bad input is a 4xx and stores nothing; a
+ * notice that neither the store nor the receiver's spool could take is a 503, which senders
+ * retry. A connection without a registration
  * is answered exactly as a bad signature is, so names cannot be told apart from outside.
  */
 export function createReceiver(options: ReceiverOptions): FastifyInstance {
@@ -272,7 +278,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
       return refuse(reply, 400, 'malformed_delivery', error.message);
     }
     if (!delivery) return reply.code(200).send({ meta: { status: 'ok' }, ignored: true });
-    let acceptance: Acceptance;
+    let acceptance: Taking;
     let timer: NodeJS.Timeout | undefined;
     try {
       const storing = options.store({
@@ -304,7 +310,7 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
       clearTimeout(timer);
     }
     // Woken for a duplicate too: the first copy's wake-up may have been lost with a crash.
-    options.stored?.(connectionId, hook);
+    if (acceptance !== 'spooled') options.stored?.(connectionId, hook);
     return reply.code(200).send({
       meta: { status: 'ok' },
       delivery_id: delivery.deliveryId,

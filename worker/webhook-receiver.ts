@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { ConfigError, type Config } from '../config/index.js';
 import { storeLocation } from '../config/database-locations.js';
 import { openInbox } from '../store/open-inbox.js';
@@ -6,6 +7,8 @@ import { createReceiver, type ServerLimits } from '../webhooks/receiver.js';
 import { signingSecretProblem } from '../webhooks/signature.js';
 import { ReceiverStatsRecorder } from '../webhooks/receiver-stats.js';
 import { WakeUps } from '../webhooks/wake-ups.js';
+import { SpooledStore } from '../webhooks/spooled-store.js';
+import { WebhookSpool } from '../store/webhook-spool.js';
 import { webhookRegistrations } from './webhook-registrations-file.js';
 import { drainWaker } from './drain-wake.js';
 import type { Logger } from './logger.js';
@@ -17,6 +20,14 @@ import { storeLocationOf } from '../store/open-ledger.js';
 import { lazyClient } from './temporal-client.js';
 
 export { webhookRegistrations };
+
+/**
+ * The receiver's spool (webhooks/spooled-store.ts): notices the store could not take yet, in
+ * the data dir beside the registrations, so a restart forwards what an outage left.
+ */
+export function webhookSpoolFile(config: Config): string {
+  return join(config.dataDir, 'webhook-spool.db');
+}
 
 /**
  * Every registration's secret must sign under the configured scheme: one that cannot would
@@ -81,8 +92,9 @@ export interface RunningReceiver {
 /**
  * The receiver wired to this deployment: registrations from the data dir, notices into the
  * store's inbox (EBSYNC_STORE_URL), and the connection's drain woken on TEMPORAL_TASK_QUEUE.
- * It starts whether or not the store and Temporal are up: without the store it answers 503;
- * without Temporal it still stores notices, and their drains are woken once it is back.
+ * It starts whether or not the store and Temporal are up: without the store it keeps notices
+ * in its spool and forwards them once the store is back; without Temporal it still stores
+ * notices, and their drains are woken once it is back.
  */
 export async function startWebhookReceiver(
   config: Config,
@@ -109,21 +121,55 @@ export async function startWebhookReceiver(
         'the drain could not be woken; trying again (the notices are stored)',
       ),
   );
+  const spoolFile = webhookSpoolFile(config);
+  let spool: WebhookSpool;
+  try {
+    spool = WebhookSpool.open(spoolFile);
+  } catch (error) {
+    registrations.close();
+    throw new ConfigError([
+      `the webhook receiver cannot open its spool ${spoolFile}: ${error instanceof Error ? error.message : String(error)} (it lives in EBSYNC_DATA_DIR, which must be writable)`,
+    ]);
+  }
+  const wakeForwarded = (connectionIds: readonly string[]): void => {
+    for (const connectionId of connectionIds) {
+      registrations
+        .get(connectionId)
+        .then((hook) => hook && wakeUps.wake(connectionId, hook.destination))
+        .catch((error: unknown) =>
+          log.warn(
+            { connectionId, error: error instanceof Error ? error.message : String(error) },
+            'could not read the registration to wake the drain; it checks its inbox on its own',
+          ),
+        );
+    }
+  };
+  const spooled = new SpooledStore({
+    inbox: () => inbox.get(),
+    spool,
+    spoolFile,
+    // Half of the receiver's own wait for the store: the spool's commit fits in the rest.
+    inboxWaitMs: Math.floor(config.webhooks.requestTimeout / 4),
+    forwarded: wakeForwarded,
+    log: (level, fields, message) => log[level](fields, message),
+  });
   const app = createReceiver({
     hookOf: recentlyRead((connectionId) => registrations.get(connectionId)),
-    store: async (notice) => (await inbox.get()).accept(notice),
+    store: (notice) => spooled.take(notice),
     stored: (connectionId, hook) => wakeUps.wake(connectionId, hook.destination),
     scheme: config.webhooks.signature,
     bodyLimit: config.webhooks.bodyLimit,
     allowUnsigned: config.webhooks.allowUnsigned,
     limits: receiverLimits(config),
     log: (level, fields, message) => log[level](fields, message),
-    stats: new ReceiverStatsRecorder(),
+    stats: new ReceiverStatsRecorder(() => spooled.state()),
     statsToken: receiverStatsToken(config),
   });
   const close = async (): Promise<void> => {
     wakeUps.close();
     await app.close();
+    await spooled.close();
+    spool.close();
     registrations.close();
     await inbox.close();
     await temporal.close();

@@ -207,6 +207,12 @@ describe('the status of the webhook inbox', () => {
       'webhook_receiver_failing: webhook receiver: 5 deliveries not stored (answered 503) in the last 15 min, the last 2 min ago; senders retry them, but see its log (is the store reachable?)',
     ]);
     expect(problems({ ...failing, failedRecently: 0 })).toEqual([]);
+    // Notices kept in the receiver's spool while the store is away: said, with how long.
+    expect(
+      problems({ ...failing, failedRecently: 0, spoolHeld: 12, spoolOldestAt: now - 3 * 60_000 }),
+    ).toEqual([
+      "webhook_receiver_spooling: webhook receiver: 12 notices kept in its spool for 3 min, as the store cannot take them; they go to the store's inbox once it can (is the store reachable? see the receiver's log)",
+    ]);
     // A sender whose signatures the registered secret does not verify: said, per connection.
     const refusing = {
       ...failing,
