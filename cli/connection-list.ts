@@ -17,6 +17,7 @@ import {
 } from '../worker/worker-identity.js';
 import { sealedWithOtherKeys } from '../worker/workflow-keys.js';
 import { causes, temporalAway, withinDeadline } from './workflow-deadline.js';
+import { withRefreshRetry } from './refresh-retry.js';
 
 /**
  * How long a connection's workflow may take to answer its status query, wherever it is only
@@ -142,6 +143,7 @@ export async function askConnections(
             () => new NoAnswer(workflowId),
           );
         })
+        .then((status) => withRefreshRetry(client, status))
         .catch(async (error: unknown) => {
           if (error instanceof WorkflowNotFoundError) return undefined;
           // Temporal itself gone: the whole listing fails, as its list call would have.

@@ -157,6 +157,7 @@ export interface Problem {
     | 'webhooks_waiting'
     | 'webhook_receiver_failing'
     | 'webhook_receiver_spooling'
+    | 'refresh_failing'
     | 'webhook_signatures_refused'
     | 'webhook_receiver_down'
     | 'webhook_inbox_unreadable'
@@ -378,6 +379,21 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
         connectionId: c.connectionId,
         kind: 'not_answering',
         message: `connection ${c.connectionId}: ${c.lastError ?? 'its workflow did not answer'}`,
+      });
+      continue;
+    }
+    if (
+      c.state === 'active' &&
+      c.lastError !== null &&
+      c.accessExpiresAt !== null &&
+      c.accessExpiresAt <= now
+    ) {
+      // Its refresh keeps failing (cli/refresh-retry.ts says so while it is retried): the
+      // connection is not lost, but nothing reads the service for it until a refresh succeeds.
+      problems.push({
+        connectionId: c.connectionId,
+        kind: 'refresh_failing',
+        message: `connection ${c.connectionId}: its access token expired at ${new Date(c.accessExpiresAt).toISOString()} and refreshing it fails (${c.lastError}); its syncs cannot read the service until a refresh succeeds (is the service's authorization server reachable?)`,
       });
       continue;
     }

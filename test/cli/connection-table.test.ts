@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectionTable, grantLeftLive } from '../../cli/connections.js';
+import { findProblems, type ConnectionView } from '../../cli/status-model.js';
 import type { ConnectionStatus } from '../../workflows/connection-types.js';
 
 const status = (over: Partial<ConnectionStatus>): ConnectionStatus => ({
@@ -50,5 +51,31 @@ describe('ebsync disconnect', () => {
     expect(grantLeftLive('shop', { ...failed, lastError: null })).toBeUndefined();
     // A key has no grant to revoke: its own line says it still works.
     expect(grantLeftLive('key', { ...failed, kind: 'integration_key' })).toBeUndefined();
+  });
+});
+
+describe('ebsync status, of a connection whose refresh keeps failing', () => {
+  it('is a problem once its token has expired, naming the reason; not before, nor without an error', () => {
+    const now = Date.UTC(2026, 0, 1, 12);
+    const view = (over: Partial<ConnectionView>): ConnectionView => ({
+      connectionId: 'shop',
+      businessName: null,
+      kind: 'installed_app',
+      state: 'active',
+      lastError: 'refresh failed 3 times in a row, retrying: token refresh failed: ECONNREFUSED',
+      accessExpiresAt: now - 1_000,
+      rateLimited: { lastHour: 0, perMinute: [] },
+      workflowId: 'connection-shop',
+      uiUrl: '',
+      ...over,
+    });
+    const problems = (over: Partial<ConnectionView>) =>
+      findProblems({ connections: [view(over)] }, now).map((p) => `${p.kind}: ${p.message}`);
+    expect(problems({})).toEqual([
+      "refresh_failing: connection shop: its access token expired at 2026-01-01T11:59:59.000Z and refreshing it fails (refresh failed 3 times in a row, retrying: token refresh failed: ECONNREFUSED); its syncs cannot read the service until a refresh succeeds (is the service's authorization server reachable?)",
+    ]);
+    expect(problems({ accessExpiresAt: now + 60_000 })).toEqual([]);
+    expect(problems({ lastError: null })).toEqual([]);
+    expect(problems({ kind: 'integration_key', accessExpiresAt: null })).toEqual([]);
   });
 });

@@ -15,6 +15,7 @@ import { connectionWorkflow } from '../../workflows/connection.js';
 import {
   connectionWorkflowId,
   type ConnectionInput,
+  type ConnectionStatus,
   type Credentials,
   getCredentialsUpdate,
   reconnectUpdate,
@@ -24,6 +25,8 @@ import {
 import { probeAsSyncWorkflow, probeConnectionWorkflow } from '../fixtures/workflows.js';
 import { payloadBytes } from '../helpers/history.js';
 import { REPO_ROOT } from '../helpers/cli.js';
+import { closedPort } from '../helpers/ports.js';
+import { withRefreshRetry } from '../../cli/refresh-retry.js';
 
 /**
  * Durable connections on a real dev server against the sandbox over HTTPS, with workers in
@@ -121,7 +124,7 @@ function installCredentials(e: Env): { credentials: Credentials; permissions: st
 async function connect(
   e: Env,
   connectionId: string,
-  options: { historyLimit?: number; apiKey?: string } = {},
+  options: { historyLimit?: number; apiKey?: string; authUrl?: string } = {},
 ): Promise<void> {
   const app = installCredentials(e);
   const input: ConnectionInput = {
@@ -129,7 +132,7 @@ async function connect(
       connectionId,
       kind: options.apiKey ? 'integration_key' : 'installed_app',
       baseUrl: e.sb.baseUrl,
-      ...(options.apiKey ? {} : { authUrl: e.sb.authUrl, clientId: e.clientId }),
+      ...(options.apiKey ? {} : { authUrl: options.authUrl ?? e.sb.authUrl, clientId: e.clientId }),
       permissions: options.apiKey ? [] : app.permissions,
     },
     credentials: options.apiKey ? { kind: 'apiKey', apiKey: options.apiKey } : app.credentials,
@@ -332,6 +335,33 @@ describe('connection workflow: one token owner per connection', () => {
       await e.sb.close();
     }
   }, 150_000);
+
+  it('a refresh that keeps failing is shown retrying, with its attempt and reason, once it is due: not a silent active', async () => {
+    // The authorization server away: the refresh activity retries for about 90 s before the
+    // workflow itself says "refresh failed", and the listing showed nothing wrong meanwhile.
+    const e = await makeSandbox(3);
+    try {
+      const w = await startWorker(e);
+      const away = `https://127.0.0.1:${await closedPort()}/oauth/token`;
+      await connect(e, 'auth-away', { authUrl: away });
+      let shown: ConnectionStatus | undefined;
+      const until = Date.now() + 60_000;
+      while (Date.now() < until) {
+        shown = await withRefreshRetry(client, await status('auth-away'));
+        if (shown.lastError !== null && (shown.accessExpiresAt ?? Infinity) <= Date.now()) break;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(shown?.state).toBe('active');
+      expect(shown?.lastError).toMatch(
+        /^refresh failed \d+ times? in a row, retrying: token refresh failed: .+; its access token expired at \d{4}-/,
+      );
+      // What the workflow itself says has no error yet: the description is what knows.
+      expect((await status('auth-away')).lastError).toBeNull();
+      await stopWorker(w);
+    } finally {
+      await e.sb.close();
+    }
+  }, 120_000);
 
   it("a service whose clock runs ahead refuses a token refreshed ahead of expiry: a sync's activity retries with the next token, the connection stays active", async () => {
     // 60 s tokens: refreshed 12 s before they end, while this worker still holds the old one.
