@@ -52,6 +52,14 @@ export function decodeIds(key: string | undefined): Ids {
   return { ...(person ? { person: Number(person) } : {}), ...(deal ? { deal: Number(deal) } : {}) };
 }
 
+/**
+ * A deal's title: Pipedrive requires one, and refuses an empty one (400) on every pass, so a
+ * subject or title that is empty or only spaces names the deal as a missing one does.
+ */
+function titleOr(mapped: unknown, fallback: string): string {
+  return typeof mapped === 'string' && mapped.trim() !== '' ? mapped : fallback;
+}
+
 // Pipedrive has no batch writes: a "batch" is records written one call at a time, this many
 // at once (the rolling window still paces them to the plan's limit).
 const BATCH = 100;
@@ -454,8 +462,8 @@ export class PipedriveDestination implements Destination {
       key,
       lead.id,
       {
-        title: `Lead ${lead.id}`,
         ...standard,
+        title: titleOr(standard.title, `Lead ${lead.id}`),
         currency: this.mapping.currency,
         status: 'open',
         person_id: person?.id ?? null,
@@ -502,8 +510,8 @@ export class PipedriveDestination implements Destination {
       key,
       event.id,
       {
-        title: `Event ${event.id}`,
         ...standard,
+        title: titleOr(standard.title, `Event ${event.id}`),
         currency: this.mapping.currency,
         status: m.status[status] ?? m.status['*'] ?? 'open',
         person_id: person?.id ?? null,

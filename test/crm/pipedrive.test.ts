@@ -248,6 +248,46 @@ describe('Pipedrive persons', () => {
   });
 });
 
+// A deal's title is required: a lead whose subject was emptied (or only spaces), or an event
+// whose title was, sent that as the title, and Pipedrive refused the record on every pass.
+describe('Pipedrive deal titles', () => {
+  const lead = (id: string, subject: string | null, destinationKey?: string) => ({
+    resource: 'leads' as const,
+    id,
+    attributes: { email: `lead${id}@example.com`, subject },
+    raw: {},
+    ...(destinationKey === undefined ? {} : { destinationKey }),
+  });
+
+  it('names a deal Lead N or Event N when its subject or title is empty or blank', async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    crm.closeLater(destination);
+    const made = await destination.upsert('leads', [
+      lead('1', 'Wedding'),
+      lead('2', ''),
+      lead('3', '   '),
+    ]);
+    expect(made.refused).toBeUndefined();
+    // Changed afterwards: the update (a PATCH by the kept ids) names it the same way.
+    const changed = await destination.upsert('leads', [lead('1', '', made.keys[0])]);
+    expect(changed.refused).toBeUndefined();
+    const blankEvent = {
+      resource: 'events' as const,
+      id: '7',
+      attributes: { customer_emails: 'ada@example.com', status: 'confirmed', title: '' },
+      raw: {},
+    };
+    expect((await destination.upsert('events', [blankEvent])).refused).toBeUndefined();
+    const titles = fake.state
+      .live('deals')
+      .map((d) => d.fields.title)
+      .sort();
+    expect(titles).toEqual(['Event 7', 'Lead 1', 'Lead 2', 'Lead 3']);
+  });
+});
+
 describe('Pipedrive leads without deals (createDeal: false)', () => {
   const lead = (id: string, email: string | null) => ({
     resource: 'leads' as const,
