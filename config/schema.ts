@@ -118,6 +118,9 @@ const listenPort = numberSetting(
 );
 
 const CRM_URL_RULE = 'expected an https:// URL (http:// only to loopback in development)';
+/** HubSpot's and Pipedrive's settings name the API origin: a path there makes every call a 404. */
+const CRM_ORIGIN_RULE =
+  'expected the API origin, an https:// URL with no path (http:// only to loopback in development)';
 /** Why production refuses a plain http:// address: service, OAuth, CRM or automation endpoint. */
 export const PRODUCTION_HTTP =
   'plain http:// is refused in production mode, even on loopback; use https://';
@@ -141,8 +144,11 @@ function devUiUrl(address: string): string {
   return `http://${host}:${uiPort}`;
 }
 
-/** An http(s) URL without credentials, query or fragment; `apiPath` also asks for /api/v1/. */
-function serverUrl(rule: string, apiPath: boolean) {
+/**
+ * An http(s) URL without credentials, query or fragment; `api` also asks for /api/v1/, and
+ * `origin` for no path at all (a CRM's API origin: the clients add each route's whole path).
+ */
+function serverUrl(rule: string, path: 'any' | 'api' | 'origin') {
   return z.string().transform((value, ctx) => {
     let url: URL;
     try {
@@ -163,7 +169,11 @@ function serverUrl(rule: string, apiPath: boolean) {
       });
       return z.NEVER;
     }
-    if (!apiPath) return value;
+    if (path === 'origin' && url.pathname !== '/') {
+      ctx.addIssue({ code: 'custom', message: CRM_ORIGIN_RULE });
+      return z.NEVER;
+    }
+    if (path !== 'api') return value;
     if (!/\/api\/v1\/?$/.test(url.pathname)) {
       ctx.addIssue({ code: 'custom', message: rule });
       return z.NEVER;
@@ -302,8 +312,8 @@ export const configSchema = z
       .prefault({}),
     service: z
       .object({
-        baseUrl: serverUrl(SERVICE_URL_RULE, true).optional(),
-        authUrl: serverUrl(AUTH_URL_RULE, false).optional(),
+        baseUrl: serverUrl(SERVICE_URL_RULE, 'api').optional(),
+        authUrl: serverUrl(AUTH_URL_RULE, 'any').optional(),
         apiKey: z.string().regex(INTEGRATION_KEY, { error: INTEGRATION_KEY_RULE }).optional(),
         clientId: optionalText,
         routeOverrides: routeOverrides.optional(),
@@ -381,7 +391,7 @@ export const configSchema = z
         tlsServerName: hostSetting.optional(),
         apiKey: optionalText,
         cliPath: optionalText,
-        uiUrl: serverUrl('expected an http:// or https:// URL', false).optional(),
+        uiUrl: serverUrl('expected an http:// or https:// URL', 'any').optional(),
       })
       .transform(({ uiUrl, ...temporal }) => ({
         ...temporal,
@@ -411,7 +421,7 @@ export const configSchema = z
       .object({
         hubspot: z
           .object({
-            baseUrl: serverUrl(CRM_URL_RULE, false).default('https://api.hubapi.com'),
+            baseUrl: serverUrl(CRM_URL_RULE, 'origin').default('https://api.hubapi.com'),
             token: optionalText,
             mapping: hubspotMappingSetting.optional(),
             /** Set by loadConfig when the mapping came from the config file: its path. */
@@ -420,7 +430,7 @@ export const configSchema = z
           .prefault({}),
         pipedrive: z
           .object({
-            baseUrl: serverUrl(CRM_URL_RULE, false).default('https://api.pipedrive.com'),
+            baseUrl: serverUrl(CRM_URL_RULE, 'origin').default('https://api.pipedrive.com'),
             token: optionalText,
             mapping: pipedriveMappingSetting.optional(),
             /** Set by loadConfig when the mapping came from the config file: its path. */
@@ -430,7 +440,7 @@ export const configSchema = z
         salesforce: z
           .object({
             /** Where OAuth tokens come from; API calls go to the answer's instance_url. */
-            baseUrl: serverUrl(CRM_URL_RULE, false).default('https://login.salesforce.com'),
+            baseUrl: serverUrl(CRM_URL_RULE, 'any').default('https://login.salesforce.com'),
             clientId: optionalText,
             clientSecret: optionalText,
             refreshToken: optionalText,

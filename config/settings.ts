@@ -232,7 +232,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'crm.hubspot.baseUrl',
     default: 'https://api.hubapi.com',
     description:
-      'HubSpot API origin for `--to hubspot`; `http://` only to loopback in development (the fake of `ebsync sandbox --crm hubspot`).',
+      'HubSpot API origin for `--to hubspot`, with no path (`https://api.hubapi.com/crm/v3` is refused); `http://` only to loopback in development (the fake of `ebsync sandbox --crm hubspot`).',
   },
   {
     env: 'EBSYNC_HUBSPOT_TOKEN',
@@ -253,7 +253,7 @@ export const SETTINGS: readonly Setting[] = [
     path: 'crm.pipedrive.baseUrl',
     default: 'https://api.pipedrive.com',
     description:
-      'Pipedrive API origin for `--to pipedrive` (your company domain also works); `http://` only to loopback in development (the fake of `ebsync sandbox --crm pipedrive`).',
+      'Pipedrive API origin for `--to pipedrive` (your company domain also works), with no path (`…/api/v1` is refused); `http://` only to loopback in development (the fake of `ebsync sandbox --crm pipedrive`).',
   },
   {
     env: 'EBSYNC_PIPEDRIVE_TOKEN',

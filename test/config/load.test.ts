@@ -474,6 +474,28 @@ describe('service base URL (EBS_BASE_URL)', () => {
     ]);
   });
 
+  // Both are API origins: a URL with a path (Pipedrive's docs give `…/api/v1` as the base URL)
+  // was taken, and every call then went to `<path>/api/v2/…` and answered 404, in a line that
+  // named no setting.
+  it.each([
+    ['EBSYNC_PIPEDRIVE_URL', 'https://api.pipedrive.com/v1'],
+    ['EBSYNC_PIPEDRIVE_URL', 'https://acme.pipedrive.com/api/v1/'],
+    ['EBSYNC_HUBSPOT_URL', 'https://api.hubapi.com/crm/v3'],
+  ])('%s=%s (a path after the origin) is refused naming that setting', (name, value) => {
+    expect(errorLines({ [name]: value })).toEqual([
+      `${name}='${value}' is not allowed: expected the API origin, an https:// URL with no path (http:// only to loopback in development)`,
+    ]);
+  });
+
+  it('takes a CRM origin with or without its trailing slash', () => {
+    const config = loadConfig({
+      EBSYNC_PIPEDRIVE_URL: 'https://acme.pipedrive.com/',
+      EBSYNC_HUBSPOT_URL: 'https://api.hubapi.com',
+    });
+    expect(config.crm.pipedrive.baseUrl).toBe('https://acme.pipedrive.com/');
+    expect(config.crm.hubspot.baseUrl).toBe('https://api.hubapi.com');
+  });
+
   it('accepts http:// only with EBS_ALLOW_HTTP=true, to loopback, in development', () => {
     for (const url of [
       'http://localhost:8080/api/v1',
