@@ -44,7 +44,13 @@ export const DEFAULT_PIPEDRIVE_MAPPING: PipedriveMapping = {
     onDelete: 'delete',
   },
   events: {
-    deal: { title: 'title', value: 'starting_balance_cents', expected_close_date: 'starts_at' },
+    // The start day where the business is (as Salesforce's CloseDate): starts_at is UTC, whose
+    // day is the next one for an evening event in the Americas.
+    deal: {
+      title: 'title',
+      value: 'starting_balance_cents',
+      expected_close_date: 'starts_at_date',
+    },
     status: { proposal: 'open', confirmed: 'won', completed: 'won', canceled: 'lost', '*': 'open' },
     onDelete: 'delete',
   },

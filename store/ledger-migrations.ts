@@ -224,6 +224,18 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
       UPDATE ledger_entries
         SET forwarded_hash = CASE WHEN deleted_at IS NULL THEN content_hash ELSE 'deleted' END;`,
   },
+  {
+    version: 8,
+    name: 'Pipedrive events written with the UTC day of their start: written once more',
+    // Until this version an event's deal closed on the UTC day of starts_at, a day late for an
+    // evening event west of UTC. The default is now the start day in the business time zone;
+    // forgotten hashes make the next full pass write each Pipedrive event again (a PATCH of a deal
+    // it has the ids of), as version 6 did for leads. Seen and deletion marks stay.
+    sqlite: `UPDATE ledger_entries SET content_hash = 'forgotten'
+      WHERE resource = 'events' AND destination LIKE 'pipedrive:%';`,
+    postgres: `UPDATE ledger_entries SET content_hash = 'forgotten'
+      WHERE resource = 'events' AND destination LIKE 'pipedrive:%';`,
+  },
 ];
 
 /** The migrations still to apply given the versions a database has, in order. */

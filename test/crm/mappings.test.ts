@@ -56,7 +56,7 @@ describe('CRM mappings with overrides', () => {
     expect(m.currency).toBe('EUR');
     expect(m.leads.person).toEqual({});
     expect(m.leads.createDeal).toBe(false);
-    expect(m.events.deal).toEqual({ title: 'title', expected_close_date: 'starts_at' });
+    expect(m.events.deal).toEqual({ title: 'title', expected_close_date: 'starts_at_date' });
     expect(m.events.status).toEqual({ ...DEFAULT_PIPEDRIVE_MAPPING.events.status, '*': 'lost' });
     expect(() => pipedriveMapping({ leads: { person: { email: 'email' } } })).toThrow(
       'EBSYNC_PIPEDRIVE_MAPPING leads.person.email is not allowed: expected name, phone or a custom field key',

@@ -288,6 +288,33 @@ describe('Pipedrive deal titles', () => {
   });
 });
 
+// The mirror keeps timestamps in UTC: a deal closing on the day of starts_at took the UTC day,
+// so an event at 7:30 PM in New York (00:30 the next day in UTC) closed a day late.
+describe('Pipedrive event close dates', () => {
+  it("closes an event's deal on its start day in the business time zone", async () => {
+    const fake = await crm.newFake();
+    await setupPipedrive({ baseUrl: fake.baseUrl, token: fake.token });
+    const destination = new PipedriveDestination({ baseUrl: fake.baseUrl, token: fake.token });
+    crm.closeLater(destination);
+    const evening = {
+      resource: 'events' as const,
+      id: '27',
+      attributes: {
+        customer_emails: 'ada@example.com',
+        status: 'confirmed',
+        title: 'Evening',
+        starts_at: '2025-12-15T00:30:00.000Z',
+        starts_at_date: '2025-12-14',
+      },
+      raw: {},
+    };
+    expect((await destination.upsert('events', [evening])).refused).toBeUndefined();
+    expect(fake.state.live('deals').map((d) => d.fields.expected_close_date)).toEqual([
+      '2025-12-14',
+    ]);
+  });
+});
+
 describe('Pipedrive leads without deals (createDeal: false)', () => {
   const lead = (id: string, email: string | null) => ({
     resource: 'leads' as const,

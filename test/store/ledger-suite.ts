@@ -373,6 +373,32 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       expect((await ledger.classify(events, [{ id: '1', hash: 'a' }]))[0]?.state).toBe('unchanged');
     });
 
+    it('writes every Pipedrive event once more after version 8, whose close date was a UTC day', async () => {
+      const at = (destination: string, resource: LedgerScope['resource']): LedgerScope => ({
+        connectionId: 'c1',
+        destination,
+        resource,
+      });
+      const written = [
+        at('pipedrive:api.pipedrive.com', 'events'),
+        at('pipedrive:api.pipedrive.com', 'leads'),
+        at('hubspot:api.hubapi.com', 'events'),
+        at('sqlite:/tmp/m.db', 'events'),
+      ];
+      for (const s of written) {
+        await ledger.recordWritten(s, 1, [{ id: '1', hash: 'a', destinationKey: '1' }]);
+      }
+      await ledger.close();
+      // A store from before version 8.
+      await backend.query(location, 'DELETE FROM schema_migrations WHERE version = 8');
+      ledger = await backend.open(location);
+      const states = [];
+      for (const s of written) {
+        states.push((await ledger.classify(s, [{ id: '1', hash: 'a' }]))[0]?.state);
+      }
+      expect(states).toEqual(['changed', 'unchanged', 'unchanged', 'unchanged']);
+    });
+
     it('keeps what endpoints were last sent of a record apart from what was written', async () => {
       await ledger.recordWritten(scope, 1, [{ id: '1', hash: 'a', destinationKey: '1' }]);
       const forwarded = async (id: string) => (await ledger.get(scope, [id]))[0]?.forwardedHash;
