@@ -281,9 +281,28 @@ export function noteProblem(note: string): string | undefined {
   return `--note is ${size}: Temporal keeps a schedule's note of ${SCHEDULE_NOTE_MAX_BYTES} bytes at most (1,000 characters of plain ASCII); shorten it`;
 }
 
-/** Pause, resume and trigger, shared by `ebsync schedule` and the status page's actions. */
-export async function pauseSchedule(handle: ScheduleHandle, note: string): Promise<string> {
-  await handle.pause(note);
+/**
+ * Pause, resume and trigger, shared by `ebsync schedule` and the status page's actions.
+ *
+ * Temporal takes a pause of a paused schedule as a new note: a second pause without one of
+ * its own would put the default note over the reason its first pause gave, and say 'paused'
+ * as if it had done something. So a paused schedule keeps its note unless `note` (one the
+ * user wrote) replaces it, and the line says it was paused already.
+ */
+export async function pauseSchedule(
+  handle: ScheduleHandle,
+  d: ScheduleDescription,
+  note: string | undefined,
+  defaultNote: string,
+): Promise<string> {
+  if (d.state.paused) {
+    if (note === undefined || note === d.state.note) {
+      return `already paused: ${handle.scheduleId}; nothing changed`;
+    }
+    await handle.pause(note);
+    return `already paused: ${handle.scheduleId}; its note replaced`;
+  }
+  await handle.pause(note ?? defaultNote);
   return `paused ${handle.scheduleId}`;
 }
 
@@ -319,6 +338,9 @@ export async function resumeSchedule(
   if (d.info.nextActionTimes.length === 0) {
     throw new ScheduleNeverFiresError(handle.scheduleId, d.state.paused);
   }
+  // Unpausing an active schedule would only put the resume note over its own: 'resumed'
+  // would tell its user something happened.
+  if (!d.state.paused) return `not paused: ${handle.scheduleId}; nothing to resume`;
   await handle.unpause(note);
   return `resumed ${handle.scheduleId}`;
 }
@@ -360,7 +382,7 @@ const ID_ACTIONS: Record<
   ScheduleVerb,
   (handle: ScheduleHandle, d: ScheduleDescription, note?: string) => Promise<string>
 > = {
-  pause: (handle, _d, note) => pauseSchedule(handle, note ?? 'paused with ebsync schedule pause'),
+  pause: (handle, d, note) => pauseSchedule(handle, d, note, 'paused with ebsync schedule pause'),
   resume: async (handle, d, note) => {
     try {
       return await resumeSchedule(handle, d, note ?? 'resumed with ebsync schedule resume');

@@ -602,7 +602,7 @@ export async function startStatusServer(
   }
 
   const scheduleActions = {
-    pause: (handle) => pauseSchedule(handle, 'paused from the status page'),
+    pause: (handle, d) => pauseSchedule(handle, d, undefined, 'paused from the status page'),
     resume: (handle, d) => resumeSchedule(handle, d, 'resumed from the status page'),
     trigger: triggerSchedule,
   } satisfies Record<string, (...args: Parameters<typeof triggerSchedule>) => Promise<string>>;

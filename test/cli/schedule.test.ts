@@ -302,6 +302,47 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     expect((await runCli(['schedule', 'describe', id], env)).code).toBe(1);
   }, 400_000);
 
+  it('a second pause keeps the reason the first gave; a resume of an active one changes nothing', async () => {
+    const create = await runCli(
+      [
+        'schedule',
+        'create',
+        'leads',
+        '--cron',
+        '0 0 1 1 *',
+        '--timezone',
+        'UTC',
+        '--to',
+        `sqlite:${join(dir, 'paused-twice.db')}`,
+        '--connection',
+        CONNECTION,
+      ],
+      env,
+    );
+    expect(create.code, create.stderr).toBe(0);
+    const id = /^created schedule (\S+):/.exec(create.stdout)?.[1] ?? '';
+    created.push(id);
+
+    const first = await runCli(['schedule', 'pause', id, '--note', 'migrating the CRM'], env);
+    expect(first.stdout, first.stderr).toBe(`paused ${id}\n`);
+    // Temporal would take this pause as a new note, the default one, over the reason above.
+    const second = await runCli(['schedule', 'pause', id], env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toBe(`already paused: ${id}; nothing changed\n`);
+    expect(await describeJson(id)).toMatchObject({ paused: true, note: 'migrating the CRM' });
+    // A note of the user's own replaces it, and the line says the schedule was paused already.
+    const renoted = await runCli(['schedule', 'pause', id, '--note', 'back on Monday'], env);
+    expect(renoted.stdout, renoted.stderr).toBe(`already paused: ${id}; its note replaced\n`);
+    expect(await describeJson(id)).toMatchObject({ paused: true, note: 'back on Monday' });
+
+    const resumed = await runCli(['schedule', 'resume', id, '--note', 'CRM migrated'], env);
+    expect(resumed.stdout, resumed.stderr).toBe(`resumed ${id}\n`);
+    const again = await runCli(['schedule', 'resume', id], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe(`not paused: ${id}; nothing to resume\n`);
+    expect(await describeJson(id)).toMatchObject({ paused: false, note: 'CRM migrated' });
+  });
+
   it('a connection paused after a pass used it sends no request in the next pass', async () => {
     const used = `${CONNECTION}-used`;
     expect((await runCli(['connect', '--api-key', '--name', used], env)).code).toBe(0);
