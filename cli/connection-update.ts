@@ -60,11 +60,12 @@ export async function updateOnceAnswered<T>(
   client: Client,
   workflowId: string,
   ms: number,
-  update: () => Promise<T>,
+  /** Given the status the worker answered, so a caller can say what was so before it. */
+  update: (before: ConnectionStatus) => Promise<T>,
   say: UnansweredUpdate,
 ): Promise<T> {
   const ask = (signal?: AbortSignal) =>
     connectionStatusWithin(client, workflowId, ms, say.unanswered, signal);
-  await (say.watch ? say.watch(ask) : ask());
-  return withinDeadline(client, ms, update, say.kept);
+  const before = await (say.watch ? say.watch(ask) : ask());
+  return withinDeadline(client, ms, () => update(before), say.kept);
 }

@@ -561,12 +561,18 @@ export async function startStatusServer(
         // A worker answers first, as 'ebsync connections pause' asks: "try again" must mean
         // nothing was sent, since Temporal keeps an update no worker takes and delivers it later.
         let status: ConnectionStatus;
+        // The state before, as 'ebsync connections pause|resume' says it: 'resumed' of a
+        // connection that was never paused tells its user something happened.
+        let before: ConnectionStatus['state'] | undefined;
         try {
           status = await updateOnceAnswered(
             client,
             handle.workflowId,
             ACTION_DEADLINE_MS,
-            () => handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] }),
+            (answered) => {
+              before = answered.state;
+              return handle.executeUpdate(setPausedUpdate, { args: [action === 'pause'] });
+            },
             {
               unanswered: () => noAnswer(what, ', and nothing was sent to it'),
               kept: () =>
@@ -592,11 +598,15 @@ export async function startStatusServer(
             `connection '${connection.connectionId}' is ${status.state}; ${action} applies to active or paused connections only`,
           );
         }
-        return reply.send({
-          meta: { status: 'ok' },
-          state: status.state,
-          message: `${action === 'pause' ? 'paused' : 'resumed'}: ${connection.connectionId}`,
-        });
+        const id = connection.connectionId;
+        let message = `${action === 'pause' ? 'paused' : 'resumed'}: ${id}`;
+        if (before === wanted) {
+          message =
+            action === 'pause'
+              ? `already paused: ${id}`
+              : `not paused: ${id}; nothing to resume, its syncs run`;
+        }
+        return reply.send({ meta: { status: 'ok' }, state: status.state, message });
       },
     );
   }

@@ -632,3 +632,52 @@ describe('Sync now', () => {
     );
   }, 120_000);
 });
+
+describe('Pause and Resume of a connection', () => {
+  it('say so when the connection was paused already, or not paused, as ebsync connections does', async () => {
+    const id = `status-switch-${randomBytes(4).toString('hex')}`;
+    const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    await t.withWorker(
+      { taskQueue, dataConverter: dataConverter(config), activities: fakeConnectionActivities },
+      async () => {
+        const { client, close } = await connectClient(config);
+        try {
+          const handle = await client.workflow.start(connectionWorkflow, {
+            taskQueue,
+            workflowId: `connection-${id}`,
+            args: [keyConnectionInput(id, 'ik_status_switch_key')],
+          });
+          const act = async (action: 'pause' | 'resume') => {
+            let answer = await send(`/api/connections/${id}/${action}`, {
+              method: 'POST',
+              headers: auth,
+            });
+            // The page learns of the connection with its next report.
+            for (let i = 0; i < 20 && answer.status === 404; i++) {
+              await new Promise((r) => setTimeout(r, 500));
+              answer = await send(`/api/connections/${id}/${action}`, {
+                method: 'POST',
+                headers: auth,
+              });
+            }
+            expect(answer.status, answer.body).toBe(200);
+            return JSON.parse(answer.body) as { state: string; message: string };
+          };
+          expect(await act('resume')).toMatchObject({
+            state: 'active',
+            message: `not paused: ${id}; nothing to resume, its syncs run`,
+          });
+          expect(await act('pause')).toMatchObject({ state: 'paused', message: `paused: ${id}` });
+          expect(await act('pause')).toMatchObject({
+            state: 'paused',
+            message: `already paused: ${id}`,
+          });
+          expect(await act('resume')).toMatchObject({ state: 'active', message: `resumed: ${id}` });
+          await handle.terminate('test over');
+        } finally {
+          await close();
+        }
+      },
+    );
+  }, 120_000);
+});
