@@ -159,3 +159,21 @@ export function timezoneProblem(zone: string): string | undefined {
   if (!wrongCase) return undefined;
   return `--timezone '${zone}' is not written as the IANA database writes it, and Temporal reads zone names in their exact case only: write it '${resolved}'`;
 }
+
+/**
+ * The cron expressions to give Temporal for one `--cron`. crontab(5) runs a command whose day
+ * of month and day of week are both restricted (neither begins with `*`) on a day that
+ * matches either; Temporal's reader matches every field, so '0 3 1 * mon' would run only on
+ * a 1st that is a Monday, a few times a year. Such an expression goes as two, one per day
+ * field, whose times Temporal joins: the days crontab(5) means. Otherwise it goes as it is
+ * (with a `*` in either field, both readers ask for both).
+ */
+export function temporalCronExpressions(expression: string): string[] {
+  const [minute, hour, dayOfMonth, month, dayOfWeek] = expression.trim().split(/\s+/);
+  if (dayOfMonth === undefined || dayOfWeek === undefined) return [expression];
+  if (dayOfMonth.startsWith('*') || dayOfWeek.startsWith('*')) return [expression];
+  return [
+    `${minute} ${hour} ${dayOfMonth} ${month} *`,
+    `${minute} ${hour} * ${month} ${dayOfWeek}`,
+  ];
+}

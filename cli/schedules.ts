@@ -22,7 +22,7 @@ import {
   type ScheduleMemo,
   type ScheduleView,
 } from './schedule-views.js';
-import { cronProblem, timezoneProblem } from './schedule-cron.js';
+import { cronProblem, temporalCronExpressions, timezoneProblem } from './schedule-cron.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import {
@@ -111,7 +111,7 @@ export async function createMirrorSchedule(
         'everyMs' in request.timing
           ? { intervals: [{ every: request.timing.everyMs }], ...jitter }
           : {
-              cronExpressions: [request.timing.cron],
+              cronExpressions: temporalCronExpressions(request.timing.cron),
               timezone: request.timing.timezone,
               ...jitter,
             },

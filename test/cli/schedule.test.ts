@@ -302,6 +302,40 @@ describe('ebsync schedule', { timeout: 120_000 }, () => {
     expect((await runCli(['schedule', 'describe', id], env)).code).toBe(1);
   }, 400_000);
 
+  it('a cron naming both a day of month and a day of week fires on either, as crontab(5) says', async () => {
+    const create = await runCli(
+      [
+        'schedule',
+        'create',
+        'appointments',
+        '--cron',
+        '0 3 1 * mon',
+        '--timezone',
+        'UTC',
+        '--to',
+        `sqlite:${join(dir, 'either-day.db')}`,
+        '--connection',
+        CONNECTION,
+      ],
+      env,
+    );
+    expect(create.code, create.stderr).toBe(0);
+    const id = /^created schedule (\S+):/.exec(create.stdout)?.[1] ?? '';
+    created.push(id);
+    // Deleted at once: it would run on the next Monday or 1st at 03:00 UTC.
+    const view = await describeJson(id);
+    await runCli(['schedule', 'delete', id], env);
+    expect(view.when).toBe("cron '0 3 1 * mon' (UTC)");
+    const runs = view.nextRuns.map((t) => new Date(t));
+    expect(runs.length).toBeGreaterThan(5);
+    // Temporal alone runs it only on a 1st that is a Monday: in February 2027 at the soonest.
+    for (const run of runs) {
+      expect(run.getUTCDay() === 1 || run.getUTCDate() === 1, run.toISOString()).toBe(true);
+    }
+    expect(runs[0]!.getTime() - Date.now()).toBeLessThanOrEqual(8 * 24 * 3600_000);
+    expect(runs.some((r) => r.getUTCDate() === 1)).toBe(true);
+  });
+
   it('a second pause keeps the reason the first gave; a resume of an active one changes nothing', async () => {
     const create = await runCli(
       [
