@@ -130,8 +130,10 @@ describe('the status page', () => {
     await page.goto(url);
     await page.fill('#token', ADMIN_TOKEN);
     await page.click(`button[data-action="sync"][data-connection="${HEALTHY}"]`);
+    // The answer comes after the checks a sync makes (a worker polls, the connection is
+    // active, the destination opens): longer than poll's 1 s default on a loaded machine.
     await expect
-      .poll(() => page.textContent('[data-testid="action-result"]'))
+      .poll(() => page.textContent('[data-testid="action-result"]'), { timeout: 30_000 })
       .toMatch(/started the mirror/);
     const readOnPage = async (): Promise<number | undefined> => {
       const value = await page
