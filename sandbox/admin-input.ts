@@ -6,6 +6,7 @@ import { badRequest, FieldErrors } from './errors.js';
 export const CLOCK_STEP_MAX_MS = 100 * 365.25 * 24 * 3600 * 1000;
 import { PERMISSIONS } from './permissions.js';
 import { WEBHOOK_RECORD_TYPES, webhookSecretProblem } from './webhooks.js';
+import { malformedParam, queryId, queryParam, type Query } from './query-params.js';
 
 /** Bodies, path and query values of the /admin routes, read with zod into the spec's error shapes. */
 
@@ -154,12 +155,7 @@ export function pathId(request: FastifyRequest, name = 'id'): number {
 }
 
 export function queryInt(request: FastifyRequest, name: string): number | undefined {
-  const value = (request.query as Record<string, unknown>)[name];
-  if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) {
-    throw badRequest('invalid_parameter', `${name} must be a positive integer`);
-  }
-  return Number(value);
+  return queryId(request.query as Query, name);
 }
 
 /**
@@ -167,11 +163,10 @@ export function queryInt(request: FastifyRequest, name: string): number | undefi
  * as false, `?hard=yes` soft-deleted what was asked to be gone for good, and said nothing.
  */
 export function queryFlag(request: FastifyRequest, name: string): boolean {
-  const value = (request.query as Record<string, unknown>)[name];
-  if (value === undefined || value === '' || value === 'false' || value === '0') return false;
+  const value = queryParam(request.query as Query, name);
+  if (value === undefined || value === 'false' || value === '0') return false;
   if (value === 'true' || value === '1') return true;
-  const shown = typeof value === 'string' ? value.slice(0, 40) : JSON.stringify(value);
-  throw badRequest('invalid_parameter', `${name} must be true or false, got '${shown}'`);
+  return malformedParam(name, 'true or false', value);
 }
 
 export function recordType(request: FastifyRequest): string {

@@ -1,6 +1,7 @@
 import type { PagingLimits, SandboxContext } from './context.js';
 import type { ListQuery, RecordAttrs, StoredRecord } from './db.js';
 import { badRequest } from './errors.js';
+import { malformedParam, queryParam, type Query } from './query-params.js';
 
 /** JSON:API-like envelopes of the spec: string data.id, integer attributes.id. */
 export interface Item {
@@ -55,39 +56,24 @@ export interface Paging {
 }
 
 /**
- * A page or per: decimal digits only, given once (as every other list parameter must be; a
- * repeated one used to take the last silently, and '0x10' or '1e2' were read as numbers).
+ * A page or per: decimal digits only, given once ('0x10' or '1e2' used to be read as numbers).
  * A page must also be exact as a number, or meta would echo another page than was asked; a
  * per of any size is clamped by the caller.
  */
-function positiveInt(name: string, raw: unknown, fallback: number, exact: boolean): number {
-  if (raw === undefined || raw === '') return fallback;
-  if (typeof raw !== 'string') {
-    throw badRequest('invalid_parameter', `${name} must be given once, as a positive integer`);
-  }
+function positiveInt(query: Query, name: string, fallback: number, exact: boolean): number {
+  const raw = queryParam(query, name);
+  if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < 1) {
-    throw badRequest(
-      'invalid_parameter',
-      `${name} must be a positive integer, got '${raw.slice(0, 40)}'`,
-    );
-  }
+  if (!/^\d+$/.test(raw) || value < 1) return malformedParam(name, 'a positive integer', raw);
   if (exact && !Number.isSafeInteger(value)) {
-    throw badRequest(
-      'invalid_parameter',
-      `${name} must be a positive integer up to ${Number.MAX_SAFE_INTEGER}, got '${raw.slice(0, 40)}'`,
-    );
+    return malformedParam(name, `a positive integer up to ${Number.MAX_SAFE_INTEGER}`, raw);
   }
   return value;
 }
 
-export function paging(
-  query: Record<string, unknown>,
-  limits: PagingLimits,
-  defaultPer = 25,
-): Paging {
-  const page = positiveInt('page', query.page, 1, true);
-  const per = Math.min(positiveInt('per', query.per, defaultPer, false), limits.maxPer);
+export function paging(query: Query, limits: PagingLimits, defaultPer = 25): Paging {
+  const page = positiveInt(query, 'page', 1, true);
+  const per = Math.min(positiveInt(query, 'per', defaultPer, false), limits.maxPer);
   return { page, per, offset: (page - 1) * per };
 }
 

@@ -16,6 +16,7 @@ import {
 } from '../envelope.js';
 import { MAX_AMOUNT, readNumber, type NumberRule } from '../body-fields.js';
 import { badRequest, FieldErrors, notFound } from '../errors.js';
+import { queryParam } from '../query-params.js';
 
 /**
  * Add-on categories and add-ons.
@@ -339,15 +340,6 @@ function asObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** One value of a query parameter (the last one when it was repeated). */
-function queryValue(query: Record<string, unknown>, name: string): string | undefined {
-  const raw = query[name];
-  const value: unknown = Array.isArray(raw) ? raw[raw.length - 1] : raw;
-  if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string') throw badRequest('invalid_parameter', `${name} must be a string`);
-  return value;
-}
-
 const ADD_ON_ORDERS: Record<string, string> = {
   position:
     "(SELECT json_extract(c.attrs, '$.position') FROM records c WHERE c.type = 'add_on_category' AND c.id = records.parent_id), json_extract(attrs, '$.position'), id",
@@ -437,12 +429,12 @@ export function addOnsHandlers(): Handlers {
     'addOns.list': ({ ctx, caller, query }) => {
       const conditions: string[] = [];
       const params: unknown[] = [];
-      const text = queryValue(query, 'text');
+      const text = queryParam(query, 'text');
       if (text !== undefined) {
         conditions.push("instr(lower(json_extract(attrs, '$.name')), lower(?)) > 0");
         params.push(text.trim());
       }
-      const widget = queryValue(query, 'only_widget_visible');
+      const widget = queryParam(query, 'only_widget_visible');
       if (widget !== undefined) {
         if (!['true', 'false', '1', '0'].includes(widget)) {
           throw badRequest(
@@ -454,7 +446,7 @@ export function addOnsHandlers(): Handlers {
           conditions.push("json_extract(attrs, '$.widget_visible') = 1");
         }
       }
-      const order = queryValue(query, 'order') ?? 'position';
+      const order = queryParam(query, 'order') ?? 'position';
       const orderBy = ADD_ON_ORDERS[order];
       if (!orderBy) {
         throw badRequest(

@@ -2,7 +2,6 @@ import { defaultBrand } from './leads-model.js';
 import type { SandboxContext } from '../context.js';
 import { isEmail, MAX_LENGTH_MINUTES } from '../body-fields.js';
 import type { FieldErrors } from '../errors.js';
-import { badRequest } from '../errors.js';
 import { dateForm, parseTime12, parseYmd } from '../time.js';
 import type { AdditionalGuest } from './appointments-model.js';
 
@@ -125,51 +124,6 @@ export function checkBrand(
 
 export function bodyOf(body: unknown): Body {
   return body as Body;
-}
-
-export function queryString(query: Record<string, unknown>, name: string): string | undefined {
-  const raw = query[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string') throw badRequest('invalid_parameter', `${name} must be given once`);
-  return raw;
-}
-
-export function queryEnum<T extends string>(
-  query: Record<string, unknown>,
-  name: string,
-  allowed: readonly T[],
-): T | undefined {
-  const raw = queryString(query, name);
-  if (raw === undefined) return undefined;
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw badRequest('invalid_parameter', `${name} must be one of ${allowed.join(', ')}`);
-  }
-  return raw as T;
-}
-
-export function queryDate(query: Record<string, unknown>, name: string) {
-  const raw = queryString(query, name);
-  if (raw === undefined) return undefined;
-  const d = parseYmd(raw);
-  if (!d) throw badRequest('invalid_parameter', `${name} must be ${dateForm('YYYY-MM-DD')}`);
-  return d;
-}
-
-export function queryId(
-  query: Record<string, unknown>,
-  name: string,
-  allowMy = false,
-): number | 'my' | undefined {
-  const raw = queryString(query, name);
-  if (raw === undefined) return undefined;
-  if (allowMy && raw === 'my') return 'my';
-  if (!/^\d{1,15}$/.test(raw)) {
-    throw badRequest(
-      'invalid_parameter',
-      `${name} must be a positive integer${allowMy ? " or 'my'" : ''}`,
-    );
-  }
-  return Number(raw);
 }
 
 export const CANCELED_STATUS = ['all', 'canceled', 'not_canceled'] as const;

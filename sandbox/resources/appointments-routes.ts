@@ -2,6 +2,7 @@ import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { listBody, ok, paging, parseInclude, listPage, sideload, single } from '../envelope.js';
 import { FieldErrors } from '../errors.js';
+import { queryDate, queryEnum, queryId, queryIdOr, queryText } from '../query-params.js';
 import {
   businessTimeZone,
   fromZoned,
@@ -47,10 +48,6 @@ import {
   readLength,
   checkBrand,
   bodyOf,
-  queryString,
-  queryEnum,
-  queryDate,
-  queryId,
   CANCELED_STATUS,
   PAST_OR_FUTURE,
 } from './appointments-input.js';
@@ -62,11 +59,11 @@ function listAppointments(ctx: SandboxContext, caller: Caller, query: Record<str
   const tz = businessTimeZone(ctx.db, businessId);
   const startDate = queryDate(query, 'start_date');
   const endDate = queryDate(query, 'end_date');
-  const staff = queryId(query, 'staff_id', true);
+  const staff = queryIdOr(query, 'staff_id', 'my');
   const brandId = queryId(query, 'brand_id');
   const canceled = queryEnum(query, 'canceled_status', CANCELED_STATUS) ?? 'all';
   const when = queryEnum(query, 'past_or_future', PAST_OR_FUTURE) ?? 'all';
-  const search = queryString(query, 'search_text')?.trim().toLowerCase();
+  const search = queryText(query, 'search_text')?.toLowerCase();
   const p = paging(query, ctx.limits);
 
   // starts_at is stored with an offset, so instants are compared through julianday().

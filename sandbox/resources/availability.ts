@@ -20,6 +20,7 @@ import { createAppointmentCalendar } from './appointments.js';
 import type { CalendarAttrs } from './appointments-model.js';
 import { heldBookings, type HeldBooking } from './events-model.js';
 import { getBackdrop, getPackage, type PackageAttrs } from './offerings.js';
+import { malformedParam, queryDate, queryEnum, queryId, queryParam } from '../query-params.js';
 
 /**
  * Availability, computed on every call from what holds inventory: event bookings of live
@@ -59,34 +60,6 @@ export function ensureDefaultCalendar(
 
 /* ------------------------------------------------------------------ query parsing */
 
-function raw(query: Record<string, unknown>, name: string): unknown {
-  const value = query[name];
-  const last: unknown = Array.isArray(value) ? value[value.length - 1] : value;
-  return last === '' ? undefined : last;
-}
-
-function malformed(name: string, expected: string, value: unknown): never {
-  throw badRequest(
-    'invalid_parameter',
-    `${name} must be ${expected}, got '${(typeof value === 'string' ? value : JSON.stringify(value)).slice(0, 40)}'`,
-  );
-}
-
-function intParam(query: Record<string, unknown>, name: string): number | undefined {
-  const value = raw(query, name);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value) || Number(value) < 1) {
-    return malformed(name, 'a positive integer', value);
-  }
-  return Number(value);
-}
-
-function ymdParam(query: Record<string, unknown>, name: string): DateParts | undefined {
-  const value = raw(query, name);
-  if (value === undefined) return undefined;
-  return parseYmd(value) ?? malformed(name, dateForm('YYYY-MM-DD'), value);
-}
-
 function required<T>(errors: FieldErrors, name: string, value: T | undefined): T | undefined {
   if (value === undefined) errors.add(name, "can't be blank");
   return value;
@@ -98,23 +71,22 @@ function dayIndex(d: DateParts): number {
 
 /** ISO 8601 date-time; without an offset it is read in the business time zone. */
 function isoParam(query: Record<string, unknown>, name: string, tz: string): number | undefined {
-  const value = raw(query, name);
+  const value = queryParam(query, name);
   if (value === undefined) return undefined;
   const m =
-    typeof value === 'string'
-      ? /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/.exec(
-          value.trim(),
-        )
-      : null;
-  if (!m) return malformed(name, 'an ISO 8601 date-time', value);
+    /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/.exec(
+      value.trim(),
+    );
+  if (!m) return malformedParam(name, 'an ISO 8601 date-time', value);
   if (m[7]) {
     const ms = Date.parse(m[0].replace(' ', 'T'));
-    return Number.isFinite(ms) ? ms : malformed(name, 'an ISO 8601 date-time', value);
+    return Number.isFinite(ms) ? ms : malformedParam(name, 'an ISO 8601 date-time', value);
   }
   const date = parseYmd(`${m[1]}-${m[2]}-${m[3]}`);
   const hour = Number(m[4]);
   const minute = Number(m[5]);
-  if (!date || hour > 23 || minute > 59) return malformed(name, 'an ISO 8601 date-time', value);
+  if (!date || hour > 23 || minute > 59)
+    return malformedParam(name, 'an ISO 8601 date-time', value);
   return fromZoned(date, hour * 60 + minute, tz);
 }
 
@@ -169,19 +141,19 @@ function packageInventory(
 function checkDates(ctx: SandboxContext, businessId: number, query: Record<string, unknown>) {
   const tz = businessTimeZone(ctx.db, businessId);
   const errors = new FieldErrors();
-  const eventDate = ymdParam(query, 'event_date');
+  const eventDate = queryDate(query, 'event_date');
   let start = eventDate;
   let end = eventDate;
   if (!eventDate) {
-    start = ymdParam(query, 'starts_at');
-    end = ymdParam(query, 'ends_at');
+    start = queryDate(query, 'starts_at');
+    end = queryDate(query, 'ends_at');
     if (!start && !end) errors.add('event_date', "can't be blank (or send starts_at and ends_at)");
     else {
       required(errors, 'starts_at', start);
       required(errors, 'ends_at', end);
     }
   }
-  const packageId = intParam(query, 'package_id');
+  const packageId = queryId(query, 'package_id');
   errors.throwIfAny();
   if (!start || !end) throw new Error('unreachable: dates validated above');
   const span = dayIndex(end) - dayIndex(start) + 1;
@@ -288,31 +260,35 @@ function detailedWindow(
     if (isoEnd <= isoStart) errors.add('ends_at', 'must be after starts_at').throwIfAny();
     return { startMs: isoStart, endMs: isoEnd };
   }
-  const dateValue = raw(query, 'starts_at_date');
+  const dateValue = queryParam(query, 'starts_at_date');
   if (dateValue === undefined) {
     errors.add('starts_at', "can't be blank (send starts_at and ends_at, or starts_at_date)");
     errors.throwIfAny();
+    throw new Error('unreachable');
   }
   const date =
     parseYmd(dateValue) ??
     parseMdy(dateValue) ??
-    malformed('starts_at_date', dateForm('YYYY-MM-DD'), dateValue);
-  const startText = raw(query, 'starts_at_time');
-  const endText = raw(query, 'ends_at_time');
+    malformedParam('starts_at_date', dateForm('YYYY-MM-DD'), dateValue);
+  const startText = queryParam(query, 'starts_at_time');
+  const endText = queryParam(query, 'ends_at_time');
   // A date alone asks about the whole day.
   if (startText === undefined && endText === undefined) {
     return { startMs: fromZoned(date, 0, tz), endMs: fromZoned(addDays(date, 1), 0, tz) };
   }
-  if (startText === undefined) errors.add('starts_at_time', "can't be blank").throwIfAny();
+  if (startText === undefined) {
+    errors.add('starts_at_time', "can't be blank").throwIfAny();
+    throw new Error('unreachable');
+  }
   const startMinutes =
-    parseTime12(startText) ?? malformed('starts_at_time', 'a time like 2:00 PM', startText);
+    parseTime12(startText) ?? malformedParam('starts_at_time', 'a time like 2:00 PM', startText);
   const startMs = fromZoned(date, startMinutes, tz);
   if (endText === undefined) {
     if (!pkg) errors.add('ends_at_time', "can't be blank (or send package_id)").throwIfAny();
     return { startMs, endMs: startMs + (pkg?.attrs.default_length_in_minutes ?? 60) * 60_000 };
   }
   const endMinutes =
-    parseTime12(endText) ?? malformed('ends_at_time', 'a time like 6:00 PM', endText);
+    parseTime12(endText) ?? malformedParam('ends_at_time', 'a time like 6:00 PM', endText);
   let endMs = fromZoned(date, endMinutes, tz);
   if (endMs <= startMs) endMs = fromZoned(date, endMinutes + 1440, tz);
   return { startMs, endMs };
@@ -320,18 +296,14 @@ function detailedWindow(
 
 function checkDetailed(ctx: SandboxContext, businessId: number, query: Record<string, unknown>) {
   const tz = businessTimeZone(ctx.db, businessId);
-  const lookupRaw = raw(query, 'lookup_type');
-  if (lookupRaw !== undefined && !(LOOKUP_TYPES as readonly unknown[]).includes(lookupRaw)) {
-    malformed('lookup_type', `one of ${LOOKUP_TYPES.join(', ')}`, lookupRaw);
-  }
-  const lookup = (lookupRaw ?? 'all') as LookupType;
+  const lookup: LookupType = queryEnum(query, 'lookup_type', LOOKUP_TYPES) ?? 'all';
   const ids = {
-    package: intParam(query, 'package_id'),
-    add_on: intParam(query, 'add_on_id'),
-    backdrop: intParam(query, 'backdrop_id'),
-    staff: intParam(query, 'staff_id'),
+    package: queryId(query, 'package_id'),
+    add_on: queryId(query, 'add_on_id'),
+    backdrop: queryId(query, 'backdrop_id'),
+    staff: queryId(query, 'staff_id'),
   };
-  const quantity = intParam(query, 'quantity') ?? 1;
+  const quantity = queryId(query, 'quantity') ?? 1;
   if (lookup !== 'all' && ids[lookup] === undefined) {
     new FieldErrors().add(`${lookup}_id`, "can't be blank").throwIfAny();
   }
@@ -427,11 +399,11 @@ function checkDetailed(ctx: SandboxContext, businessId: number, query: Record<st
 function timeSlots(ctx: SandboxContext, businessId: number, query: Record<string, unknown>) {
   const tz = businessTimeZone(ctx.db, businessId);
   const errors = new FieldErrors();
-  const date = required(errors, 'event_date', ymdParam(query, 'event_date'));
-  const packageId = required(errors, 'package_id', intParam(query, 'package_id'));
-  const length = intParam(query, 'length_in_minutes');
+  const date = required(errors, 'event_date', queryDate(query, 'event_date'));
+  const packageId = required(errors, 'package_id', queryId(query, 'package_id'));
+  const length = queryId(query, 'length_in_minutes');
   if (length !== undefined && length > MAX_LENGTH_MINUTES) {
-    malformed('length_in_minutes', `at most ${MAX_LENGTH_MINUTES} (a year)`, String(length));
+    malformedParam('length_in_minutes', `at most ${MAX_LENGTH_MINUTES} (a year)`, String(length));
   }
   errors.throwIfAny();
   if (!date || packageId === undefined) throw new Error('unreachable');
@@ -472,13 +444,13 @@ function hhmm(text: string, fallback: number): number {
 function appointmentSlots(ctx: SandboxContext, businessId: number, query: Record<string, unknown>) {
   const tz = businessTimeZone(ctx.db, businessId);
   const errors = new FieldErrors();
-  const userId = required(errors, 'user_id', intParam(query, 'user_id'));
+  const userId = required(errors, 'user_id', queryId(query, 'user_id'));
   const calendarId = required(
     errors,
     'user_appointment_calendar_id',
-    intParam(query, 'user_appointment_calendar_id'),
+    queryId(query, 'user_appointment_calendar_id'),
   );
-  const date = required(errors, 'selected_date', ymdParam(query, 'selected_date'));
+  const date = required(errors, 'selected_date', queryDate(query, 'selected_date'));
   errors.throwIfAny();
   if (userId === undefined || calendarId === undefined || !date) throw new Error('unreachable');
   userName(ctx, businessId, userId);

@@ -18,8 +18,9 @@ import {
   single,
   type Item,
 } from '../envelope.js';
-import { badRequest, FieldErrors, notFound, validationError } from '../errors.js';
+import { FieldErrors, notFound, validationError } from '../errors.js';
 import { businessNow } from '../time.js';
+import { queryId } from '../query-params.js';
 
 /**
  * Design templates installed apps publish into a business, their categories, tags and
@@ -290,15 +291,6 @@ function sideloads(
 // ---- input --------------------------------------------------------------------------------
 
 type Body = Record<string, unknown>;
-
-function queryCategory(query: Record<string, unknown>): number | undefined {
-  const raw = query.design_template_category_id;
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) {
-    throw badRequest('invalid_parameter', 'design_template_category_id must be a positive integer');
-  }
-  return Number(raw);
-}
 
 const isUrl = (v: string): boolean => {
   try {
@@ -572,7 +564,7 @@ export function designTemplatesHandlers(): Handlers {
   return {
     'designTemplates.list': ({ ctx, caller, query }) => {
       ensureDesignDefaults(ctx, caller.businessId);
-      const categoryId = queryCategory(query);
+      const categoryId = queryId(query, 'design_template_category_id');
       const includes = parseInclude(query.include, DESIGN_TEMPLATE_INCLUDES);
       const p = paging(query, ctx.limits);
       const { records, total } = listPage<DesignTemplateAttrs>(
@@ -622,7 +614,7 @@ export function designTemplatesHandlers(): Handlers {
 
     'designTemplates.layouts': ({ ctx, caller, query }) => {
       ensureDesignDefaults(ctx, caller.businessId);
-      const categoryId = queryCategory(query);
+      const categoryId = queryId(query, 'design_template_category_id');
       const p = paging(query, ctx.limits);
       const { records, total } = listPage<LayoutAttrs>(ctx, p, LAYOUT, caller.businessId, {
         ...(categoryId !== undefined ? { parentId: categoryId } : {}),

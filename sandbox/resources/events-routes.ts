@@ -3,14 +3,7 @@ import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { listBody, paging, listPage, single, type Item } from '../envelope.js';
 import { badRequest, notFound } from '../errors.js';
-import {
-  addDays,
-  dateForm,
-  businessTimeZone,
-  fromZoned,
-  parseYmd,
-  type DateParts,
-} from '../time.js';
+import { addDays, businessTimeZone, fromZoned, type DateParts } from '../time.js';
 import {
   type EventAttrs,
   type EventBookingAttrs,
@@ -20,21 +13,9 @@ import {
 } from './events-model.js';
 import { eventItem, eventBookingItem, eventAutocompleteItem } from './events-view.js';
 import { createEvent } from './events.js';
+import { queryDate } from '../query-params.js';
 
 /** The event and event-booking routes. */
-
-function dateParam(query: Record<string, unknown>, name: string): DateParts | undefined {
-  const raw = query[name];
-  if (raw === undefined || raw === '') return undefined;
-  const parsed = parseYmd(raw);
-  if (!parsed) {
-    throw badRequest(
-      'invalid_parameter',
-      `${name} must be ${dateForm('YYYY-MM-DD')}; got '${(typeof raw === 'string' ? raw : JSON.stringify(raw)).slice(0, 40)}'`,
-    );
-  }
-  return parsed;
-}
 
 function visibleBooking(
   ctx: SandboxContext,
@@ -68,8 +49,8 @@ export function eventsHandlers(): Handlers {
 
     'eventBookings.list': ({ ctx, caller, query }) => {
       const tz = businessTimeZone(ctx.db, caller.businessId);
-      const start = dateParam(query, 'event_date_start');
-      const end = dateParam(query, 'event_date_end');
+      const start = queryDate(query, 'event_date_start');
+      const end = queryDate(query, 'event_date_end');
       const conditions = [
         `parent_id IN (SELECT e.id FROM records e WHERE e.type = 'event' AND e.business_id = ? AND e.deleted_at IS NULL${
           caller.permissions.has('unassigned_event_read')

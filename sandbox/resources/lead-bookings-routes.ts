@@ -3,8 +3,8 @@ import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import type { StoredRecord } from '../db.js';
 import { listBody, ok, paging, parseInclude, reachWindow, sideload, single } from '../envelope.js';
-import { badRequest, notFound } from '../errors.js';
-import { addDays, dateForm, parseYmd, ymdOf } from '../time.js';
+import { notFound } from '../errors.js';
+import { addDays, ymdOf } from '../time.js';
 import type { LeadAttrs } from './leads-model.js';
 import { getBackdrop } from './offerings.js';
 import { BodyFields, MAX_QUANTITY } from '../body-fields.js';
@@ -19,22 +19,9 @@ import {
   leadAddOnItem,
   leadBookingIncluded,
 } from './lead-bookings-view.js';
+import { queryDate, queryId } from '../query-params.js';
 
 /** The lead-booking routes (joined into the lead routes). */
-
-function dateParam(query: Record<string, unknown>, name: string): string | undefined {
-  const raw = query[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !parseYmd(raw)) {
-    throw badRequest('invalid_parameter', `${name} must be ${dateForm('YYYY-MM-DD')}`);
-  }
-  return raw.trim();
-}
-
-function nextDay(date: string): string {
-  const parts = parseYmd(date);
-  return parts ? ymdOf(addDays(parts, 1)) : date;
-}
 
 function getBooking(
   ctx: SandboxContext,
@@ -61,21 +48,16 @@ function bookingBody(
 
 function listLeadBookings(ctx: SandboxContext, caller: Caller, query: Record<string, unknown>) {
   const include = parseInclude(query.include, LEAD_BOOKING_INCLUDES);
-  const start = dateParam(query, 'event_date_start');
-  const end = dateParam(query, 'event_date_end');
+  const start = queryDate(query, 'event_date_start');
+  const end = queryDate(query, 'event_date_end');
+  const brandId = queryId(query, 'brand_id');
   const filters: IndexFilter[] = [];
-  if (start !== undefined) filters.push({ where: 'starts_at >= ?', params: [start] });
+  if (start !== undefined) filters.push({ where: 'starts_at >= ?', params: [ymdOf(start)] });
   if (end !== undefined) {
     // starts_at is local time with an offset, so its date part compares as the local date.
-    filters.push({ where: 'starts_at < ?', params: [nextDay(end)] });
+    filters.push({ where: 'starts_at < ?', params: [ymdOf(addDays(end, 1))] });
   }
-  const brandRaw = query.brand_id;
-  if (brandRaw !== undefined && brandRaw !== '') {
-    if (typeof brandRaw !== 'string' || !/^\d{1,15}$/.test(brandRaw)) {
-      throw badRequest('invalid_parameter', 'brand_id must be a positive integer');
-    }
-    filters.push({ where: 'brand_id = ?', params: [Number(brandRaw)] });
-  }
+  if (brandId !== undefined) filters.push({ where: 'brand_id = ?', params: [brandId] });
   const p = paging(query, ctx.limits);
   const { records, total } = pageOfRecords<LeadBookingAttrs>(
     ctx,

@@ -2,7 +2,7 @@ import { LEAD_INCLUDES } from '../../api/schemas/leads.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { listBody, paging, parseInclude, reachWindow, type Item } from '../envelope.js';
-import { badRequest, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import { bookingsOfLeads } from './lead-bookings.js';
 import { pageOfRecords, type IndexFilter } from './lead-index.js';
 import { bookingChildren, leadBookingItem, LeadView } from './lead-bookings-view.js';
@@ -12,18 +12,9 @@ import { createLead } from './leads.js';
 import type { LeadAttrs } from './leads-model.js';
 import { readLeadInput } from './leads-input.js';
 import { leadItem, leadBody } from './leads-view.js';
+import { queryText } from '../query-params.js';
 
 /** The lead routes: list with its filters, create, read; booking and question routes join. */
-
-function stringParam(query: Record<string, unknown>, name: string): string | undefined {
-  const raw = query[name];
-  if (raw === undefined) return undefined;
-  if (typeof raw !== 'string') {
-    throw badRequest('invalid_parameter', `${name} must be given once, as a string`);
-  }
-  const value = raw.trim();
-  return value === '' ? undefined : value;
-}
 
 /** FTS5 query: every word must start a word of the lead (words quoted, so no operators). */
 function ftsQuery(text: string): string | undefined {
@@ -39,13 +30,13 @@ function listLeads(ctx: SandboxContext, caller: Caller, query: Record<string, un
   const include = parseInclude(query.include, LEAD_INCLUDES);
   const p = paging(query, ctx.limits);
   const filters: IndexFilter[] = [];
-  const email = stringParam(query, 'email');
+  const email = queryText(query, 'email');
   if (email !== undefined) filters.push({ where: 'email = ?', params: [email.toLowerCase()] });
   for (const name of ['origin', 'lead_type', 'source'] as const) {
-    const value = stringParam(query, name);
+    const value = queryText(query, name);
     if (value !== undefined) filters.push({ where: `${name} = ?`, params: [value] });
   }
-  const text = stringParam(query, 'text');
+  const text = queryText(query, 'text');
   const match = text === undefined ? undefined : ftsQuery(text);
   if (match !== undefined) {
     filters.push({

@@ -1,7 +1,7 @@
 import type { Records, StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { item, listBody, money, paging, listPage, type Item } from '../envelope.js';
-import { badRequest } from '../errors.js';
+import { queryId } from '../query-params.js';
 
 /**
  * Services (event categories) > package groups > packages (event types), plus backdrops.
@@ -201,15 +201,6 @@ export function createCatalog(
   }
 }
 
-function intFilter(query: Record<string, unknown>, name: string): number | undefined {
-  const raw = query[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) {
-    throw badRequest('invalid_parameter', `${name} must be a positive integer`);
-  }
-  return Number(raw);
-}
-
 function listOf<A extends Record<string, unknown>>(
   ctx: SandboxContext,
   type: string,
@@ -237,7 +228,7 @@ export function offeringsHandlers(): Handlers {
         caller.businessId,
         query,
         packageGroupItem,
-        intFilter(query, 'service_id'),
+        queryId(query, 'service_id'),
       ),
     'offerings.packages': ({ ctx, caller, query }) =>
       listOf<PackageAttrs>(
@@ -246,7 +237,7 @@ export function offeringsHandlers(): Handlers {
         caller.businessId,
         query,
         (r) => packageItem(r),
-        intFilter(query, 'package_group_id'),
+        queryId(query, 'package_group_id'),
       ),
   };
 }

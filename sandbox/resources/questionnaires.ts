@@ -3,7 +3,7 @@ import type { StoredRecord } from '../db.js';
 import type { Caller } from '../auth.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { item, listBody, ok, paging, listPage, refOne, single, type Item } from '../envelope.js';
-import { badRequest, FieldErrors, forbidden, notFound, validationError } from '../errors.js';
+import { FieldErrors, forbidden, notFound, validationError } from '../errors.js';
 import {
   mergeAnswers,
   validateAnswers,
@@ -15,6 +15,7 @@ import {
 } from '../../api/schemas/questionnaire-answers.js';
 import { businessNow } from '../time.js';
 import { canSeeEvent, findVisibleEvent, getEvent } from './events-model.js';
+import { queryId } from '../query-params.js';
 
 /**
  * Questionnaires attached to bookings, the templates they are made from, and song
@@ -590,15 +591,10 @@ function eventVisible(ctx: SandboxContext, caller: Caller, eventId: number): boo
 }
 
 function eventIdQuery(query: Record<string, unknown>): number {
-  const raw = query.event_id;
+  const id = queryId(query, 'event_id');
   // Missing, it is a 422 naming it, as every other required query parameter is.
-  if (raw === undefined || raw === '') {
-    throw validationError({ event_id: ["Event can't be blank"] });
-  }
-  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw)) {
-    throw badRequest('invalid_parameter', 'event_id must be a positive integer');
-  }
-  return Number(raw);
+  if (id === undefined) throw validationError({ event_id: ["Event can't be blank"] });
+  return id;
 }
 
 // ---- handlers -----------------------------------------------------------------------------
