@@ -1,6 +1,6 @@
 import { defaultBrand } from './leads-model.js';
 import type { SandboxContext } from '../context.js';
-import { isEmail, MAX_LENGTH_MINUTES } from '../body-fields.js';
+import { ID, isEmail, MAX_LENGTH_MINUTES, numberField } from '../body-fields.js';
 import type { FieldErrors } from '../errors.js';
 import { dateForm, parseTime12, parseYmd } from '../time.js';
 import type { AdditionalGuest } from './appointments-model.js';
@@ -38,19 +38,13 @@ export function reqString(body: Body, name: string, errors: FieldErrors): string
   return v;
 }
 
+/** An id field (user, brand, calendar). */
 export function optInteger(
   body: Body,
   name: string,
   errors: FieldErrors,
 ): number | null | undefined {
-  if (!has(body, name)) return undefined;
-  const v = body[name];
-  if (v === null || v === '') return null;
-  if (typeof v !== 'number' || !Number.isInteger(v)) {
-    errors.add(name, 'must be an integer');
-    return undefined;
-  }
-  return v;
+  return numberField(body, name, errors, ID);
 }
 
 export function readGuests(body: Body, errors: FieldErrors): AdditionalGuest[] | undefined {
@@ -98,16 +92,11 @@ export function readTime(body: Body, name: string, errors: FieldErrors): number 
 }
 
 export function readLength(body: Body, errors: FieldErrors): number | null | undefined {
-  const v = optInteger(body, 'length_in_minutes', errors);
-  if (typeof v === 'number' && v <= 0) {
-    errors.add('length_in_minutes', 'must be greater than 0');
-    return undefined;
-  }
-  if (typeof v === 'number' && v > MAX_LENGTH_MINUTES) {
-    errors.add('length_in_minutes', `must be less than or equal to ${MAX_LENGTH_MINUTES}`);
-    return undefined;
-  }
-  return v;
+  return numberField(body, 'length_in_minutes', errors, {
+    integer: true,
+    min: 1,
+    max: MAX_LENGTH_MINUTES,
+  });
 }
 
 export function checkBrand(

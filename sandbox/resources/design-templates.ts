@@ -21,6 +21,7 @@ import {
 import { FieldErrors, notFound, validationError } from '../errors.js';
 import { businessNow } from '../time.js';
 import { queryId } from '../query-params.js';
+import { ID, numberField } from '../body-fields.js';
 
 /**
  * Design templates installed apps publish into a business, their categories, tags and
@@ -337,13 +338,8 @@ function readFields(body: Body, errors: FieldErrors, creating: boolean): Templat
       errors.add(name, 'is not a valid URL');
     else out[name] = v.trim();
   }
-  const photos = body.number_of_photos;
-  if (photos === null || photos === '') out.number_of_photos = null;
-  else if (photos !== undefined) {
-    if (typeof photos !== 'number' || !Number.isInteger(photos) || photos < 0)
-      errors.add('number_of_photos', 'must be an integer');
-    else out.number_of_photos = photos;
-  }
+  const photos = numberField(body, 'number_of_photos', errors, { integer: true, min: 0 });
+  if (photos !== undefined) out.number_of_photos = photos;
   const images = body.additional_image_urls;
   if (images !== undefined) {
     if (!Array.isArray(images) || !images.every((u) => typeof u === 'string' && isUrl(u)))
@@ -428,14 +424,11 @@ function saveTemplate(
   const errors = new FieldErrors();
   let categoryId: number | undefined = existing?.attrs.design_template_category_id;
   if (!existing) {
-    const v = body.design_template_category_id;
-    if (v === undefined || v === null || v === '')
-      errors.add('design_template_category_id', "can't be blank");
-    else if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
-      errors.add('design_template_category_id', 'must be an integer');
-    else if (!ctx.records.get('design_template_category', caller.businessId, v))
-      errors.add('design_template_category_id', 'must exist');
-    else categoryId = v;
+    const v = numberField(body, 'design_template_category_id', errors, { ...ID, required: true });
+    if (typeof v === 'number') {
+      if (ctx.records.get('design_template_category', caller.businessId, v)) categoryId = v;
+      else errors.add('design_template_category_id', 'must exist');
+    }
   }
   const f = readFields(body, errors, !existing);
   const tags =
@@ -493,14 +486,8 @@ function readSelection(ctx: SandboxContext, caller: Caller, body: Body): Templat
   }
   const s = raw as Body;
   const errors = new FieldErrors();
-  const int = (name: string): number | undefined => {
-    const v = s[name];
-    if (v === undefined || v === null || v === '') errors.add(name, "can't be blank");
-    else if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
-      errors.add(name, 'must be an integer');
-    else return v;
-    return undefined;
-  };
+  const int = (name: string): number | undefined =>
+    numberField(s, name, errors, { ...ID, required: true }) ?? undefined;
   const str = (name: string, required: boolean): string | null | undefined => {
     const v = s[name];
     if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) {

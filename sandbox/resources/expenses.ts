@@ -1,4 +1,4 @@
-import { MAX_AMOUNT, readNumber } from '../body-fields.js';
+import { ID, MAX_AMOUNT, numberField, readNumber } from '../body-fields.js';
 import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { item, money, ok, refOne, single, type Item } from '../envelope.js';
@@ -125,10 +125,9 @@ function readPatch(
   }
   const integer = (name: 'staff_id' | 'expense_category_id' | 'event_id') => {
     if (!has(body, name)) return;
-    const v = body[name];
-    if (v === null || v === '') patch[name] = null;
-    else if (typeof v === 'number' && Number.isInteger(v) && v > 0) patch[name] = v;
-    else fail(name, 'must be an integer');
+    const v = numberField(body, name, errors, ID);
+    if (v === undefined) bad.add(name);
+    else patch[name] = v;
   };
   integer('staff_id');
   integer('expense_category_id');

@@ -16,6 +16,7 @@ import {
 import { businessNow } from '../time.js';
 import { canSeeEvent, findVisibleEvent, getEvent } from './events-model.js';
 import { queryId } from '../query-params.js';
+import { ID, numberField } from '../body-fields.js';
 
 /**
  * Questionnaires attached to bookings, the templates they are made from, and song
@@ -563,12 +564,7 @@ function refusePermissionChanges(body: Body): void {
 }
 
 function reqInteger(body: Body, name: string, errors: FieldErrors): number | undefined {
-  const v = body[name];
-  if (v === undefined || v === null || v === '') errors.add(name, "can't be blank");
-  else if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
-    errors.add(name, 'must be an integer');
-  else return v;
-  return undefined;
+  return numberField(body, name, errors, { ...ID, required: true }) ?? undefined;
 }
 
 function reqString(body: Body, name: string, errors: FieldErrors): string | undefined {

@@ -323,7 +323,7 @@ describe('PATCH /api/v1/appointments/{id}', () => {
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual({
       guest_name: ["Guest name can't be blank"],
-      length_in_minutes: ['Length in minutes must be an integer'],
+      length_in_minutes: ['Length in minutes must be an integer from 1 to 527040'],
       starts_at_date: ['Starts at date must be a date as YYYY-MM-DD, in the years 1900 to 2200'],
     });
     expect(

@@ -286,7 +286,17 @@ describe('PUT /api/v1/design_templates/{id}', () => {
     expect(blank.status).toBe(422);
     expect(blank.body.errors).toEqual({
       name: ["Name can't be blank"],
-      number_of_photos: ['Number of photos must be an integer'],
+      number_of_photos: ['Number of photos must be an integer greater than or equal to 0'],
+    });
+    // Below the bound, the refusal says the bound: it said only 'must be an integer' of -4.
+    const negative = await t.request(
+      'PUT',
+      `/api/v1/design_templates/${created.id}`,
+      asApp({ json: { number_of_photos: -4 } }),
+    );
+    expect(negative.status).toBe(422);
+    expect(negative.body.errors).toEqual({
+      number_of_photos: ['Number of photos must be greater than or equal to 0'],
     });
     expect(
       (await t.request('PUT', `/api/v1/design_templates/${created.id}`, { json: {} })).status,
@@ -375,7 +385,7 @@ describe('POST /api/v1/template_selections', () => {
       meta: { status: 'error' },
       errors: {
         event_booking_id: ["Event booking can't be blank"],
-        design_id: ['Design must be an integer'],
+        design_id: ['Design must be an integer greater than or equal to 1'],
         user_id: ["User can't be blank"],
         template_name: ["Template name can't be blank"],
         template_image_url: ["Template image url can't be blank"],

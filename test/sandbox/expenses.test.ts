@@ -118,8 +118,8 @@ describe('POST /api/v1/expenses', () => {
       payee_type: ['Payee type is not included in the list (custom, staff)'],
       amount: ['Amount is not a number'],
       payment_date: ['Payment date must be a date as YYYY-MM-DD, in the years 1900 to 2200'],
-      event_id: ['Event must be an integer'],
-      expense_category_id: ['Expense category must be an integer'],
+      event_id: ['Event must be an integer greater than or equal to 1'],
+      expense_category_id: ['Expense category must be an integer greater than or equal to 1'],
     });
     const customer = t.sb.identity.createUser({
       businessId: t.sb.businessId,

@@ -201,7 +201,7 @@ describe('PATCH /api/v1/lead_bookings/{id}', () => {
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual({
       event_type_id: ['Event type must exist'],
-      event_category_id: ['Event category must be an integer'],
+      event_category_id: ['Event category must be an integer greater than or equal to 1'],
       package_group_id: ['Package group must exist'],
       starts_at_date: [expect.stringMatching(/^Starts at date must be a date/)],
       starts_at_time: [expect.stringMatching(/^Starts at time must be a time/)],
@@ -282,7 +282,7 @@ describe('adding and removing bookings', () => {
     });
     expect(bad.status).toBe(422);
     expect(bad.body.errors).toEqual({
-      event_type_id: ['Event type must be an integer'],
+      event_type_id: ['Event type must be an integer greater than or equal to 1'],
       length_in_days: ['Length in days must be greater than or equal to 1'],
     });
   });
@@ -443,7 +443,7 @@ describe('add-ons and backdrops', () => {
     expect(missing.body.errors).toEqual({ add_on_id: ["Add on can't be blank"] });
     const typed = await t.request('POST', path, { json: { add_on_id: 'props', quantity: 0 } });
     expect(typed.body.errors).toEqual({
-      add_on_id: ['Add on must be an integer'],
+      add_on_id: ['Add on must be an integer greater than or equal to 1'],
       quantity: ['Quantity must be greater than or equal to 1'],
     });
     const unknown = await t.request('POST', path, { json: { add_on_id: 999_999 } });

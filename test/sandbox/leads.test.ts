@@ -255,9 +255,11 @@ describe('POST /api/v1/leads', () => {
     const e = res.body.errors;
     expect(e.email).toEqual(["Email can't be blank"]);
     expect(e.first_name).toEqual(['First name must be a string']);
-    expect(e.length_in_minutes).toEqual(['Length in minutes must be an integer']);
+    expect(e.length_in_minutes).toEqual(['Length in minutes must be an integer from 1 to 527040']);
     expect(e.estimated_budget).toEqual(['Estimated budget is not a number']);
-    expect(e.estimated_number_guests).toEqual(['Estimated number guests must be an integer']);
+    expect(e.estimated_number_guests).toEqual([
+      'Estimated number guests must be an integer greater than or equal to 0',
+    ]);
     expect(e.lead_source[0]).toMatch(/^Lead source is not included in the list/);
     expect(e.contact_preference[0]).toMatch(/^Contact preference is not included in the list/);
     expect(e.indoor_outdoor[0]).toMatch(/^Indoor outdoor is not included in the list/);

@@ -70,3 +70,58 @@ describe('repeated query parameters', () => {
     expect(ids.status).toBe(200);
   });
 });
+
+describe('integer fields', () => {
+  // Checked one by one, an integer field with a lower bound refused -4 (or 0 for an id) as
+  // 'must be an integer', which it is. Every one now says the bound it missed.
+  it('names the bound an integer below it missed, and the bound of a non-integer', async () => {
+    const expense = await t.request('POST', '/api/v1/expenses', {
+      json: {
+        payee_type: 'custom',
+        payee_value: 'Venue',
+        payment_date: '2027-06-01',
+        amount: 5,
+        ref_no: 'r-int',
+        event_id: -1,
+        expense_category_id: 2.5,
+      },
+    });
+    expect(expense.status).toBe(422);
+    expect(expense.body.errors).toEqual({
+      event_id: ['Event must be greater than or equal to 1'],
+      expense_category_id: ['Expense category must be an integer greater than or equal to 1'],
+    });
+    const appointment = await t.request('POST', '/api/v1/appointments', {
+      json: {
+        guest_name: 'Ann',
+        guest_email: 'ann@example.com',
+        starts_at_date: '2027-06-01',
+        starts_at_time: '2:00 PM',
+        length_in_minutes: 0.5,
+        created_via: 'app',
+        user_id: -3,
+      },
+    });
+    expect(appointment.status).toBe(422);
+    expect(appointment.body.errors).toEqual({
+      length_in_minutes: ['Length in minutes must be an integer from 1 to 527040'],
+      user_id: ['User must be greater than or equal to 1'],
+    });
+    const questionnaire = await t.request('POST', '/api/v1/questionnaires/create_external', {
+      json: { event_id: 0, title: 'Form', external_url: 'forms.example.com/x' },
+    });
+    expect(questionnaire.status).toBe(422);
+    expect(questionnaire.body.errors).toEqual({
+      event_id: ['Event must be greater than or equal to 1'],
+    });
+    const lead = await t.request('POST', '/api/v1/leads', {
+      json: { email: 'guests@example.com', estimated_number_guests: 2.5 },
+    });
+    expect(lead.status).toBe(422);
+    expect(lead.body.errors).toEqual({
+      estimated_number_guests: [
+        'Estimated number guests must be an integer greater than or equal to 0',
+      ],
+    });
+  });
+});
