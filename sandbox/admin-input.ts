@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { badRequest, FieldErrors } from './errors.js';
+import { readNumber, type NumberRule } from './body-fields.js';
+import { badRequest, FieldErrors, humanize } from './errors.js';
 
 /** The most one POST /admin/clock/advance moves the clock: a hundred years. */
 export const CLOCK_STEP_MAX_MS = 100 * 365.25 * 24 * 3600 * 1000;
@@ -19,9 +20,39 @@ function validTimeZone(zone: string): boolean {
   }
 }
 
+/**
+ * A JSON number read by the API's own rule (readNumber), so an admin refusal says what is
+ * allowed as the API's do: zod's own words were 'must be a int', with no bound.
+ */
+function number(rule: NumberRule) {
+  return z.unknown().transform((value, ctx) => {
+    const read = readNumber(value, rule);
+    if (typeof read === 'number') return read;
+    ctx.addIssue({ code: 'custom', message: read });
+    return z.NEVER;
+  });
+}
+
+/** 'a, b or c' */
+function alternatives(values: readonly (string | number)[]): string {
+  return values.length < 2
+    ? values.join('')
+    : `${values.slice(0, -1).join(', ')} or ${String(values[values.length - 1])}`;
+}
+
+/** One of a few numbers, sent as a JSON number or as its digits (`429` or `'429'`). */
+function code<const T extends number>(values: readonly T[]) {
+  return z.unknown().transform((value, ctx) => {
+    const found = values.find((v) => value === v || value === String(v));
+    if (found !== undefined) return found;
+    ctx.addIssue({ code: 'custom', message: `must be ${alternatives(values)}` });
+    return z.NEVER;
+  });
+}
+
 const permission = z.enum(PERMISSIONS);
 const permissionList = z.array(permission);
-const id = z.number().int().positive();
+const id = number({ integer: true, min: 1 });
 const httpUrl = z.string().refine((value) => {
   try {
     const url = new URL(value);
@@ -79,18 +110,17 @@ export const schemas = {
       .optional(),
   }),
   faults: z.object({
-    error_rate: z.number().min(0).max(1).optional(),
+    error_rate: number({ min: 0, max: 1 }).optional(),
     error_statuses: z
-      .array(z.union([z.literal(500), z.literal(502), z.literal(503)]))
+      .array(code([500, 502, 503]))
       .min(1)
       .optional(),
-    latency_ms: z.number().int().min(0).max(60_000).optional(),
-    drop_rate: z.number().min(0).max(1).optional(),
+    latency_ms: number({ integer: true, min: 0, max: 60_000 }).optional(),
+    drop_rate: number({ min: 0, max: 1 }).optional(),
   }),
   rateLimit: z.object({
-    per_second: z.number().int().min(0).optional(),
-    mode: z
-      .union([z.literal('429'), z.literal('403'), z.literal(429), z.literal(403)])
+    per_second: number({ integer: true, min: 0 }).optional(),
+    mode: code([429, 403])
       .transform((m) => String(m) as '429' | '403')
       .optional(),
   }),
@@ -98,16 +128,17 @@ export const schemas = {
   // what a Date holds (the clock's ISO time must stay a four-digit year, see advanceClock).
   clock: z
     .object({
-      ms: z.number().int().min(0).max(CLOCK_STEP_MAX_MS).optional(),
-      seconds: z
-        .number()
-        .min(0)
-        .max(CLOCK_STEP_MAX_MS / 1000)
-        .optional(),
+      ms: number({ integer: true, min: 0, max: CLOCK_STEP_MAX_MS }).optional(),
+      seconds: number({ min: 0, max: CLOCK_STEP_MAX_MS / 1000 }).optional(),
     })
-    .refine((v) => v.ms !== undefined || v.seconds !== undefined, {
-      message: "can't be blank",
-      path: ['ms'],
+    .superRefine((v, ctx) => {
+      const problem =
+        v.ms === undefined && v.seconds === undefined
+          ? "can't be blank: send seconds, or ms in milliseconds"
+          : v.ms !== undefined && v.seconds !== undefined
+            ? 'and ms: send one of them, not both'
+            : undefined;
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['seconds'] });
     }),
 };
 
@@ -120,27 +151,53 @@ export function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
   return value;
 }
 
-/** Parses an admin body; 400 when it is not an object, 422 with per-field messages otherwise. */
+/** One line for a zod issue, saying what the field takes where zod's own words did not. */
+function issueMessage(issue: z.core.$ZodIssue, missing: boolean): string {
+  if (issue.code === 'custom') return issue.message;
+  if (missing) return "can't be blank";
+  switch (issue.code) {
+    case 'invalid_type':
+      return `must be ${issue.expected === 'array' || issue.expected === 'object' ? 'an' : 'a'} ${issue.expected}`;
+    case 'invalid_value':
+      return `must be ${alternatives(issue.values.map(String))}`;
+    case 'too_small':
+      return issue.origin === 'array'
+        ? `must have at least ${String(issue.minimum)}`
+        : issue.origin === 'string' && Number(issue.minimum) === 1
+          ? "can't be blank"
+          : `must be at least ${String(issue.minimum)}`;
+    default:
+      return issue.message.startsWith('must ') ? issue.message : `is invalid (${issue.message})`;
+  }
+}
+
+/**
+ * Parses an admin body; 400 when it is not an object, 422 with per-field messages otherwise.
+ * A field the body's schema does not have is refused naming those it has: ignored, a typo
+ * (`perSecond`) left the setting as it was while the answer said 200.
+ */
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const input = body === undefined || body === null ? {} : body;
   if (typeof input !== 'object' || Array.isArray(input)) {
     throw badRequest('invalid_body', 'The request body must be a JSON object');
   }
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
   const errors = new FieldErrors();
-  for (const issue of result.error.issues) {
+  if (schema instanceof z.ZodObject) {
+    const known = Object.keys(schema.shape);
+    for (const key of Object.keys(input)) {
+      if (known.includes(key)) continue;
+      errors.add(
+        key,
+        `is not a field of this request; the fields are ${known.join(', ')}`,
+        humanize(key.slice(0, 40)),
+      );
+    }
+  }
+  const result = schema.safeParse(input);
+  if (result.success && errors.empty) return result.data;
+  for (const issue of result.error?.issues ?? []) {
     const field = issue.path.map(String).join('.') || 'base';
-    const missing = valueAt(input, issue.path) === undefined;
-    const message =
-      missing || issue.message === "can't be blank"
-        ? "can't be blank"
-        : issue.code === 'invalid_type'
-          ? `must be ${issue.expected === 'array' ? 'an' : 'a'} ${issue.expected}`
-          : issue.code === 'custom' || issue.message.startsWith('must ')
-            ? issue.message
-            : `is invalid (${issue.message})`;
-    errors.add(field, message);
+    errors.add(field, issueMessage(issue, valueAt(input, issue.path) === undefined));
   }
   errors.throwIfAny();
   throw new Error('unreachable: zod failed without issues');

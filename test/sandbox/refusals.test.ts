@@ -125,3 +125,64 @@ describe('integer fields', () => {
     });
   });
 });
+
+describe('admin rate limit and clock', () => {
+  const admin = (method: 'PATCH' | 'POST', path: string, json: unknown) =>
+    t.request(method, `/admin${path}`, {
+      key: null,
+      headers: { 'x-admin-token': t.sb.adminToken },
+      json,
+    });
+
+  it('names what each rate-limit field takes, and refuses a field it does not have', async () => {
+    // Was 'Per second must be a int' (zod's own words), a mode refused without naming 429
+    // or 403, and an unknown key (a typo such as perSecond) ignored: the limit stayed off.
+    const cases: [unknown, Record<string, string[]>][] = [
+      [
+        { per_second: 1.5 },
+        { per_second: ['Per second must be an integer greater than or equal to 0'] },
+      ],
+      [{ per_second: -1 }, { per_second: ['Per second must be greater than or equal to 0'] }],
+      [
+        { per_second: '5' },
+        { per_second: ['Per second must be an integer greater than or equal to 0'] },
+      ],
+      [{ mode: '500' }, { mode: ['Mode must be 429 or 403'] }],
+      [
+        { perSecond: 5 },
+        {
+          perSecond: ['PerSecond is not a field of this request; the fields are per_second, mode'],
+        },
+      ],
+    ];
+    for (const [body, errors] of cases) {
+      const res = await admin('PATCH', '/rate-limit', body);
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(res.body).toEqual({ meta: { status: 'error' }, errors });
+    }
+    const set = await admin('PATCH', '/rate-limit', { per_second: 0, mode: 403 });
+    expect(set.status).toBe(200);
+  });
+
+  it('names both forms the clock step takes', async () => {
+    const cases: [unknown, Record<string, string[]>][] = [
+      [{}, { seconds: ["Seconds can't be blank: send seconds, or ms in milliseconds"] }],
+      [{ seconds: 1, ms: 1000 }, { seconds: ['Seconds and ms: send one of them, not both'] }],
+      [{ ms: 1.5 }, { ms: ['Ms must be an integer from 0 to 3155760000000'] }],
+      [{ seconds: 'an hour' }, { seconds: ['Seconds is not a number'] }],
+      [
+        { minutes: 5 },
+        // Both are true: minutes is not taken, and no step was sent.
+        {
+          minutes: ['Minutes is not a field of this request; the fields are ms, seconds'],
+          seconds: ["Seconds can't be blank: send seconds, or ms in milliseconds"],
+        },
+      ],
+    ];
+    for (const [body, errors] of cases) {
+      const res = await admin('POST', '/clock/advance', body);
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(res.body).toEqual({ meta: { status: 'error' }, errors });
+    }
+  });
+});
