@@ -101,6 +101,9 @@ export function numberField(
 /** An id field: a JSON integer, at least 1. */
 export const ID: NumberRule = { integer: true, min: 1 };
 
+/** A money amount: never negative, at most MAX_AMOUNT. Every amount a body sets is read by it. */
+export const AMOUNT: NumberRule = { min: 0, max: MAX_AMOUNT };
+
 /**
  * Reads typed body fields, collecting Rails-style messages. Each reader returns undefined when
  * the field was not sent (or had the wrong type, which is recorded), null when it was sent
@@ -140,6 +143,10 @@ export class BodyFields {
 
   number(name: string, min = 0): number | null | undefined {
     return this.numeric(name, { min });
+  }
+
+  amount(name: string): number | null | undefined {
+    return this.numeric(name, AMOUNT);
   }
 
   private numeric(name: string, rule: NumberRule): number | null | undefined {

@@ -14,7 +14,7 @@ import {
   single,
   type Item,
 } from '../envelope.js';
-import { MAX_AMOUNT, readNumber, type NumberRule } from '../body-fields.js';
+import { AMOUNT, numberField, type NumberRule } from '../body-fields.js';
 import { badRequest, FieldErrors, notFound } from '../errors.js';
 import { queryParam } from '../query-params.js';
 
@@ -178,18 +178,14 @@ export function createAddOnCategory(
 }
 
 /** A number sent as a JSON number or as text, as Rails would cast it. */
-function numberField(
+/** A number as JSON or as text (these forms are read as Rails casts them); blank is unset. */
+function textNumber(
   body: Record<string, unknown>,
   field: string,
   errors: FieldErrors,
   rule: NumberRule,
 ): number | undefined {
-  const raw = body[field];
-  if (raw === undefined || raw === null || raw === '') return undefined;
-  const read = readNumber(raw, { ...rule, text: true });
-  if (typeof read === 'number') return read;
-  errors.add(field, read);
-  return undefined;
+  return numberField(body, field, errors, { ...rule, text: true }) ?? undefined;
 }
 
 function integerField(
@@ -197,7 +193,7 @@ function integerField(
   field: string,
   errors: FieldErrors,
 ): number | undefined {
-  return numberField(body, field, errors, { integer: true });
+  return textNumber(body, field, errors, { integer: true });
 }
 
 /** A price as a number or a decimal string ("12.50") → cents. */
@@ -206,7 +202,7 @@ function priceCents(
   field: string,
   errors: FieldErrors,
 ): number | undefined {
-  const value = numberField(body, field, errors, { min: 0, max: MAX_AMOUNT });
+  const value = textNumber(body, field, errors, AMOUNT);
   return value === undefined ? undefined : Math.round(value * 100);
 }
 

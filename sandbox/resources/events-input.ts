@@ -1,7 +1,7 @@
 import type { StoredRecord } from '../db.js';
 import type { SandboxContext } from '../context.js';
 import {
-  MAX_AMOUNT,
+  AMOUNT,
   MAX_LENGTH_DAYS,
   MAX_LENGTH_MINUTES,
   readNumber,
@@ -77,7 +77,7 @@ export function reader(
     decimal,
     /** Money as a number or decimal string → cents, never negative. */
     cents(field: string): number | undefined {
-      const n = numeric(field, { min: 0, max: MAX_AMOUNT });
+      const n = numeric(field, AMOUNT);
       return n === undefined ? undefined : Math.round(n * 100);
     },
   };

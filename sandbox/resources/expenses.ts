@@ -1,4 +1,4 @@
-import { ID, MAX_AMOUNT, numberField, readNumber } from '../body-fields.js';
+import { AMOUNT, ID, numberField, readNumber } from '../body-fields.js';
 import type { StoredRecord } from '../db.js';
 import type { Handlers, SandboxContext } from '../context.js';
 import { item, money, ok, refOne, single, type Item } from '../envelope.js';
@@ -143,7 +143,7 @@ function readPatch(
     const v = body.amount;
     if (v === null || v === '') patch.amount_cents = null as never;
     else {
-      const amount = readNumber(v, { min: 0, max: MAX_AMOUNT });
+      const amount = readNumber(v, AMOUNT);
       if (typeof amount === 'number') patch.amount_cents = Math.round(amount * 100);
       else fail('amount', amount);
     }

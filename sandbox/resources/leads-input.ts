@@ -66,7 +66,7 @@ export function readLeadInput(
   // event_length is the earlier name of length_in_minutes; the current name wins.
   const eventLength = f.integer('event_length', 1, MAX_LENGTH_MINUTES);
   put('length_in_minutes', f.integer('length_in_minutes', 1, MAX_LENGTH_MINUTES) ?? eventLength);
-  put('estimated_budget', f.number('estimated_budget'));
+  put('estimated_budget', f.amount('estimated_budget'));
   put('estimated_number_guests', f.integer('estimated_number_guests', 0));
   put('contact_form_id', f.integer('contact_form_id'));
 

@@ -226,6 +226,16 @@ describe('money', () => {
     });
     expect(addOn.status).toBe(422);
     expect(Object.keys(addOn.body.errors)).toEqual(['price']);
+    // A lead's budget is money too: 1e300 was stored, and answered as 1e+300.
+    const lead = await t.request('POST', '/api/v1/leads', {
+      json: { email: 'rich@example.com', estimated_budget: 1e300 },
+    });
+    expect(lead.status).toBe(422);
+    expect(lead.body.errors).toEqual({
+      estimated_budget: ['Estimated budget must be less than or equal to 1000000000'],
+    });
+    const leads = await t.request('GET', '/api/v1/leads', { query: { email: 'rich@example.com' } });
+    expect(leads.body.meta.total_count).toBe(0);
     // The bound itself is taken, and read back as a plain decimal.
     const dear = await t.request('POST', '/api/v1/expenses', {
       json: {
