@@ -50,6 +50,21 @@ function send(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.statusCode).headers(error.headers).send(error.body);
 }
 
+/**
+ * The spec has every body as JSON ("Content-Type: application/json"), so another type is a
+ * 415 naming it: read as JSON anyway, a client that mislabelled its bodies passed here and
+ * would fail against the service.
+ */
+function unsupportedBody(contentType: string | undefined): ApiError {
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase().slice(0, 80) || 'unlabelled';
+  return generalError(
+    415,
+    'unsupported_media_type',
+    'content_type_unsupported',
+    `The body is ${type}; send it as application/json`,
+  );
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -112,7 +127,8 @@ export function buildApp(
     void parseJson(request, text, done);
   });
 
-  // Tolerate JSON bodies sent without a JSON content type, as Rails apps do.
+  // The OAuth endpoints take forms (RFC 6749); everywhere else a form or text body is a 415,
+  // unless it is empty, which is no body whatever its type.
   app.addContentTypeParser(
     ['application/x-www-form-urlencoded', 'text/plain'],
     { parseAs: 'string' },
@@ -120,12 +136,10 @@ export function buildApp(
       const text = typeof body === 'string' ? body : body.toString('utf8');
       if (request.url.startsWith('/oauth/')) {
         done(null, Object.fromEntries(new URLSearchParams(text)));
-        return;
-      }
-      try {
-        done(null, text.trim() === '' ? {} : JSON.parse(text));
-      } catch {
-        done(badRequest('malformed_json', 'The request body is not valid JSON'), undefined);
+      } else if (text.trim() === '') {
+        done(null, undefined);
+      } else {
+        done(unsupportedBody(request.headers['content-type']), undefined);
       }
     },
   );
@@ -136,17 +150,7 @@ export function buildApp(
     if (status === 400 && /JSON/i.test(error.message)) {
       return send(reply, badRequest('malformed_json', 'The request body is not valid JSON'));
     }
-    if (status === 415) {
-      return send(
-        reply,
-        generalError(
-          415,
-          'unsupported_media_type',
-          'content_type_unsupported',
-          'Send the body as application/json',
-        ),
-      );
-    }
+    if (status === 415) return send(reply, unsupportedBody(request.headers['content-type']));
     if (status === 413) {
       return send(
         reply,

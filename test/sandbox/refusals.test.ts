@@ -186,3 +186,46 @@ describe('admin rate limit and clock', () => {
     }
   });
 });
+
+describe('body content types', () => {
+  // The spec: "All bodies are JSON (Content-Type: application/json)". A text/plain or form
+  // body was parsed as JSON anyway, so a client that mislabelled its bodies passed here
+  // and would fail against the service.
+  const refusal = (type: string) => ({
+    meta: { status: 'error' },
+    status: 'unsupported_media_type',
+    reason: 'content_type_unsupported',
+    message: `The body is ${type}; send it as application/json`,
+  });
+
+  it('refuses a JSON body labelled text/plain or as a form, on the API and the admin API', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+      const res = await t.request('POST', '/api/v1/leads', {
+        headers: { 'content-type': type },
+        text: JSON.stringify({ email: 'mislabelled@example.com' }),
+      });
+      expect(res.status, type).toBe(415);
+      expect(res.body).toEqual(refusal(type));
+    }
+    const admin = await t.request('PATCH', '/admin/rate-limit', {
+      key: null,
+      headers: { 'x-admin-token': t.sb.adminToken, 'content-type': 'text/plain; charset=utf-8' },
+      text: JSON.stringify({ per_second: 5 }),
+    });
+    expect(admin.status).toBe(415);
+    expect(admin.body).toEqual(refusal('text/plain'));
+    const leads = await t.request('GET', '/api/v1/leads', {
+      query: { email: 'mislabelled@example.com' },
+    });
+    expect(leads.body.meta.total_count).toBe(0);
+  });
+
+  it('still takes an empty body under any type (legacy callers label every call)', async () => {
+    const res = await t.request('PATCH', '/admin/rate-limit', {
+      key: null,
+      headers: { 'x-admin-token': t.sb.adminToken, 'content-type': 'text/plain' },
+      text: '',
+    });
+    expect(res.status).toBe(200);
+  });
+});
