@@ -8,6 +8,8 @@ import type { GrantInfo, OAuthAppRow, OAuthServer, TokenResponse } from './oauth
 import { PERMISSIONS } from './permissions.js';
 import type { FaultSettings } from './traffic.js';
 import { checkRecordPatch } from './record-patch.js';
+import { checkLeadBookingEdit } from './resources/lead-bookings-input.js';
+import type { LeadBookingAttrs } from './resources/lead-bookings-model.js';
 import type { DeliveryAttempt, WebhookDispatcher, WebhookEndpoint } from './webhooks.js';
 
 /** The sandbox clock stays before this (9999-01-01): its ISO times keep four-digit years. */
@@ -328,6 +330,9 @@ export class SandboxAdmin {
   patchRecord(type: string, id: number, attributes: Record<string, unknown>): RecordOut {
     const record = this.stored(type, id);
     checkRecordPatch(type, id, record.attrs, attributes);
+    if (type === 'lead_booking') {
+      checkLeadBookingEdit(this.ctx, record as StoredRecord<LeadBookingAttrs>, attributes);
+    }
     // An event's custom title is no attribute the API serves: it overrides the title, as it
     // does when the event is made (POST /events). Alone it changed nothing a client saw.
     const title = type === 'event' ? attributes.custom_title : undefined;

@@ -110,8 +110,10 @@ export const AMOUNT: NumberRule = { min: 0, max: MAX_AMOUNT };
  * as null or a blank string (which clears it), and the value otherwise.
  */
 export class BodyFields {
-  readonly errors = new FieldErrors();
-  constructor(readonly body: Record<string, unknown>) {}
+  constructor(
+    readonly body: Record<string, unknown>,
+    readonly errors = new FieldErrors(),
+  ) {}
 
   sent(name: string): boolean {
     return Object.hasOwn(this.body, name) && this.body[name] !== undefined;

@@ -59,8 +59,10 @@ export function humanize(field: string): string {
  */
 export class FieldErrors {
   private readonly errors: Record<string, string[]> = {};
+  /** `prefix` goes before every field's key: the admin API's record edits nest `attributes.`. */
+  constructor(private readonly prefix = '') {}
   add(field: string, message: string, label = humanize(field)): this {
-    (this.errors[field] ??= []).push(`${label} ${message}`);
+    (this.errors[this.prefix + field] ??= []).push(`${label} ${message}`);
     return this;
   }
   /** Fields with at least one message. */

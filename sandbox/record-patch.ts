@@ -5,6 +5,7 @@ import { leadBookingAttributesSchema } from '../api/schemas/lead-bookings.js';
 import { leadAttributesSchema } from '../api/schemas/leads.js';
 import type { RecordAttrs } from './db.js';
 import { FieldErrors } from './errors.js';
+import { parseYmd, YEARS } from './time.js';
 
 /**
  * What PATCH /admin/records/:type/:id accepts: a change staff could make in the service. The
@@ -47,22 +48,20 @@ const TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
 /**
- * Whether a value is an ISO 8601 timestamp with a UTC offset on a real calendar day: the spec's
- * form of every timestamp, and the kind of value an attribute stored as one holds. A string of
- * another form there ('garbage', a bare date) was taken as a string, and the views that read it
- * as a time threw: the record, and every page of its list, answered 500.
+ * Whether a value is an ISO 8601 timestamp with a UTC offset on a real calendar day, in the
+ * years the API takes: the spec's form of every timestamp, and the kind of value an attribute
+ * stored as one holds. A string of another form there ('garbage', a bare date) was taken as a
+ * string, and the views that read it as a time threw: the record, and every page of its list,
+ * answered 500; a start in the year 9999 was served, where the API refuses the date.
  */
 function isTimestamp(value: unknown): boolean {
   if (typeof value !== 'string') return false;
   const m = TIMESTAMP.exec(value);
-  if (!m) return false;
-  const [year, month, day, hour, minute, second, offsetHour, offsetMinute] = m
-    .slice(1)
+  if (!m || !parseYmd(value.slice(0, 10))) return false;
+  const [hour, minute, second, offsetHour, offsetMinute] = m
+    .slice(4)
     .map((part) => Number(part ?? 0));
-  const date = new Date(Date.UTC(year ?? 0, (month ?? 0) - 1, day ?? 0));
   return (
-    date.getUTCMonth() === (month ?? 0) - 1 &&
-    date.getUTCDate() === day &&
     (hour ?? 0) <= 23 &&
     (minute ?? 0) <= 59 &&
     (second ?? 0) <= 59 &&
@@ -96,8 +95,15 @@ export function checkRecordPatch(
       errors.add(field, `must be ${ARTICLE[now]}, as stored`, name);
       continue;
     }
-    if (next !== 'null' && isTimestamp(stored[name]) && !isTimestamp(value)) {
-      errors.add(field, 'must be an ISO 8601 timestamp with a UTC offset, as stored', name);
+    // A timestamp where one is stored, and any value written as one (a null start is set so).
+    const timestamp =
+      isTimestamp(stored[name]) || (typeof value === 'string' && TIMESTAMP.test(value));
+    if (next !== 'null' && timestamp && !isTimestamp(value)) {
+      errors.add(
+        field,
+        `must be an ISO 8601 timestamp with a UTC offset, ${YEARS}, as stored`,
+        name,
+      );
       continue;
     }
     // Only where the stored value is already in the served form (some attributes are

@@ -152,8 +152,11 @@ const FIRST_YEAR = 1900;
 const LAST_YEAR = 2200;
 
 /** How a refusal names a date it takes: the form, and the years (`a date as YYYY-MM-DD, …`). */
+/** The years every date and timestamp a caller sets may fall in, as a refusal says them. */
+export const YEARS = `in the years ${FIRST_YEAR} to ${LAST_YEAR}`;
+
 export const dateForm = (form: 'YYYY-MM-DD' | 'MM-DD-YYYY'): string =>
-  `a date as ${form}, in the years ${FIRST_YEAR} to ${LAST_YEAR}`;
+  `a date as ${form}, ${YEARS}`;
 
 function validDate(year: number, month: number, day: number): DateParts | undefined {
   const d = new Date(Date.UTC(year, month - 1, day));

@@ -1,6 +1,16 @@
 import type { SandboxContext } from '../context.js';
-import { BodyFields, MAX_LENGTH_DAYS, MAX_LENGTH_MINUTES } from '../body-fields.js';
 import {
+  BodyFields,
+  ID,
+  MAX_LENGTH_DAYS,
+  MAX_LENGTH_MINUTES,
+  numberField,
+} from '../body-fields.js';
+import type { StoredRecord } from '../db.js';
+import { FieldErrors } from '../errors.js';
+import { getBackdrop } from './offerings.js';
+import {
+  type LeadBookingAttrs,
   type LeadBookingInput,
   type ReferenceKind,
   referenceExists,
@@ -20,6 +30,17 @@ export function readLeadBookingInput(
   body: Record<string, unknown>,
 ): LeadBookingInput {
   const f = new BodyFields(body);
+  const input = leadBookingFields(ctx, businessId, f);
+  f.errors.throwIfAny();
+  return input;
+}
+
+/** The fields of a booking body that were sent, each checked; refusals go to `f.errors`. */
+function leadBookingFields(
+  ctx: SandboxContext,
+  businessId: number,
+  f: BodyFields,
+): LeadBookingInput {
   const input: LeadBookingInput = {};
   const refs: [keyof LeadBookingInput, ReferenceKind][] = [
     ['event_type_id', 'package'],
@@ -49,6 +70,37 @@ export function readLeadBookingInput(
     const value = f.integer(name, 1, LENGTH_BOUNDS[name]);
     if (value !== undefined) input[name] = value;
   }
-  f.errors.throwIfAny();
   return input;
+}
+
+/**
+ * An admin edit of a stored booking (PATCH /admin/records/lead_booking/:id) is held to the
+ * public write path's rules for the fields that path takes, and the fields the API sets itself
+ * must name records of the business: checked only for their kind, a length of -5, a package
+ * that does not exist or a lead that does not were stored and served. Throws one 422.
+ */
+export function checkLeadBookingEdit(
+  ctx: SandboxContext,
+  record: StoredRecord<LeadBookingAttrs>,
+  patch: Record<string, unknown>,
+): void {
+  const businessId = record.businessId;
+  const errors = new FieldErrors('attributes.');
+  leadBookingFields(ctx, businessId, new BodyFields(patch, errors));
+  const owned: [string, string, (id: number) => boolean][] = [
+    ['lead_id', 'a lead', (id) => ctx.records.get('lead', businessId, id) !== undefined],
+    ['brand_id', 'a brand', (id) => ctx.records.get('brand', businessId, id) !== undefined],
+    [
+      'photobooth_background_id',
+      'a backdrop',
+      (id) => getBackdrop(ctx.records, businessId, id) !== undefined,
+    ],
+  ];
+  for (const [name, what, exists] of owned) {
+    const id = numberField(patch, name, errors, ID);
+    if (typeof id === 'number' && !exists(id)) errors.add(name, `must be ${what} of this business`);
+  }
+  // Minutes after midnight of the start, as the API stores a start time.
+  numberField(patch, 'starts_at_minutes', errors, { integer: true, min: 0, max: 1439 });
+  errors.throwIfAny();
 }

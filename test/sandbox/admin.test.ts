@@ -440,7 +440,7 @@ describe('records', () => {
       expect(res.status, value).toBe(422);
       expect(res.body.errors).toEqual({
         'attributes.starts_at': [
-          'starts_at must be an ISO 8601 timestamp with a UTC offset, as stored',
+          'starts_at must be an ISO 8601 timestamp with a UTC offset, in the years 1900 to 2200, as stored',
         ],
       });
     }

@@ -229,3 +229,51 @@ describe('body content types', () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe('admin edits of lead bookings', () => {
+  // PATCH /admin/records/lead_booking/:id checked only that a value was of the stored kind:
+  // a length of -5 or 10^12, a package or staff id that names nothing, a garbage date, a
+  // start in the year 9999 and a booking moved to a lead that does not exist were all
+  // stored, and served, though the public write path refuses each.
+  const patch = (id: string, attributes: Record<string, unknown>) =>
+    t.request('PATCH', `/admin/records/lead_booking/${id}`, {
+      key: null,
+      headers: { 'x-admin-token': t.sb.adminToken },
+      json: { attributes },
+    });
+
+  it('refuses what the public write path refuses, naming it, and writes nothing', async () => {
+    const list = await t.request('GET', '/api/v1/lead_bookings', { query: { per: 1 } });
+    const id = list.body.data[0].id as string;
+    const before = await t.request('GET', `/api/v1/lead_bookings/${id}`);
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ length_in_minutes: -5 }, 'length_in_minutes', /greater than or equal to 1/],
+      [{ length_in_minutes: 1e12 }, 'length_in_minutes', /less than or equal to 527040/],
+      [{ length_in_days: 99_999 }, 'length_in_days', /less than or equal to 366/],
+      [{ units: 1.5 }, 'units', /must be an integer/],
+      [{ package_unit_range_id: -1 }, 'package_unit_range_id', /greater than or equal to 1/],
+      [{ event_type_id: 999_999 }, 'event_type_id', /must exist/],
+      [{ staff_id: -1 }, 'staff_id', /greater than or equal to 1/],
+      [{ staff_id: 999_999 }, 'staff_id', /must exist/],
+      [{ starts_at_date: 'garbage' }, 'starts_at_date', /YYYY-MM-DD, in the years 1900 to 2200/],
+      [{ starts_at: '9999-12-31T10:00:00-05:00' }, 'starts_at', /years 1900 to 2200/],
+      [{ starts_at_minutes: 99_999 }, 'starts_at_minutes', /less than or equal to 1439/],
+      [{ lead_id: 999_999 }, 'lead_id', /must be a lead of this business/],
+      [{ brand_id: 999_999 }, 'brand_id', /must be a brand of this business/],
+      [{ photobooth_background_id: 999_999 }, 'photobooth_background_id', /must be a backdrop/],
+    ];
+    for (const [attributes, field, message] of cases) {
+      const res = await patch(id, attributes);
+      expect(res.status, JSON.stringify(attributes)).toBe(422);
+      expect(Object.keys(res.body.errors), JSON.stringify(attributes)).toEqual([
+        `attributes.${field}`,
+      ]);
+      expect(res.body.errors[`attributes.${field}`][0]).toMatch(message);
+    }
+    const after = await t.request('GET', `/api/v1/lead_bookings/${id}`);
+    expect(after.body).toEqual(before.body);
+    const fine = await patch(id, { length_in_minutes: 90, staff_id: null });
+    expect(fine.status).toBe(200);
+    expect(fine.body.attributes.length_in_minutes).toBe(90);
+  });
+});
