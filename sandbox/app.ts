@@ -8,6 +8,7 @@ import { ROUTES, type RouteDef } from '../api/routes.js';
 import { authenticate, requirePermission, type Caller } from './auth.js';
 import type { Handlers, SandboxContext } from './context.js';
 import { ApiError, badRequest, forbidden, generalError } from './errors.js';
+import { answerPlainHttp } from './plain-on-tls.js';
 
 /**
  * What one client may hold of the server: without these a bodyless POST that announced a
@@ -283,5 +284,6 @@ export function buildApp(
 
   for (const plugin of options.plugins ?? []) plugin(app);
   app.server.maxConnections = limits.maxConnections;
+  if (options.https) answerPlainHttp(app.server, limits.idleTimeoutMs);
   return app;
 }

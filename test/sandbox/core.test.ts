@@ -100,4 +100,23 @@ describe('sandbox over HTTPS', () => {
       await s.close();
     }
   });
+
+  it('answers plain HTTP on its port with a 400 saying the port speaks HTTPS', async () => {
+    // Node's TLS server dropped it: the caller saw only an empty reply and had to guess.
+    const s = await startTestSandbox({ https: true });
+    try {
+      const plain = await fetch(s.sb.url.replace(/^https:/, 'http:') + '/api/v1/services');
+      expect(plain.status).toBe(400);
+      expect(plain.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await plain.text()).toBe(
+        `This port speaks HTTPS: send the request to ${s.sb.url}/api/v1/services\n`,
+      );
+      // HTTPS on the same port still works, kept alive across requests.
+      for (let i = 0; i < 2; i++) {
+        expect((await s.request('GET', '/api/v1/services')).status).toBe(200);
+      }
+    } finally {
+      await s.close();
+    }
+  });
 });
