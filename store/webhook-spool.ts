@@ -1,12 +1,8 @@
 import type Database from 'better-sqlite3';
 import { openSqliteFile } from './sqlite-files.js';
 import { toStoreError } from './errors.js';
-import type { Acceptance, Notice } from './inbox.js';
-
-/** A notice the receiver kept while the store was away, with when it kept it. */
-export interface SpooledNotice extends Notice {
-  readonly spooledAt: Date;
-}
+import type { Acceptance, Notice, PendingNotice } from './inbox.js';
+import { noticeOf, type NoticeRow } from './inbox-rows.js';
 
 /**
  * The receiver's own spool: a local SQLite file (WAL, synchronous FULL, as the inbox) where a
@@ -20,7 +16,7 @@ export class WebhookSpool {
   private readonly keepOne: Database.Statement<
     [string, string, string, string, string, string | null, number]
   >;
-  private readonly oldestRows: Database.Statement<[number], SpoolRow>;
+  private readonly oldestRows: Database.Statement<[number], NoticeRow<number>>;
   private readonly dropOne: Database.Statement<[string, string]>;
   private readonly countRows: Database.Statement<[], { n: number; oldest: number | null }>;
 
@@ -31,7 +27,8 @@ export class WebhookSpool {
        ON CONFLICT (connection_id, delivery_id) DO NOTHING`,
     );
     this.oldestRows = db.prepare(
-      `SELECT connection_id, delivery_id, resource, record_id, action, occurred_at, spooled_at
+      `SELECT seq, connection_id, delivery_id, resource, record_id, action, occurred_at,
+         spooled_at AS received_at
        FROM webhook_spool ORDER BY seq LIMIT ?`,
     );
     this.dropOne = db.prepare(
@@ -82,17 +79,9 @@ export class WebhookSpool {
     }
   }
 
-  /** Up to `limit` kept notices, oldest first. */
-  oldest(limit: number): SpooledNotice[] {
-    return this.oldestRows.all(limit).map((row) => ({
-      connectionId: row.connection_id,
-      deliveryId: row.delivery_id,
-      resource: row.resource,
-      recordId: row.record_id,
-      action: row.action,
-      occurredAt: row.occurred_at,
-      spooledAt: new Date(row.spooled_at),
-    }));
+  /** Up to `limit` kept notices, oldest first; `receivedAt` is when the spool kept each. */
+  oldest(limit: number): PendingNotice[] {
+    return this.oldestRows.all(limit).map((row) => noticeOf(row, (ms) => new Date(ms)));
   }
 
   /** Forgets notices the inbox has taken. */
@@ -114,14 +103,4 @@ export class WebhookSpool {
   close(): void {
     this.db.close();
   }
-}
-
-interface SpoolRow {
-  connection_id: string;
-  delivery_id: string;
-  resource: string;
-  record_id: string;
-  action: string;
-  occurred_at: string | null;
-  spooled_at: number;
 }

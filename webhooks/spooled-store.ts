@@ -143,7 +143,9 @@ export class SpooledStore {
         if (this.closed) return;
         const batch = this.options.spool.oldest(FORWARD_BATCH);
         if (batch.length === 0) break;
-        await Promise.all(batch.map((notice) => inbox.accept(notice)));
+        await Promise.all(
+          batch.map(({ seq: _seq, receivedAt: _kept, ...notice }) => inbox.accept(notice)),
+        );
         this.options.spool.drop(batch);
         moved += batch.length;
         this.options.forwarded([...new Set(batch.map((n) => n.connectionId))]);
