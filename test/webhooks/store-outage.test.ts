@@ -17,7 +17,8 @@ import { connectSandbox, destinationColumn, eventually, registerAtSandbox } from
  * It now keeps them in its spool and answers 2xx at once; when the store is back it forwards
  * them and the drains apply them.
  */
-const CONNECTION = 'outage-shop';
+// Unique among the test files: a drain's workflow id is its connection's, on a shared Temporal.
+const CONNECTION = 'store-away-shop';
 let ts: TestSandbox;
 let dir: string;
 let relay: TcpRelay;
