@@ -1,6 +1,9 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
-import { maskCredentials } from '../config/database-locations.js';
+import { maskCredentials, storeLocation } from '../config/database-locations.js';
+import { ledgerDestinationId } from '../destinations/destination-targets.js';
+import { openLedger } from '../store/open-ledger.js';
+import { counted } from './counted.js';
 import { UserError } from './errors.js';
 import { describeWorkflow } from './workflow-describe.js';
 
@@ -28,10 +31,10 @@ async function listedRuns(client: Client, workflowId: string): Promise<string[]>
 /**
  * `ebsync sync --forget`: deletes from Temporal every ended pass of one mirror (a connection
  * into a destination), so that `ebsync status` stops reporting one no longer wanted (a failed
- * pass into a mistyped destination stays a problem until a pass into it completes). A running
- * pass is never deleted: the command says to cancel it first. What the passes wrote stays, in
- * the destination and in the ledger; a later pass into it writes only what changed. Returns
- * the line to print.
+ * pass into a mistyped destination stays a problem until a pass into it completes), and
+ * forgets what the ledger holds of it there, which frees the destination for another
+ * connection (Ledger.claimDestination). A running pass is never deleted: the command says to
+ * cancel it first. What the passes wrote stays in the destination. Returns the line to print.
  */
 export async function forgetMirror(
   client: Client,
@@ -42,11 +45,23 @@ export async function forgetMirror(
   // Whether a pass runs is asked of the workflow itself: the list may not show one just
   // started. Only the newest run of a workflow id can be open.
   const latest = await describeWorkflow(client, target.workflowId);
-  if (latest === null) return `no mirror of ${into}: nothing to forget`;
-  if (latest.status.name === 'RUNNING') {
+  if (latest?.status.name === 'RUNNING') {
     throw new UserError(
       `the mirror of ${into} is running: 'ebsync sync --cancel' (with the same --connection and --to) stops it, then --forget forgets it; nothing was deleted`,
     );
+  }
+  const ledger = await forgetInLedger(config, target);
+  const freed = 'so another connection may now mirror into it';
+  const ledgerLine =
+    ledger.entries > 0
+      ? `the ledger forgot the ${counted(ledger.entries, 'record')} it wrote there, ${freed} (the rows stay in the destination; a later pass of ${target.connectionId} into it writes every record again)`
+      : ledger.held
+        ? `the ledger forgot what it held of it there (no record written), ${freed}`
+        : 'the ledger held nothing of it there';
+  if (latest === null) {
+    return ledger.held
+      ? `forgot the mirror of ${into} (no pass of it is left in Temporal): ${ledgerLine}`
+      : `no mirror of ${into}: nothing to forget`;
   }
   const runs = [...new Set([latest.runId, ...(await listedRuns(client, target.workflowId))])];
   for (const runId of runs) {
@@ -69,5 +84,27 @@ export async function forgetMirror(
   const done = gone
     ? `${passes} deleted from Temporal, so 'ebsync status' no longer shows it`
     : `Temporal is deleting ${passes} in the background (usually seconds, longer on a busy server), and 'ebsync status' stops showing it once done`;
-  return `forgot the mirror of ${into}: ${done}; what it wrote stays in the destination (a later pass into it writes only what changed)`;
+  return `forgot the mirror of ${into}: ${done}; ${ledgerLine}`;
+}
+
+/**
+ * What the ledger holds of the mirror goes too: its entries, passes and its claim on the
+ * destination (Ledger.claimDestination), which is what lets another connection write there.
+ * The ledger is opened as the workers open it, from this command's settings.
+ */
+async function forgetInLedger(
+  config: Config,
+  target: ForgetTarget,
+): Promise<{ entries: number; held: boolean }> {
+  const destination = ledgerDestinationId(target.destination, {
+    hubspot: config.crm.hubspot.baseUrl,
+    pipedrive: config.crm.pipedrive.baseUrl,
+    salesforce: config.crm.salesforce.baseUrl,
+  });
+  const ledger = await openLedger(storeLocation(config));
+  try {
+    return await ledger.forgetDestination(destination, target.connectionId);
+  } finally {
+    await ledger.close();
+  }
 }

@@ -5,6 +5,7 @@ import type {
   UpsertResult,
 } from './destination.js';
 import { DestinationRecordError, DestinationTargetError } from './errors.js';
+import { crmDestinationId } from './destination-targets.js';
 import type { JsonValue, MirrorRecord, Resource } from './record.js';
 import { TABLES } from './tables.js';
 
@@ -177,8 +178,7 @@ export function crmDescription(
   vendor: string,
   url: string,
 ): DestinationDescription {
-  const origin = new URL(url).host;
-  return { kind, id: `${kind}:${origin}`, label: `${vendor} at ${origin}` };
+  return { kind, id: crmDestinationId(kind, url), label: `${vendor} at ${new URL(url).host}` };
 }
 
 /**

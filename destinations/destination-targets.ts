@@ -56,6 +56,27 @@ export function destinationIdentity(text: string): string {
   return target.kind;
 }
 
+/** A CRM account's id as the ledger keeps it: the CRM and the host of its API or login URL. */
+export function crmDestinationId(
+  kind: 'hubspot' | 'pipedrive' | 'salesforce',
+  url: string,
+): string {
+  return `${kind}:${new URL(url).host}`;
+}
+
+/**
+ * The id a destination's describe() gives (its ledger key), from the target and, for a CRM,
+ * the address in settings: what a command that opens no destination forgets in the ledger.
+ */
+export function ledgerDestinationId(
+  text: string,
+  crmUrls: Readonly<Record<'hubspot' | 'pipedrive' | 'salesforce', string>>,
+): string {
+  const target = parseDestinationTarget(text);
+  if (target.kind === 'sqlite' || target.kind === 'postgres') return destinationIdentity(text);
+  return crmDestinationId(target.kind, crmUrls[target.kind]);
+}
+
 /**
  * Reads a destination as the command line and settings give it: `sqlite:PATH` or a
  * `postgres://` URL, optionally with `?schema=NAME` to keep one business's tables apart, or

@@ -33,6 +33,38 @@ export class StoreLocationError extends StoreError {
 }
 
 /**
+ * A destination another connection already writes to (Ledger.claimDestination): its rows are
+ * keyed by the service's ids alone, so this connection's records would overwrite the other's.
+ * A person must choose another destination, or forget the other connection's mirror there.
+ */
+export class DestinationClaimedError extends StoreError {
+  override readonly name = 'DestinationClaimedError';
+  readonly retryable = false;
+  /**
+   * `label` names the destination to a person; `target` is the `--to` that names it to
+   * `ebsync sync --forget` (no credentials: forgetting opens no destination).
+   */
+  constructor(
+    readonly label: string,
+    readonly target: string,
+    readonly connectionId: string,
+    readonly writers: readonly string[],
+  ) {
+    const them =
+      writers.length === 1 ? `connection ${writers[0]}` : `connections ${writers.join(', ')}`;
+    const forget = writers
+      .map((w) => `'ebsync sync --forget --connection ${w} --to ${target}'`)
+      .join(' and ');
+    super(
+      `${label} already holds the records of ${them}, keyed by the service's ids alone, so ` +
+        `connection ${connectionId}'s would overwrite them; nothing was written. Mirror ` +
+        `${connectionId} into a destination of its own (--to: another SQLite file, or a Postgres ` +
+        `?schema=NAME), or, if ${them}'s records are no longer wanted there, run ${forget} first`,
+    );
+  }
+}
+
+/**
  * The pass a caller works for is no longer the open one: another worker restarted or
  * completed it. The caller stops; its work is not lost (the ledger entries stand).
  */

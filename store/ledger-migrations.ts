@@ -236,6 +236,35 @@ export const LEDGER_MIGRATIONS: readonly Migration[] = [
     postgres: `UPDATE ledger_entries SET content_hash = 'forgotten'
       WHERE resource = 'events' AND destination LIKE 'pipedrive:%';`,
   },
+  {
+    version: 9,
+    name: 'destination writers: one connection per destination',
+    // The mirror's rows are keyed by the service's ids alone: a second connection (another
+    // business) mirrored into the same destination overwrote the first's rows silently. Each
+    // destination now records its writer, starting with every connection the ledger shows
+    // there; where that is already two, both are refused until one is forgotten.
+    sqlite: `
+      CREATE TABLE destination_writers (
+        destination TEXT NOT NULL,
+        connection_id TEXT NOT NULL,
+        since INTEGER NOT NULL,
+        PRIMARY KEY (destination, connection_id)
+      ) STRICT, WITHOUT ROWID;
+      INSERT INTO destination_writers (destination, connection_id, since)
+        SELECT destination, connection_id, CAST(strftime('%s', 'now') AS INTEGER) * 1000 FROM (
+          SELECT destination, connection_id FROM ledger_entries
+          UNION SELECT destination, connection_id FROM pass_generations);`,
+    postgres: `
+      CREATE TABLE destination_writers (
+        destination text NOT NULL,
+        connection_id text NOT NULL,
+        since timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (destination, connection_id)
+      );
+      INSERT INTO destination_writers (destination, connection_id)
+        SELECT destination, connection_id FROM ledger_entries
+        UNION SELECT destination, connection_id FROM pass_generations;`,
+  },
 ];
 
 /** The migrations still to apply given the versions a database has, in order. */

@@ -247,6 +247,26 @@ export interface Ledger {
   passStatus(key: PassKey): Promise<PassStatus>;
 
   /**
+   * Records `connectionId` as a writer of `destination` unless another connection already is
+   * one, and returns those others (sorted; empty when this one may write). The mirror's tables
+   * and a CRM's objects are keyed by the service's ids alone, so a second business's records
+   * would overwrite the first's without a word: a destination has one writer. Atomic, so two
+   * connections claiming at once never both get it.
+   */
+  claimDestination(destination: string, connectionId: string): Promise<string[]>;
+
+  /**
+   * Forgets everything the ledger holds of one connection in one destination: its entries,
+   * passes, checkpoints and its claim, so that another connection may write there. The
+   * destination's rows stay. Says how many entries went, and whether it held anything of
+   * the two at all (a claim or a pass without entries is something).
+   */
+  forgetDestination(
+    destination: string,
+    connectionId: string,
+  ): Promise<{ entries: number; held: boolean }>;
+
+  /**
    * Takes the connection's next request slot, `intervalMs` after the one before it, and
    * returns how long to wait for it (0: now). Every worker sharing the store draws from the
    * same row, so together they send no faster than one request per interval

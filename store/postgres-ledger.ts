@@ -435,6 +435,59 @@ export async function openPostgresLedger(
           [connectionId, delayMs],
         );
       }),
+    claimDestination: (destination, connectionId) =>
+      run(async () => {
+        const writersIn = async (db: Pick<pg.Pool, 'query'>) =>
+          (
+            await db.query<{ connection_id: string }>(
+              `SELECT connection_id FROM destination_writers WHERE destination = $1
+               ORDER BY connection_id`,
+              [destination],
+            )
+          ).rows.map((r) => r.connection_id);
+        // Read first: the usual answer (this connection, alone) takes no lock.
+        const writers = await writersIn(pool);
+        if (writers.length === 1 && writers[0] === connectionId) return [];
+        return inPostgresTransaction(pool, async (client) => {
+          // No row to lock before the first writer: a lock on the destination's name makes two
+          // connections claiming at once take turns, and the second sees the first.
+          await client.query(`SELECT pg_advisory_xact_lock(hashtext('ebsync writer ' || $1))`, [
+            destination,
+          ]);
+          const others = (await writersIn(client)).filter((c) => c !== connectionId);
+          if (others.length === 0) {
+            await client.query(
+              `INSERT INTO destination_writers (destination, connection_id) VALUES ($1, $2)
+               ON CONFLICT DO NOTHING`,
+              [destination, connectionId],
+            );
+          }
+          return others;
+        });
+      }),
+    forgetDestination: (destination, connectionId) =>
+      run(() =>
+        inPostgresTransaction(pool, async (client) => {
+          const params = [connectionId, destination];
+          let held = 0;
+          let entries = 0;
+          for (const table of [
+            'ledger_entries',
+            'pass_checkpoints',
+            'passes',
+            'pass_generations',
+            'destination_writers',
+          ]) {
+            const { rowCount } = await client.query(
+              `DELETE FROM ${table} WHERE connection_id = $1 AND destination = $2`,
+              params,
+            );
+            if (table === 'ledger_entries') entries = rowCount ?? 0;
+            held += rowCount ?? 0;
+          }
+          return { entries, held: held > 0 };
+        }),
+      ),
     close: async () => {
       if (!pool.ended) await pool.end();
     },

@@ -176,6 +176,25 @@ export function openSqliteLedger(file: string): Ledger {
     ),
     clearCheckpoints: db.prepare(`DELETE FROM pass_checkpoints WHERE ${PASS}`),
     clearCheckpoint: db.prepare(`DELETE FROM pass_checkpoints WHERE ${PASS} AND partition = ?`),
+    writers: db.prepare<[string], { connection_id: string }>(
+      `SELECT connection_id FROM destination_writers WHERE destination = ? ORDER BY connection_id`,
+    ),
+    claim: db.prepare(
+      `INSERT OR IGNORE INTO destination_writers (destination, connection_id, since) VALUES (?, ?, ?)`,
+    ),
+    release: db.prepare(
+      `DELETE FROM destination_writers WHERE destination = ? AND connection_id = ?`,
+    ),
+    forgetEntries: db.prepare(
+      `DELETE FROM ledger_entries WHERE connection_id = ? AND destination = ?`,
+    ),
+    forgetPasses: db.prepare(`DELETE FROM passes WHERE connection_id = ? AND destination = ?`),
+    forgetCheckpoints: db.prepare(
+      `DELETE FROM pass_checkpoints WHERE connection_id = ? AND destination = ?`,
+    ),
+    forgetGenerations: db.prepare(
+      `DELETE FROM pass_generations WHERE connection_id = ? AND destination = ?`,
+    ),
     // One statement each, so SQLite's write lock makes them atomic across processes.
     reserveRequest: db.prepare<{ id: string; now: number; interval: number }, { slot: number }>(
       `INSERT INTO request_slots (connection_id, next_at) VALUES (@id, @now + @interval)
@@ -261,6 +280,23 @@ export function openSqliteLedger(file: string): Ledger {
   });
 
   const run = sqliteCall;
+  const writersOf = (destination: string): string[] =>
+    stmt.writers.all(destination).map((r) => r.connection_id);
+  const claim = db.transaction((destination: string, connectionId: string, at: number) => {
+    const others = writersOf(destination).filter((c) => c !== connectionId);
+    if (others.length === 0) stmt.claim.run(destination, connectionId, at);
+    return others;
+  });
+  const forgetDestination = db.transaction((destination: string, connectionId: string) => {
+    const entries = stmt.forgetEntries.run(connectionId, destination).changes;
+    const others = [
+      stmt.forgetCheckpoints.run(connectionId, destination).changes,
+      stmt.forgetPasses.run(connectionId, destination).changes,
+      stmt.forgetGenerations.run(connectionId, destination).changes,
+      stmt.release.run(destination, connectionId).changes,
+    ];
+    return { entries, held: entries + others.reduce((a, b) => a + b, 0) > 0 };
+  });
 
   return {
     location,
@@ -378,6 +414,16 @@ export function openSqliteLedger(file: string): Ledger {
       run(() => {
         stmt.holdRequests.run({ id: connectionId, until: Date.now() + delayMs });
       }),
+    claimDestination: (destination, connectionId) =>
+      run(() => {
+        // Read first: the usual answer (this connection, alone) takes no write lock, which a
+        // drain's every batch would otherwise queue for behind the passes' writes.
+        const writers = writersOf(destination);
+        if (writers.length === 1 && writers[0] === connectionId) return [];
+        return claim.immediate(destination, connectionId, Date.now());
+      }),
+    forgetDestination: (destination, connectionId) =>
+      run(() => forgetDestination.immediate(destination, connectionId)),
     close: () =>
       run(() => {
         if (db.open) db.close();

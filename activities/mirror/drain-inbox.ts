@@ -16,6 +16,7 @@ import type { MirrorDeps } from './pass.js';
 import { pause } from '../pause.js';
 import { readEach, type RecordTarget } from './records-by-id.js';
 import { writeDeletions, writeRecords, type WriteTarget } from './write-records.js';
+import { claimSoleWriter } from './sole-writer.js';
 
 /** What a drain's batch activity needs beside the mirror's own dependencies. */
 export interface DrainDeps extends MirrorDeps {
@@ -361,6 +362,7 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
       deps.ledger(),
       deps.destination(input.destination),
     ]);
+    await claimSoleWriter(ledger, destination, input.connectionId);
     const target: WriteTarget = { connectionId: input.connectionId, ledger, destination };
     const got = await readEach(client, dirty, {
       concurrency: deps.pagesInFlight ?? 4,

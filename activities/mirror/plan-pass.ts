@@ -3,6 +3,7 @@ import { ALL_TABLES } from '../../destinations/tables.js';
 import type { ListResource } from '../../records/partition-plan.js';
 import type { MirrorCounts, MirrorSubject, PartitionState } from '../../workflows/mirror-types.js';
 import { forgetChangedTables } from './write-records.js';
+import { claimSoleWriter } from './sole-writer.js';
 import { passKeyOf, type MirrorTarget, type PassTools } from './pass-tools.js';
 
 /**
@@ -37,6 +38,9 @@ export function createPlanPass({ open, scopeOf }: PassTools) {
     gaps: string[];
   }> {
     const at = await open(input);
+    // Before the schema: a column another connection's pass added would leave the writer's
+    // hashes standing (forgetChangedTables forgets the caller's), and its rows never filled.
+    await claimSoleWriter(at.ledger, at.destination, at.connectionId);
     await forgetChangedTables(at, await at.destination.ensureSchema(ALL_TABLES), ALL_TABLES);
     if (input.rewrite) {
       // Before the pass reads anything: every record it reads then compares changed.

@@ -442,6 +442,75 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       expect((await ledger.classify(scope, [{ id: '1', hash: 'a' }]))[0]?.state).toBe('unchanged');
     });
 
+    it('gives a destination one writer, at once too; forgetting the mirror frees it', async () => {
+      const dest = 'sqlite:/tmp/shared.db';
+      expect(await ledger.claimDestination(dest, 'a')).toEqual([]);
+      // Again: the same writer, nothing to refuse.
+      expect(await ledger.claimDestination(dest, 'a')).toEqual([]);
+      expect(await ledger.claimDestination(dest, 'b')).toEqual(['a']);
+      // Another destination is its own.
+      expect(await ledger.claimDestination('sqlite:/tmp/other.db', 'b')).toEqual([]);
+      // Two connections claiming a new destination at once, from two openers of the store:
+      // exactly one gets it.
+      const second = await backend.open(location);
+      try {
+        const answers = await Promise.all([
+          ledger.claimDestination('sqlite:/tmp/new.db', 'x'),
+          second.claimDestination('sqlite:/tmp/new.db', 'y'),
+        ]);
+        expect(answers.filter((a) => a.length === 0)).toHaveLength(1);
+        expect(answers.flat().sort()).toHaveLength(1);
+      } finally {
+        await second.close();
+      }
+      // Forgetting takes a's entries, passes and claim in that destination, nothing else.
+      const inShared: LedgerScope = { connectionId: 'a', destination: dest, resource: 'leads' };
+      const elsewhere: LedgerScope = { ...inShared, destination: 'sqlite:/tmp/other.db' };
+      await ledger.recordWritten(inShared, 1, [
+        { id: '1', hash: 'h', destinationKey: '1' },
+        { id: '2', hash: 'h', destinationKey: '2' },
+      ]);
+      await ledger.recordWritten(elsewhere, 1, [{ id: '1', hash: 'h', destinationKey: '1' }]);
+      const key: PassKey = { connectionId: 'a', destination: dest, pass: 'leads:full' };
+      const begun = await ledger.beginPass(key);
+      await ledger.saveCheckpoint(key, begun.generation, { page: 2 });
+      expect(await ledger.forgetDestination(dest, 'a')).toEqual({ entries: 2, held: true });
+      expect(await ledger.get(inShared, ['1', '2'])).toEqual([]);
+      expect(await ledger.get(elsewhere, ['1'])).toHaveLength(1);
+      expect(await ledger.readCheckpoints(key)).toBeUndefined();
+      expect(await ledger.claimDestination(dest, 'b')).toEqual([]);
+      // A pass begun with no entry yet is something held; after it, nothing is, and it says so.
+      expect((await ledger.beginPass(key)).generation).toBe(1);
+      expect(await ledger.forgetDestination(dest, 'a')).toEqual({ entries: 0, held: true });
+      expect(await ledger.forgetDestination(dest, 'a')).toEqual({ entries: 0, held: false });
+      expect(await ledger.claimDestination(dest, 'a')).toEqual(['b']);
+    });
+
+    it('takes every connection a destination held before version 9 as a writer of it', async () => {
+      const at = (connectionId: string, destination: string): LedgerScope => ({
+        connectionId,
+        destination,
+        resource: 'leads',
+      });
+      await ledger.recordWritten(at('a', 'sqlite:/tmp/one.db'), 0, [
+        { id: '1', hash: 'h', destinationKey: '1' },
+      ]);
+      await ledger.recordWritten(at('b', 'sqlite:/tmp/one.db'), 0, [
+        { id: '1', hash: 'h', destinationKey: '1' },
+      ]);
+      // A pass that began and wrote nothing yet still made its destination its own.
+      await ledger.beginPass({ connectionId: 'c', destination: 'sqlite:/tmp/two.db', pass: 'p' });
+      await ledger.close();
+      await backend.query(location, 'DROP TABLE destination_writers');
+      await backend.query(location, 'DELETE FROM schema_migrations WHERE version = 9');
+      ledger = await backend.open(location);
+      // Mixed already: each is told of the other.
+      expect(await ledger.claimDestination('sqlite:/tmp/one.db', 'a')).toEqual(['b']);
+      expect(await ledger.claimDestination('sqlite:/tmp/one.db', 'b')).toEqual(['a']);
+      expect(await ledger.claimDestination('sqlite:/tmp/two.db', 'c')).toEqual([]);
+      expect(await ledger.claimDestination('sqlite:/tmp/two.db', 'a')).toEqual(['c']);
+    });
+
     it('hands out one request slot per interval per connection, to every opener of the store', async () => {
       // Long intervals, so the milliseconds the calls themselves take cannot blur the slots.
       const interval = 10_000;

@@ -1,0 +1,23 @@
+import type { Destination } from '../../destinations/destination.js';
+import { DestinationClaimedError } from '../../store/errors.js';
+import type { Ledger } from '../../store/ledger.js';
+
+/**
+ * Makes sure a connection is the one writer of a destination before anything is written there
+ * (Ledger.claimDestination): every pass begins with it, and every webhook batch, so a schedule
+ * or a drain can no more mix two businesses' records than `ebsync sync` can.
+ * DestinationClaimedError (not retryable) names the other connection and the way out.
+ */
+export async function claimSoleWriter(
+  ledger: Ledger,
+  destination: Destination,
+  connectionId: string,
+): Promise<void> {
+  const { kind, id, label } = destination.describe();
+  const others = await ledger.claimDestination(id, connectionId);
+  if (others.length === 0) return;
+  // A database's id is a target already (a path, or a URL without its login); a CRM's is its
+  // kind, the account coming from settings.
+  const target = kind === 'sqlite' || kind === 'postgres' ? id : kind;
+  throw new DestinationClaimedError(label, target, connectionId, others);
+}

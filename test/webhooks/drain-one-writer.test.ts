@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { destinationIdentity } from '../../destinations/destination-targets.js';
+import { drainStatusQuery } from '../../workflows/drain-types.js';
+import {
+  closeRecordBed,
+  eventually,
+  hintBody,
+  openRecordBed,
+  post,
+  receiverOnBed,
+  standardHeaders,
+  type RecordBed,
+} from './deliveries.js';
+
+/**
+ * A webhook drain writes into a destination only as its one writer (Ledger.claimDestination),
+ * as a pass does: registered with `--to` a destination another connection mirrors into, its
+ * batches are refused before they write, the notices wait in the inbox, the drain's status
+ * says why, and once the other connection's mirror is forgotten they are applied.
+ */
+const CONNECTION = 'claimed-drain-shop';
+const OTHER = 'claimed-drain-other';
+let bed: RecordBed;
+
+beforeAll(async () => {
+  bed = await openRecordBed({ leads: 3, events: 0 }, 'ebsync-drain-one-writer-');
+});
+
+afterAll(() => closeRecordBed(bed));
+
+it('refuses a batch into a destination another connection writes, and keeps its notices', async () => {
+  const { ts, temporal } = bed;
+  const { taskQueue, destination, secret, receiver, names, drain, activities } =
+    await receiverOnBed(bed, CONNECTION);
+  const ledger = await bed.deps.ledger();
+  const id = destinationIdentity(destination);
+  expect(await ledger.claimDestination(id, OTHER)).toEqual([]);
+  try {
+    ts.sb.admin.patchRecord('lead', 1, { first_name: 'Kept Waiting' });
+    const body = hintBody('evt_claimed_1', 'lead', 1);
+    const sent = await post(
+      receiver.url(CONNECTION),
+      body,
+      standardHeaders(secret, 'evt_claimed_1', body),
+    );
+    expect(sent.status).toBe(200);
+    await temporal.withWorker({ taskQueue, activities }, async () => {
+      await eventually(
+        async () => ((await drain.query(drainStatusQuery)).lastRefusal ?? '').includes(OTHER),
+        60_000,
+        "the drain's refusal names the other connection",
+      );
+      expect((await drain.query(drainStatusQuery)).lastRefusal).toContain(
+        `already holds the records of connection ${OTHER}, keyed by the service's ids alone, so connection ${CONNECTION}'s would overwrite them; nothing was written`,
+      );
+      expect(names().get('1')).toBeUndefined();
+      expect((await (await bed.deps.inbox()).pending(CONNECTION, 10)).length).toBe(1);
+
+      // The other connection's mirror forgotten: the waiting notice goes through after the
+      // drain's wait (30 s after a first refusal).
+      await ledger.forgetDestination(id, OTHER);
+      await eventually(
+        () => names().get('1') === 'Kept Waiting',
+        90_000,
+        'the notice applied after the other connection was forgotten',
+      );
+      expect(await (await bed.deps.inbox()).pending(CONNECTION, 10)).toEqual([]);
+      expect(await ledger.claimDestination(id, OTHER)).toEqual([CONNECTION]);
+    });
+  } finally {
+    await receiver.close();
+    await drain.terminate('test over').catch(() => undefined);
+  }
+}, 180_000);
