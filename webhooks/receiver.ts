@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { committedWithin } from './commit-deadline.js';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import {
   answerClientError,
@@ -279,26 +280,18 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
     }
     if (!delivery) return reply.code(200).send({ meta: { status: 'ok' }, ignored: true });
     let acceptance: Taking;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const storing = options.store({
-        connectionId,
-        deliveryId: delivery.deliveryId,
-        resource: delivery.resource,
-        recordId: delivery.recordId,
-        action: delivery.action,
-        occurredAt: delivery.occurredAt,
-      });
-      storing.catch(() => undefined);
-      acceptance = await Promise.race([
-        storing,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`the store did not commit within ${storeWaitMs} ms`)),
-            storeWaitMs,
-          );
+      acceptance = await committedWithin(
+        options.store({
+          connectionId,
+          deliveryId: delivery.deliveryId,
+          resource: delivery.resource,
+          recordId: delivery.recordId,
+          action: delivery.action,
+          occurredAt: delivery.occurredAt,
         }),
-      ]);
+        storeWaitMs,
+      );
     } catch (error) {
       log(
         'warn',
@@ -306,8 +299,6 @@ export function createReceiver(options: ReceiverOptions): FastifyInstance {
         'webhook notice could not be stored; answered 503',
       );
       return retryLater(reply, 'store_unavailable', 'the delivery could not be stored');
-    } finally {
-      clearTimeout(timer);
     }
     // Woken for a duplicate too: the first copy's wake-up may have been lost with a crash.
     if (acceptance !== 'spooled') options.stored?.(connectionId, hook);

@@ -1,4 +1,5 @@
 import type { Acceptance, Inbox, Notice } from '../store/inbox.js';
+import { committedWithin } from './commit-deadline.js';
 import type { WebhookSpool } from '../store/webhook-spool.js';
 
 /** How a notice was taken: into the inbox (`stored`, `duplicate`) or into the spool. */
@@ -68,24 +69,13 @@ export class SpooledStore {
   /** Takes a notice durably; rejects only when neither the inbox nor the spool could. */
   async take(notice: Notice): Promise<Taking> {
     if (this.holding) return this.keep(notice, undefined);
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const storing = this.options.inbox().then((inbox) => inbox.accept(notice));
-      storing.catch(() => undefined);
-      return await Promise.race([
-        storing,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () =>
-              reject(new Error(`the store did not commit within ${this.options.inboxWaitMs} ms`)),
-            this.options.inboxWaitMs,
-          );
-        }),
-      ]);
+      return await committedWithin(
+        this.options.inbox().then((inbox) => inbox.accept(notice)),
+        this.options.inboxWaitMs,
+      );
     } catch (error) {
       return this.keep(notice, error);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
