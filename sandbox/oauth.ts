@@ -445,6 +445,16 @@ export class OAuthServer {
       if (Array.isArray(value)) return null;
       return typeof value === 'string' ? value : undefined;
     };
+    // Before the app and its redirect are known, a bad request is answered here, never
+    // redirected (RFC 6749 4.1.2.1): a repeat said as a repeat, not as an unknown value.
+    const repeated = (['client_id', 'redirect_uri'] as const).find((n) => single(n) === null);
+    if (repeated) {
+      return htmlError(
+        reply,
+        'Invalid request',
+        `The ${repeated} is given more than once; give it once.`,
+      );
+    }
     const clientId = single('client_id');
     const app = clientId ? this.appByClientId(clientId) : undefined;
     if (!app) {

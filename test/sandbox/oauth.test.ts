@@ -196,6 +196,24 @@ describe('authorization code flow with PKCE', () => {
     });
     expect(badRedirect.status).toBe(400);
     expect(badRedirect.headers.get('location')).toBeNull();
+    expect(await badClient.text()).toContain('does not name a registered app');
+  });
+
+  it('says a repeated client_id or redirect_uri is repeated, not unknown, and redirects nowhere', async () => {
+    const app = newApp();
+    const { challenge } = await pkce();
+    for (const name of ['client_id', 'redirect_uri'] as const) {
+      const query = new URLSearchParams(authorizeParams(app.client_id, challenge));
+      query.append(name, query.get(name)!);
+      const res = await fetch(`${t.sb.authUrl}/oauth/authorize?${query.toString()}`, {
+        redirect: 'manual',
+      });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      const text = await res.text();
+      expect(text).toContain(`The ${name} is given more than once; give it once.`);
+      expect(text).not.toContain('registered');
+    }
   });
 
   it('redirects other authorize errors with error and state', async () => {
