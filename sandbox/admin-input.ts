@@ -171,6 +171,45 @@ function issueMessage(issue: z.core.$ZodIssue, missing: boolean): string {
   }
 }
 
+/** The object schema under optional and nullable wrappers, if it is one. */
+function objectSchema(schema: z.ZodType): z.ZodObject | undefined {
+  let inner: z.ZodType = schema;
+  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable) {
+    inner = inner.unwrap() as z.ZodType;
+  }
+  return inner instanceof z.ZodObject ? inner : undefined;
+}
+
+/**
+ * Adds an error for each key of `input` its object schema does not have, at any depth
+ * (`owner.nickname` too: zod drops such keys without a word), naming the keys it has.
+ */
+function refuseUnknownKeys(
+  schema: z.ZodType,
+  input: unknown,
+  path: readonly string[],
+  errors: FieldErrors,
+): void {
+  const object = objectSchema(schema);
+  if (!object || typeof input !== 'object' || input === null || Array.isArray(input)) return;
+  const shape = object.shape as Record<string, z.ZodType>;
+  const known = Object.keys(shape);
+  for (const [key, value] of Object.entries(input)) {
+    const at = [...path, key];
+    const field = shape[key];
+    if (field) {
+      refuseUnknownKeys(field, value, at, errors);
+      continue;
+    }
+    const where = path.length === 0 ? 'this request' : path.join('.');
+    errors.add(
+      at.join('.'),
+      `is not a field of ${where}; the fields are ${known.join(', ')}`,
+      humanize(at.join('.').slice(0, 40)),
+    );
+  }
+}
+
 /**
  * Parses an admin body; 400 when it is not an object, 422 with per-field messages otherwise.
  * A field the body's schema does not have is refused naming those it has: ignored, a typo
@@ -182,17 +221,7 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
     throw badRequest('invalid_body', 'The request body must be a JSON object');
   }
   const errors = new FieldErrors();
-  if (schema instanceof z.ZodObject) {
-    const known = Object.keys(schema.shape);
-    for (const key of Object.keys(input)) {
-      if (known.includes(key)) continue;
-      errors.add(
-        key,
-        `is not a field of this request; the fields are ${known.join(', ')}`,
-        humanize(key.slice(0, 40)),
-      );
-    }
-  }
+  refuseUnknownKeys(schema, input, [], errors);
   const result = schema.safeParse(input);
   if (result.success && errors.empty) return result.data;
   for (const issue of result.error?.issues ?? []) {

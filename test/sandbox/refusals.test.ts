@@ -187,6 +187,38 @@ describe('admin rate limit and clock', () => {
   });
 });
 
+describe('admin bodies with nested objects', () => {
+  const admin = (method: 'GET' | 'POST', path: string, json?: unknown) =>
+    t.request(method, `/admin${path}`, {
+      key: null,
+      headers: { 'x-admin-token': t.sb.adminToken },
+      ...(json === undefined ? {} : { json }),
+    });
+
+  it('refuses an unknown key inside a nested object, naming where and what it takes', async () => {
+    const before = (await admin('GET', '/businesses')).body as { data: unknown[] };
+    const res = await admin('POST', '/businesses', {
+      name: 'Nested Booths',
+      owner: { name: 'Ann', email: 'ann@example.com', nickname: 'A' },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({
+      meta: { status: 'error' },
+      errors: {
+        'owner.nickname': ['Owner.nickname is not a field of owner; the fields are name, email'],
+      },
+    });
+    // Nothing made.
+    const after = (await admin('GET', '/businesses')).body as { data: unknown[] };
+    expect(after.data).toHaveLength(before.data.length);
+    const ok = await admin('POST', '/businesses', {
+      name: 'Nested Booths',
+      owner: { name: 'Ann', email: 'ann@example.com' },
+    });
+    expect(ok.status).toBe(201);
+  });
+});
+
 describe('body content types', () => {
   // The spec: "All bodies are JSON (Content-Type: application/json)". A text/plain or form
   // body was parsed as JSON anyway, so a client that mislabelled its bodies passed here
