@@ -1,8 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
-import { maskCredentials, storeLocation } from '../config/database-locations.js';
-import { ledgerDestinationId } from '../destinations/destination-targets.js';
-import { openLedger } from '../store/open-ledger.js';
+import { maskCredentials } from '../config/database-locations.js';
+import { ledgerIdOf, withLedger } from './destination-writer.js';
 import { counted } from './counted.js';
 import { UserError } from './errors.js';
 import { describeWorkflow } from './workflow-describe.js';
@@ -96,15 +95,6 @@ async function forgetInLedger(
   config: Config,
   target: ForgetTarget,
 ): Promise<{ entries: number; held: boolean }> {
-  const destination = ledgerDestinationId(target.destination, {
-    hubspot: config.crm.hubspot.baseUrl,
-    pipedrive: config.crm.pipedrive.baseUrl,
-    salesforce: config.crm.salesforce.baseUrl,
-  });
-  const ledger = await openLedger(storeLocation(config));
-  try {
-    return await ledger.forgetDestination(destination, target.connectionId);
-  } finally {
-    await ledger.close();
-  }
+  const destination = ledgerIdOf(config, target.destination);
+  return withLedger(config, (ledger) => ledger.forgetDestination(destination, target.connectionId));
 }

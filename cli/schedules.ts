@@ -1,4 +1,5 @@
 import { jsonText, printable, report } from './shown-text.js';
+import { refuseOtherWriter } from './destination-writer.js';
 import { durationText } from '../config/duration.js';
 import {
   ScheduleAlreadyRunning,
@@ -461,6 +462,7 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
       // cannot be opened is no schedule.
       if (flags.checkDestination !== false) {
         await checkDestination(destination, 'no schedule was created');
+        await refuseOtherWriter(config, connectionId, destination, 'no schedule was created');
       }
       const request: MirrorScheduleRequest = {
         connectionId,

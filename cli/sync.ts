@@ -55,6 +55,7 @@ import {
   summaryText,
 } from './mirror-summary.js';
 import { runAction, UserError } from './errors.js';
+import { refuseOtherWriter } from './destination-writer.js';
 import { forgetMirror } from './mirror-forget.js';
 import { describeWorkflow } from './workflow-describe.js';
 import { retryLine, retryOf, type RetryView } from './pass-retry.js';
@@ -762,6 +763,9 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           flags.connection !== undefined ? requireConnection(client, connectionId) : undefined,
           refuseNeedsReauth(client, config, connectionId),
           flags.checkDestination !== false ? checkDestination(destination) : undefined,
+          flags.checkDestination !== false
+            ? refuseOtherWriter(config, connectionId, destination, 'nothing was started')
+            : undefined,
         ]);
       }
       const { handle, attached } = await startOrAttach(client, config, {

@@ -1,4 +1,5 @@
 import { errorFromResponse } from '../api/errors.js';
+import { refuseOtherWriter } from './destination-writer.js';
 import got from 'got';
 import { REDIRECT_POLICY } from '../config/redirect-policy.js';
 import { z } from 'zod';
@@ -198,6 +199,7 @@ async function checkBeforeRegister(
 ): Promise<void> {
   if (flags.checkDestination !== false) {
     await checkDestination(destination, 'nothing was registered');
+    await refuseOtherWriter(config, connection, destination, 'nothing was registered');
   }
   const { client, close } = await connectClient(config);
   try {

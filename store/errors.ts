@@ -40,12 +40,8 @@ export class StoreLocationError extends StoreError {
 export class DestinationClaimedError extends StoreError {
   override readonly name = 'DestinationClaimedError';
   readonly retryable = false;
-  /**
-   * `label` names the destination to a person; `target` is the `--to` that names it to
-   * `ebsync sync --forget` (no credentials: forgetting opens no destination).
-   */
+  /** `target` is the `--to` naming the destination (no credentials: forgetting opens none). */
   constructor(
-    readonly label: string,
     readonly target: string,
     readonly connectionId: string,
     readonly writers: readonly string[],
@@ -56,7 +52,7 @@ export class DestinationClaimedError extends StoreError {
       .map((w) => `'ebsync sync --forget --connection ${w} --to ${target}'`)
       .join(' and ');
     super(
-      `${label} already holds the records of ${them}, keyed by the service's ids alone, so ` +
+      `destination ${target} already holds the records of ${them}, keyed by the service's ids alone, so ` +
         `connection ${connectionId}'s would overwrite them; nothing was written. Mirror ` +
         `${connectionId} into a destination of its own (--to: another SQLite file, or a Postgres ` +
         `?schema=NAME), or, if ${them}'s records are no longer wanted there, run ${forget} first`,

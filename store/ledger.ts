@@ -255,6 +255,9 @@ export interface Ledger {
    */
   claimDestination(destination: string, connectionId: string): Promise<string[]>;
 
+  /** The connections recorded as writers of `destination`, sorted; claims nothing. */
+  destinationWriters(destination: string): Promise<string[]>;
+
   /**
    * Forgets everything the ledger holds of one connection in one destination: its entries,
    * passes, checkpoints and its claim, so that another connection may write there. The

@@ -104,6 +104,15 @@ export async function openPostgresLedger(
   const run = postgresCall;
   const location = postgresIdentity(url);
 
+  const writersIn = async (db: Pick<pg.Pool, 'query'>, destination: string) =>
+    (
+      await db.query<{ connection_id: string }>(
+        `SELECT connection_id FROM destination_writers WHERE destination = $1
+         ORDER BY connection_id`,
+        [destination],
+      )
+    ).rows.map((r) => r.connection_id);
+
   const selectEntries = async (scope: LedgerScope, ids: readonly string[]) =>
     (
       await pool.query<EntryRow>(
@@ -435,18 +444,11 @@ export async function openPostgresLedger(
           [connectionId, delayMs],
         );
       }),
+    destinationWriters: (destination) => run(() => writersIn(pool, destination)),
     claimDestination: (destination, connectionId) =>
       run(async () => {
-        const writersIn = async (db: Pick<pg.Pool, 'query'>) =>
-          (
-            await db.query<{ connection_id: string }>(
-              `SELECT connection_id FROM destination_writers WHERE destination = $1
-               ORDER BY connection_id`,
-              [destination],
-            )
-          ).rows.map((r) => r.connection_id);
         // Read first: the usual answer (this connection, alone) takes no lock.
-        const writers = await writersIn(pool);
+        const writers = await writersIn(pool, destination);
         if (writers.length === 1 && writers[0] === connectionId) return [];
         return inPostgresTransaction(pool, async (client) => {
           // No row to lock before the first writer: a lock on the destination's name makes two
@@ -454,7 +456,7 @@ export async function openPostgresLedger(
           await client.query(`SELECT pg_advisory_xact_lock(hashtext('ebsync writer ' || $1))`, [
             destination,
           ]);
-          const others = (await writersIn(client)).filter((c) => c !== connectionId);
+          const others = (await writersIn(client, destination)).filter((c) => c !== connectionId);
           if (others.length === 0) {
             await client.query(
               `INSERT INTO destination_writers (destination, connection_id) VALUES ($1, $2)

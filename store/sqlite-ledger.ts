@@ -422,6 +422,7 @@ export function openSqliteLedger(file: string): Ledger {
         if (writers.length === 1 && writers[0] === connectionId) return [];
         return claim.immediate(destination, connectionId, Date.now());
       }),
+    destinationWriters: (destination) => run(() => writersOf(destination)),
     forgetDestination: (destination, connectionId) =>
       run(() => forgetDestination.immediate(destination, connectionId)),
     close: () =>

@@ -13,11 +13,11 @@ export async function claimSoleWriter(
   destination: Destination,
   connectionId: string,
 ): Promise<void> {
-  const { kind, id, label } = destination.describe();
+  const { kind, id } = destination.describe();
   const others = await ledger.claimDestination(id, connectionId);
   if (others.length === 0) return;
   // A database's id is a target already (a path, or a URL without its login); a CRM's is its
   // kind, the account coming from settings.
   const target = kind === 'sqlite' || kind === 'postgres' ? id : kind;
-  throw new DestinationClaimedError(label, target, connectionId, others);
+  throw new DestinationClaimedError(target, connectionId, others);
 }

@@ -448,6 +448,10 @@ export function describeLedger(name: string, backend: LedgerBackend): void {
       // Again: the same writer, nothing to refuse.
       expect(await ledger.claimDestination(dest, 'a')).toEqual([]);
       expect(await ledger.claimDestination(dest, 'b')).toEqual(['a']);
+      // Looking claims nothing.
+      expect(await ledger.destinationWriters(dest)).toEqual(['a']);
+      expect(await ledger.destinationWriters('sqlite:/tmp/none.db')).toEqual([]);
+      expect(await ledger.claimDestination('sqlite:/tmp/none.db', 'c')).toEqual([]);
       // Another destination is its own.
       expect(await ledger.claimDestination('sqlite:/tmp/other.db', 'b')).toEqual([]);
       // Two connections claiming a new destination at once, from two openers of the store:

@@ -1,0 +1,65 @@
+import type { Config } from '../config/index.js';
+import { storeLocation } from '../config/database-locations.js';
+import {
+  ledgerDestinationId,
+  parseDestinationTarget,
+} from '../destinations/destination-targets.js';
+import { DestinationClaimedError } from '../store/errors.js';
+import type { Ledger } from '../store/ledger.js';
+import { openLedger } from '../store/open-ledger.js';
+import { UserError } from './errors.js';
+
+/*
+ * The ledger's side of a destination, as the commands see it: which connection writes it
+ * (Ledger.claimDestination, docs/mirror.md "One connection per destination").
+ */
+
+/** The ledger's key of a destination target, a CRM's from this command's settings. */
+export function ledgerIdOf(config: Config, destination: string): string {
+  return ledgerDestinationId(destination, {
+    hubspot: config.crm.hubspot.baseUrl,
+    pipedrive: config.crm.pipedrive.baseUrl,
+    salesforce: config.crm.salesforce.baseUrl,
+  });
+}
+
+/** Runs `fn` on the ledger the workers share, opened from this command's settings. */
+export async function withLedger<T>(
+  config: Config,
+  fn: (ledger: Ledger) => Promise<T>,
+): Promise<T> {
+  const ledger = await openLedger(storeLocation(config));
+  try {
+    return await fn(ledger);
+  } finally {
+    await ledger.close();
+  }
+}
+
+/**
+ * Before a command starts a pass, a schedule or a webhook registration into a destination
+ * another connection writes: the one line the pass would fail with, and `refused` (what the
+ * command did not do), exit 1. A store this machine cannot open is left to the workers, whose
+ * every pass and batch checks the same before writing.
+ */
+export async function refuseOtherWriter(
+  config: Config,
+  connectionId: string,
+  destination: string,
+  refused: string,
+): Promise<void> {
+  const id = ledgerIdOf(config, destination);
+  let writers: string[];
+  try {
+    writers = await withLedger(config, (ledger) => ledger.destinationWriters(id));
+  } catch {
+    return;
+  }
+  const others = writers.filter((w) => w !== connectionId);
+  if (others.length === 0) return;
+  const { kind } = parseDestinationTarget(destination);
+  const target = kind === 'sqlite' || kind === 'postgres' ? id : kind;
+  throw new UserError(
+    `${new DestinationClaimedError(target, connectionId, others).message}; ${refused}`,
+  );
+}
