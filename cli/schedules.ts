@@ -150,6 +150,8 @@ export interface DefaultScheduleOutcome {
   scheduleId: string;
   when: string;
   created: boolean;
+  /** One kept as it was and paused (by its user): its passes do not run until resumed. */
+  paused?: boolean;
 }
 
 /**
@@ -185,14 +187,17 @@ export async function ensureDefaultSchedules(
   const outcomes: DefaultScheduleOutcome[] = [];
   for (const request of defaults) {
     const scheduleId = mirrorScheduleId(config, request);
-    let created = true;
+    const when = whenText(request.timing);
     try {
       await createMirrorSchedule(client, config, request);
+      outcomes.push({ scheduleId, when, created: true });
     } catch (error) {
       if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-      created = false;
+      // Kept as it is, but a paused one mirrors nothing: the summary has to say so, or the
+      // demo looks kept in step when it is not.
+      const { state } = await client.schedule.getHandle(scheduleId).describe();
+      outcomes.push({ scheduleId, when, created: false, paused: state.paused });
     }
-    outcomes.push({ scheduleId, when: whenText(request.timing), created });
   }
   return outcomes;
 }
@@ -200,9 +205,12 @@ export async function ensureDefaultSchedules(
 /** The main job's summary lines about its default schedules. */
 export function scheduleLines(outcomes: readonly DefaultScheduleOutcome[]): string {
   if (outcomes.length === 0) return '';
-  const lines = outcomes.map(
-    (o) => `  ${o.scheduleId}  ${o.when}${o.created ? ' (created now)' : ' (already there, kept)'}`,
-  );
+  const lines = outcomes.map((o) => {
+    const kept = o.paused
+      ? ` (already there, kept; paused: 'npx ebsync schedule resume ${o.scheduleId}' resumes it)`
+      : ' (already there, kept)';
+    return `  ${o.scheduleId}  ${o.when}${o.created ? ' (created now)' : kept}`;
+  });
   return `Scheduled syncs ('npx ebsync schedule list'):\n${lines.join('\n')}\n`;
 }
 

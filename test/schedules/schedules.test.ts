@@ -6,6 +6,8 @@ import type { ScheduleHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   createMirrorSchedule,
+  ensureDefaultSchedules,
+  scheduleLines,
   type MirrorScheduleRequest,
   type ScheduleTiming,
 } from '../../cli/schedules.js';
@@ -267,4 +269,22 @@ describe('scheduled mirror passes on Temporal Schedules', () => {
       await handle.pause('test done');
     });
   }, 120_000);
+
+  it("npm start's defaults: one paused since is said to be paused, with how to resume it", async () => {
+    const config = scheduleConfig(dir, inject('temporalAddress'), temporal.taskQueue());
+    const connectionId = `schedtest-defaults-${randomUUID().slice(0, 8)}`;
+    const destination = `sqlite:${join(dir, 'defaults.db')}`;
+    const first = await ensureDefaultSchedules(temporal.client, config, connectionId, destination);
+    for (const o of first) schedules.push(temporal.client.schedule.getHandle(o.scheduleId));
+    expect(first.map((o) => o.created)).toEqual([true, true]);
+    const [incremental, full] = first.map((o) => o.scheduleId);
+    await temporal.client.schedule.getHandle(full!).pause('test: paused by its user');
+    const again = scheduleLines(
+      await ensureDefaultSchedules(temporal.client, config, connectionId, destination),
+    );
+    expect(again).toMatch(new RegExp(`^ {2}${incremental} .*\\(already there, kept\\)$`, 'm'));
+    expect(again).toContain(
+      `  ${full}  cron '0 3 * * *' (${Intl.DateTimeFormat().resolvedOptions().timeZone}) (already there, kept; paused: 'npx ebsync schedule resume ${full}' resumes it)\n`,
+    );
+  }, 60_000);
 });
