@@ -433,7 +433,7 @@ export const SETTINGS: readonly Setting[] = [
     secret: true,
     default: '(random)',
     description:
-      "The sandbox's admin token (`x-admin-token`): `ebsync sandbox` fixes its own to it, and `webhooks register --sandbox-admin` sends it; `--admin-token -` reads it from standard input instead.",
+      "The sandbox's admin token (`x-admin-token`): `ebsync sandbox` fixes its own to it, and `webhooks register` sends it to the admin API named by `--sandbox-admin <url>`; `--admin-token -` reads it from standard input instead.",
   },
   {
     env: 'EBSYNC_STATUS_HOST',

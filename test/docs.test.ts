@@ -151,6 +151,25 @@ describe('documentation', () => {
     expect(webhooks).toMatch(/writable too\)\s*\| `503` `store_unavailable`, `Retry-After: 5`/);
   });
 
+  it("says in the README's rows that --sandbox-admin takes the sandbox's admin URL", () => {
+    const rows = readme
+      .split('\n')
+      .filter((line) => line.startsWith('| `') && line.includes('--sandbox-admin'));
+    expect(rows.map((row) => row.slice(0, 60))).toEqual([
+      expect.stringContaining('ebsync webhooks register'),
+      expect.stringContaining('EBS_SANDBOX_ADMIN_TOKEN'),
+    ]);
+    for (const row of rows) {
+      // A flag named bare reads as a switch; this one is given the address of the admin API.
+      expect(row).not.toMatch(/`--sandbox-admin`/);
+      expect(row).toContain('`--sandbox-admin <url>`');
+    }
+    const register = rows[0] ?? '';
+    expect(register).toMatch(
+      /the sandbox's admin API, such as `https:\/\/127\.0\.0\.1:4010\/admin`/,
+    );
+  });
+
   describe('every ebsync command line in README.md and docs/*.md parses with the real CLI', () => {
     const lines = DOCS.flatMap((file) =>
       docCommands(readFileSync(new URL(`../${file}`, import.meta.url), 'utf8')).map((c) => ({
