@@ -122,6 +122,73 @@ export function cronProblem(expression: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The values one field's text stands for, read as Temporal reads it: `a/step` runs from `a` to
+ * the field's end, and day of week 7 is Sunday (0). The text has passed fieldProblem.
+ */
+function fieldValues(field: CronField, text: string): Set<number> {
+  const values = new Set<number>();
+  for (const part of text.split(',')) {
+    const [range = '', step] = part.split('/');
+    let from = field.min;
+    let to = field.max;
+    if (range !== '*') {
+      const [first = '', last] = range.split('-');
+      from = valueOf(field, first) as number;
+      to = last !== undefined ? (valueOf(field, last) as number) : step === undefined ? from : to;
+    }
+    for (let v = from; v <= to; v += Number(step ?? 1))
+      values.add(field.max === 7 && v === 7 ? 0 : v);
+  }
+  return values;
+}
+
+/** 2001-2028: the days of week and leap years of 2001-2099 repeat after these 1461 weeks. */
+const CYCLE_START = Date.UTC(2001, 0, 1);
+const CYCLE_DAYS = 10_227;
+const DAY_MS = 86_400_000;
+
+/**
+ * The shortest time between two firings of a cron expression (one cronProblem passed), on the
+ * clock of its zone, or undefined when no date matches it. Temporal keeps each firing's jitter
+ * inside the time to the next firing without a word, as it does an interval's, so a jitter
+ * this long or longer would not be the one the schedule shows. The days are those
+ * temporalCronExpressions asks for (day of month or day of week when both are restricted).
+ * A daylight-saving change can shorten one gap a year by its hour; that firing's delay is the
+ * only one Temporal then keeps shorter.
+ */
+export function cronShortestGapMs(expression: string): number | undefined {
+  const texts = expression.trim().split(/\s+/);
+  const [minutes, hours, daysOfMonth, months, daysOfWeek] = FIELDS.map((field, i) =>
+    fieldValues(field, texts[i] ?? '*'),
+  ) as [Set<number>, Set<number>, Set<number>, Set<number>, Set<number>];
+  const either = !(texts[2] ?? '*').startsWith('*') && !(texts[4] ?? '*').startsWith('*');
+  const times = [...hours]
+    .flatMap((h) => [...minutes].map((m) => h * 60 + m))
+    .sort((a, b) => a - b);
+  let shortest = Infinity;
+  for (let i = 1; i < times.length; i++) shortest = Math.min(shortest, times[i]! - times[i - 1]!);
+  const first = times[0]!;
+  const last = times[times.length - 1]!;
+  let firstDay: number | undefined;
+  let lastDay: number | undefined;
+  for (let day = 0; day < CYCLE_DAYS; day++) {
+    const date = new Date(CYCLE_START + day * DAY_MS);
+    const byMonth = daysOfMonth.has(date.getUTCDate());
+    const byWeek = daysOfWeek.has(date.getUTCDay());
+    if (!months.has(date.getUTCMonth() + 1) || !(either ? byMonth || byWeek : byMonth && byWeek)) {
+      continue;
+    }
+    if (lastDay !== undefined) shortest = Math.min(shortest, (day - lastDay) * 1440 + first - last);
+    firstDay ??= day;
+    lastDay = day;
+  }
+  if (firstDay === undefined || lastDay === undefined) return undefined;
+  // From the cycle's last firing to the next cycle's first.
+  shortest = Math.min(shortest, (firstDay + CYCLE_DAYS - lastDay) * 1440 + first - last);
+  return shortest * 60_000;
+}
+
 const ZONE_EXAMPLE = 'an IANA name in its exact case, such as UTC or Europe/Berlin';
 
 /**

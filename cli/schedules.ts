@@ -1,4 +1,4 @@
-import { jsonText, printable, report } from './shown-text.js';
+import { jsonText, printable, report, shownSafely } from './shown-text.js';
 import { refuseOtherWriter } from './destination-writer.js';
 import { durationText } from '../config/duration.js';
 import {
@@ -23,7 +23,12 @@ import {
   type ScheduleMemo,
   type ScheduleView,
 } from './schedule-views.js';
-import { cronProblem, temporalCronExpressions, timezoneProblem } from './schedule-cron.js';
+import {
+  cronProblem,
+  cronShortestGapMs,
+  temporalCronExpressions,
+  timezoneProblem,
+} from './schedule-cron.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
 import { connectionWorkflowId } from '../workflows/connection-types.js';
 import {
@@ -447,6 +452,14 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
     if (flags.every !== undefined && flags.jitter >= flags.every) {
       throw new UserError(
         `--jitter ${durationText(flags.jitter)} is not shorter than --every ${durationText(flags.every)}: each firing's delay must stay inside the interval; give a shorter --jitter`,
+        2,
+      );
+    }
+    // A cron's firings are not evenly spaced: its shortest gap is the interval that counts.
+    const gap = flags.cron === undefined ? undefined : cronShortestGapMs(flags.cron);
+    if (flags.cron !== undefined && gap !== undefined && flags.jitter >= gap) {
+      throw new UserError(
+        `--jitter ${durationText(flags.jitter)} is not shorter than the shortest gap between firings of --cron '${shownSafely(flags.cron.trim())}', ${durationText(gap)}: each firing's delay must stay shorter than that gap; give a shorter --jitter`,
         2,
       );
     }

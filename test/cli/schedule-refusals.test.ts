@@ -129,6 +129,80 @@ describe('ebsync schedule create --every --jitter', { timeout: 60_000 }, () => {
   });
 });
 
+describe('ebsync schedule create --cron --jitter', { timeout: 60_000 }, () => {
+  // The shortest gap between two firings, on the clock: within an hour, across midnight, and
+  // between the days of a day-of-month-or-day-of-week cron (a Monday, then a 1st on Tuesday).
+  it.for([
+    [
+      '0 * * * *',
+      '1h',
+      "--jitter 1h is not shorter than the shortest gap between firings of --cron '0 * * * *', 1h",
+    ],
+    ['*/15 * * * *', '20m', 'the shortest gap between firings of --cron'],
+    ['0,10 3 * * *', '15m', "--cron '0,10 3 * * *', 10m"],
+    ['55 23 * * *', '24h', "--cron '55 23 * * *', 24h"],
+    ['0,55 0,23 * * *', '5m', "--cron '0,55 0,23 * * *', 5m"],
+    ['0 3 1 * mon', '24h', "--cron '0 3 1 * mon', 24h"],
+    ['0 3 * * 1-5', '24h', "--cron '0 3 * * 1-5', 24h"],
+  ] as const)('cron %j with jitter %s: one line, exit 2', async ([cron, jitter, says]) => {
+    await refused(
+      [
+        'create',
+        'leads',
+        '--connection',
+        'shop',
+        '--cron',
+        cron,
+        '--timezone',
+        'UTC',
+        '--jitter',
+        jitter,
+      ],
+      says,
+    );
+    await refused(
+      [
+        'create',
+        'leads',
+        '--connection',
+        'shop',
+        '--cron',
+        cron,
+        '--timezone',
+        'UTC',
+        '--jitter',
+        jitter,
+      ],
+      "each firing's delay must stay shorter than that gap; give a shorter --jitter",
+    );
+  });
+
+  it.for([
+    ['0 3 * * *', '5m'],
+    ['0,10 3 * * *', '9m'],
+    ['0 3 * * 1-5', '23h'],
+  ] as const)('lets cron %j with jitter %s through to Temporal', async ([cron, jitter]) => {
+    const result = await runCli(
+      [
+        'schedule',
+        'create',
+        'leads',
+        '--connection',
+        'shop',
+        '--cron',
+        cron,
+        '--timezone',
+        'UTC',
+        '--jitter',
+        jitter,
+      ],
+      env,
+    );
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain('cannot reach Temporal');
+  });
+});
+
 describe('ebsync status --serve --json', { timeout: 60_000 }, () => {
   it('is refused in one line, exit 2: the page serves its JSON at /status.json', async () => {
     const result = await runCli(['status', '--serve', '--json'], env);
