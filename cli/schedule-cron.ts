@@ -227,6 +227,40 @@ export function timezoneProblem(zone: string): string | undefined {
   return `--timezone '${zone}' is not written as the IANA database writes it, and Temporal reads zone names in their exact case only: write it '${resolved}'`;
 }
 
+/** A POSIX TZ of a fixed offset in whole hours and no summer time: `UTC+2`, `<+03>-3`. */
+const POSIX_FIXED = /^(?:[A-Za-z]{3,}|<[^>]*>)([+-]?)(\d{1,2})$/;
+
+/**
+ * This machine's zone as Temporal reads it (the default of `--timezone`), or why there is
+ * none in one line. Intl names no zone for a POSIX TZ such as `UTC+2`, or a wrong one
+ * (`<+03>-3` reads as UTC), and UTC in its place would fire hours off without a word. A TZ
+ * of a zone file's path is left to Intl, which reads it.
+ */
+export function localTimezone(): { zone: string } | { problem: string; short: string } {
+  const tz = process.env.TZ ?? '';
+  const named = tz.startsWith(':') ? tz.slice(1) : tz;
+  const resolved = Intl.DateTimeFormat().resolvedOptions().timeZone as string | undefined;
+  const known = resolved !== undefined && resolved !== '' && resolved !== 'Etc/Unknown';
+  if (known && (named === '' || named.startsWith('/') || timezoneProblem(named) === undefined)) {
+    return { zone: resolved };
+  }
+  // An empty TZ is UTC to the C library, and Node's own clock reads it so; ICU names it unknown.
+  if (named === '' && process.env.TZ !== undefined) return { zone: 'UTC' };
+  const fixed = POSIX_FIXED.exec(named);
+  // POSIX counts west of Greenwich as positive, as the Etc/GMT names do: UTC+2 is UTC-02:00.
+  const hours = fixed ? Number(fixed[2]) * (fixed[1] === '-' ? -1 : 1) : undefined;
+  const same =
+    hours !== undefined && hours >= -14 && hours <= 12
+      ? ` (Etc/GMT${hours <= 0 ? '-' : '+'}${Math.abs(hours)} is the fixed offset it means, UTC${hours <= 0 ? '+' : '-'}${String(Math.abs(hours)).padStart(2, '0')}:00)`
+      : '';
+  const which = named === '' ? '' : ` (TZ '${shownSafely(tz)}')`;
+  const short = `this machine's time zone${which} is not an IANA zone name`;
+  return {
+    short,
+    problem: `${short}, which Temporal needs to fire a cron: give --timezone, such as Europe/Berlin${same}, or set TZ to an IANA name`,
+  };
+}
+
 /**
  * The cron expressions to give Temporal for one `--cron`. crontab(5) runs a command whose day
  * of month and day of week are both restricted (neither begins with `*`) on a day that

@@ -26,6 +26,7 @@ import {
 import {
   cronProblem,
   cronShortestGapMs,
+  localTimezone,
   temporalCronExpressions,
   timezoneProblem,
 } from './schedule-cron.js';
@@ -157,6 +158,8 @@ export interface DefaultScheduleOutcome {
   created: boolean;
   /** One kept as it was and paused (by its user): its passes do not run until resumed. */
   paused?: boolean;
+  /** Why one made now fires in UTC instead of this machine's zone. */
+  inUtcBecause?: string;
 }
 
 /**
@@ -169,6 +172,9 @@ export async function ensureDefaultSchedules(
   connectionId: string,
   destination: string,
 ): Promise<DefaultScheduleOutcome[]> {
+  // The demo starts all the same on a machine whose zone Temporal cannot read: its nightly
+  // pass then runs at 03:00 UTC, and the summary says why.
+  const local = localTimezone();
   const defaults: MirrorScheduleRequest[] = [
     {
       connectionId,
@@ -184,7 +190,7 @@ export async function ensureDefaultSchedules(
       what: 'all',
       destination,
       full: true,
-      timing: { cron: '0 3 * * *', timezone: localTimezone() },
+      timing: { cron: '0 3 * * *', timezone: 'zone' in local ? local.zone : 'UTC' },
       catchupWindowMs: 6 * 3_600_000,
       jitterMs: 5 * 60_000,
     },
@@ -195,7 +201,13 @@ export async function ensureDefaultSchedules(
     const when = whenText(request.timing);
     try {
       await createMirrorSchedule(client, config, request);
-      outcomes.push({ scheduleId, when, created: true });
+      const utc = 'cron' in request.timing && 'problem' in local;
+      outcomes.push({
+        scheduleId,
+        when,
+        created: true,
+        ...(utc ? { inUtcBecause: local.short } : {}),
+      });
     } catch (error) {
       if (!(error instanceof ScheduleAlreadyRunning)) throw error;
       // Kept as it is, but a paused one mirrors nothing: the summary has to say so, or the
@@ -214,13 +226,17 @@ export function scheduleLines(outcomes: readonly DefaultScheduleOutcome[]): stri
     const kept = o.paused
       ? ` (already there, kept; paused: 'npx ebsync schedule resume ${o.scheduleId}' resumes it)`
       : ' (already there, kept)';
-    return `  ${o.scheduleId}  ${o.when}${o.created ? ' (created now)' : kept}`;
+    const made = o.inUtcBecause ? ` (created now, in UTC: ${o.inUtcBecause})` : ' (created now)';
+    return `  ${o.scheduleId}  ${o.when}${o.created ? made : kept}`;
   });
   return `Scheduled syncs ('npx ebsync schedule list'):\n${lines.join('\n')}\n`;
 }
 
-function localTimezone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+/** This machine's zone, or the one line that says why a cron cannot take it. */
+function machineTimezone(): string {
+  const local = localTimezone();
+  if ('problem' in local) throw new UserError(local.problem, 2);
+  return local.zone;
 }
 
 function checkTimezone(zone: string): string {
@@ -470,7 +486,7 @@ export function scheduleCreateCommand(what: string, flags: CreateFlags): Promise
             // As read: a newline or doubled space kept in the stored expression split
             // `schedule list` and `describe` across lines.
             cron: (flags.cron ?? '').trim().split(/\s+/).join(' '),
-            timezone: checkTimezone(flags.timezone ?? localTimezone()),
+            timezone: checkTimezone(flags.timezone ?? machineTimezone()),
           };
     await withClient(async (client, config) => {
       const destination = normalizeDestination(flags.to ?? defaultDestination(config));

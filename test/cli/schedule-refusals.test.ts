@@ -108,6 +108,58 @@ describe('ebsync schedule create --cron --timezone', { timeout: 60_000 }, () => 
   });
 });
 
+describe(
+  'ebsync schedule create --cron with a TZ that is not an IANA zone name',
+  { timeout: 60_000 },
+  () => {
+    // The machine's zone is the default of --timezone; Intl names none for a POSIX TZ (or the
+    // wrong one), and falling back to UTC would fire hours off without a word.
+    it.for([
+      [
+        'UTC+2',
+        "this machine's time zone (TZ 'UTC+2') is not an IANA zone name",
+        'Etc/GMT+2 is the fixed offset it means, UTC-02:00',
+      ],
+      [
+        '<+03>-3',
+        "(TZ '<+03>-3') is not an IANA zone name",
+        'Etc/GMT-3 is the fixed offset it means, UTC+03:00',
+      ],
+      [
+        'CET-1CEST,M3.5.0,M10.5.0/3',
+        "(TZ 'CET-1CEST,M3.5.0,M10.5.0/3') is not an IANA zone name",
+        'give --timezone',
+      ],
+    ] as const)('TZ %s: one line, exit 2', async ([tz, says, also]) => {
+      const result = await runCli(['schedule', 'create', '--cron', '0 3 * * *'], {
+        ...env,
+        TZ: tz,
+      });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toContain(says);
+      expect(result.stderr).toContain(also);
+      expect(result.stderr).toContain('set TZ to an IANA name');
+    });
+
+    it.for([
+      [{ TZ: 'UTC+2' }, ['--timezone', 'Europe/Berlin']],
+      [{ TZ: 'Europe/Berlin' }, []],
+      [{ TZ: ':Europe/Berlin' }, []],
+      [{ TZ: 'EST5EDT' }, []],
+      // UTC to the C library (and to Node's clock), though ICU names no zone for it.
+      [{ TZ: '' }, []],
+    ] as const)('lets TZ %j with %j through to Temporal', async ([tz, args]) => {
+      const result = await runCli(['schedule', 'create', '--cron', '0 3 * * *', ...args], {
+        ...env,
+        ...tz,
+      });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toContain('cannot reach Temporal');
+    });
+  },
+);
+
 describe('ebsync schedule create --every --jitter', { timeout: 60_000 }, () => {
   it.for([
     ['15m', '2h', '--jitter 2h is not shorter than --every 15m'],

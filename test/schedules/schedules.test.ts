@@ -287,4 +287,26 @@ describe('scheduled mirror passes on Temporal Schedules', () => {
       `  ${full}  cron '0 3 * * *' (${Intl.DateTimeFormat().resolvedOptions().timeZone}) (already there, kept; paused: 'npx ebsync schedule resume ${full}' resumes it)\n`,
     );
   }, 60_000);
+
+  it("npm start's nightly default under a TZ that is not an IANA zone name: in UTC, and said so", async () => {
+    const config = scheduleConfig(dir, inject('temporalAddress'), temporal.taskQueue());
+    const connectionId = `schedtest-posix-tz-${randomUUID().slice(0, 8)}`;
+    const destination = `sqlite:${join(dir, 'posix-tz.db')}`;
+    const before = process.env.TZ;
+    process.env.TZ = 'UTC+2';
+    let outcomes;
+    try {
+      outcomes = await ensureDefaultSchedules(temporal.client, config, connectionId, destination);
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+    }
+    for (const o of outcomes) schedules.push(temporal.client.schedule.getHandle(o.scheduleId));
+    const full = outcomes[1]!.scheduleId;
+    const d = await temporal.client.schedule.getHandle(full).describe();
+    expect(d.spec.timezone).toBe('UTC');
+    expect(scheduleLines(outcomes)).toContain(
+      `  ${full}  cron '0 3 * * *' (UTC) (created now, in UTC: this machine's time zone (TZ 'UTC+2') is not an IANA zone name)\n`,
+    );
+  }, 60_000);
 });
