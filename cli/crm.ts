@@ -70,7 +70,7 @@ export function salesforceMappingText(m: SalesforceMapping): string {
   return `${[
     'lead → Lead (upserted by EBS_Lead_Id__c)',
     ...arrow(m.leads.lead),
-    `  ${'LastName, Company'.padEnd(24)} = ${'[not provided]'} when empty (required fields)`,
+    `  ${'LastName, Company'.padEnd(24)} = ${'[not provided]'} when empty or spaces only (required fields)`,
     `  deleted lead: ${m.leads.onDelete === 'delete' ? 'Lead deleted (to the Recycle Bin)' : 'Lead kept'}`,
     'event → Opportunity (upserted by EBS_Event_Id__c)',
     ...arrow(m.events.opportunity),

@@ -61,6 +61,16 @@ const BATCH = 200;
 // where a required Lead field was left empty.
 const NOT_PROVIDED = '[not provided]';
 
+/**
+ * No value as Salesforce takes a required field's: it refuses text of spaces alone
+ * (REQUIRED_FIELD_MISSING) as it does an empty one, on every pass, so both get the fallback.
+ */
+function blank(value: unknown): boolean {
+  return (
+    value === null || value === undefined || (typeof value === 'string' && value.trim() === '')
+  );
+}
+
 interface ItemResult {
   id?: string;
   success?: boolean;
@@ -364,13 +374,7 @@ export class SalesforceDestination implements Destination {
         const values = this.values('leads', 'Lead', this.mapping.leads.lead, lead, fields);
         // LastName and Company are required on a Lead.
         for (const required of ['LastName', 'Company']) {
-          if (
-            values[required] === null ||
-            values[required] === undefined ||
-            values[required] === ''
-          ) {
-            values[required] = NOT_PROVIDED;
-          }
+          if (blank(values[required])) values[required] = NOT_PROVIDED;
         }
         if (typeof values.Email === 'string') values.Email = emailsIn(values.Email)[0] ?? null;
         // Only when the mapping fills Email at all: a mapping without it asks for none.
@@ -389,7 +393,7 @@ export class SalesforceDestination implements Destination {
       events.map((event) => {
         const values = this.values('events', 'Opportunity', m.opportunity, event, fields);
         // Name, StageName and CloseDate are required on an Opportunity.
-        if (!values.Name) values.Name = `Event ${event.id}`;
+        if (blank(values.Name)) values.Name = `Event ${event.id}`;
         if (!values.CloseDate) values.CloseDate = today;
         const status = eventStageKey(event.attributes);
         values.StageName = m.stages[status] ?? m.stages['*'] ?? 'Prospecting';

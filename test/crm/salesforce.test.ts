@@ -519,6 +519,37 @@ describe('Salesforce limits and refusals', () => {
     expect(fake.state.counters.itemErrors).toEqual({});
   });
 
+  it('a required field of spaces alone is written as an empty one is, not refused', async () => {
+    const fake = await crm.newFake();
+    const destination = destinationFor(fake);
+    const leads = await destination.upsert('leads', [
+      {
+        resource: 'leads',
+        id: 'blank',
+        attributes: { last_name: '   ', company_name: ' \t ', email: 'blank@example.com' },
+        raw: {},
+      },
+    ]);
+    expect(leads).toMatchObject({ inserted: 1 });
+    expect(leads.refused ?? []).toEqual([]);
+    const [lead] = fake.state.byField('Lead', 'EBS_Lead_Id__c', 'blank');
+    expect(lead?.fields.LastName).toBe('[not provided]');
+    expect(lead?.fields.Company).toBe('[not provided]');
+    const events = await destination.upsert('events', [
+      {
+        resource: 'events',
+        id: 'blank-title',
+        attributes: { title: '  ', status: 'proposal' },
+        raw: {},
+      },
+    ]);
+    expect(events).toMatchObject({ inserted: 1 });
+    expect(events.refused ?? []).toEqual([]);
+    const [opportunity] = fake.state.byField('Opportunity', 'EBS_Event_Id__c', 'blank-title');
+    expect(opportunity?.fields.Name).toBe('Event blank-title');
+    expect(fake.state.counters.itemErrors).toEqual({});
+  });
+
   it('an expired session is renewed once; a refused refresh token names the setting', async () => {
     const fake = await crm.newFake();
     const destination = destinationFor(fake);

@@ -274,8 +274,12 @@ export function registerSalesforceRoutes(
     return undefined;
   };
   const missingRequired = (type: SObjectName, values: Record<string, unknown>) => {
+    // Salesforce takes a text of spaces alone as no value: a required field so given is
+    // missing, as one left out is.
+    const blank = (value: unknown) =>
+      value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
     const missing = [...fieldsOf(type).values()]
-      .filter((d) => d.required && (values[d.name] === undefined || values[d.name] === null))
+      .filter((d) => d.required && blank(values[d.name]))
       .map((d) => d.name);
     return missing.length > 0
       ? failure(
