@@ -370,7 +370,8 @@ describe('automations out', () => {
       connection: temporal.client.connection,
       dataConverter: { payloadCodecs: [codec] },
     });
-    const destination = `sqlite:${destinationFile}`;
+    // A destination of its own: the file above is auto-shop's, and one connection writes each.
+    const destination = `sqlite:${join(dir, 'left-mirror.db')}`;
     await withWorker(async () => {
       // One batch per run: the run that applied the change continues as new before its
       // forwarding is done.

@@ -76,6 +76,9 @@ async function drainInto(connection: string, work: (d: Drained) => Promise<void>
   } finally {
     await receiver.close();
     await drain.terminate('test over').catch(() => undefined);
+    // The next test's connection writes the same org, which has one writer: this one's mirror
+    // is forgotten, as `ebsync sync --forget` would.
+    await (await deps.ledger()).forgetDestination(destination.describe().id, connection);
   }
 }
 

@@ -227,12 +227,13 @@ export async function openRecordBed(
 }
 
 /**
- * A test receiver on the bed for one connection (a fresh secret, a SQLite destination in the
- * bed's directory), and what a test of its drain reads.
+ * A test receiver on the bed for one connection (a fresh secret, a SQLite destination of its
+ * own in the bed's directory), and what a test of its drain reads.
  */
 export async function receiverOnBed(bed: RecordBed, connectionId: string) {
   const taskQueue = bed.temporal.taskQueue();
-  const destinationFile = join(bed.dir, 'mirror.db');
+  // A file per connection: a destination has one writer (Ledger.claimDestination).
+  const destinationFile = join(bed.dir, `mirror-${connectionId}.db`);
   const destination = `sqlite:${destinationFile}`;
   const secret = newSecret();
   const receiver = await startTestReceiver({

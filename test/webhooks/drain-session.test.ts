@@ -123,11 +123,13 @@ it('takes a stream of deliveries in one session of many batches, with no wake-up
 it('holds no more sessions at once than its slots: past them a drain takes a batch per activity', async () => {
   const { temporal, dir, deps } = bed;
   const taskQueue = temporal.taskQueue();
-  const destination = `sqlite:${join(dir, 'slots.db')}`;
   const connections = ['slots-a', 'slots-b'];
   const secret = newSecret();
   const receiver = await startTestReceiver({
-    hooks: new Map(connections.map((c) => [c, { secret, destination }])),
+    // A file each: a destination has one writer.
+    hooks: new Map(
+      connections.map((c) => [c, { secret, destination: `sqlite:${join(dir, `slots-${c}.db`)}` }]),
+    ),
     deps,
     client: temporal.client,
     taskQueue,
