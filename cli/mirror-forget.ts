@@ -1,10 +1,18 @@
+import { existsSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
+import { destinationIdentity } from '../destinations/destination-targets.js';
+import { registeredConnectionIds } from '../store/webhook-registrations.js';
+import {
+  webhookRegistrations,
+  webhookRegistrationsFile,
+} from '../worker/webhook-registrations-file.js';
 import { ledgerIdOf, withLedger } from './destination-writer.js';
 import { counted } from './counted.js';
 import { UserError } from './errors.js';
 import { describeWorkflow } from './workflow-describe.js';
+import { listMirrorSchedules } from './schedule-views.js';
 
 /** How long the command waits to see the runs gone before it says they go in the background. */
 const SETTLE_MS = 3_000;
@@ -57,10 +65,11 @@ export async function forgetMirror(
       : ledger.held
         ? `the ledger forgot what it held of it there (no record written), ${freed}`
         : 'the ledger held nothing of it there';
+  const still = await stillStartingIt(client, config, target);
   if (latest === null) {
     return ledger.held
-      ? `forgot the mirror of ${into} (no pass of it is left in Temporal): ${ledgerLine}`
-      : `no mirror of ${into}: nothing to forget`;
+      ? `forgot the mirror of ${into} (no pass of it is left in Temporal): ${ledgerLine}${still}`
+      : `no mirror of ${into}: nothing to forget${still}`;
   }
   const runs = [...new Set([latest.runId, ...(await listedRuns(client, target.workflowId))])];
   for (const runId of runs) {
@@ -83,7 +92,61 @@ export async function forgetMirror(
   const done = gone
     ? `${passes} deleted from Temporal, so 'ebsync status' no longer shows it`
     : `Temporal is deleting ${passes} in the background (usually seconds, longer on a busy server), and 'ebsync status' stops showing it once done`;
-  return `forgot the mirror of ${into}: ${done}; ${ledgerLine}`;
+  return `forgot the mirror of ${into}: ${done}; ${ledgerLine}${still}`;
+}
+
+/**
+ * What will start the mirror again, said with the forgetting: its schedules and the
+ * connection's webhook registration into the same destination. Each would claim the
+ * destination again (so another connection is refused once more), or, once another connection
+ * writes there, fail every time it fires (a problem of `ebsync status` for good). Before, the
+ * demo's default schedules went on firing into the file `npm start` mirrors, unsaid.
+ * Returns '' when nothing does, else the text to add to the line.
+ */
+async function stillStartingIt(
+  client: Client,
+  config: Config,
+  target: ForgetTarget,
+): Promise<string> {
+  const { views } = await listMirrorSchedules(client, target.connectionId);
+  const schedules = views
+    .filter((v) => v.mirrorWorkflowId === target.workflowId)
+    .map((v) => v.scheduleId);
+  let registered: boolean | string = false;
+  // Read only where the connection has one: forgetting makes no file.
+  const file = webhookRegistrationsFile(config);
+  if (existsSync(file) && registeredConnectionIds(file).includes(target.connectionId)) {
+    const registrations = webhookRegistrations(config);
+    try {
+      const registration = await registrations.get(target.connectionId);
+      registered =
+        registration !== undefined &&
+        destinationIdentity(registration.destination) === destinationIdentity(target.destination);
+    } catch (error) {
+      // The forgetting is done; what cannot be told is said, not thrown.
+      registered = error instanceof Error ? error.message : String(error);
+    } finally {
+      registrations.close();
+    }
+  }
+  const ways = [
+    ...(schedules.length === 0
+      ? []
+      : [
+          `${schedules.length === 1 ? 'schedule' : 'schedules'} ${schedules.join(', ')} (${schedules.map((id) => `'ebsync schedule delete ${id}'`).join(', ')})`,
+        ]),
+    ...(registered === true
+      ? [
+          `its webhook registration (deliveries of ${target.connectionId} still update it: register them again with another --to)`,
+        ]
+      : typeof registered === 'string'
+        ? [
+            `perhaps its webhook registration (${target.connectionId} has one, which could not be read here: ${registered})`,
+          ]
+        : []),
+  ];
+  if (ways.length === 0) return '';
+  return `; still set to write there, and to claim it again or fail each time: ${ways.join(' and ')}`;
 }
 
 /**

@@ -134,4 +134,44 @@ describe('one connection per destination', () => {
     expect(back.code).toBe(1);
     expect(back.stderr).toContain(`already holds the records of connection ${SECOND}`);
   }, 400_000);
+
+  it('says, when forgetting, which schedules and webhook registration still write there', async () => {
+    // Runs after the test above: SECOND writes the default destination now.
+    const mirrorFile = join(stack.env.EBSYNC_DATA_DIR!, 'mirror.db');
+    const scheduled = await runCli(
+      ['schedule', 'create', 'leads', '--connection', SECOND, '--every', '1h', '--paused'],
+      stack.env,
+    );
+    expect(scheduled.code, scheduled.stderr).toBe(0);
+    const registered = await runCli(
+      ['webhooks', 'register', SECOND, '--url', 'http://127.0.0.1:9/hooks', '--secret-stdin'],
+      stack.env,
+      60_000,
+      `whsec_${Buffer.alloc(24, 7).toString('base64')}\n`,
+    );
+    expect(registered.code, registered.stderr).toBe(0);
+
+    // The demo's schedules went on firing into the file after its mirror was forgotten, and
+    // each run failed once another connection wrote there: the line now names them.
+    const forgot = await runCli(
+      ['sync', '--forget', '--connection', SECOND, '--to', `sqlite:${mirrorFile}`],
+      stack.env,
+      60_000,
+    );
+    expect(forgot.code, forgot.stderr).toBe(0);
+    const id = `sync-${SECOND}-leads-incremental`;
+    expect(forgot.stdout).toContain(
+      `; still set to write there, and to claim it again or fail each time: schedule ${id} ('ebsync schedule delete ${id}') and its webhook registration (deliveries of ${SECOND} still update it: register them again with another --to)\n`,
+    );
+    expect(forgot.stdout.split('\n')).toHaveLength(2);
+
+    // Another destination's forgetting does not name them.
+    const elsewhere = await runCli(
+      ['sync', '--forget', '--connection', SECOND, '--to', `sqlite:${join(stack.dir, 'other.db')}`],
+      stack.env,
+      60_000,
+    );
+    expect(elsewhere.code, elsewhere.stderr).toBe(0);
+    expect(elsewhere.stdout).not.toContain('still set to write there');
+  }, 120_000);
 });
