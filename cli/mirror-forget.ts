@@ -69,7 +69,7 @@ export async function forgetMirror(
   if (latest === null) {
     return ledger.held
       ? `forgot the mirror of ${into} (no pass of it is left in Temporal): ${ledgerLine}${still}`
-      : `no mirror of ${into}: nothing to forget${still}`;
+      : `no mirror of ${into}: nothing to forget${await whoWrites(config, target)}${still}`;
   }
   const runs = [...new Set([latest.runId, ...(await listedRuns(client, target.workflowId))])];
   for (const runId of runs) {
@@ -147,6 +147,18 @@ async function stillStartingIt(
   ];
   if (ways.length === 0) return '';
   return `; still set to write there, and to claim it again or fail each time: ${ways.join(' and ')}`;
+}
+
+/**
+ * Nothing to forget, often a mistyped --connection or --to (copied from a refusal by hand):
+ * who does write that destination, so the person sees the one to name. '' when nobody does.
+ */
+async function whoWrites(config: Config, target: ForgetTarget): Promise<string> {
+  const writers = await withLedger(config, (ledger) =>
+    ledger.destinationWriters(ledgerIdOf(config, target.destination)),
+  );
+  if (writers.length === 0) return ' (no connection writes it)';
+  return ` (${writers.length === 1 ? 'connection' : 'connections'} ${writers.join(', ')} ${writers.length === 1 ? 'writes' : 'write'} it)`;
 }
 
 /**

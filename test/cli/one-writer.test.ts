@@ -151,6 +151,17 @@ describe('one connection per destination', () => {
     );
     expect(registered.code, registered.stderr).toBe(0);
 
+    // A mistyped connection forgets nothing, and the line names the one that writes there.
+    const typo = await runCli(
+      ['sync', '--forget', '--connection', 'writer-secnod', '--to', `sqlite:${mirrorFile}`],
+      stack.env,
+      60_000,
+    );
+    expect(typo.code, typo.stderr).toBe(0);
+    expect(typo.stdout).toBe(
+      `no mirror of connection writer-secnod into sqlite:${mirrorFile}: nothing to forget (connection ${SECOND} writes it)\n`,
+    );
+
     // The demo's schedules went on firing into the file after its mirror was forgotten, and
     // each run failed once another connection wrote there: the line now names them.
     const forgot = await runCli(
@@ -172,6 +183,8 @@ describe('one connection per destination', () => {
       60_000,
     );
     expect(elsewhere.code, elsewhere.stderr).toBe(0);
-    expect(elsewhere.stdout).not.toContain('still set to write there');
+    expect(elsewhere.stdout).toBe(
+      `no mirror of connection ${SECOND} into sqlite:${join(stack.dir, 'other.db')}: nothing to forget (no connection writes it)\n`,
+    );
   }, 120_000);
 });

@@ -596,7 +596,7 @@ describe('ebsync sync --forget', () => {
     const again = await runCli([...args, '--forget'], env);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toBe(
-      `no mirror of connection ${CONNECTION} into ${masked}: nothing to forget\n`,
+      `no mirror of connection ${CONNECTION} into ${masked}: nothing to forget (no connection writes it)\n`,
     );
     const mixed = await runCli([...args, '--forget', '--full'], env);
     expect(mixed.code).toBe(2);
