@@ -18,6 +18,7 @@ import {
   type MirrorProgress,
 } from '../workflows/mirror-types.js';
 import { LIMIT_WINDOW_MS } from '../workflows/rate-limit-types.js';
+import { drainStatusQuery, drainWorkflowId } from '../workflows/drain-types.js';
 import {
   askConnections,
   queuePollers,
@@ -509,7 +510,12 @@ export function findProblems(sources: ProblemSources, now = Date.now()): Problem
     problems.push({
       connectionId: c.connectionId,
       kind: 'webhooks_waiting',
-      message: `webhooks of connection ${c.connectionId}: ${c.pending} notices waiting, the oldest for ${Math.round((now - c.oldestPendingAt) / 60_000)} min (is a worker running? see its log)`,
+      message:
+        `webhooks of connection ${c.connectionId}: ${c.pending} notices waiting, the oldest for ${Math.round((now - c.oldestPendingAt) / 60_000)} min ` +
+        // The drain answered, so a worker runs: what it was refused is why they wait.
+        (c.lastRefusal === undefined
+          ? '(is a worker running? see its log)'
+          : `(the drain's last refusal: ${c.lastRefusal})`),
     });
   }
   if (receiver?.running && receiver.failedRecently > 0) {
@@ -595,6 +601,34 @@ async function markGoneConnections(
   }
 }
 
+/** How long the status waits for a drain's answer about why its notices wait. */
+const DRAIN_QUERY_MS = 2_000;
+
+/**
+ * Asks the drain of each connection whose notices wait why (its last refusal): the notices of
+ * a registration into another connection's destination waited with nothing in the status
+ * but "is a worker running?". A drain no worker answers for within the wait says nothing.
+ */
+export async function addDrainRefusals(client: Client, inbox: InboxView): Promise<void> {
+  await Promise.all(
+    inbox.connections
+      .filter((c) => c.pending > 0)
+      .map(async (c) => {
+        const handle = client.workflow.getHandle(drainWorkflowId(c.connectionId));
+        const asked = handle.query(drainStatusQuery).then(
+          (status) => status.lastRefusal,
+          () => null,
+        );
+        // Unref'd: a drain that does not answer does not hold the command open.
+        const waited = new Promise<null>((resolve) => {
+          setTimeout(() => resolve(null), DRAIN_QUERY_MS).unref();
+        });
+        const refusal = await Promise.race([asked, waited]);
+        if (refusal !== null) c.lastRefusal = refusal;
+      }),
+  );
+}
+
 /** A notice waiting this long in the inbox is a problem: no drain is applying them. */
 export const WEBHOOKS_WAITING_MS = 5 * 60_000;
 
@@ -645,6 +679,7 @@ async function gatherStatus(
         () => undefined,
       ),
     ]);
+  await addDrainRefusals(client, inbox);
   const generatedAt = Date.now();
   const connections: ConnectionView[] = answers.statuses.map((s) => {
     const workflowId = connectionWorkflowId(s.connectionId);

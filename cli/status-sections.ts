@@ -468,6 +468,11 @@ export interface InboxConnectionView {
   /** Notices applied in the last minute, and as a rate. */
   drainedLastMinute: number;
   drainedPerSecond: number;
+  /**
+   * Where notices wait, the drain's last refusal (its drainStatus query): a destination another
+   * connection writes, a grant revoked. Absent when not asked or when no worker answered.
+   */
+  lastRefusal?: string;
 }
 
 /** The store's webhook inbox (the receiver stores notices, the drains apply them). */

@@ -61,7 +61,9 @@ function inboxLines(report: StatusReport, now: number): string[] {
   return inbox.connections.map((c) => {
     const oldest =
       c.oldestPendingAt === null ? '' : `, oldest ${Math.round((now - c.oldestPendingAt) / 1000)}s`;
-    return `  ${c.connectionId}  ${c.pending} pending${oldest}, ${c.drainedLastMinute} drained in the last minute (${c.drainedPerSecond}/s)`;
+    const refused =
+      c.lastRefusal === undefined ? '' : `; the drain's last refusal: ${c.lastRefusal}`;
+    return `  ${c.connectionId}  ${c.pending} pending${oldest}, ${c.drainedLastMinute} drained in the last minute (${c.drainedPerSecond}/s)${refused}`;
   });
 }
 

@@ -145,6 +145,33 @@ describe('the status of the webhook inbox', () => {
     expect(html).toContain('12 notices waiting');
   });
 
+  it("says why notices wait where the drain answered its last refusal, not 'is a worker running?'", () => {
+    const now = Date.now();
+    const refusal =
+      "destination sqlite:/data/mirror.db already holds the records of connection shop, keyed by the service's ids alone, so connection other's would overwrite them; nothing was written";
+    const inbox = {
+      store: 'sqlite:/data/store.db',
+      error: null,
+      connections: [
+        {
+          connectionId: 'other',
+          pending: 1,
+          oldestPendingAt: now - WEBHOOKS_WAITING_MS - 60_000,
+          drainedLastMinute: 0,
+          drainedPerSecond: 0,
+          lastRefusal: refusal,
+        },
+      ],
+    };
+    expect(findProblems({ inbox }, now)).toEqual([
+      {
+        connectionId: 'other',
+        kind: 'webhooks_waiting',
+        message: `webhooks of connection other: 1 notices waiting, the oldest for 6 min (the drain's last refusal: ${refusal})`,
+      },
+    ]);
+  });
+
   it('makes a problem of an inbox or automation endpoints it could not read: nothing silent about them', () => {
     const now = Date.UTC(2026, 0, 1, 12);
     const inbox = {

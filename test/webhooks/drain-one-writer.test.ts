@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { addDrainRefusals } from '../../cli/status-model.js';
+import type { InboxView } from '../../cli/status-sections.js';
 import { destinationIdentity } from '../../destinations/destination-targets.js';
 import { drainStatusQuery } from '../../workflows/drain-types.js';
 import {
@@ -54,6 +56,24 @@ it('refuses a batch into a destination another connection writes, and keeps its 
         `already holds the records of connection ${OTHER}, keyed by the service's ids alone, so connection ${CONNECTION}'s would overwrite them; nothing was written`,
       );
       expect(names().get('1')).toBeUndefined();
+      // `ebsync status` asks the drain why its notices wait: it said only "is a worker running?".
+      const view: InboxView = {
+        store: '',
+        error: null,
+        connections: [
+          {
+            connectionId: CONNECTION,
+            pending: 1,
+            oldestPendingAt: Date.now(),
+            drainedLastMinute: 0,
+            drainedPerSecond: 0,
+          },
+        ],
+      };
+      await addDrainRefusals(temporal.client, view);
+      expect(view.connections[0]!.lastRefusal).toContain(
+        `already holds the records of connection ${OTHER}`,
+      );
       expect((await (await bed.deps.inbox()).pending(CONNECTION, 10)).length).toBe(1);
 
       // The other connection's mirror forgotten: the waiting notice goes through after the
