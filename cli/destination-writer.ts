@@ -6,7 +6,6 @@ import {
 } from '../destinations/destination-targets.js';
 import { DestinationClaimedError } from '../store/errors.js';
 import type { Ledger } from '../store/ledger.js';
-import { openLedger } from '../store/open-ledger.js';
 import { UserError } from './errors.js';
 
 /*
@@ -28,6 +27,9 @@ export async function withLedger<T>(
   config: Config,
   fn: (ledger: Ledger) => Promise<T>,
 ): Promise<T> {
+  // Loaded here: the database drivers are not for commands that never open the store (the
+  // sync command loads this file, and opens the store only when it starts a pass).
+  const { openLedger } = await import('../store/open-ledger.js');
   const ledger = await openLedger(storeLocation(config));
   try {
     return await fn(ledger);

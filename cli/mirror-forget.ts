@@ -3,11 +3,6 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config/index.js';
 import { maskCredentials } from '../config/database-locations.js';
 import { destinationIdentity } from '../destinations/destination-targets.js';
-import { registeredConnectionIds } from '../store/webhook-registrations.js';
-import {
-  webhookRegistrations,
-  webhookRegistrationsFile,
-} from '../worker/webhook-registrations-file.js';
 import { ledgerIdOf, withLedger } from './destination-writer.js';
 import { counted } from './counted.js';
 import { UserError } from './errors.js';
@@ -113,6 +108,10 @@ async function stillStartingIt(
     .filter((v) => v.mirrorWorkflowId === target.workflowId)
     .map((v) => v.scheduleId);
   let registered: boolean | string = false;
+  // Loaded here, with SQLite's driver: `ebsync sync`, which holds this file, loads neither.
+  const { registeredConnectionIds } = await import('../store/webhook-registrations.js');
+  const { webhookRegistrations, webhookRegistrationsFile } =
+    await import('../worker/webhook-registrations-file.js');
   // Read only where the connection has one: forgetting makes no file.
   const file = webhookRegistrationsFile(config);
   if (existsSync(file) && registeredConnectionIds(file).includes(target.connectionId)) {
