@@ -232,12 +232,15 @@ describe('ebsync status', () => {
     );
     expect(connect.code, connect.stderr).toBe(0);
     sb.admin.revokeKey(key.id);
-    // A sync makes the first request with the revoked key: the connection learns of it.
-    const start = await fetch(new URL(`api/connections/${BROKEN}/sync`, url), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    });
-    expect(start.status).toBe(202);
+    // A sync makes the first request with the revoked key: the connection learns of it. Into a
+    // file of its own: the default one is the healthy connection's, and a destination has one
+    // writer (the pass would be refused before it asks the service anything).
+    const sync = await runCli(
+      ['sync', 'leads', '--connection', BROKEN, '--to', `sqlite:${join(dir, 'broken.db')}`],
+      env,
+      120_000,
+    );
+    expect(sync.code, sync.stdout + sync.stderr).not.toBe(0);
     await until(
       'the connection to need re-authorization',
       async () => {
