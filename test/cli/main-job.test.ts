@@ -88,7 +88,9 @@ describe('npm start: the main job on demo data', () => {
       await second.waitForLine(/^The data is in /, 240_000);
       expect(second.stdout).toMatch(/written +0 changed or new; \d+ already up to date/);
       await second.waitForLine(/^ {2}sync-demo-all-full /, 10_000);
-      expect(second.stdout).toMatch(/^ {2}sync-demo-all-incremental .*\(already there, kept\)$/m);
+      expect(second.stdout).toMatch(
+        /^ {2}sync-demo-all-incremental .*\(already there, kept; paused: 'npx ebsync schedule resume sync-demo-all-incremental' resumes it\)$/m,
+      );
       expect(second.stdout).toMatch(/^ {2}sync-demo-all-full .*\(already there, kept\)$/m);
       expect((await second.stop('SIGTERM', 60_000)).code).toBe(0);
     } finally {
