@@ -65,6 +65,15 @@ export function crmDestinationId(
 }
 
 /**
+ * The `--to` that names a destination, from its kind and ledger id: a database's id is a
+ * target already (a path, or a URL without its login); a CRM's is its kind, the account
+ * coming from settings. What a refusal prints for the user to run.
+ */
+export function targetOfLedgerId(kind: string, id: string): string {
+  return kind === 'sqlite' || kind === 'postgres' ? id : kind;
+}
+
+/**
  * The id a destination's describe() gives (its ledger key), from the target and, for a CRM,
  * the address in settings: what a command that opens no destination forgets in the ledger.
  */

@@ -1,4 +1,5 @@
 import type { Destination } from '../../destinations/destination.js';
+import { targetOfLedgerId } from '../../destinations/destination-targets.js';
 import { DestinationClaimedError } from '../../store/errors.js';
 import type { Ledger } from '../../store/ledger.js';
 
@@ -16,8 +17,5 @@ export async function claimSoleWriter(
   const { kind, id } = destination.describe();
   const others = await ledger.claimDestination(id, connectionId);
   if (others.length === 0) return;
-  // A database's id is a target already (a path, or a URL without its login); a CRM's is its
-  // kind, the account coming from settings.
-  const target = kind === 'sqlite' || kind === 'postgres' ? id : kind;
-  throw new DestinationClaimedError(target, connectionId, others);
+  throw new DestinationClaimedError(targetOfLedgerId(kind, id), connectionId, others);
 }
