@@ -3,8 +3,9 @@ import { storeLocation } from '../config/database-locations.js';
 import {
   ledgerDestinationId,
   parseDestinationTarget,
+  targetOfLedgerId,
 } from '../destinations/destination-targets.js';
-import { DestinationClaimedError } from '../store/errors.js';
+import { DestinationClaimedError, StoreError } from '../store/errors.js';
 import type { Ledger } from '../store/ledger.js';
 import { UserError } from './errors.js';
 
@@ -41,8 +42,8 @@ export async function withLedger<T>(
 /**
  * Before a command starts a pass, a schedule or a webhook registration into a destination
  * another connection writes: the one line the pass would fail with, and `refused` (what the
- * command did not do), exit 1. A store this machine cannot open is left to the workers, whose
- * every pass and batch checks the same before writing.
+ * command did not do), exit 1. A store this machine cannot open (a StoreError) is left to the
+ * workers, whose every pass and batch checks the same before writing.
  */
 export async function refuseOtherWriter(
   config: Config,
@@ -54,13 +55,16 @@ export async function refuseOtherWriter(
   let writers: string[];
   try {
     writers = await withLedger(config, (ledger) => ledger.destinationWriters(id));
-  } catch {
-    return;
+  } catch (error) {
+    // The store's own failures (unreachable from here, locked, newer than this command) are
+    // the workers' to meet; anything else is a fault of this command and is not hidden.
+    if (error instanceof StoreError) return;
+    throw error;
   }
   const others = writers.filter((w) => w !== connectionId);
   if (others.length === 0) return;
   const { kind } = parseDestinationTarget(destination);
-  const target = kind === 'sqlite' || kind === 'postgres' ? id : kind;
+  const target = targetOfLedgerId(kind, id);
   throw new UserError(
     `${new DestinationClaimedError(target, connectionId, others).message}; ${refused}`,
   );
