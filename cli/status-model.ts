@@ -615,15 +615,13 @@ export async function addDrainRefusals(client: Client, inbox: InboxView): Promis
       .filter((c) => c.pending > 0)
       .map(async (c) => {
         const handle = client.workflow.getHandle(drainWorkflowId(c.connectionId));
-        const asked = handle.query(drainStatusQuery).then(
-          (status) => status.lastRefusal,
-          () => null,
-        );
-        // Unref'd: a drain that does not answer does not hold the command open.
-        const waited = new Promise<null>((resolve) => {
-          setTimeout(() => resolve(null), DRAIN_QUERY_MS).unref();
-        });
-        const refusal = await Promise.race([asked, waited]);
+        // The call's own deadline, as the other queries here: no timer outlives the answer.
+        const refusal = await client
+          .withDeadline(Date.now() + DRAIN_QUERY_MS, () => handle.query(drainStatusQuery))
+          .then(
+            (status) => status.lastRefusal,
+            () => null,
+          );
         if (refusal !== null) c.lastRefusal = refusal;
       }),
   );
@@ -672,14 +670,18 @@ async function gatherStatus(
       scheduleSection(client, config, options.runCache ?? (new Map() as RunOutcomeCache)),
       webhookSection(config),
       automationSection(config),
-      inboxSection(config),
+      // The drains are asked why notices wait as soon as the inbox says which wait, beside
+      // the other sections rather than after them.
+      inboxSection(config).then(async (inbox) => {
+        await addDrainRefusals(client, inbox);
+        return inbox;
+      }),
       // Not known when the task queue cannot be described now: nothing said then.
       pollers.then(
         (identities) => keysApartLine(config.temporal.taskQueue, identities),
         () => undefined,
       ),
     ]);
-  await addDrainRefusals(client, inbox);
   const generatedAt = Date.now();
   const connections: ConnectionView[] = answers.statuses.map((s) => {
     const workflowId = connectionWorkflowId(s.connectionId);
