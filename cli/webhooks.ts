@@ -72,6 +72,22 @@ function httpUrlFlag(flag: string, value: string, what: string, example: string)
   );
 }
 
+/**
+ * The sandbox's admin API from --sandbox-admin: the address `ebsync sandbox` prints (…/admin),
+ * or the sandbox's own address, whose admin API is always at /admin (a user giving the
+ * address they started it on got "No route for POST /webhooks").
+ */
+function sandboxAdminBase(value: string): string {
+  const url = httpUrlFlag(
+    '--sandbox-admin',
+    value,
+    "the sandbox's admin API",
+    'https://127.0.0.1:4010/admin',
+  );
+  if (url.pathname === '/' && url.search === '' && url.hash === '') return `${url.origin}/admin`;
+  return value.replace(/\/+$/, '');
+}
+
 function receiverUrl(base: string, connection: string): string {
   const example = 'https://hooks.example.com';
   if (/^https?:\/\/[^/?#]*@/i.test(base)) {
@@ -168,7 +184,9 @@ async function registerAtSandbox(
     const hint =
       response.statusCode === 401 || response.statusCode === 403
         ? ': check --admin-token (or EBS_SANDBOX_ADMIN_TOKEN), the token the sandbox printed as it started'
-        : '';
+        : response.statusCode === 404
+          ? `: no sandbox admin API at ${admin}; give --sandbox-admin the admin address \`ebsync sandbox\` printed as it started (its 'admin' line)`
+          : '';
     throw new UserError(`${refused.message}${hint}; nothing was registered`);
   }
   const parsed = sandboxEndpoint.safeParse(response.body);
@@ -234,14 +252,10 @@ async function register(config: Config, connection: string, flags: RegisterFlags
   const url = receiverUrl(base, connection);
   let endpoint: { id: string | null; secret: string };
   let adminToken: string | undefined;
-  if (flags.sandboxAdmin !== undefined) {
-    // Bad input, said before the token is read, Temporal asked or anything sent.
-    httpUrlFlag(
-      '--sandbox-admin',
-      flags.sandboxAdmin,
-      "the sandbox's admin API",
-      'https://127.0.0.1:4010/admin',
-    );
+  // Bad input, said before the token is read, Temporal asked or anything sent.
+  const sandboxAdmin =
+    flags.sandboxAdmin === undefined ? undefined : sandboxAdminBase(flags.sandboxAdmin);
+  if (sandboxAdmin !== undefined) {
     if (flags.secretStdin) {
       throw new UserError('--sandbox-admin and --secret-stdin do not go together', 2);
     }
@@ -257,7 +271,7 @@ async function register(config: Config, connection: string, flags: RegisterFlags
       );
     }
     await checkBeforeRegister(config, connection, destination, flags);
-    endpoint = await registerAtSandbox(config, flags.sandboxAdmin, adminToken, url);
+    endpoint = await registerAtSandbox(config, sandboxAdmin, adminToken, url);
     const problem = signingSecretProblem(config.webhooks.signature, endpoint.secret);
     if (problem) throw new UserError(`the sandbox's signing secret is not allowed: ${problem}`);
   } else if (flags.secretStdin) {
@@ -301,7 +315,7 @@ async function register(config: Config, connection: string, flags: RegisterFlags
       `${endpoint.id === null ? '' : ` (sandbox endpoint ${endpoint.id})`}; the signing secret is stored sealed\n`,
   );
   if (replaced.length === 0) return;
-  if (flags.sandboxAdmin === undefined) {
+  if (sandboxAdmin === undefined) {
     // Said once, by the registration that left them: one removed by hand since is not said
     // again by every later one (a --sandbox-admin registration checks and forgets them).
     if (newlyLeft.length === 0) return;
@@ -312,7 +326,7 @@ async function register(config: Config, connection: string, flags: RegisterFlags
   }
   // They go; one that cannot is said, exit 1, and stays in the registration for the next time.
   for (const earlier of replaced) {
-    const removed = await removeAtSandbox(config, flags.sandboxAdmin, adminToken ?? '', earlier);
+    const removed = await removeAtSandbox(config, sandboxAdmin, adminToken ?? '', earlier);
     process.stdout.write(
       removed
         ? `removed the earlier sandbox endpoint ${earlier.id}, whose secret this replaces\n`

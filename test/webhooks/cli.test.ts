@@ -284,6 +284,38 @@ describe('ebsync webhooks register, what could never be applied', () => {
     }
   });
 
+  it("takes the sandbox's own address for its admin API, and says what to give on a 404", async () => {
+    const stop = await standInConnection('cli-admin-root');
+    const token = 'adm_cli_root_token_0123456789';
+    const sandbox = await startSandbox({ http: true, adminToken: token });
+    try {
+      const env = { ...own('admin-root'), EBS_SANDBOX_ADMIN_TOKEN: token };
+      // A path the sandbox has no admin API at: the address it printed is named.
+      const wrong = await runCli(
+        ['webhooks', 'register', 'cli-admin-root', '--sandbox-admin', `${sandbox.url}/api/v1`],
+        env,
+      );
+      expect(wrong.stderr).toMatch(
+        new RegExp(
+          `^ebsync: the sandbox refused the registration: HTTP 404 .*: no sandbox admin API at ${sandbox.url}/api/v1; give --sandbox-admin the admin address \`ebsync sandbox\` printed as it started \\(its 'admin' line\\); nothing was registered\n$`,
+        ),
+      );
+      expect(wrong.code).toBe(1);
+      expect(sandbox.admin.webhooks()).toEqual([]);
+      // The address the sandbox was started on: its admin API is at /admin.
+      const root = await runCli(
+        ['webhooks', 'register', 'cli-admin-root', '--sandbox-admin', `${sandbox.url}/`],
+        env,
+      );
+      expect(root.code, root.stderr).toBe(0);
+      expect(root.stdout).toMatch(/\(sandbox endpoint 1\)/);
+      expect(sandbox.admin.webhooks().map((e) => e.id)).toEqual([1]);
+    } finally {
+      await sandbox.close();
+      await stop();
+    }
+  });
+
   it('registered again, removes the endpoint the first registration made at the sandbox', async () => {
     const stop = await standInConnection('cli-twice');
     const token = 'adm_cli_twice_token_0123456789';
