@@ -170,6 +170,28 @@ async function untilOwnWorkerPolls(
   }
 }
 
+/** The demo's connection, seen by a start that has a service of its own (EBS_BASE_URL). */
+function isDemoLeftover(c: { connectionId: string; baseUrl: string }, config: Config): boolean {
+  return c.connectionId === DEMO_CONNECTION && c.baseUrl !== config.service.baseUrl;
+}
+
+/** What to run when the configured service has no connection yet: the exact commands. */
+export function noConnectionText(config: Config, demoLeft: boolean): string {
+  const lines = [
+    `No connection to ${config.service.baseUrl ?? 'the service'} yet: run 'npx ebsync connect --api-key' ` +
+      "(or 'npx ebsync connect' for an installed app) in another terminal, then 'npx ebsync sync --connection default'.",
+  ];
+  if (demoLeft) {
+    const file = displayPath(defaultDestination(config).slice('sqlite:'.length));
+    lines.push(
+      `Connection ${DEMO_CONNECTION} is the demo's, and its sandbox runs only under 'npm start' without EBS_BASE_URL: ` +
+        `it is not mirrored now. Its records fill ${file}, which one connection writes: sync yours ` +
+        `with --to sqlite:ANOTHER.db, or run 'npx ebsync sync --forget --connection ${DEMO_CONNECTION}' first.`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 async function mainJobSteps(
   client: Client,
   config: Config,
@@ -181,12 +203,14 @@ async function mainJobSteps(
   let connectionId: string | undefined;
   if (demo) connectionId = await ensureDemoConnection(client, config, demo);
   else {
-    const connections = await listConnections(client, config);
+    const all = await listConnections(client, config);
+    // A start against the user's own service after the demo: the demo's connection still runs,
+    // and its sandbox runs only beside a demo start. Mirroring it was a pass retrying
+    // ECONNREFUSED against the stopped sandbox, while the user's business was not connected.
+    const leftover = all.find((c) => isDemoLeftover(c, config));
+    const connections = all.filter((c) => c !== leftover);
     if (connections.length === 0) {
-      process.stdout.write(
-        "No connection yet: run 'npx ebsync connect --api-key' (or 'npx ebsync connect' for an " +
-          'installed app) in another terminal, then `npx ebsync sync`.\n',
-      );
+      process.stdout.write(noConnectionText(config, leftover !== undefined));
       return;
     }
     if (connections.length > 1) {

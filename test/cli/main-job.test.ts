@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
 import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { everyRoundExitsClean, ROUNDS } from '../helpers/restarts.js';
@@ -32,6 +33,18 @@ describe('npm start: the main job on demo data', () => {
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: 'main-job',
     EBSYNC_DATA_DIR: join(dir, 'data'),
+  });
+  /** A service of the user's own, started after the demo, and its connection. */
+  const OWN = 'main-job-own';
+  let own: Sandbox | undefined;
+  const ownEnv = () => ({
+    ...env(),
+    EBS_BASE_URL: own!.baseUrl,
+    EBS_API_KEY: own!.apiKey,
+    EBS_CA_FILE: own!.caFile ?? '',
+  });
+  afterAll(async () => {
+    await own?.close();
   });
 
   it('says it uses demo data, mirrors it into mirror.db with a summary, and a second start writes nothing', async () => {
@@ -116,6 +129,31 @@ describe('npm start: the main job on demo data', () => {
       expect((await runCli(['schedule', 'delete', id], env())).code).toBe(0);
     }
   }, 600_000);
+
+  // After the demo, the README's next step: `EBS_BASE_URL=… EBS_API_KEY=… npm start`, nothing
+  // connected to that service yet. The demo's connection still runs, and its sandbox does not:
+  // the start mirrored it anyway, retrying ECONNREFUSED, and never said to connect.
+  it('started on a service of its own after the demo, says how to connect it and mirrors no demo', async () => {
+    own = await startSandbox({ seed: { leads: 5, events: 0, seed: 'own' } });
+    const started = new CliProcess(['dev'], ownEnv());
+    try {
+      await started.waitForLine(/^No connection to |^Mirroring |^Attached /, 120_000);
+      expect(started.stdout).toContain(
+        `No connection to ${own.baseUrl} yet: run 'npx ebsync connect --api-key' (or 'npx ebsync connect' for an installed app) in another terminal, then 'npx ebsync sync --connection default'.\n` +
+          `Connection demo is the demo's, and its sandbox runs only under 'npm start' without EBS_BASE_URL: it is not mirrored now. ` +
+          `Its records fill ${join(dir, 'data', 'mirror.db')}, which one connection writes: sync yours with --to sqlite:ANOTHER.db, or run 'npx ebsync sync --forget --connection demo' first.\n`,
+      );
+      expect(started.stdout).not.toMatch(/of connection demo/);
+      expect(started.stdout + started.stderr).not.toMatch(/ECONNREFUSED/);
+      // As it says, in another terminal while it runs (the connection's workflow needs its
+      // worker); named apart from other files' `default` on the same Temporal server.
+      const connect = await runCli(['connect', '--api-key', '--name', OWN], ownEnv(), 60_000);
+      expect(connect.code, connect.stderr).toBe(0);
+      expect((await started.stop('SIGTERM', 60_000)).code).toBe(0);
+    } finally {
+      started.killAll();
+    }
+  }, 300_000);
 
   // On Node 24, better-sqlite3 12 aborted at exit (test/cli/restarts.test.ts): each of these
   // runs has the sandbox's, the ledger's and the destination's files open when it is stopped.
