@@ -247,13 +247,17 @@ async function mainJobSteps(
   if (outcome === 'detached') return;
   const { progress, status } = outcome;
   const file = displayPath(destination.slice('sqlite:'.length));
-  process.stdout.write(
-    `${summaryText(progress, status)}` +
-      `The data is in ${file} (tables leads, lead_bookings, events, event_bookings, appointments). Try:\n` +
-      `  sqlite3 ${file} "${TRY_QUERY}"\n` +
-      scheduleLines(schedules),
-  );
-  if (progress.phase === 'done' && status === 'COMPLETED') {
+  const completed = progress.phase === 'done' && status === 'COMPLETED';
+  // A pass that failed before it wrote or found a row (the service away, the destination
+  // another connection's) leaves nothing to query: the hint sent users to an empty file.
+  const rows = progress.counts.written + progress.counts.unchanged > 0;
+  const tryIt =
+    completed || rows
+      ? `The data is in ${file} (tables leads, lead_bookings, events, event_bookings, appointments). Try:\n` +
+        `  sqlite3 ${file} "${TRY_QUERY}"\n`
+      : '';
+  process.stdout.write(`${summaryText(progress, status)}${tryIt}${scheduleLines(schedules)}`);
+  if (completed) {
     logger.info({ workflowId: handle.workflowId }, 'mirror pass finished');
   } else {
     logger.warn(

@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { connectionWorkflowId } from '../../workflows/connection-types.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
 import { startCliStack, type CliStack } from '../helpers/cli-stack.js';
 import { everyRoundExitsClean, ROUNDS } from '../helpers/restarts.js';
@@ -152,6 +154,30 @@ describe('npm start: the main job on demo data', () => {
       expect((await started.stop('SIGTERM', 60_000)).code).toBe(0);
     } finally {
       started.killAll();
+    }
+  }, 300_000);
+
+  // Connected as told (above), but synced into the default file the demo's records fill: the pass is
+  // refused before it writes. Its summary went on to suggest querying the rows it never wrote.
+  it('says nothing of a query to try when its pass failed and wrote nothing', async () => {
+    const started = new CliProcess(['dev'], ownEnv());
+    try {
+      await started.waitForLine(new RegExp(`^Mirror of .* for connection ${OWN}: `), 180_000);
+      // The summary and what follows it come in one write.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(started.stdout).toMatch(/already holds the records of connection demo/);
+      expect(started.stdout).toMatch(/written +0 changed or new; 0 already up to date/);
+      expect(started.stdout).not.toMatch(/Try:|sqlite3 /);
+      expect(started.stdout).not.toMatch(/^The data is in /m);
+      expect((await started.stop('SIGTERM', 60_000)).code).toBe(0);
+    } finally {
+      started.killAll();
+      const connection = await Connection.connect({ address: inject('temporalAddress') });
+      await new Client({ connection }).workflow
+        .getHandle(connectionWorkflowId(OWN))
+        .terminate('test over')
+        .catch(() => undefined);
+      await connection.close();
     }
   }, 300_000);
 
