@@ -41,9 +41,10 @@ export async function withLedger<T>(
 
 /**
  * Before a command starts a pass, a schedule or a webhook registration into a destination
- * another connection writes: the one line the pass would fail with, and `refused` (what the
- * command did not do), exit 1. A store this machine cannot open (a StoreError) is left to the
- * workers, whose every pass and batch checks the same before writing.
+ * another connection writes: the one line the pass would fail with, saying `refused` (what the
+ * command did not do) where the pass says nothing was written, exit 1. A store this machine
+ * cannot open (a StoreError) is left to the workers, whose every pass and batch checks the
+ * same before writing.
  */
 export async function refuseOtherWriter(
   config: Config,
@@ -65,7 +66,5 @@ export async function refuseOtherWriter(
   if (others.length === 0) return;
   const { kind } = parseDestinationTarget(destination);
   const target = targetOfLedgerId(kind, id);
-  throw new UserError(
-    `${new DestinationClaimedError(target, connectionId, others).message}; ${refused}`,
-  );
+  throw new UserError(new DestinationClaimedError(target, connectionId, others, refused).message);
 }

@@ -40,11 +40,16 @@ export class StoreLocationError extends StoreError {
 export class DestinationClaimedError extends StoreError {
   override readonly name = 'DestinationClaimedError';
   readonly retryable = false;
-  /** `target` is the `--to` naming the destination (no credentials: forgetting opens none). */
+  /**
+   * `target` is the `--to` naming the destination (no credentials: forgetting opens none).
+   * `outcome` says what did not happen: a command refusing up front started nothing rather
+   * than wrote nothing, and says so in the same place, once.
+   */
   constructor(
     readonly target: string,
     readonly connectionId: string,
     readonly writers: readonly string[],
+    outcome = 'nothing was written',
   ) {
     const them =
       writers.length === 1 ? `connection ${writers[0]}` : `connections ${writers.join(', ')}`;
@@ -53,7 +58,7 @@ export class DestinationClaimedError extends StoreError {
       .join(' and ');
     super(
       `destination ${target} already holds the records of ${them}, keyed by the service's ids alone, so ` +
-        `connection ${connectionId}'s would overwrite them; nothing was written. Mirror ` +
+        `connection ${connectionId}'s would overwrite them; ${outcome}. Mirror ` +
         `${connectionId} into a destination of its own (--to: another SQLite file, or a Postgres ` +
         `?schema=NAME), or, if ${them}'s records are no longer wanted there, run ${forget} first`,
     );

@@ -66,23 +66,24 @@ describe('one connection per destination', () => {
 
     const mirrorFile = join(stack.env.EBSYNC_DATA_DIR!, 'mirror.db');
     const command = `ebsync sync --forget --connection ${FIRST} --to sqlite:${mirrorFile}`;
-    const refusal =
+    // What did not happen is said once: a pass wrote nothing, a command started nothing.
+    const refusal = (outcome: string) =>
       `destination sqlite:${mirrorFile} already holds the records of connection ${FIRST}, ` +
       `keyed by the service's ids alone, so connection ${SECOND}'s would overwrite them; ` +
-      `nothing was written. Mirror ${SECOND} into a destination of its own (--to: another ` +
+      `${outcome}. Mirror ${SECOND} into a destination of its own (--to: another ` +
       `SQLite file, or a Postgres ?schema=NAME), or, if connection ${FIRST}'s records are no ` +
       `longer wanted there, run '${command}' first`;
 
     // Each command that would start writing there says so at once, in one line, exit 1.
     const second = await runCli(['sync', 'leads', '--connection', SECOND], stack.env, 120_000);
     expect(second.code).toBe(1);
-    expect(second.stderr).toBe(`ebsync: ${refusal}; nothing was started\n`);
+    expect(second.stderr).toBe(`ebsync: ${refusal('nothing was started')}\n`);
     const scheduled = await runCli(
       ['schedule', 'create', 'leads', '--connection', SECOND, '--every', '1h'],
       stack.env,
     );
     expect(scheduled.code).toBe(1);
-    expect(scheduled.stderr).toBe(`ebsync: ${refusal}; no schedule was created\n`);
+    expect(scheduled.stderr).toBe(`ebsync: ${refusal('no schedule was created')}\n`);
     const registered = await runCli(
       ['webhooks', 'register', SECOND, '--url', 'http://127.0.0.1:9/hooks', '--secret-stdin'],
       stack.env,
@@ -90,7 +91,7 @@ describe('one connection per destination', () => {
       `whsec_${Buffer.alloc(24, 7).toString('base64')}\n`,
     );
     expect(registered.code).toBe(1);
-    expect(registered.stderr).toBe(`ebsync: ${refusal}; nothing was registered\n`);
+    expect(registered.stderr).toBe(`ebsync: ${refusal('nothing was registered')}\n`);
 
     // A pass started without the command's checks (as a schedule made before starts one) is
     // refused by the worker before it writes.
@@ -100,7 +101,7 @@ describe('one connection per destination', () => {
       120_000,
     );
     expect(unchecked.code).toBe(1);
-    expect(unchecked.stdout + unchecked.stderr).toContain(refusal);
+    expect(unchecked.stdout + unchecked.stderr).toContain(refusal('nothing was written'));
     expect(mirroredEmails()).toEqual(before);
 
     // The first connection goes on as before.
