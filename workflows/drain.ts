@@ -1,4 +1,5 @@
 import {
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -125,10 +126,19 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
     );
   }
 
-  const waitAfterRefusal = async (why: string): Promise<void> => {
+  /** What refused the batch, in the log's words: the service, or the destination's one writer. */
+  const REFUSED_BY = {
+    service: 'webhook notices wait: the service refused to let them be read',
+    destination:
+      "webhook notices wait: their destination holds another connection's records, so nothing was written",
+  } as const;
+  const waitAfterRefusal = async (
+    why: string,
+    by: keyof typeof REFUSED_BY = 'service',
+  ): Promise<void> => {
     lastRefusal = why;
     refusalWaitMs = nextWait(refusalWaitMs);
-    log.warn('webhook notices wait: the service refused to let them be read', {
+    log.warn(REFUSED_BY[by], {
       error: why,
       waitMs: refusalWaitMs,
     });
@@ -203,7 +213,14 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       // Refused for good (a grant revoked, a destination that does not exist): the notices
       // stay in the inbox, and the batch is tried again after a wait.
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-      await waitAfterRefusal(cause instanceof Error ? cause.message : String(cause));
+      // The one-writer check (Ledger.claimDestination) refuses before anything is written, and
+      // the service had nothing to do with it: the log said the service refused the reads.
+      const claimed =
+        cause instanceof ApplicationFailure && cause.type === 'DestinationClaimedError';
+      await waitAfterRefusal(
+        cause instanceof Error ? cause.message : String(cause),
+        claimed ? 'destination' : 'service',
+      );
     }
     if (
       workflowInfo().continueAsNewSuggested ||

@@ -46,47 +46,73 @@ it('refuses a batch into a destination another connection writes, and keeps its 
       standardHeaders(secret, 'evt_claimed_1', body),
     );
     expect(sent.status).toBe(200);
-    await temporal.withWorker({ taskQueue, activities }, async () => {
-      await eventually(
-        async () => ((await drain.query(drainStatusQuery)).lastRefusal ?? '').includes(OTHER),
-        60_000,
-        "the drain's refusal names the other connection",
-      );
-      expect((await drain.query(drainStatusQuery)).lastRefusal).toContain(
-        `already holds the records of connection ${OTHER}, keyed by the service's ids alone, so connection ${CONNECTION}'s would overwrite them; nothing was written`,
-      );
-      expect(names().get('1')).toBeUndefined();
-      // `ebsync status` asks the drain why its notices wait: it said only "is a worker running?".
-      const view: InboxView = {
-        store: '',
-        error: null,
-        connections: [
-          {
-            connectionId: CONNECTION,
-            pending: 1,
-            oldestPendingAt: Date.now(),
-            drainedLastMinute: 0,
-            drainedPerSecond: 0,
-          },
-        ],
-      };
-      await addDrainRefusals(temporal.client, view);
-      expect(view.connections[0]!.lastRefusal).toContain(
-        `already holds the records of connection ${OTHER}`,
-      );
-      expect((await (await bed.deps.inbox()).pending(CONNECTION, 10)).length).toBe(1);
-
-      // The other connection's mirror forgotten: the waiting notice goes through after the
-      // drain's wait (30 s after a first refusal).
-      await ledger.forgetDestination(id, OTHER);
-      await eventually(
-        () => names().get('1') === 'Kept Waiting',
-        90_000,
-        'the notice applied after the other connection was forgotten',
-      );
-      expect(await (await bed.deps.inbox()).pending(CONNECTION, 10)).toEqual([]);
-      expect(await ledger.claimDestination(id, OTHER)).toEqual([CONNECTION]);
+    // The drain's log lines, as the worker's logger gets them.
+    const warnings: string[] = [];
+    const level = (keep: boolean) => ({
+      fn: (_info: unknown, message: string) => {
+        if (keep) warnings.push(message);
+      },
     });
+    // The SDK's name for the workflow logger's sink a worker may be given (the reserved
+    // `__temporal_logger` it stands for cannot be).
+    const defaultWorkerLogger = {
+      trace: level(false),
+      debug: level(false),
+      info: level(false),
+      warn: level(true),
+      error: level(true),
+    };
+    await temporal.withWorker(
+      { taskQueue, activities, sinks: { defaultWorkerLogger } },
+      async () => {
+        await eventually(
+          async () => ((await drain.query(drainStatusQuery)).lastRefusal ?? '').includes(OTHER),
+          60_000,
+          "the drain's refusal names the other connection",
+        );
+        expect((await drain.query(drainStatusQuery)).lastRefusal).toContain(
+          `already holds the records of connection ${OTHER}, keyed by the service's ids alone, so connection ${CONNECTION}'s would overwrite them; nothing was written`,
+        );
+        expect(names().get('1')).toBeUndefined();
+        // The log says what refused: the destination, not the service (which was never asked).
+        expect(warnings).toContain(
+          "webhook notices wait: their destination holds another connection's records, so nothing was written",
+        );
+        expect(warnings).not.toContain(
+          'webhook notices wait: the service refused to let them be read',
+        );
+        // `ebsync status` asks the drain why its notices wait: it said only "is a worker running?".
+        const view: InboxView = {
+          store: '',
+          error: null,
+          connections: [
+            {
+              connectionId: CONNECTION,
+              pending: 1,
+              oldestPendingAt: Date.now(),
+              drainedLastMinute: 0,
+              drainedPerSecond: 0,
+            },
+          ],
+        };
+        await addDrainRefusals(temporal.client, view);
+        expect(view.connections[0]!.lastRefusal).toContain(
+          `already holds the records of connection ${OTHER}`,
+        );
+        expect((await (await bed.deps.inbox()).pending(CONNECTION, 10)).length).toBe(1);
+
+        // The other connection's mirror forgotten: the waiting notice goes through after the
+        // drain's wait (30 s after a first refusal).
+        await ledger.forgetDestination(id, OTHER);
+        await eventually(
+          () => names().get('1') === 'Kept Waiting',
+          90_000,
+          'the notice applied after the other connection was forgotten',
+        );
+        expect(await (await bed.deps.inbox()).pending(CONNECTION, 10)).toEqual([]);
+        expect(await ledger.claimDestination(id, OTHER)).toEqual([CONNECTION]);
+      },
+    );
   } finally {
     await receiver.close();
     await drain.terminate('test over').catch(() => undefined);
