@@ -54,6 +54,7 @@ import { createLogger } from '../worker/logger.js';
 import { sameSecret } from '../config/secret-compare.js';
 import { requireWorkerOf } from './worker-check.js';
 import { defaultDestination, refuseNeedsReauth, startOrAttach } from './sync.js';
+import { refuseOtherWriter } from './destination-writer.js';
 import { stopSignal } from './stop-signals.js';
 import {
   answerClientError,
@@ -521,16 +522,20 @@ export async function startStatusServer(
     if (!connection) return reply;
     // What `ebsync sync` starts, refused as it refuses: a pass of a connection that needs
     // re-authorization would fail at its first request (the page said "started" of one).
+    // And into a destination another connection writes, the line `ebsync sync` says up front:
+    // the page said "started", and the pass failed in the worker.
+    const destination = defaultDestination(config);
     let credentialsVersion: number | undefined;
     try {
       credentialsVersion = await refuseNeedsReauth(client, config, connection.connectionId);
+      await refuseOtherWriter(config, connection.connectionId, destination, 'nothing was started');
     } catch (error) {
       if (!(error instanceof UserError)) throw error;
       return refuse(reply, 409, 'conflict', 'connection_not_syncable', error.message);
     }
     const { handle, attached } = await startOrAttach(client, config, {
       subjects: [...MIRROR_SUBJECTS],
-      destination: defaultDestination(config),
+      destination,
       full: false,
       connectionId: connection.connectionId,
       ...(credentialsVersion !== undefined ? { credentialsVersion } : {}),

@@ -16,6 +16,7 @@ import { CliProcess, freePort, REPO_ROOT, runCli } from '../helpers/cli.js';
 const ADMIN_TOKEN = 'status-page-admin-token-0123456789';
 const HEALTHY = 'status-page-ok';
 const BROKEN = 'status-page-revoked';
+const SECOND = 'status-page-second';
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 
 let dir: string;
@@ -174,6 +175,33 @@ describe('the status page', () => {
       .toMatch(/completed/);
     await page.screenshot({ path: join(ARTIFACTS, 'status-page-completed.png'), fullPage: true });
   }, 300_000);
+
+  // The default destination is the healthy connection's now (the pass above): `ebsync sync`
+  // refuses a second connection into it in one line, and the page's button said "started" and
+  // let the pass fail in the worker.
+  it("refuses a sync into another connection's destination up front, with the CLI's line", async () => {
+    const key = sb.admin.createKey({ name: SECOND });
+    const connect = await runCli(
+      ['connect', '--api-key', '-', '--name', SECOND],
+      env,
+      90_000,
+      key.key,
+    );
+    expect(connect.code, connect.stderr).toBe(0);
+    const cli = await runCli(['sync', '--connection', SECOND], env, 60_000);
+    expect(cli.code).toBe(1);
+    const line = cli.stderr.replace(/^ebsync: /, '').trim();
+    expect(line).toContain(`already holds the records of connection ${HEALTHY}`);
+    await page.goto(url);
+    await page.fill('#token', ADMIN_TOKEN);
+    const sync = page.locator(`button[data-action="sync"][data-connection="${SECOND}"]`);
+    await sync.click({ timeout: 30_000 });
+    await expect
+      .poll(() => page.textContent('[data-testid="action-result"]'), { timeout: 30_000 })
+      .toBe(`Refused (409): ${line}`);
+    expect((await statusJson()).mirrors.map((m) => m.connectionId)).not.toContain(SECOND);
+    await page.screenshot({ path: join(ARTIFACTS, 'status-page-claimed.png'), fullPage: true });
+  }, 180_000);
 });
 
 describe('the page before its first report', () => {
