@@ -25,9 +25,14 @@ type Beating = Pick<Context, 'heartbeat'>;
  * status` read these details for that (cli/pass-retry.ts). Beats before any progress carry none.
  */
 export interface BeatDetails {
-  progressed: true;
+  progressed?: true;
+  /**
+   * Epoch ms until which a request of the attempt waits for the connection's rate slot
+   * (activities/request-pacing.ts), while it waits: a wait is no progress, and a pass whose
+   * requests wait (a long Retry-After held the slots) said nothing of it in `ebsync status`.
+   */
+  slotWaitUntil?: number;
 }
-const PROGRESSED: BeatDetails = { progressed: true };
 
 function currentContext(): Beating | undefined {
   try {
@@ -41,6 +46,16 @@ function currentContext(): Beating | undefined {
 const lastProgress = new WeakMap<Beating, number>();
 /** The running activities that have made progress (a context is one attempt's). */
 const progressed = new WeakSet<Beating>();
+/** Until when each request of a running activity waits for its rate slot, while it waits. */
+const slotWaits = new WeakMap<Beating, Map<object, number>>();
+
+/** What the activity's beats carry now; undefined when nothing (a beat without details). */
+function detailsOf(context: Beating): BeatDetails | undefined {
+  const waits = slotWaits.get(context);
+  const until = waits && waits.size > 0 ? Math.max(...waits.values()) : undefined;
+  if (until === undefined) return progressed.has(context) ? { progressed: true } : undefined;
+  return { ...(progressed.has(context) ? { progressed: true } : {}), slotWaitUntil: until };
+}
 
 /**
  * A heartbeat to call as often as work moves (after each record read, each batch), sent at
@@ -63,11 +78,48 @@ export function heartbeatEvery(
   };
 }
 
-/** A heartbeat that says work moved (a rate slot waited for counts: the wait is the work). */
+/** A heartbeat that says work moved. */
 export function progressBeat(context: Beating, at = Date.now()): void {
   lastProgress.set(context, at);
   progressed.add(context);
-  context.heartbeat(PROGRESSED);
+  context.heartbeat(detailsOf(context));
+}
+
+/**
+ * A slot wait shorter than this is the pace itself (a slot every 1/rate s): it sends no beat
+ * of its own. Sent, a beat saying "waits" as an attempt's first went out at once and the SDK
+ * held the next (its page answers' progress) for most of the heartbeat timeout.
+ */
+const SLOT_WAIT_BEATS_MS = 2_000;
+
+/**
+ * Beats while a request waits for its rate slot until `until` (epoch ms): `beat()` during the
+ * wait, `done()` after it. The wait keeps the attempt alive (slots queued behind other lanes
+ * and workers, or held after a refusal, can outlast the heartbeat timeout), but it is not
+ * progress: its beats say that it waits and until when, and an attempt that only waited after
+ * a failure is still shown retrying (cli/pass-retry.ts).
+ */
+export function slotWaitBeats(context: Beating, until: number): { beat(): void; done(): void } {
+  lastProgress.set(context, Date.now());
+  if (until - Date.now() < SLOT_WAIT_BEATS_MS) {
+    return { beat: () => lastProgress.set(context, Date.now()), done: () => undefined };
+  }
+  const waits = slotWaits.get(context) ?? new Map<object, number>();
+  slotWaits.set(context, waits);
+  // Requests of one attempt wait side by side (pages in flight): each wait is its own entry.
+  const key = {};
+  waits.set(key, until);
+  const beat = (): void => {
+    lastProgress.set(context, Date.now());
+    context.heartbeat(detailsOf(context));
+  };
+  beat();
+  return {
+    beat,
+    done: () => {
+      waits.delete(key);
+    },
+  };
 }
 
 /**
@@ -100,10 +152,9 @@ export function beatingWhileAlive<Args extends unknown[], Result>(
     lastProgress.set(context, started);
     const timer = setInterval(() => {
       const since = Date.now() - (lastProgress.get(context) ?? started);
-      // Once it has made progress, its beats say so as its progress beats do: a beat with no
-      // details would clear theirs.
-      if (since <= stalledAfterMs)
-        context.heartbeat(progressed.has(context) ? PROGRESSED : undefined);
+      // Once it has made progress, or while a request waits for its slot, its beats say so as
+      // the other beats do: a beat with no details would clear theirs.
+      if (since <= stalledAfterMs) context.heartbeat(detailsOf(context));
     }, everyMs);
     timer.unref();
     try {

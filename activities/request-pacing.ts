@@ -4,7 +4,7 @@ import { RateLimitedError } from '../api/errors.js';
 import type { Ledger } from '../store/ledger.js';
 import { type RateLimitSignal } from '../workflows/rate-limit-types.js';
 import { rateLimitDelay } from './failures.js';
-import { progressBeat } from './heartbeats.js';
+import { slotWaitBeats } from './heartbeats.js';
 
 /**
  * Paced requests go out at this share of the configured rate. The service counts requests
@@ -104,9 +104,15 @@ async function pause(ms: number): Promise<void> {
   const timeoutMs = ctx.info.heartbeatTimeoutMs ?? 0;
   if (timeoutMs <= 0) return ctx.sleep(ms);
   const until = Date.now() + ms;
-  for (let left = ms; left > 0; left = until - Date.now()) {
-    await ctx.sleep(Math.min(left, Math.max(100, timeoutMs / 3)));
-    progressBeat(ctx);
+  const beats = slotWaitBeats(ctx, until);
+  try {
+    for (let left = ms; left > 0; left = until - Date.now()) {
+      await ctx.sleep(Math.min(left, Math.max(100, timeoutMs / 3)));
+      // Beats only while it still waits: the first beat after it is the attempt's progress.
+      if (until > Date.now()) beats.beat();
+    }
+  } finally {
+    beats.done();
   }
 }
 

@@ -66,18 +66,52 @@ type Pending = NonNullable<WorkflowExecutionDescription['raw']['pendingActivitie
  * attempt's details too). Details that cannot be read (other keys) say nothing.
  */
 async function movedOn(pending: Pending, converter: LoadedDataConverter): Promise<boolean> {
+  return (await beatsOf(pending, converter))?.progressed === true;
+}
+
+/** The beats an attempt sent since it started (BeatDetails), or undefined: none, or unread. */
+async function beatsOf(
+  pending: Pending,
+  converter: LoadedDataConverter,
+): Promise<Partial<BeatDetails> | undefined> {
   const { PENDING_ACTIVITY_STATE_STARTED } = proto.temporal.api.enums.v1.PendingActivityState;
-  if (pending.state !== PENDING_ACTIVITY_STATE_STARTED) return false;
+  if (pending.state !== PENDING_ACTIVITY_STATE_STARTED) return undefined;
   const started = msOf(pending.lastStartedTime);
   const beat = msOf(pending.lastHeartbeatTime);
-  if (started === null || beat === null || beat < started) return false;
-  const details = await decodeFromPayloadsAtIndex<Partial<BeatDetails> | undefined>(
+  if (started === null || beat === null || beat < started) return undefined;
+  return decodeFromPayloadsAtIndex<Partial<BeatDetails> | undefined>(
     converter,
     0,
     pending.heartbeatDetails?.payloads,
   ).catch(() => undefined);
-  return details?.progressed === true;
 }
+
+/**
+ * Until when a running pass's requests wait for the connection's rate slot (epoch ms), when
+ * one of its activities said so in its last beat and that time is still ahead of `now`: a pass
+ * whose requests are held (a long Retry-After) reads nothing meanwhile, and its activities'
+ * beats keep it alive, so nothing else tells it from one at work. Null otherwise.
+ */
+export async function slotWaitOf(
+  description: Pick<WorkflowExecutionDescription, 'raw'>,
+  converter: LoadedDataConverter,
+  now = Date.now(),
+): Promise<number | null> {
+  let until: number | null = null;
+  for (const pending of description.raw.pendingActivities ?? []) {
+    const waited = (await beatsOf(pending, converter))?.slotWaitUntil;
+    if (typeof waited === 'number' && waited > now + SLOT_WAIT_SHOWN_MS) {
+      until = Math.max(until ?? 0, waited);
+    }
+  }
+  return until;
+}
+
+/**
+ * Slot waits shorter than this are the pace itself (a slot every 1/rate s, the next few
+ * queued behind the other lanes), not worth a line.
+ */
+const SLOT_WAIT_SHOWN_MS = 5_000;
 
 /**
  * A failure's message: sealed in its encoded attributes (worker/failure-converter.cjs), where
@@ -145,4 +179,16 @@ export function retryLine(retry: RetryView, destination?: string | null): string
     what = `${retry.activity}: ${retry.reason}${retry.type ? ` (${retry.type})` : ''}`;
   }
   return `${retry.wait ? 'waiting' : 'retrying'}: ${what}, attempt ${retry.attempt}`;
+}
+
+/**
+ * One line: `waiting: its requests wait for the connection's rate slot until <time> …`, for a
+ * pass whose requests are held (PassView.slotWaitUntil).
+ */
+export function slotWaitLine(until: number): string {
+  return (
+    `waiting: its requests wait for the connection's rate slot until ` +
+    `${new Date(until).toISOString().replace(/\.\d+Z$/, 'Z')} (held after the service turned ` +
+    `requests away, or queued behind other passes of the connection); nothing is read meanwhile`
+  );
 }

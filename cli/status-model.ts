@@ -27,7 +27,7 @@ import {
 } from './connection-list.js';
 import { asOfNow, partlyWritten } from './mirror-summary.js';
 import { RECENT_FAILURE_MINUTES } from '../webhooks/receiver-stats.js';
-import { isRetryProblem, retryLine, retryOf, type RetryView } from './pass-retry.js';
+import { isRetryProblem, retryLine, retryOf, slotWaitOf, type RetryView } from './pass-retry.js';
 import { keysApartLine } from '../worker/worker-identity.js';
 import { withoutCustomerData } from '../worker/redact.js';
 import {
@@ -119,6 +119,11 @@ export interface PassView {
   error: string | null;
   /** A running pass's activity that failed and is being retried (from Temporal), else null. */
   retrying: RetryView | null;
+  /**
+   * Until when a running pass's requests wait for the connection's rate slot (epoch ms; its
+   * activities' beats say so), when that is more than a few seconds ahead: waiting, not reading.
+   */
+  slotWaitUntil?: number;
   uiUrl: string;
 }
 
@@ -224,14 +229,17 @@ async function runningProgress(
   client: Client,
   workflowId: string,
   runId: string,
-): Promise<Pick<PassView, 'progress' | 'error' | 'retrying'>> {
+): Promise<Pick<PassView, 'progress' | 'error' | 'retrying' | 'slotWaitUntil'>> {
   const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId, runId);
-  // Its progress cannot say that an activity keeps failing (the workflow only waits for it):
-  // Temporal's description of the run can. Not known when it cannot be read: nothing shown.
-  const retrying = handle.describe().then(
-    (description) => retryOf(description, client.options.loadedDataConverter),
-    () => null,
-  );
+  // Its progress cannot say that an activity keeps failing, or that its requests wait for
+  // their rate slot (the workflow only waits for the activity): Temporal's description of the
+  // run can. Not known when it cannot be read: nothing shown.
+  const described = handle.describe().catch(() => null);
+  const converter = client.options.loadedDataConverter;
+  const retrying = described.then((d) => (d ? retryOf(d, converter) : null));
+  const waits = described
+    .then((d) => (d ? slotWaitOf(d, converter) : null))
+    .then((until) => (until === null ? {} : { slotWaitUntil: until }));
   try {
     return {
       // Within the deadline a connection's worker gets too: with no worker, Temporal would
@@ -243,6 +251,7 @@ async function runningProgress(
       ),
       error: null,
       retrying: await retrying,
+      ...(await waits),
     };
   } catch (error) {
     // Between runs of continue-as-new, or no worker to answer: the pass is running regardless.
@@ -253,6 +262,7 @@ async function runningProgress(
       progress: null,
       error: `progress not available: ${why}`,
       retrying: await retrying,
+      ...(await waits),
     };
   }
 }
@@ -325,6 +335,9 @@ async function passView(
     // Canceled is what its status says; Temporal's 'Workflow canceled' adds nothing.
     error: row.status === 'canceled' ? null : outcome.error,
     retrying: outcome.retrying,
+    ...('slotWaitUntil' in outcome && outcome.slotWaitUntil !== undefined
+      ? { slotWaitUntil: outcome.slotWaitUntil }
+      : {}),
     uiUrl: workflowUiUrl(config, row.workflowId, row.runId),
   };
 }

@@ -10,7 +10,7 @@ import type {
   StatusReport,
   WebhookReceiverView,
 } from './status-model.js';
-import { retryLine } from './pass-retry.js';
+import { retryLine, slotWaitLine } from './pass-retry.js';
 import { endedWords } from './status-sections.js';
 import {
   barFraction,
@@ -159,6 +159,11 @@ function passBlock(
   if (pass.retrying) {
     parts.push(
       `<div class="error" data-testid="retrying-${label}">${escapeHtml(retryLine(pass.retrying, p?.destination))}</div>`,
+    );
+  }
+  if (pass.slotWaitUntil !== undefined) {
+    parts.push(
+      `<div class="paused" data-testid="slot-wait-${label}">${escapeHtml(slotWaitLine(pass.slotWaitUntil))}</div>`,
     );
   }
   const paused = pass.progress ? pausedText(pass.progress) : null;

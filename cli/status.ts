@@ -5,7 +5,7 @@ import { runAction, UserError } from './errors.js';
 import { runUntilStopped } from './stopped-exit.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
 import { pausedText, probeLine, progressLine, reachLine } from './mirror-summary.js';
-import { retryLine } from './pass-retry.js';
+import { retryLine, slotWaitLine } from './pass-retry.js';
 import { counted } from './counted.js';
 import { endedWords } from './status-sections.js';
 import { requireWorker } from './worker-check.js';
@@ -25,6 +25,9 @@ export function passLine(label: string, pass: PassView, destination: string | nu
   if (pass.progress)
     lines.push(`            ${progressLine(pass.progress, endedWords(pass.status))}`);
   if (pass.retrying) lines.push(`            ${retryLine(pass.retrying, destination)}`);
+  if (pass.slotWaitUntil !== undefined) {
+    lines.push(`            ${slotWaitLine(pass.slotWaitUntil)}`);
+  }
   if (pass.progress?.reach) lines.push(`            reach: ${reachLine(pass.progress.reach)}`);
   if (pass.progress?.probe?.probes) {
     lines.push(`            by id: ${probeLine(pass.progress.probe)}`);

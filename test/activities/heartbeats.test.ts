@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { beatingWhileAlive, heartbeatEvery } from '../../activities/heartbeats.js';
+import { beatingWhileAlive, heartbeatEvery, slotWaitBeats } from '../../activities/heartbeats.js';
 
 describe('heartbeatEvery', () => {
   it('sends the first call at once and then at most one a period', () => {
@@ -59,7 +59,13 @@ describe('beatingWhileAlive', () => {
     }
   });
 
-  it('says in its beats that the attempt has made progress, once it has', async () => {
+  /**
+   * An activity run under beatingWhileAlive (a beat a second, stalled after 5 s) on fake
+   * timers, the details of each beat it sent kept: `body` drives it, then it ends.
+   */
+  async function beatsOf(
+    body: (context: { heartbeat(d?: unknown): void }, details: unknown[]) => Promise<void>,
+  ): Promise<void> {
     vi.useFakeTimers();
     try {
       const details: unknown[] = [];
@@ -70,6 +76,16 @@ describe('beatingWhileAlive', () => {
         stalledAfterMs: 5_000,
         context: () => context,
       })();
+      await body(context, details);
+      finish();
+      await running;
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  it('says in its beats that the attempt has made progress, once it has', async () => {
+    await beatsOf(async (context, details) => {
       await vi.advanceTimersByTimeAsync(2_000);
       // cli/pass-retry.ts reads these: a retried attempt that reads is no longer shown retrying.
       heartbeatEvery(context, 1_000)();
@@ -81,11 +97,31 @@ describe('beatingWhileAlive', () => {
         { progressed: true },
         { progressed: true },
       ]);
-      finish();
-      await running;
-    } finally {
-      vi.useRealTimers();
-    }
+    });
+  });
+
+  it('says in its beats that a request waits for its rate slot, which is no progress', async () => {
+    await beatsOf(async (context, details) => {
+      const until = Date.now() + 60_000;
+      const wait = slotWaitBeats(context, until);
+      // A wait keeps the attempt alive past the stall time, but says it waits, not progressed.
+      await vi.advanceTimersByTimeAsync(6_000);
+      wait.beat();
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(details.length).toBeGreaterThanOrEqual(7);
+      expect(
+        details.filter((d) => JSON.stringify(d) !== JSON.stringify({ slotWaitUntil: until })),
+      ).toEqual([]);
+      wait.done();
+      details.length = 0;
+      heartbeatEvery(context, 1_000)();
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(details).toEqual([{ progressed: true }, { progressed: true }]);
+      // A wait at the pace itself (a slot a fraction of a second away) sends no beat of its own.
+      details.length = 0;
+      slotWaitBeats(context, Date.now() + 100).beat();
+      expect(details).toEqual([]);
+    });
   });
 
   it('only runs the function outside an activity', async () => {
