@@ -181,14 +181,33 @@ export function retryLine(retry: RetryView, destination?: string | null): string
   return `${retry.wait ? 'waiting' : 'retrying'}: ${what}, attempt ${retry.attempt}`;
 }
 
+/** `its requests wait for the connection's rate slot until <time>` (PassView.slotWaitUntil). */
+export function slotWaitWords(until: number): string {
+  return `its requests wait for the connection's rate slot until ${new Date(until).toISOString().replace(/\.\d+Z$/, 'Z')}`;
+}
+
 /**
  * One line: `waiting: its requests wait for the connection's rate slot until <time> …`, for a
  * pass whose requests are held (PassView.slotWaitUntil).
  */
 export function slotWaitLine(until: number): string {
   return (
-    `waiting: its requests wait for the connection's rate slot until ` +
-    `${new Date(until).toISOString().replace(/\.\d+Z$/, 'Z')} (held after the service turned ` +
-    `requests away, or queued behind other passes of the connection); nothing is read meanwhile`
+    `waiting: ${slotWaitWords(until)} (held after the service turned requests away, or ` +
+    `queued behind other passes of the connection); nothing is read meanwhile`
   );
+}
+
+/**
+ * What a running pass waits on, when it is a wait rather than work or a fault: its requests
+ * held for their rate slot, or an activity waiting out a rate limit or a paused connection
+ * (a retry marked as a wait). Undefined otherwise. Said after "its pass … ".
+ */
+export async function passWaitWords(
+  description: Pick<WorkflowExecutionDescription, 'raw'>,
+  converter: LoadedDataConverter,
+): Promise<string | undefined> {
+  const until = await slotWaitOf(description, converter);
+  if (until !== null) return slotWaitWords(until);
+  const retry = await retryOf(description, converter);
+  return retry?.wait ? retryLine(retry).replace(/^waiting: /, 'waits: ') : undefined;
 }

@@ -25,6 +25,7 @@ import { webhookRegistrationsFile } from '../worker/webhook-registrations-file.j
 import { registeredConnectionIds } from '../store/webhook-registrations.js';
 import { listMirrorSchedules } from './schedule-views.js';
 import { describeWorkflow } from './workflow-describe.js';
+import { passWaitWords } from './pass-retry.js';
 import { configuredEndpoints, type EndpointView } from './webhook-automations.js';
 
 /** How long the status waits for the webhook receiver's counters before calling it down. */
@@ -80,8 +81,9 @@ export interface ScheduleStatusView {
      */
     skipped?: string;
     /**
-     * A running run that has not started its pass, and what it waits behind: an incremental run
-     * while another pass of its mirror runs (workflows/scheduled-mirror.ts). Absent otherwise.
+     * A running run that waits, and on what: one that has not started its pass, behind another
+     * pass of its mirror (an incremental run, workflows/scheduled-mirror.ts), or one whose pass
+     * waits (its requests held for their rate slot, a paused connection). Absent otherwise.
      */
     waiting?: string;
     uiUrl: string;
@@ -194,8 +196,8 @@ export async function endedReason(client: Client, failure: unknown): Promise<str
 }
 
 /**
- * What a running scheduled run waits behind, or undefined when the pass of its mirror running is
- * its own (its child). An incremental run whose mirror already runs a pass (another schedule's,
+ * What a running scheduled run waits behind, or on: undefined when the pass of its mirror running
+ * is its own (its child) and that pass is at work. An incremental run whose mirror already runs a pass (another schedule's,
  * `ebsync sync`'s) waits for that pass and asks again every 30 s (workflows/scheduled-mirror.ts):
  * Temporal shows it running all the while, behind back-to-back full passes for as long as they
  * come, and so did the status.
@@ -212,7 +214,12 @@ async function waitingBehind(
   if (mirror?.status.name !== 'RUNNING') return undefined;
   // A pass keeps its parent across continue-as-new: the run that started it.
   const parent = mirror.parentExecution?.workflowId;
-  if (parent === runId) return undefined;
+  // Its own pass: "running" unless the pass itself waits (its requests held for their rate
+  // slot, a paused connection), which Temporal shows as running too.
+  if (parent === runId) {
+    const wait = await passWaitWords(mirror, client.options.loadedDataConverter);
+    return wait === undefined ? undefined : `on its pass ${mirrorWorkflowId}: ${wait}`;
+  }
   return `behind the running pass ${mirrorWorkflowId}, started by ${parent ?? "'ebsync sync' or 'npm start'"}`;
 }
 

@@ -1,5 +1,8 @@
+import type { ScheduleHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createMirrorActivities } from '../../activities/mirror/pass.js';
+import { createMirrorSchedule } from '../../cli/schedules.js';
+import { mirrorRun, parseSubjects } from '../../cli/sync.js';
 import { collectStatus, type PassView } from '../../cli/status-model.js';
 import { statusText } from '../../cli/status.js';
 import { mirrorProgressQuery } from '../../workflows/mirror-types.js';
@@ -24,7 +27,10 @@ beforeAll(async () => {
   );
 }, 240_000);
 
+const schedules: ScheduleHandle[] = [];
+
 afterAll(async () => {
+  for (const s of schedules) await s.delete().catch(() => undefined);
   await harness?.close();
 });
 
@@ -82,6 +88,68 @@ describe('ebsync status, a pass whose requests wait for their rate slot', () => 
         expect(report.problems).toEqual([]);
       } finally {
         await handle.terminate('test over');
+      }
+    });
+  }, 240_000);
+});
+
+describe('ebsync status, a scheduled run whose pass waits for its rate slot', () => {
+  it('shows the run waiting, and on what, not running', async () => {
+    const { temporal, deps } = harness;
+    const taskQueue = temporal.taskQueue();
+    const config = scheduleConfig(harness.dir, inject('temporalAddress'), taskQueue);
+    const connectionId = 'c2';
+    const destination = harness.sqlite('scheduled.db');
+    const schedule = await createMirrorSchedule(temporal.client, config, {
+      connectionId,
+      what: 'leads',
+      destination,
+      full: false,
+      timing: { cron: '0 0 1 1 *', timezone: 'UTC' },
+      catchupWindowMs: 60_000,
+      jitterMs: 0,
+    });
+    schedules.push(schedule);
+    const mirrorId = mirrorRun(connectionId, {
+      subjects: parseSubjects('leads'),
+      destination,
+      full: false,
+    }).workflowId;
+    await temporal.withWorker({ taskQueue, activities: createMirrorActivities(deps) }, async () => {
+      await schedule.trigger();
+      const mirror = temporal.client.workflow.getHandle(mirrorId);
+      try {
+        await eventually('its pass reading', async () => {
+          const p = await mirror.query(mirrorProgressQuery).catch(() => undefined);
+          return p && p.counts.read > 0 ? true : undefined;
+        });
+        const lastRun = async () =>
+          (await collectStatus(temporal.client, config)).schedules.find(
+            (sc) => sc.scheduleId === schedule.scheduleId,
+          )?.lastRun;
+        // At work: running, no wait said.
+        const working = await eventually('the run in the report', lastRun);
+        expect(working?.status).toBe('running');
+        expect(working?.waiting).toBeUndefined();
+        await (await deps.ledger()).holdRequests(connectionId, HOLD_MS);
+        const held = await eventually(
+          'the run waiting in the report',
+          async () => {
+            const run = await lastRun();
+            return run?.waiting !== undefined ? run : undefined;
+          },
+          45_000,
+        );
+        expect(held.waiting).toMatch(
+          new RegExp(
+            `^on its pass ${mirrorId}: its requests wait for the connection's rate slot until `,
+          ),
+        );
+        const report = await collectStatus(temporal.client, config);
+        expect(statusText(report)).toMatch(/last run waiting \(.*\) on its pass /);
+        expect(report.problems).toEqual([]);
+      } finally {
+        await mirror.terminate('test over').catch(() => undefined);
       }
     });
   }, 240_000);
