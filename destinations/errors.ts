@@ -1,4 +1,5 @@
 import { databaseMessage, isTransientDatabaseError } from '../config/database-errors.js';
+import type { UpsertResult } from './destination.js';
 
 /**
  * Failures of a destination. `retryable` says whether the same call may succeed later
@@ -67,6 +68,17 @@ export class DestinationRateLimitedError extends DestinationError {
 }
 
 /**
+ * What an upsert wrote of its batch before the destination paused: the records at `indexes`
+ * (positions in the batch, ascending), as `result` says of them (its keys and refusals by position in
+ * `indexes`). The ledger records them as any written batch, so the next pass neither counts
+ * them missing nor looks them up to write them again.
+ */
+export interface PausedPart {
+  readonly indexes: readonly number[];
+  readonly result: UpsertResult;
+}
+
+/**
  * A CRM's quota for the day (or the org's API allowance) is spent: no call can succeed before
  * `resumeAt`, so the mirror pass stops cleanly instead of retrying into the same wall.
  */
@@ -77,6 +89,8 @@ export class DestinationPausedError extends DestinationError {
     message: string,
     /** ISO 8601 instant from which calls are taken again. */
     readonly resumeAt: string,
+    /** Set by an upsert cut short by the pause (see PausedPart). */
+    readonly partial?: PausedPart,
   ) {
     super(message);
   }

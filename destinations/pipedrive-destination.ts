@@ -18,7 +18,7 @@ import {
   passedOver,
   refusalsOf,
 } from './crm-fields.js';
-import { DestinationSchemaError, DestinationWriteError } from './errors.js';
+import { DestinationPausedError, DestinationSchemaError, DestinationWriteError } from './errors.js';
 import { PipedriveClient, PipedriveRefusedError } from './pipedrive-client.js';
 import {
   PIPEDRIVE_EVENT_FIELD,
@@ -97,6 +97,34 @@ interface Written {
   created: boolean;
 }
 
+/** What the writes of `records` (and refusals) come to, as upsert answers it. */
+function batchResult(
+  records: readonly MirrorRecord[],
+  written: ReadonlyMap<string, Written>,
+  refused: ReadonlyMap<string, RefusalReason>,
+): UpsertResult {
+  let inserted = 0;
+  // A record with no email address has no person (writeLead, writeEvent).
+  let withoutEmail = 0;
+  let writes = 0;
+  for (const id of new Set(records.map((r) => r.id))) {
+    const w = written.get(id);
+    if (!w) continue;
+    writes += 1;
+    if (w.created) inserted += 1;
+    if (w.ids.person === undefined) withoutEmail += 1;
+  }
+  const refusals = refusalsOf(records, refused, new Map());
+  return {
+    inserted,
+    updated: writes - inserted,
+    unchanged: 0,
+    keys: records.map((r) => encodeIds(written.get(r.id)?.ids ?? {}) || r.id),
+    ...(refusals.length > 0 ? { refused: refusals } : {}),
+    ...(withoutEmail > 0 ? { withoutEmail } : {}),
+  };
+}
+
 /**
  * Leads and events into a Pipedrive company (API v2). Pipedrive has no upsert, so each
  * record is found by the ids the ledger kept, else by search (email, or the deal's custom
@@ -160,24 +188,49 @@ export class PipedriveDestination implements Destination {
     /** Records Pipedrive itself refused (not those ebsync had nothing to write for). */
     let vendorRefused = 0;
     const list = [...latest.values()];
+    /** The daily allowance ran out: records not started are left, those under way finish. */
+    let paused: DestinationPausedError | undefined;
     // A record Pipedrive refuses (400, 422) is reported and the others written: one value it
     // does not take failed the whole pass, on every pass, and no record after it was written.
-    const results = await inParallel(list, (record) =>
-      (resource === 'leads'
-        ? this.writeLead(record, keys.lead, persons)
-        : this.writeEvent(record, keys.event, persons)
-      ).catch((error: unknown): RefusalReason => {
+    const results = await inParallel(list, async (record) => {
+      if (paused) return undefined;
+      return (
+        resource === 'leads'
+          ? this.writeLead(record, keys.lead, persons)
+          : this.writeEvent(record, keys.event, persons)
+      ).catch((error: unknown): RefusalReason | undefined => {
+        if (error instanceof DestinationPausedError) {
+          paused ??= error;
+          return undefined;
+        }
         if (!(error instanceof PipedriveRefusedError)) throw error;
         vendorRefused += 1;
         causes.add(`${error.status} ${error.reason.replace(/\d+/g, '#')}`);
         return { code: `PIPEDRIVE_${error.status}`, message: error.message };
-      }),
-    );
+      });
+    });
     list.forEach((record, i) => {
-      const result = results[i] as Written | RefusalReason;
+      const result = results[i];
+      if (result === undefined) return;
       if ('code' in result) refused.set(record.id, result);
       else written.set(record.id, result);
     });
+    if (paused) {
+      // What was written before the pause is said with it, for the ledger to record: the
+      // next pass would otherwise look each record up again (by a search, which may trail
+      // the writes that made it: a second deal) and count none of them in this one.
+      const indexes = records.flatMap((r, i) =>
+        written.has(r.id) || refused.has(r.id) ? [i] : [],
+      );
+      throw new DestinationPausedError(paused.message, paused.resumeAt, {
+        indexes,
+        result: batchResult(
+          indexes.map((i) => records[i] as MirrorRecord),
+          written,
+          refused,
+        ),
+      });
+    }
     if (vendorRefused > 0) {
       // The deal fields may have been made again in Pipedrive (new keys): read at the next
       // batch, not kept until the next pass's ensureSchema on whichever worker runs it.
@@ -193,22 +246,7 @@ export class PipedriveDestination implements Destination {
         );
       }
     }
-    let inserted = 0;
-    // A record with no email address has no person (writeLead, writeEvent).
-    let withoutEmail = 0;
-    for (const w of written.values()) {
-      if (w.created) inserted += 1;
-      if (w.ids.person === undefined) withoutEmail += 1;
-    }
-    const refusals = refusalsOf(records, refused, new Map());
-    return {
-      inserted,
-      updated: written.size - inserted,
-      unchanged: 0,
-      keys: records.map((r) => encodeIds(written.get(r.id)?.ids ?? {}) || r.id),
-      ...(refusals.length > 0 ? { refused: refusals } : {}),
-      ...(withoutEmail > 0 ? { withoutEmail } : {}),
-    };
+    return batchResult(records, written, refused);
   }
 
   /** Deletes the deals of deleted leads and events (or keeps them, as the mapping says). */

@@ -23,6 +23,7 @@ import {
   isIncomplete,
   mirrorProgressQuery,
   type MirrorCarried,
+  type MirrorCounts,
   type MirrorInput,
   type MirrorProgress,
   type MirrorSummary,
@@ -67,6 +68,14 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
   let error: string | null = null;
   let pausedUntil: string | undefined;
   const now = (): number => Date.now();
+  /** Pauses whose counts the pass took in (a lane's pause is also the error that ends it). */
+  const pausesCounted = new Set<unknown>();
+  const countPause = (err: unknown): void => {
+    const counts = pauseOf(err)?.passCounts;
+    if (!state || !counts || pausesCounted.has(err)) return;
+    pausesCounted.add(err);
+    addCounts(state.counts, counts);
+  };
 
   const progress = (): MirrorProgress => {
     const counts = state?.counts ?? emptyCounts();
@@ -162,6 +171,18 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       workflowInfo().continueAsNewSuggested ||
       (!cursorsStored && workflowInfo().historySize > HISTORY_BYTES);
 
+    // A destination's pause (a CRM's daily allowance) stops every lane once its page is in:
+    // each paused page's writes are counted, and the pass ends paused when all have settled.
+    // Passes from before stopped at the first pause, the other pages' results left unread.
+    const settlesLanes = current.phase === 'reading' && patched('pause-settles-lanes');
+    let pause: ActivityFailure | undefined;
+    const pausedLane = (err: unknown): boolean => {
+      if (!settlesLanes || !(err instanceof ActivityFailure) || !pauseOf(err)) return false;
+      countPause(err);
+      pause ??= err;
+      return true;
+    };
+
     if (current.phase === 'reading') {
       // A fixed set of lanes, each taking the next unfinished partition, so at most
       // `concurrency` pages are in flight and a lane never waits on another's partition.
@@ -185,17 +206,25 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
         );
       const lane = async (): Promise<void> => {
         for (;;) {
-          if (handOver()) return;
+          if (handOver() || pause !== undefined) return;
           // Wait for a partition to become ready (lead bookings wait for leads), or for none
           // to be left to anyone.
           await condition(
             () =>
-              handOver() || probeReady() || ready() !== undefined || taken.size === 0 || allRead(),
+              handOver() ||
+              pause !== undefined ||
+              probeReady() ||
+              ready() !== undefined ||
+              taken.size === 0 ||
+              allRead(),
           );
+          if (pause !== undefined) return;
           if (probeReady()) {
             taken.add('probe');
             try {
-              while (!current.probe?.done && !handOver()) await probe(leads!);
+              while (!current.probe?.done && !handOver() && pause === undefined) {
+                await probe(leads!);
+              }
             } finally {
               taken.delete('probe');
             }
@@ -208,7 +237,9 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
           }
           taken.add(next.key);
           try {
-            while (!next.done && !handOver()) await readPage(next);
+            while (!next.done && !handOver() && pause === undefined) await readPage(next);
+          } catch (err) {
+            if (!pausedLane(err)) throw err;
           } finally {
             taken.delete(next.key);
           }
@@ -262,6 +293,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
         pagesThisRun += 1;
       };
       await Promise.all(Array.from({ length: concurrency }, lane));
+      if (pause !== undefined) throw pause;
       if (allRead()) {
         current.phase = input.mode === 'full' ? 'deleting' : 'done';
       }
@@ -324,8 +356,11 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     }
     error =
       err instanceof Error ? (err.cause instanceof Error ? err.cause : err).message : 'failed';
-    const paused = pausedDestination(err);
-    if (paused) pausedUntil = paused;
+    const paused = pauseOf(err);
+    if (paused) {
+      pausedUntil = paused.resumeAt;
+      countPause(err);
+    }
     if (state) {
       await finishMirrorPass({
         ...target,
@@ -346,10 +381,21 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
   }
 }
 
-/** The reset time of a destination that paused the pass, if that is what ended it. */
-function pausedDestination(err: unknown): string | undefined {
+/**
+ * The reset time of a destination that paused the pass, if that is what ended it, and what the
+ * paused activity had counted of the pass until then (absent from workers before it was said).
+ */
+function pauseOf(
+  err: unknown,
+): { resumeAt: string; passCounts: Partial<MirrorCounts> | undefined } | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : undefined;
   if (!(cause instanceof ApplicationFailure) || cause.type !== DESTINATION_PAUSED) return undefined;
-  const details = cause.details?.[0] as { resumeAt?: unknown } | undefined;
-  return typeof details?.resumeAt === 'string' ? details.resumeAt : 'the reset';
+  const details = cause.details?.[0] as { resumeAt?: unknown; passCounts?: unknown } | undefined;
+  return {
+    resumeAt: typeof details?.resumeAt === 'string' ? details.resumeAt : 'the reset',
+    passCounts:
+      typeof details?.passCounts === 'object' && details.passCounts !== null
+        ? details.passCounts
+        : undefined,
+  };
 }

@@ -1,6 +1,7 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { PermissionError } from '../../api/errors.js';
+import { DestinationPausedError } from '../../destinations/errors.js';
 import type { Resource } from '../../destinations/record.js';
 import {
   completeUnread,
@@ -309,9 +310,12 @@ export function createMirrorPage({
     // the rows by a slice's worth, the pass done, exit 0).
     const before = { plan: structuredClone(plan), tally: { ...saved.tally } };
     let progressSaved: Promise<void> = Promise.resolve();
+    /** The partition's counts as last saved by onWritten. */
+    let savedTally: PartitionTally = saved.tally;
     const onWritten = (batch: PartitionTally, requests: number): Promise<void> => {
       addTally(before.tally, { ...batch, requests: 0 });
       const tally = { ...before.tally, requests: before.tally.requests + requests };
+      savedTally = tally;
       progressSaved = progressSaved.then(() =>
         savePartition(at.ledger, key, input.generation, input.partition.key, saved, {
           plan: before.plan,
@@ -344,7 +348,20 @@ export function createMirrorPage({
           }
         },
       },
-    );
+    ).catch(async (error: unknown) => {
+      if (!(error instanceof DestinationPausedError)) throw error;
+      // The pass stops paused: what this activity wrote before (saved with the partition)
+      // goes to the workflow with the pause, or the pass would end counting none of it.
+      await progressSaved.catch(() => undefined);
+      throw ApplicationFailure.create({
+        type: error.name,
+        message: error.message,
+        nonRetryable: true,
+        details: [
+          { resumeAt: error.resumeAt, passCounts: tallyDelta(savedTally, input.partition.tally) },
+        ],
+      });
+    });
     if (startedWithWork && slice.requests === 0) {
       throw ApplicationFailure.create({
         type: 'PlanStuck',

@@ -17,7 +17,12 @@ import { emptyTally } from './plan-checkpoints.js';
 import { readRecords, type ManyRead } from './records-by-id.js';
 import { asError, fetchPage, type FetchedPage } from './source-pages.js';
 import { batchWriter } from './batch-writer.js';
-import { writeRecords, type WriteCounts, type WriteTarget } from './write-records.js';
+import {
+  WritePausedError,
+  writeRecords,
+  type WriteCounts,
+  type WriteTarget,
+} from './write-records.js';
 
 /**
  * One slice of a partition's read, as a pipeline: pages are asked for while earlier ones are
@@ -246,8 +251,15 @@ export async function readSlice(
     write: async (batch) => {
       writingChanges(1);
       let done: WriteCounts;
+      let paused: WritePausedError | undefined;
       try {
         done = await writeRecords(at, at.generation, batch);
+      } catch (error) {
+        // What was written before a destination's pause is counted (and kept) all the same;
+        // the batch's other records count as not read, and the slice fails with the pause.
+        if (!(error instanceof WritePausedError)) throw error;
+        paused = error;
+        done = error.counts;
       } finally {
         writingChanges(-1);
       }
@@ -255,7 +267,9 @@ export async function readSlice(
       await options.onWritten?.(
         {
           ...emptyTally(),
-          read: batch.length,
+          read: paused
+            ? done.written + done.unchanged + done.again + done.refused + done.passedOver
+            : batch.length,
           written: done.written,
           unchanged: done.unchanged,
           again: done.again,
@@ -265,6 +279,7 @@ export async function readSlice(
         },
         counts.requests,
       );
+      if (paused) throw paused;
       options.onProgress?.();
     },
   });

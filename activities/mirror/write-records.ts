@@ -1,4 +1,5 @@
-import type { Destination, SchemaChanges } from '../../destinations/destination.js';
+import type { Destination, SchemaChanges, UpsertResult } from '../../destinations/destination.js';
+import { DestinationPausedError } from '../../destinations/errors.js';
 import type { JsonObject, JsonValue, MirrorRecord, Resource } from '../../destinations/record.js';
 import { TABLES, type ColumnSpec, type TableSpec } from '../../destinations/tables.js';
 import { REFUSED_HASH, type Ledger, type LedgerScope } from '../../store/ledger.js';
@@ -34,6 +35,20 @@ export interface WriteCounts {
   withoutEmail: number;
   /** Why, one line per refused record: at most MAX_REFUSAL_LINES of them. */
   refusals: string[];
+}
+
+/**
+ * The destination paused (DestinationPausedError) during writeRecords: `counts` says what the
+ * call wrote before, all of it in the ledger (the records it found up to date in the table it
+ * was writing are neither counted nor marked seen).
+ */
+export class WritePausedError extends DestinationPausedError {
+  constructor(
+    paused: DestinationPausedError,
+    readonly counts: WriteCounts,
+  ) {
+    super(paused.message, paused.resumeAt);
+  }
 }
 
 export const emptyWriteCounts = (): WriteCounts => ({
@@ -193,15 +208,11 @@ export async function writeRecords(
     const refusedThisPass = new Set(
       verdicts.filter((v) => v.refused && v.seenGeneration === generation).map((v) => v.id),
     );
-    for (let i = 0; i < changed.length; i += batchSize) {
-      const batch = changed.slice(i, i + batchSize);
-      const result = await target.destination.upsert(
-        resource,
-        batch.map((r) => {
-          const known = keys.get(r.id);
-          return known ? { ...toMirrorRecord(r), destinationKey: known } : toMirrorRecord(r);
-        }),
-      );
+    /** Records the destination's answer of `batch` in the ledger and in the counts. */
+    const recordBatch = async (
+      batch: readonly CanonicalRecord[],
+      result: UpsertResult,
+    ): Promise<void> => {
       const refused = new Map((result.refused ?? []).map((r) => [r.index, r]));
       await target.ledger.recordWritten(
         scope,
@@ -236,6 +247,32 @@ export async function writeRecords(
       counts.again += sentBefore;
       counts.passedOver += passedOver;
       counts.withoutEmail += result.withoutEmail ?? 0;
+    };
+    for (let i = 0; i < changed.length; i += batchSize) {
+      const batch = changed.slice(i, i + batchSize);
+      let result: UpsertResult;
+      try {
+        result = await target.destination.upsert(
+          resource,
+          batch.map((r) => {
+            const known = keys.get(r.id);
+            return known ? { ...toMirrorRecord(r), destinationKey: known } : toMirrorRecord(r);
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof DestinationPausedError)) throw error;
+        // What the destination wrote before it paused is recorded and counted as any batch.
+        const part = error.partial;
+        if (part) {
+          const taken = new Set(part.indexes);
+          await recordBatch(
+            batch.filter((_, j) => taken.has(j)),
+            part.result,
+          );
+        }
+        throw new WritePausedError(error, counts);
+      }
+      await recordBatch(batch, result);
     }
     if (unchanged.length > 0) await target.ledger.markSeen(scope, generation, unchanged);
     counts.unchanged += unchanged.length - again;

@@ -606,12 +606,30 @@ describe('Pipedrive rate limits', () => {
     expect(refusals).toBeGreaterThan(0);
     // Each in-flight write learns of it once; nothing retries into the wall.
     expect(refusals).toBeLessThanOrEqual(40);
+    // Nothing silent: the deals made before the pause are counted written, with the requests
+    // and reads that made them (a paused pass said "0 read, 0 written, 0 requests").
+    const made = dealsKeyed(fake, 'ebs_event_id').length;
+    expect(made).toBeGreaterThan(0);
+    expect(paused.counts.written).toBe(made);
+    expect(paused.counts.read).toBeGreaterThanOrEqual(made);
+    expect(paused.counts.requests).toBeGreaterThan(0);
+    expect(summaryText(paused)).toMatch(new RegExp(`written +${made} changed or new`));
 
     // The next UTC day, with room for the rest (60 writes would pause it again).
     fake.state.clockOffsetMs = Date.parse(paused.pausedUntil ?? '') - Date.now() + 1_000;
     fake.state.limits.dailyWrites = 100_000;
+    const writesBefore = fake.state.counters.writes;
+    const personsBefore = fake.state.counters.created.persons;
     const resumed = await crm.runPass(deps, { subjects: ['events'], mode: 'full' });
     expect(resumed.phase).toBe('done');
+    // The ledger holds what the paused pass wrote: those records are up to date, not looked
+    // up by search and written again (nor, should the search trail, created twice).
+    expect(resumed.counts.written).toBe(EVENTS - made);
+    expect(fake.state.counters.created.deals).toBe(EVENTS);
+    expect(dealsKeyed(fake, 'ebs_event_id')).toHaveLength(EVENTS);
+    // Its only writes are the deals still missing and their new persons (no PATCH of a deal).
+    const personsMade = fake.state.counters.created.persons - personsBefore;
+    expect(fake.state.counters.writes - writesBefore).toBe(EVENTS - made + personsMade);
     const key = fieldKey(fake, 'ebs_event_id');
     expect(new Set(dealsKeyed(fake, 'ebs_event_id').map((d) => d.custom_fields[key]))).toEqual(
       sourceIds(crm.sb, 'event'),
