@@ -20,7 +20,9 @@ import {
   inboxWakeSignal,
   type DrainInput,
   type DrainStatus,
+  type DrainTotals,
 } from './drain-types.js';
+import { destinationPause } from './destination-pause.js';
 import { FORWARDING } from './forwarding.js';
 import { rateLimitedSignal } from './rate-limit-types.js';
 import { Pace } from './rate-limit.js';
@@ -210,6 +212,9 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       }
     } catch (error) {
       if (isCancellation(error)) throw error;
+      // A destination's pause (a CRM's daily allowance): what the batch wrote before it is in
+      // the ledger, so the batch tried again finds it up to date; it is counted written here.
+      addDrainCounts(totals, pausedCounts(error));
       // Refused for good (a grant revoked, a destination that does not exist): the notices
       // stay in the inbox, and the batch is tried again after a wait.
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
@@ -240,4 +245,15 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       });
     }
   }
+}
+
+/** What a batch a destination paused had written (the failure's passCounts), else nothing. */
+function pausedCounts(error: unknown): Partial<DrainTotals> {
+  const counts = destinationPause(error)?.passCounts;
+  const out: Partial<DrainTotals> = {};
+  for (const key of ['written', 'refused', 'withoutEmail'] as const) {
+    const value = counts?.[key];
+    if (typeof value === 'number') out[key] = value;
+  }
+  return out;
 }

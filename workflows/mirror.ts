@@ -15,7 +15,6 @@ import type { createMirrorActivities } from '../activities/mirror/pass.js';
 import {
   addCounts,
   keepRefusals,
-  DESTINATION_PAUSED,
   emptyCounts,
   emptyProbe,
   etaOf,
@@ -23,12 +22,12 @@ import {
   isIncomplete,
   mirrorProgressQuery,
   type MirrorCarried,
-  type MirrorCounts,
   type MirrorInput,
   type MirrorProgress,
   type MirrorSummary,
   type PartitionState,
 } from './mirror-types.js';
+import { destinationPause } from './destination-pause.js';
 import { rateLimitedSignal } from './rate-limit-types.js';
 import { Pace } from './rate-limit.js';
 import { ALIVE_HEARTBEAT_TIMEOUT } from './heartbeat-timeout.js';
@@ -71,7 +70,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
   /** Pauses whose counts the pass took in (a lane's pause is also the error that ends it). */
   const pausesCounted = new Set<unknown>();
   const countPause = (err: unknown): void => {
-    const counts = pauseOf(err)?.passCounts;
+    const counts = destinationPause(err)?.passCounts;
     if (!state || !counts || pausesCounted.has(err)) return;
     pausesCounted.add(err);
     addCounts(state.counts, counts);
@@ -177,7 +176,8 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     const settlesLanes = current.phase === 'reading' && patched('pause-settles-lanes');
     let pause: ActivityFailure | undefined;
     const pausedLane = (err: unknown): boolean => {
-      if (!settlesLanes || !(err instanceof ActivityFailure) || !pauseOf(err)) return false;
+      if (!settlesLanes || !(err instanceof ActivityFailure) || !destinationPause(err))
+        return false;
       countPause(err);
       pause ??= err;
       return true;
@@ -356,7 +356,7 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
     }
     error =
       err instanceof Error ? (err.cause instanceof Error ? err.cause : err).message : 'failed';
-    const paused = pauseOf(err);
+    const paused = destinationPause(err);
     if (paused) {
       pausedUntil = paused.resumeAt;
       countPause(err);
@@ -379,23 +379,4 @@ export async function mirrorWorkflow(input: MirrorInput): Promise<MirrorSummary>
       ...(err instanceof Error ? { cause: err } : {}),
     });
   }
-}
-
-/**
- * The reset time of a destination that paused the pass, if that is what ended it, and what the
- * paused activity had counted of the pass until then (absent from workers before it was said).
- */
-function pauseOf(
-  err: unknown,
-): { resumeAt: string; passCounts: Partial<MirrorCounts> | undefined } | undefined {
-  const cause = err instanceof ActivityFailure ? err.cause : undefined;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== DESTINATION_PAUSED) return undefined;
-  const details = cause.details?.[0] as { resumeAt?: unknown; passCounts?: unknown } | undefined;
-  return {
-    resumeAt: typeof details?.resumeAt === 'string' ? details.resumeAt : 'the reset',
-    passCounts:
-      typeof details?.passCounts === 'object' && details.passCounts !== null
-        ? details.passCounts
-        : undefined,
-  };
 }

@@ -1,5 +1,5 @@
 import { Context, log } from '@temporalio/activity';
-import type { PayloadCodec } from '@temporalio/common';
+import { ApplicationFailure, type PayloadCodec } from '@temporalio/common';
 import { AuthenticationError, PermissionError, TlsTrustError } from '../../api/errors.js';
 import { sendsTo, type AutomationStore } from '../../store/automation-endpoints.js';
 import type { Inbox, OwedChange, PendingNotice } from '../../store/inbox.js';
@@ -15,7 +15,12 @@ import type { CanonicalRecord, Resource } from '../../records/canonical.js';
 import type { MirrorDeps } from './pass.js';
 import { pause } from '../pause.js';
 import { readEach, type RecordTarget } from './records-by-id.js';
-import { writeDeletions, writeRecords, type WriteTarget } from './write-records.js';
+import {
+  WritePausedError,
+  writeDeletions,
+  writeRecords,
+  type WriteTarget,
+} from './write-records.js';
 import { claimSoleWriter } from './sole-writer.js';
 
 /** What a drain's batch activity needs beside the mirror's own dependencies. */
@@ -93,6 +98,26 @@ export interface DrainBatchInput {
 }
 
 /** Counts only: no record leaves the activity (DESIGN decision 1). */
+/** What a batch the destination paused wrote, as a batch's counts. */
+function pausedCounts(error: WritePausedError): Partial<DrainBatchOutput> {
+  const { written, refused, withoutEmail } = error.counts;
+  return { written, refused, withoutEmail };
+}
+
+/**
+ * The activity's failure on a destination's pause, with the counts of what it wrote before
+ * (`passCounts`): the workflow adds them to its totals, since the activity returns none.
+ */
+function pausedFailure(error: WritePausedError, total: DrainBatchOutput): ApplicationFailure {
+  const { written, refused, withoutEmail } = total;
+  return ApplicationFailure.create({
+    type: error.name,
+    message: error.message,
+    nonRetryable: true,
+    details: [{ resumeAt: error.resumeAt, passCounts: { written, refused, withoutEmail } }],
+  });
+}
+
 export interface DrainBatchOutput {
   /** Notices taken from the inbox and applied. */
   notices: number;
@@ -542,6 +567,10 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
           try {
             out = await batch(input, beat, clientOf);
           } catch (error) {
+            // A destination's pause: what it wrote of the batch is in the ledger (the batch run
+            // again after the reset finds it up to date) and counted here, once.
+            const paused = error instanceof WritePausedError ? pausedCounts(error) : undefined;
+            if (paused) addDrainCounts(total, paused);
             // What earlier batches applied is counted: this activity returns it, and the next
             // one, started at once, meets the failure again and retries on Temporal's policy.
             // Unless the failed batch kept changes for endpoints under this activity's key:
@@ -550,7 +579,10 @@ export function createDrainActivities(deps: DrainDeps, automations?: DrainAutoma
               (owed) => owed.length > 0,
               () => true,
             );
-            if (total.notices === 0 || kept) throw error;
+            if (total.notices === 0 || kept) {
+              if (error instanceof WritePausedError) throw pausedFailure(error, total);
+              throw error;
+            }
             break;
           }
           beat();

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Destination } from '../../destinations/destination.js';
+import { PipedriveDestination } from '../../destinations/pipedrive-destination.js';
+import { setupPipedrive } from '../../destinations/pipedrive-setup.js';
 import { SalesforceDestination } from '../../destinations/salesforce-destination.js';
-import { startSalesforceFake, type SalesforceFake } from '../../sandbox/crm/fakes.js';
+import {
+  startPipedriveFake,
+  startSalesforceFake,
+  type SalesforceFake,
+} from '../../sandbox/crm/fakes.js';
 import {
   drainStatusQuery,
   drainWorkflowId,
@@ -50,13 +57,17 @@ interface Drained {
 }
 
 /** Runs `work` with a receiver for `connection` and a worker draining it into the org. */
-async function drainInto(connection: string, work: (d: Drained) => Promise<void>): Promise<void> {
+async function drainInto(
+  connection: string,
+  work: (d: Drained) => Promise<void>,
+  into: { destination: Destination; name: string } = { destination, name: 'salesforce' },
+): Promise<void> {
   const { temporal } = bed;
   const taskQueue = temporal.taskQueue();
   const secret = newSecret();
-  const deps = { ...bed.deps, destination: () => Promise.resolve(destination) };
+  const deps = { ...bed.deps, destination: () => Promise.resolve(into.destination) };
   const receiver = await startTestReceiver({
-    hooks: new Map([[connection, { secret, destination: 'salesforce' }]]),
+    hooks: new Map([[connection, { secret, destination: into.name }]]),
     deps,
     client: temporal.client,
     taskQueue,
@@ -78,7 +89,7 @@ async function drainInto(connection: string, work: (d: Drained) => Promise<void>
     await drain.terminate('test over').catch(() => undefined);
     // The next test's connection writes the same org, which has one writer: this one's mirror
     // is forgotten, as `ebsync sync --forget` would.
-    await (await deps.ledger()).forgetDestination(destination.describe().id, connection);
+    await (await deps.ledger()).forgetDestination(into.destination.describe().id, connection);
   }
 }
 
@@ -132,3 +143,54 @@ it('a lead written without an email address is counted withoutEmail in the drain
     expect([...fake.state.records.Lead.values()].filter((l) => !l.fields.Email)).toHaveLength(2);
   });
 }, 120_000);
+
+/**
+ * Pipedrive's daily POST/PUT allowance spent in the middle of a batch: the deals made before
+ * the pause are counted written in the drain's totals, and the batch tried again after the
+ * reset finds them up to date (no PATCH, no second count). Before, a paused batch counted
+ * nothing, and the batch tried again looked each of them up and wrote it again.
+ */
+it('a batch Pipedrive pauses counts what it wrote, once, and the batch after the reset writes the rest', async () => {
+  const pd = await startPipedriveFake({ adminToken: 'admin-token-for-tests' });
+  const into = new PipedriveDestination({ baseUrl: pd.baseUrl, token: pd.token });
+  try {
+    // Leads the tests above left alone or gave back an email (lead 3 they deleted): four new
+    // leads cost four persons and four deals. Setup's two deal fields, then six writes: some
+    // deals are left unmade.
+    const leads = [1, 2, 4, 5];
+    for (const lead of leads) {
+      bed.ts.sb.admin.patchRecord('lead', lead, { email: `pd-paused-${lead}@example.com` });
+    }
+    pd.state.limits = { perWindow: 5_000, dailyWrites: 2 + 6 };
+    await setupPipedrive({ baseUrl: pd.baseUrl, token: pd.token });
+    const deals = () => pd.state.counters.created.deals;
+    await drainInto(
+      'pd-paused-shop',
+      async ({ notify, totals }) => {
+        await Promise.all(leads.map((lead) => notify(`evt_pd_paused_${lead}`, lead)));
+        await eventually(
+          () => (pd.state.counters.rateLimited.daily ?? 0) > 0,
+          60_000,
+          'the allowance spent',
+        );
+        await eventually(async () => (await totals()).written === deals(), 30_000, 'counted');
+        const made = deals();
+        expect(made).toBeGreaterThan(0);
+        expect(made).toBeLessThan(4);
+        // The next UTC day, with room for the rest.
+        pd.state.clockOffsetMs = 86_400_000;
+        pd.state.limits.dailyWrites = 100_000;
+        const writesBefore = pd.state.counters.writes;
+        await eventually(async () => (await totals()).notices === 4, 120_000, 'all applied');
+        expect(await totals()).toMatchObject({ written: 4, refused: 0 });
+        expect(deals()).toBe(4);
+        // Only the leads not written were: a person and a deal each (no PATCH of a deal made).
+        expect(pd.state.counters.writes - writesBefore).toBe(2 * (4 - made));
+      },
+      { destination: into, name: 'pipedrive' },
+    );
+  } finally {
+    await into.close();
+    await pd.close();
+  }
+}, 240_000);
