@@ -333,10 +333,17 @@ export function summaryText(p: MirrorProgress, workflowStatus = 'RUNNING'): stri
  * last workflow task, so while one long activity read (events by id at a slowed pace) the
  * elapsed time, rate and ETA stood still for minutes ("94/s, ETA 15s" for two): they are
  * worked out again here from when the pass started.
+ *
+ * `waiting`: the pass reads nothing for now (a paused connection, its requests held for their
+ * rate slot: PassView.retrying's wait, slotWaitUntil). Over the wall clock its rate fell the
+ * longer it waited, as if it read ever slower: it keeps the rate the workflow answered, that up
+ * to its last page (the wait runs no workflow task), and has no ETA, since how long the wait
+ * lasts is not known. Its elapsed time runs on.
  */
-export function asOfNow(p: MirrorProgress, now = Date.now()): MirrorProgress {
+export function asOfNow(p: MirrorProgress, now = Date.now(), waiting = false): MirrorProgress {
   if (!RUNNING.has(p.phase) || p.startedAt === null) return p;
   const elapsedMs = Math.max(p.elapsedMs, now - p.startedAt);
+  if (waiting) return { ...p, elapsedMs, etaMs: null };
   const rate = elapsedMs > 0 ? (p.counts.read * 1000) / elapsedMs : 0;
   return {
     ...p,

@@ -241,14 +241,14 @@ async function runningProgress(
     .then((d) => (d ? slotWaitOf(d, converter) : null))
     .then((until) => (until === null ? {} : { slotWaitUntil: until }));
   try {
+    // Within the deadline a connection's worker gets too: with no worker, Temporal would
+    // hold the query far longer, and the report with it.
+    const answered = await client.withDeadline(Date.now() + STATUS_DEADLINE_MS, () =>
+      handle.query(mirrorProgressQuery),
+    );
+    const waiting = (await retrying)?.wait === true || 'slotWaitUntil' in (await waits);
     return {
-      // Within the deadline a connection's worker gets too: with no worker, Temporal would
-      // hold the query far longer, and the report with it.
-      progress: asOfNow(
-        await client.withDeadline(Date.now() + STATUS_DEADLINE_MS, () =>
-          handle.query(mirrorProgressQuery),
-        ),
-      ),
+      progress: asOfNow(answered, Date.now(), waiting),
       error: null,
       retrying: await retrying,
       ...(await waits),

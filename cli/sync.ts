@@ -512,15 +512,13 @@ export async function watchMirror(
   let saidUnanswered = false;
   try {
     while (!final && !detached) {
-      let progress: MirrorProgress | undefined;
+      let answered: MirrorProgress | undefined;
       querying = new AbortController();
       const { signal } = querying;
       try {
-        progress = asOfNow(
-          await handle.client.withAbortSignal(signal, () =>
-            handle.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-              handle.query(mirrorProgressQuery),
-            ),
+        answered = await handle.client.withAbortSignal(signal, () =>
+          handle.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+            handle.query(mirrorProgressQuery),
           ),
         );
         answeredAt = Date.now();
@@ -551,6 +549,8 @@ export async function watchMirror(
             },
           );
       }
+      // A pass waiting out a paused connection or a rate limit keeps the rate it read at.
+      const progress = answered && asOfNow(answered, Date.now(), retry?.wait === true);
       if (
         !progress &&
         !saidAway &&
@@ -727,11 +727,12 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         }
         // A pass that ended is shown as it ended: its elapsed time does not run on.
         const answered = await handle.query(mirrorProgressQuery);
-        const progress = status === 'RUNNING' ? asOfNow(answered) : answered;
         const retry =
           status === 'RUNNING'
             ? await retryOf(description, client.options.loadedDataConverter)
             : null;
+        const progress =
+          status === 'RUNNING' ? asOfNow(answered, Date.now(), retry?.wait === true) : answered;
         const retrying = retry ? `${shownSafely(retryLine(retry, destination))}\n` : '';
         process.stdout.write(
           flags.json

@@ -334,18 +334,19 @@ describe('the progress of a pass the service slowed', () => {
 });
 
 describe('the progress of a pass whose workflow has not moved for a while', () => {
+  // As the query answered at the pass's last workflow task: 20 s in, 663 of 2074 read.
+  const counts = { ...emptyCounts(), expected: 2074, read: 663, written: 663 };
+  const frozen = finished({
+    phase: 'reading',
+    startedAt: 1_000_000,
+    elapsedMs: 20_000,
+    counts,
+    refusals: [],
+    ratePerSecond: 33.2,
+    etaMs: etaOf(counts, false, 33.15),
+  });
+
   it('works out elapsed time, rate and ETA again from when the pass started', () => {
-    // As the query answered at the pass's last workflow task: 20 s in, 663 of 2074 read.
-    const counts = { ...emptyCounts(), expected: 2074, read: 663, written: 663 };
-    const frozen = finished({
-      phase: 'reading',
-      startedAt: 1_000_000,
-      elapsedMs: 20_000,
-      counts,
-      refusals: [],
-      ratePerSecond: 33.2,
-      etaMs: etaOf(counts, false, 33.15),
-    });
     // Two minutes later, nothing new: the rate falls, the ETA grows.
     const later = asOfNow(frozen, 1_000_000 + 140_000);
     expect(later.elapsedMs).toBe(140_000);
@@ -372,6 +373,14 @@ describe('the progress of a pass whose workflow has not moved for a while', () =
     // A finished pass, or one not started, is as the workflow said.
     expect(asOfNow(finished(), 9e12)).toEqual(finished());
     expect(asOfNow({ ...frozen, startedAt: null }, 9e12).ratePerSecond).toBe(33.2);
+  });
+
+  it('keeps the rate it read at while it waits (a paused connection), with no ETA', () => {
+    const waiting = asOfNow(frozen, 1_000_000 + 140_000, true);
+    expect(waiting.elapsedMs).toBe(140_000);
+    expect(waiting.ratePerSecond).toBe(33.2);
+    expect(waiting.etaMs).toBeNull();
+    expect(progressLine(waiting)).toMatch(/ 33\.2\/s$/);
   });
 });
 

@@ -1,7 +1,9 @@
-import type { ScheduleHandle } from '@temporalio/client';
+import type { ScheduleHandle, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectionPaused } from '../../activities/connection-tokens.js';
 import { createMirrorActivities } from '../../activities/mirror/pass.js';
 import { createMirrorSchedule } from '../../cli/schedules.js';
+import type { Config } from '../../config/index.js';
 import { mirrorRun, parseSubjects } from '../../cli/sync.js';
 import { collectStatus, type PassView } from '../../cli/status-model.js';
 import { statusText } from '../../cli/status.js';
@@ -36,6 +38,41 @@ afterAll(async () => {
 
 const waitLine = "waiting: its requests wait for the connection's rate slot until";
 
+/** A full pass of a connection's leads, started and waited for until it read `read` records. */
+async function startPass(
+  taskQueue: string,
+  workflowId: string,
+  connectionId: string,
+  read = 1,
+): Promise<WorkflowHandle<typeof mirrorWorkflow>> {
+  const handle = await harness.temporal.client.workflow.start(mirrorWorkflow, {
+    taskQueue,
+    workflowId,
+    args: [
+      {
+        connectionId,
+        destination: harness.sqlite(`${workflowId}.db`),
+        subjects: ['leads'],
+        mode: 'full',
+      },
+    ],
+  });
+  await eventually('pages read', async () => {
+    const p = await handle.query(mirrorProgressQuery);
+    return p.counts.read >= read ? true : undefined;
+  });
+  return handle;
+}
+
+/** The pass `ebsync status` reports running for that workflow id. */
+const currentPass = async (
+  config: Config,
+  workflowId: string,
+): Promise<PassView | null | undefined> =>
+  (await collectStatus(harness.temporal.client, config)).mirrors.find(
+    (m) => m.workflowId === workflowId,
+  )?.current;
+
 describe('ebsync status, a pass whose requests wait for their rate slot', () => {
   it('says it waits and until when, not only that it reads', async () => {
     const { temporal, deps } = harness;
@@ -43,27 +80,9 @@ describe('ebsync status, a pass whose requests wait for their rate slot', () => 
     const config = scheduleConfig(harness.dir, inject('temporalAddress'), taskQueue);
     const workflowId = `mirror-slotwait-${taskQueue}`;
     await temporal.withWorker({ taskQueue, activities: createMirrorActivities(deps) }, async () => {
-      const handle = await temporal.client.workflow.start(mirrorWorkflow, {
-        taskQueue,
-        workflowId,
-        args: [
-          {
-            connectionId: 'c1',
-            destination: harness.sqlite('mirror.db'),
-            subjects: ['leads'],
-            mode: 'full',
-          },
-        ],
-      });
+      const handle = await startPass(taskQueue, workflowId, 'c1');
       try {
-        await eventually('a page read', async () => {
-          const p = await handle.query(mirrorProgressQuery);
-          return p.counts.read > 0 ? true : undefined;
-        });
-        const current = async (): Promise<PassView | null | undefined> =>
-          (await collectStatus(temporal.client, config)).mirrors.find(
-            (m) => m.workflowId === workflowId,
-          )?.current;
+        const current = () => currentPass(config, workflowId);
         // At its pace a request waits a fraction of a second for its slot: not a wait to show.
         const reading = await eventually('the pass in the report', current);
         expect(reading?.slotWaitUntil).toBeUndefined();
@@ -150,6 +169,61 @@ describe('ebsync status, a scheduled run whose pass waits for its rate slot', ()
         expect(report.problems).toEqual([]);
       } finally {
         await mirror.terminate('test over').catch(() => undefined);
+      }
+    });
+  }, 240_000);
+});
+
+/**
+ * A pass of a paused connection keeps running: its activities wait, each attempt refused as the
+ * connection's tokens refuse it (`connectionPaused`, what ConnectionTokens throws while paused).
+ * Its records/s, averaged over the wall clock, kept falling while nothing was read.
+ */
+describe('ebsync status, a pass of a paused connection', () => {
+  it('keeps the rate it read at, and shows no ETA, while it waits', async () => {
+    const { temporal, deps } = harness;
+    const taskQueue = temporal.taskQueue();
+    const config = scheduleConfig(harness.dir, inject('temporalAddress'), taskQueue);
+    const workflowId = `mirror-pausedrate-${taskQueue}`;
+    let paused = false;
+    const activities = createMirrorActivities({
+      ...deps,
+      clientFor: (connectionId, version) =>
+        paused
+          ? Promise.reject(connectionPaused(`connection ${connectionId} is paused`, 1_000))
+          : deps.clientFor(connectionId, version),
+    });
+    await temporal.withWorker({ taskQueue, activities }, async () => {
+      const handle = await startPass(taskQueue, workflowId, 'c3', 40);
+      try {
+        paused = true;
+        const waiting = await eventually(
+          'the pass waiting',
+          async () => {
+            const pass = await currentPass(config, workflowId);
+            return pass?.retrying?.wait ? pass : undefined;
+          },
+          45_000,
+        );
+        await new Promise((r) => setTimeout(r, 4_000));
+        const later = await currentPass(config, workflowId);
+        expect(later?.retrying?.wait).toBe(true);
+        expect(later?.progress?.counts.read).toBe(waiting.progress?.counts.read);
+        // Nothing read meanwhile: the rate it read at, not one that falls with the wall clock,
+        // and no ETA (how long the wait lasts is not known); its elapsed time runs on.
+        expect(later?.progress?.ratePerSecond).toBe(waiting.progress?.ratePerSecond);
+        expect(later?.progress?.ratePerSecond).toBeGreaterThan(0);
+        expect(later?.progress?.etaMs).toBeNull();
+        expect(later!.progress!.elapsedMs).toBeGreaterThanOrEqual(
+          waiting.progress!.elapsedMs + 3_500,
+        );
+        const text = statusText(await collectStatus(temporal.client, config));
+        expect(text).toContain(`partitions, ${later?.progress?.ratePerSecond}/s\n`);
+        expect(text).not.toMatch(/ETA/);
+        expect(text).toContain('waiting: mirrorPage: connection c3 is paused (ConnectionPaused)');
+      } finally {
+        paused = false;
+        await handle.terminate('test over');
       }
     });
   }, 240_000);
