@@ -114,6 +114,56 @@ export async function slotWaitOf(
 const SLOT_WAIT_SHOWN_MS = 5_000;
 
 /**
+ * An activity task due this long and not taken by any worker waits for one: matching hands a
+ * task to a polling worker within milliseconds, and a worker polls only while it has a free
+ * activity slot, so a wait this long is a worker's slots all taken or no worker polling.
+ */
+const WORKER_WAIT_SHOWN_MS = 10_000;
+
+/** What a running pass waits on when its activities wait for a worker (PassView.workerWait). */
+export interface WorkerWait {
+  /** Epoch ms the longest-waiting activity became due (scheduled, or its retry's time came). */
+  since: number;
+  /** The task queue its activities wait on. */
+  taskQueue: string;
+}
+
+/**
+ * Whether a running pass's activities wait for a worker to take them: one is scheduled (not
+ * started) and was due over WORKER_WAIT_SHOWN_MS ago. Temporal's `scheduledTime` is when the
+ * current attempt is due: a retry's backoff ahead of now is a retry's wait, not this. Every
+ * worker's activity slots taken (by other passes) leaves the pass running in Temporal, and its
+ * progress as of its last page: nothing else tells it from one at work. Null otherwise.
+ */
+export function workerWaitOf(
+  description: Pick<WorkflowExecutionDescription, 'raw' | 'taskQueue'>,
+  now = Date.now(),
+): WorkerWait | null {
+  const { PENDING_ACTIVITY_STATE_SCHEDULED } = proto.temporal.api.enums.v1.PendingActivityState;
+  let since: number | null = null;
+  for (const pending of description.raw.pendingActivities ?? []) {
+    if (pending.state !== PENDING_ACTIVITY_STATE_SCHEDULED) continue;
+    const due = msOf(pending.scheduledTime);
+    if (due !== null && due < now - WORKER_WAIT_SHOWN_MS) since = Math.min(since ?? due, due);
+  }
+  return since === null ? null : { since, taskQueue: description.taskQueue };
+}
+
+/** `its activities wait for a worker since <time> (…)` (PassView.workerWait). */
+export function workerWaitWords(wait: WorkerWait): string {
+  return (
+    `its activities wait for a worker since ${new Date(wait.since).toISOString().replace(/\.\d+Z$/, 'Z')} ` +
+    `(every activity slot of the workers on task queue '${wait.taskQueue}' is taken, by other passes, ` +
+    `or no worker polls it for activities)`
+  );
+}
+
+/** One line: `waiting: its activities wait for a worker since <time> (…)`. */
+export function workerWaitLine(wait: WorkerWait): string {
+  return `waiting: ${workerWaitWords(wait)}`;
+}
+
+/**
  * A failure's message: sealed in its encoded attributes (worker/failure-converter.cjs), where
  * the raw description holds `Encoded failure`, and opened here with the client's keys. One
  * that does not open (other keys) keeps what the description says.
@@ -199,15 +249,17 @@ export function slotWaitLine(until: number): string {
 
 /**
  * What a running pass waits on, when it is a wait rather than work or a fault: its requests
- * held for their rate slot, or an activity waiting out a rate limit or a paused connection
+ * held for their rate slot, its activities waiting for a worker, or an activity waiting out a rate limit or a paused connection
  * (a retry marked as a wait). Undefined otherwise. Said after "its pass … ".
  */
 export async function passWaitWords(
-  description: Pick<WorkflowExecutionDescription, 'raw'>,
+  description: Pick<WorkflowExecutionDescription, 'raw' | 'taskQueue'>,
   converter: LoadedDataConverter,
 ): Promise<string | undefined> {
   const until = await slotWaitOf(description, converter);
   if (until !== null) return slotWaitWords(until);
+  const worker = workerWaitOf(description);
+  if (worker !== null) return workerWaitWords(worker);
   const retry = await retryOf(description, converter);
   return retry?.wait ? retryLine(retry).replace(/^waiting: /, 'waits: ') : undefined;
 }

@@ -27,7 +27,15 @@ import {
 } from './connection-list.js';
 import { asOfNow, partlyWritten } from './mirror-summary.js';
 import { RECENT_FAILURE_MINUTES } from '../webhooks/receiver-stats.js';
-import { isRetryProblem, retryLine, retryOf, slotWaitOf, type RetryView } from './pass-retry.js';
+import {
+  isRetryProblem,
+  retryLine,
+  retryOf,
+  slotWaitOf,
+  workerWaitOf,
+  type RetryView,
+  type WorkerWait,
+} from './pass-retry.js';
 import { keysApartLine } from '../worker/worker-identity.js';
 import { withoutCustomerData } from '../worker/redact.js';
 import {
@@ -124,6 +132,12 @@ export interface PassView {
    * activities' beats say so), when that is more than a few seconds ahead: waiting, not reading.
    */
   slotWaitUntil?: number;
+  /**
+   * When a running pass's activities wait for a worker to take them (Temporal's description:
+   * one due over 10 s ago and not started): since when, and on which task queue. Absent
+   * otherwise.
+   */
+  workerWait?: WorkerWait;
   uiUrl: string;
 }
 
@@ -229,7 +243,7 @@ async function runningProgress(
   client: Client,
   workflowId: string,
   runId: string,
-): Promise<Pick<PassView, 'progress' | 'error' | 'retrying' | 'slotWaitUntil'>> {
+): Promise<Pick<PassView, 'progress' | 'error' | 'retrying' | 'slotWaitUntil' | 'workerWait'>> {
   const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId, runId);
   // Its progress cannot say that an activity keeps failing, or that its requests wait for
   // their rate slot (the workflow only waits for the activity): Temporal's description of the
@@ -237,16 +251,21 @@ async function runningProgress(
   const described = handle.describe().catch(() => null);
   const converter = client.options.loadedDataConverter;
   const retrying = described.then((d) => (d ? retryOf(d, converter) : null));
-  const waits = described
-    .then((d) => (d ? slotWaitOf(d, converter) : null))
-    .then((until) => (until === null ? {} : { slotWaitUntil: until }));
+  const waits = described.then(async (d) => {
+    const until = d ? await slotWaitOf(d, converter) : null;
+    const worker = d ? workerWaitOf(d) : null;
+    return {
+      ...(until === null ? {} : { slotWaitUntil: until }),
+      ...(worker === null ? {} : { workerWait: worker }),
+    };
+  });
   try {
     // Within the deadline a connection's worker gets too: with no worker, Temporal would
     // hold the query far longer, and the report with it.
     const answered = await client.withDeadline(Date.now() + STATUS_DEADLINE_MS, () =>
       handle.query(mirrorProgressQuery),
     );
-    const waiting = (await retrying)?.wait === true || 'slotWaitUntil' in (await waits);
+    const waiting = (await retrying)?.wait === true || Object.keys(await waits).length > 0;
     return {
       progress: asOfNow(answered, Date.now(), waiting),
       error: null,
@@ -337,6 +356,9 @@ async function passView(
     retrying: outcome.retrying,
     ...('slotWaitUntil' in outcome && outcome.slotWaitUntil !== undefined
       ? { slotWaitUntil: outcome.slotWaitUntil }
+      : {}),
+    ...('workerWait' in outcome && outcome.workerWait !== undefined
+      ? { workerWait: outcome.workerWait }
       : {}),
     uiUrl: workflowUiUrl(config, row.workflowId, row.runId),
   };

@@ -10,7 +10,7 @@ import type {
   StatusReport,
   WebhookReceiverView,
 } from './status-model.js';
-import { retryLine, slotWaitLine } from './pass-retry.js';
+import { retryLine, slotWaitLine, workerWaitLine } from './pass-retry.js';
 import { endedWords } from './status-sections.js';
 import {
   barFraction,
@@ -164,6 +164,11 @@ function passBlock(
   if (pass.slotWaitUntil !== undefined) {
     parts.push(
       `<div class="paused" data-testid="slot-wait-${label}">${escapeHtml(slotWaitLine(pass.slotWaitUntil))}</div>`,
+    );
+  }
+  if (pass.workerWait) {
+    parts.push(
+      `<div class="paused" data-testid="worker-wait-${label}">${escapeHtml(workerWaitLine(pass.workerWait))}</div>`,
     );
   }
   const paused = pass.progress ? pausedText(pass.progress) : null;

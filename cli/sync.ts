@@ -58,7 +58,14 @@ import { runAction, UserError } from './errors.js';
 import { refuseOtherWriter } from './destination-writer.js';
 import { forgetMirror } from './mirror-forget.js';
 import { describeWorkflow } from './workflow-describe.js';
-import { retryLine, retryOf, type RetryView } from './pass-retry.js';
+import {
+  retryLine,
+  retryOf,
+  workerWaitLine,
+  workerWaitOf,
+  type RetryView,
+  type WorkerWait,
+} from './pass-retry.js';
 import { pause } from '../activities/pause.js';
 import { requireWorker, requireWorkerOf } from './worker-check.js';
 import { causes, GRPC_DEADLINE_EXCEEDED, temporalAway } from './workflow-deadline.js';
@@ -504,6 +511,8 @@ export async function watchMirror(
   // An activity failing and retried is invisible in the progress (the workflow only waits for
   // it): Temporal's description of the workflow says so, asked every few seconds.
   let retry: RetryView | null = null;
+  // And whether its activities wait for a worker to take them (every slot taken, none polling).
+  let workerWait: WorkerWait | null = null;
   let describedAt = 0;
   let taskQueue: string | undefined;
   // The worker's check before the start passes for a worker that stopped a minute ago (the
@@ -539,6 +548,7 @@ export async function watchMirror(
             (description) => {
               taskQueue = description.taskQueue;
               temporalAnswered();
+              workerWait = workerWaitOf(description);
               return retryOf(description, handle.client.options.loadedDataConverter);
             },
             (error: unknown) => {
@@ -550,7 +560,8 @@ export async function watchMirror(
           );
       }
       // A pass waiting out a paused connection or a rate limit keeps the rate it read at.
-      const progress = answered && asOfNow(answered, Date.now(), retry?.wait === true);
+      const progress =
+        answered && asOfNow(answered, Date.now(), retry?.wait === true || workerWait !== null);
       if (
         !progress &&
         !saidAway &&
@@ -582,7 +593,11 @@ export async function watchMirror(
       }
       if (progress) {
         const filled = Math.round(barFraction(progress) * BAR_SCALE);
-        const retrying = retry ? retryLine(retry, progress.destination) : slowedLine(progress);
+        const retrying = retry
+          ? retryLine(retry, progress.destination)
+          : workerWait
+            ? workerWaitLine(workerWait)
+            : slowedLine(progress);
         const payload = {
           phase: progress.phase.padEnd(8),
           read: readText(readCounts(progress), true),
@@ -599,7 +614,7 @@ export async function watchMirror(
         } else {
           // At once when the phase changes (planning → reading), then every 5 s while it
           // moves; the same line again only every 30 s (a long wait).
-          const line = `${report(progressLine, progress)}${retry ? payload.retry : ''}`;
+          const line = `${report(progressLine, progress)}${retry || workerWait ? payload.retry : ''}`;
           const since = Date.now() - lastLine;
           if (progress.phase !== lastPhase || since > (line === lastText ? 30_000 : 5_000)) {
             process.stderr.write(`${line}\n`);
@@ -731,12 +746,22 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
           status === 'RUNNING'
             ? await retryOf(description, client.options.loadedDataConverter)
             : null;
+        const workerWait = status === 'RUNNING' ? workerWaitOf(description) : null;
         const progress =
-          status === 'RUNNING' ? asOfNow(answered, Date.now(), retry?.wait === true) : answered;
-        const retrying = retry ? `${shownSafely(retryLine(retry, destination))}\n` : '';
+          status === 'RUNNING'
+            ? asOfNow(answered, Date.now(), retry?.wait === true || workerWait !== null)
+            : answered;
+        const retrying =
+          (retry ? `${shownSafely(retryLine(retry, destination))}\n` : '') +
+          (workerWait ? `${shownSafely(workerWaitLine(workerWait))}\n` : '');
         process.stdout.write(
           flags.json
-            ? `${jsonText({ status, ...shown(progress), ...(retry ? { retrying: retry } : {}) })}\n`
+            ? `${jsonText({
+                status,
+                ...shown(progress),
+                ...(retry ? { retrying: retry } : {}),
+                ...(workerWait ? { workerWait } : {}),
+              })}\n`
             : `${printable(`${endedAs(status)}\n${retrying}`)}${report(summaryText, progress, status)}`,
         );
         // The pass shown is the mirror's latest, whatever it mirrored: said when it is not of

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { forbiddenHead, progressLine } from '../../cli/mirror-summary.js';
 import { reportHtml } from '../../cli/status-page.js';
 import { receiverNotRunning, type ScheduleStatusView } from '../../cli/status-sections.js';
-import { findProblems, type PassView } from '../../cli/status-model.js';
+import { findProblems, type PassView, type StatusReport } from '../../cli/status-model.js';
 import { statusText } from '../../cli/status.js';
 import { emptyCounts, type MirrorProgress } from '../../workflows/mirror-types.js';
 
@@ -22,37 +22,36 @@ function passOf(over: Partial<PassView>, now = Date.now()): PassView {
   };
 }
 
+/** A report as collectStatus builds it, of mirror-shop-1 running `pass`. */
+function reportWith(pass: PassView): StatusReport {
+  return {
+    generatedAt: Date.now(),
+    temporal: { namespace: 'default', taskQueue: 'ebsync', uiUrl: 'http://localhost:8233' },
+    connections: [],
+    mirrors: [
+      {
+        workflowId: 'mirror-shop-1',
+        connectionId: 'shop',
+        destination: 'sqlite:/tmp/m.db',
+        current: pass,
+        last: null,
+        lastCompleted: null,
+        connectionGone: null,
+      },
+    ],
+    destinations: [],
+    schedules: [],
+    webhooks: receiverNotRunning('http://127.0.0.1:8790/webhooks/_stats', 'no answer'),
+    inbox: { store: 'sqlite:/tmp/store.db', error: null, connections: [] },
+    automations: { endpoints: [], error: null },
+    rateLimitedLastHour: 0,
+    problems: [],
+  };
+}
+
 /** The status page's line for a pass, from a report as collectStatus builds it. */
-function pageFor(progress: MirrorProgress): string {
-  const now = Date.now();
-  const pass = passOf({ progress }, now);
-  return reportHtml(
-    {
-      generatedAt: now,
-      temporal: { namespace: 'default', taskQueue: 'ebsync', uiUrl: 'http://localhost:8233' },
-      connections: [],
-      mirrors: [
-        {
-          workflowId: 'mirror-shop-1',
-          connectionId: 'shop',
-          destination: 'sqlite:/tmp/m.db',
-          current: pass,
-          last: null,
-          lastCompleted: null,
-          connectionGone: null,
-        },
-      ],
-      destinations: [],
-      schedules: [],
-      webhooks: receiverNotRunning('http://127.0.0.1:8790/webhooks/_stats', 'no answer'),
-      inbox: { store: 'sqlite:/tmp/store.db', error: null, connections: [] },
-      automations: { endpoints: [], error: null },
-      rateLimitedLastHour: 0,
-      problems: [],
-    },
-    new Map(),
-    null,
-  );
+function pageFor(progress: MirrorProgress, over: Partial<PassView> = {}): string {
+  return reportHtml(reportWith(passOf({ progress, ...over })), new Map(), null);
 }
 
 function progress(read: number, expected: number, pace?: number): MirrorProgress {
@@ -120,6 +119,19 @@ describe("the status page's line for a running pass", () => {
         '<li>appointments: appointments.list: HTTP 403 lacks &lt;appointment_read&gt;</li></ul></div>',
     );
     expect(pageFor(progress(10, 10))).not.toContain('data-testid="forbidden-');
+  });
+
+  it('says its activities wait for a worker, on the page as in the terminal', () => {
+    const workerWait = { since: Date.parse('2026-12-07T22:14:03.250Z'), taskQueue: "ebsync'2" };
+    const words =
+      "its activities wait for a worker since 2026-12-07T22:14:03Z (every activity slot of the workers on task queue 'ebsync'2' is taken, by other passes, or no worker polls it for activities)";
+    expect(pageFor(progress(10, 100), { workerWait })).toContain(
+      `<div class="paused" data-testid="worker-wait-current">waiting: ${words.replace(/'/g, '&#39;')}</div>`,
+    );
+    expect(statusText(reportWith(passOf({ progress: progress(10, 100), workerWait })))).toContain(
+      `\n            waiting: ${words}\n`,
+    );
+    expect(pageFor(progress(10, 100))).not.toContain('worker-wait');
   });
 });
 

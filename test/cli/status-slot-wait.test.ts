@@ -228,3 +228,61 @@ describe('ebsync status, a pass of a paused connection', () => {
     });
   }, 240_000);
 });
+
+/**
+ * A pass whose activities no worker takes (every activity slot held by another pass's requests,
+ * waiting for their rate slot) was shown running and reading, as one at work.
+ */
+describe('ebsync status, a pass whose activities wait for a worker', () => {
+  it('says they wait for a worker, and since when', async () => {
+    const { temporal, deps } = harness;
+    const taskQueue = temporal.taskQueue();
+    const config = scheduleConfig(harness.dir, inject('temporalAddress'), taskQueue);
+    const busyId = `mirror-busy-${taskQueue}`;
+    const waitingId = `mirror-noslot-${taskQueue}`;
+    await temporal.withWorker(
+      {
+        taskQueue,
+        activities: createMirrorActivities(deps),
+        // One activity slot: the held pass's request keeps it.
+        maxConcurrentActivityTaskExecutions: 1,
+      },
+      async () => {
+        const busy = await startPass(taskQueue, busyId, 'c4');
+        await (await deps.ledger()).holdRequests('c4', HOLD_MS);
+        // Its next request (a request every 1/4 s) waits, and its activity keeps the slot.
+        await new Promise((r) => setTimeout(r, 2_000));
+        const startedAt = Date.now();
+        const waiting = await startPass(taskQueue, waitingId, 'c5', 0);
+        try {
+          const pass = await eventually(
+            'the worker wait in the report',
+            async () => {
+              const p = await currentPass(config, waitingId);
+              return p?.workerWait !== undefined ? p : undefined;
+            },
+            45_000,
+          );
+          expect(pass.status).toBe('running');
+          expect(pass.progress?.counts.read).toBe(0);
+          expect(pass.workerWait?.taskQueue).toBe(taskQueue);
+          expect(pass.workerWait?.since).toBeGreaterThanOrEqual(startedAt - 1_000);
+          expect(pass.workerWait?.since).toBeLessThanOrEqual(Date.now() - 10_000);
+          const report = await collectStatus(temporal.client, config);
+          expect(statusText(report)).toContain(
+            `waiting: its activities wait for a worker since ${new Date(pass.workerWait!.since)
+              .toISOString()
+              .replace(
+                /\.\d+Z$/,
+                'Z',
+              )} (every activity slot of the workers on task queue '${taskQueue}' is taken`,
+          );
+          expect(report.problems).toEqual([]);
+        } finally {
+          await waiting.terminate('test over').catch(() => undefined);
+          await busy.terminate('test over').catch(() => undefined);
+        }
+      },
+    );
+  }, 240_000);
+});
