@@ -20,3 +20,19 @@ export function destinationPause(
         : undefined,
   };
 }
+
+/**
+ * How long a batch a destination paused waits before it is tried again: until `resumeAt`,
+ * but at least `floorMs` (a reset already past by this clock and not by the service's, or a
+ * reset time not said, is not tried again at once and again) and at most `capMs` (an allowance
+ * raised meanwhile, a plan upgraded, is seen within that).
+ */
+export function waitForResetMs(
+  resumeAt: string,
+  now: number,
+  bounds: { floorMs: number; capMs: number },
+): number {
+  const untilReset = Date.parse(resumeAt) - now;
+  const wait = Number.isNaN(untilReset) ? bounds.floorMs : Math.max(bounds.floorMs, untilReset);
+  return Math.min(bounds.capMs, wait);
+}

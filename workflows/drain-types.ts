@@ -11,6 +11,8 @@ export interface DrainInput {
   checkEveryMs?: number;
   /** Batches per run before it continues as new; by default when Temporal suggests it. */
   batchesPerRun?: number;
+  /** A batch its destination paused waits for the reset at most this (an hour by default). */
+  maxPauseMs?: number;
   /** Carried across continue-as-new. */
   carried?: DrainCarried;
 }
@@ -50,6 +52,11 @@ export interface DrainStatus {
   lastRefusal: string | null;
   /** Epoch ms of the last batch that took notices; null before any. */
   lastBatchAt: number | null;
+  /**
+   * While its destination paused it (a CRM's daily allowance spent): when the next batch goes,
+   * the reset or the most a pause waits. Absent otherwise, and from drains before it was said.
+   */
+  pausedUntil?: string;
 }
 
 /** The receiver sends it at most every ~100 ms per connection, ~400 ms while deliveries keep coming. */

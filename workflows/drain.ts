@@ -22,7 +22,7 @@ import {
   type DrainStatus,
   type DrainTotals,
 } from './drain-types.js';
-import { destinationPause } from './destination-pause.js';
+import { destinationPause, waitForResetMs } from './destination-pause.js';
 import { FORWARDING } from './forwarding.js';
 import { rateLimitedSignal } from './rate-limit-types.js';
 import { Pace } from './rate-limit.js';
@@ -56,6 +56,12 @@ const CHECK_EVERY_MS = 60_000;
  */
 const REFUSAL_WAIT_MS = 30_000;
 const MAX_REFUSAL_WAIT_MS = 5 * 60_000;
+/**
+ * A batch its destination paused (a CRM's daily allowance spent) waits for the reset, but no
+ * longer than this: an allowance raised meanwhile is seen within the hour, at one call an hour
+ * against a spent one (Salesforce, which does not say when its calls age out, pauses an hour).
+ */
+const MAX_PAUSE_WAIT_MS = 60 * 60_000;
 /** Notices held back at most; past it, the drain waits as for a refusal of the connection. */
 const MAX_HELD = 500;
 
@@ -81,6 +87,8 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
   const totals = { ...emptyDrainTotals(), ...input.carried?.totals };
   let lastRefusal: string | null = null;
   let lastBatchAt: number | null = null;
+  /** While a destination's pause holds the next batch: until when (ISO). */
+  let pausedUntil: string | null = null;
   let refusalWaitMs = 0;
   // Notice seq -> when it may be tried again and the wait that led there (doubling).
   const held = new Map<number, { untilMs: number; waitMs: number }>(input.carried?.held ?? []);
@@ -102,6 +110,7 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
     totals: { ...totals },
     lastRefusal,
     lastBatchAt,
+    ...(pausedUntil === null ? {} : { pausedUntil }),
   }));
 
   // Not awaited: a slow or dead endpoint must not hold back the next batch.
@@ -145,6 +154,31 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       waitMs: refusalWaitMs,
     });
     await sleep(refusalWaitMs);
+    woken = true;
+  };
+
+  /**
+   * A destination's pause: no batch can write before its reset, and each one tried spends a
+   * call against the spent allowance (Pipedrive and HubSpot count them), so the next waits
+   * until the reset (waitForResetMs bounds it). A wake-up naming another destination ends the
+   * wait: the pause was that of the destination the connection no longer writes.
+   */
+  const waitForReset = async (resumeAt: string, why: string): Promise<void> => {
+    refusalWaitMs = nextWait(refusalWaitMs);
+    const waitMs = waitForResetMs(resumeAt, Date.now(), {
+      floorMs: refusalWaitMs,
+      capMs: input.maxPauseMs ?? MAX_PAUSE_WAIT_MS,
+    });
+    pausedUntil = new Date(Date.now() + waitMs).toISOString();
+    lastRefusal = `its destination paused writes: the next batch waits until ${pausedUntil} (${why})`;
+    log.warn('webhook notices wait: their destination paused writes until its reset', {
+      error: why,
+      resumeAt,
+      waitMs,
+    });
+    const pausedDestination = destination;
+    await condition(() => destination !== pausedDestination, waitMs);
+    pausedUntil = null;
     woken = true;
   };
 
@@ -215,17 +249,22 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
       // A destination's pause (a CRM's daily allowance): what the batch wrote before it is in
       // the ledger, so the batch tried again finds it up to date; it is counted written here.
       addDrainCounts(totals, pausedCounts(error));
-      // Refused for good (a grant revoked, a destination that does not exist): the notices
-      // stay in the inbox, and the batch is tried again after a wait.
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-      // The one-writer check (Ledger.claimDestination) refuses before anything is written, and
-      // the service had nothing to do with it: the log said the service refused the reads.
-      const claimed =
-        cause instanceof ApplicationFailure && cause.type === 'DestinationClaimedError';
-      await waitAfterRefusal(
-        cause instanceof Error ? cause.message : String(cause),
-        claimed ? 'destination' : 'service',
-      );
+      const why = cause instanceof Error ? cause.message : String(cause);
+      // Drains paused under an older worker replay as they ran: tried again after the
+      // refusal's wait (30 s doubling to 5 minutes) whatever the reset.
+      const paused = destinationPause(error);
+      if (paused !== undefined && patched('drain-waits-for-reset')) {
+        await waitForReset(paused.resumeAt, why);
+      } else {
+        // Refused for good (a grant revoked, a destination that does not exist): the notices
+        // stay in the inbox, and the batch is tried again after a wait.
+        // The one-writer check (Ledger.claimDestination) refuses before anything is written,
+        // and the service had nothing to do with it: the log said the service refused the reads.
+        const claimed =
+          cause instanceof ApplicationFailure && cause.type === 'DestinationClaimedError';
+        await waitAfterRefusal(why, claimed ? 'destination' : 'service');
+      }
     }
     if (
       workflowInfo().continueAsNewSuggested ||

@@ -9,10 +9,13 @@ import {
   startSalesforceFake,
   type SalesforceFake,
 } from '../../sandbox/crm/fakes.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { webhookDrainWorkflow } from '../../workflows/drain.js';
 import {
   drainStatusQuery,
   drainWorkflowId,
   emptyDrainTotals,
+  type DrainStatus,
   type DrainTotals,
 } from '../../workflows/drain-types.js';
 import {
@@ -56,13 +59,22 @@ interface Drained {
   /** Sends a signed notice (delivery `id`) that a lead changed. */
   notify: (id: string, lead: number) => Promise<void>;
   totals: () => Promise<DrainTotals>;
+  status: () => Promise<DrainStatus>;
+}
+
+/** Where a test drains into: the destination and its registration's name for it. */
+interface Into {
+  destination: Destination;
+  name: string;
+  /** The drain started with this bound on a pause's wait (else the receiver starts it). */
+  maxPauseMs?: number;
 }
 
 /** Runs `work` with a receiver for `connection` and a worker draining it into the org. */
 async function drainInto(
   connection: string,
   work: (d: Drained) => Promise<void>,
-  into: { destination: Destination; name: string } = { destination, name: 'salesforce' },
+  into: Into = { destination, name: 'salesforce' },
 ): Promise<void> {
   const { temporal } = bed;
   const taskQueue = temporal.taskQueue();
@@ -80,20 +92,29 @@ async function drainInto(
     const sent = await post(receiver.url(connection), body, standardHeaders(secret, id, body));
     expect(sent.status).toBe(200);
   };
+  const status = () => drain.query(drainStatusQuery);
   // The receiver answers once the notice is in the inbox and starts the drain after: until it
   // has, there is no drain to ask, and nothing applied.
   const totals = async (): Promise<DrainTotals> =>
-    drain.query(drainStatusQuery).then(
-      (status) => status.totals,
+    status().then(
+      (answer) => answer.totals,
       (error: unknown) => {
         if (error instanceof WorkflowNotFoundError) return emptyDrainTotals();
         throw error;
       },
     );
+  if (into.maxPauseMs !== undefined) {
+    // Started before the first notice: the receiver's wake-up then signals this run.
+    await temporal.client.workflow.start(webhookDrainWorkflow, {
+      workflowId: drainWorkflowId(connection),
+      taskQueue,
+      args: [{ connectionId: connection, destination: into.name, maxPauseMs: into.maxPauseMs }],
+    });
+  }
   try {
     await temporal.withWorker(
       { taskQueue, activities: webhookActivities(deps, temporal.client, taskQueue) },
-      () => work({ deps, notify, totals }),
+      () => work({ deps, notify, totals, status }),
     );
   } finally {
     await receiver.close();
@@ -160,8 +181,14 @@ it('a lead written without an email address is counted withoutEmail in the drain
  * the pause are counted written in the drain's totals, and the batch tried again after the
  * reset finds them up to date (no PATCH, no second count). Before, a paused batch counted
  * nothing, and the batch tried again looked each of them up and wrote it again.
+ *
+ * Meanwhile the drain waits for the reset, and its status says until when: not one call to
+ * Pipedrive. Before, the batch was tried again after 30 s, doubling to 5 minutes, each try a
+ * call against the spent allowance. The reset here is the fake's next day, hours away: the
+ * drain's wait is bounded at 50 s instead of the hour, and the fake's clock is moved past the
+ * reset before that.
  */
-it('a batch Pipedrive pauses counts what it wrote, once, and the batch after the reset writes the rest', async () => {
+it('a batch Pipedrive pauses counts what it wrote, once, waits for the reset without a call, and the batch after writes the rest', async () => {
   const pd = await startPipedriveFake({ adminToken: 'admin-token-for-tests' });
   const into = new PipedriveDestination({ baseUrl: pd.baseUrl, token: pd.token });
   try {
@@ -177,17 +204,27 @@ it('a batch Pipedrive pauses counts what it wrote, once, and the batch after the
     const deals = () => pd.state.counters.created.deals;
     await drainInto(
       'pd-paused-shop',
-      async ({ notify, totals }) => {
+      async ({ notify, totals, status }) => {
         await Promise.all(leads.map((lead) => notify(`evt_pd_paused_${lead}`, lead)));
         await eventually(
           () => (pd.state.counters.rateLimited.daily ?? 0) > 0,
           60_000,
           'the allowance spent',
         );
+        const pausedAt = Date.now();
         await eventually(async () => (await totals()).written === deals(), 30_000, 'counted');
         const made = deals();
         expect(made).toBeGreaterThan(0);
         expect(made).toBeLessThan(4);
+        // Past the 30 s after which the batch used to be tried again, and short of the wait.
+        const calls = () => Object.values(pd.state.counters.requests).reduce((a, b) => a + b, 0);
+        const callsPaused = calls();
+        await sleep(Math.max(0, pausedAt + 38_000 - Date.now()));
+        expect(calls()).toBe(callsPaused);
+        const paused = await status();
+        expect(Date.parse(paused.pausedUntil ?? '')).toBeGreaterThan(Date.now());
+        expect(paused.lastRefusal).toContain(`the next batch waits until ${paused.pausedUntil}`);
+        expect(paused.lastRefusal).toContain("Pipedrive's daily POST/PUT allowance is spent");
         // The next UTC day, with room for the rest.
         pd.state.clockOffsetMs = 86_400_000;
         pd.state.limits.dailyWrites = 100_000;
@@ -197,8 +234,9 @@ it('a batch Pipedrive pauses counts what it wrote, once, and the batch after the
         expect(deals()).toBe(4);
         // Only the leads not written were: a person and a deal each (no PATCH of a deal made).
         expect(pd.state.counters.writes - writesBefore).toBe(2 * (4 - made));
+        expect((await status()).pausedUntil).toBeUndefined();
       },
-      { destination: into, name: 'pipedrive' },
+      { destination: into, name: 'pipedrive', maxPauseMs: 50_000 },
     );
   } finally {
     await into.close();
