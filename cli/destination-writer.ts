@@ -40,11 +40,33 @@ export async function withLedger<T>(
 }
 
 /**
+ * The connections other than `connectionId` the ledger has writing `destination`. A store this
+ * machine cannot open (a StoreError) counts as none: that is left to the workers, whose every
+ * pass and batch checks the same before writing.
+ */
+export async function otherWriters(
+  config: Config,
+  connectionId: string,
+  destination: string,
+): Promise<string[]> {
+  let writers: string[];
+  try {
+    writers = await withLedger(config, (ledger) =>
+      ledger.destinationWriters(ledgerIdOf(config, destination)),
+    );
+  } catch (error) {
+    // The store's own failures (unreachable from here, locked, newer than this command) are
+    // the workers' to meet; anything else is a fault of this command and is not hidden.
+    if (error instanceof StoreError) return [];
+    throw error;
+  }
+  return writers.filter((w) => w !== connectionId);
+}
+
+/**
  * Before a command starts a pass, a schedule or a webhook registration into a destination
  * another connection writes: the one line the pass would fail with, saying `refused` (what the
- * command did not do) where the pass says nothing was written, exit 1. A store this machine
- * cannot open (a StoreError) is left to the workers, whose every pass and batch checks the
- * same before writing.
+ * command did not do) where the pass says nothing was written, exit 1.
  */
 export async function refuseOtherWriter(
   config: Config,
@@ -52,19 +74,9 @@ export async function refuseOtherWriter(
   destination: string,
   refused: string,
 ): Promise<void> {
-  const id = ledgerIdOf(config, destination);
-  let writers: string[];
-  try {
-    writers = await withLedger(config, (ledger) => ledger.destinationWriters(id));
-  } catch (error) {
-    // The store's own failures (unreachable from here, locked, newer than this command) are
-    // the workers' to meet; anything else is a fault of this command and is not hidden.
-    if (error instanceof StoreError) return;
-    throw error;
-  }
-  const others = writers.filter((w) => w !== connectionId);
+  const others = await otherWriters(config, connectionId, destination);
   if (others.length === 0) return;
   const { kind } = parseDestinationTarget(destination);
-  const target = targetOfLedgerId(kind, id);
+  const target = targetOfLedgerId(kind, ledgerIdOf(config, destination));
   throw new UserError(new DestinationClaimedError(target, connectionId, others, refused).message);
 }

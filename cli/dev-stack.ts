@@ -13,6 +13,7 @@ import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { listConnections } from './connection-list.js';
 import { saveConnection } from './connections.js';
 import { ensureDefaultSchedules, scheduleLines } from './schedules.js';
+import { otherWriters } from './destination-writer.js';
 import { ListenRefusal } from './network-refusals.js';
 import type { StatusServer } from './status-server.js';
 import { summaryText } from './mirror-summary.js';
@@ -192,6 +193,22 @@ export function noConnectionText(config: Config, demoLeft: boolean): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Why the main job starts no pass into a file another connection writes: the commands to run. */
+export function otherWriterText(
+  connectionId: string,
+  destination: string,
+  others: readonly string[],
+): string {
+  const file = displayPath(destination.slice('sqlite:'.length));
+  const them = others.length === 1 ? `connection ${others[0]}` : `connections ${others.join(', ')}`;
+  const forget = others.map((w) => `'npx ebsync sync --forget --connection ${w}'`).join(' and ');
+  return (
+    `Connection ${connectionId} is not mirrored now: ${file} holds the records of ${them}, and one ` +
+    `connection writes a file. Run 'npx ebsync sync --connection ${connectionId} --to sqlite:ANOTHER.db' ` +
+    `for a file of its own, or ${forget} and start again.\n`
+  );
+}
+
 async function mainJobSteps(
   client: Client,
   config: Config,
@@ -222,6 +239,13 @@ async function mainJobSteps(
     connectionId = connections[0]!.connectionId;
   }
   const destination = defaultDestination(config);
+  // As `ebsync sync` refuses up front: the worker refuses the pass anyway, and a pass that
+  // failed said less than this of what to run. The stack goes on, as with no connection.
+  const others = await otherWriters(config, connectionId, destination);
+  if (others.length > 0) {
+    process.stdout.write(otherWriterText(connectionId, destination, others));
+    return;
+  }
   const { handle, attached } = await startOrAttach(client, config, {
     subjects: ['leads', 'events', 'appointments'],
     destination,

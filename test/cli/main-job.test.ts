@@ -157,18 +157,35 @@ describe('npm start: the main job on demo data', () => {
     }
   }, 300_000);
 
-  // Connected as told (above), but synced into the default file the demo's records fill: the pass is
-  // refused before it writes. Its summary went on to suggest querying the rows it never wrote.
-  it('says nothing of a query to try when its pass failed and wrote nothing', async () => {
+  // Connected as told (above), with the default file the demo's records fill: the main job
+  // started its pass there anyway, which the worker refused, and the summary of a failed pass
+  // said less than `ebsync sync` does up front. It checks first, as that does, and starts none.
+  it('starts no pass into the file the demo writes, says what to run, and keeps running', async () => {
     const started = new CliProcess(['dev'], ownEnv());
     try {
-      await started.waitForLine(new RegExp(`^Mirror of .* for connection ${OWN}: `), 180_000);
-      // The summary and what follows it come in one write.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      expect(started.stdout).toMatch(/already holds the records of connection demo/);
-      expect(started.stdout).toMatch(/written +0 changed or new; 0 already up to date/);
+      // Either outcome, so that a pass started anyway fails here at once, by its summary.
+      await started.waitForLine(
+        new RegExp(`^(Connection ${OWN} is not mirrored now|Mirror of .* for connection ${OWN}): `),
+        180_000,
+      );
+      expect(started.stdout).toContain(
+        `Connection ${OWN} is not mirrored now: ${join(dir, 'data', 'mirror.db')} holds the records of connection demo, ` +
+          `and one connection writes a file. Run 'npx ebsync sync --connection ${OWN} --to sqlite:ANOTHER.db' ` +
+          `for a file of its own, or 'npx ebsync sync --forget --connection demo' and start again.\n`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(started.stdout).not.toMatch(/^(Mirroring|Attached|Mirror of) /m);
       expect(started.stdout).not.toMatch(/Try:|sqlite3 /);
-      expect(started.stdout).not.toMatch(/^The data is in /m);
+      // The stack runs on as with no connection: its worker mirrors into another file, as said.
+      expect(started.running).toBe(true);
+      const file = join(dir, 'own.db');
+      const sync = await runCli(
+        ['sync', '--connection', OWN, '--to', `sqlite:${file}`],
+        ownEnv(),
+        120_000,
+      );
+      expect(sync.code, sync.stderr).toBe(0);
+      expect(count(file, 'SELECT count(*) AS n FROM leads')).toBe(5);
       expect((await started.stop('SIGTERM', 60_000)).code).toBe(0);
     } finally {
       started.killAll();
