@@ -803,6 +803,11 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
         ...(credentialsVersion !== undefined ? { credentialsVersion } : {}),
       });
+      // Ctrl-C detaches from here on: taken before anything is said, since a SIGINT with no
+      // listener ends the process at once (a Ctrl-C right after "attached …" did).
+      let onSignal: () => void = () => undefined;
+      const detach = new Promise<void>((resolveDetach) => (onSignal = resolveDetach));
+      process.once('SIGINT', onSignal);
       process.stderr.write(
         attached
           ? `attached to the mirror already running (${handle.workflowId})\n`
@@ -814,9 +819,6 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
         ? await notTheAskedPass(handle, subjects, flags.full === true, flags.rewrite === true)
         : null;
       if (notAsked) process.stderr.write(`${notAsked}\n`);
-      let onSignal: () => void = () => undefined;
-      const detach = new Promise<void>((resolveDetach) => (onSignal = resolveDetach));
-      process.once('SIGINT', onSignal);
       const outcome = await watchMirror(handle, {
         detach,
         interactive: process.stderr.isTTY === true,
