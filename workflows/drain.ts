@@ -24,6 +24,7 @@ import {
 } from './drain-types.js';
 import { destinationPause, waitForResetMs } from './destination-pause.js';
 import { FORWARDING } from './forwarding.js';
+import { DESTINATION_CLAIMED } from './mirror-types.js';
 import { rateLimitedSignal } from './rate-limit-types.js';
 import { Pace } from './rate-limit.js';
 
@@ -261,8 +262,7 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
         // stay in the inbox, and the batch is tried again after a wait.
         // The one-writer check (Ledger.claimDestination) refuses before anything is written,
         // and the service had nothing to do with it: the log said the service refused the reads.
-        const claimed =
-          cause instanceof ApplicationFailure && cause.type === 'DestinationClaimedError';
+        const claimed = cause instanceof ApplicationFailure && cause.type === DESTINATION_CLAIMED;
         await waitAfterRefusal(why, claimed ? 'destination' : 'service');
       }
     }

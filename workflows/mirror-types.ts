@@ -150,6 +150,12 @@ export type MirrorPhase =
 /** Failure type of a destination that takes no calls before a reset (a CRM's daily quota). */
 export const DESTINATION_PAUSED = 'DestinationPausedError';
 
+/**
+ * Failure type of a destination another connection writes (store/errors.ts's class name, which
+ * the activity's failure carries as its type): nothing was written, and the service had no part.
+ */
+export const DESTINATION_CLAIMED = 'DestinationClaimedError';
+
 export interface MirrorCarried {
   passId: string;
   generation: number;
