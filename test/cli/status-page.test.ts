@@ -44,6 +44,14 @@ async function statusJson(): Promise<StatusJson> {
   return (await res.json()) as StatusJson;
 }
 
+/** A connection made with a key of its own, given on stdin; the key, to revoke. */
+async function connectWithNewKey(name: string) {
+  const key = sb.admin.createKey({ name });
+  const connect = await runCli(['connect', '--api-key', '-', '--name', name], env, 90_000, key.key);
+  expect(connect.code, connect.stderr).toBe(0);
+  return key;
+}
+
 async function until<T>(what: string, fn: () => Promise<T | undefined>, ms: number): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -180,14 +188,7 @@ describe('the status page', () => {
   // refuses a second connection into it in one line, and the page's button said "started" and
   // let the pass fail in the worker.
   it("refuses a sync into another connection's destination up front, with the CLI's line", async () => {
-    const key = sb.admin.createKey({ name: SECOND });
-    const connect = await runCli(
-      ['connect', '--api-key', '-', '--name', SECOND],
-      env,
-      90_000,
-      key.key,
-    );
-    expect(connect.code, connect.stderr).toBe(0);
+    await connectWithNewKey(SECOND);
     const cli = await runCli(['sync', '--connection', SECOND], env, 60_000);
     expect(cli.code).toBe(1);
     const line = cli.stderr.replace(/^ebsync: /, '').trim();
@@ -251,14 +252,7 @@ describe('ebsync status', () => {
     expect(healthy.stdout).toContain(HEALTHY);
     expect(healthy.stdout).toMatch(/\/namespaces\/default\/workflows\/connection-status-page-ok/);
 
-    const key = sb.admin.createKey({ name: BROKEN });
-    const connect = await runCli(
-      ['connect', '--api-key', '-', '--name', BROKEN],
-      env,
-      90_000,
-      key.key,
-    );
-    expect(connect.code, connect.stderr).toBe(0);
+    const key = await connectWithNewKey(BROKEN);
     sb.admin.revokeKey(key.id);
     // A sync makes the first request with the revoked key: the connection learns of it. Into a
     // file of its own: the default one is the healthy connection's, and a destination has one
