@@ -267,6 +267,7 @@ async function mainJobSteps(
   const outcome = await watchMirror(handle, {
     detach: detached,
     interactive: process.stderr.isTTY === true,
+    again: `ebsync sync --connection ${connectionId}`,
   });
   if (outcome === 'detached') return;
   const { progress, status } = outcome;

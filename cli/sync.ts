@@ -437,7 +437,43 @@ export interface EndedPass {
  */
 export async function watchMirror(
   handle: WorkflowHandle<typeof mirrorWorkflow>,
-  options: { detach: Promise<void>; interactive: boolean },
+  options: WatchOptions,
+): Promise<EndedPass | 'detached'> {
+  try {
+    return await watchUntilEnd(handle, options);
+  } catch (error) {
+    // Temporal's own words name a run id and nothing a user can act on.
+    if (error instanceof WorkflowNotFoundError) throw new PassGoneError(handle.workflowId, options);
+    throw error;
+  }
+}
+
+/** How a pass is watched, and what starts a new one should Temporal lose it. */
+export interface WatchOptions {
+  detach: Promise<void>;
+  interactive: boolean;
+  /** The command that starts the pass again, as the user runs it. */
+  again: string;
+}
+
+/**
+ * The pass watched is no longer known to Temporal: a dev server started again on a new file
+ * (or in memory) has none of the old runs, and a workflow can be deleted. The pass is not
+ * running anywhere, so waiting on would wait for ever.
+ */
+export class PassGoneError extends UserError {
+  constructor(workflowId: string, options: Pick<WatchOptions, 'again'>) {
+    super(
+      `the pass ${workflowId} is gone from Temporal, which no longer knows it (a server started ` +
+        `again without its data, or the workflow deleted): it runs nowhere; what it wrote stays ` +
+        `in the destination, and '${options.again}' starts a new pass`,
+    );
+  }
+}
+
+async function watchUntilEnd(
+  handle: WorkflowHandle<typeof mirrorWorkflow>,
+  options: WatchOptions,
 ): Promise<EndedPass | 'detached'> {
   let detached = false;
   // The caller closes the connection once this returns. A call still out then (the long poll
@@ -822,6 +858,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
       const outcome = await watchMirror(handle, {
         detach,
         interactive: process.stderr.isTTY === true,
+        again: `ebsync sync${subjects.length === 1 ? ` ${what}` : ''}${flags.full ? ' --full' : ''}${mirrorFlags(flags, connectionId, destination)}`,
       });
       process.off('SIGINT', onSignal);
       if (outcome === 'detached') {
