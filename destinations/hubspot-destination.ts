@@ -22,6 +22,7 @@ import {
   refusalsOf,
   shortReason,
 } from './crm-fields.js';
+import { UpsertPause } from './crm-pause.js';
 import { DestinationSchemaError, DestinationWriteError } from './errors.js';
 import {
   HubSpotClient,
@@ -285,6 +286,17 @@ export async function unsuitedMapping(
 // https://developers.hubspot.com/docs/api/crm/understanding-the-crm — 100 inputs per batch.
 const BATCH = 100;
 
+/** What a pause after a deal's write leaves for the next pass (UpsertPause.leftOut). */
+const LEFT_OUT = 'its contacts and their links to the deal';
+
+/** A batch paused before its deals were written: nothing of it to say. */
+const NO_DEALS = (): DealsOutcome => ({
+  deals: new Map(),
+  refused: new Map(),
+  partial: new Map(),
+  withoutEmail: 0,
+});
+
 /** The HubSpot value of a column: strings throughout; money from cents to a decimal amount. */
 function propertyValue(table: 'leads' | 'events', column: string, value: JsonValue | undefined) {
   if (value === undefined || value === null) return '';
@@ -370,10 +382,19 @@ export class HubSpotDestination implements Destination {
     const table = crmBatch('HubSpot', BATCH, resource, records);
     if (!table) return passedOver(records);
     const latest = [...new Map(records.map((r) => [r.id, r])).values()];
-    return this.order(
+    const pause = new UpsertPause();
+    const outcome =
+      table === 'leads'
+        ? await this.upsertLeads(latest, pause)
+        : await this.upsertEvents(latest, pause);
+    // A pause after the deals' batch (it is one call: all of it or none) leaves them
+    // written, their contacts or links not made: said with the pause, written in part.
+    pause.throwIfPaused(
       records,
-      table === 'leads' ? await this.upsertLeads(latest) : await this.upsertEvents(latest),
+      (r) => outcome.deals.has(r.id) || outcome.refused.has(r.id),
+      (part) => this.order(part, outcome),
     );
+    return this.order(records, outcome);
   }
 
   /** Archives the deals of deleted leads and events (or keeps them, as the mapping says). */
@@ -461,7 +482,12 @@ export class HubSpotDestination implements Destination {
     return { written, refused };
   }
 
+  /**
+   * Upserts contacts by email. Those a pause left unwritten are refused with the pause's
+   * reason, so their deals are written in part.
+   */
   private async contactsFor(
+    pause: UpsertPause,
     emails: Iterable<string>,
     values: Map<string, Record<string, string>> = new Map(),
   ): Promise<BatchOutcome> {
@@ -471,7 +497,11 @@ export class HubSpotDestination implements Destination {
     }));
     const all: BatchOutcome = { written: new Map(), refused: new Map() };
     for (const part of chunks(inputs, BATCH)) {
-      const outcome = await this.batchUpsert('contacts', 'email', part);
+      const outcome = await pause.unlessPaused(() => this.batchUpsert('contacts', 'email', part));
+      if (!outcome) {
+        for (const { id } of part) all.refused.set(id, pause.leftOut(LEFT_OUT));
+        continue;
+      }
       for (const [k, v] of outcome.written) all.written.set(k, v);
       for (const [k, v] of outcome.refused) all.refused.set(k, v);
     }
@@ -479,22 +509,28 @@ export class HubSpotDestination implements Destination {
   }
 
   /**
-   * Links deals to contacts; the records whose pair HubSpot did not link (a 207 with errors),
-   * with why: their deals are written, so they are reported as written in part.
+   * Links deals to contacts; the records whose pair HubSpot did not link (a 207 with errors,
+   * or a pause before its call), with why: their deals are written, so they are reported as
+   * written in part.
    */
-  private async associate(pairs: Pair[]): Promise<Map<string, RefusalReason>> {
+  private async associate(pause: UpsertPause, pairs: Pair[]): Promise<Map<string, RefusalReason>> {
     const unlinked = new Map<string, RefusalReason>();
     // https://developers.hubspot.com/docs/api/crm/associations — v4 default associations;
     // a 207 (some pairs not linked) is an answer the SDK's spec does not list, so the client
     // turns its exception back into the answer.
     for (const part of chunks(pairs, BATCH)) {
-      const answer = await this.client.ok(
-        'POST /crm/v4/associations/deals/contacts/batch/associate/default',
-        (sdk) =>
+      const answer = await pause.unlessPaused(() =>
+        this.client.ok('POST /crm/v4/associations/deals/contacts/batch/associate/default', (sdk) =>
           sdk.crm.associations.v4.batchApi.createDefaultWithHttpInfo('deals', 'contacts', {
             inputs: part.map((p) => ({ _from: { id: p.deal }, to: { id: p.contact } })),
           }),
+        ),
       );
+      if (!answer) {
+        for (const p of part)
+          if (!unlinked.has(p.record)) unlinked.set(p.record, pause.leftOut(LEFT_OUT));
+        continue;
+      }
       const body = associationAnswer.safeParse(answer.body);
       if (!body.success) {
         throw new DestinationWriteError(
@@ -516,7 +552,36 @@ export class HubSpotDestination implements Destination {
     return unlinked;
   }
 
-  private async upsertLeads(leads: MirrorRecord[]): Promise<DealsOutcome> {
+  /**
+   * The deals of a batch of leads or events, in one call (all of them answered, or none), in
+   * the stage `stageOf` gives; undefined when a pause came before it or at it.
+   */
+  private upsertDeals(
+    pause: UpsertPause,
+    table: 'leads' | 'events',
+    records: readonly MirrorRecord[],
+    stageOf: (record: MirrorRecord) => string,
+  ): Promise<BatchOutcome | undefined> {
+    const map = this.mapping[table].deal;
+    const name = table === 'leads' ? 'Lead' : 'Event';
+    return pause.unlessPaused(() =>
+      this.batchUpsert(
+        'deals',
+        table === 'leads' ? LEAD_KEY : EVENT_KEY,
+        records.map((record) => {
+          const values = properties(table, map, record);
+          if (!values.dealname) values.dealname = `${name} ${record.id}`;
+          const dealstage = stageOf(record);
+          return {
+            id: record.id,
+            properties: { ...values, pipeline: this.mapping.pipeline, dealstage },
+          };
+        }),
+      ),
+    );
+  }
+
+  private async upsertLeads(leads: MirrorRecord[], pause: UpsertPause): Promise<DealsOutcome> {
     const m = this.mapping.leads;
     const contactValues = new Map<string, Record<string, string>>();
     const emailOf = new Map<string, string>();
@@ -526,19 +591,10 @@ export class HubSpotDestination implements Destination {
       emailOf.set(lead.id, email);
       contactValues.set(email, { ...properties('leads', m.contact, lead), email });
     }
-    const contacts = await this.contactsFor(contactValues.keys(), contactValues);
-    const deals = await this.batchUpsert(
-      'deals',
-      LEAD_KEY,
-      leads.map((lead) => {
-        const values = properties('leads', m.deal, lead);
-        if (!values.dealname) values.dealname = `Lead ${lead.id}`;
-        return {
-          id: lead.id,
-          properties: { ...values, pipeline: this.mapping.pipeline, dealstage: m.dealStage },
-        };
-      }),
-    );
+    const contacts = await this.contactsFor(pause, contactValues.keys(), contactValues);
+    const deals = await this.upsertDeals(pause, 'leads', leads, () => m.dealStage);
+    // Paused before the deals (or at them): none of the batch is written.
+    if (!deals) return NO_DEALS();
     const pairs: Pair[] = [];
     // A contact HubSpot refuses (an address it deems invalid) leaves its deal unlinked.
     const partial = new Map<string, RefusalReason>();
@@ -550,28 +606,21 @@ export class HubSpotDestination implements Destination {
       const refusedContact = contacts.refused.get(email);
       if (deal && refusedContact) partial.set(lead.id, refusedContact);
     }
-    for (const [id, reason] of await this.associate(pairs))
+    for (const [id, reason] of await this.associate(pause, pairs))
       if (!partial.has(id)) partial.set(id, reason);
     const withoutEmail = leads.filter((l) => deals.written.has(l.id) && !emailOf.has(l.id)).length;
     return { deals: deals.written, refused: deals.refused, partial, withoutEmail };
   }
 
-  private async upsertEvents(events: MirrorRecord[]): Promise<DealsOutcome> {
+  private async upsertEvents(events: MirrorRecord[], pause: UpsertPause): Promise<DealsOutcome> {
     const m = this.mapping.events;
-    const deals = await this.batchUpsert(
-      'deals',
-      EVENT_KEY,
-      events.map((event) => {
-        const values = properties('events', m.deal, event);
-        if (!values.dealname) values.dealname = `Event ${event.id}`;
-        const status = eventStageKey(event.attributes);
-        const stage = m.stages[status] ?? m.stages['*'] ?? 'contractsent';
-        return {
-          id: event.id,
-          properties: { ...values, pipeline: this.mapping.pipeline, dealstage: stage },
-        };
-      }),
+    const deals = await this.upsertDeals(
+      pause,
+      'events',
+      events,
+      (event) => m.stages[eventStageKey(event.attributes)] ?? m.stages['*'] ?? 'contractsent',
     );
+    if (!deals) return NO_DEALS();
     // Contacts only for the deals written; a refused event is tried whole next pass.
     const emailsOf = new Map(
       events
@@ -579,7 +628,7 @@ export class HubSpotDestination implements Destination {
         .map((e) => [e.id, emailsIn(e.attributes.customer_emails)]),
     );
     // Customers are upserted with their email only: what a lead wrote stays as it is.
-    const contacts = await this.contactsFor([...emailsOf.values()].flat());
+    const contacts = await this.contactsFor(pause, [...emailsOf.values()].flat());
     const pairs: Pair[] = [];
     const partial = new Map<string, RefusalReason>();
     for (const [eventId, emails] of emailsOf) {
@@ -591,7 +640,7 @@ export class HubSpotDestination implements Destination {
         if (refusedContact && !partial.has(eventId)) partial.set(eventId, refusedContact);
       }
     }
-    for (const [id, reason] of await this.associate(pairs))
+    for (const [id, reason] of await this.associate(pause, pairs))
       if (!partial.has(id)) partial.set(id, reason);
     let withoutEmail = 0;
     for (const emails of emailsOf.values()) if (emails.length === 0) withoutEmail += 1;
@@ -606,7 +655,9 @@ export class HubSpotDestination implements Destination {
     let inserted = 0;
     let updated = 0;
     const keys = records.map((r) => outcome.deals.get(r.id)?.id ?? r.id);
-    for (const result of outcome.deals.values()) {
+    for (const id of new Set(records.map((r) => r.id))) {
+      const result = outcome.deals.get(id);
+      if (!result) continue;
       if (result._new) inserted += 1;
       else updated += 1;
     }

@@ -18,7 +18,8 @@ import {
   passedOver,
   refusalsOf,
 } from './crm-fields.js';
-import { DestinationPausedError, DestinationSchemaError, DestinationWriteError } from './errors.js';
+import { UpsertPause } from './crm-pause.js';
+import { DestinationSchemaError, DestinationWriteError } from './errors.js';
 import { PipedriveClient, PipedriveRefusedError } from './pipedrive-client.js';
 import {
   PIPEDRIVE_EVENT_FIELD,
@@ -189,48 +190,36 @@ export class PipedriveDestination implements Destination {
     let vendorRefused = 0;
     const list = [...latest.values()];
     /** The daily allowance ran out: records not started are left, those under way finish. */
-    let paused: DestinationPausedError | undefined;
+    const pause = new UpsertPause();
     // A record Pipedrive refuses (400, 422) is reported and the others written: one value it
     // does not take failed the whole pass, on every pass, and no record after it was written.
-    const results = await inParallel(list, async (record) => {
-      if (paused) return undefined;
-      return (
-        resource === 'leads'
+    const results = await inParallel(list, (record) =>
+      pause.unlessPaused(() =>
+        (resource === 'leads'
           ? this.writeLead(record, keys.lead, persons)
           : this.writeEvent(record, keys.event, persons)
-      ).catch((error: unknown): RefusalReason | undefined => {
-        if (error instanceof DestinationPausedError) {
-          paused ??= error;
-          return undefined;
-        }
-        if (!(error instanceof PipedriveRefusedError)) throw error;
-        vendorRefused += 1;
-        causes.add(`${error.status} ${error.reason.replace(/\d+/g, '#')}`);
-        return { code: `PIPEDRIVE_${error.status}`, message: error.message };
-      });
-    });
+        ).catch((error: unknown): RefusalReason => {
+          if (!(error instanceof PipedriveRefusedError)) throw error;
+          vendorRefused += 1;
+          causes.add(`${error.status} ${error.reason.replace(/\d+/g, '#')}`);
+          return { code: `PIPEDRIVE_${error.status}`, message: error.message };
+        }),
+      ),
+    );
     list.forEach((record, i) => {
       const result = results[i];
       if (result === undefined) return;
       if ('code' in result) refused.set(record.id, result);
       else written.set(record.id, result);
     });
-    if (paused) {
-      // What was written before the pause is said with it, for the ledger to record: the
-      // next pass would otherwise look each record up again (by a search, which may trail
-      // the writes that made it: a second deal) and count none of them in this one.
-      const indexes = records.flatMap((r, i) =>
-        written.has(r.id) || refused.has(r.id) ? [i] : [],
-      );
-      throw new DestinationPausedError(paused.message, paused.resumeAt, {
-        indexes,
-        result: batchResult(
-          indexes.map((i) => records[i] as MirrorRecord),
-          written,
-          refused,
-        ),
-      });
-    }
+    // What was written before the pause is said with it, for the ledger to record: the next
+    // pass would otherwise look each record up again (by a search, which may trail the writes
+    // that made it: a second deal) and count none of them in this one.
+    pause.throwIfPaused(
+      records,
+      (r) => written.has(r.id) || refused.has(r.id),
+      (part) => batchResult(part, written, refused),
+    );
     if (vendorRefused > 0) {
       // The deal fields may have been made again in Pipedrive (new keys): read at the next
       // batch, not kept until the next pass's ensureSchema on whichever worker runs it.

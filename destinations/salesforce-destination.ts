@@ -22,6 +22,7 @@ import {
   refusalsOf,
   shortReason,
 } from './crm-fields.js';
+import { UpsertPause } from './crm-pause.js';
 import {
   DestinationRecordError,
   DestinationSchemaError,
@@ -152,6 +153,12 @@ function reasonOf(failure: ItemFailure): RefusalReason {
   return { code: errorCodeOf(first) ?? 'ERROR', message: first?.message ?? 'no reason given' };
 }
 
+/** A record a pause left unwritten (a Contact) or unlinked (a role), as Salesforce's refusals are. */
+function pausedFailure(id: string, pause: UpsertPause): ItemFailure {
+  const reason = pause.leftOut(LEFT_OUT);
+  return { id, errors: [{ errorCode: reason.code, message: reason.message }] };
+}
+
 const reasonsOf = (failures: ReadonlyMap<string, ItemFailure>): Map<string, RefusalReason> =>
   new Map([...failures].map(([id, failure]) => [id, reasonOf(failure)]));
 
@@ -168,6 +175,29 @@ interface UpsertOutcome {
    */
   noEmail: Set<string>;
 }
+
+/** What an upsert of `records` came to, as the mirror reads it (UpsertResult). */
+function upsertResult(records: readonly MirrorRecord[], outcome: UpsertOutcome): UpsertResult {
+  const ids = new Set(records.map((r) => r.id));
+  const results = new Map([...outcome.ok].filter(([id]) => ids.has(id)));
+  let inserted = 0;
+  for (const r of results.values()) if (r.created) inserted += 1;
+  // Item errors (allOrNone false) are the records' own, e.g. DUPLICATES_DETECTED: reported
+  // to the mirror, which tries them again next pass, never retried here.
+  const refused = refusalsOf(records, reasonsOf(outcome.failed), reasonsOf(outcome.partial));
+  const withoutEmail = [...outcome.noEmail].filter((id) => results.has(id)).length;
+  return {
+    inserted,
+    updated: results.size - inserted,
+    unchanged: 0,
+    keys: records.map((r) => results.get(r.id)?.id ?? r.id),
+    ...(refused.length > 0 ? { refused } : {}),
+    ...(withoutEmail > 0 ? { withoutEmail } : {}),
+  };
+}
+
+/** What a pause after an Opportunity's write leaves for the next pass (UpsertPause.leftOut). */
+const LEFT_OUT = 'its Contacts and their roles';
 
 /**
  * Leads and events into a Salesforce org over REST: Leads and Opportunities are upserted by
@@ -209,25 +239,19 @@ export class SalesforceDestination implements Destination {
     if (!table) return passedOver(records);
     const fields = await this.objectFields();
     const latest = [...new Map(records.map((r) => [r.id, r])).values()];
+    const pause = new UpsertPause();
     const outcome =
       table === 'leads'
         ? await this.upsertLeads(latest, fields)
-        : await this.upsertEvents(latest, fields);
-    const results = outcome.ok;
-    let inserted = 0;
-    for (const r of results.values()) if (r.created) inserted += 1;
-    // Item errors (allOrNone false) are the records' own, e.g. DUPLICATES_DETECTED: reported
-    // to the mirror, which tries them again next pass, never retried here.
-    const refused = refusalsOf(records, reasonsOf(outcome.failed), reasonsOf(outcome.partial));
-    const withoutEmail = [...outcome.noEmail].filter((id) => results.has(id)).length;
-    return {
-      inserted,
-      updated: results.size - inserted,
-      unchanged: 0,
-      keys: records.map((r) => results.get(r.id)?.id ?? r.id),
-      ...(refused.length > 0 ? { refused } : {}),
-      ...(withoutEmail > 0 ? { withoutEmail } : {}),
-    };
+        : await this.upsertEvents(latest, fields, pause);
+    // A pause after the Opportunities' request (one request: all of them answered, or none)
+    // leaves them written, their Contacts or roles not made: said with the pause, in part.
+    pause.throwIfPaused(
+      records,
+      (r) => outcome.ok.has(r.id) || outcome.failed.has(r.id),
+      (part) => upsertResult(part, outcome),
+    );
+    return upsertResult(records, outcome);
   }
 
   /** Deletes (to the Recycle Bin) the Leads and Opportunities of deleted records, or keeps them. */
@@ -336,26 +360,35 @@ export class SalesforceDestination implements Destination {
 
   /**
    * One sObject Collections upsert by an external id; item failures are returned, never
-   * retried (allOrNone false: the other records of the request are written).
+   * retried (allOrNone false: the other records of the request are written). Given a pause,
+   * the records of requests it stopped fail with its reason (Contacts, after their
+   * Opportunities: those are written in part); without one, a pause is thrown.
    */
   private async collectionUpsert(
     sobject: 'Lead' | 'Opportunity' | 'Contact',
     records: { key: string; values: Record<string, JsonValue> }[],
+    pause?: UpsertPause,
   ): Promise<{ ok: Map<string, ItemResult>; failed: Map<string, ItemFailure> }> {
     const field = SALESFORCE_KEYS[sobject];
     const ok = new Map<string, ItemResult>();
     const failed = new Map<string, ItemFailure>();
     for (const part of chunks(records, BATCH)) {
-      const answer = await this.client.ok('PATCH', `/composite/sobjects/${sobject}/${field}`, {
-        json: {
-          allOrNone: false,
-          records: part.map((r) => ({
-            attributes: { type: sobject },
-            ...r.values,
-            [field]: r.key,
-          })),
-        },
-      });
+      const send = () =>
+        this.client.ok('PATCH', `/composite/sobjects/${sobject}/${field}`, {
+          json: {
+            allOrNone: false,
+            records: part.map((r) => ({
+              attributes: { type: sobject },
+              ...r.values,
+              [field]: r.key,
+            })),
+          },
+        });
+      const answer = pause ? await pause.unlessPaused(send) : await send();
+      if (!answer) {
+        if (pause) for (const r of part) failed.set(r.key, pausedFailure(r.key, pause));
+        continue;
+      }
       const results = Array.isArray(answer.body) ? (answer.body as ItemResult[]) : [];
       part.forEach((r, i) => {
         const result = results[i];
@@ -385,7 +418,11 @@ export class SalesforceDestination implements Destination {
     return { ok, failed, partial: new Map(), noEmail };
   }
 
-  private async upsertEvents(events: MirrorRecord[], fields: ObjectFields): Promise<UpsertOutcome> {
+  private async upsertEvents(
+    events: MirrorRecord[],
+    fields: ObjectFields,
+    pause: UpsertPause,
+  ): Promise<UpsertOutcome> {
     const m = this.mapping.events;
     const today = new Date().toISOString().slice(0, 10);
     const opportunities = await this.collectionUpsert(
@@ -417,6 +454,7 @@ export class SalesforceDestination implements Destination {
           LastName: email.slice(0, fields.Contact.get('LastName')?.length || undefined),
         },
       })),
+      pause,
     );
     const roles = [...emailsOf].flatMap(([eventId, list]) => {
       const opportunity = opportunities.ok.get(eventId)?.id;
@@ -444,9 +482,18 @@ export class SalesforceDestination implements Destination {
     const eventOf = new Map([...opportunities.ok].map(([eventId, r]) => [r.id, eventId]));
     for (const part of chunks(roles, BATCH)) {
       // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_composite_sobjects_collections_create.htm
-      const answer = await this.client.ok('POST', '/composite/sobjects', {
-        json: { allOrNone: false, records: part },
-      });
+      const answer = await pause.unlessPaused(() =>
+        this.client.ok('POST', '/composite/sobjects', {
+          json: { allOrNone: false, records: part },
+        }),
+      );
+      if (!answer) {
+        for (const role of part) {
+          const eventId = eventOf.get(role.OpportunityId);
+          if (eventId && !partial.has(eventId)) partial.set(eventId, pausedFailure(eventId, pause));
+        }
+        continue;
+      }
       (answer.body as ItemResult[]).forEach((r, i) => {
         const eventId = eventOf.get(part[i]?.OpportunityId);
         if (!r.success && eventId && !partial.has(eventId))

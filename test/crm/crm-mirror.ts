@@ -14,6 +14,7 @@ import type { CrmFake, CrmFakeOptions } from '../../sandbox/crm/fakes.js';
 import type { Sandbox } from '../../sandbox/server.js';
 import type { MirrorInput, MirrorSummary } from '../../workflows/mirror-types.js';
 import { runMirrorPass } from '../helpers/mirror-pass.js';
+import { sourceIds } from '../mirror/source-truth.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 import { connectTemporal, type TemporalHarness } from '../helpers/temporal.js';
 
@@ -52,6 +53,8 @@ export interface CrmMirror<F extends CrmFake> {
   leadEmail(leadId: string | undefined): string | null;
   /** Live events none of whose customers has an email with an `@`: no contact for them. */
   eventsWithoutEmail(): number;
+  /** The ids of the live events that some customer's email with an `@` links a contact to. */
+  eventsWithEmail(): Set<string>;
   /**
    * Checks that the file's first pass counted its events without a customer email, then gives
    * two leads an email that is no address and none, and checks that an incremental pass writes
@@ -201,14 +204,15 @@ export function useCrmMirror<F extends CrmFake>(
       return row?.email ?? null;
     },
     eventsWithoutEmail() {
-      const sb = sandbox();
+      return sourceIds(sandbox(), 'event').size - this.eventsWithEmail().size;
+    },
+    eventsWithEmail() {
       // An event's customer emails are those of its live customers (event_user records).
-      const row = sb.ctx.db
-        .prepare(
-          `SELECT count(*) AS n FROM records e WHERE e.type = 'event' AND e.business_id = ? AND e.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM records u WHERE u.type = 'event_user' AND u.parent_id = e.id AND u.deleted_at IS NULL AND json_extract(u.attrs, '$.email') LIKE '%@%')`,
-        )
-        .get(sb.businessId) as { n: number };
-      return row.n;
+      return sourceIds(
+        sandbox(),
+        'event',
+        `AND EXISTS (SELECT 1 FROM records u WHERE u.type = 'event_user' AND u.parent_id = records.id AND u.deleted_at IS NULL AND json_extract(u.attrs, '$.email') LIKE '%@%')`,
+      );
     },
     async expectWithoutEmailCounted(first, deps) {
       // No lead of the sandbox lacks an email: what the first pass counted is events.

@@ -7,7 +7,7 @@ import { startHubSpotFake, type HubSpotFake } from '../../sandbox/crm/fakes.js';
 import type { CrmObject } from '../../sandbox/crm/hubspot/state.js';
 import type { MirrorSummary } from '../../workflows/mirror-types.js';
 import { sourceIds } from '../mirror/source-truth.js';
-import { LEADS, useCrmMirror } from './crm-mirror.js';
+import { EVENTS, LEADS, useCrmMirror } from './crm-mirror.js';
 
 const crm = useCrmMirror('hubspot', startHubSpotFake, (fake) => ({
   hubspot: { baseUrl: fake.baseUrl, token: fake.token },
@@ -215,6 +215,49 @@ describe('HubSpot rate limits', () => {
       sourceIds(crm.sb, 'lead'),
     );
   }, 300_000);
+});
+
+describe('HubSpot daily limit within a batch', () => {
+  it("DAILY after a batch's deals: they are counted and kept with the pause, and the pass after the reset writes the rest and links their contacts", async () => {
+    const fake = await crm.newFake();
+    await setupHubSpot({ baseUrl: fake.baseUrl, token: fake.token });
+    const deps = crm.depsFor(fake);
+    // The pass's schema check made first, so that what is left of the day is write calls.
+    await (await deps.destination('hubspot')).ensureSchema([]);
+    const read = await fetch(`${fake.baseUrl}/crm/v3/properties/deals/ebs_event_id`, {
+      headers: { authorization: `Bearer ${fake.token}` },
+    });
+    const used =
+      fake.state.limits.daily - Number(read.headers.get('x-hubspot-ratelimit-daily-remaining'));
+    // One call left: the first batch of deals (one call, all of it or none); its contacts and
+    // their links, and every other batch, meet the spent limit.
+    fake.state.limits.daily = used + 1;
+
+    const paused = await crm.runPass(deps, { subjects: ['events'], mode: 'full' });
+    expect(paused.phase).toBe('paused');
+    const made = dealsKeyed(fake, 'ebs_event_id');
+    expect(made.length).toBeGreaterThan(0);
+    expect(made.length).toBeLessThan(EVENTS);
+    expect(fake.state.dealContacts.size).toBe(0);
+    // Counted as HubSpot holds them (the pass said 0 written).
+    expect(paused.counts.written).toBe(made.length);
+
+    fake.state.clockOffsetMs = Date.parse(paused.pausedUntil ?? '') - Date.now() + 1_000;
+    fake.state.limits.daily = 625_000;
+    const resumed = await crm.runPass(deps, { subjects: ['events'], mode: 'full' });
+    expect(resumed.phase).toBe('done');
+    // The deals made are in the ledger: written again are only those whose contacts the
+    // pause left unmade (written in part), to link them; the rest are new.
+    const withEmail = crm.eventsWithEmail();
+    const inPart = made.filter((d) => withEmail.has(d.properties.ebs_event_id ?? '')).length;
+    expect(resumed.counts.written).toBe(EVENTS - made.length + inPart);
+    expect(fake.state.counters.created.deals).toBe(EVENTS);
+    expect(dealsKeyed(fake, 'ebs_event_id')).toHaveLength(EVENTS);
+    for (const deal of dealsKeyed(fake, 'ebs_event_id')) {
+      const linked = [...fake.state.dealContacts].some((p) => p.startsWith(`${deal.id}|`));
+      expect(linked).toBe(withEmail.has(deal.properties.ebs_event_id ?? ''));
+    }
+  }, 600_000);
 });
 
 describe('HubSpot item errors', () => {

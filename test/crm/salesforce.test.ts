@@ -339,6 +339,45 @@ describe('Salesforce limits and refusals', () => {
     );
   }, 600_000);
 
+  it("paused after a batch's Opportunities: they are counted and kept with the pause, and the pass after it writes only the rest", async () => {
+    const fake = await crm.newFake();
+    const deps = crm.depsFor(fake);
+    // The pass's describes made first, so that what is left of the allocation is write calls.
+    await (await deps.destination('salesforce')).ensureSchema([]);
+    // One call before the reserve: the first request of Opportunities (all of them answered
+    // or none); its Contacts and roles, and every other batch, pause.
+    fake.state.limits.dailyApiRequests = 1000;
+    while (fake.state.usage() < 949) fake.state.admit();
+
+    const paused = await crm.runPass(deps, { subjects: ['events'], mode: 'full' });
+    expect(paused.phase).toBe('paused');
+    const made = keyed(fake, 'Opportunity', 'EBS_Event_Id__c');
+    expect(made.length).toBeGreaterThan(0);
+    expect(fake.state.live('Contact')).toHaveLength(0);
+    // Counted as Salesforce holds them (the pass said 0 written).
+    expect(paused.counts.written).toBe(made.length);
+
+    // A day on, in a worker that has not seen the reserve reached (this one keeps to it for
+    // an hour of the machine's clock, which the test cannot move): the same ledger.
+    fake.state.clockOffsetMs = SALESFORCE_DAY_MS + 1_000;
+    const fresh = openDestination(databaseOpeners, 'salesforce', { salesforce: settingsOf(fake) });
+    crm.closeLater(fresh);
+    const resumed = await crm.runPass(
+      { ...deps, destination: () => Promise.resolve(fresh) },
+      { subjects: ['events'], mode: 'full' },
+    );
+    expect(resumed.phase).toBe('done');
+    // The Opportunities made are in the ledger: written again are only those the pause left
+    // without their Contacts (written in part); the rest are new.
+    const withEmail = crm.eventsWithEmail();
+    const inPart = made.filter((o) => withEmail.has(String(o.fields.EBS_Event_Id__c))).length;
+    expect(resumed.counts.written).toBe(EVENTS - made.length + inPart);
+    expect(keyed(fake, 'Opportunity', 'EBS_Event_Id__c')).toHaveLength(EVENTS);
+    expect(keysOf(keyed(fake, 'Opportunity', 'EBS_Event_Id__c'), 'EBS_Event_Id__c')).toEqual(
+      sourceIds(crm.sb, 'event'),
+    );
+  }, 600_000);
+
   it('stops before the last 5% of the allocation, read from Sforce-Limit-Info, with no 403', async () => {
     const fake = await crm.newFake();
     fake.state.limits.dailyApiRequests = 100;
