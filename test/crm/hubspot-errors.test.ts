@@ -376,6 +376,56 @@ describe('HubSpot destination failures', () => {
     }
   });
 
+  it("DAILY at a batch's associations: the pause says the deals written, in part, and the next write links them", async () => {
+    const read = await fetch(`${fake.baseUrl}/crm/v3/properties/deals/ebs_lead_id`, {
+      headers: { authorization: `Bearer ${fake.token}` },
+    });
+    const used =
+      fake.state.limits.daily - Number(read.headers.get('x-hubspot-ratelimit-daily-remaining'));
+    // The batch's contacts and its deals, then the day's allowance is spent.
+    fake.state.limits.daily = used + 2;
+    const batch = [lead('41', 'cut-a@example.com'), lead('42', 'cut-b@example.com')];
+    const deals = () =>
+      [...fake.state.objects.deals.values()].filter((d) =>
+        ['41', '42'].includes(d.properties.ebs_lead_id ?? ''),
+      );
+    try {
+      const paused = await destination.upsert('leads', batch).catch((e: unknown) => e);
+      expect(paused).toBeInstanceOf(DestinationPausedError);
+      const part = (paused as DestinationPausedError).partial;
+      const leftOut = {
+        code: 'PAUSED',
+        message: expect.stringMatching(
+          /^its contacts .* left for after the pause: HubSpot's daily/,
+        ) as string,
+        partial: true,
+      };
+      expect(part).toEqual({
+        indexes: [0, 1],
+        result: {
+          inserted: 2,
+          updated: 0,
+          unchanged: 0,
+          keys: deals().map((d) => d.id),
+          refused: [
+            { index: 0, ...leftOut },
+            { index: 1, ...leftOut },
+          ],
+        },
+      });
+      // One call refused: nothing after it was tried.
+      expect(fake.state.dealContacts.size).toBe(0);
+    } finally {
+      fake.state.limits.daily = 625_000;
+    }
+    const again = await destination.upsert('leads', batch);
+    expect(again).toMatchObject({ inserted: 0, updated: 2 });
+    expect(again.refused).toBeUndefined();
+    for (const deal of deals()) {
+      expect([...fake.state.dealContacts].some((p) => p.startsWith(`${deal.id}|`))).toBe(true);
+    }
+  });
+
   it('a schema check HubSpot refuses (403: a scope the app lacks) says so, not that setup is missing', async () => {
     const checker = new HubSpotDestination({ baseUrl: fake.baseUrl, token: fake.token });
     fake.state.fault = { status: 403, count: 1 };
