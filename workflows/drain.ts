@@ -90,6 +90,12 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
   let lastBatchAt: number | null = null;
   /** While a destination's pause holds the next batch: until when (ISO). */
   let pausedUntil: string | null = null;
+  /**
+   * What lastRefusal said of the last pause, while it is the last refusal: a batch that
+   * applies after it says the pause is over (query state only: no command changes).
+   */
+  // Typed by `as`: set only in waitForReset, so TypeScript would take it for null below.
+  let pauseSaid = null as { text: string; why: string } | null;
   let refusalWaitMs = 0;
   // Notice seq -> when it may be tried again and the wait that led there (doubling).
   const held = new Map<number, { untilMs: number; waitMs: number }>(input.carried?.held ?? []);
@@ -172,6 +178,7 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
     });
     pausedUntil = new Date(Date.now() + waitMs).toISOString();
     lastRefusal = `its destination paused writes: the next batch waits until ${pausedUntil} (${why})`;
+    pauseSaid = { text: lastRefusal, why };
     log.warn('webhook notices wait: their destination paused writes until its reset', {
       error: why,
       resumeAt,
@@ -221,6 +228,11 @@ export async function webhookDrainWorkflow(input: DrainInput): Promise<void> {
         batchKey,
         ...(heldNow.length > 0 ? { held: heldNow } : {}),
       });
+      // The batch applied: the pause is over, and "the next batch waits until" no longer so.
+      if (pauseSaid !== null && lastRefusal === pauseSaid.text) {
+        lastRefusal = `its destination paused writes (${pauseSaid.why}); batches apply again since ${new Date(Date.now()).toISOString()}`;
+      }
+      pauseSaid = null;
       // Tried again in this batch (their wait was over) and read this time: let go.
       const still = new Set(out.unreadableSeqs ?? []);
       const passedBy = new Set(heldNow);

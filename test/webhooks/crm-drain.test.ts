@@ -234,7 +234,14 @@ it('a batch Pipedrive pauses counts what it wrote, once, waits for the reset wit
         expect(deals()).toBe(4);
         // Only the leads not written were: a person and a deal each (no PATCH of a deal made).
         expect(pd.state.counters.writes - writesBefore).toBe(2 * (4 - made));
-        expect((await status()).pausedUntil).toBeUndefined();
+        const resumed = await status();
+        expect(resumed.pausedUntil).toBeUndefined();
+        // Batches apply again: the last refusal says the pause is over, not that the next
+        // batch waits (it said so until the drain continued as new).
+        expect(resumed.lastRefusal).not.toContain('the next batch waits until');
+        expect(resumed.lastRefusal).toMatch(
+          /^its destination paused writes \(Pipedrive's daily .*\); batches apply again since /,
+        );
       },
       { destination: into, name: 'pipedrive', maxPauseMs: 50_000 },
     );
