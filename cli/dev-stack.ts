@@ -13,6 +13,7 @@ import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { listConnections } from './connection-list.js';
 import { saveConnection } from './connections.js';
 import { ensureDefaultSchedules, scheduleLines } from './schedules.js';
+import { pauseDemoSchedules, resumeDemoSchedules } from './demo-schedules.js';
 import { otherWriters } from './destination-writer.js';
 import { ListenRefusal } from './network-refusals.js';
 import type { StatusServer } from './status-server.js';
@@ -226,6 +227,7 @@ async function mainJobSteps(
     // ECONNREFUSED against the stopped sandbox, while the user's business was not connected.
     const leftover = all.find((c) => isDemoLeftover(c, config));
     const connections = all.filter((c) => c !== leftover);
+    if (leftover) process.stdout.write(await pauseDemoSchedules(client, leftover.connectionId));
     if (connections.length === 0) {
       process.stdout.write(noConnectionText(config, leftover !== undefined));
       return;
@@ -246,6 +248,8 @@ async function mainJobSteps(
     process.stdout.write(otherWriterText(connectionId, destination, others));
     return;
   }
+  // Back on demo data, the demo's schedules a start on the user's own service paused fire again.
+  if (demo) process.stdout.write(await resumeDemoSchedules(client, connectionId));
   const { handle, attached } = await startOrAttach(client, config, {
     subjects: ['leads', 'events', 'appointments'],
     destination,

@@ -48,6 +48,18 @@ describe('npm start: the main job on demo data', () => {
   afterAll(async () => {
     await own?.close();
   });
+  /** What a start on the user's own service says of the demo's schedule it paused. */
+  const DEMO_PAUSED =
+    "The demo's schedule sync-demo-all-full is paused while you use your own service: its sandbox runs only under " +
+    "'npm start' without EBS_BASE_URL, which resumes it; to remove it for good: 'npx ebsync schedule delete sync-demo-all-full'.\n";
+  /** The demo's schedules as `ebsync schedule list` has them, sorted by id. */
+  const demoSchedules = async () => {
+    const listed = await runCli(['schedule', 'list', '--connection', 'demo', '--json'], env());
+    expect(listed.code, listed.stderr).toBe(0);
+    return (
+      JSON.parse(listed.stdout) as { scheduleId: string; paused: boolean; note: string | null }[]
+    ).sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
+  };
 
   it('says it uses demo data, mirrors it into mirror.db with a summary, and a second start writes nothing', async () => {
     const first = new CliProcess(['dev'], env());
@@ -127,9 +139,7 @@ describe('npm start: the main job on demo data', () => {
         expect.objectContaining({ scheduleId: 'sync-demo-all-full', paused: false }),
       ]),
     );
-    for (const id of ['sync-demo-all-incremental', 'sync-demo-all-full']) {
-      expect((await runCli(['schedule', 'delete', id], env())).code).toBe(0);
-    }
+    // Both are kept for the starts on a service of the user's own below, and deleted after.
   }, 600_000);
 
   // After the demo, the README's next step: `EBS_BASE_URL=… EBS_API_KEY=… npm start`, nothing
@@ -147,6 +157,22 @@ describe('npm start: the main job on demo data', () => {
       );
       expect(started.stdout).not.toMatch(/of connection demo/);
       expect(started.stdout + started.stderr).not.toMatch(/ECONNREFUSED/);
+      // The demo's active schedule fired against the stopped sandbox, failing every time: it is
+      // paused, and said so; the one its user paused is theirs and is left as it is.
+      expect(started.stdout).toContain(DEMO_PAUSED);
+      expect(started.stdout).not.toMatch(/sync-demo-all-incremental/);
+      expect(await demoSchedules()).toEqual([
+        expect.objectContaining({
+          scheduleId: 'sync-demo-all-full',
+          paused: true,
+          note: expect.stringMatching(/^paused by 'npm start' on your own service: /),
+        }),
+        expect.objectContaining({
+          scheduleId: 'sync-demo-all-incremental',
+          paused: true,
+          note: 'mine',
+        }),
+      ]);
       // As it says, in another terminal while it runs (the connection's workflow needs its
       // worker); named apart from other files' `default` on the same Temporal server.
       const connect = await runCli(['connect', '--api-key', '--name', OWN], ownEnv(), 60_000);
@@ -173,6 +199,8 @@ describe('npm start: the main job on demo data', () => {
           `and one connection writes a file. Run 'npx ebsync sync --connection ${OWN} --to sqlite:ANOTHER.db' ` +
           `for a file of its own, or 'npx ebsync sync --forget --connection demo' and start again.\n`,
       );
+      // Paused by the start before, said again.
+      expect(started.stdout).toContain(DEMO_PAUSED);
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       expect(started.stdout).not.toMatch(/^(Mirroring|Attached|Mirror of) /m);
       expect(started.stdout).not.toMatch(/Try:|sqlite3 /);
@@ -195,6 +223,34 @@ describe('npm start: the main job on demo data', () => {
         .terminate('test over')
         .catch(() => undefined);
       await connection.close();
+    }
+  }, 300_000);
+
+  it('back on demo data, resumes the demo schedule it paused and keeps the one its user paused', async () => {
+    const started = new CliProcess(['dev'], env());
+    try {
+      await started.waitForLine(/^ {2}sync-demo-all-full /, 240_000);
+      expect(started.stdout).toContain(
+        "Resumed the demo's sync-demo-all-full, paused while 'npm start' ran on your own service.\n",
+      );
+      expect(started.stdout).toMatch(/^ {2}sync-demo-all-full .*\(already there, kept\)$/m);
+      expect(started.stdout).toMatch(
+        /^ {2}sync-demo-all-incremental .*\(already there, kept; paused: 'npx ebsync schedule resume sync-demo-all-incremental' resumes it\)$/m,
+      );
+      expect((await started.stop('SIGTERM', 60_000)).code).toBe(0);
+    } finally {
+      started.killAll();
+    }
+    expect(await demoSchedules()).toEqual([
+      expect.objectContaining({ scheduleId: 'sync-demo-all-full', paused: false }),
+      expect.objectContaining({
+        scheduleId: 'sync-demo-all-incremental',
+        paused: true,
+        note: 'mine',
+      }),
+    ]);
+    for (const id of ['sync-demo-all-incremental', 'sync-demo-all-full']) {
+      expect((await runCli(['schedule', 'delete', id], env())).code).toBe(0);
     }
   }, 300_000);
 
