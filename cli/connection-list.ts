@@ -16,7 +16,7 @@ import {
   workerName,
 } from '../worker/worker-identity.js';
 import { sealedWithOtherKeys } from '../worker/workflow-keys.js';
-import { causes, temporalAway, withinDeadline } from './workflow-deadline.js';
+import { messageOf, temporalAway, withinDeadline } from './workflow-deadline.js';
 import { withRefreshRetry } from './refresh-retry.js';
 
 /**
@@ -180,23 +180,6 @@ export async function askConnections(
   silent.sort((a, b) => a.connectionId.localeCompare(b.connectionId));
   return { statuses, silent };
 }
-
-/**
- * An error and its causes in one line: the SDK wraps what the worker said ("Failed to query
- * Workflow") around the reason (its gRPC details), which is the part worth reading.
- */
-const messageOf = (error: unknown): string => {
-  const parts: string[] = [];
-  for (const e of causes(error)) {
-    const said = e instanceof Error ? e.message : String(e);
-    const details = (e as { details?: unknown }).details;
-    for (const text of [said, typeof details === 'string' ? details : '']) {
-      const line = text.split('\n')[0]?.trim() ?? '';
-      if (line && !parts.some((p) => p.includes(line))) parts.push(line);
-    }
-  }
-  return parts.join(': ');
-};
 
 /** Where this command's keys came from, and a live worker holding other keys, if one polls. */
 interface KeysAbout {

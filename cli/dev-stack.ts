@@ -13,7 +13,7 @@ import { connectionWorkflowId } from '../workflows/connection-types.js';
 import { listConnections } from './connection-list.js';
 import { saveConnection } from './connections.js';
 import { ensureDefaultSchedules, scheduleLines } from './schedules.js';
-import { pauseDemoSchedules, resumeDemoSchedules } from './demo-schedules.js';
+import { resumeDemoSchedules, setDemoAside } from './demo-schedules.js';
 import { otherWriters } from './destination-writer.js';
 import { ListenRefusal } from './network-refusals.js';
 import type { StatusServer } from './status-server.js';
@@ -227,7 +227,10 @@ async function mainJobSteps(
     // ECONNREFUSED against the stopped sandbox, while the user's business was not connected.
     const leftover = all.find((c) => isDemoLeftover(c, config));
     const connections = all.filter((c) => c !== leftover);
-    if (leftover) process.stdout.write(await pauseDemoSchedules(client, leftover.connectionId));
+    // Its schedules and runs in flight could only fail there: set aside, or said why not.
+    if (leftover) {
+      process.stdout.write(await setDemoAside(client, config, leftover.connectionId, stopped));
+    }
     if (connections.length === 0) {
       process.stdout.write(noConnectionText(config, leftover !== undefined));
       return;

@@ -22,6 +22,23 @@ export function causes(error: unknown): unknown[] {
   return chain;
 }
 
+/**
+ * An error and its causes in one line: the SDK wraps what the worker said ("Failed to query
+ * Workflow") around the reason (its gRPC details), which is the part worth reading.
+ */
+export function messageOf(error: unknown): string {
+  const parts: string[] = [];
+  for (const e of causes(error)) {
+    const said = e instanceof Error ? e.message : String(e);
+    const details = (e as { details?: unknown }).details;
+    for (const text of [said, typeof details === 'string' ? details : '']) {
+      const line = text.split('\n')[0]?.trim() ?? '';
+      if (line && !parts.some((p) => p.includes(line))) parts.push(line);
+    }
+  }
+  return parts.join(': ');
+}
+
 /** Whether a call failed because Temporal could not be reached (not because it said no). */
 export function temporalAway(error: unknown): boolean {
   return causes(error).some(

@@ -1,9 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import Database from 'better-sqlite3';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { FAIRNESS_ARGS } from '../../worker/dev-server.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { connectionWorkflowId } from '../../workflows/connection-types.js';
 import { CliProcess, runCli } from '../helpers/cli.js';
@@ -52,13 +55,46 @@ describe('npm start: the main job on demo data', () => {
   const DEMO_PAUSED =
     "The demo's schedule sync-demo-all-full is paused while you use your own service: its sandbox runs only under " +
     "'npm start' without EBS_BASE_URL, which resumes it; to remove it for good: 'npx ebsync schedule delete sync-demo-all-full'.\n";
+  interface DemoSchedule {
+    scheduleId: string;
+    paused: boolean;
+    note: string | null;
+    mirrorWorkflowId: string;
+    running: string[];
+  }
   /** The demo's schedules as `ebsync schedule list` has them, sorted by id. */
   const demoSchedules = async () => {
     const listed = await runCli(['schedule', 'list', '--connection', 'demo', '--json'], env());
     expect(listed.code, listed.stderr).toBe(0);
-    return (
-      JSON.parse(listed.stdout) as { scheduleId: string; paused: boolean; note: string | null }[]
-    ).sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
+    return (JSON.parse(listed.stdout) as DemoSchedule[]).sort((a, b) =>
+      a.scheduleId.localeCompare(b.scheduleId),
+    );
+  };
+  /** How a workflow ended, once it has (within 60 s): COMPLETED, CANCELED, FAILED…, or NOT_STARTED. */
+  const closedAs = async (workflowId: string): Promise<string> => {
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    try {
+      for (const end = Date.now() + 60_000; Date.now() < end;) {
+        const described = await connection.workflowService
+          .describeWorkflowExecution({ namespace: 'default', execution: { workflowId } })
+          .catch((error: unknown) => {
+            // gRPC NOT_FOUND: a workflow that never started.
+            if ((error as { code?: number }).code === 5) return undefined;
+            throw error;
+          });
+        if (!described) return 'NOT_STARTED';
+        const info = described.workflowExecutionInfo;
+        // Temporal's WorkflowExecutionStatus, by number.
+        const status = ['UNSPECIFIED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELED', 'TERMINATED']
+          .concat(['CONTINUED_AS_NEW', 'TIMED_OUT'])
+          .at(Number(info?.status ?? 0));
+        if (status !== 'RUNNING') return status ?? String(info?.status);
+        await sleep(500);
+      }
+      return 'RUNNING';
+    } finally {
+      await connection.close();
+    }
   };
 
   it('says it uses demo data, mirrors it into mirror.db with a summary, and a second start writes nothing', async () => {
@@ -147,16 +183,48 @@ describe('npm start: the main job on demo data', () => {
   // the start mirrored it anyway, retrying ECONNREFUSED, and never said to connect.
   it('started on a service of its own after the demo, says how to connect it and mirrors no demo', async () => {
     own = await startSandbox({ seed: { leads: 5, events: 0, seed: 'own' } });
+    // A demo pass in flight as the user starts on their own service (its schedule fired, or
+    // the demo's start was stopped mid-pass): run by this start's worker, it retried against
+    // the stopped sandbox for as long as the start ran. Fired here with no worker up, it runs
+    // once the start's worker polls.
+    const trigger = await runCli(['schedule', 'trigger', 'sync-demo-all-full'], env());
+    expect(trigger.code, trigger.stderr).toBe(0);
+    let inFlight: DemoSchedule | undefined;
+    for (const end = Date.now() + 30_000; !inFlight?.running.length && Date.now() < end;) {
+      inFlight = (await demoSchedules()).find((s) => s.scheduleId === 'sync-demo-all-full');
+    }
+    const run = inFlight?.running[0];
+    expect(run).toBeDefined();
     const started = new CliProcess(['dev'], ownEnv());
     try {
       await started.waitForLine(/^No connection to |^Mirroring |^Attached /, 120_000);
+      // Cancelled, and said so in one line with why; the run and its pass end.
+      expect(started.stdout).toMatch(
+        new RegExp(
+          `^Cancelled the demo's pass in flight \\(${run}( and ${inFlight!.mirrorWorkflowId})?\\): ` +
+            `its sandbox runs only under 'npm start' without EBS_BASE_URL, so it could only fail; ` +
+            `an interrupted pass deletes nothing, and the next demo start mirrors on\\.$`,
+          'm',
+        ),
+      );
+      // Its pass, unless the cancel came before the run had started it.
+      expect(await closedAs(inFlight!.mirrorWorkflowId)).toMatch(/^(CANCELED|NOT_STARTED)$/);
+      expect(await closedAs(run!)).toMatch(/^(CANCELED|FAILED)$/);
       expect(started.stdout).toContain(
         `No connection to ${own.baseUrl} yet: run 'npx ebsync connect --api-key' (or 'npx ebsync connect' for an installed app) in another terminal, then 'npx ebsync sync --connection default'.\n` +
           `Connection demo is the demo's, and its sandbox runs only under 'npm start' without EBS_BASE_URL: it is not mirrored now. ` +
           `Its records fill ${join(dir, 'data', 'mirror.db')}, which one connection writes: sync yours with --to sqlite:ANOTHER.db, or run 'npx ebsync sync --forget --connection demo' first.\n`,
       );
       expect(started.stdout).not.toMatch(/of connection demo/);
-      expect(started.stdout + started.stderr).not.toMatch(/ECONNREFUSED/);
+      // This start mirrors no demo. What met the stopped sandbox are the first tries of the
+      // pass in flight, which its worker took before the cancel landed; none is tried again
+      // (retried, a second try comes a second after the first).
+      await sleep(5_000);
+      for (const line of `${started.stdout}${started.stderr}`.split('\n')) {
+        if (!/ECONNREFUSED/.test(line)) continue;
+        expect(line).toContain(`"workflowId":"${inFlight!.mirrorWorkflowId}"`);
+        expect(line).toContain('"attempt":1,');
+      }
       // The demo's active schedule fired against the stopped sandbox, failing every time: it is
       // paused, and said so; the one its user paused is theirs and is left as it is.
       expect(started.stdout).toContain(DEMO_PAUSED);
@@ -263,6 +331,80 @@ describe('npm start: the main job on demo data', () => {
       expect((await runCli(['schedule', 'delete', id], env())).code).toBe(0);
     }
   }, 1_200_000);
+});
+
+// The demo's schedules could not be paused (here Temporal refuses every schedule call, as a
+// key without the permission would): that failure ended the main job before the user's own
+// pass. The rest goes on, and the start says in one line why they are not paused, and how to.
+describe('npm start on a service of its own, where the demo schedules cannot be paused', () => {
+  let server: TestWorkflowEnvironment | undefined;
+  let demoService: Sandbox | undefined;
+  let mine: Sandbox | undefined;
+  afterAll(async () => {
+    await demoService?.close();
+    await mine?.close();
+    await server?.teardown();
+  });
+
+  it("mirrors the user's connection all the same and says what to run", async () => {
+    const cliPath = inject('temporalCliPath');
+    server = await TestWorkflowEnvironment.createLocal({
+      server: {
+        ...(cliPath ? { executable: { type: 'existing-path', path: cliPath } } : {}),
+        log: { format: 'pretty', level: 'error' },
+        extraArgs: [...FAIRNESS_ARGS, '--dynamic-config-value', 'frontend.enableSchedules=false'],
+      },
+    });
+    demoService = await startSandbox({ seed: { leads: 3, events: 0, seed: 'demo-away' } });
+    mine = await startSandbox({ seed: { leads: 5, events: 0, seed: 'mine-away' } });
+    const env = {
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_TASK_QUEUE: 'main-job-away',
+      EBSYNC_DATA_DIR: join(dir, 'away'),
+    };
+    const on = (sb: Sandbox) => ({
+      ...env,
+      EBS_BASE_URL: sb.baseUrl,
+      EBS_API_KEY: sb.apiKey,
+      EBS_CA_FILE: sb.caFile ?? '',
+    });
+    // A connection named as the demo's, to a service that is not the configured one, and the
+    // user's own; nothing mirrored yet.
+    const worker = new CliProcess(['worker'], env);
+    try {
+      await worker.waitForLine(/worker started/, 90_000);
+      for (const [sb, name] of [
+        [demoService, ['--name', 'demo']],
+        [mine, []],
+      ] as const) {
+        const connect = await runCli(['connect', '--api-key', ...name], on(sb));
+        expect(connect.code, connect.stderr).toBe(0);
+      }
+      expect((await worker.stop('SIGTERM', 30_000)).code).toBe(0);
+    } finally {
+      worker.killAll();
+    }
+    const started = new CliProcess(['dev'], on(mine));
+    try {
+      await started.waitForLine(/^The data is in /, 120_000);
+      expect(started.stdout).toContain(
+        "The demo's schedules could not be paused (7 PERMISSION_DENIED: Schedules are disabled on this namespace.): " +
+          "each of their passes fails against the demo's stopped sandbox. Pause them with " +
+          "'npx ebsync schedule pause sync-demo-all-incremental' and 'npx ebsync schedule pause sync-demo-all-full', " +
+          "or delete them with 'npx ebsync schedule delete sync-demo-all-incremental' and " +
+          "'npx ebsync schedule delete sync-demo-all-full'.\n",
+      );
+      expect(started.stdout).not.toMatch(/^\s+at /m);
+      expect(started.stderr).not.toMatch(/^ebsync: /m);
+      expect(started.stdout).toMatch(/^Status page: http:\/\/127\.0\.0\.1:\d+\/ /m);
+      expect(started.stdout).toMatch(/webhook receiver listening/);
+      expect(count(join(dir, 'away', 'mirror.db'), 'SELECT count(*) AS n FROM leads')).toBe(5);
+      expect(started.running).toBe(true);
+      expect((await started.stop('SIGTERM', 60_000)).code).toBe(0);
+    } finally {
+      started.killAll();
+    }
+  }, 400_000);
 });
 
 describe('ebsync sync', () => {
