@@ -77,7 +77,7 @@ export function salesforceMappingText(m: SalesforceMapping): string {
     `  ${'StageName'.padEnd(24)} ← status: ${Object.entries(m.events.stages)
       .map(([status, stage]) => `${status === '*' ? 'any other' : status} → ${stage}`)
       .join(', ')}`,
-    `  new Opportunity: a Contact per customer email (upserted by EBS_Email__c), linked by an OpportunityContactRole (Role ${m.events.contactRole}; the first email primary)`,
+    `  each Opportunity written: a Contact per customer email not linked yet (upserted by EBS_Email__c), linked by an OpportunityContactRole (Role ${m.events.contactRole}; the first email primary when none is)`,
     `  deleted event: ${m.events.onDelete === 'delete' ? 'Opportunity deleted (to the Recycle Bin)' : 'Opportunity kept'}`,
   ].join('\n')}\n`;
 }

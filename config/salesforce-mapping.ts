@@ -27,7 +27,7 @@ export const salesforceMappingSchema = z.strictObject({
       opportunity: fields.optional(),
       /** Event status → Opportunity StageName (a value of the org's stage picklist). */
       stages: eventStageMap(z.string().min(1)).optional(),
-      /** Role of the contact linked to a new Opportunity (OpportunityContactRole.Role). */
+      /** Role of a contact linked to an Opportunity (OpportunityContactRole.Role). */
       contactRole: z.string().min(1).optional(),
       onDelete: onDelete.optional(),
     })

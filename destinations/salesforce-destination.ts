@@ -196,6 +196,32 @@ function upsertResult(records: readonly MirrorRecord[], outcome: UpsertOutcome):
   };
 }
 
+/** The Contacts an Opportunity is linked to already, as its contact roles say. */
+interface LinkedContacts {
+  /** Their emails, lower case. */
+  emails: Set<string>;
+  /** Whether one of the roles is the primary one. */
+  primary: boolean;
+}
+
+// https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_query.htm
+// — a page of query results: `done`, `nextRecordsUrl` while not, and the records with the
+// fields asked; a parent's fields as an object, null when the lookup is empty.
+const queryPage = z.looseObject({
+  done: z.boolean(),
+  nextRecordsUrl: z
+    .string()
+    .regex(/^\/services\/data\/v[\d.]+\/query\/[\w-]+$/)
+    .optional(),
+  records: z.array(
+    z.looseObject({
+      OpportunityId: z.string(),
+      IsPrimary: z.boolean().nullish(),
+      Contact: z.record(z.string(), z.unknown()).nullish(),
+    }),
+  ),
+});
+
 /** What a pause after an Opportunity's write leaves for the next pass (UpsertPause.leftOut). */
 const LEFT_OUT = 'its Contacts and their roles';
 
@@ -399,6 +425,58 @@ export class SalesforceDestination implements Destination {
     return { ok, failed };
   }
 
+  /**
+   * The contact roles the Opportunities `ids` have, by Opportunity Id: the emails of their
+   * Contacts (the external id, or Email for a Contact made by hand) and whether one is
+   * primary. One query per batch (and its further pages), none without ids; after a pause,
+   * what was read before it.
+   */
+  private async contactRoles(
+    ids: readonly string[],
+    pause: UpsertPause,
+  ): Promise<Map<string, LinkedContacts>> {
+    const linked = new Map<string, LinkedContacts>();
+    const key = SALESFORCE_KEYS.Contact;
+    for (const part of chunks(ids, BATCH)) {
+      // Salesforce Ids are letters and digits only: nothing to quote in them.
+      const list = part.filter((id) => /^[A-Za-z0-9]+$/.test(id)).map((id) => `'${id}'`);
+      if (list.length === 0) continue;
+      // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/resources_query.htm
+      // — SOQL over GET; a parent's fields through its lookup (Contact of ContactId). 200 Ids
+      // keep the URL far below the REST API's 16,384-byte limit.
+      const q = `SELECT OpportunityId, IsPrimary, Contact.${key}, Contact.Email FROM OpportunityContactRole WHERE OpportunityId IN (${list.join(',')})`;
+      let next: string | undefined = '/query';
+      let params: Record<string, string> | undefined = { q };
+      while (next !== undefined) {
+        const resource: string = next;
+        const searchParams = params;
+        const answer = await pause.unlessPaused(() =>
+          this.client.ok('GET', resource, searchParams ? { searchParams } : {}),
+        );
+        if (!answer) return linked;
+        const page = queryPage.safeParse(answer.body);
+        if (!page.success || (!page.data.done && !page.data.nextRecordsUrl)) {
+          throw new DestinationUnavailableError(
+            'Salesforce answered a query with something other than a page of records',
+          );
+        }
+        for (const role of page.data.records) {
+          const entry = linked.get(role.OpportunityId) ?? { emails: new Set(), primary: false };
+          for (const email of [role.Contact?.[key], role.Contact?.Email]) {
+            if (typeof email === 'string') entry.emails.add(email.trim().toLowerCase());
+          }
+          entry.primary ||= role.IsPrimary === true;
+          linked.set(role.OpportunityId, entry);
+        }
+        // https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_query.htm
+        // — more than a batch (2,000 by default): done false, and the next one's URL.
+        next = page.data.done ? undefined : page.data.nextRecordsUrl;
+        params = undefined;
+      }
+    }
+    return linked;
+  }
+
   private async upsertLeads(leads: MirrorRecord[], fields: ObjectFields): Promise<UpsertOutcome> {
     const noEmail = new Set<string>();
     const { ok, failed } = await this.collectionUpsert(
@@ -437,14 +515,33 @@ export class SalesforceDestination implements Destination {
         return { key: event.id, values };
       }),
     );
-    // Contacts and their roles only for new Opportunities: a role is made once, and a
-    // contact someone has edited in Salesforce is left as it is afterwards.
+    // Contacts and roles for every Opportunity written, new or not: one written before may
+    // lack them (a refused Contact or role, a pause: written in part), or its event may have
+    // a customer email since; only the emails it is not linked to yet are sent, so a role is
+    // made once and a contact linked already is left as someone may have edited it.
     const emailsOf = new Map(
       events
-        .filter((e) => opportunities.ok.get(e.id)?.created)
-        .map((e) => [e.id, emailsIn(e.attributes.customer_emails)]),
+        .filter((e) => opportunities.ok.has(e.id))
+        .map((e) => [e.id, emailsIn(e.attributes.customer_emails)] as const)
+        .filter(([, list]) => list.length > 0),
     );
-    const emails = [...new Set([...emailsOf.values()].flat())];
+    const updated = [...emailsOf.keys()].flatMap((eventId) => {
+      const result = opportunities.ok.get(eventId);
+      return result?.id && !result.created ? [result.id] : [];
+    });
+    // Paused at it: nothing is known linked, and the Contacts that follow pause as well.
+    const linked = await this.contactRoles(updated, pause);
+    const missingOf = new Map(
+      [...emailsOf].map(([eventId, list]) => {
+        const has = linked.get(opportunities.ok.get(eventId)?.id ?? '');
+        // Each email keeps its place: the first is the primary contact when none is yet.
+        const missing = list.flatMap((email, i) =>
+          has?.emails.has(email) ? [] : [{ email, primary: i === 0 && !has?.primary }],
+        );
+        return [eventId, missing] as const;
+      }),
+    );
+    const emails = [...new Set([...missingOf.values()].flat().map((m) => m.email))];
     const contacts = await this.collectionUpsert(
       'Contact',
       emails.map((email) => ({
@@ -456,9 +553,9 @@ export class SalesforceDestination implements Destination {
       })),
       pause,
     );
-    const roles = [...emailsOf].flatMap(([eventId, list]) => {
+    const roles = [...missingOf].flatMap(([eventId, list]) => {
       const opportunity = opportunities.ok.get(eventId)?.id;
-      return list.flatMap((email, i) => {
+      return list.flatMap(({ email, primary }) => {
         const contact = contacts.ok.get(email)?.id;
         return opportunity && contact
           ? [
@@ -467,7 +564,7 @@ export class SalesforceDestination implements Destination {
                 OpportunityId: opportunity,
                 ContactId: contact,
                 Role: m.contactRole,
-                IsPrimary: i === 0,
+                IsPrimary: primary,
               },
             ]
           : [];
@@ -475,8 +572,8 @@ export class SalesforceDestination implements Destination {
     });
     // A refused Contact or role leaves its Opportunity written but unlinked: reported as such.
     const partial = new Map<string, ItemFailure>();
-    for (const [eventId, list] of emailsOf) {
-      const refusedContact = list.map((email) => contacts.failed.get(email)).find(Boolean);
+    for (const [eventId, list] of missingOf) {
+      const refusedContact = list.map(({ email }) => contacts.failed.get(email)).find(Boolean);
       if (refusedContact) partial.set(eventId, refusedContact);
     }
     const eventOf = new Map([...opportunities.ok].map(([eventId, r]) => [r.id, eventId]));

@@ -9,7 +9,7 @@ import {
 /**
  * What ebsync writes to Salesforce: a lead becomes a Lead upserted by `EBS_Lead_Id__c`; an
  * event an Opportunity upserted by `EBS_Event_Id__c`, with a Contact per customer email
- * (upserted by `EBS_Email__c`) linked to a new Opportunity by an OpportunityContactRole.
+ * (upserted by `EBS_Email__c`) linked to it by an OpportunityContactRole, made once per email.
  * Field maps read Salesforce field API name → column of the mirrored table.
  */
 export interface SalesforceMapping {

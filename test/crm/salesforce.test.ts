@@ -213,6 +213,58 @@ describe('Salesforce fake', () => {
     expect(made.status).toBe(201);
     expect(await made.json()).toMatchObject({ success: true, created: true });
   });
+
+  it('answers SOQL by pages with a parent lookup, leaves the Recycle Bin out, and refuses what it cannot parse', async () => {
+    const opportunity = fake.state.insert('Opportunity', { Name: 'O' });
+    const ada = fake.state.insert('Contact', { LastName: 'A', EBS_Email__c: 'ada@example.com' });
+    const gone = fake.state.insert('Contact', { LastName: 'G', EBS_Email__c: 'g@example.com' });
+    for (const contact of [ada, gone, ada]) {
+      fake.state.insert('OpportunityContactRole', {
+        OpportunityId: opportunity.Id,
+        ContactId: contact.Id,
+        IsPrimary: contact === gone,
+      });
+    }
+    const binned = fake.state.live('OpportunityContactRole').at(-1);
+    if (binned) binned.IsDeleted = true;
+    fake.state.queryBatchSize = 1;
+    const query = (q: string) =>
+      call('GET', `/services/data/v62.0/query?${new URLSearchParams({ q }).toString()}`);
+    const first = await query(
+      `SELECT OpportunityId, IsPrimary, Contact.EBS_Email__c FROM OpportunityContactRole WHERE OpportunityId IN ('${opportunity.Id}', '006none')`,
+    );
+    expect(first.status).toBe(200);
+    const page = (await first.json()) as { nextRecordsUrl: string };
+    expect(page).toMatchObject({
+      totalSize: 2,
+      done: false,
+      records: [
+        {
+          attributes: { type: 'OpportunityContactRole' },
+          OpportunityId: opportunity.Id,
+          IsPrimary: false,
+          Contact: { attributes: { type: 'Contact' }, EBS_Email__c: 'ada@example.com' },
+        },
+      ],
+    });
+    expect(page.nextRecordsUrl).toMatch(/^\/services\/data\/v62\.0\/query\/01g\w+-1$/);
+    const second = await call('GET', page.nextRecordsUrl);
+    expect(await second.json()).toMatchObject({
+      totalSize: 2,
+      done: true,
+      records: [{ IsPrimary: true, Contact: { EBS_Email__c: 'g@example.com' } }],
+    });
+    // A locator serves once.
+    expect((await call('GET', page.nextRecordsUrl)).status).toBe(400);
+    fake.state.queryBatchSize = 2000;
+
+    const unknown = await query('SELECT Nope FROM OpportunityContactRole');
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject([{ errorCode: 'INVALID_FIELD' }]);
+    const malformed = await query('SELECT Id FROM Contact ORDER BY Id');
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject([{ errorCode: 'MALFORMED_QUERY' }]);
+  });
 });
 
 describe('mirror into Salesforce (2,000 leads, 300 events)', () => {
@@ -245,7 +297,7 @@ describe('mirror into Salesforce (2,000 leads, 300 events)', () => {
     expect(upserts).toBeLessThan((LEADS + EVENTS) / 20);
   });
 
-  it('links each new Opportunity to a Contact per customer email by an OpportunityContactRole', () => {
+  it('links each Opportunity to a Contact per customer email by an OpportunityContactRole', () => {
     const roles = fake.state.live('OpportunityContactRole');
     expect(roles.length).toBeGreaterThan(0);
     const contacts = new Map(fake.state.live('Contact').map((c) => [c.Id, c]));
@@ -376,7 +428,94 @@ describe('Salesforce limits and refusals', () => {
     expect(keysOf(keyed(fake, 'Opportunity', 'EBS_Event_Id__c'), 'EBS_Event_Id__c')).toEqual(
       sourceIds(crm.sb, 'event'),
     );
+    // Those written in part got their Contacts and roles: every event with a customer email
+    // is linked, each email once.
+    const linkedTo = new Map<string, string[]>();
+    const contactOf = new Map(fake.state.live('Contact').map((c) => [c.Id, c.fields.EBS_Email__c]));
+    for (const role of fake.state.live('OpportunityContactRole')) {
+      const list = linkedTo.get(role.fields.OpportunityId as string) ?? [];
+      list.push(String(contactOf.get(role.fields.ContactId as string)));
+      linkedTo.set(role.fields.OpportunityId as string, list);
+    }
+    for (const o of keyed(fake, 'Opportunity', 'EBS_Event_Id__c')) {
+      const list = linkedTo.get(o.Id) ?? [];
+      expect(new Set(list).size).toBe(list.length);
+      expect(list.length > 0).toBe(withEmail.has(String(o.fields.EBS_Event_Id__c)));
+    }
   }, 600_000);
+
+  it('an Opportunity written in part gets its missing Contact and role on the next write, and no role twice', async () => {
+    const fake = await crm.newFake();
+    // A role a query page: the pages after the first are read too.
+    fake.state.queryBatchSize = 1;
+    const destination = destinationFor(fake);
+    // Two Contacts hold the same EBS_Email__c (made by hand): that email's Contact is refused.
+    fake.state.insert('Contact', { LastName: 'Twin', EBS_Email__c: 'twin@example.com' });
+    const twin = fake.state.insert('Contact', {
+      LastName: 'Twin',
+      EBS_Email__c: 'twin@example.com',
+    });
+    const event = {
+      resource: 'events' as const,
+      id: 'e1',
+      attributes: { title: 'Gala', customer_emails: 'twin@example.com, solo@example.com' },
+      raw: {},
+    };
+    const first = await destination.upsert('events', [event]);
+    expect(first.refused).toEqual([
+      {
+        index: 0,
+        code: 'DUPLICATE_EXTERNAL_ID',
+        message: expect.any(String) as string,
+        partial: true,
+      },
+    ]);
+    const [opportunity] = fake.state.byField('Opportunity', 'EBS_Event_Id__c', 'e1');
+    const rolesOf = () =>
+      fake.state
+        .live('OpportunityContactRole')
+        .filter((r) => r.fields.OpportunityId === opportunity?.Id)
+        .map((r) => ({
+          email: fake.state.records.Contact.get(r.fields.ContactId as string)?.fields.EBS_Email__c,
+          primary: r.fields.IsPrimary,
+        }));
+    expect(rolesOf()).toEqual([{ email: 'solo@example.com', primary: false }]);
+
+    // A person deletes the extra Contact; the next pass writes the event again (in part).
+    twin.IsDeleted = true;
+    const queries = () => fake.state.counters.requests['GET /services/data/:version/query'] ?? 0;
+    const second = await destination.upsert('events', [event]);
+    expect(second).toMatchObject({ inserted: 0, updated: 1 });
+    expect(second.refused).toBeUndefined();
+    const linked = [
+      { email: 'solo@example.com', primary: false },
+      // The first email, and the Opportunity had no primary contact yet.
+      { email: 'twin@example.com', primary: true },
+    ];
+    expect(rolesOf()).toEqual(linked);
+    // One query for the batch: the Opportunity had one role, a page.
+    expect(queries()).toBe(1);
+
+    // Written again (a change, --rewrite): the roles it has are not made twice.
+    const creates = () =>
+      fake.state.counters.requests['POST /services/data/:version/composite/sobjects'] ?? 0;
+    const before = creates();
+    const third = await destination.upsert('events', [event]);
+    expect(third.refused).toBeUndefined();
+    expect(rolesOf()).toEqual(linked);
+    expect(creates()).toBe(before);
+    // An email added to the event on the service is linked as well, not primary.
+    await destination.upsert('events', [
+      {
+        ...event,
+        attributes: {
+          ...event.attributes,
+          customer_emails: 'twin@example.com solo@example.com new@example.com',
+        },
+      },
+    ]);
+    expect(rolesOf()).toEqual([...linked, { email: 'new@example.com', primary: false }]);
+  });
 
   it('stops before the last 5% of the allocation, read from Sforce-Limit-Info, with no 403', async () => {
     const fake = await crm.newFake();

@@ -2,6 +2,7 @@ import { randomBytes, verify } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { countAndFault } from '../admin.js';
+import { registerSalesforceQuery } from './query.js';
 import {
   MIN_API_VERSION,
   SOBJECTS,
@@ -12,7 +13,8 @@ import {
 
 /**
  * The Salesforce routes ebsync uses, as Salesforce documents them: the OAuth 2.0 token
- * endpoint, describe, single-record and sObject Collections upsert, create and delete.
+ * endpoint, describe, single-record and sObject Collections upsert, create and delete, and the
+ * SOQL query resource (query.ts).
  * Errors are Salesforce's list `[{message, errorCode, fields}]`; an item of an sObject
  * Collections answer names its error's code `statusCode` instead (itemError).
  */
@@ -643,4 +645,6 @@ export function registerSalesforceRoutes(
     if (!result?.success) return reply.code(400).send(result?.errors ?? []);
     return reply.code(result.created ? 201 : 200).send(result);
   });
+
+  registerSalesforceQuery(app, state);
 }

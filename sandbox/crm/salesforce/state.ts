@@ -75,6 +75,10 @@ export interface SalesforceCounters {
 // the org a person trying ebsync most likely has.
 export const DEFAULT_SALESFORCE_LIMITS: SalesforceLimits = { dailyApiRequests: 15_000 };
 export const SALESFORCE_DAY_MS = 24 * 60 * 60 * 1000;
+// https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_query.htm — a
+// query answers at most a batch of records (2,000 by default) with `done` false and a
+// `nextRecordsUrl` that the next batch is read from.
+export const QUERY_BATCH = 2000;
 /** The oldest API version the fake (and ebsync) speaks; older paths answer 404. */
 export const MIN_API_VERSION = 62;
 
@@ -216,6 +220,8 @@ export class SalesforceState extends CrmFakeState<SalesforceCounters> {
    * and the one presented stops working.
    */
   rotateRefreshTokens = false;
+  /** Records a query answers at once (Salesforce's default batch, QUERY_BATCH; tests lower it). */
+  queryBatchSize = QUERY_BATCH;
   /** Access tokens issued and still valid. */
   readonly sessions = new Set<string>();
   /** Arrival times of the API calls counted against the org's allocation. */
@@ -236,6 +242,7 @@ export class SalesforceState extends CrmFakeState<SalesforceCounters> {
     this.deleteRefused.clear();
     this.deletedMeanwhile.clear();
     this.rotateRefreshTokens = false;
+    this.queryBatchSize = QUERY_BATCH;
     this.sessions.clear();
     this.calls = [];
   }
