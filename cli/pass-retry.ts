@@ -149,10 +149,61 @@ export function workerWaitOf(
   return since === null ? null : { since, taskQueue: description.taskQueue };
 }
 
+/** Epoch ms as an ISO 8601 time to the second (`2026-12-08T01:40:52Z`). */
+function isoSecond(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * An activity attempt at work this long without returning is shown: a mirror page returns
+ * within seconds (SLICE_MS, READ_BY_ID_MS in activities/mirror/pass-tools.ts), but the reads by
+ * id of records no list reaches run in the activity that ends their list, a few a second at the
+ * connection's rate: a black-box run (sandbox --reach-limit 2, 3000 events) held the line at
+ * `4294 read` for three minutes while 2,000 events were read, its records/s falling.
+ */
+const BUSY_SHOWN_MS = 15_000;
+
+/** A running pass's activity at work for a while without returning (PassView.busy). */
+export interface BusyActivity {
+  /** The activity's type (`mirrorPage`...). */
+  activity: string;
+  /** Epoch ms its current attempt started. */
+  since: number;
+}
+
+/**
+ * The running activity whose current attempt has made progress (its beats say so) and started
+ * over BUSY_SHOWN_MS ago, the longest at work first; null when none. What it reads is counted
+ * in the pass's progress only when it returns, so the counts stand still meanwhile.
+ */
+export async function busyActivityOf(
+  description: Pick<WorkflowExecutionDescription, 'raw'>,
+  converter: LoadedDataConverter,
+  now = Date.now(),
+): Promise<BusyActivity | null> {
+  let busy: BusyActivity | null = null;
+  for (const pending of description.raw.pendingActivities ?? []) {
+    const since = msOf(pending.lastStartedTime);
+    if (since === null || since > now - BUSY_SHOWN_MS) continue;
+    if (busy !== null && busy.since <= since) continue;
+    if (!(await movedOn(pending, converter))) continue;
+    busy = { activity: pending.activityType?.name ?? 'activity', since };
+  }
+  return busy;
+}
+
+/** One line: `reading: mirrorPage has been at work since <time> …` (PassView.busy). */
+export function busyLine(busy: BusyActivity): string {
+  return (
+    `reading: ${busy.activity} has been at work since ${isoSecond(busy.since)} ` +
+    `(such as the reads by id of records no list reaches); what it reads is counted when it returns`
+  );
+}
+
 /** `its activities wait for a worker since <time> (…)` (PassView.workerWait). */
 export function workerWaitWords(wait: WorkerWait): string {
   return (
-    `its activities wait for a worker since ${new Date(wait.since).toISOString().replace(/\.\d+Z$/, 'Z')} ` +
+    `its activities wait for a worker since ${isoSecond(wait.since)} ` +
     `(every activity slot of the workers on task queue '${wait.taskQueue}' is taken, by other passes, ` +
     `or no worker polls it for activities)`
   );
@@ -233,7 +284,7 @@ export function retryLine(retry: RetryView, destination?: string | null): string
 
 /** `its requests wait for the connection's rate slot until <time>` (PassView.slotWaitUntil). */
 export function slotWaitWords(until: number): string {
-  return `its requests wait for the connection's rate slot until ${new Date(until).toISOString().replace(/\.\d+Z$/, 'Z')}`;
+  return `its requests wait for the connection's rate slot until ${isoSecond(until)}`;
 }
 
 /**

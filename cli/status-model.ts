@@ -32,6 +32,8 @@ import {
   retryLine,
   retryOf,
   slotWaitOf,
+  busyActivityOf,
+  type BusyActivity,
   workerWaitOf,
   type RetryView,
   type WorkerWait,
@@ -138,6 +140,11 @@ export interface PassView {
    * otherwise.
    */
   workerWait?: WorkerWait;
+  /**
+   * A running pass's activity at work over 15 s without returning (its progress stands still
+   * meanwhile): which, and since when. Absent otherwise.
+   */
+  busy?: BusyActivity;
   uiUrl: string;
 }
 
@@ -243,7 +250,9 @@ async function runningProgress(
   client: Client,
   workflowId: string,
   runId: string,
-): Promise<Pick<PassView, 'progress' | 'error' | 'retrying' | 'slotWaitUntil' | 'workerWait'>> {
+): Promise<
+  Pick<PassView, 'progress' | 'error' | 'retrying' | 'slotWaitUntil' | 'workerWait' | 'busy'>
+> {
   const handle = client.workflow.getHandle<typeof mirrorWorkflow>(workflowId, runId);
   // Its progress cannot say that an activity keeps failing, or that its requests wait for
   // their rate slot (the workflow only waits for the activity): Temporal's description of the
@@ -254,9 +263,11 @@ async function runningProgress(
   const waits = described.then(async (d) => {
     const until = d ? await slotWaitOf(d, converter) : null;
     const worker = d ? workerWaitOf(d) : null;
+    const busy = d ? await busyActivityOf(d, converter) : null;
     return {
       ...(until === null ? {} : { slotWaitUntil: until }),
       ...(worker === null ? {} : { workerWait: worker }),
+      ...(busy === null ? {} : { busy }),
     };
   });
   try {
@@ -360,6 +371,7 @@ async function passView(
     ...('workerWait' in outcome && outcome.workerWait !== undefined
       ? { workerWait: outcome.workerWait }
       : {}),
+    ...('busy' in outcome && outcome.busy !== undefined ? { busy: outcome.busy } : {}),
     uiUrl: workflowUiUrl(config, row.workflowId, row.runId),
   };
 }

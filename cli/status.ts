@@ -5,7 +5,7 @@ import { runAction, UserError } from './errors.js';
 import { runUntilStopped } from './stopped-exit.js';
 import { collectStatus, type PassView, type StatusReport } from './status-model.js';
 import { pausedText, probeLine, progressLine, reachLine } from './mirror-summary.js';
-import { retryLine, slotWaitLine, workerWaitLine } from './pass-retry.js';
+import { busyLine, retryLine, slotWaitLine, workerWaitLine } from './pass-retry.js';
 import { counted } from './counted.js';
 import { endedWords } from './status-sections.js';
 import { requireWorker } from './worker-check.js';
@@ -29,6 +29,7 @@ export function passLine(label: string, pass: PassView, destination: string | nu
     lines.push(`            ${slotWaitLine(pass.slotWaitUntil)}`);
   }
   if (pass.workerWait) lines.push(`            ${workerWaitLine(pass.workerWait)}`);
+  if (pass.busy) lines.push(`            ${busyLine(pass.busy)}`);
   if (pass.progress?.reach) lines.push(`            reach: ${reachLine(pass.progress.reach)}`);
   if (pass.progress?.probe?.probes) {
     lines.push(`            by id: ${probeLine(pass.progress.probe)}`);

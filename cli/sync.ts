@@ -59,10 +59,13 @@ import { refuseOtherWriter } from './destination-writer.js';
 import { forgetMirror } from './mirror-forget.js';
 import { describeWorkflow } from './workflow-describe.js';
 import {
+  busyActivityOf,
+  busyLine,
   retryLine,
   retryOf,
   workerWaitLine,
   workerWaitOf,
+  type BusyActivity,
   type RetryView,
   type WorkerWait,
 } from './pass-retry.js';
@@ -549,6 +552,7 @@ async function watchUntilEnd(
   let retry: RetryView | null = null;
   // And whether its activities wait for a worker to take them (every slot taken, none polling).
   let workerWait: WorkerWait | null = null;
+  let busy: BusyActivity | null = null;
   let describedAt = 0;
   let taskQueue: string | undefined;
   // The worker's check before the start passes for a worker that stopped a minute ago (the
@@ -581,11 +585,13 @@ async function watchUntilEnd(
             handle.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.describe()),
           )
           .then(
-            (description) => {
+            async (description) => {
               taskQueue = description.taskQueue;
               temporalAnswered();
               workerWait = workerWaitOf(description);
-              return retryOf(description, handle.client.options.loadedDataConverter);
+              const converter = handle.client.options.loadedDataConverter;
+              busy = await busyActivityOf(description, converter);
+              return retryOf(description, converter);
             },
             (error: unknown) => {
               if (!(error instanceof WorkflowNotFoundError) && !signal.aborted) {
@@ -595,9 +601,11 @@ async function watchUntilEnd(
             },
           );
       }
-      // A pass waiting out a paused connection or a rate limit keeps the rate it read at.
+      // A pass waiting out a paused connection or a rate limit keeps the rate it read at; so
+      // does one whose activity reads on without returning (its counts stand still meanwhile).
       const progress =
-        answered && asOfNow(answered, Date.now(), retry?.wait === true || workerWait !== null);
+        answered &&
+        asOfNow(answered, Date.now(), retry?.wait === true || workerWait !== null || busy !== null);
       if (
         !progress &&
         !saidAway &&
@@ -633,7 +641,11 @@ async function watchUntilEnd(
           ? retryLine(retry, progress.destination)
           : workerWait
             ? workerWaitLine(workerWait)
-            : slowedLine(progress);
+            : busy
+              ? // Its records/s would fall on while the counts stand still: the slowdown, if
+                // any, is said after it.
+                [busyLine(busy), slowedLine(progress)].filter(Boolean).join('; ')
+              : slowedLine(progress);
         const payload = {
           phase: progress.phase.padEnd(8),
           read: readText(readCounts(progress), true),
@@ -650,7 +662,10 @@ async function watchUntilEnd(
         } else {
           // At once when the phase changes (planning → reading), then every 5 s while it
           // moves; the same line again only every 30 s (a long wait).
-          const line = `${report(progressLine, progress)}${retry || workerWait ? payload.retry : ''}`;
+          // The progress line says the slowdown itself: of the busy line's, only its own words.
+          const after =
+            retry || workerWait ? payload.retry : busy ? shownSafely(`; ${busyLine(busy)}`) : '';
+          const line = `${report(progressLine, progress)}${after}`;
           const since = Date.now() - lastLine;
           if (progress.phase !== lastPhase || since > (line === lastText ? 30_000 : 5_000)) {
             process.stderr.write(`${line}\n`);
@@ -783,13 +798,22 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
             ? await retryOf(description, client.options.loadedDataConverter)
             : null;
         const workerWait = status === 'RUNNING' ? workerWaitOf(description) : null;
+        const busy =
+          status === 'RUNNING'
+            ? await busyActivityOf(description, client.options.loadedDataConverter)
+            : null;
         const progress =
           status === 'RUNNING'
-            ? asOfNow(answered, Date.now(), retry?.wait === true || workerWait !== null)
+            ? asOfNow(
+                answered,
+                Date.now(),
+                retry?.wait === true || workerWait !== null || busy !== null,
+              )
             : answered;
         const retrying =
           (retry ? `${shownSafely(retryLine(retry, destination))}\n` : '') +
-          (workerWait ? `${shownSafely(workerWaitLine(workerWait))}\n` : '');
+          (workerWait ? `${shownSafely(workerWaitLine(workerWait))}\n` : '') +
+          (busy ? `${busyLine(busy)}\n` : '');
         process.stdout.write(
           flags.json
             ? `${jsonText({
@@ -797,6 +821,7 @@ export function syncCommand(what: string, flags: SyncFlags): Promise<void> {
                 ...shown(progress),
                 ...(retry ? { retrying: retry } : {}),
                 ...(workerWait ? { workerWait } : {}),
+                ...(busy ? { busy } : {}),
               })}\n`
             : `${printable(`${endedAs(status)}\n${retrying}`)}${report(summaryText, progress, status)}`,
         );
